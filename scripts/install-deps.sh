@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the Debian packages that building, testing and the demo need.
+# Idempotent: packages already present are not touched, apt-get update runs
+# only when something is missing.
+set -euo pipefail
+
+PKGS=(
+	build-essential pkg-config
+	clang libclang-rt-14-dev          # libFuzzer + sanitizers
+	libsqlite3-dev sqlite3            # session file container
+	libzstd-dev zlib1g-dev            # chunk compression, gzip input
+	python3 python3-torch python3-numpy   # real PyTorch fixtures
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

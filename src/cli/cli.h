@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the subcommands (src/cli/cmd_<name>.c): entry points, exit
+ * codes and the few helpers that print. Only the CLI layer prints and exits.
+ */
+#ifndef TFT_CLI_CLI_H
+#define TFT_CLI_CLI_H
+
+#include <stdio.h>
+
+#include "core/status.h"
+
+enum {
+	TFT_EXIT_OK = 0,      /* success */
+	TFT_EXIT_FAIL = 1,    /* the operation failed (I/O, internal) */
+	TFT_EXIT_BADINPUT = 2 /* bad input file or bad usage */
+};
+
+/* Subcommands: argv[0] is the subcommand name. Return an exit code. */
+int tft_cmd_import(int argc, char **argv);
+int tft_cmd_info(int argc, char **argv);
+int tft_cmd_stats(int argc, char **argv);
+int tft_cmd_export(int argc, char **argv);
+
+/* "tftracer: <msg>" on stderr; returns `code` for `return cli_fail(...)`. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print err as one line on stderr and return the exit code its status maps to. */
+int cli_fail_error(const struct tft_error *err);
+
+/* Exit code for a tft_status: EFORMAT/EVERSION/EINVAL/ENOTFOUND -> 2, else 1. */
+int cli_exit_code(int status);
+
+/*
+ * Output files are written to "<path>.tmp.<pid>" and renamed into place only
+ * when complete, so a failure never leaves partial output behind.
+ */
+struct cli_outfile {
+	char path[4096];
+	char tmp[4200];
+	FILE *fp; /* owned; NULL for outputs opened by another library (SQLite) */
+};
+int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio);
+int cli_outfile_commit(struct cli_outfile *o); /* close + rename; 0 or -errno */
+void cli_outfile_discard(struct cli_outfile *o);
+
+/* True if `arg` is one of the help flags. */
+int cli_is_help(const char *arg);
+
+#endif /* TFT_CLI_CLI_H */

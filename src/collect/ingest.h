@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Importers: turn a trace file of a known format into session events.
+ * tft_ingest_file() detects the format (gzip is transparent) and dispatches
+ * to the format's importer (collect/ingest_<fmt>.c).
+ *
+ * On malformed input an importer returns TFT_EFORMAT with err->offset set to
+ * the byte offset (in the decompressed stream) and err->msg saying what was
+ * expected; the writer is then left in an unspecified state and the caller
+ * aborts it and removes the output file.
+ */
+#ifndef TFT_COLLECT_INGEST_H
+#define TFT_COLLECT_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "store/writer.h"
+
+struct tft_ingest_opts {
+	size_t mem_budget; /* sorter budget in bytes; 0 = default */
+	/* Called now and then (never more than ~10 times a second); may be NULL. */
+	void (*progress)(void *ctx, uint64_t bytes_in, uint64_t bytes_total, uint64_t events);
+	void *progress_ctx;
+};
+
+/* Import one file into w. Several files may be imported into one writer. */
+int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
+		    struct tft_error *err);
+
+/* Import from memory (tests, fuzzing); `name` is used in error messages. */
+int tft_ingest_mem(struct tft_writer *w, const char *name, const void *data, size_t len,
+		   const struct tft_ingest_opts *opts, struct tft_error *err);
+
+#endif /* TFT_COLLECT_INGEST_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session reader: opens a session file read-only and answers queries
+ * without scanning the file: the track table and the chunk directory are
+ * loaded at open; a window query decodes only the chunks that overlap it,
+ * at the level of detail that matches the requested resolution.
+ *
+ * A session may be open while a writer appends to it (live tracing):
+ * tft_session_refresh() picks up what was committed since.
+ *
+ * Not thread-safe: use one tft_session per thread.
+ */
+#ifndef TFT_STORE_SESSION_H
+#define TFT_STORE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "core/status.h"
+
+struct tft_session;
+
+struct tft_session_summary {
+	const char *format;   /* source format(s), e.g. "chrome", "kineto" (borrowed) */
+	const char *producer; /* e.g. "PyTorch Profiler" or "" (borrowed) */
+	uint64_t processes, tracks;
+	uint64_t slices, instants, counters, flows, steps;
+	int64_t start_ns, end_ns;  /* 0,0 for an empty session */
+	uint64_t dropped;          /* events lost by the producer */
+	uint64_t unmatched_flows;  /* flows with a missing end */
+	uint64_t unclosed_slices;  /* B/b without a matching E/e */
+};
+
+struct tft_session *tft_session_open(const char *path, struct tft_error *err);
+void tft_session_close(struct tft_session *s);
+
+/* Re-read what a live writer committed since open/last refresh. */
+int tft_session_refresh(struct tft_session *s, struct tft_error *err);
+
+void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out);
+
+uint32_t tft_session_process_count(const struct tft_session *s);
+const struct tft_process *tft_session_process(const struct tft_session *s, uint32_t id);
+uint32_t tft_session_track_count(const struct tft_session *s);
+const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t id);
+
+/* String by id (NUL-terminated, borrowed until close); "" for unknown ids. */
+const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *len);
+/* Metadata value (borrowed) or NULL. */
+const char *tft_session_meta(const struct tft_session *s, const char *key);
+
+/* Called per event; return non-zero to stop the scan (scan returns it). */
+typedef int (*tft_event_fn)(void *ctx, const struct tft_event *ev);
+
+/*
+ * Events of `track` that overlap [t0_ns, t1_ns], in start order.
+ * resolution_ns = 0 returns every event. A positive resolution returns
+ * level-of-detail summary blocks (flag TFT_EVF_SUMMARY) from the coarsest
+ * stored level whose merge gap is <= resolution_ns, where such a level
+ * exists: at most a few events per resolution step per depth.
+ * The event and its args are valid only during the callback.
+ */
+int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64_t t1_ns,
+		     int64_t resolution_ns, tft_event_fn fn, void *ctx, struct tft_error *err);
+
+typedef int (*tft_flow_fn)(void *ctx, const struct tft_flow *f);
+int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err);
+
+uint32_t tft_session_step_count(const struct tft_session *s);
+const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i);
+
+#endif /* TFT_STORE_SESSION_H */

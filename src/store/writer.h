@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session writer: streams a trace into a session file (.tft, a SQLite
+ * database; see docs/file-format.md) by appending compressed columnar chunks.
+ *
+ * Model: the caller registers processes and tracks, interns strings, then
+ * appends events. Per track, events must arrive in non-decreasing ts_ns
+ * order (ties: longer slice first, so parents precede children); importers
+ * whose input is unordered go through the sorter (store/sorter.h). The
+ * writer assigns nesting depth (thread/device/stream/comm tracks: stack
+ * nesting; async/object tracks: first free lane), keeps per-track stats and
+ * builds the level-of-detail summaries as events stream by.
+ *
+ * Durability: everything up to the last tft_writer_commit() survives a crash
+ * of the writer (SQLite WAL). Memory is bounded: one open chunk per track
+ * and per LOD level, whatever the number of events.
+ *
+ * Not thread-safe: one thread drives a writer.
+ */
+#ifndef TFT_STORE_WRITER_H
+#define TFT_STORE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "core/status.h"
+
+struct tft_writer;
+
+struct tft_writer_opts {
+	int zstd_level;          /* 0 = default (3) */
+	uint32_t chunk_events;   /* events per chunk, 0 = default (4096) */
+	int flush_partial;       /* commit() also writes partially filled chunks (live tracing) */
+};
+
+/*
+ * Create a new session file at `path` (it must not exist). opts may be NULL.
+ * Returns NULL and fills err on failure.
+ */
+struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opts *opts,
+				   struct tft_error *err);
+
+/* Intern a string into the session's table; UINT32_MAX on out-of-memory. */
+uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len);
+uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s);
+/* Borrow an interned string back (valid until close). */
+const char *tft_writer_str(const struct tft_writer *w, uint32_t id, size_t *len);
+
+/*
+ * Register a process / track. The id fields of *p / *t are ignored; the new
+ * id is returned (TFT_NONE on failure). t->process must be a known process.
+ */
+uint32_t tft_writer_add_process(struct tft_writer *w, const struct tft_process *p);
+uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t);
+
+/*
+ * Borrow the writer's copy of a process / track to change its name, rank,
+ * sort index, kind ... before close (metadata often arrives after events).
+ * The store-filled stats fields of a track must not be changed. NULL if id
+ * is unknown.
+ */
+struct tft_process *tft_writer_process(struct tft_writer *w, uint32_t id);
+struct tft_track *tft_writer_track(struct tft_writer *w, uint32_t id);
+uint32_t tft_writer_process_count(const struct tft_writer *w);
+uint32_t tft_writer_track_count(const struct tft_writer *w);
+
+/*
+ * Append one event to ev->track. Arguments are copied. Returns 0,
+ * TFT_EINVAL (unknown track, or ts out of order for that track), or
+ * TFT_EIO/TFT_ENOMEM.
+ */
+int tft_writer_append(struct tft_writer *w, const struct tft_event *ev);
+
+int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f);
+int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s);
+
+/* Session metadata (key/value text). Later values replace earlier ones. */
+int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value);
+/* Add to the session's counters of lost data ("dropped", "unmatched_flows",
+ * "unclosed_slices", ...): stored as integer meta values. */
+int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta);
+
+/* Make everything appended so far durable (one SQLite transaction). */
+int tft_writer_commit(struct tft_writer *w, struct tft_error *err);
+
+/*
+ * Flush all open chunks and LOD levels, write track stats, commit and close.
+ * The writer is freed whatever the result. Returns 0 or a negative status.
+ */
+int tft_writer_close(struct tft_writer *w, struct tft_error *err);
+
+/* Free the writer without finalizing (the file is left as last committed). */
+void tft_writer_abort(struct tft_writer *w);
+
+#endif /* TFT_STORE_WRITER_H */
