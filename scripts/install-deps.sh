@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(
-	build-essential pkg-config
+	build-essential pkg-config bc time
 	clang libclang-rt-14-dev          # libFuzzer + sanitizers
 	libsqlite3-dev sqlite3            # session file container
 	libzstd-dev zlib1g-dev            # chunk compression, gzip input

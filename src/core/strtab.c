@@ -152,6 +152,8 @@ uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 			return id1 - 1;
 		j = (j + 1) & t->mask;
 	}
+	if (t->nents >= t->mask) /* growth failed earlier: never fill the last slot */
+		return UINT32_MAX;
 	if (t->nents == t->cap_ents) {
 		uint32_t ncap = t->cap_ents ? t->cap_ents * 2 : 1024;
 		struct entry *ne = realloc(t->ents, (size_t)ncap * sizeof(*ne));
@@ -166,9 +168,9 @@ uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 	uint32_t id = t->nents++;
 	t->ents[id] = (struct entry){ copy, (uint32_t)len, h };
 	t->slots[j] = id + 1;
-	if ((uint64_t)t->nents * 4 > (uint64_t)(t->mask + 1) * 3 && grow_slots(t)) {
-		/* table stays valid at the old size; the next insert retries */
-	}
+	/* On failure the table stays valid at the old size; the next insert retries. */
+	if ((uint64_t)t->nents * 4 > (uint64_t)(t->mask + 1) * 3)
+		(void)grow_slots(t);
 	return id;
 }
 

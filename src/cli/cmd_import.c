@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tftracer import INPUT... -o OUT.tft
+ * Imports one or more trace files into one new session file. The session is
+ * written under a temporary name and renamed into place only on success.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "collect/ingest.h"
+#include "store/writer.h"
+
+static const char usage_text[] =
+	"usage: tftracer import INPUT... -o OUT.tft [--quiet] [--mem-budget MB]\n"
+	"\n"
+	"Import trace files into one session file. Formats are detected from the\n"
+	"content; gzip-compressed inputs are read transparently:\n"
+	"  Chrome trace JSON (array or object form), PyTorch/Kineto traces,\n"
+	"  TensorFlow tf.timeline JSON.\n"
+	"\n"
+	"  -o, --output FILE     session file to create (replaced if it exists)\n"
+	"  -q, --quiet           no progress display\n"
+	"      --mem-budget MB   memory for sorting events before spilling (default 96)\n"
+	"  -h, --help            this help\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
+
+struct progress {
+	int enabled;
+	const char *file;
+	double t0;
+	uint64_t last_events;
+	int printed;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void show_progress(void *ctx, uint64_t bytes_in, uint64_t bytes_total, uint64_t events)
+{
+	struct progress *p = ctx;
+	double dt = now_s() - p->t0;
+
+	if (!p->enabled || dt < 0.5)
+		return;
+	if (bytes_total)
+		fprintf(stderr, "\r%s: %.1f / %.1f MB (%.0f%%), %llu events, %.0f MB/s   ", p->file,
+			(double)bytes_in / 1e6, (double)bytes_total / 1e6,
+			100.0 * (double)bytes_in / (double)bytes_total, (unsigned long long)events,
+			(double)bytes_in / 1e6 / dt);
+	else
+		fprintf(stderr, "\r%s: %.1f MB, %llu events, %.0f MB/s   ", p->file,
+			(double)bytes_in / 1e6, (unsigned long long)events, (double)bytes_in / 1e6 / dt);
+	p->printed = 1;
+}
+
+int tft_cmd_import(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "mem-budget", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	int quiet = 0, c, rc;
+	size_t budget_mb = 0;
+	struct tft_error err;
+	struct cli_outfile of;
+	struct tft_writer *w;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'm': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v == 0 || v > 65536)
+				return cli_fail(TFT_EXIT_BADINPUT, "import: --mem-budget expects megabytes (1..65536)");
+			budget_mb = v;
+			break;
+		}
+		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
+		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		}
+	}
+	if (!out || optind >= argc) {
+		fputs(usage_text, stderr);
+		return TFT_EXIT_BADINPUT;
+	}
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) != 0)
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", argv[i]);
+	}
+	if (cli_outfile_open(&of, out, 0) != 0)
+		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);
+
+	tft_error_clear(&err);
+	w = tft_writer_open(of.tmp, NULL, &err);
+	if (!w) {
+		tft_error_set_file(&err, out);
+		cli_outfile_discard(&of);
+		return cli_fail_error(&err);
+	}
+
+	struct progress prog = { .enabled = !quiet && isatty(STDERR_FILENO) };
+	struct tft_ingest_opts opts = {
+		.mem_budget = budget_mb << 20,
+		.progress = show_progress,
+		.progress_ctx = &prog,
+	};
+	for (int i = optind; i < argc; i++) {
+		prog.file = argv[i];
+		prog.t0 = now_s();
+		rc = tft_ingest_file(w, argv[i], &opts, &err);
+		if (prog.printed) {
+			fputs("\r\033[K", stderr);
+			prog.printed = 0;
+		}
+		if (rc != 0) {
+			tft_error_set_file(&err, argv[i]);
+			tft_writer_abort(w);
+			cli_outfile_discard(&of);
+			return cli_fail_error(&err);
+		}
+	}
+	rc = tft_writer_close(w, &err);
+	if (rc != 0) {
+		tft_error_set_file(&err, out);
+		cli_outfile_discard(&of);
+		return cli_fail_error(&err);
+	}
+	/* The writer checkpointed and closed the database: only the main file remains. */
+	if (cli_outfile_commit(&of) != 0) {
+		cli_outfile_discard(&of);
+		return cli_fail(TFT_EXIT_FAIL, "%s: cannot move the session into place", out);
+	}
+	return TFT_EXIT_OK;
+}

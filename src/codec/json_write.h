@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming JSON writer: appends JSON text to a buffer that is either kept in
+ * memory (growable) or flushed to a sink (a FILE* or any byte consumer).
+ * Escapes strings, formats integers by hand and nanoseconds as exact
+ * microsecond decimals. No model knowledge.
+ */
+#ifndef TFT_CODEC_JSON_WRITE_H
+#define TFT_CODEC_JSON_WRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Sink for flushed output: consume len bytes; return 0 or a negative tft_status. */
+typedef int (*tft_json_sink_fn)(void *ctx, const void *buf, size_t len);
+
+/*
+ * Writer state. Callers declare it (stack or embedded) and treat the fields
+ * as private. Two layers of calls:
+ *  - structural calls (begin/end/key/str/int/...) insert ',' between values
+ *    and, with `pretty`, newlines and two-space indentation;
+ *  - raw calls (tft_json_write_raw*) append exactly what they are given and
+ *    never touch the separator state: hot loops use them to emit pre-built
+ *    fragments.
+ * Errors are sticky: after the first failure (sink error, out of memory)
+ * every call is a no-op and tft_json_write_finish() returns the status.
+ */
+struct tft_json_writer {
+	char *buf;            /* owned: pending output */
+	size_t len, cap;      /* bytes pending / allocated */
+	tft_json_sink_fn sink; /* NULL: memory mode, output stays in buf */
+	void *sink_ctx;       /* borrowed; passed to sink */
+	uint64_t flushed;     /* bytes handed to the sink so far */
+	int status;           /* first error, 0 if none */
+	uint32_t depth;       /* open containers (structural calls only) */
+	bool comma;           /* the next value at this level needs a ',' first */
+	bool pretty;          /* indent structural output */
+};
+
+/* Default flush threshold of a sink-backed writer. */
+#define TFT_JSON_WRITE_BUF (1u << 20)
+
+/* Memory mode: output accumulates in w->buf (see tft_json_write_borrow). */
+void tft_json_write_init_mem(struct tft_json_writer *w);
+
+/*
+ * Sink mode: output is handed to sink(ctx, ...) in blocks of about
+ * TFT_JSON_WRITE_BUF bytes. Returns 0 or TFT_ENOMEM.
+ */
+int tft_json_write_init_sink(struct tft_json_writer *w, tft_json_sink_fn sink, void *ctx);
+
+/* Sink mode writing to a stdio stream (borrowed; not closed). */
+int tft_json_write_init_file(struct tft_json_writer *w, FILE *fp);
+
+/* Free the buffer. Does not flush. */
+void tft_json_write_fini(struct tft_json_writer *w);
+
+/* Hand pending output to the sink (no-op in memory mode). 0 or the sticky status. */
+int tft_json_write_flush(struct tft_json_writer *w);
+
+/* Flush and return the sticky status (0 if every write succeeded). */
+int tft_json_write_finish(struct tft_json_writer *w);
+
+/* Memory mode: the output so far (NUL-terminated, borrowed until the next call). */
+const char *tft_json_write_borrow(struct tft_json_writer *w, size_t *len);
+
+/* Total bytes produced (flushed + pending). */
+static inline uint64_t tft_json_write_bytes(const struct tft_json_writer *w)
+{
+	return w->flushed + w->len;
+}
+
+/* ---- structural calls ------------------------------------------------- */
+
+void tft_json_write_begin_object(struct tft_json_writer *w);
+void tft_json_write_end_object(struct tft_json_writer *w);
+void tft_json_write_begin_array(struct tft_json_writer *w);
+void tft_json_write_end_array(struct tft_json_writer *w);
+/* An object key (escaped); the next value call writes its value. */
+void tft_json_write_key(struct tft_json_writer *w, const char *key);
+void tft_json_write_str(struct tft_json_writer *w, const char *s, size_t len);
+void tft_json_write_cstr(struct tft_json_writer *w, const char *s); /* NULL -> null */
+void tft_json_write_int(struct tft_json_writer *w, int64_t v);
+void tft_json_write_uint(struct tft_json_writer *w, uint64_t v);
+void tft_json_write_double(struct tft_json_writer *w, double v);
+void tft_json_write_bool(struct tft_json_writer *w, bool v);
+void tft_json_write_null(struct tft_json_writer *w);
+/* Nanoseconds as an exact microsecond decimal number ("1234.567"). */
+void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns);
+/* Pre-formatted JSON value, copied verbatim (caller guarantees validity). */
+void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_t len);
+
+/* ---- raw calls (no separators, no state) ------------------------------ */
+
+void tft_json_write_raw(struct tft_json_writer *w, const char *s, size_t len);
+/* "s" quoted and escaped (see tft_json_escape for the policy). */
+void tft_json_write_raw_str(struct tft_json_writer *w, const char *s, size_t len);
+void tft_json_write_raw_int(struct tft_json_writer *w, int64_t v);
+void tft_json_write_raw_uint(struct tft_json_writer *w, uint64_t v);
+void tft_json_write_raw_ns_us(struct tft_json_writer *w, int64_t ns);
+/*
+ * A double as the shortest of %.15g/%.16g/%.17g that reads back exactly.
+ * Integral values print without a fraction unless keep_point is set, in
+ * which case ".0" is appended so a reader sees a floating-point number.
+ * NaN and infinities have no JSON form and print as null.
+ */
+void tft_json_write_raw_double(struct tft_json_writer *w, double v, bool keep_point);
+
+static inline void tft_json_write_raw_char(struct tft_json_writer *w, char c);
+
+/* ---- formatting helpers (no writer) ------------------------------------ */
+
+/* Decimal digits of v into out (>= 21 bytes); returns the length. No NUL. */
+size_t tft_json_fmt_int(char *out, int64_t v);
+size_t tft_json_fmt_uint(char *out, uint64_t v);
+/*
+ * ns as microseconds, exact: 1234567 -> "1234.567", 1234500 -> "1234.5",
+ * 1234000 -> "1234", -1 -> "-0.001". out >= 24 bytes; returns the length.
+ */
+size_t tft_json_fmt_ns_us(char *out, int64_t ns);
+/* The double text of tft_json_write_raw_double; out >= 32 bytes. */
+size_t tft_json_fmt_double(char *out, double v, bool keep_point);
+
+/*
+ * Escape s[0..len) as the inside of a JSON string into out, which must hold
+ * at least tft_json_escape_bound(len) bytes; returns the bytes written.
+ * Policy: '"' and '\\' are backslash-escaped; control characters U+0000 to
+ * U+001F become \b \f \n \r \t or \u00XX; DEL and every valid UTF-8
+ * sequence are copied as they are; each byte that is not part of a valid
+ * UTF-8 sequence (stray continuation bytes, truncated or overlong
+ * sequences, surrogates, code points above U+10FFFF) is replaced by U+FFFD,
+ * written as its UTF-8 bytes. The output is therefore always valid UTF-8.
+ */
+size_t tft_json_escape(char *out, const char *s, size_t len);
+static inline size_t tft_json_escape_bound(size_t len)
+{
+	return len * 6;
+}
+
+/* Slow path of the inline helpers; internal. */
+int tft_json_write_reserve_slow(struct tft_json_writer *w, size_t n);
+
+/* Make room for n more bytes; false once the writer has failed. */
+static inline bool tft_json_write_reserve(struct tft_json_writer *w, size_t n)
+{
+	if (__builtin_expect(w->cap - w->len >= n, 1))
+		return true;
+	return tft_json_write_reserve_slow(w, n) == 0;
+}
+
+static inline void tft_json_write_raw_char(struct tft_json_writer *w, char c)
+{
+	if (tft_json_write_reserve(w, 1))
+		w->buf[w->len++] = c;
+}
+
+#endif /* TFT_CODEC_JSON_WRITE_H */
