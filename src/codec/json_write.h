@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Sink for flushed output: consume len bytes; return 0 or a negative tft_status. */
 typedef int (*tft_json_sink_fn)(void *ctx, const void *buf, size_t len);
@@ -20,7 +21,7 @@ typedef int (*tft_json_sink_fn)(void *ctx, const void *buf, size_t len);
  * Writer state. Callers declare it (stack or embedded) and treat the fields
  * as private. Two layers of calls:
  *  - structural calls (begin/end/key/str/int/...) insert ',' between values
- *    and, with `pretty`, newlines and two-space indentation;
+ *    and, with `pretty` (set it after init), newlines and indentation;
  *  - raw calls (tft_json_write_raw*) append exactly what they are given and
  *    never touch the separator state: hot loops use them to emit pre-built
  *    fragments.
@@ -35,8 +36,8 @@ struct tft_json_writer {
 	uint64_t flushed;     /* bytes handed to the sink so far */
 	int status;           /* first error, 0 if none */
 	uint32_t depth;       /* open containers (structural calls only) */
-	bool comma;           /* the next value at this level needs a ',' first */
-	bool pretty;          /* indent structural output */
+	uint8_t sep;          /* 0: first in its container, 1: after a value, 2: after a key */
+	bool pretty;          /* newlines + two-space indentation (structural calls) */
 };
 
 /* Default flush threshold of a sink-backed writer. */
@@ -89,19 +90,27 @@ void tft_json_write_bool(struct tft_json_writer *w, bool v);
 void tft_json_write_null(struct tft_json_writer *w);
 /* Nanoseconds as an exact microsecond decimal number ("1234.567"). */
 void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns);
+/*
+ * Start the next item of the open array/object on a new line: writes the ','
+ * it needs (if any) and '\n'. Lists one item per line without full pretty
+ * printing.
+ */
+void tft_json_write_newline(struct tft_json_writer *w);
 /* Pre-formatted JSON value, copied verbatim (caller guarantees validity). */
 void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_t len);
 
 /* ---- raw calls (no separators, no state) ------------------------------ */
 
-void tft_json_write_raw(struct tft_json_writer *w, const char *s, size_t len);
+static inline void tft_json_write_raw(struct tft_json_writer *w, const char *s, size_t len);
 /* "s" quoted and escaped (see tft_json_escape for the policy). */
 void tft_json_write_raw_str(struct tft_json_writer *w, const char *s, size_t len);
 void tft_json_write_raw_int(struct tft_json_writer *w, int64_t v);
 void tft_json_write_raw_uint(struct tft_json_writer *w, uint64_t v);
 void tft_json_write_raw_ns_us(struct tft_json_writer *w, int64_t ns);
 /*
- * A double as the shortest of %.15g/%.16g/%.17g that reads back exactly.
+ * A double as short text that reads back exactly: for 1e-5 <= |v| < 1e15,
+ * fixed point with the fewest decimals that round-trip (no printf);
+ * otherwise the shortest of %.15g/%.16g/%.17g that reads back exactly.
  * Integral values print without a fraction unless keep_point is set, in
  * which case ".0" is appended so a reader sees a floating-point number.
  * NaN and infinities have no JSON form and print as null.
@@ -154,6 +163,15 @@ static inline void tft_json_write_raw_char(struct tft_json_writer *w, char c)
 {
 	if (tft_json_write_reserve(w, 1))
 		w->buf[w->len++] = c;
+}
+
+/* Inline so that fragments of constant length compile to a few moves. */
+static inline void tft_json_write_raw(struct tft_json_writer *w, const char *s, size_t len)
+{
+	if (tft_json_write_reserve(w, len)) {
+		memcpy(w->buf + w->len, s, len);
+		w->len += len;
+	}
 }
 
 #endif /* TFT_CODEC_JSON_WRITE_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Op statistics over a session's slices: per group (name, category or
+ * track) the count, total, self time, mean, min, max and exact p50/p99 of
+ * the durations, plus each group's share of the summed total.
+ */
+#ifndef TFT_ANALYZE_STATS_H
+#define TFT_ANALYZE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "store/session.h"
+
+enum tft_stats_group {
+	TFT_STATS_BY_NAME = 0,
+	TFT_STATS_BY_CATEGORY = 1,
+	TFT_STATS_BY_TRACK = 2,
+};
+
+struct tft_stats_opts {
+	int group_by;        /* enum tft_stats_group */
+	uint32_t track;      /* only this track id; TFT_NONE = every track */
+	const char *process; /* borrowed; only tracks of processes with this name
+			      * (or this decimal pid); NULL = every process */
+};
+
+/*
+ * One group. Durations are those stored in the session (an unclosed slice
+ * counts with its stored duration). Self time of a slice = its duration
+ * minus the union of its direct children (the slices nested in it one level
+ * deeper on the same track, clipped to it); on async and object tracks,
+ * where depth is a lane and not nesting, self = duration.
+ * Percentiles are exact, nearest-rank: p-th = the ceil(p/100 * count)-th
+ * smallest duration of the group.
+ */
+struct tft_stats_row {
+	uint32_t key;      /* name/category string id, or track id */
+	const char *name;  /* borrowed from the session: name, category, or track name */
+	uint32_t track_id; /* the track (TFT_STATS_BY_TRACK), else TFT_NONE */
+	uint64_t count;
+	int64_t total_ns, self_ns;
+	double mean_ns;    /* total_ns / count */
+	int64_t min_ns, max_ns, p50_ns, p99_ns;
+	double share;      /* percent of the sum of total_ns over all rows */
+};
+
+struct tft_stats_result {
+	struct tft_stats_row *rows; /* owned; sorted by total_ns desc, then name */
+	size_t nrows;
+	uint64_t slices;   /* slices aggregated (sum of count) */
+	int64_t total_ns;  /* sum of total_ns over rows */
+	uint32_t tracks;   /* tracks scanned */
+};
+
+/*
+ * Scan the session's slices (not instants, counter samples or
+ * level-of-detail summaries) and aggregate them. On success *out is a new
+ * result to free with tft_stats_destroy(). Returns 0, TFT_EINVAL (bad
+ * group_by, unknown track), TFT_ENOMEM, or what the session scan returns.
+ * Memory: 8 bytes per slice for the durations (needed for exact
+ * percentiles) plus a per-group and per-depth table; no per-slice malloc.
+ */
+int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
+		      struct tft_stats_result **out, struct tft_error *err);
+
+void tft_stats_destroy(struct tft_stats_result *r);
+
+/* Nearest-rank percentile of v[0..n) (n > 0); reorders v. p in [0, 100]. */
+int64_t tft_stats_percentile(int64_t *v, size_t n, unsigned p);
+
+/*
+ * A duration for people: "850 ns", "12.345 µs", "12.345 ms", "1.234 s"
+ * (three decimals, µs as UTF-8). Returns out (always NUL-terminated).
+ */
+const char *tft_stats_format_ns(char *out, size_t size, int64_t ns);
+
+/* Group name for --by: "name", "category", "track"; -1 if unknown. */
+int tft_stats_group_parse(const char *s);
+
+#endif /* TFT_ANALYZE_STATS_H */

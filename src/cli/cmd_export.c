@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tftracer export FILE -f FORMAT -o OUT [--gzip]
+ * Streams a session to another format. Formats are rows of a table: adding
+ * one (tf.timeline, pprof, HTML) is one exporter plus one row.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cli/cli.h"
+#include "codec/json_write.h"
+#include "export/export_chrome.h"
+#include "store/session.h"
+
+/* Byte consumer the exporters write through (plain file or gzip stream). */
+struct out_sink {
+	tft_json_sink_fn fn;
+	void *ctx;
+};
+
+struct gz_sink;
+
+struct export_format {
+	const char *name;
+	const char *summary;
+	/* Write the session to the sink; 0 or a negative status with err filled. */
+	int (*run)(struct tft_session *s, const struct out_sink *out, uint64_t *events,
+		   struct tft_error *err);
+};
+
+static int run_chrome(struct tft_session *s, const struct out_sink *out, uint64_t *events,
+		      struct tft_error *err)
+{
+	struct tft_json_writer w;
+	struct tft_export_counts n;
+	int rc;
+
+	if (tft_json_write_init_sink(&w, out->fn, out->ctx))
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	rc = tft_export_chrome(s, &w, &n, err);
+	if (rc == 0) {
+		rc = tft_json_write_finish(&w);
+		if (rc)
+			tft_error_set(err, rc, -1, "cannot write the output: %s", tft_strerror(rc));
+	}
+	*events = n.events;
+	tft_json_write_fini(&w);
+	return rc;
+}
+
+static const struct export_format formats[] = {
+	{ "chrome", "Chrome trace event JSON (chrome://tracing, Perfetto UI)", run_chrome },
+};
+
+static const char usage_head[] =
+	"usage: tftracer export FILE -f FORMAT -o OUT [--gzip] [--quiet]\n"
+	"\n"
+	"Write a session in another format, streaming (memory does not grow with\n"
+	"the session). The output appears under OUT only when complete.\n"
+	"\n"
+	"  -f, --format FORMAT   output format (default chrome), one of:\n";
+static const char usage_tail[] =
+	"  -o, --output OUT      output file, '-' for standard output\n"
+	"  -z, --gzip            gzip the output (also when OUT ends in .gz)\n"
+	"  -q, --quiet           no summary line on a terminal\n"
+	"  -h, --help            this help\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
+
+static void usage(FILE *fp)
+{
+	fputs(usage_head, fp);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		fprintf(fp, "                          %-8s %s\n", formats[i].name, formats[i].summary);
+	fputs(usage_tail, fp);
+}
+
+/* ---- sinks ---------------------------------------------------------------- */
+
+/* The output: a stdio stream, optionally behind gzip; remembers a failed write. */
+struct out_state {
+	FILE *fp;           /* borrowed */
+	struct gz_sink *gz; /* borrowed; NULL: plain */
+	bool failed;
+};
+
+static int gz_write(void *ctx, const void *buf, size_t len);
+
+static int out_write(void *ctx, const void *buf, size_t len)
+{
+	struct out_state *o = ctx;
+	int rc;
+
+	if (o->gz)
+		rc = gz_write(o->gz, buf, len);
+	else
+		rc = fwrite(buf, 1, len, o->fp) == len ? 0 : TFT_EIO;
+	if (rc)
+		o->failed = true;
+	return rc;
+}
+
+/* gzip (RFC 1952) through zlib's deflate, written to a FILE*. */
+struct gz_sink {
+	z_stream zs;
+	FILE *fp;         /* borrowed */
+	unsigned char out[1 << 16];
+};
+
+static int gz_pump(struct gz_sink *g, int flush)
+{
+	int zrc;
+
+	do {
+		g->zs.next_out = g->out;
+		g->zs.avail_out = sizeof(g->out);
+		zrc = deflate(&g->zs, flush);
+		if (zrc == Z_STREAM_ERROR)
+			return TFT_EIO;
+		size_t have = sizeof(g->out) - g->zs.avail_out;
+		if (have && fwrite(g->out, 1, have, g->fp) != have)
+			return TFT_EIO;
+	} while (g->zs.avail_out == 0 || (flush == Z_FINISH && zrc != Z_STREAM_END));
+	return 0;
+}
+
+static int gz_write(void *ctx, const void *buf, size_t len)
+{
+	struct gz_sink *g = ctx;
+	const unsigned char *p = buf;
+
+	while (len) {
+		uInt piece = len > (1u << 30) ? (1u << 30) : (uInt)len;
+		g->zs.next_in = (Bytef *)(uintptr_t)p;
+		g->zs.avail_in = piece;
+		int rc = gz_pump(g, Z_NO_FLUSH);
+		if (rc)
+			return rc;
+		p += piece;
+		len -= piece;
+	}
+	return 0;
+}
+
+/* ---- command --------------------------------------------------------------- */
+
+static int open_session(const char *path, struct tft_session **out)
+{
+	struct tft_error err;
+	struct stat st;
+
+	tft_error_clear(&err);
+	if (stat(path, &st) != 0)
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
+	*out = tft_session_open(path, &err);
+	if (!*out) {
+		tft_error_set_file(&err, path);
+		cli_fail_error(&err);
+		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
+	}
+	return TFT_EXIT_OK;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int tft_cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "gzip", no_argument, NULL, 'z' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct export_format *fmt = &formats[0];
+	const char *outpath = NULL, *in;
+	struct tft_session *s = NULL;
+	struct gz_sink *gz = NULL;
+	struct cli_outfile of;
+	struct out_sink sink;
+	struct out_state ost = { 0 };
+	struct tft_error err;
+	FILE *fp;
+	bool gzip = false, quiet = false, to_stdout;
+	uint64_t events = 0;
+	double t0;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:zqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			fmt = NULL;
+			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+				if (strcmp(optarg, formats[i].name) == 0)
+					fmt = &formats[i];
+			if (!fmt)
+				return cli_fail(TFT_EXIT_BADINPUT, "export: unknown format '%s' (try --help)", optarg);
+			break;
+		case 'o': outpath = optarg; break;
+		case 'z': gzip = true; break;
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return TFT_EXIT_OK;
+		default: usage(stderr); return TFT_EXIT_BADINPUT;
+		}
+	}
+	if (optind != argc - 1 || !outpath) {
+		if (optind == argc - 1)
+			cli_fail(TFT_EXIT_BADINPUT, "export: missing -o OUT");
+		usage(stderr);
+		return TFT_EXIT_BADINPUT;
+	}
+	in = argv[optind];
+	to_stdout = strcmp(outpath, "-") == 0;
+	if (!to_stdout && ends_with(outpath, ".gz"))
+		gzip = true;
+
+	rc = open_session(in, &s);
+	if (rc)
+		return rc;
+	if (to_stdout) {
+		fp = stdout;
+	} else {
+		rc = cli_outfile_open(&of, outpath, 1);
+		if (rc) {
+			tft_session_close(s);
+			return cli_fail(TFT_EXIT_FAIL, "%s: cannot create: %s", outpath, strerror(-rc));
+		}
+		fp = of.fp;
+	}
+	ost.fp = fp;
+	sink = (struct out_sink){ out_write, &ost };
+	if (gzip) {
+		gz = calloc(1, sizeof(*gz));
+		/* windowBits 15 + 16: a gzip header and trailer around the deflate stream.
+		 * Level 1: JSON still shrinks ~10x, at several times level 6's speed. */
+		if (!gz || deflateInit2(&gz->zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+					Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(gz);
+			gz = NULL;
+			rc = cli_fail(TFT_EXIT_FAIL, "export: cannot set up gzip compression");
+			goto out;
+		}
+		gz->fp = fp;
+		ost.gz = gz;
+	}
+
+	tft_error_clear(&err);
+	t0 = now_s();
+	rc = fmt->run(s, &sink, &events, &err);
+	if (rc == 0 && gz && gz_pump(gz, Z_FINISH) != 0) {
+		ost.failed = true;
+		rc = tft_error_set(&err, TFT_EIO, -1, "cannot write the output");
+	}
+	if (rc) {
+		/* Output errors name the output; read errors the session. */
+		tft_error_set_file(&err, ost.failed ? (to_stdout ? "(standard output)" : outpath) : in);
+		rc = cli_fail_error(&err);
+		goto out;
+	}
+	if (to_stdout) {
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			rc = cli_fail(TFT_EXIT_FAIL, "export: cannot write to standard output");
+			goto out;
+		}
+	} else {
+		int crc = cli_outfile_commit(&of);
+		to_stdout = true; /* nothing left to discard */
+		if (crc) {
+			rc = cli_fail(TFT_EXIT_FAIL, "%s: cannot write: %s", outpath, strerror(-crc));
+			goto out;
+		}
+		if (!quiet && isatty(STDERR_FILENO)) {
+			struct stat st;
+			double dt = now_s() - t0;
+			if (stat(outpath, &st) == 0)
+				fprintf(stderr, "tftracer: %s: %llu events, %.1f MB in %.2f s (%.0f MB/s)\n",
+					outpath, (unsigned long long)events, (double)st.st_size / 1e6, dt,
+					dt > 0 ? (double)st.st_size / 1e6 / dt : 0.0);
+		}
+	}
+	rc = TFT_EXIT_OK;
+out:
+	if (gz) {
+		deflateEnd(&gz->zs);
+		free(gz);
+	}
+	if (!to_stdout)
+		cli_outfile_discard(&of);
+	tft_session_close(s);
+	return rc;
+}

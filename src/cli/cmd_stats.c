@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]
+ *                     [--track ID] [--process NAME]
+ * Parses options and prints; analyze/stats.c computes.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze/stats.h"
+#include "cli/cli.h"
+#include "codec/json_write.h"
+#include "store/session.h"
+
+static const char usage_text[] =
+	"usage: tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]\n"
+	"                           [--track ID] [--process NAME]\n"
+	"\n"
+	"Per-op statistics over the session's slices, one row per group, sorted by\n"
+	"total time: count, total, self (total minus the time of the slices nested\n"
+	"directly inside), mean, min, max, p50 and p99 (exact, nearest rank), and\n"
+	"share (percent of the summed total of all groups).\n"
+	"\n"
+	"      --by KEY        group by name (default), category or track\n"
+	"      --top N         print only the N groups with the largest total\n"
+	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
+	"      --process NAME  only tracks of processes with this name or pid\n"
+	"      --json          {\"rows\": [...]} with the times in nanoseconds\n"
+	"      --csv           comma-separated, one header line, times in nanoseconds\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
+
+enum { OUT_TEXT, OUT_JSON, OUT_CSV };
+
+static int open_session(const char *path, struct tft_session **out)
+{
+	struct tft_error err;
+	struct stat st;
+
+	tft_error_clear(&err);
+	if (stat(path, &st) != 0)
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
+	*out = tft_session_open(path, &err);
+	if (!*out) {
+		tft_error_set_file(&err, path);
+		cli_fail_error(&err);
+		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
+	}
+	return TFT_EXIT_OK;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (*end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Display width of UTF-8 text: code points (every name here is narrow). */
+static size_t text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+static void print_padded(const char *s, size_t width)
+{
+	size_t w = text_width(s);
+
+	for (; w < width; w++)
+		putchar(' ');
+	fputs(s, stdout);
+}
+
+/* Names may hold control characters: show them as '?' in the text table. */
+static void print_name(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
+{
+	static const char *const heads[] = { "count", "total", "self", "mean", "min",
+					     "max", "p50", "p99", "share" };
+	char cell[9][48];
+	size_t width[9];
+	const char *key = by == TFT_STATS_BY_TRACK ? "track" : by == TFT_STATS_BY_CATEGORY ? "category" : "name";
+	char d[64];
+
+	/* Column widths from the cells, so the table stays aligned. */
+	for (int c = 0; c < 9; c++)
+		width[c] = strlen(heads[c]);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			for (int c = 0; c < 9; c++)
+				print_padded(heads[c], width[c] + (c ? 2 : 0));
+			if (by == TFT_STATS_BY_TRACK)
+				printf("  %5s", "id");
+			printf("  %s\n", key);
+		}
+		for (size_t i = 0; i < nshow; i++) {
+			const struct tft_stats_row *row = &r->rows[i];
+			snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, row->count);
+			tft_stats_format_ns(cell[1], sizeof(cell[1]), row->total_ns);
+			tft_stats_format_ns(cell[2], sizeof(cell[2]), row->self_ns);
+			tft_stats_format_ns(cell[3], sizeof(cell[3]), (int64_t)(row->mean_ns + 0.5));
+			tft_stats_format_ns(cell[4], sizeof(cell[4]), row->min_ns);
+			tft_stats_format_ns(cell[5], sizeof(cell[5]), row->max_ns);
+			tft_stats_format_ns(cell[6], sizeof(cell[6]), row->p50_ns);
+			tft_stats_format_ns(cell[7], sizeof(cell[7]), row->p99_ns);
+			snprintf(cell[8], sizeof(cell[8]), "%.1f%%", row->share);
+			for (int c = 0; c < 9; c++) {
+				if (!pass) {
+					size_t w = text_width(cell[c]);
+					if (w > width[c])
+						width[c] = w;
+				} else {
+					print_padded(cell[c], width[c] + (c ? 2 : 0));
+				}
+			}
+			if (!pass)
+				continue;
+			if (by == TFT_STATS_BY_TRACK)
+				printf("  %5u", row->track_id);
+			fputs("  ", stdout);
+			if (row->name[0])
+				print_name(row->name);
+			else
+				fputs("(none)", stdout);
+			putchar('\n');
+		}
+	}
+	printf("\n%" PRIu64 " slices in %zu %s", r->slices, r->nrows,
+	       by == TFT_STATS_BY_TRACK ? (r->nrows == 1 ? "track" : "tracks")
+	       : by == TFT_STATS_BY_CATEGORY ? (r->nrows == 1 ? "category" : "categories")
+	       : (r->nrows == 1 ? "name" : "names"));
+	if (by != TFT_STATS_BY_TRACK)
+		printf(" on %u track%s", r->tracks, r->tracks == 1 ? "" : "s");
+	printf(", total %s", tft_stats_format_ns(d, sizeof(d), r->total_ns));
+	if (nshow < r->nrows)
+		printf("; top %zu shown", nshow);
+	putchar('\n');
+}
+
+static int print_json(const struct tft_stats_result *r, size_t nshow, int by)
+{
+	struct tft_json_writer w;
+	int rc;
+
+	if (tft_json_write_init_file(&w, stdout))
+		return TFT_ENOMEM;
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "group_by");
+	tft_json_write_cstr(&w, by == TFT_STATS_BY_TRACK ? "track"
+				: by == TFT_STATS_BY_CATEGORY ? "category" : "name");
+	tft_json_write_key(&w, "slices");
+	tft_json_write_uint(&w, r->slices);
+	tft_json_write_key(&w, "groups");
+	tft_json_write_uint(&w, r->nrows);
+	tft_json_write_key(&w, "total_ns");
+	tft_json_write_int(&w, r->total_ns);
+	tft_json_write_key(&w, "rows");
+	tft_json_write_begin_array(&w);
+	for (size_t i = 0; i < nshow; i++) {
+		const struct tft_stats_row *row = &r->rows[i];
+		tft_json_write_newline(&w);
+		tft_json_write_begin_object(&w);
+		tft_json_write_key(&w, "name");
+		tft_json_write_cstr(&w, row->name);
+		if (by == TFT_STATS_BY_TRACK) {
+			tft_json_write_key(&w, "track_id");
+			tft_json_write_uint(&w, row->track_id);
+		}
+		tft_json_write_key(&w, "count");
+		tft_json_write_uint(&w, row->count);
+		tft_json_write_key(&w, "total_ns");
+		tft_json_write_int(&w, row->total_ns);
+		tft_json_write_key(&w, "self_ns");
+		tft_json_write_int(&w, row->self_ns);
+		tft_json_write_key(&w, "mean_ns");
+		tft_json_write_double(&w, row->mean_ns);
+		tft_json_write_key(&w, "min_ns");
+		tft_json_write_int(&w, row->min_ns);
+		tft_json_write_key(&w, "max_ns");
+		tft_json_write_int(&w, row->max_ns);
+		tft_json_write_key(&w, "p50_ns");
+		tft_json_write_int(&w, row->p50_ns);
+		tft_json_write_key(&w, "p99_ns");
+		tft_json_write_int(&w, row->p99_ns);
+		tft_json_write_key(&w, "share");
+		tft_json_write_double(&w, row->share);
+		tft_json_write_end_object(&w);
+	}
+	if (nshow)
+		tft_json_write_raw(&w, "\n", 1);
+	tft_json_write_end_array(&w);
+	tft_json_write_end_object(&w);
+	tft_json_write_raw_char(&w, '\n');
+	rc = tft_json_write_finish(&w);
+	tft_json_write_fini(&w);
+	return rc;
+}
+
+/* RFC 4180: quote a field holding a comma, a quote or a line break. */
+static void csv_field(const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
+{
+	char mean[48], share[48];
+
+	fputs("name,", stdout);
+	if (by == TFT_STATS_BY_TRACK)
+		fputs("track_id,", stdout);
+	fputs("count,total_ns,self_ns,mean_ns,min_ns,max_ns,p50_ns,p99_ns,share\n", stdout);
+	for (size_t i = 0; i < nshow; i++) {
+		const struct tft_stats_row *row = &r->rows[i];
+		mean[tft_json_fmt_double(mean, row->mean_ns, false)] = '\0';
+		share[tft_json_fmt_double(share, row->share, false)] = '\0';
+		csv_field(row->name);
+		if (by == TFT_STATS_BY_TRACK)
+			printf(",%u", row->track_id);
+		printf(",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRId64
+		       ",%" PRId64 ",%s\n", row->count, row->total_ns, row->self_ns, mean, row->min_ns,
+		       row->max_ns, row->p50_ns, row->p99_ns, share);
+	}
+}
+
+int tft_cmd_stats(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "track", required_argument, NULL, 't' },
+		{ "process", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tft_stats_opts opts = { .group_by = TFT_STATS_BY_NAME, .track = TFT_NONE };
+	struct tft_stats_result *r = NULL;
+	struct tft_session *s = NULL;
+	struct tft_error err;
+	uint64_t top = UINT64_MAX, v;
+	int out = OUT_TEXT, c, rc;
+	size_t nshow;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+		case 'c':
+			if (out != OUT_TEXT && out != (c == 'j' ? OUT_JSON : OUT_CSV))
+				return cli_fail(TFT_EXIT_BADINPUT, "stats: --json and --csv exclude each other");
+			out = c == 'j' ? OUT_JSON : OUT_CSV;
+			break;
+		case 'b':
+			opts.group_by = tft_stats_group_parse(optarg);
+			if (opts.group_by < 0)
+				return cli_fail(TFT_EXIT_BADINPUT,
+						"stats: --by expects name, category or track, not '%s'", optarg);
+			break;
+		case 'n':
+			if (parse_u64(optarg, UINT64_MAX, &top))
+				return cli_fail(TFT_EXIT_BADINPUT, "stats: --top expects a number, not '%s'", optarg);
+			break;
+		case 't':
+			if (parse_u64(optarg, TFT_NONE - 1, &v))
+				return cli_fail(TFT_EXIT_BADINPUT, "stats: --track expects a track id, not '%s'", optarg);
+			opts.track = (uint32_t)v;
+			break;
+		case 'p': opts.process = optarg; break;
+		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
+		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage_text, stderr);
+		return TFT_EXIT_BADINPUT;
+	}
+	rc = open_session(argv[optind], &s);
+	if (rc)
+		return rc;
+	if (opts.track != TFT_NONE && !tft_session_track(s, opts.track)) {
+		tft_session_close(s);
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: no track with id %u (see 'tftracer info')",
+				argv[optind], opts.track);
+	}
+	tft_error_clear(&err);
+	rc = tft_stats_compute(s, &opts, &r, &err);
+	if (rc) {
+		tft_error_set_file(&err, argv[optind]);
+		tft_session_close(s);
+		return cli_fail_error(&err);
+	}
+	nshow = top < r->nrows ? (size_t)top : r->nrows;
+	rc = 0;
+	if (out == OUT_JSON)
+		rc = print_json(r, nshow, opts.group_by);
+	else if (out == OUT_CSV)
+		print_csv(r, nshow, opts.group_by);
+	else
+		print_text(r, nshow, opts.group_by);
+	tft_stats_destroy(r);
+	tft_session_close(s);
+	if (rc || fflush(stdout) != 0 || ferror(stdout))
+		return cli_fail(TFT_EXIT_FAIL, "stats: cannot write the output");
+	return TFT_EXIT_OK;
+}

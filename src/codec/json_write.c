@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming JSON writer: buffer management, string escaping with UTF-8
+ * validation, hand-written integer and ns->us formatting, doubles.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/json_write.h"
+#include "core/status.h"
+
+/* ---- buffer ------------------------------------------------------------- */
+
+static void fail(struct tft_json_writer *w, int status)
+{
+	if (w->status == 0)
+		w->status = status;
+	/* No room left: every later reserve goes to the slow path and fails. */
+	w->cap = w->len;
+}
+
+void tft_json_write_init_mem(struct tft_json_writer *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+int tft_json_write_init_sink(struct tft_json_writer *w, tft_json_sink_fn sink, void *ctx)
+{
+	memset(w, 0, sizeof(*w));
+	w->sink = sink;
+	w->sink_ctx = ctx;
+	w->buf = malloc(TFT_JSON_WRITE_BUF);
+	if (!w->buf) {
+		w->status = TFT_ENOMEM;
+		return TFT_ENOMEM;
+	}
+	w->cap = TFT_JSON_WRITE_BUF;
+	return 0;
+}
+
+static int file_sink(void *ctx, const void *buf, size_t len)
+{
+	FILE *fp = ctx;
+
+	if (fwrite(buf, 1, len, fp) != len)
+		return TFT_EIO;
+	return 0;
+}
+
+int tft_json_write_init_file(struct tft_json_writer *w, FILE *fp)
+{
+	return tft_json_write_init_sink(w, file_sink, fp);
+}
+
+void tft_json_write_fini(struct tft_json_writer *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+	w->len = w->cap = 0;
+}
+
+int tft_json_write_flush(struct tft_json_writer *w)
+{
+	int rc;
+
+	if (w->status)
+		return w->status;
+	if (!w->sink || w->len == 0)
+		return 0;
+	rc = w->sink(w->sink_ctx, w->buf, w->len);
+	if (rc) {
+		fail(w, rc < 0 ? rc : TFT_EIO);
+		return w->status;
+	}
+	w->flushed += w->len;
+	w->len = 0;
+	return 0;
+}
+
+int tft_json_write_finish(struct tft_json_writer *w)
+{
+	return tft_json_write_flush(w);
+}
+
+int tft_json_write_reserve_slow(struct tft_json_writer *w, size_t n)
+{
+	size_t want;
+	char *nb;
+
+	if (w->status)
+		return w->status;
+	if (w->sink && w->len) {
+		if (tft_json_write_flush(w))
+			return w->status;
+		if (w->cap >= n)
+			return 0;
+	}
+	if (n > SIZE_MAX / 2 - w->len) {
+		fail(w, TFT_ENOMEM);
+		return w->status;
+	}
+	want = w->cap ? w->cap : 4096;
+	while (want - w->len < n)
+		want *= 2;
+	nb = realloc(w->buf, want);
+	if (!nb) {
+		fail(w, TFT_ENOMEM);
+		return w->status;
+	}
+	w->buf = nb;
+	w->cap = want;
+	return 0;
+}
+
+const char *tft_json_write_borrow(struct tft_json_writer *w, size_t *len)
+{
+	if (!tft_json_write_reserve(w, 1)) {
+		if (len)
+			*len = 0;
+		return "";
+	}
+	if (len)
+		*len = w->len;
+	w->buf[w->len] = '\0';
+	return w->buf;
+}
+
+/* ---- number formatting ------------------------------------------------- */
+
+static const char digit_pairs[201] =
+	"00010203040506070809"
+	"10111213141516171819"
+	"20212223242526272829"
+	"30313233343536373839"
+	"40414243444546474849"
+	"50515253545556575859"
+	"60616263646566676869"
+	"70717273747576777879"
+	"80818283848586878889"
+	"90919293949596979899";
+
+size_t tft_json_fmt_uint(char *out, uint64_t v)
+{
+	char tmp[24];
+	char *p = tmp + sizeof(tmp);
+	size_t n;
+
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--p = digit_pairs[d + 1];
+		*--p = digit_pairs[d];
+	}
+	if (v >= 10) {
+		unsigned d = (unsigned)v * 2;
+		*--p = digit_pairs[d + 1];
+		*--p = digit_pairs[d];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(out, p, n);
+	return n;
+}
+
+size_t tft_json_fmt_int(char *out, int64_t v)
+{
+	if (v < 0) {
+		out[0] = '-';
+		/* Negate in unsigned arithmetic: INT64_MIN has no positive twin. */
+		return 1 + tft_json_fmt_uint(out + 1, 0 - (uint64_t)v);
+	}
+	return tft_json_fmt_uint(out, (uint64_t)v);
+}
+
+size_t tft_json_fmt_ns_us(char *out, int64_t ns)
+{
+	uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	unsigned frac = (unsigned)(u % 1000);
+	size_t n = 0;
+
+	if (ns < 0)
+		out[n++] = '-';
+	n += tft_json_fmt_uint(out + n, u / 1000);
+	if (frac) {
+		out[n++] = '.';
+		out[n++] = (char)('0' + frac / 100);
+		if (frac % 100) {
+			out[n++] = (char)('0' + frac / 10 % 10);
+			if (frac % 10)
+				out[n++] = (char)('0' + frac % 10);
+		}
+	}
+	return n;
+}
+
+size_t tft_json_fmt_double(char *out, double v, bool keep_point)
+{
+	char tmp[40];
+	size_t n;
+	int len = 0;
+
+	if (!isfinite(v)) {
+		memcpy(out, "null", 4);
+		return 4;
+	}
+	/* Integral values (counters, byte sizes) skip printf entirely. */
+	if (v == trunc(v) && fabs(v) < 1e15) {
+		n = tft_json_fmt_int(out, (int64_t)v);
+		if (keep_point) {
+			memcpy(out + n, ".0", 2);
+			n += 2;
+		}
+		return n;
+	}
+	/*
+	 * Fixed point with the fewest decimals k that read back exactly: n =
+	 * round(v * 10^k) and n / 10^k (both exact doubles, so the division is
+	 * correctly rounded like strtod of the decimal text) must give v back.
+	 * Covers the usual counter and arg values without printf.
+	 */
+	if (fabs(v) >= 1e-5 && fabs(v) < 1e15) {
+		static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+					      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+					      1e17, 1e18, 1e19, 1e20 };
+		for (int k = 1; k <= 20; k++) {
+			double scaled = v * p10[k];
+			if (fabs(scaled) >= 9007199254740992.0) /* 2^53: n no longer exact */
+				break;
+			int64_t q = llround(scaled);
+			if ((double)q / p10[k] != v)
+				continue;
+			uint64_t u = q < 0 ? 0 - (uint64_t)q : (uint64_t)q;
+			char digits[24];
+			size_t nd = tft_json_fmt_uint(digits, u);
+			n = 0;
+			if (q < 0)
+				out[n++] = '-';
+			if (nd <= (size_t)k) { /* 0.000ddd */
+				out[n++] = '0';
+				out[n++] = '.';
+				memset(out + n, '0', (size_t)k - nd);
+				n += (size_t)k - nd;
+				memcpy(out + n, digits, nd);
+				n += nd;
+			} else {
+				memcpy(out + n, digits, nd - (size_t)k);
+				n += nd - (size_t)k;
+				out[n++] = '.';
+				memcpy(out + n, digits + nd - (size_t)k, (size_t)k);
+				n += (size_t)k;
+			}
+			return n;
+		}
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		len = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+		if (prec == 17 || strtod(tmp, NULL) == v)
+			break;
+	}
+	if (len <= 0 || (size_t)len >= sizeof(tmp) - 3) {
+		memcpy(out, "null", 4);
+		return 4;
+	}
+	n = (size_t)len;
+	memcpy(out, tmp, n);
+	if (keep_point && !memchr(tmp, '.', n) && !memchr(tmp, 'e', n)) {
+		memcpy(out + n, ".0", 2);
+		n += 2;
+	}
+	return n;
+}
+
+/* ---- escaping ----------------------------------------------------------- */
+
+/* 0: copy as is; 1: ASCII that needs a backslash escape; 2: non-ASCII lead. */
+static const unsigned char esc_class[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10 */
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20: '"' */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x30 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x40 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* 0x50: '\\' */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x60 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x70 */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, /* 0x80 */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
+/* Length of the valid UTF-8 sequence at s[0..avail), or 0 if invalid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+	unsigned c = s[0];
+	unsigned lo = 0x80, hi = 0xBF;
+	size_t n;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0; /* continuation byte, overlong C0/C1, or F5..FF */
+	if (n > avail)
+		return 0;
+	/* The second byte carries the overlong/surrogate/range limits. */
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+size_t tft_json_escape(char *out, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	char *o = out;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t run = i;
+
+		while (run < len && esc_class[s[run]] == 0)
+			run++;
+		if (run > i) {
+			memcpy(o, s + i, run - i);
+			o += run - i;
+			i = run;
+			if (i == len)
+				break;
+		}
+		unsigned c = s[i];
+		if (esc_class[c] == 1) {
+			*o++ = '\\';
+			switch (c) {
+			case '"': *o++ = '"'; break;
+			case '\\': *o++ = '\\'; break;
+			case '\b': *o++ = 'b'; break;
+			case '\f': *o++ = 'f'; break;
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				memcpy(o, "u00", 3);
+				o[3] = hex[c >> 4];
+				o[4] = hex[c & 15];
+				o += 5;
+			}
+			i++;
+			continue;
+		}
+		size_t n = utf8_seq_len(s + i, len - i);
+		if (n) {
+			memcpy(o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(o, "\xEF\xBF\xBD", 3); /* U+FFFD */
+			o += 3;
+			i++;
+		}
+	}
+	return (size_t)(o - out);
+}
+
+/* ---- raw calls ---------------------------------------------------------- */
+
+/* Escape at most this many input bytes per reservation (bounded buffer). */
+#define ESC_PIECE 16384
+
+void tft_json_write_raw_str(struct tft_json_writer *w, const char *s, size_t len)
+{
+	if (!tft_json_write_reserve(w, tft_json_escape_bound(len < ESC_PIECE ? len : ESC_PIECE) + 2))
+		return;
+	w->buf[w->len++] = '"';
+	while (len > ESC_PIECE) {
+		/* Cut on a UTF-8 boundary so a sequence is never split. */
+		size_t piece = ESC_PIECE;
+		while (piece > ESC_PIECE - 4 && ((unsigned char)s[piece] & 0xC0) == 0x80)
+			piece--;
+		if (!tft_json_write_reserve(w, tft_json_escape_bound(piece)))
+			return;
+		w->len += tft_json_escape(w->buf + w->len, s, piece);
+		s += piece;
+		len -= piece;
+	}
+	if (!tft_json_write_reserve(w, tft_json_escape_bound(len) + 1))
+		return;
+	w->len += tft_json_escape(w->buf + w->len, s, len);
+	w->buf[w->len++] = '"';
+}
+
+void tft_json_write_raw_int(struct tft_json_writer *w, int64_t v)
+{
+	if (tft_json_write_reserve(w, 24))
+		w->len += tft_json_fmt_int(w->buf + w->len, v);
+}
+
+void tft_json_write_raw_uint(struct tft_json_writer *w, uint64_t v)
+{
+	if (tft_json_write_reserve(w, 24))
+		w->len += tft_json_fmt_uint(w->buf + w->len, v);
+}
+
+void tft_json_write_raw_ns_us(struct tft_json_writer *w, int64_t ns)
+{
+	if (tft_json_write_reserve(w, 28))
+		w->len += tft_json_fmt_ns_us(w->buf + w->len, ns);
+}
+
+void tft_json_write_raw_double(struct tft_json_writer *w, double v, bool keep_point)
+{
+	if (tft_json_write_reserve(w, 48))
+		w->len += tft_json_fmt_double(w->buf + w->len, v, keep_point);
+}
+
+/* ---- structural calls --------------------------------------------------- */
+
+static void newline_indent(struct tft_json_writer *w)
+{
+	size_t n = 1 + 2 * (size_t)w->depth;
+
+	if (!tft_json_write_reserve(w, n))
+		return;
+	w->buf[w->len] = '\n';
+	memset(w->buf + w->len + 1, ' ', n - 1);
+	w->len += n;
+}
+
+/* Separator before a value or a key. */
+static void before_item(struct tft_json_writer *w)
+{
+	if (w->sep == 2) /* the value of a key: the key wrote the separator */
+		return;
+	if (w->sep == 1)
+		tft_json_write_raw_char(w, ',');
+	if (w->pretty && w->depth)
+		newline_indent(w);
+}
+
+void tft_json_write_begin_object(struct tft_json_writer *w)
+{
+	before_item(w);
+	tft_json_write_raw_char(w, '{');
+	w->depth++;
+	w->sep = 0;
+}
+
+void tft_json_write_begin_array(struct tft_json_writer *w)
+{
+	before_item(w);
+	tft_json_write_raw_char(w, '[');
+	w->depth++;
+	w->sep = 0;
+}
+
+static void end_container(struct tft_json_writer *w, char c)
+{
+	if (w->depth)
+		w->depth--;
+	if (w->pretty && w->sep == 1)
+		newline_indent(w);
+	tft_json_write_raw_char(w, c);
+	w->sep = 1;
+}
+
+void tft_json_write_end_object(struct tft_json_writer *w)
+{
+	end_container(w, '}');
+}
+
+void tft_json_write_end_array(struct tft_json_writer *w)
+{
+	end_container(w, ']');
+}
+
+void tft_json_write_key(struct tft_json_writer *w, const char *key)
+{
+	before_item(w);
+	tft_json_write_raw_str(w, key, strlen(key));
+	if (w->pretty)
+		tft_json_write_raw(w, ": ", 2);
+	else
+		tft_json_write_raw_char(w, ':');
+	w->sep = 2;
+}
+
+void tft_json_write_str(struct tft_json_writer *w, const char *s, size_t len)
+{
+	before_item(w);
+	tft_json_write_raw_str(w, s, len);
+	w->sep = 1;
+}
+
+void tft_json_write_cstr(struct tft_json_writer *w, const char *s)
+{
+	if (!s)
+		tft_json_write_null(w);
+	else
+		tft_json_write_str(w, s, strlen(s));
+}
+
+void tft_json_write_int(struct tft_json_writer *w, int64_t v)
+{
+	before_item(w);
+	tft_json_write_raw_int(w, v);
+	w->sep = 1;
+}
+
+void tft_json_write_uint(struct tft_json_writer *w, uint64_t v)
+{
+	before_item(w);
+	tft_json_write_raw_uint(w, v);
+	w->sep = 1;
+}
+
+void tft_json_write_double(struct tft_json_writer *w, double v)
+{
+	before_item(w);
+	tft_json_write_raw_double(w, v, false);
+	w->sep = 1;
+}
+
+void tft_json_write_bool(struct tft_json_writer *w, bool v)
+{
+	before_item(w);
+	if (v)
+		tft_json_write_raw(w, "true", 4);
+	else
+		tft_json_write_raw(w, "false", 5);
+	w->sep = 1;
+}
+
+void tft_json_write_null(struct tft_json_writer *w)
+{
+	before_item(w);
+	tft_json_write_raw(w, "null", 4);
+	w->sep = 1;
+}
+
+void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns)
+{
+	before_item(w);
+	tft_json_write_raw_ns_us(w, ns);
+	w->sep = 1;
+}
+
+void tft_json_write_newline(struct tft_json_writer *w)
+{
+	if (w->sep == 1)
+		tft_json_write_raw_char(w, ',');
+	tft_json_write_raw_char(w, '\n');
+	w->sep = 0;
+}
+
+void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_t len)
+{
+	before_item(w);
+	tft_json_write_raw(w, json, len);
+	w->sep = 1;
+}
