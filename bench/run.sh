@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make bench`: import/export throughput and peak RSS of the CLI, the ratio to
+# python3's json.load, and bytes per slice, on the real 83 MB MTIA Kineto trace
+# and a generated Kineto-style trace (bench/gen_chrome.c).
+#
+# Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (1: best
+# of N import runs), BENCH_DIR (/tmp/tft-bench: inputs and scratch, never the
+# repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
+# the file in RAM), BENCH_INPUTS ("mtia gen"), TFT_BIN (build/tftracer),
+# TFT_DATA (../shared/data).
+# Output: one JSON line per result (also appended to bench/results/<date>.jsonl)
+# and a table.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BIN=${TFT_BIN:-build/tftracer}
+SIZE_MB=${BENCH_SIZE_MB:-1000}
+REPS=${BENCH_REPS:-1}
+WORK=${BENCH_DIR:-/tmp/tft-bench}
+PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
+INPUTS=${BENCH_INPUTS:-mtia gen}
+DATA=${TFT_DATA:-$ROOT/../shared/data}
+PY=/usr/bin/python3
+TIME=/usr/bin/time
+DATE=$(date +%F)
+RESULTS=bench/results/$DATE.jsonl
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git status --porcelain -uno 2>/dev/null | grep -q . && echo "+dirty" || true)
+HOST=$(hostname)
+
+mkdir -p "$WORK" bench/results
+[ -x "$TIME" ] || { echo "bench: $TIME missing (Debian package 'time')" >&2; exit 1; }
+[ -x "$BIN" ] || make -j2 >/dev/null
+ROWS=$WORK/rows.$$
+: >"$ROWS"
+
+emit() { # JSON object text
+	local line="{\"date\":\"$DATE\",\"commit\":\"$COMMIT$DIRTY\",\"host\":\"$HOST\",$1}"
+	echo "$line"
+	echo "$line" >>"$RESULTS"
+	echo "$line" >>"$ROWS"
+}
+
+# run CMD... under /usr/bin/time -v: sets WALL (s), CPU (user+sys s), RSS_MB;
+# returns the exit status. CPU time is the figure to trust on a busy machine.
+measure() {
+	local tv=$WORK/time.$$ t0 t1 rc=0
+	t0=$(date +%s.%N)
+	"$TIME" -v -o "$tv" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" || rc=$?
+	t1=$(date +%s.%N)
+	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	RSS_MB=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$tv")
+	CPU=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.3f", s }' "$tv")
+	rm -f "$tv"
+	return "$rc"
+}
+
+mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0) ? b / 1e6 / s : 0 }'; }
+jget() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+errmsg() { head -c 300 "$WORK/cmd.err" | tr '\n"\\' '   '; }
+
+prepare_gen() {
+	local gen=$WORK/gen_chrome out=$WORK/gen_${SIZE_MB}MB.json
+	if [ ! -x "$gen" ] || [ bench/gen_chrome.c -nt "$gen" ]; then
+		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_chrome.c
+	fi
+	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
+		"$gen" "$SIZE_MB" "$out.part" 2>/dev/null && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
+prepare_mtia() {
+	local src=$DATA/hta/mtia_trace_single_rank/mtia_rank_0.json.gz out=$WORK/mtia_rank_0.json
+	[ -f "$src" ] || { echo ""; return; }
+	if [ ! -s "$out" ]; then
+		zcat "$src" >"$out.part" && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
+bench_input() { # label file
+	local label=$1 in=$2 bytes best="" best_cpu="" rss_peak=0 i tft=$WORK/bench.tft exp=$WORK/bench-export.json
+	bytes=$(stat -c %s "$in")
+	cat "$in" >/dev/null # warm the page cache for both tftracer and python
+	for i in $(seq 1 "$REPS"); do
+		rm -f "$tft"
+		if ! measure "$BIN" import "$in" -o "$tft"; then
+			emit "\"bench\":\"import\",\"input\":\"$label\",\"error\":\"$(errmsg)\""
+			return
+		fi
+		if [ -z "$best" ] || awk -v a="$WALL" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$WALL
+			best_cpu=$CPU
+		fi
+		rss_peak=$(awk -v a="$RSS_MB" -v b="$rss_peak" 'BEGIN { print (a > b) ? a : b }')
+	done
+	measure "$BIN" info "$tft" --json || true
+	cp "$WORK/cmd.out" "$WORK/info.json"
+	local slices events tft_bytes
+	slices=$(jget "$WORK/info.json" slices 2>/dev/null || echo 0)
+	events=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(d[k] for k in ("slices","instants","counters","flows")))' "$WORK/info.json" 2>/dev/null || echo 0)
+	tft_bytes=$(stat -c %s "$tft")
+	emit "\"bench\":\"import\",\"input\":\"$label\",\"input_mb\":$(mbps "$bytes" 1),\"reps\":$REPS,\"seconds\":$best,\"mb_per_s\":$(mbps "$bytes" "$best"),\"cpu_s\":$best_cpu,\"cpu_mb_per_s\":$(mbps "$bytes" "$best_cpu"),\"max_rss_mb\":$rss_peak,\"events\":$events,\"slices\":$slices"
+	IMPORT_S=$best
+	IMPORT_CPU=$best_cpu
+
+	if [ "$slices" -gt 0 ] 2>/dev/null; then
+		emit "\"bench\":\"session_size\",\"input\":\"$label\",\"json_bytes\":$bytes,\"tft_bytes\":$tft_bytes,\"slices\":$slices,\"tft_bytes_per_slice\":$(awk -v a="$tft_bytes" -v b="$slices" 'BEGIN { printf "%.2f", a / b }'),\"json_bytes_per_slice\":$(awk -v a="$bytes" -v b="$slices" 'BEGIN { printf "%.1f", a / b }')"
+	fi
+
+	if awk -v b="$bytes" -v m="$PY_MAX_MB" 'BEGIN { exit !(b / 1e6 <= m) }'; then
+		if measure "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$in"; then
+			local py=$WALL pycpu=$CPU
+			emit "\"bench\":\"python_json_load\",\"input\":\"$label\",\"input_mb\":$(mbps "$bytes" 1),\"seconds\":$py,\"mb_per_s\":$(mbps "$bytes" "$py"),\"cpu_s\":$pycpu,\"max_rss_mb\":$RSS_MB"
+			emit "\"bench\":\"import_vs_python\",\"input\":\"$label\",\"ratio\":$(awk -v p="$py" -v t="$IMPORT_S" 'BEGIN { printf "%.2f", p / t }'),\"cpu_ratio\":$(awk -v p="$pycpu" -v t="$IMPORT_CPU" 'BEGIN { printf "%.2f", (t > 0) ? p / t : 0 }'),\"python_s\":$py,\"tftracer_s\":$IMPORT_S"
+		else
+			emit "\"bench\":\"python_json_load\",\"input\":\"$label\",\"error\":\"$(errmsg)\""
+		fi
+	else
+		emit "\"bench\":\"python_json_load\",\"input\":\"$label\",\"skipped\":\"larger than BENCH_PY_MAX_MB=$PY_MAX_MB\""
+	fi
+
+	rm -f "$exp"
+	if measure "$BIN" export "$tft" -f chrome -o "$exp"; then
+		local ob
+		ob=$(stat -c %s "$exp")
+		emit "\"bench\":\"export_chrome\",\"input\":\"$label\",\"output_mb\":$(mbps "$ob" 1),\"seconds\":$WALL,\"mb_per_s\":$(mbps "$ob" "$WALL"),\"cpu_s\":$CPU,\"cpu_mb_per_s\":$(mbps "$ob" "$CPU"),\"max_rss_mb\":$RSS_MB"
+	else
+		emit "\"bench\":\"export_chrome\",\"input\":\"$label\",\"error\":\"$(errmsg)\""
+	fi
+	rm -f "$tft" "$tft"-* "$exp"
+}
+
+echo "# tftracer bench: $BIN ($COMMIT$DIRTY) on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for what in $INPUTS; do
+	case $what in
+	mtia)
+		f=$(prepare_mtia)
+		if [ -n "$f" ]; then bench_input mtia "$f"; else echo "# mtia trace not found under $DATA" >&2; fi
+		;;
+	gen)
+		f=$(prepare_gen)
+		bench_input "gen_${SIZE_MB}MB" "$f"
+		;;
+	*) echo "bench: unknown input '$what'" >&2 ;;
+	esac
+done
+
+"$PY" - "$ROWS" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print()
+print("%-16s %-18s %10s %10s %10s %10s %s" % ("input", "bench", "MB", "seconds", "MB/s", "cpu MB/s",
+                                                "other"))
+for r in rows:
+    other = ", ".join("%s=%s" % (k, r[k]) for k in ("max_rss_mb", "ratio", "cpu_ratio",
+                      "tft_bytes_per_slice",
+                      "json_bytes_per_slice", "slices", "events", "error", "skipped") if k in r)
+    mb = r.get("input_mb", r.get("output_mb", ""))
+    print("%-16s %-18s %10s %10s %10s %10s %s" % (r.get("input", ""), r["bench"], mb,
+                                                  r.get("seconds", ""), r.get("mb_per_s", ""),
+                                                  r.get("cpu_mb_per_s", ""), other))
+EOF
+rm -f "$ROWS" "$WORK/cmd.out" "$WORK/cmd.err" "$WORK/info.json"
+echo "# results appended to $RESULTS"

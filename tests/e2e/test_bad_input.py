@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# Bad input: truncated, bit-flipped and garbage-injected copies of real traces
+# plus hand-made broken files must fail cleanly (exit 2, one stderr line, no output).
+"""Usage: test_bad_input.py [SUBSTRING...]
+
+Each case runs `tftracer import CASE -o DIR/out.tft` in a fresh DIR and
+checks: never killed by a signal, no sanitizer report, no timeout; on
+failure exit 2, exactly one stderr line "tftracer: ..." naming the input
+(and "byte N" with N inside the input for parse errors), and DIR left empty
+(no out.tft, no out.tft.tmp.*). Cuts between two events of a top-level array
+are legal (unterminated array) and must import the events before the cut."""
+import gzip
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
+import count_chrome  # noqa: E402
+import tft_harness as H  # noqa: E402
+
+# (file, top-level form) — small real files, both Chrome forms, three producers.
+SOURCES = (
+    "catapult/simple_trace.json",                          # bare array: B/E/X/C/I/P/M
+    "kineto/docs_traces/after_fix_trace.json",             # Kineto object form
+    "ikhlestov-tf-profiling/GPU/timeline_01.json",         # tf.timeline object form
+)
+GZ_SOURCE = "catapult/simple_trace_gz.gz"
+BYTE_RE = re.compile(r"byte (\d+)")
+
+# expectations
+ERR = "error"            # exit 2, one line naming the file, "byte N" with lo <= N <= len
+ERR_NOBYTE = "error-nb"  # exit 2, one line naming the file (no position required)
+OK = "ok"                # exit 0, counts == count_chrome on the events before the cut
+EITHER = "either"        # exit 0 (then counts must match) or a clean ERR
+ANY = "any"              # exit 0 or a clean exit 2; only "no crash, no leftovers"
+
+
+def event_spans(data):
+    """Byte spans [start, end) of the elements of the events array, plus the
+    array's '[' offset. data must be a complete, valid document."""
+    n = len(data)
+    i = 0
+
+    def skip_string(j):  # data[j] == '"'; returns index after the closing quote
+        j += 1
+        while True:
+            c = data[j]
+            if c == 0x5C:
+                j += 2
+                continue
+            j += 1
+            if c == 0x22:
+                return j
+
+    while data[i] in b" \t\r\n":
+        i += 1
+    if data[i] == 0x7B:  # object: find "traceEvents" at depth 1
+        depth = 0
+        while i < n:
+            c = data[i]
+            if c == 0x22:
+                j = skip_string(i)
+                if depth == 1 and data[i:j] == b'"traceEvents"':
+                    k = data.index(b"[", j)
+                    i = k
+                    break
+                i = j
+                continue
+            if c in b"{[":
+                depth += 1
+            elif c in b"}]":
+                depth -= 1
+            i += 1
+    arr = i
+    assert data[arr] == 0x5B
+    spans = []
+    i = arr + 1
+    depth = 0
+    start = None
+    while i < n:
+        c = data[i]
+        if c == 0x22:
+            if start is None:
+                start = i
+            i = skip_string(i)
+            if depth == 0:
+                spans.append((start, i))
+                start = None
+            continue
+        if c in b"{[":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c in b"}]":
+            if depth == 0:  # end of the events array
+                break
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+                start = None
+        elif depth == 0 and c not in b" \t\r\n,":
+            if start is None:
+                start = i
+        i += 1
+    return arr, spans
+
+
+def structural_positions(data, lo, hi):
+    """Offsets in [lo, hi) that are outside strings (data[lo] starts a value)."""
+    out = []
+    i = lo
+    while i < hi:
+        c = data[i]
+        if c == 0x22:
+            i += 1
+            while data[i] != 0x22:
+                i += 2 if data[i] == 0x5C else 1
+            i += 1
+            continue
+        out.append(i)
+        i += 1
+    return out
+
+
+class Case:
+    def __init__(self, name, data, expect, lo=0, events=None, fname="in.json", path=None):
+        self.name, self.data, self.expect, self.lo = name, data, expect, lo
+        self.events, self.fname, self.path = events, fname, path
+
+
+def cases_for_source(rel, data, rng):
+    form = "array" if data.lstrip()[:1] == b"[" else "object"
+    events = count_chrome.parse_trace(data)
+    arr, spans = event_spans(data)
+    assert len(spans) == len(events), (rel, len(spans), len(events))
+    base = os.path.basename(rel).replace(".json", "")
+    out = []
+    picks = sorted({max(1, len(spans) // 4), len(spans) // 2, (3 * len(spans)) // 4,
+                    len(spans) - 1})
+    for k in picks:
+        s, e = spans[k]
+        # inside the event: after '{', middle, before '}', inside a string
+        out.append(Case("%s:cut-after-brace-%d" % (base, k), data[:s + 1], ERR, s, fname=base + ".json"))
+        out.append(Case("%s:cut-mid-%d" % (base, k), data[:(s + e) // 2], ERR, s, fname=base + ".json"))
+        out.append(Case("%s:cut-before-close-%d" % (base, k), data[:e - 1], ERR, s, fname=base + ".json"))
+        q = data.find(b'"', s + 1, e)
+        if q > 0:
+            out.append(Case("%s:cut-in-string-%d" % (base, k), data[:q + 2], ERR, s,
+                            fname=base + ".json"))
+        # between events: legal for the bare array form
+        between = OK if form == "array" else EITHER
+        out.append(Case("%s:cut-after-event-%d" % (base, k), data[:e], between, s,
+                        events=events[:k + 1], fname=base + ".json"))
+        comma = data.find(b",", e)
+        if comma > 0 and k + 1 < len(spans) and comma < spans[k + 1][0]:
+            out.append(Case("%s:cut-after-comma-%d" % (base, k), data[:comma + 1] + b"\n",
+                            between, s, events=events[:k + 1], fname=base + ".json"))
+    # garbage outside strings inside an event
+    for k in picks[:3]:
+        s, e = spans[k]
+        pos = structural_positions(data, s, e)
+        p = rng.choice(pos[1:])
+        out.append(Case("%s:inject-hash-%d" % (base, k), data[:p] + b"#" + data[p:], ERR, p,
+                        fname=base + ".json"))
+        colon = data.find(b":", s, e)
+        if colon > 0 and colon in pos:
+            out.append(Case("%s:colon-to-semicolon-%d" % (base, k),
+                            data[:colon] + b";" + data[colon + 1:], ERR, colon, fname=base + ".json"))
+        out.append(Case("%s:double-brace-%d" % (base, k), data[:s] + b"{" + data[s:], ERR, s,
+                        fname=base + ".json"))
+        out.append(Case("%s:drop-close-%d" % (base, k), data[:e - 1] + data[e:], ERR, s,
+                        fname=base + ".json"))
+        out.append(Case("%s:nul-bytes-%d" % (base, k), data[:p] + b"\x00\xff\xfe" + data[p:], ERR, p,
+                        fname=base + ".json"))
+    # random bit flips anywhere: must not crash; outcome free
+    for j in range(6):
+        b = bytearray(data)
+        for _ in range(1 + j % 3):
+            p = rng.randrange(len(b))
+            b[p] ^= 1 << rng.randrange(8)
+        out.append(Case("%s:bitflip-%d" % (base, j), bytes(b), ANY, fname=base + ".json"))
+    return out
+
+
+def special_cases(root, rng):
+    c = []
+    c.append(Case("empty-file", b"", ERR, 0, fname="empty.json"))
+    c.append(Case("whitespace-only", b"  \n\t\n", ERR, 0, fname="ws.json"))
+    blob = bytes([0xF3]) + bytes(rng.randrange(256) for _ in range(4095))
+    c.append(Case("binary-file", blob, ERR_NOBYTE, fname="blob.bin"))
+    c.append(Case("json-null", b"null", ERR, 0, fname="null.json"))
+    c.append(Case("json-number", b"42\n", ERR, 0, fname="num.json"))
+    c.append(Case("object-without-traceEvents", b'{"foo": 1, "bar": [1, 2]}', ERR, 0,
+                  fname="notrace.json"))
+    c.append(Case("traceEvents-not-array", b'{"traceEvents": 5}', ERR, 0, fname="te5.json"))
+    c.append(Case("array-of-numbers", b"[1, 2, 3]", ERR, 0, fname="nums.json"))
+    c.append(Case("object-truncated-after-bracket", b'{"traceEvents": [', EITHER, 0, events=[],
+                  fname="open.json"))
+    c.append(Case("array-double-comma",
+                  b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},,'
+                  b'{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":1}]', ERR, 0, fname="cc.json"))
+    c.append(Case("deep-nesting-args",
+                  b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"x":' +
+                  b"[" * 200000 + b"]" * 200000 + b"}}]", ERR, 0, fname="deep.json"))
+    c.append(Case("deep-nesting-unclosed", b"[" + b"{\"a\":[" * 100000, ERR, 0, fname="deep2.json"))
+    c.append(Case("bad-escape", b'[{"ph":"X","name":"a\\qb","pid":1,"tid":1,"ts":1,"dur":2}]',
+                  ERR, 0, fname="esc.json"))
+    c.append(Case("bad-unicode-escape",
+                  b'[{"ph":"X","name":"a\\uZZ12","pid":1,"tid":1,"ts":1,"dur":2}]', ERR, 0,
+                  fname="uesc.json"))
+    c.append(Case("unterminated-string-eof", b'[{"ph":"X","name":"abc', ERR, 0, fname="ustr.json"))
+    c.append(Case("ts-overflow",
+                  b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1e999,"dur":2}]', ERR, 0,
+                  fname="big.json"))
+    c.append(Case("ts-huge-integer",
+                  b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":99999999999999999999999,"dur":2}]',
+                  ERR, 0, fname="bigint.json"))
+    c.append(Case("trailing-garbage-after-object",
+                  b'{"traceEvents": []} xyz', ERR, 0, fname="tail.json"))
+    # gzip: truncated stream, corrupted stream, gzip of a non-trace
+    gz = open(os.path.join(root, GZ_SOURCE), "rb").read() if os.path.exists(
+        os.path.join(root, GZ_SOURCE)) else None
+    if gz:
+        c.append(Case("gzip-truncated", gz[:len(gz) // 2], ERR_NOBYTE, fname="trunc.json.gz"))
+        b = bytearray(gz)
+        for p in range(20, len(b) - 20, 37):
+            b[p] ^= 0x5A
+        c.append(Case("gzip-corrupted", bytes(b), ERR_NOBYTE, fname="corrupt.json.gz"))
+    c.append(Case("gzip-of-text", gzip.compress(b"hello, world\n"), ERR, 0, fname="hello.json.gz"))
+    # real non-trace JSON from the corpus
+    for rel in ("catapult/google_cloud_trace.json", "tensorboard/profile_demo/profile_demo.op_profile.json"):
+        p = os.path.join(root, rel)
+        if os.path.exists(p):
+            c.append(Case("real-" + os.path.basename(rel), open(p, "rb").read(), ERR, 0,
+                          fname=os.path.basename(rel)))
+    return c
+
+
+def check_run(case, r, inpath, outdir, binary):
+    """Problems with one import run of `case` (r: harness Result)."""
+    probs = []
+    if r.crashed:
+        return [r.why(cmd=False)]
+    left = sorted(os.listdir(outdir))
+    expect = case.expect
+    if r.rc == 0 and expect in (OK, EITHER, ANY):
+        if "out.tft" not in left:
+            probs.append("exit 0 but no out.tft")
+        elif case.events is not None:
+            try:
+                info = H.cli_info(binary, os.path.join(outdir, "out.tft"))
+                want = count_chrome.count_events(case.events)
+                d = H.diff_counts(info, want)
+                if d:
+                    probs.append("counts after cut: " + ", ".join(d))
+            except H.CliError as e:
+                probs.append(str(e))
+        extra = [f for f in left if f != "out.tft"]
+        if extra:
+            probs.append("files left besides out.tft: %s" % extra)
+        return probs
+    if expect == OK:
+        probs.append("expected exit 0 (legal unterminated array), got " + r.why(cmd=False))
+        return probs
+    if r.rc != 2:
+        probs.append("expected exit 2, got " + r.why(cmd=False))
+    lines = r.err.strip().splitlines()
+    if len(lines) != 1:
+        probs.append("stderr has %d lines: %r" % (len(lines), r.err[:300]))
+    elif not lines[0].startswith("tftracer: ") or inpath not in lines[0]:
+        probs.append("stderr line lacks 'tftracer: %s': %r" % (inpath, lines[0][:300]))
+    elif expect in (ERR, EITHER):
+        m = BYTE_RE.search(lines[0])
+        if not m:
+            probs.append("no 'byte N' in %r" % lines[0][:300])
+        elif not case.lo <= int(m.group(1)) <= len(case.data):
+            probs.append("byte %s outside [%d, %d]: %r" % (m.group(1), case.lo, len(case.data),
+                                                           lines[0][:200]))
+    if left:
+        probs.append("output left behind: %s" % left)
+    return probs
+
+
+def run_case(rep, binary, case, workdir):
+    d = tempfile.mkdtemp(prefix="case-", dir=workdir)
+    indir, outdir = os.path.join(d, "in"), os.path.join(d, "out")
+    os.mkdir(indir)
+    os.mkdir(outdir)
+    inpath = case.path or os.path.join(indir, case.fname)
+    if case.path is None:
+        with open(inpath, "wb") as fp:
+            fp.write(case.data)
+    r = H.run([binary, "import", inpath, "-o", os.path.join(outdir, "out.tft")], timeout=60)
+    probs = check_run(case, r, inpath, outdir, binary)
+    if probs and case.path is None:
+        keep = os.environ.get("TFT_FAILED_DIR") or os.path.join(tempfile.gettempdir(),
+                                                                 "tft-bad-input-failures")
+        os.makedirs(keep, exist_ok=True)
+        kept = os.path.join(keep, case.name.replace("/", "_").replace(":", "_") + "-" + case.fname)
+        shutil.copyfile(inpath, kept)
+        probs.append("input kept as %s" % kept)
+    rep.check(case.name, probs)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    filters = sys.argv[1:]
+    root = H.data_dir()
+    binary = H.tft_bin()
+    rep = H.Reporter("bad_input")
+    rng = random.Random(20240611)
+    cases = []
+    for rel in SOURCES:
+        p = os.path.join(root, rel)
+        if not os.path.exists(p):
+            rep.skip(rel, "missing from %s" % root)
+            continue
+        cases += cases_for_source(rel, count_chrome.read_bytes(p), rng)
+    cases += special_cases(root, rng)
+    work = tempfile.mkdtemp(prefix="tft-bad-")
+    try:
+        for case in cases:
+            if filters and not any(s in case.name for s in filters):
+                continue
+            run_case(rep, binary, case, work)
+        if not filters or any(s in "nonexistent-file" for s in filters):
+            missing = os.path.join(work, "no-such-dir", "missing.json")
+            c = Case("nonexistent-file", b"", ERR_NOBYTE, path=missing)
+            run_case(rep, binary, c, work)
+        if not filters or any(s in "second-input-bad" for s in filters):
+            good = os.path.join(root, SOURCES[0])
+            bad = os.path.join(work, "bad2.json")
+            bad_data = b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":'
+            with open(bad, "wb") as fp:
+                fp.write(bad_data)
+            d = tempfile.mkdtemp(prefix="case-", dir=work)
+            r = H.run([binary, "import", good, bad, "-o", os.path.join(d, "out.tft")], timeout=60)
+            rep.check("second-input-bad",
+                      check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return rep.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(H.main_guard(main))

@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# Round trip on real traces: import -> export chrome -> import again must keep
+# the counts, the time span and the per-name statistics (tests/corpus/tft_harness.py).
+"""Usage: test_roundtrip.py [SUBSTRING...]   one PASS/FAIL line per file."""
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
+import tft_harness as H  # noqa: E402
+
+# Small and medium files covering every producer and phase family.
+FILES = (
+    # Kineto, old schema (Operator/Runtime/Kernel)
+    "kineto/tb_plugin_test/gpu_metrics_input.json",
+    "kineto/tb_plugin_samples/resnet50_num_workers_4/worker0.pt.trace.json.gz",
+    # Kineto, new schema (cpu_op/cuda_runtime/kernel/ac2g), baseTimeNanoseconds
+    "kineto/docs_traces/after_fix_trace.json",
+    "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta/trace_filter/sampled_rank-0.json.gz",
+    "hta/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "tracelens/kineto_h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "hta/mtia_inference_trace/mtia_inference_rank_0.json.gz",
+    # tf.timeline CPU + GPU (s/t flows)
+    "ikhlestov-tf-profiling/CPU/timeline_02_step_0.json",
+    "ikhlestov-tf-profiling/GPU/timeline_03_merged_5_runs.json",
+    # catapult: flows, async (b/e, S/T/F), counters, objects, unclosed B
+    "catapult/flow.json",
+    "catapult/flow_simple.json",
+    "catapult/async_begin_end.json",
+    "catapult/nestable_async.json",
+    "catapult/instance_counters.json",
+    "catapult/simple_trace.json",
+    "catapult/x_event_trace.json",
+    "catapult/main_thread_has_unclosed_slices.json",
+    "catapult/webview.json.gz",
+    "catapult/fuchsia_trace.json.gz",
+)
+
+
+def main():
+    filters = sys.argv[1:]
+    root = H.data_dir()
+    rep = H.Reporter("roundtrip")
+    for rel in FILES:
+        if filters and not any(s in rel for s in filters):
+            continue
+        path = os.path.join(root, rel)
+        if not os.path.exists(path):
+            rep.skip(rel, "missing from %s" % root)
+            continue
+        tmp = tempfile.mkdtemp(prefix="tft-rt-")
+        try:
+            rep.check(rel, H.roundtrip(H.bin_for(path), path, tmp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rep.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(H.main_guard(main))

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make test`: builds the normal and the ASan+UBSan trees, runs the unit tests,
+# the corpus/round-trip/PyTorch/bad-input suites and a short fuzz smoke run.
+#
+# One line per test (PASS name / FAIL name (reason) / SKIP name (reason)); the
+# LAST line is the summary "N passed, N failed[, N skipped]"; exit 1 if any failed.
+# Knobs (env): TFT_JOBS (2), TFT_SKIP_BUILD=1 (reuse build/ and build-asan/),
+# TFT_SKIP_FUZZ=1, FUZZ_SMOKE_SECONDS (5), TFT_DATA (../shared/data),
+# TFT_ASAN_MAX_MB (6: larger inputs use the normal build), TFT_ONLY (a subset of:
+# units bad_input torch roundtrip corpus fuzz, or the NAME of any other
+# tests/e2e/test_NAME.py, which all run too), TFT_BUILD_DIR (build),
+# TFT_ASAN_DIR (build-asan), TFT_FUZZ_DIR (build-fuzz).
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${TFT_JOBS:-2}
+PY=/usr/bin/python3
+BUILD=${TFT_BUILD_DIR:-build}
+ASAN=${TFT_ASAN_DIR:-build-asan}
+FUZZD=${TFT_FUZZ_DIR:-build-fuzz}
+LOGDIR=$ROOT/$ASAN/test-logs
+FUZZ_SECS=${FUZZ_SMOKE_SECONDS:-5}
+export TFT_DATA=${TFT_DATA:-$ROOT/../shared/data}
+export TFT_JOBS=$JOBS
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+npass=0
+nfail=0
+nskip=0
+T0=$SECONDS
+
+pass() { npass=$((npass + 1)); echo "PASS $1"; }
+fail() { nfail=$((nfail + 1)); echo "FAIL $1 ($2)"; }
+skip() { nskip=$((nskip + 1)); echo "SKIP $1 ($2)"; }
+note() { echo "# $*"; }
+want() { [ -z "${TFT_ONLY:-}" ] || [[ " $TFT_ONLY " == *" $1 "* ]]; }
+
+# last few lines of a log, on one line, for FAIL reasons
+tail_of() { tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' ' | tr -s ' ' | cut -c1-400; }
+
+mkdir -p "$LOGDIR" 2>/dev/null || { LOGDIR=$(mktemp -d); }
+
+# ---- builds -------------------------------------------------------------------
+build() { # name log make-args...
+	local name=$1 log=$2
+	shift 2
+	if make "$@" >"$log" 2>&1; then
+		pass "$name"
+	else
+		fail "$name" "make $*: $(grep -m1 -E 'error|Error' "$log" | cut -c1-300)"
+	fi
+}
+
+if [ "${TFT_SKIP_BUILD:-0}" != 1 ]; then
+	note "building (make -j$JOBS O=$BUILD; ASan+UBSan tree in $ASAN)"
+	build build "$LOGDIR/build.log" -k -j"$JOBS" O="$BUILD"
+	build build-asan "$LOGDIR/build-asan.log" -k -j"$JOBS" O="$ASAN" ASAN=1 all units
+fi
+
+# ---- unit tests (TAP, one test per binary) ------------------------------------
+if want units; then
+	for src in tests/unit/test_*.c; do
+		[ -e "$src" ] || continue
+		name=$(basename "$src" .c)
+		bin=$ASAN/tests/$name
+		if [ ! -x "$bin" ]; then
+			fail "unit/$name" "not built: $bin (see $LOGDIR/build-asan.log)"
+			continue
+		fi
+		log=$LOGDIR/unit-$name.log
+		(cd "$ROOT" && TFT_DATA=$TFT_DATA timeout 300 "$bin") >"$log" 2>&1
+		rc=$?
+		nok=$(grep -c '^not ok' "$log")
+		plan=$(grep -cE '^1\.\.[0-9]+' "$log")
+		if [ "$rc" -eq 0 ] && [ "$nok" -eq 0 ] && [ "$plan" -gt 0 ]; then
+			pass "unit/$name"
+		else
+			if [ "$rc" -eq 124 ]; then why="timeout after 300 s"
+			elif [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"
+			elif grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$log"; then
+				why="sanitizer: $(grep -m1 -E 'ERROR: |runtime error:' "$log" | cut -c1-200)"
+			elif [ "$plan" -eq 0 ]; then why="exit $rc, no TAP plan (crashed or no done_testing)"
+			else why="exit $rc, $nok failed"; fi
+			fail "unit/$name" "$why; log $log"
+			grep -A3 '^not ok' "$log" | grep -E '^(not ok|#)' | head -n 20 | sed 's/^/    /'
+		fi
+	done
+fi
+
+# ---- Python suites --------------------------------------------------------------
+run_suite() { # name script [args]
+	local name=$1 script=$2 log=$LOGDIR/$1.log
+	shift 2
+	if [ ! -f "$script" ]; then
+		fail "$name" "missing $script"
+		return
+	fi
+	local t=$SECONDS
+	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer \
+		timeout 900 "$PY" "$script" "$@" >"$log" 2>&1
+	local rc=$?
+	local p f s
+	p=$(grep -c '^PASS ' "$log")
+	f=$(grep -c '^FAIL ' "$log")
+	s=$(grep -c '^SKIP ' "$log")
+	grep -E '^(PASS|FAIL|SKIP) ' "$log"
+	npass=$((npass + p))
+	nfail=$((nfail + f))
+	nskip=$((nskip + s))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		fail "$name" "exit $rc with no FAIL line: $(tail_of "$log" 3)"
+	fi
+	note "$name: $p passed, $f failed, $s skipped in $((SECONDS - t)) s (log $log)"
+}
+
+if [ ! -x "$PY" ]; then
+	skip python-suites "$PY not found"
+else
+	if [ ! -x "$ASAN/tftracer" ] || [ ! -x "$BUILD/tftracer" ]; then
+		note "warning: $ASAN/tftracer or $BUILD/tftracer missing; CLI suites will fail"
+	fi
+	want bad_input && run_suite bad_input tests/e2e/test_bad_input.py
+	want torch && run_suite torch tests/e2e/test_torch.py
+	want roundtrip && run_suite roundtrip tests/e2e/test_roundtrip.py
+	want corpus && run_suite corpus tests/corpus/test_corpus.py -j "$JOBS"
+	# other end-to-end suites that follow the same protocol (tests/e2e/test_*.py)
+	for script in tests/e2e/test_*.py; do
+		[ -e "$script" ] || continue
+		name=$(basename "$script" .py)
+		name=${name#test_}
+		case $name in bad_input | torch | roundtrip) continue ;; esac
+		want "$name" && run_suite "$name" "$script"
+	done
+fi
+
+# ---- fuzz smoke -------------------------------------------------------------------
+if want fuzz; then
+	if [ "${TFT_SKIP_FUZZ:-0}" = 1 ]; then
+		skip fuzz "TFT_SKIP_FUZZ=1"
+	elif ! ls fuzz/fuzz_*.c >/dev/null 2>&1; then
+		skip fuzz "no fuzz/fuzz_*.c targets"
+	elif ! command -v clang >/dev/null; then
+		skip fuzz "clang not installed"
+	elif ! make -j"$JOBS" fuzz-build O="$BUILD" FUZZ_O="$FUZZD" >"$LOGDIR/fuzz-build.log" 2>&1; then
+		fail fuzz-build "make fuzz-build: $(grep -m1 -E 'error' "$LOGDIR/fuzz-build.log" | cut -c1-300)"
+	else
+		for src in fuzz/fuzz_*.c; do
+			name=$(basename "$src" .c)
+			bin=$FUZZD/$name
+			if [ ! -x "$bin" ]; then
+				fail "fuzz/$name" "not built"
+				continue
+			fi
+			work=$FUZZD/corpus/$name
+			art=$FUZZD/artifacts/$name
+			mkdir -p "$work" "$art"
+			seeds=()
+			[ -d "fuzz/corpus/$name" ] && seeds=("fuzz/corpus/$name")
+			log=$LOGDIR/fuzz-$name.log
+			timeout $((FUZZ_SECS + 120)) "$bin" -max_total_time="$FUZZ_SECS" -max_len=65536 \
+				-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$art/" \
+				"$work" "${seeds[@]}" >"$log" 2>&1
+			rc=$?
+			if [ "$rc" -eq 0 ]; then
+				pass "fuzz/$name"
+			else
+				why=$(grep -m1 -E 'ERROR: |SUMMARY: |runtime error:' "$log" | cut -c1-200)
+				crash=$(grep -m1 -oE "Test unit written to [^ ]+" "$log")
+				fail "fuzz/$name" "exit $rc: ${why:-$(tail_of "$log" 2)} ${crash}"
+			fi
+		done
+	fi
+fi
+
+note "total time $((SECONDS - T0)) s; logs in $LOGDIR"
+if [ "$nskip" -gt 0 ]; then
+	echo "$npass passed, $nfail failed, $nskip skipped"
+else
+	echo "$npass passed, $nfail failed"
+fi
+[ "$nfail" -eq 0 ]
