@@ -9,6 +9,8 @@ PKGS=(
 	clang libclang-rt-14-dev          # libFuzzer + sanitizers
 	libsqlite3-dev sqlite3            # session file container
 	libzstd-dev zlib1g-dev            # chunk compression, gzip input
+	libmicrohttpd-dev libgnutls28-dev # HTTP(S) server
+	wrk openssl                       # load test, test TLS certificate
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 )
 

@@ -98,9 +98,10 @@ run_suite() { # name script [args]
 		fail "$name" "missing $script"
 		return
 	fi
-	local t=$SECONDS
-	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer \
-		timeout 900 "$PY" "$script" "$@" >"$log" 2>&1
+	local t=$SECONDS runner=("$PY")
+	case $script in *.sh | */run.sh) runner=(bash) ;; esac
+	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_ASAN_DIR=$ASAN \
+		timeout 900 "${runner[@]}" "$script" "$@" >"$log" 2>&1
 	local rc=$?
 	local p f s
 	p=$(grep -c '^PASS ' "$log")
@@ -134,6 +135,14 @@ else
 		case $name in bad_input | torch | roundtrip) continue ;; esac
 		want "$name" && run_suite "$name" "$script"
 	done
+	# shell suites (load test, crash recovery ...) and the browser tests
+	for script in tests/e2e/test_*.sh; do
+		[ -e "$script" ] || continue
+		name=$(basename "$script" .sh)
+		name=${name#test_}
+		want "$name" && run_suite "$name" "$script"
+	done
+	[ -f tests/browser/run.sh ] && want browser && run_suite browser tests/browser/run.sh
 fi
 
 # ---- fuzz smoke -------------------------------------------------------------------

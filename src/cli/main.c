@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "info", tft_cmd_info, "summarise a session: processes, tracks, counts, time span" },
 	{ "stats", tft_cmd_stats, "op statistics: count, total, self, mean, min, max, p50, p99" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON)" },
+	{ "serve", tft_cmd_serve, "serve the web UI for a session or trace files (also: tftracer FILE)" },
 };
 
 static void usage(FILE *fp)
@@ -131,6 +132,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);
+	if (access(argv[1], F_OK) == 0) /* `tftracer FILE...`: serve it, as the seed did */
+		return tft_cmd_serve(argc, argv);
 	cli_fail(TFT_EXIT_BADINPUT, "unknown command '%s'", argv[1]);
 	usage(stderr);
 	return TFT_EXIT_BADINPUT;

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GET /api/slice?track=ID&ts=NS&depth=D: everything known about the slice
+ * at depth D of the track whose [ts, ts+dur] contains ts: name, category,
+ * times, self time, track, process, typed args, step and flows. Flows come
+ * from an index built once per session generation (sorted by each end's
+ * track and time); a flow binds to the deepest slice enclosing its end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "server/routes.h"
+
+#define SLICE_MAX_ARGS 1024  /* args kept for one slice */
+#define SLICE_MAX_FLOWS 1000 /* flows listed per direction */
+#define SLICE_MAX_CHILDREN (1u << 20)
+#define RAW_JSON_MAX_DEPTH 64
+
+/* a + b clamped to the int64 range (stored data is not trusted to stay in it). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* ---- flow index --------------------------------------------------------- */
+
+struct flow_end {
+	uint32_t track;
+	int64_t ts;
+	uint32_t flow; /* index into flows */
+};
+
+struct tft_flow_index {
+	uint64_t gen;            /* pool generation it was built for */
+	unsigned refs;           /* requests using it (guarded by flow_lock) */
+	struct tft_flow *flows;  /* owned */
+	size_t n, cap;
+	struct flow_end *src;    /* owned: sorted by (track, ts) of the start */
+	struct flow_end *dst;    /* owned: sorted by (track, ts) of the end */
+	size_t nsrc, ndst;
+};
+
+void tft_api_flow_index_free(struct tft_flow_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->flows);
+	free(ix->src);
+	free(ix->dst);
+	free(ix);
+}
+
+static int collect_flow(void *ctx, const struct tft_flow *f)
+{
+	struct tft_flow_index *ix = ctx;
+
+	if (ix->n == ix->cap) {
+		size_t nc = ix->cap ? ix->cap * 2 : 1024;
+		struct tft_flow *nf = realloc(ix->flows, nc * sizeof(*nf));
+		if (!nf)
+			return TFT_ENOMEM;
+		ix->flows = nf;
+		ix->cap = nc;
+	}
+	ix->flows[ix->n++] = *f;
+	return 0;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct flow_end *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->flow < y->flow ? -1 : x->flow > y->flow;
+}
+
+static struct tft_flow_index *build_flows(struct tft_session *s, uint64_t gen, struct tft_error *err)
+{
+	struct tft_flow_index *ix = calloc(1, sizeof(*ix));
+	int rc;
+
+	if (!ix) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	ix->gen = gen;
+	rc = tft_session_flows(s, collect_flow, ix, err);
+	if (rc == 0 && ix->n) {
+		ix->src = malloc(ix->n * sizeof(*ix->src));
+		ix->dst = malloc(ix->n * sizeof(*ix->dst));
+		if (!ix->src || !ix->dst)
+			rc = TFT_ENOMEM;
+	}
+	if (rc != 0) {
+		tft_error_set(err, rc < 0 ? rc : TFT_EIO, -1, "cannot read the flows");
+		tft_api_flow_index_free(ix);
+		return NULL;
+	}
+	for (size_t i = 0; i < ix->n; i++) {
+		const struct tft_flow *f = &ix->flows[i];
+		if (f->src_track != TFT_NONE)
+			ix->src[ix->nsrc++] = (struct flow_end){ f->src_track, f->src_ts_ns, (uint32_t)i };
+		if (f->dst_track != TFT_NONE)
+			ix->dst[ix->ndst++] = (struct flow_end){ f->dst_track, f->dst_ts_ns, (uint32_t)i };
+	}
+	if (ix->nsrc > 1)
+		qsort(ix->src, ix->nsrc, sizeof(*ix->src), cmp_end);
+	if (ix->ndst > 1)
+		qsort(ix->dst, ix->ndst, sizeof(*ix->dst), cmp_end);
+	return ix;
+}
+
+static struct tft_flow_index *flows_get(struct tft_server *srv, struct tft_session *s,
+					 struct tft_error *err)
+{
+	uint64_t gen = tft_pool_gen(&srv->pool);
+	struct tft_flow_index *ix;
+
+	pthread_mutex_lock(&srv->flow_lock);
+	ix = srv->flows;
+	if (ix && ix->gen != gen) {
+		srv->flows = NULL;
+		if (ix->refs == 0)
+			tft_api_flow_index_free(ix);
+		ix = NULL;
+	}
+	if (!ix) {
+		ix = build_flows(s, gen, err);
+		srv->flows = ix;
+	}
+	if (ix)
+		ix->refs++;
+	pthread_mutex_unlock(&srv->flow_lock);
+	return ix;
+}
+
+static void flows_put(struct tft_server *srv, struct tft_flow_index *ix)
+{
+	pthread_mutex_lock(&srv->flow_lock);
+	if (--ix->refs == 0 && ix != srv->flows)
+		tft_api_flow_index_free(ix);
+	pthread_mutex_unlock(&srv->flow_lock);
+}
+
+/* First end with (track, ts) >= (track, t0). */
+static size_t lower_bound(const struct flow_end *v, size_t n, uint32_t track, int64_t t0)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].track < track || (v[mid].track == track && v[mid].ts < t0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- finding the slice -------------------------------------------------- */
+
+struct child {
+	int64_t ts, end;
+};
+
+struct find {
+	int64_t ts;
+	uint32_t depth;
+	bool found;
+	struct tft_event ev;        /* the slice (args pointer replaced) */
+	struct tft_arg *args;       /* owned copy */
+	/* second pass: children */
+	bool nesting;               /* depth means nesting on this track */
+	int64_t end;
+	struct child *kids;         /* owned: direct children, clipped, in start order */
+	size_t nkids, kids_cap;
+	int64_t covered_to;         /* union of children so far ends here */
+	int64_t child_ns;           /* union length */
+	int status;
+};
+
+static int on_candidate(void *ctx, const struct tft_event *ev)
+{
+	struct find *f = ctx;
+	int64_t end;
+
+	if (ev->kind == TFT_EV_COUNTER || ev->depth != f->depth || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	end = sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0);
+	if (ev->ts_ns > f->ts || end < f->ts)
+		return 0;
+	/* The latest-starting slice containing ts wins (scan order: start order). */
+	if (f->found && ev->ts_ns < f->ev.ts_ns)
+		return 0;
+	f->found = true;
+	f->ev = *ev;
+	f->ev.nargs = ev->nargs > SLICE_MAX_ARGS ? SLICE_MAX_ARGS : ev->nargs;
+	if (f->ev.nargs) {
+		struct tft_arg *a = realloc(f->args, f->ev.nargs * sizeof(*a));
+		if (!a) {
+			f->status = TFT_ENOMEM;
+			return TFT_ENOMEM;
+		}
+		memcpy(a, ev->args, f->ev.nargs * sizeof(*a));
+		f->args = a;
+	}
+	f->ev.args = f->args;
+	return 0;
+}
+
+static int on_child(void *ctx, const struct tft_event *ev)
+{
+	struct find *f = ctx;
+	int64_t a, b;
+
+	if (ev->kind != TFT_EV_SLICE || ev->depth != f->depth + 1 || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	a = ev->ts_ns < f->ev.ts_ns ? f->ev.ts_ns : ev->ts_ns;
+	b = sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0);
+	if (b > f->end)
+		b = f->end;
+	if (b <= a || ev->ts_ns < f->ev.ts_ns)
+		return 0;
+	if (f->nkids < SLICE_MAX_CHILDREN) {
+		if (f->nkids == f->kids_cap) {
+			size_t nc = f->kids_cap ? f->kids_cap * 2 : 64;
+			struct child *k = realloc(f->kids, nc * sizeof(*k));
+			if (!k) {
+				f->status = TFT_ENOMEM;
+				return TFT_ENOMEM;
+			}
+			f->kids = k;
+			f->kids_cap = nc;
+		}
+		f->kids[f->nkids++] = (struct child){ a, b };
+	}
+	/* Union of children: they arrive in start order. */
+	if (a < f->covered_to)
+		a = f->covered_to;
+	if (b > a) {
+		f->child_ns += b - a;
+		f->covered_to = b;
+	}
+	return 0;
+}
+
+/* A flow end at t binds here unless a child slice encloses it. */
+static bool binds_here(const struct find *f, int64_t t)
+{
+	size_t lo = 0, hi = f->nkids;
+
+	if (t < f->ev.ts_ns || t > f->end)
+		return false;
+	/* kids are in start order: find the last one starting at or before t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->kids[mid].ts <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (f->kids[i].end >= t)
+			return false;
+		if (i + 64 < lo) /* children do not overlap; a few steps back is plenty */
+			break;
+	}
+	return true;
+}
+
+/* ---- raw JSON arguments --------------------------------------------------- */
+
+/* A bounded, strict RFC 8259 check for stored raw JSON values. */
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+static long json_value(const char *s, size_t n, size_t i, int depth);
+
+static long json_string(const char *s, size_t n, size_t i)
+{
+	if (i >= n || s[i] != '"')
+		return -1;
+	for (i++; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"')
+			return (long)i + 1;
+		if (c < 0x20)
+			return -1;
+		if (c == '\\') {
+			if (++i >= n)
+				return -1;
+			if (s[i] == 'u') {
+				for (int k = 0; k < 4; k++) {
+					char h = ++i < n ? s[i] : 0;
+					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+						return -1;
+				}
+			} else if (!strchr("\"\\/bfnrt", s[i]) || s[i] == '\0') {
+				return -1;
+			}
+		}
+	}
+	return -1;
+}
+
+static long json_number(const char *s, size_t n, size_t i)
+{
+	size_t st;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return -1;
+	if (i < n && s[i] == '.') {
+		st = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == st)
+			return -1;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		st = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == st)
+			return -1;
+	}
+	return (long)i;
+}
+
+static long json_value(const char *s, size_t n, size_t i, int depth)
+{
+	long r;
+
+	i = skip_ws(s, n, i);
+	if (i >= n || depth > RAW_JSON_MAX_DEPTH)
+		return -1;
+	switch (s[i]) {
+	case '{':
+	case '[': {
+		char close = s[i] == '{' ? '}' : ']';
+		bool obj = s[i] == '{';
+		i = skip_ws(s, n, i + 1);
+		if (i < n && s[i] == close)
+			return (long)i + 1;
+		for (;;) {
+			if (obj) {
+				r = json_string(s, n, skip_ws(s, n, i));
+				if (r < 0)
+					return -1;
+				i = skip_ws(s, n, (size_t)r);
+				if (i >= n || s[i] != ':')
+					return -1;
+				i++;
+			}
+			r = json_value(s, n, i, depth + 1);
+			if (r < 0)
+				return -1;
+			i = skip_ws(s, n, (size_t)r);
+			if (i < n && s[i] == ',') {
+				i++;
+				continue;
+			}
+			if (i < n && s[i] == close)
+				return (long)i + 1;
+			return -1;
+		}
+	}
+	case '"': return json_string(s, n, i);
+	case 't': return n - i >= 4 && memcmp(s + i, "true", 4) == 0 ? (long)i + 4 : -1;
+	case 'f': return n - i >= 5 && memcmp(s + i, "false", 5) == 0 ? (long)i + 5 : -1;
+	case 'n': return n - i >= 4 && memcmp(s + i, "null", 4) == 0 ? (long)i + 4 : -1;
+	default: return json_number(s, n, i);
+	}
+}
+
+static bool json_valid(const char *s, size_t n)
+{
+	long r = json_value(s, n, 0, 0);
+
+	return r >= 0 && skip_ws(s, n, (size_t)r) == n;
+}
+
+/* ---- the response --------------------------------------------------------- */
+
+static void write_sid(struct tft_json_writer *w, struct tft_session *s, uint32_t id)
+{
+	size_t len = 0;
+	const char *str = tft_session_str(s, id, &len);
+
+	tft_json_write_str(w, str ? str : "", str ? len : 0);
+}
+
+static void write_arg(struct tft_json_writer *w, struct tft_session *s, const struct tft_arg *a)
+{
+	size_t len = 0;
+	const char *str;
+
+	tft_json_write_key(w, tft_session_str(s, a->key, NULL));
+	switch (a->type) {
+	case TFT_ARG_BOOL: tft_json_write_bool(w, a->v.i != 0); break;
+	case TFT_ARG_INT: tft_json_write_int(w, a->v.i); break;
+	case TFT_ARG_DOUBLE: tft_json_write_double(w, a->v.d); break;
+	case TFT_ARG_STR: write_sid(w, s, a->v.str); break;
+	case TFT_ARG_JSON:
+		str = tft_session_str(s, a->v.str, &len);
+		if (str && json_valid(str, len))
+			tft_json_write_value_raw(w, str, len);
+		else
+			tft_json_write_str(w, str ? str : "", str ? len : 0);
+		break;
+	default: tft_json_write_null(w); break;
+	}
+}
+
+static void write_flows(struct tft_json_writer *w, struct tft_session *s, const struct find *f,
+			const struct tft_flow_index *ix, bool out)
+{
+	const struct flow_end *v = out ? ix->src : ix->dst;
+	size_t n = out ? ix->nsrc : ix->ndst, i, listed = 0;
+
+	tft_json_write_begin_array(w);
+	for (i = lower_bound(v, n, f->ev.track, f->ev.ts_ns);
+	     i < n && v[i].track == f->ev.track && v[i].ts <= f->end && listed < SLICE_MAX_FLOWS; i++) {
+		const struct tft_flow *fl = &ix->flows[v[i].flow];
+		uint32_t other = out ? fl->dst_track : fl->src_track;
+		int64_t ots = out ? fl->dst_ts_ns : fl->src_ts_ns;
+
+		if (!binds_here(f, v[i].ts))
+			continue;
+		listed++;
+		tft_json_write_begin_object(w);
+		tft_json_write_key(w, "flow_id");
+		tft_json_write_uint(w, fl->flow_id);
+		tft_json_write_key(w, "name");
+		write_sid(w, s, fl->name);
+		tft_json_write_key(w, "cat");
+		write_sid(w, s, fl->cat);
+		tft_json_write_key(w, "track");
+		if (other == TFT_NONE)
+			tft_json_write_null(w);
+		else
+			tft_json_write_uint(w, other);
+		tft_json_write_key(w, "ts");
+		if (other == TFT_NONE)
+			tft_json_write_null(w);
+		else
+			tft_json_write_int(w, ots);
+		tft_json_write_key(w, "unmatched");
+		tft_json_write_bool(w, (fl->flags & TFT_FLOWF_UNMATCHED) != 0);
+		tft_json_write_end_object(w);
+	}
+	tft_json_write_end_array(w);
+}
+
+static void write_step(struct tft_json_writer *w, struct tft_session *s, const struct tft_track *tr,
+		       int64_t ts)
+{
+	uint32_t n = tft_session_step_count(s);
+	const struct tft_step *best = NULL;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_step *st = tft_session_step(s, i);
+		if (!st || ts < st->start_ns || ts >= sat_add(st->start_ns, st->dur_ns))
+			continue;
+		if (st->process != TFT_NONE && st->process != tr->process)
+			continue;
+		/* Prefer the step of this process over a global one. */
+		if (!best || (best->process == TFT_NONE && st->process != TFT_NONE))
+			best = st;
+	}
+	if (best)
+		tft_json_write_int(w, best->index);
+	else
+		tft_json_write_null(w);
+}
+
+static int write_slice(struct tft_json_writer *w, struct tft_session *s, struct find *f,
+		       const struct tft_flow_index *ix)
+{
+	const struct tft_track *tr = tft_session_track(s, f->ev.track);
+	const struct tft_process *pr = tr ? tft_session_process(s, tr->process) : NULL;
+	const char *kind = tr ? tft_track_kind_name((int)tr->kind) : "";
+
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "name");
+	write_sid(w, s, f->ev.name);
+	tft_json_write_key(w, "cat");
+	write_sid(w, s, f->ev.cat);
+	tft_json_write_key(w, "kind");
+	tft_json_write_cstr(w, f->ev.kind == TFT_EV_INSTANT ? "instant" : "slice");
+	tft_json_write_key(w, "ts");
+	tft_json_write_int(w, f->ev.ts_ns);
+	tft_json_write_key(w, "dur");
+	tft_json_write_int(w, f->ev.dur_ns);
+	tft_json_write_key(w, "depth");
+	tft_json_write_uint(w, f->ev.depth);
+	tft_json_write_key(w, "self_ns");
+	tft_json_write_int(w, f->ev.dur_ns - f->child_ns);
+	tft_json_write_key(w, "children");
+	tft_json_write_uint(w, f->nkids);
+	tft_json_write_key(w, "unclosed");
+	tft_json_write_bool(w, (f->ev.flags & TFT_EVF_UNCLOSED) != 0);
+	tft_json_write_key(w, "track");
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_uint(w, f->ev.track);
+	tft_json_write_key(w, "name");
+	write_sid(w, s, tr ? tr->name : 0);
+	tft_json_write_key(w, "kind");
+	tft_json_write_cstr(w, kind ? kind : "");
+	tft_json_write_end_object(w);
+	tft_json_write_key(w, "process");
+	if (pr) {
+		tft_json_write_begin_object(w);
+		tft_json_write_key(w, "id");
+		tft_json_write_uint(w, pr->id);
+		tft_json_write_key(w, "name");
+		write_sid(w, s, pr->name);
+		tft_json_write_key(w, "pid");
+		tft_json_write_int(w, pr->pid);
+		tft_json_write_key(w, "rank");
+		tft_json_write_int(w, pr->rank);
+		tft_json_write_end_object(w);
+	} else {
+		tft_json_write_null(w);
+	}
+	tft_json_write_key(w, "args");
+	tft_json_write_begin_object(w);
+	for (uint16_t i = 0; i < f->ev.nargs; i++)
+		write_arg(w, s, &f->ev.args[i]);
+	tft_json_write_end_object(w);
+	tft_json_write_key(w, "step");
+	if (tr)
+		write_step(w, s, tr, f->ev.ts_ns);
+	else
+		tft_json_write_null(w);
+	tft_json_write_key(w, "flows_out");
+	write_flows(w, s, f, ix, true);
+	tft_json_write_key(w, "flows_in");
+	write_flows(w, s, f, ix, false);
+	tft_json_write_end_object(w);
+	return w->status;
+}
+
+static bool is_nesting(uint32_t kind)
+{
+	return kind == TFT_TRACK_THREAD || kind == TFT_TRACK_DEVICE || kind == TFT_TRACK_GPU_STREAM ||
+	       kind == TFT_TRACK_COMM;
+}
+
+int tft_api_slice(struct tft_http_req *r)
+{
+	struct tft_server *srv = r->srv;
+	struct tft_pool_slot *slot;
+	struct tft_flow_index *ix = NULL;
+	const struct tft_track *tr;
+	struct tft_json_writer w;
+	struct tft_error err;
+	struct find f;
+	int64_t track, ts, depth;
+	int rc;
+
+	if (!tft_query_get(&r->query, "track", NULL) || !tft_query_get(&r->query, "ts", NULL))
+		return tft_http_reply_error(r, 400, "track and ts are required");
+	if (tft_query_get_i64(&r->query, "track", 0, UINT32_MAX - 1, 0, &track) != 0 ||
+	    tft_query_get_i64(&r->query, "ts", INT64_MIN, INT64_MAX, 0, &ts) != 0 ||
+	    tft_query_get_i64(&r->query, "depth", 0, UINT32_MAX - 1, 0, &depth) != 0)
+		return tft_http_reply_error(r, 400, "track, ts and depth must be integers");
+	memset(&f, 0, sizeof(f));
+	f.ts = ts;
+	f.depth = (uint32_t)depth;
+	tft_error_clear(&err);
+	slot = tft_pool_acquire(&srv->pool, &err);
+	if (!slot)
+		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
+	tr = tft_session_track(slot->sess, (uint32_t)track);
+	if (!tr) {
+		tft_pool_release(slot);
+		return tft_http_reply_error(r, 404, "no such track");
+	}
+	rc = tft_session_scan(slot->sess, (uint32_t)track, ts, ts, 0, on_candidate, &f, &err);
+	if (rc >= 0 && !f.found) {
+		tft_pool_release(slot);
+		free(f.args);
+		return tft_http_reply_error(r, 404, "no slice at this time and depth");
+	}
+	if (rc >= 0) {
+		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
+		f.covered_to = f.ev.ts_ns;
+		f.nesting = is_nesting(tr->kind);
+		if (f.nesting && f.ev.kind == TFT_EV_SLICE && f.end > f.ev.ts_ns)
+			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.end, 0, on_child, &f,
+					      &err);
+	}
+	if (rc >= 0) {
+		ix = flows_get(srv, slot->sess, &err);
+		if (!ix)
+			rc = err.code ? err.code : TFT_ENOMEM;
+	}
+	if (rc >= 0 && f.status)
+		rc = f.status;
+	tft_json_write_init_mem(&w);
+	if (rc >= 0)
+		rc = write_slice(&w, slot->sess, &f, ix);
+	tft_pool_release(slot);
+	if (ix)
+		flows_put(srv, ix);
+	free(f.args);
+	free(f.kids);
+	if (rc < 0) {
+		tft_json_write_fini(&w);
+		return tft_http_reply_status(r, rc, &err);
+	}
+	return tft_http_reply_json(r, 200, &w);
+}

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GET /api/viewport: what to draw for a window, per track, in columns.
+ * The store answers at the level of detail that matches the resolution;
+ * on top of that, per depth, runs of sub-pixel events separated by
+ * sub-pixel gaps are merged on the fly into one block (count = events, name
+ * = the longest), so a track yields O(width) items per depth whatever the
+ * event density. Counter samples are reduced to one per pixel bucket
+ * (first ts, last value, min, max).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "core/strtab.h"
+#include "server/routes.h"
+#include "store/lod.h"
+
+#define VP_MAX_DEPTH 4096   /* deeper events are dropped and reported */
+#define VP_MAX_TRACKS 4096  /* ids in one request */
+#define VP_DEFAULT_WIDTH 1000
+#define VP_MAX_WIDTH 10000
+
+/* An item to draw (slice, instant or merged block). */
+struct vp_item {
+	int64_t ts, dur;
+	uint32_t depth, name, count;
+	uint8_t flags, ekind;
+};
+
+/* The open (not yet emitted) item of one depth. */
+struct vp_pend {
+	struct vp_item it;
+	int64_t end;     /* ts + dur, saturated */
+	int64_t longest; /* duration of the item that names the block */
+	bool used, small;
+};
+
+/* A counter sample reduced over one pixel bucket. */
+struct vp_sample {
+	int64_t ts;            /* first sample in the bucket */
+	double last, min, max; /* values over the bucket */
+};
+
+/* One counter bucket being reduced. */
+struct vp_bucket {
+	int64_t idx, ts;
+	double last, min, max;
+	bool used;
+};
+
+/* Per-reader buffers reused across requests (see tft_api_viewport_write). */
+struct vp_scratch {
+	struct vp_pend *pend;  /* owned; [depth] */
+	size_t pend_cap;
+	uint32_t max_used;     /* pend[0..max_used) may hold items */
+	struct vp_item *items; /* owned */
+	size_t nitems, items_cap;
+	struct vp_sample *samples; /* owned: reduced counter samples */
+	size_t nsamples, samples_cap;
+	uint32_t *set;         /* owned: open-addressing set of string ids (+1) */
+	size_t set_cap, set_len;
+	uint32_t *ids;         /* owned: the set's members in insertion order */
+	size_t ids_cap;
+	int status;            /* first allocation failure */
+};
+
+/* Scan state for one track. */
+struct vp_track {
+	struct vp_scratch *sc;
+	int64_t t0, res;
+	bool summary;   /* saw a level-of-detail block */
+	uint64_t dropped;
+	struct vp_bucket b;
+};
+
+void tft_api_viewport_scratch_free(void *p)
+{
+	struct vp_scratch *sc = p;
+
+	if (!sc)
+		return;
+	free(sc->pend);
+	free(sc->items);
+	free(sc->samples);
+	free(sc->set);
+	free(sc->ids);
+	free(sc);
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 256;
+	void *np;
+
+	if (need <= *cap)
+		return true;
+	while (n < need)
+		n *= 2;
+	np = realloc(*p, n * elem);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = n;
+	return true;
+}
+
+/* ---- string id set ------------------------------------------------------ */
+
+static void set_reset(struct vp_scratch *sc)
+{
+	if (sc->set && sc->set_len)
+		memset(sc->set, 0, sc->set_cap * sizeof(*sc->set));
+	sc->set_len = 0;
+}
+
+static void set_add(struct vp_scratch *sc, uint32_t id)
+{
+	size_t mask, i;
+
+	if (sc->set_len * 2 >= sc->set_cap) {
+		size_t ncap = sc->set_cap ? sc->set_cap * 2 : 1024;
+		uint32_t *ns = calloc(ncap, sizeof(*ns));
+		if (!ns) {
+			sc->status = TFT_ENOMEM;
+			return;
+		}
+		for (size_t k = 0; k < sc->set_len; k++) {
+			uint32_t v = sc->ids[k];
+			size_t j = (size_t)tft_hash_u64(v) & (ncap - 1);
+			while (ns[j])
+				j = (j + 1) & (ncap - 1);
+			ns[j] = v + 1;
+		}
+		free(sc->set);
+		sc->set = ns;
+		sc->set_cap = ncap;
+	}
+	mask = sc->set_cap - 1;
+	for (i = (size_t)tft_hash_u64(id) & mask; sc->set[i]; i = (i + 1) & mask)
+		if (sc->set[i] == id + 1)
+			return;
+	if (!grow((void **)&sc->ids, &sc->ids_cap, sc->set_len + 1, sizeof(*sc->ids))) {
+		sc->status = TFT_ENOMEM;
+		return;
+	}
+	sc->set[i] = id + 1;
+	sc->ids[sc->set_len++] = id;
+}
+
+/* ---- slice tracks ------------------------------------------------------- */
+
+static void emit(struct vp_scratch *sc, const struct vp_item *it)
+{
+	if (!grow((void **)&sc->items, &sc->items_cap, sc->nitems + 1, sizeof(*sc->items))) {
+		sc->status = TFT_ENOMEM;
+		return;
+	}
+	sc->items[sc->nitems++] = *it;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* a - b, clamped to the int64 range (windows may reach INT64_MIN/MAX). */
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_sub_overflow(a, b, &r) ? (a > b ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* b - a < lim for a <= b, without overflow. */
+static bool less_apart(int64_t a, int64_t b, int64_t lim)
+{
+	return b <= a || (uint64_t)b - (uint64_t)a < (uint64_t)lim;
+}
+
+static int on_slice(void *ctx, const struct tft_event *ev)
+{
+	struct vp_track *t = ctx;
+	struct vp_scratch *sc = t->sc;
+	struct vp_pend *p;
+	int64_t dur = ev->dur_ns > 0 ? ev->dur_ns : 0, end = sat_add(ev->ts_ns, dur);
+	bool small = dur < t->res;
+	uint32_t d = ev->depth;
+
+	if (ev->kind == TFT_EV_COUNTER)
+		return 0;
+	if (ev->flags & TFT_EVF_SUMMARY)
+		t->summary = true;
+	if (d >= VP_MAX_DEPTH) {
+		t->dropped += ev->count ? ev->count : 1;
+		return 0;
+	}
+	if (d >= sc->pend_cap) {
+		size_t old = sc->pend_cap;
+		if (!grow((void **)&sc->pend, &sc->pend_cap, (size_t)d + 1, sizeof(*sc->pend))) {
+			sc->status = TFT_ENOMEM;
+			return TFT_ENOMEM;
+		}
+		memset(sc->pend + old, 0, (sc->pend_cap - old) * sizeof(*sc->pend));
+	}
+	if (d >= sc->max_used)
+		sc->max_used = d + 1;
+	p = &sc->pend[d];
+	if (p->used && small && p->small && p->it.ekind == ev->kind && less_apart(p->end, ev->ts_ns, t->res)) {
+		/* Sub-pixel item less than a pixel after the open block: fold it in. */
+		if (end > p->end)
+			p->end = end;
+		p->it.count += ev->count ? ev->count : 1;
+		if (dur > p->longest) {
+			p->longest = dur;
+			p->it.name = ev->name;
+		}
+		p->it.flags |= (uint8_t)(TFT_EVF_SUMMARY | (ev->flags & TFT_EVF_UNCLOSED));
+		return 0;
+	}
+	if (p->used) {
+		p->it.dur = sat_sub(p->end, p->it.ts);
+		emit(sc, &p->it);
+	}
+	p->used = true;
+	p->small = small;
+	p->end = end;
+	p->longest = dur;
+	p->it.ts = ev->ts_ns;
+	p->it.dur = dur;
+	p->it.depth = d;
+	p->it.name = ev->name;
+	p->it.count = ev->count ? ev->count : 1;
+	p->it.flags = ev->flags;
+	p->it.ekind = ev->kind;
+	return sc->status;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct vp_item *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static void write_items(struct tft_json_writer *w, struct vp_scratch *sc, int64_t base)
+{
+	size_t n = sc->nitems;
+
+#define COLUMN(key, expr)                                          \
+	do {                                                       \
+		tft_json_write_raw(w, ",\"" key "\":[", sizeof(key) + 4); \
+		for (size_t i = 0; i < n; i++) {                   \
+			const struct vp_item *it = &sc->items[i];  \
+			if (i)                                     \
+				tft_json_write_raw_char(w, ',');   \
+			expr;                                      \
+		}                                                  \
+		tft_json_write_raw_char(w, ']');                   \
+	} while (0)
+
+	COLUMN("ts", tft_json_write_raw_int(w, sat_sub(it->ts, base)));
+	COLUMN("dur", tft_json_write_raw_int(w, it->dur));
+	COLUMN("depth", tft_json_write_raw_uint(w, it->depth));
+	COLUMN("name", tft_json_write_raw_uint(w, it->name));
+	COLUMN("count", tft_json_write_raw_uint(w, it->count));
+	COLUMN("flags", tft_json_write_raw_uint(w, it->flags));
+	COLUMN("ekind", tft_json_write_raw_uint(w, it->ekind));
+#undef COLUMN
+}
+
+/* ---- counter tracks ----------------------------------------------------- */
+
+static void flush_bucket(struct vp_track *t)
+{
+	struct vp_scratch *sc = t->sc;
+
+	if (!t->b.used)
+		return;
+	t->b.used = false;
+	if (!grow((void **)&sc->samples, &sc->samples_cap, sc->nsamples + 1, sizeof(*sc->samples))) {
+		sc->status = TFT_ENOMEM;
+		return;
+	}
+	sc->samples[sc->nsamples++] = (struct vp_sample){
+		.ts = t->b.ts, .last = t->b.last, .min = t->b.min, .max = t->b.max
+	};
+}
+
+static int on_counter(void *ctx, const struct tft_event *ev)
+{
+	struct vp_track *t = ctx;
+	int64_t idx;
+
+	if (ev->kind != TFT_EV_COUNTER)
+		return 0;
+	if (ev->flags & TFT_EVF_SUMMARY)
+		t->summary = true;
+	/* floor division: a sample before t0 (the value holding at t0) gets its own bucket */
+	idx = ev->ts_ns >= t->t0 ? (int64_t)(((uint64_t)ev->ts_ns - (uint64_t)t->t0) / (uint64_t)t->res)
+				 : -1;
+	if (t->b.used && t->b.idx == idx) {
+		t->b.last = ev->value;
+		if (ev->value < t->b.min)
+			t->b.min = ev->value;
+		if (ev->value > t->b.max)
+			t->b.max = ev->value;
+		return 0;
+	}
+	flush_bucket(t);
+	t->b.used = true;
+	t->b.idx = idx;
+	t->b.ts = ev->ts_ns;
+	t->b.last = t->b.min = t->b.max = ev->value;
+	return t->sc->status;
+}
+
+static void write_counters(struct tft_json_writer *w, struct vp_scratch *sc, int64_t base)
+{
+	size_t n = sc->nsamples;
+
+#define COLUMN(key, expr)                                                  \
+	do {                                                               \
+		tft_json_write_raw(w, ",\"" key "\":[", sizeof(key) + 4);  \
+		for (size_t i = 0; i < n; i++) {                           \
+			const struct vp_sample *sm = &sc->samples[i];      \
+			if (i)                                             \
+				tft_json_write_raw_char(w, ',');           \
+			expr;                                              \
+		}                                                          \
+		tft_json_write_raw_char(w, ']');                           \
+	} while (0)
+
+	COLUMN("ts", tft_json_write_raw_int(w, sat_sub(sm->ts, base)));
+	COLUMN("value", tft_json_write_raw_double(w, sm->last, false));
+	COLUMN("min", tft_json_write_raw_double(w, sm->min, false));
+	COLUMN("max", tft_json_write_raw_double(w, sm->max, false));
+#undef COLUMN
+}
+
+/* ---- the response ------------------------------------------------------- */
+
+/* The store level the resolution selects (0 = raw events). */
+static int lod_level(int64_t res)
+{
+	int k = 0;
+
+	while (k < TFT_LOD_LEVELS && tft_lod_gap_ns(k + 1) <= res)
+		k++;
+	return k;
+}
+
+static int write_track(struct tft_session *s, const struct tft_viewport_req *req, uint32_t id,
+		       int64_t res, struct vp_scratch *sc, struct tft_json_writer *w,
+		       struct tft_error *err)
+{
+	const struct tft_track *tr = tft_session_track(s, id);
+	struct vp_track t = { .sc = sc, .t0 = req->t0_ns, .res = res };
+	const char *kind;
+	bool counter;
+	int rc;
+
+	if (!tr)
+		return tft_error_set(err, TFT_EINVAL, -1, "unknown track %u", id);
+	counter = tr->kind == TFT_TRACK_COUNTER;
+	kind = tft_track_kind_name((int)tr->kind);
+	for (uint32_t d = 0; d < sc->max_used; d++) /* after a failed scan */
+		sc->pend[d].used = false;
+	sc->nitems = 0;
+	sc->nsamples = 0;
+	sc->max_used = 0;
+	/* An empty track, or one that starts after the window, costs no scan. */
+	if (tr->min_ts_ns > tr->max_ts_ns || tr->min_ts_ns > req->t1_ns)
+		rc = 0;
+	else
+		rc = tft_session_scan(s, id, req->t0_ns, req->t1_ns, res, counter ? on_counter : on_slice,
+				      &t, err);
+	if (rc < 0)
+		return rc;
+	if (sc->status)
+		return tft_error_set(err, sc->status, -1, "out of memory");
+	if (counter) {
+		flush_bucket(&t);
+	} else {
+		for (uint32_t d = 0; d < sc->max_used; d++) {
+			struct vp_pend *p = &sc->pend[d];
+			if (!p->used)
+				continue;
+			p->it.dur = sat_sub(p->end, p->it.ts);
+			emit(sc, &p->it);
+			p->used = false;
+		}
+		if (sc->nitems > 1)
+			qsort(sc->items, sc->nitems, sizeof(*sc->items), cmp_item);
+		for (size_t i = 0; i < sc->nitems; i++)
+			set_add(sc, sc->items[i].name);
+	}
+	if (sc->status)
+		return tft_error_set(err, sc->status, -1, "out of memory");
+
+	tft_json_write_raw(w, "{\"id\":", 6);
+	tft_json_write_raw_uint(w, id);
+	tft_json_write_raw(w, ",\"kind\":", 8);
+	tft_json_write_raw_str(w, kind ? kind : "", kind ? strlen(kind) : 0);
+	tft_json_write_raw(w, ",\"lod\":", 7);
+	tft_json_write_raw_int(w, t.summary ? lod_level(res) : 0);
+	if (t.dropped) {
+		tft_json_write_raw(w, ",\"dropped\":", 11);
+		tft_json_write_raw_uint(w, t.dropped);
+	}
+	if (counter)
+		write_counters(w, sc, req->rel ? req->t0_ns : 0);
+	else
+		write_items(w, sc, req->rel ? req->t0_ns : 0);
+	tft_json_write_raw_char(w, '}');
+	return 0;
+}
+
+int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req *req,
+			   void **scratch, struct tft_json_writer *w, struct tft_error *err)
+{
+	struct vp_scratch *sc = *scratch;
+	uint32_t nt = tft_session_track_count(s);
+	size_t n = req->tracks ? req->ntracks : nt;
+	int64_t span, res;
+	int rc;
+
+	if (req->t1_ns <= req->t0_ns || req->width_px == 0 || req->width_px > VP_MAX_WIDTH)
+		return tft_error_set(err, TFT_EINVAL, -1, "need t0 < t1 and 1 <= width <= 10000");
+	if (!sc) {
+		sc = calloc(1, sizeof(*sc));
+		if (!sc)
+			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		*scratch = sc;
+	}
+	sc->status = 0;
+	set_reset(sc);
+	/* (t1 - t0) may overflow int64 for absurd windows: compute it unsigned. */
+	span = (uint64_t)req->t1_ns - (uint64_t)req->t0_ns > (uint64_t)INT64_MAX
+		       ? INT64_MAX
+		       : req->t1_ns - req->t0_ns;
+	res = span / (int64_t)req->width_px;
+	if (res < 1)
+		res = 1;
+
+	tft_json_write_raw(w, "{\"t0\":", 6);
+	tft_json_write_raw_int(w, req->t0_ns);
+	tft_json_write_raw(w, ",\"t1\":", 6);
+	tft_json_write_raw_int(w, req->t1_ns);
+	tft_json_write_raw(w, ",\"resolution_ns\":", 17);
+	tft_json_write_raw_int(w, res);
+	if (req->rel)
+		tft_json_write_raw(w, ",\"rel\":1", 8);
+	tft_json_write_raw(w, ",\"tracks\":[", 11);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = req->tracks ? req->tracks[i] : (uint32_t)i;
+		if (i)
+			tft_json_write_raw_char(w, ',');
+		rc = write_track(s, req, id, res, sc, w, err);
+		if (rc < 0)
+			return rc;
+	}
+	tft_json_write_raw(w, "],\"strings\":{", 13);
+	for (size_t i = 0; i < sc->set_len; i++) {
+		size_t len = 0;
+		const char *str = tft_session_str(s, sc->ids[i], &len);
+		if (i)
+			tft_json_write_raw_char(w, ',');
+		tft_json_write_raw_char(w, '"');
+		tft_json_write_raw_uint(w, sc->ids[i]);
+		tft_json_write_raw(w, "\":", 2);
+		tft_json_write_raw_str(w, str ? str : "", str ? len : 0);
+	}
+	tft_json_write_raw(w, "}}", 2);
+	return w->status;
+}
+
+int tft_api_viewport(struct tft_http_req *r)
+{
+	struct tft_viewport_req req;
+	struct tft_session_summary sum;
+	struct tft_pool_slot *slot;
+	struct tft_json_writer w;
+	struct tft_error err;
+	uint32_t *ids = NULL;
+	int64_t width, rel, t0, t1;
+	const char *list;
+	size_t list_len;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	if (tft_query_get_i64(&r->query, "width", 1, VP_MAX_WIDTH, VP_DEFAULT_WIDTH, &width) != 0)
+		return tft_http_reply_error(r, 400, "width must be an integer in 1..10000");
+	if (tft_query_get_i64(&r->query, "rel", 0, 1, 0, &rel) != 0)
+		return tft_http_reply_error(r, 400, "rel must be 0 or 1");
+	tft_error_clear(&err);
+	slot = tft_pool_acquire(&r->srv->pool, &err);
+	if (!slot)
+		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
+	memset(&sum, 0, sizeof(sum));
+	tft_session_get_summary(slot->sess, &sum);
+	if (tft_query_get_i64(&r->query, "t0", INT64_MIN, INT64_MAX, sum.start_ns, &t0) != 0 ||
+	    tft_query_get_i64(&r->query, "t1", INT64_MIN, INT64_MAX, sum.end_ns, &t1) != 0) {
+		tft_pool_release(slot);
+		return tft_http_reply_error(r, 400, "t0 and t1 must be integer nanoseconds");
+	}
+	if (t1 < t0) {
+		tft_pool_release(slot);
+		return tft_http_reply_error(r, 400, "t1 must not be before t0");
+	}
+	if (t1 == t0)
+		t1 = t0 == INT64_MAX ? t0 : t0 + 1; /* an empty session or a point: one nanosecond */
+	if (t1 == t0)
+		t0--;
+	list = tft_query_get(&r->query, "tracks", &list_len);
+	if (list && list_len) {
+		ids = malloc(VP_MAX_TRACKS * sizeof(*ids));
+		if (!ids) {
+			tft_pool_release(slot);
+			return tft_http_reply_error(r, 503, "out of memory");
+		}
+		rc = tft_query_parse_u32_list(list, list_len, tft_session_track_count(slot->sess), ids,
+					      VP_MAX_TRACKS);
+		if (rc < 0) {
+			tft_pool_release(slot);
+			free(ids);
+			return tft_http_reply_error(r, 400, "tracks must be a comma-separated list of track ids");
+		}
+		req.tracks = ids;
+		req.ntracks = (size_t)rc;
+	}
+	req.t0_ns = t0;
+	req.t1_ns = t1;
+	req.width_px = (uint32_t)width;
+	req.rel = rel != 0;
+	tft_json_write_init_mem(&w);
+	rc = tft_api_viewport_write(slot->sess, &req, &slot->scratch, &w, &err);
+	tft_pool_release(slot);
+	free(ids);
+	if (rc < 0) {
+		tft_json_write_fini(&w);
+		return tft_http_reply_status(r, rc, &err);
+	}
+	return tft_http_reply_json(r, 200, &w);
+}

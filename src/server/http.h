@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The embedded HTTP server (libmicrohttpd): serves the web UI and the JSON
+ * API of docs/http-api.md from background threads inside the library, so a
+ * CLI (`tftracer serve`) or a live tracer inside a training job can run it.
+ */
+#ifndef TFT_SERVER_HTTP_H
+#define TFT_SERVER_HTTP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "store/session.h"
+
+struct tft_server;
+
+struct tft_server_opts {
+	const char *host;          /* borrowed: IPv4/IPv6 literal or "localhost" */
+	int port;                  /* 0 = any free port (see tft_server_port) */
+	const char *token;         /* borrowed: access token; NULL = generate one if needed */
+	bool no_auth;              /* allow a non-loopback bind without a token */
+	const char *tls_cert_file; /* borrowed: PEM certificate; with tls_key_file = HTTPS */
+	const char *tls_key_file;  /* borrowed: PEM private key */
+	unsigned threads;          /* worker threads, 1..16 */
+	unsigned max_connections;  /* concurrent connections; more are refused */
+	unsigned timeout_s;        /* idle connection timeout, seconds */
+};
+
+/*
+ * Where the server gets its sessions. A tft_session is not thread-safe, so
+ * either every worker opens its own reader (path and/or open given;
+ * concurrent requests run in parallel) or one borrowed session is shared
+ * and requests using it are serialised by a mutex.
+ */
+struct tft_server_source {
+	const char *path;            /* borrowed: session file; opened once per worker
+				      * when `open` is NULL; /download/session sends it.
+				      * May be NULL when `session` or `open` is set. */
+	struct tft_session *session; /* borrowed: serve this one session (serialised) */
+	/* Optional opener (live tracer); NULL = tft_session_open(path). */
+	struct tft_session *(*open)(void *ctx, struct tft_error *err);
+	void (*close)(void *ctx, struct tft_session *s); /* NULL = tft_session_close */
+	void *ctx;                   /* borrowed; passed to open/close */
+};
+
+/* Defaults: 127.0.0.1:9999, auth as needed, 4 threads, 64 connections, 30 s. */
+void tft_server_opts_init(struct tft_server_opts *o);
+
+/*
+ * True for the addresses served without a token: exactly 127.0.0.1, ::1 and
+ * "localhost" (other 127/8 addresses count as non-loopback, on purpose).
+ */
+bool tft_server_host_is_loopback(const char *host);
+
+/*
+ * Bind and start serving in background threads. A non-loopback host needs a
+ * token (opts->token, or one generated from /dev/urandom) unless
+ * opts->no_auth. Returns NULL and fills err on failure: TFT_EINVAL (bad
+ * options), TFT_EIO (cannot bind, cannot read the TLS files), TFT_ENOMEM,
+ * or what opening the first session returned.
+ * The source (and what it points to) must outlive the server.
+ */
+struct tft_server *tft_server_start(const struct tft_server_opts *opts,
+				    const struct tft_server_source *src, struct tft_error *err);
+
+/*
+ * Stop accepting, wait for the requests in flight (downloads included) and
+ * free everything. NULL is a no-op.
+ */
+void tft_server_stop(struct tft_server *srv);
+
+/* The URL to open, token included when auth is on (borrowed until stop). */
+const char *tft_server_url(const struct tft_server *srv);
+/* The bound port (the real one when opts->port was 0). */
+uint16_t tft_server_port(const struct tft_server *srv);
+/* The access token, or NULL when auth is off (borrowed until stop). */
+const char *tft_server_token(const struct tft_server *srv);
+
+#endif /* TFT_SERVER_HTTP_H */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Request-target parsing: every function here is bounded by its input
+ * length and the fixed buffers of struct tft_query; nothing allocates.
+ */
+#include <string.h>
+
+#include "core/status.h"
+#include "server/query.h"
+
+int tft_query_split_target(const char *target, size_t len, const char **path, size_t *path_len,
+			   const char **qs, size_t *qs_len)
+{
+	size_t i, q = len, end = len;
+
+	*path = target;
+	*path_len = 0;
+	*qs = target + len;
+	*qs_len = 0;
+	if (len == 0 || target[0] != '/')
+		return TFT_EINVAL;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)target[i];
+		if (c <= 0x20 || c >= 0x7f)
+			return TFT_EINVAL;
+		if (c == '#') {
+			end = i;
+			break;
+		}
+		if (c == '?' && q == len)
+			q = i;
+	}
+	if (q > end)
+		q = end;
+	if (q > TFT_PATH_MAX_BYTES)
+		return TFT_ENOSPC;
+	*path_len = q;
+	if (q < end) {
+		if (end - q - 1 > TFT_QUERY_MAX_BYTES)
+			return TFT_ENOSPC;
+		*qs = target + q + 1;
+		*qs_len = end - q - 1;
+	} else {
+		*qs = target + end;
+	}
+	return 0;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode s[0..len) into out (room for len bytes); returns the length or -1. */
+static long decode(char *out, const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '+') {
+			out[n++] = ' ';
+		} else if (c == '%') {
+			int hi, lo;
+			if (i + 2 >= len)
+				return -1;
+			hi = hexval((unsigned char)s[i + 1]);
+			lo = hexval((unsigned char)s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			out[n++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	return (long)n;
+}
+
+int tft_query_parse(struct tft_query *q, const char *qs, size_t len)
+{
+	size_t pos = 0, used = 0;
+
+	q->count = 0;
+	q->buf[0] = '\0';
+	if (len > TFT_QUERY_MAX_BYTES)
+		return TFT_ENOSPC;
+	while (pos < len) {
+		size_t start = pos, eq = SIZE_MAX, end;
+		long kl, vl;
+		struct tft_query_param *p;
+
+		while (pos < len && qs[pos] != '&') {
+			if (qs[pos] == '=' && eq == SIZE_MAX)
+				eq = pos;
+			pos++;
+		}
+		end = pos;
+		pos++; /* skip '&' */
+		if (end == start)
+			continue;
+		if (q->count == TFT_QUERY_MAX_PARAMS)
+			return TFT_ENOSPC;
+		if (eq == SIZE_MAX)
+			eq = end;
+		/* Decoded text never grows; +2 for the two NULs of this pair. */
+		if (used + (end - start) + 2 > sizeof(q->buf))
+			return TFT_ENOSPC;
+		p = &q->params[q->count];
+		kl = decode(q->buf + used, qs + start, eq - start);
+		if (kl < 0 || memchr(q->buf + used, '\0', (size_t)kl))
+			return TFT_EFORMAT;
+		p->key = q->buf + used;
+		p->key_len = (size_t)kl;
+		used += (size_t)kl;
+		q->buf[used++] = '\0';
+		vl = eq < end ? decode(q->buf + used, qs + eq + 1, end - eq - 1) : 0;
+		if (vl < 0)
+			return TFT_EFORMAT;
+		p->val = q->buf + used;
+		p->val_len = (size_t)vl;
+		used += (size_t)vl;
+		q->buf[used++] = '\0';
+		q->count++;
+	}
+	return 0;
+}
+
+const char *tft_query_get(const struct tft_query *q, const char *key, size_t *len)
+{
+	size_t kl = strlen(key);
+
+	for (uint32_t i = 0; i < q->count; i++) {
+		const struct tft_query_param *p = &q->params[i];
+		if (p->key_len == kl && memcmp(p->key, key, kl) == 0) {
+			if (len)
+				*len = p->val_len;
+			return p->val;
+		}
+	}
+	return NULL;
+}
+
+int tft_query_parse_i64(const char *s, size_t len, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	uint64_t v = 0, lim;
+
+	if (len > 0 && s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == len || len > 21)
+		return TFT_EINVAL;
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return TFT_EINVAL;
+		if (v > (lim - d) / 10)
+			return TFT_EINVAL;
+		v = v * 10 + d;
+	}
+	if (neg)
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	else
+		*out = (int64_t)v;
+	return 0;
+}
+
+int tft_query_get_i64(const struct tft_query *q, const char *key, int64_t min, int64_t max,
+		      int64_t def, int64_t *out)
+{
+	size_t len;
+	const char *s = tft_query_get(q, key, &len);
+	int64_t v;
+
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	if (tft_query_parse_i64(s, len, &v) != 0 || v < min || v > max)
+		return TFT_EINVAL;
+	*out = v;
+	return 0;
+}
+
+int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t *out, size_t max)
+{
+	size_t pos = 0, n = 0;
+
+	if (len == 0)
+		return 0;
+	while (pos <= len) {
+		size_t start = pos;
+		int64_t v;
+
+		while (pos < len && s[pos] != ',')
+			pos++;
+		if (pos == start || tft_query_parse_i64(s + start, pos - start, &v) != 0 || v < 0 ||
+		    (uint64_t)v >= limit)
+			return TFT_EINVAL;
+		if (n == max)
+			return TFT_ENOSPC;
+		out[n++] = (uint32_t)v;
+		pos++;
+	}
+	return (int)n;
+}
+
+const char *tft_query_cookie(const char *header, size_t header_len, const char *name,
+			     size_t *val_len)
+{
+	size_t nl = strlen(name), pos = 0;
+
+	while (pos < header_len) {
+		size_t start, eq, end;
+
+		while (pos < header_len && (header[pos] == ' ' || header[pos] == '\t'))
+			pos++;
+		start = pos;
+		while (pos < header_len && header[pos] != ';')
+			pos++;
+		end = pos;
+		pos++;
+		for (eq = start; eq < end && header[eq] != '='; eq++)
+			;
+		if (eq < end && eq - start == nl && memcmp(header + start, name, nl) == 0) {
+			size_t vs = eq + 1, ve = end;
+			while (ve > vs && (header[ve - 1] == ' ' || header[ve - 1] == '\t'))
+				ve--;
+			if (ve - vs >= 2 && header[vs] == '"' && header[ve - 1] == '"') {
+				vs++;
+				ve--;
+			}
+			*val_len = ve - vs;
+			return header + vs;
+		}
+	}
+	return NULL;
+}
+
+bool tft_query_token_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+	/* Compare over the expected length so the time does not depend on a. */
+	volatile unsigned char diff = (unsigned char)(alen != blen);
+
+	for (size_t i = 0; i < blen; i++)
+		diff |= (unsigned char)((i < alen ? (unsigned char)a[i] : 0) ^ (unsigned char)b[i]);
+	return diff == 0;
+}
+
+static inline unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+long tft_query_find_icase(const char *hay, size_t hay_len, const char *needle, size_t needle_len)
+{
+	unsigned char first;
+
+	if (needle_len == 0)
+		return 0;
+	if (needle_len > hay_len)
+		return -1;
+	first = lower((unsigned char)needle[0]);
+	for (size_t i = 0; i + needle_len <= hay_len; i++) {
+		size_t j;
+
+		if (lower((unsigned char)hay[i]) != first)
+			continue;
+		for (j = 1; j < needle_len; j++)
+			if (lower((unsigned char)hay[i + j]) != lower((unsigned char)needle[j]))
+				break;
+		if (j == needle_len)
+			return (long)i;
+	}
+	return -1;
+}

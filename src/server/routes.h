@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Server internals shared by http.c (libmicrohttpd glue), routes.c
+ * (dispatch), pool.c (session readers) and the api_*.c endpoint groups.
+ * Not a public interface: nothing outside src/server includes it except the
+ * viewport benchmark and the HTTP fuzz target.
+ */
+#ifndef TFT_SERVER_ROUTES_H
+#define TFT_SERVER_ROUTES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/json_write.h"
+#include "core/status.h"
+#include "server/assets.h"
+#include "server/http.h"
+#include "server/query.h"
+#include "store/session.h"
+
+struct MHD_Connection;
+struct MHD_Daemon;
+
+enum { TFT_HTTP_GET = 1, TFT_HTTP_HEAD = 2, TFT_HTTP_POST = 4, TFT_HTTP_OTHER = 8 };
+
+#define TFT_HTTP_MAX_BODY (64u << 10) /* largest accepted request body */
+#define TFT_HTTP_MAX_EXPORTS 2        /* concurrent /download/chrome streams */
+
+/* ---- session readers (pool.c) ------------------------------------------ */
+
+/* One reader: a session plus per-reader scratch, used by one request at a time. */
+struct tft_pool_slot {
+	pthread_mutex_t lock;     /* held by the request using the slot */
+	struct tft_session *sess; /* owned (opened by the pool), or borrowed (shared) */
+	uint64_t gen;             /* server generation this reader was refreshed to */
+	void *scratch;            /* owned: viewport buffers (api_viewport.c) */
+	struct tft_pool *pool;    /* borrowed: back pointer */
+};
+
+struct tft_pool {
+	struct tft_server_source src; /* copy; its pointers are borrowed from the caller */
+	struct tft_pool_slot *slots;  /* owned; n entries */
+	unsigned n;
+	bool shared;                  /* one borrowed session for everyone */
+	atomic_uint next;             /* round-robin start for acquire */
+	_Atomic uint64_t gen;         /* bumped by tft_pool_bump (POST /api/refresh) */
+};
+
+int tft_pool_init(struct tft_pool *p, const struct tft_server_source *src, unsigned n,
+		  struct tft_error *err);
+void tft_pool_fini(struct tft_pool *p);
+/* A reader for this request (blocks while all are busy); NULL + err on failure. */
+struct tft_pool_slot *tft_pool_acquire(struct tft_pool *p, struct tft_error *err);
+void tft_pool_release(struct tft_pool_slot *s);
+/* Readers refresh (tft_session_refresh) on their next acquire. */
+void tft_pool_bump(struct tft_pool *p);
+static inline uint64_t tft_pool_gen(struct tft_pool *p)
+{
+	return atomic_load(&p->gen);
+}
+/*
+ * A reader of its own for a long job on its own thread (downloads), when
+ * the source can open one (path or open callback): never a pool slot, so a
+ * job never holds up requests. Close it with tft_pool_close_private.
+ */
+bool tft_pool_can_open(const struct tft_pool *p);
+struct tft_session *tft_pool_open_private(struct tft_pool *p, struct tft_error *err);
+void tft_pool_close_private(struct tft_pool *p, struct tft_session *s);
+
+/* ---- the server ------------------------------------------------------- */
+
+struct tft_search_index; /* api_search.c */
+struct tft_flow_index;   /* api_slice.c */
+
+struct tft_server {
+	struct MHD_Daemon *daemon; /* owned */
+	struct tft_pool pool;
+	char *path;              /* owned copy of the session path, or NULL */
+	char host[256];          /* bound address as given */
+	char url[600];           /* what to open (token included) */
+	char token[96];          /* "" when auth is off */
+	size_t token_len;
+	uint16_t port;
+	bool auth;               /* requests need the token */
+	bool check_host;         /* loopback without auth: Host header must be loopback */
+	bool tls;
+	char *tls_cert, *tls_key; /* owned PEM text */
+
+	pthread_mutex_t search_lock;     /* guards search (held while building it) */
+	struct tft_search_index *search; /* owned; built on the first search */
+	pthread_mutex_t flow_lock;       /* guards flows (held while building it) */
+	struct tft_flow_index *flows;    /* owned; built on the first slice lookup */
+
+	pthread_mutex_t job_lock;  /* guards jobs */
+	pthread_cond_t job_cond;   /* signalled when a job ends */
+	unsigned jobs;             /* download threads running */
+};
+
+/* ---- one request (http.c) --------------------------------------------- */
+
+struct tft_http_req {
+	struct tft_server *srv;       /* borrowed */
+	struct MHD_Connection *conn;  /* borrowed */
+	int method;                   /* TFT_HTTP_* */
+	char *target;                 /* owned copy of the raw request target, or NULL */
+	const char *path;             /* borrowed from target */
+	size_t path_len;
+	struct tft_query query;
+	size_t body_bytes;            /* POST body received so far */
+	bool too_long;                /* the target exceeded the limits */
+	bool started;                 /* the access handler has run once */
+	bool queued;                  /* a response was queued */
+	bool token_in_query;          /* authenticated by ?token= (set the cookie) */
+};
+
+/* Reply helpers: each queues exactly one response; 0 or a negative status. */
+int tft_http_reply_json(struct tft_http_req *r, unsigned status, struct tft_json_writer *w);
+/* {"error": msg}; msg must be fixed text, never request input. */
+int tft_http_reply_error(struct tft_http_req *r, unsigned status, const char *msg);
+int tft_http_reply_asset(struct tft_http_req *r, const struct tft_asset *a);
+/* A regular file (fd owned by the response from now on). */
+int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const char *type,
+			const char *filename);
+/* A stream read from fd until EOF (fd owned by the response), chunked. */
+int tft_http_reply_stream(struct tft_http_req *r, int fd, const char *type, const char *filename);
+/* A request header (borrowed) or NULL. */
+const char *tft_http_header(struct tft_http_req *r, const char *name);
+
+/* Map a tft_status from a handler to an HTTP status and reply. */
+int tft_http_reply_status(struct tft_http_req *r, int status, const struct tft_error *err);
+
+/* Track background jobs so tft_server_stop waits for them. */
+bool tft_http_job_begin(struct tft_server *srv);
+void tft_http_job_end(struct tft_server *srv);
+
+/* ---- dispatch (routes.c) ------------------------------------------------ */
+
+/* Route an authenticated request; always queues a response. */
+int tft_routes_dispatch(struct tft_http_req *r);
+
+/* ---- endpoint groups (api_*.c) ---------------------------------------- */
+
+int tft_api_session(struct tft_http_req *r);  /* GET /api/session */
+int tft_api_steps(struct tft_http_req *r);    /* GET /api/steps */
+int tft_api_refresh(struct tft_http_req *r);  /* POST /api/refresh */
+int tft_api_viewport(struct tft_http_req *r); /* GET /api/viewport */
+int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
+int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
+int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
+int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
+int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
+
+/* The session summary object of /api/session (also `info --json`'s shape). */
+void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w);
+
+/* Viewport core, shared with bench/bench_viewport.c. */
+struct tft_viewport_req {
+	int64_t t0_ns, t1_ns;  /* window; t1 > t0 */
+	uint32_t width_px;     /* 1..10000 */
+	const uint32_t *tracks; /* borrowed; NULL = every track */
+	size_t ntracks;
+	bool rel;              /* ts as offsets from t0 */
+};
+/*
+ * Write the viewport response object for req into w. scratch is a per-thread
+ * cache (*scratch NULL at first; free with tft_api_viewport_scratch_free).
+ * 0, TFT_EINVAL (unknown track) or what the session scan returns.
+ */
+int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req *req,
+			   void **scratch, struct tft_json_writer *w, struct tft_error *err);
+void tft_api_viewport_scratch_free(void *scratch);
+
+/* Free the lazily built indexes at server stop (no request may be running). */
+void tft_api_search_index_free(struct tft_search_index *ix);
+void tft_api_flow_index_free(struct tft_flow_index *ix);
+
+#endif /* TFT_SERVER_ROUTES_H */

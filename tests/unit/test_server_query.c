@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for src/server/query.c: request-target parsing used by the HTTP server. */
+#include <stdint.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "server/query.h"
+#include "tap.h"
+
+static struct tft_query q;
+
+static void test_split(void)
+{
+	const char *p, *qs;
+	size_t pl, ql;
+	char big[TFT_QUERY_MAX_BYTES + 64];
+
+	is_int(tft_query_split_target("/api/x?a=1&b=2", 14, &p, &pl, &qs, &ql), 0, "split ok");
+	ok(pl == 6 && memcmp(p, "/api/x", 6) == 0, "path");
+	ok(ql == 7 && memcmp(qs, "a=1&b=2", 7) == 0, "query");
+	is_int(tft_query_split_target("/a#frag?x", 9, &p, &pl, &qs, &ql), 0, "fragment ok");
+	ok(pl == 2 && ql == 0, "fragment dropped, no query");
+	is_int(tft_query_split_target("/a?x=1#f", 8, &p, &pl, &qs, &ql), 0, "query + fragment");
+	ok(ql == 3 && memcmp(qs, "x=1", 3) == 0, "query before the fragment");
+	is_int(tft_query_split_target("/", 1, &p, &pl, &qs, &ql), 0, "root");
+	is_int(tft_query_split_target("", 0, &p, &pl, &qs, &ql), TFT_EINVAL, "empty");
+	is_int(tft_query_split_target("api", 3, &p, &pl, &qs, &ql), TFT_EINVAL, "relative");
+	is_int(tft_query_split_target("http://h/x", 10, &p, &pl, &qs, &ql), TFT_EINVAL, "absolute form");
+	is_int(tft_query_split_target("/a b", 4, &p, &pl, &qs, &ql), TFT_EINVAL, "space");
+	is_int(tft_query_split_target("/a\x01", 3, &p, &pl, &qs, &ql), TFT_EINVAL, "control");
+	is_int(tft_query_split_target("/\xc3\xa9", 3, &p, &pl, &qs, &ql), TFT_EINVAL, "raw non-ASCII");
+	memset(big, 'a', sizeof(big));
+	big[0] = '/';
+	big[10] = '?';
+	is_int(tft_query_split_target(big, sizeof(big), &p, &pl, &qs, &ql), TFT_ENOSPC, "query too long");
+	is_int(tft_query_split_target(big, 11 + TFT_QUERY_MAX_BYTES, &p, &pl, &qs, &ql), 0,
+	       "query at the limit");
+	big[10] = 'a';
+	is_int(tft_query_split_target(big, TFT_PATH_MAX_BYTES + 1, &p, &pl, &qs, &ql), TFT_ENOSPC,
+	       "path too long");
+}
+
+static void test_parse(void)
+{
+	size_t len;
+	const char *v;
+	int64_t i;
+
+	is_int(tft_query_parse(&q, "a=1&b=x%20y+z&&c&d=%41%42&a=2", 29), 0, "parse");
+	is_int(q.count, 5, "5 pairs (empty skipped)");
+	is_str(tft_query_get(&q, "a", NULL), "1", "first a wins");
+	is_str(tft_query_get(&q, "b", NULL), "x y z", "%20 and +");
+	v = tft_query_get(&q, "c", &len);
+	ok(v && len == 0, "key without '='");
+	is_str(tft_query_get(&q, "d", NULL), "AB", "hex escapes");
+	ok(tft_query_get(&q, "zz", NULL) == NULL, "absent key");
+	is_int(tft_query_parse(&q, "a=%4", 4), TFT_EFORMAT, "truncated escape");
+	is_int(tft_query_parse(&q, "a=%", 3), TFT_EFORMAT, "bare %");
+	is_int(tft_query_parse(&q, "a=%zz", 5), TFT_EFORMAT, "bad hex");
+	is_int(tft_query_parse(&q, "a%00b=1", 7), TFT_EFORMAT, "NUL in key");
+	is_int(tft_query_parse(&q, "a=%00", 5), 0, "NUL in value is kept");
+	v = tft_query_get(&q, "a", &len);
+	ok(v && len == 1 && v[0] == '\0', "value with NUL");
+	is_int(tft_query_parse(&q, "x=%2e%2E", 8), 0, "encoded dots");
+	is_str(tft_query_get(&q, "x", NULL), "..", "decoded dots");
+	{
+		char many[400] = "";
+		for (int k = 0; k < TFT_QUERY_MAX_PARAMS + 1; k++)
+			strcat(many, "k=1&");
+		is_int(tft_query_parse(&q, many, strlen(many)), TFT_ENOSPC, "too many pairs");
+	}
+	is_int(tft_query_parse(&q, "w=1500&t0=-5&t1=9223372036854775807&bad=1x", 42), 0, "ints");
+	is_int(tft_query_get_i64(&q, "w", 1, 10000, 1000, &i), 0, "w in range");
+	is_int(i, 1500, "w value");
+	is_int(tft_query_get_i64(&q, "missing", 1, 10, 7, &i), 0, "default");
+	is_int(i, 7, "default value");
+	is_int(tft_query_get_i64(&q, "w", 1, 1000, 0, &i), TFT_EINVAL, "w above max");
+	is_int(tft_query_get_i64(&q, "t0", INT64_MIN, INT64_MAX, 0, &i), 0, "negative");
+	is_int(i, -5, "negative value");
+	is_int(tft_query_get_i64(&q, "t1", INT64_MIN, INT64_MAX, 0, &i), 0, "INT64_MAX");
+	ok(i == INT64_MAX, "INT64_MAX value");
+	is_int(tft_query_get_i64(&q, "bad", 0, 10, 0, &i), TFT_EINVAL, "trailing junk");
+}
+
+static void test_ints(void)
+{
+	int64_t v;
+
+	is_int(tft_query_parse_i64("-9223372036854775808", 20, &v), 0, "INT64_MIN");
+	ok(v == INT64_MIN, "INT64_MIN value");
+	is_int(tft_query_parse_i64("9223372036854775808", 19, &v), TFT_EINVAL, "overflow");
+	is_int(tft_query_parse_i64("-9223372036854775809", 20, &v), TFT_EINVAL, "underflow");
+	is_int(tft_query_parse_i64("", 0, &v), TFT_EINVAL, "empty");
+	is_int(tft_query_parse_i64("-", 1, &v), TFT_EINVAL, "sign only");
+	is_int(tft_query_parse_i64("+1", 2, &v), TFT_EINVAL, "plus sign");
+	is_int(tft_query_parse_i64(" 1", 2, &v), TFT_EINVAL, "space");
+	is_int(tft_query_parse_i64("1e3", 3, &v), TFT_EINVAL, "exponent");
+	is_int(tft_query_parse_i64("007", 3, &v), 0, "leading zeros");
+	is_int(v, 7, "leading zeros value");
+}
+
+static void test_lists(void)
+{
+	uint32_t ids[4];
+
+	is_int(tft_query_parse_u32_list("3,9,12", 6, 100, ids, 4), 3, "three ids");
+	ok(ids[0] == 3 && ids[1] == 9 && ids[2] == 12, "ids");
+	is_int(tft_query_parse_u32_list("", 0, 100, ids, 4), 0, "empty list");
+	is_int(tft_query_parse_u32_list("1,,2", 4, 100, ids, 4), TFT_EINVAL, "empty item");
+	is_int(tft_query_parse_u32_list("1,", 2, 100, ids, 4), TFT_EINVAL, "trailing comma");
+	is_int(tft_query_parse_u32_list("100", 3, 100, ids, 4), TFT_EINVAL, "id at limit");
+	is_int(tft_query_parse_u32_list("-1", 2, 100, ids, 4), TFT_EINVAL, "negative id");
+	is_int(tft_query_parse_u32_list("1,2,3,4,5", 9, 100, ids, 4), TFT_ENOSPC, "too many");
+	is_int(tft_query_parse_u32_list("99999999999999999999", 20, UINT32_MAX, ids, 4), TFT_EINVAL,
+	       "huge id");
+}
+
+static void test_cookie_token_find(void)
+{
+	const char *h = "a=1; tft_token=abc123 ;b=\"q\"; tft_token2=x", *v;
+	size_t len;
+
+	v = tft_query_cookie(h, strlen(h), "tft_token", &len);
+	ok(v && len == 6 && memcmp(v, "abc123", 6) == 0, "cookie value, spaces trimmed");
+	v = tft_query_cookie(h, strlen(h), "b", &len);
+	ok(v && len == 1 && v[0] == 'q', "quoted cookie");
+	ok(tft_query_cookie(h, strlen(h), "tft", &len) == NULL, "prefix is not a match");
+	ok(tft_query_cookie("", 0, "a", &len) == NULL, "empty header");
+	ok(tft_query_token_equal("secret", 6, "secret", 6), "equal tokens");
+	ok(!tft_query_token_equal("secreT", 6, "secret", 6), "one byte differs");
+	ok(!tft_query_token_equal("secret1", 7, "secret", 6), "longer");
+	ok(!tft_query_token_equal("secre", 5, "secret", 6), "shorter");
+	ok(!tft_query_token_equal("", 0, "secret", 6), "empty");
+	is_int(tft_query_find_icase("aten::AddMM", 11, "addmm", 5), 6, "icase find");
+	is_int(tft_query_find_icase("aten::mm", 8, "addmm", 5), -1, "not found");
+	is_int(tft_query_find_icase("ab", 2, "abc", 3), -1, "needle longer");
+	is_int(tft_query_find_icase("x", 1, "", 0), 0, "empty needle");
+}
+
+int main(void)
+{
+	test_split();
+	test_parse();
+	test_ints();
+	test_lists();
+	test_cookie_token_find();
+	return done_testing();
+}
