@@ -11,6 +11,7 @@ PKGS=(
 	libzstd-dev zlib1g-dev            # chunk compression, gzip input
 	libmicrohttpd-dev libgnutls28-dev # HTTP(S) server
 	wrk openssl                       # load test, test TLS certificate
+	chromium nodejs npm               # browser tests (playwright-core from npm)
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 )
 

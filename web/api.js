@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// Client of the tftracer HTTP API (docs/http-api.md): token handling, JSON errors,
+// exact 64-bit integers, abortable requests and an activity counter for the status pill.
+
+const params = new URLSearchParams(location.search);
+const token = params.get('token');
+
+export class ApiError extends Error {
+	constructor(message, status, path) {
+		super(message);
+		this.status = status; // HTTP status, 0 when the server could not be reached
+		this.path = path;
+	}
+}
+
+let inflight = 0;
+const listeners = new Set();
+
+/* fn(inflightCount, error|null) runs whenever a request starts, ends or fails. */
+export function onActivity(fn) {
+	listeners.add(fn);
+	return () => listeners.delete(fn);
+}
+
+function notify(err) {
+	for (const fn of listeners) fn(inflight, err || null);
+}
+
+/* Integers beyond 2^53 keep every digit as BigInt (JSON.parse source access). */
+function exactReviver(key, value, ctx) {
+	if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) &&
+	    ctx && typeof ctx.source === 'string' && /^-?\d+$/.test(ctx.source))
+		return BigInt(ctx.source);
+	return value;
+}
+
+/* JSON.parse keeping integers beyond 2^53 exact (as BigInt). */
+export function parseExact(text) {
+	return JSON.parse(text, exactReviver);
+}
+
+export function apiUrl(path, query) {
+	const u = new URL(path, document.baseURI);
+	if (query) {
+		for (const [k, v] of Object.entries(query))
+			if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, String(v));
+	}
+	return u;
+}
+
+/* A link that carries the token (downloads open in the browser, not via fetch). */
+export function downloadUrl(path) {
+	const u = apiUrl(path, token ? { token } : null);
+	return u.pathname + u.search;
+}
+
+export function authHeaders() {
+	return token ? { 'X-TFT-Token': token } : {};
+}
+
+/*
+ * GET a JSON endpoint. opts.signal aborts; opts.exact keeps big integers exact
+ * (use it for small answers: session, slice, search, steps). Throws ApiError.
+ */
+export async function getJSON(path, query, opts = {}) {
+	const u = apiUrl(path, query);
+	inflight++;
+	notify(null);
+	let failure = null;
+	try {
+		let res;
+		try {
+			res = await fetch(u, { headers: authHeaders(), signal: opts.signal });
+		} catch (e) {
+			if (e && e.name === 'AbortError') throw e;
+			failure = new ApiError('cannot reach the tftracer server', 0, path);
+			throw failure;
+		}
+		const text = await res.text();
+		if (!res.ok) {
+			let msg = `${res.status} ${res.statusText}`;
+			try {
+				const j = JSON.parse(text);
+				if (j && j.error) msg = String(j.error);
+			} catch { /* not JSON: keep the status line */ }
+			failure = new ApiError(msg, res.status, path);
+			throw failure;
+		}
+		try {
+			return opts.exact ? JSON.parse(text, exactReviver) : JSON.parse(text);
+		} catch (e) {
+			failure = new ApiError(`bad JSON from ${path}: ${e.message}`, res.status, path);
+			throw failure;
+		}
+	} finally {
+		inflight--;
+		notify(failure && !opts.quiet ? failure : null);
+	}
+}
+
+/* Integer-ish value (Number, BigInt or digit string) to BigInt. */
+export function big(v) {
+	if (typeof v === 'bigint') return v;
+	if (typeof v === 'number') return BigInt(Math.round(v));
+	if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
+	return 0n;
+}
+
+/* JSON.stringify that writes BigInt as plain digits. */
+export function toJSONText(o, indent) {
+	const marks = [];
+	const s = JSON.stringify(o, (k, v) => {
+		if (typeof v === 'bigint') {
+			marks.push(v.toString());
+			return `\u0000big${marks.length - 1}\u0000`;
+		}
+		return v;
+	}, indent);
+	return s.replace(/"\\u0000big(\d+)\\u0000"/g, (m, i) => marks[+i]);
+}

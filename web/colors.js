@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// Stable colours per op name: digits stripped, hashed to a palette index; text colour
+// by perceived brightness; loud pink for "no name", never grey (grey means idle/dimmed).
+
+export const PALETTE_SIZE = 96;
+export const UNKNOWN = PALETTE_SIZE; // index of the "no name" colour
+
+function hslToRgb(h, s, l) {
+	s /= 100; l /= 100;
+	const k = (n) => (n + h / 30) % 12;
+	const a = s * Math.min(l, 1 - l);
+	const f = (n) => l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)));
+	return [Math.round(f(0) * 255), Math.round(f(8) * 255), Math.round(f(4) * 255)];
+}
+
+function hex(rgb) {
+	return '#' + rgb.map((v) => v.toString(16).padStart(2, '0')).join('');
+}
+
+/*
+ * The palette: hues spread by the golden angle so neighbouring indices differ,
+ * lightness from a second sequence, and a lightness correction per hue band so
+ * yellows and greens do not glare next to blues (a cheap perceptual balance).
+ */
+export const palette = [];
+for (let i = 0; i < PALETTE_SIZE; i++) {
+	const h = (i * 137.508) % 360;
+	let l = 44 + ((i * 7) % 5) * 6; // 44..68
+	if (h > 40 && h < 180) l -= 8;   // yellow/green read brighter
+	if (h > 200 && h < 280) l += 6;  // blue/violet read darker
+	const s = 52 + ((i * 3) % 4) * 8;
+	const rgb = hslToRgb(h, s, l);
+	const bright = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+	const dim = rgb.map((v) => Math.round(v * 0.25 + 200 * 0.75));
+	palette.push({ fill: hex(rgb), text: bright >= 150 ? '#101010' : '#ffffff', dim: hex(dim), rgb });
+}
+palette.push({ fill: '#ff3ea5', text: '#101010', dim: '#f4c6de', rgb: [255, 62, 165] });
+
+/* FNV-1a over UTF-16 units, digits removed ("step 12" and "step 13" share a colour). */
+export function colorIndex(name) {
+	if (!name) return UNKNOWN;
+	let h = 0x811c9dc5;
+	let any = false;
+	for (let i = 0; i < name.length; i++) {
+		const c = name.charCodeAt(i);
+		if (c >= 48 && c <= 57) continue;
+		any = true;
+		h ^= c;
+		h = Math.imul(h, 0x01000193) >>> 0;
+	}
+	if (!any) return UNKNOWN;
+	h ^= h >>> 15;
+	h = Math.imul(h, 0x2c1b3c6d) >>> 0;
+	return h % PALETTE_SIZE;
+}
+
+export function colorFor(name) {
+	return palette[colorIndex(name)];
+}
+
+/* Colours of the counter area charts, by track id. */
+export function counterColor(id) {
+	return palette[(id * 29 + 11) % PALETTE_SIZE];
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// The Overview page: session summary cards, workers and devices, a step-time bar
+// chart marking traced steps (click opens the step on the Timeline), health
+// warnings (drops, unmatched flows, unclosed slices) and the top ops by self time.
+import { big } from './api.js';
+import { fmtDur, fmtInt, fmtPct, escapeHtml } from './format.js';
+import { fetchAllByName } from './stats.js';
+
+const KINDS = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
+
+export class Overview {
+	constructor(root, app) {
+		this.root = root;
+		this.app = app;
+		this.steps = [];
+		this.canvas = null;
+		this.hoverStep = -1;
+	}
+
+	render(s) {
+		const T0 = big(s.start_ns);
+		const steps = (s.step_list || []).map((st) => ({ index: st.index, name: st.name, rel: Number(big(st.start_ns) - T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false }));
+		this.steps = steps;
+		const tracks = s.track_list || [];
+		const procs = s.process_list || [];
+		const byKind = {};
+		for (const t of tracks) {
+			const k = typeof t.kind === 'number' ? KINDS[t.kind] : t.kind;
+			byKind[k] = (byKind[k] || 0) + 1;
+		}
+		const dur = Number(s.duration_ns ?? Number(big(s.end_ns) - T0));
+		const warn = (n) => (Number(n) > 0 ? ' warn' : '');
+		const esc = escapeHtml;
+		const stepStats = this.stepStats(steps);
+		const procRows = procs.filter((p) => tracks.some((t) => t.process === p.id)).map((p) => {
+			const ts = tracks.filter((t) => t.process === p.id);
+			const kinds = {};
+			let slices = 0;
+			for (const t of ts) { const k = typeof t.kind === 'number' ? KINDS[t.kind] : t.kind; kinds[k] = (kinds[k] || 0) + 1; slices += Number(t.slices) || 0; }
+			return `<tr><td>${esc(p.name || `process ${p.id}`)}</td><td class="num">${esc(p.pid ?? '')}</td><td class="num">${p.rank >= 0 ? esc(p.rank) : '–'}</td><td>${esc(p.host || '')}</td><td>${esc(Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(', ') || '–')}</td><td class="num">${fmtInt(slices)}</td></tr>`;
+		}).join('');
+		this.root.innerHTML = `
+		<div class="ov">
+			<div class="cards">
+				<section class="card"><h3>Session</h3>
+					<dl><dt>Format</dt><dd>${esc(s.format ?? '–')}</dd><dt>Producer</dt><dd>${esc(s.producer || '–')}</dd>
+					<dt>Time span</dt><dd title="${esc(big(s.start_ns).toString())} – ${esc(big(s.end_ns).toString())} ns">${esc(fmtDur(dur))}</dd>
+					<dt>Start</dt><dd class="mono">${esc(big(s.start_ns).toString())} ns</dd></dl></section>
+				<section class="card"><h3>Events</h3>
+					<dl><dt>Slices</dt><dd>${fmtInt(s.slices)}</dd><dt>Instants</dt><dd>${fmtInt(s.instants)}</dd>
+					<dt>Counter samples</dt><dd>${fmtInt(s.counters)}</dd><dt>Flows</dt><dd>${fmtInt(s.flows)}</dd></dl></section>
+				<section class="card"><h3>Workers and devices</h3>
+					<dl><dt>Processes</dt><dd>${fmtInt(s.processes ?? procs.length)}</dd><dt>Tracks</dt><dd>${fmtInt(s.tracks ?? tracks.length)}</dd>
+					${Object.entries(byKind).map(([k, n]) => `<dt>${esc(k)}</dt><dd>${fmtInt(n)}</dd>`).join('')}</dl></section>
+				<section class="card health"><h3>Health</h3>
+					<dl><dt title="events the tracer could not record (buffers full)">Dropped events</dt><dd class="${warn(s.dropped)}">${fmtInt(s.dropped ?? 0)}</dd>
+					<dt title="flow starts or ends without a partner">Unmatched flows</dt><dd class="${warn(s.unmatched_flows)}">${fmtInt(s.unmatched_flows ?? 0)}</dd>
+					<dt title="slices that began but never ended; drawn to the trace end">Unclosed slices</dt><dd class="${warn(s.unclosed_slices)}">${fmtInt(s.unclosed_slices ?? 0)}</dd></dl>
+					<p class="hint">${[
+						Number(s.dropped) > 0 ? 'Events were dropped while tracing: totals undercount (enlarge the trace buffer).' : '',
+						Number(s.unclosed_slices) > 0 ? 'Some slices never ended (the program stopped mid-op or the trace was cut); they run to the end of the trace.' : '',
+						Number(s.unmatched_flows) > 0 ? 'Some flow arrows lost one end (often launches whose kernels fell outside the trace window).' : '',
+					].filter(Boolean).join(' ') || 'No drops or broken events.'}</p></section>
+			</div>
+			<section class="panel steps-panel"><h3>Steps <span class="muted">${steps.length ? `${fmtInt(steps.length)} steps · ${fmtInt(steps.filter((x) => x.traced).length)} traced` : ''}</span></h3>
+				${steps.length ? `<p class="step-stats">average ${esc(fmtDur(stepStats.mean))} ± ${esc(fmtDur(stepStats.sd))} · median ${esc(fmtDur(stepStats.median))} · min ${esc(fmtDur(stepStats.min))} · max ${esc(fmtDur(stepStats.max))}</p>
+				<div class="stepchart-wrap"><canvas class="stepchart" height="180"></canvas><div class="step-tip" hidden></div></div>
+				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 · click a bar to open the step on the Timeline</p>`
+			: `<p class="empty">No step markers in this session. Steps come from <code>ProfilerStep#N</code> slices (PyTorch: call <code>prof.step()</code> each iteration), TensorFlow <code>tf.profiler.experimental.Trace('train', step_num=N)</code> or RunMetadata per <code>session.run</code>. Without them the Timeline and Ops pages still work on the whole trace.</p>`}
+			</section>
+			<div class="two">
+				<section class="panel"><h3>Top ops by self time</h3><div class="topops"><p class="loading">Loading…</p></div>
+					<p><a href="#/ops" class="link">All ops →</a></p></section>
+				<section class="panel"><h3>Processes and devices</h3>
+					<div class="tablewrap"><table class="grid"><tr><th>name</th><th class="num">pid</th><th class="num">rank</th><th>host</th><th>tracks</th><th class="num">slices</th></tr>${procRows || '<tr><td colspan="6" class="muted">none</td></tr>'}</table></div></section>
+			</div>
+		</div>`;
+		if (steps.length) this.setupChart();
+		this.loadTop();
+	}
+
+	stepStats(steps) {
+		const d = steps.map((s) => s.dur).sort((a, b) => a - b);
+		if (!d.length) return {};
+		const mean = d.reduce((a, b) => a + b, 0) / d.length;
+		const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / d.length);
+		return { mean, sd, median: d[Math.floor(d.length / 2)], min: d[0], max: d[d.length - 1], p90: d[Math.min(d.length - 1, Math.floor(d.length * 0.9))] };
+	}
+
+	async loadTop() {
+		const el = this.root.querySelector('.topops');
+		try {
+			const rows = (await fetchAllByName()).slice();
+			rows.sort((a, b) => b.self - a.self);
+			const top = rows.slice(0, 10);
+			const max = top.reduce((m, r) => Math.max(m, r.self), 0) || 1;
+			el.innerHTML = top.length ? `<table class="grid top"><tr><th>op</th><th class="num">self</th><th class="num">share</th><th class="num">count</th></tr>${top.map((r, i) => `<tr data-i="${i}"><td class="name"><span class="bar" style="width:${(r.self / max * 100).toFixed(1)}%"></span><a href="#" title="${escapeHtml(r.name)}">${escapeHtml(r.name)}</a></td><td class="num">${escapeHtml(fmtDur(r.self))}</td><td class="num">${escapeHtml(fmtPct(r.share))}</td><td class="num">${fmtInt(r.count)}</td></tr>`).join('')}</table>
+				<p class="hint">${top[0] ? `Most self time: <b>${escapeHtml(top[0].name)}</b> (${escapeHtml(fmtPct(top[0].share))}). Click an op to see it on the Timeline.` : ''}</p>` : '<p class="empty">No slices.</p>';
+			for (const a of el.querySelectorAll('tr[data-i] a')) {
+				a.onclick = (e) => { e.preventDefault(); this.app.highlightName(top[+a.closest('tr').dataset.i].name, true); };
+			}
+		} catch (e) {
+			el.innerHTML = `<p class="error">Could not load op statistics: ${escapeHtml(e.message)}</p>`;
+		}
+	}
+
+	setupChart() {
+		const c = this.root.querySelector('.stepchart');
+		const tip = this.root.querySelector('.step-tip');
+		this.canvas = c;
+		const draw = () => this.drawChart();
+		new ResizeObserver(draw).observe(c);
+		c.addEventListener('mousemove', (e) => {
+			const i = this.stepAt(e);
+			if (i !== this.hoverStep) { this.hoverStep = i; draw(); }
+			if (i < 0) { tip.hidden = true; return; }
+			const st = this.steps[i];
+			tip.hidden = false;
+			tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}`;
+			const r = c.getBoundingClientRect();
+			tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40}px)`;
+		});
+		c.addEventListener('mouseleave', () => { this.hoverStep = -1; tip.hidden = true; draw(); });
+		c.addEventListener('click', (e) => {
+			const i = this.stepAt(e);
+			if (i >= 0) this.app.openStep(this.steps[i]);
+		});
+		draw();
+	}
+
+	layoutChart() {
+		const c = this.canvas;
+		const w = c.clientWidth, h = 180;
+		const n = this.steps.length;
+		const left = 56, right = 8, top = 10, bottom = 22;
+		const pw = Math.max(10, w - left - right);
+		const perBar = pw / n;
+		return { w, h, n, left, right, top, bottom, pw, perBar, ph: h - top - bottom };
+	}
+
+	stepAt(e) {
+		const L = this.layoutChart();
+		const r = this.canvas.getBoundingClientRect();
+		const x = e.clientX - r.left - L.left;
+		if (x < 0 || x >= L.pw) return -1;
+		return Math.min(L.n - 1, Math.floor(x / L.perBar));
+	}
+
+	drawChart() {
+		const c = this.canvas;
+		if (!c || !c.isConnected) return;
+		const dpr = window.devicePixelRatio || 1;
+		const L = this.layoutChart();
+		c.width = Math.round(L.w * dpr);
+		c.height = Math.round(L.h * dpr);
+		c.style.height = `${L.h}px`;
+		const ctx = c.getContext('2d');
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		const cs = getComputedStyle(document.documentElement);
+		const fg = cs.getPropertyValue('--fg').trim() || '#222';
+		const muted = cs.getPropertyValue('--muted').trim() || '#777';
+		const accent = cs.getPropertyValue('--accent').trim() || '#0969da';
+		const bad = cs.getPropertyValue('--bad').trim() || '#cf222e';
+		ctx.clearRect(0, 0, L.w, L.h);
+		const st = this.stepStats(this.steps);
+		const max = st.max || 1;
+		const y = (v) => L.top + L.ph - v / max * L.ph;
+		ctx.font = '10px system-ui, sans-serif';
+		ctx.fillStyle = muted;
+		ctx.textBaseline = 'middle';
+		for (const f of [0, 0.5, 1]) {
+			ctx.fillText(fmtDur(max * f), 4, y(max * f));
+			ctx.fillStyle = 'rgba(127,127,127,0.15)';
+			ctx.fillRect(L.left, Math.round(y(max * f)), L.pw, 1);
+			ctx.fillStyle = muted;
+		}
+		// when zoomed out (bars under 2 px), a column shows the max of its steps
+		const cols = Math.min(L.n, Math.floor(L.pw / 2));
+		const perCol = L.n / cols;
+		for (let c0 = 0; c0 < cols; c0++) {
+			const a = Math.floor(c0 * perCol), b = Math.max(a + 1, Math.floor((c0 + 1) * perCol));
+			let m = 0, traced = false, hov = false;
+			for (let i = a; i < b; i++) { if (this.steps[i].dur > m) m = this.steps[i].dur; traced = traced || this.steps[i].traced; hov = hov || i === this.hoverStep; }
+			const x0 = L.left + c0 * (L.pw / cols), bw = Math.max(1, L.pw / cols - (L.pw / cols > 4 ? 1 : 0));
+			const slow = m > st.p90 && L.n >= 5;
+			ctx.fillStyle = slow ? bad : accent;
+			ctx.globalAlpha = hov ? 1 : traced ? 0.85 : 0.25;
+			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
+			if (!traced) { ctx.globalAlpha = 1; ctx.strokeStyle = slow ? bad : accent; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
+			ctx.globalAlpha = 1;
+		}
+		ctx.fillStyle = fg;
+		ctx.fillRect(L.left, Math.round(y(st.median)), L.pw, 1);
+		ctx.fillText('median', L.left + L.pw - 40, y(st.median) - 6);
+		ctx.fillStyle = muted;
+		ctx.fillText(`step ${this.steps[0].index}`, L.left, L.h - 8);
+		const last = `step ${this.steps[L.n - 1].index}`;
+		ctx.fillText(last, L.left + L.pw - ctx.measureText(last).width, L.h - 8);
+	}
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// Search over all events (server side): substring or regex, results in time order,
+// "i / N", Enter / Shift+Enter step and wrap starting at the first hit after the
+// viewport start; a generation counter drops answers to replaced queries.
+import { getJSON, big } from './api.js';
+import { fmtInt } from './format.js';
+
+const PAGE = 1000;
+
+export class Search {
+	constructor(form, app) {
+		this.app = app;
+		this.input = form.querySelector('input[type=search]');
+		this.regexBtn = form.querySelector('.s-regex');
+		this.prevBtn = form.querySelector('.s-prev');
+		this.nextBtn = form.querySelector('.s-next');
+		this.countEl = form.querySelector('.s-count');
+		this.regex = false;
+		this.gen = 0;
+		this.query = '';
+		this.results = [];
+		this.total = 0;
+		this.cur = -1;
+		this.loading = null;
+		this.timer = 0;
+		form.addEventListener('submit', (e) => e.preventDefault());
+		this.input.addEventListener('input', () => {
+			clearTimeout(this.timer);
+			this.timer = setTimeout(() => this.run(this.input.value), 250);
+		});
+		this.input.addEventListener('keydown', (e) => {
+			if (e.key === 'Enter') {
+				e.preventDefault();
+				this.step(e.shiftKey ? -1 : 1);
+			} else if (e.key === 'Escape') {
+				this.input.blur();
+			}
+		});
+		this.regexBtn.addEventListener('click', () => {
+			this.regex = !this.regex;
+			this.regexBtn.setAttribute('aria-pressed', String(this.regex));
+			this.run(this.input.value, true);
+		});
+		this.prevBtn.addEventListener('click', () => this.step(-1));
+		this.nextBtn.addEventListener('click', () => this.step(1));
+		this.render();
+	}
+
+	set(q, regex) {
+		this.input.value = q;
+		this.regex = !!regex;
+		this.regexBtn.setAttribute('aria-pressed', String(this.regex));
+		return this.run(q, true);
+	}
+
+	/* Start a query; resolves when its first page arrived (or was replaced). */
+	run(q, force) {
+		q = q.trim();
+		clearTimeout(this.timer);
+		if (q === this.query && !force) return this.loading || Promise.resolve();
+		const gen = ++this.gen;
+		this.query = q;
+		this.results = [];
+		this.total = 0;
+		this.cur = -1;
+		this.error = null;
+		if (!q) {
+			this.loading = null;
+			this.render();
+			this.app.searchChanged([]);
+			return Promise.resolve();
+		}
+		this.render(true);
+		this.loading = getJSON('api/search', { q, regex: this.regex ? 1 : 0, limit: PAGE }, { exact: true, quiet: true })
+			.then((j) => {
+				if (gen !== this.gen) return;
+				this.results = (j.results || []).slice();
+				this.total = Number(j.total ?? this.results.length);
+				this.loading = null;
+				this.render();
+				this.app.searchChanged(this.results);
+			})
+			.catch((e) => {
+				if (gen !== this.gen) return;
+				this.loading = null;
+				this.error = e.message;
+				this.render();
+			});
+		return this.loading;
+	}
+
+	async more() {
+		if (this.results.length >= this.total) return false;
+		const gen = this.gen;
+		const last = this.results[this.results.length - 1];
+		try {
+			const j = await getJSON('api/search', { q: this.query, regex: this.regex ? 1 : 0, limit: PAGE, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
+			if (gen !== this.gen) return false;
+			const add = j.results || [];
+			if (!add.length) { this.total = this.results.length; return false; }
+			this.results.push(...add);
+			this.app.searchChanged(this.results);
+			return true;
+		} catch (e) {
+			this.error = e.message;
+			this.render();
+			return false;
+		}
+	}
+
+	async step(dir) {
+		this.stepping = (this.stepping || 0) + 1;
+		try {
+			await this.step1(dir);
+		} finally {
+			this.stepping--;
+		}
+	}
+
+	async step1(dir) {
+		if (this.input.value.trim() !== this.query || this.loading) {
+			if (this.input.value.trim() !== this.query) await this.run(this.input.value);
+			else await this.loading;
+		}
+		if (!this.results.length) return;
+		const tl = this.app.timeline;
+		if (this.cur < 0) {
+			// first hit at or after the viewport start
+			const start = tl.view.s;
+			let i = this.results.findIndex((r) => Number(big(r.ts) - tl.T0) >= start);
+			if (i < 0) i = 0;
+			this.cur = dir > 0 ? i : (i - 1 + this.results.length) % this.results.length;
+		} else if (dir > 0) {
+			if (this.cur + 1 >= this.results.length && this.results.length < this.total) await this.more();
+			this.cur = (this.cur + 1) % this.results.length;
+		} else {
+			this.cur = (this.cur - 1 + this.results.length) % this.results.length;
+		}
+		this.render();
+		this.app.gotoResult(this.results[this.cur]);
+	}
+
+	render(busy) {
+		let t;
+		if (this.error) t = `error: ${this.error}`;
+		else if (busy || this.loading) t = 'searching…';
+		else if (!this.query) t = '';
+		else if (!this.total) t = 'no match';
+		else t = `${this.cur < 0 ? '–' : fmtInt(this.cur + 1)} / ${fmtInt(this.total)}`;
+		this.countEl.textContent = t;
+		this.countEl.classList.toggle('error', !!this.error);
+	}
+
+	state() {
+		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, error: this.error || null, pending: !!this.loading || this.stepping > 0 };
+	}
+}

@@ -1,0 +1,1891 @@
+// SPDX-License-Identifier: MIT
+// The Timeline page: tracks grouped by process/device, slices packed into lanes,
+// counters as area charts, drawn on canvas from cached tiles (tiles.js); zoom and
+// pan with wheel, drag and W/A/S/D; hover, selection, flows, area selection, search
+// ticks and an overview strip with a brush. No DOM node is created per event.
+import { TileStore, TILE_PX, tileSpan } from './tiles.js';
+import { palette, colorIndex, UNKNOWN, counterColor } from './colors.js';
+import { fmtDur, fmtDurFull, fmtTick, tickStep, fmtOffset, fmtInt, escapeHtml } from './format.js';
+import { big, getJSON } from './api.js';
+
+const KIND_NAMES = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
+const KIND_ORDER = { thread: 0, async: 1, device: 2, gpu_stream: 3, comm: 4, object: 5, counter: 6 };
+const KIND_LABEL = { thread: 'thread', async: 'async', device: 'device', gpu_stream: 'stream', comm: 'comm', object: 'objects', counter: 'counter' };
+
+export const GUTTER = 220;
+export const RULER_H = 32;
+const LANE_H = 18;
+const SLICE_H = 16;
+const GROUP_H = 24;
+const COUNTER_H = 46;
+const TRACK_PAD = 4;
+const SUMMARY_H = 12;
+const MAX_LANES = 40;
+const MIN_SPAN = 20;          // ns: the deepest zoom
+const LABEL_MIN_PX = 22;      // labels only on slices at least this wide
+const FOLD_PX = 3;            // runs of slices under this fold into one box
+const MAX_SUMMARY_TRACKS = 16;
+const SCROLLBAR_W = 14;
+const RENDER_BUDGET_MS = 9;   // tile canvases rendered per frame, beyond the first
+
+function kindName(k) {
+	if (typeof k === 'number') return KIND_NAMES[k] || 'thread';
+	return k || 'thread';
+}
+
+function makeCanvas(w, h) {
+	if (typeof OffscreenCanvas !== 'undefined') return new OffscreenCanvas(w, h);
+	const c = document.createElement('canvas');
+	c.width = w; c.height = h;
+	return c;
+}
+
+export class Timeline {
+	/* root: the #page-timeline element; app: callbacks (see app.js). */
+	constructor(root, app) {
+		this.root = root;
+		this.app = app;
+		this.main = root.querySelector('.tl-main');
+		this.base = root.querySelector('.tl-base');
+		this.over = root.querySelector('.tl-over');
+		this.mini = root.querySelector('.tl-mini');
+		this.scroller = root.querySelector('.tl-scroll');
+		this.scrollInner = root.querySelector('.tl-scroll-inner');
+		this.tooltip = root.querySelector('.tl-tooltip');
+		this.bctx = this.base.getContext('2d', { alpha: false });
+		this.octx = this.over.getContext('2d');
+		this.mctx = this.mini.getContext('2d');
+		this.session = null;
+		this.view = { s: 0, e: 1 };
+		this.scrollY = 0;
+		this.W = 0; this.H = 0; this.PW = 0; this.dpr = 1;
+		this.rows = [];
+		this.contentH = 0;
+		this.sel = null;          // selected slice
+		this.hover = null;        // hovered slice {track, depth, name, ...}
+		this.mouse = null;        // {x, y} in css px over the main canvas
+		this.area = null;         // {s, e, tracks: Set|null}
+		this.drag = null;
+		this.keys = new Set();
+		this.vel = { zoom: 0, pan: 0 };
+		this.keyHeld = { zoom: 0, pan: 0 };
+		this.lastFrame = 0;
+		this.raf = 0;
+		this.dirty = true;
+		this.highlight = null;    // {name, ids: Map(id -> bool)}
+		this.renderGen = 1;
+		this.searchHits = [];     // [{track, rel, dur, depth}]
+		this.flows = [];          // [{dir, track, rel}]
+		this.history = [];
+		this.filter = '';
+		this.drawn = [];          // per frame: [{row, tile, k}]
+		this.incomplete = 0;
+		this.firstDraw = false;
+		this.visible = false;
+		this.fetchTimer = 0;
+		this.lastPlan = 0;
+		this.charW = 6.5;
+		this.lastF = null;
+		this.miniData = null;
+		this.frames = [];
+		window.__tft_frames = this.frames;
+		this._bind();
+	}
+
+	/* ---- session and layout ------------------------------------------- */
+
+	setSession(s) {
+		this.session = s;
+		this.T0 = big(s.start_ns);
+		const end = big(s.end_ns);
+		this.span = Math.max(1, Number(end - this.T0) || Number(s.duration_ns) || 1);
+		this.procs = new Map();
+		for (const p of s.process_list || []) this.procs.set(p.id, p);
+		this.tracks = new Map();
+		const groups = new Map();
+		for (const t of s.track_list || []) {
+			const kind = kindName(t.kind);
+			const tr = {
+				id: t.id, process: t.process, kind, name: t.name || `${kind} ${t.tid ?? t.id}`, tid: t.tid,
+				counter: kind === 'counter', sort: t.sort_index ?? t.id,
+				lanes: Math.max(1, Math.min(MAX_LANES, (Number(t.max_depth) || 0) + 1)), deepest: Number(t.max_depth) || 0,
+				cmax: -Infinity, cmin: Infinity, scaleGen: 0, h: 0,
+				maxRel: t.max_ts_ns !== undefined && t.max_ts_ns !== null ? Number(big(t.max_ts_ns) - this.T0) : this.span,
+				slices: t.slices, counters: t.counters,
+			};
+			tr.h = tr.counter ? COUNTER_H : tr.lanes * LANE_H + TRACK_PAD;
+			this.tracks.set(tr.id, tr);
+			let g = groups.get(t.process);
+			if (!g) {
+				const p = this.procs.get(t.process) || { id: t.process, name: `process ${t.process}` };
+				g = { id: t.process, proc: p, tracks: [], collapsed: false };
+				groups.set(t.process, g);
+			}
+			g.tracks.push(tr);
+		}
+		for (const g of groups.values()) {
+			// compute first, then communication beside it, counters last
+			g.tracks.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.sort - b.sort || a.id - b.id);
+		}
+		this.groups = [...groups.values()].sort((a, b) =>
+			(a.proc.sort_index ?? 0) - (b.proc.sort_index ?? 0) || (a.proc.rank ?? -1) - (b.proc.rank ?? -1) ||
+			(a.proc.pid ?? 0) - (b.proc.pid ?? 0) || a.id - b.id);
+		// Many groups: start with the big ones open and the rest collapsed.
+		if (this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
+		this.steps = (s.step_list || []).map((st) => ({
+			index: st.index, name: st.name, rel: Number(big(st.start_ns) - this.T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false,
+		}));
+		this.store = new TileStore(this.T0, this.span, () => this.onData(), (msg, status) => this.app.tileError(msg, status));
+		this.canvasPool = new Map();
+		this.store.onCanvasFree = (c) => {
+			const k = `${c.width}x${c.height}`;
+			let list = this.canvasPool.get(k);
+			if (!list) { list = []; this.canvasPool.set(k, list); }
+			if (list.length < 64) list.push(c);
+		};
+		this.view = { s: 0, e: this.span };
+		this.layout();
+		this.resize();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	trackVisible(t) {
+		if (this.hiddenTracks && this.hiddenTracks.has(t.id)) return false;
+		if (!this.filter) return true;
+		const f = this.filter.toLowerCase();
+		const p = this.procs.get(t.process);
+		return t.name.toLowerCase().includes(f) || (p && String(p.name || '').toLowerCase().includes(f)) || t.kind.includes(f);
+	}
+
+	layout() {
+		const rows = [];
+		let y = 0;
+		let hidden = 0;
+		for (const g of this.groups || []) {
+			const vis = g.tracks.filter((t) => this.trackVisible(t));
+			hidden += g.tracks.length - vis.length;
+			if (!vis.length) continue;
+			const h = GROUP_H + (g.collapsed ? SUMMARY_H + 4 : 0);
+			rows.push({ type: 'group', g, y, h, vis });
+			y += h;
+			if (g.collapsed) continue;
+			for (const t of vis) {
+				t.h = t.counter ? COUNTER_H : t.lanes * LANE_H + TRACK_PAD;
+				rows.push({ type: 'track', t, g, y, h: t.h });
+				y += t.h;
+			}
+		}
+		this.rows = rows;
+		this.layoutGen = (this.layoutGen || 0) + 1;
+		this.hiddenCount = hidden;
+		this.contentH = y + 40;
+		this.scrollInner.style.height = `${this.contentH}px`;
+		this.clampScroll();
+		this.app.layoutChanged && this.app.layoutChanged(hidden);
+	}
+
+	setFilter(f) {
+		this.filter = f || '';
+		this.layout();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	hideTrack(id) {
+		(this.hiddenTracks || (this.hiddenTracks = new Set())).add(id);
+		this.layout();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	showAllTracks() {
+		this.hiddenTracks = new Set();
+		this.filter = '';
+		this.layout();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	/* Ancestors of a slice (depth 0 first) from the loaded tiles of its track. */
+	ancestors(sel) {
+		const out = [];
+		for (let dep = 0; dep < sel.depth; dep++) {
+			let best = null;
+			for (const dr of this.drawn) {
+				if (dr.t.id !== sel.track || dr.summary) continue;
+				const d = dr.tile.data;
+				for (let i = 0; i < d.n; i++) {
+					if (d.depth[i] !== dep || d.count[i] > 1) continue;
+					const s = dr.tile.relStart + d.off[i];
+					if (s <= sel.rel && s + d.dur[i] >= sel.rel + sel.dur) {
+						best = { track: sel.track, depth: dep, rel: s, dur: d.dur[i], name: d.name[i], count: 1, flags: d.flags[i], abs: dr.tile.absStart + BigInt(Math.round(d.off[i])) };
+						break;
+					}
+				}
+				if (best) break;
+			}
+			out.push(best);
+		}
+		return out;
+	}
+
+	setCollapsedAll(c) {
+		for (const g of this.groups || []) g.collapsed = c;
+		this.layout();
+		this.invalidate(true);
+	}
+
+	toggleGroup(g) {
+		g.collapsed = !g.collapsed;
+		this.layout();
+		this.invalidate(true);
+	}
+
+	clampScroll() {
+		const plotH = this.H - RULER_H;
+		const max = Math.max(0, this.contentH - plotH);
+		this.scrollY = Math.max(0, Math.min(max, this.scrollY));
+		if (Math.abs(this.scroller.scrollTop - this.scrollY) > 1) this.scroller.scrollTop = this.scrollY;
+	}
+
+	/* ---- geometry ------------------------------------------------------- */
+
+	resize() {
+		const r = this.main.getBoundingClientRect();
+		const dpr = window.devicePixelRatio || 1;
+		const W = Math.max(100, Math.floor(r.width));
+		const H = Math.max(60, Math.floor(r.height));
+		if (W === this.W && H === this.H && dpr === this.dpr) return;
+		const dprChanged = dpr !== this.dpr;
+		this.W = W; this.H = H; this.dpr = dpr;
+		this.PW = Math.max(10, W - GUTTER - SCROLLBAR_W);
+		for (const c of [this.base, this.over]) {
+			c.width = Math.round(W * dpr);
+			c.height = Math.round(H * dpr);
+			c.style.width = `${W}px`;
+			c.style.height = `${H}px`;
+		}
+		const mr = this.mini.getBoundingClientRect();
+		this.mini.width = Math.round(Math.max(100, mr.width) * dpr);
+		this.mini.height = Math.round(Math.max(20, mr.height) * dpr);
+		this.octx.font = '11px system-ui, sans-serif';
+		this.charW = this.octx.measureText('abcdefghijklmnopqrstuvwxyz_:ABCDEFGH').width / 36;
+		if (dprChanged && this.store) { this.store.dropCanvases(); this.renderGen++; }
+		this.clampScroll();
+		this.invalidate(true);
+		if (this.session && this.miniData && Math.abs(this.miniData.width - this.miniWidth()) > 40) this.fetchMini();
+	}
+
+	res() { return (this.view.e - this.view.s) / this.PW; }
+	level() { return Math.max(0, Math.floor(Math.log2(Math.max(1, this.res())))); }
+	xOf(rel) { return GUTTER + (rel - this.view.s) / this.res(); }
+	tOf(x) { return this.view.s + (x - GUTTER) * this.res(); }
+
+	rowAtY(y) {
+		const cy = y - RULER_H + this.scrollY;
+		const rows = this.rows;
+		let lo = 0, hi = rows.length - 1;
+		while (lo <= hi) {
+			const m = (lo + hi) >> 1;
+			if (rows[m].y + rows[m].h <= cy) lo = m + 1;
+			else if (rows[m].y > cy) hi = m - 1;
+			else return rows[m];
+		}
+		return null;
+	}
+
+	visibleRows(margin = 0) {
+		const top = this.scrollY - margin, bot = this.scrollY + this.H - RULER_H + margin;
+		const out = [];
+		for (const r of this.rows) {
+			if (r.y + r.h < top) continue;
+			if (r.y > bot) break;
+			out.push(r);
+		}
+		return out;
+	}
+
+	rowOfTrack(id) {
+		return this.rows.find((r) => r.type === 'track' && r.t.id === id) || null;
+	}
+
+	/* The row a track is drawn in: its own, or its collapsed group's header. */
+	rowOrGroupOfTrack(id) {
+		const r = this.rowOfTrack(id);
+		if (r) return r;
+		const t = this.tracks.get(id);
+		if (!t) return null;
+		return this.rows.find((x) => x.type === 'group' && x.g.id === t.process) || null;
+	}
+
+	/* ---- view changes ----------------------------------------------------- */
+
+	setView(s, e, opts = {}) {
+		let span = e - s;
+		const maxSpan = this.span * 1.2 + 1000;
+		if (span < MIN_SPAN) { const c = (s + e) / 2; s = c - MIN_SPAN / 2; e = c + MIN_SPAN / 2; span = MIN_SPAN; }
+		if (span > maxSpan) { const c = (s + e) / 2; s = c - maxSpan / 2; e = c + maxSpan / 2; span = maxSpan; }
+		const lo = -this.span * 0.1, hi = this.span * 1.1;
+		if (s < lo) { s = lo; e = s + span; }
+		if (e > hi) { e = hi; s = e - span; }
+		if (opts.history) this.pushHistory();
+		this.view = { s, e };
+		this.lastF = opts.keepF ? this.lastF : null;
+		this.invalidate(true);
+		this.scheduleFetch();
+		this.app.viewChanged && this.app.viewChanged();
+	}
+
+	pushHistory() {
+		const last = this.history[this.history.length - 1];
+		if (last && last.s === this.view.s && last.e === this.view.e) return;
+		this.history.push({ ...this.view });
+		if (this.history.length > 50) this.history.shift();
+	}
+
+	undoZoom() {
+		const v = this.history.pop();
+		if (v) this.setView(v.s, v.e);
+	}
+
+	zoomAt(factor, x) {
+		const px = x === undefined ? GUTTER + this.PW / 2 : Math.max(GUTTER, Math.min(GUTTER + this.PW, x));
+		const t = this.tOf(px);
+		const s = t - (t - this.view.s) * factor;
+		const e = t + (this.view.e - t) * factor;
+		this.setView(s, e);
+	}
+
+	panPx(dx) {
+		const d = dx * this.res();
+		this.setView(this.view.s + d, this.view.e + d);
+	}
+
+	fitAll() { this.setView(-this.span * 0.01, this.span * 1.01, { history: true }); }
+
+	/* Centre on [s, s+d]; fit it (80% of the width) if `fit` or it does not fit. */
+	focusRange(s, d, fit) {
+		const cur = this.view.e - this.view.s;
+		if (!fit && d < cur * 0.9) {
+			const c = s + d / 2;
+			this.setView(c - cur / 2, c + cur / 2, { history: true, keepF: true });
+		} else {
+			const w = Math.max(d / 0.8, MIN_SPAN * 4);
+			const c = s + d / 2;
+			this.setView(c - w / 2, c + w / 2, { history: true, keepF: true });
+		}
+	}
+
+	/* F: centre the selection, a second F fits it; 0 fits everything. */
+	keyF() {
+		const target = this.sel ? { s: this.sel.rel, d: Math.max(this.sel.dur, 1) } : this.area ? { s: this.area.s, d: this.area.e - this.area.s } : null;
+		if (!target) return;
+		const again = this.lastF && this.lastF.s === target.s && this.lastF.d === target.d;
+		this.focusRange(target.s, target.d, again || (this.area && !this.sel));
+		this.lastF = target;
+	}
+
+	scrollToRow(row) {
+		if (!row) return;
+		const plotH = this.H - RULER_H;
+		if (row.y < this.scrollY || row.y + Math.min(row.h, plotH) > this.scrollY + plotH) {
+			this.scrollY = Math.max(0, row.y - plotH / 3);
+			this.clampScroll();
+			this.invalidate(true);
+			this.scheduleFetch();
+		}
+	}
+
+	/* ---- data ------------------------------------------------------------- */
+
+	onData() {
+		this.invalidate(true);
+		this.app.activity && this.app.activity();
+	}
+
+	/* Throttled: at once if the last plan is older than 60 ms, else at its end. */
+	scheduleFetch() {
+		if (this.fetchTimer) return;
+		const wait = Math.max(0, 60 - (performance.now() - this.lastPlan));
+		if (!this.store || !this.visible) return; // show() plans
+		if (wait === 0) {
+			this.lastPlan = performance.now();
+			this.planFetch();
+			return;
+		}
+		this.fetchTimer = setTimeout(() => {
+			this.fetchTimer = 0;
+			this.lastPlan = performance.now();
+			this.planFetch();
+		}, wait);
+	}
+
+	wantedTracks(rows) {
+		const ids = [];
+		for (const r of rows) {
+			if (r.type === 'track') ids.push(r.t.id);
+			else if (r.g.collapsed) for (const t of r.vis.slice(0, MAX_SUMMARY_TRACKS)) ids.push(t.id);
+		}
+		return ids;
+	}
+
+	planFetch() {
+		if (!this.store || !this.visible) return;
+		if (!this.firstPlan) { this.firstPlan = true; performance.mark('tft-first-plan'); }
+		const L = this.level();
+		const span = tileSpan(L);
+		const k0 = Math.floor(this.view.s / span), k1 = Math.floor(this.view.e / span);
+		const vis = this.wantedTracks(this.visibleRows());
+		const near = this.wantedTracks(this.visibleRows(this.H)).filter((id) => !vis.includes(id));
+		const want = [];
+		for (let k = k0; k <= k1; k++) want.push({ L, k, tracks: vis, prio: Math.abs(k - (k0 + k1) / 2) * 0.01 });
+		want.push({ L, k: k0 - 1, tracks: vis, prio: 1 });
+		want.push({ L, k: k1 + 1, tracks: vis, prio: 1 });
+		if (near.length) for (let k = k0; k <= k1; k++) want.push({ L, k, tracks: near, prio: 2 });
+		this.store.plan(want);
+		this.app.activity && this.app.activity();
+	}
+
+	async fetchMini() {
+		const width = this.miniWidth();
+		const ids = [...this.tracks.values()].filter((t) => !t.counter).map((t) => t.id).slice(0, 400);
+		if (!ids.length) { this.miniData = { width, rows: [] }; this.drawMini(); return; }
+		try {
+			const j = await getJSON('api/viewport', { tracks: ids.join(','), t0: this.T0.toString(), t1: (this.T0 + BigInt(Math.ceil(this.span))).toString(), width, rel: 1 }, { quiet: true });
+			const rel = j.rel === 1;
+			const t0n = Number(this.T0);
+			const per = new Map();
+			for (const t of j.tracks || []) {
+				const tr = this.tracks.get(t.id);
+				if (!tr || !Array.isArray(t.ts)) continue;
+				let acc = per.get(tr.process);
+				if (!acc) { acc = new Float64Array(width); per.set(tr.process, acc); }
+				const bw = this.span / width;
+				for (let i = 0; i < t.ts.length; i++) {
+					if (t.depth && t.depth[i] !== 0) continue;
+					const s = rel ? t.ts[i] : t.ts[i] - t0n;
+					const d = t.dur ? t.dur[i] : 0;
+					let a = s / bw, b = (s + d) / bw;
+					for (let x = Math.max(0, Math.floor(a)); x < Math.min(width, Math.ceil(b)); x++) {
+						acc[x] += Math.min(b, x + 1) - Math.max(a, x);
+					}
+				}
+			}
+			const rows = [];
+			for (const g of this.groups) {
+				const acc = per.get(g.id);
+				if (!acc) continue;
+				const n = g.tracks.filter((t) => !t.counter).length || 1;
+				rows.push({ g, acc: acc.map((v) => Math.min(1, v / n)) });
+			}
+			this.miniData = { width, rows };
+		} catch (e) {
+			this.miniData = { width, rows: [], error: e.message };
+		}
+		this.drawMini();
+	}
+
+	miniWidth() { return Math.max(100, Math.round(this.mini.getBoundingClientRect().width - GUTTER - SCROLLBAR_W)); }
+
+	/* ---- tile rendering ---------------------------------------------------- */
+
+	nameText(id) { return this.store.strings.get(id) ?? ''; }
+
+	colorOf(id) {
+		let m = this.colorCache || (this.colorCache = new Map());
+		let c = m.get(id);
+		if (c === undefined) {
+			c = colorIndex(this.nameText(id));
+			if (this.store.strings.has(id)) m.set(id, c);
+		}
+		return c;
+	}
+
+	highlighted(id) {
+		const h = this.highlight;
+		if (!h) return true;
+		let v = h.ids.get(id);
+		if (v === undefined) {
+			const s = this.store.strings.get(id);
+			if (s === undefined) return false;
+			v = h.exact ? s === h.name : h.re ? h.re.test(s) : s === h.name;
+			h.ids.set(id, v);
+		}
+		return v;
+	}
+
+	tileCanvas(tile, t) {
+		const key = `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}`;
+		if (tile.canvas && tile.canvasGen === key) return tile.canvas;
+		const had = !!tile.canvas;
+		const old = tile.canvas;
+		tile.canvas = null;
+		this.reuse = old;
+		tile.canvas = t.counter ? this.renderCounterTile(tile, t) : this.renderSliceTile(tile, t);
+		this.reuse = null;
+		tile.canvasGen = key;
+		if (!had) this.store.noteCanvas();
+		return tile.canvas;
+	}
+
+	/* A w x h canvas for a tile: the tile's previous one, a pooled one, or new. */
+	tileSurface(w, h) {
+		let c = null;
+		if (this.reuse && this.reuse.width === w && this.reuse.height === h) c = this.reuse;
+		else {
+			const list = this.canvasPool && this.canvasPool.get(`${w}x${h}`);
+			if (list && list.length) c = list.pop();
+		}
+		if (!c) return makeCanvas(w, h);
+		const ctx = c.getContext('2d');
+		ctx.setTransform(1, 0, 0, 1, 0, 0);
+		ctx.globalAlpha = 1;
+		ctx.clearRect(0, 0, w, h);
+		return c;
+	}
+
+	renderSliceTile(tile, t) {
+		const d = tile.data;
+		const dpr = this.dpr;
+		const ch = Math.max(1, Math.round(t.h * dpr));
+		const c = this.tileSurface(TILE_PX, ch);
+		const ctx = c.getContext('2d');
+		ctx.scale(1, dpr);
+		const res = tile.res;
+		const batches = new Map(); // colour key -> [x, y, w, ...]
+		const hatch = [];
+		const chevrons = [];
+		const unclosed = [];
+		const runs = new Map(); // depth -> {x0, x1, count, key, summary}
+		const lanes = t.lanes;
+		let deepest = t.deepest;
+		const push = (key, x, y, w) => {
+			let b = batches.get(key);
+			if (!b) { b = []; batches.set(key, b); }
+			b.push(x, y, w);
+		};
+		const flush = (dep) => {
+			const r = runs.get(dep);
+			if (!r) return;
+			runs.delete(dep);
+			const y = dep * LANE_H + 1;
+			const w = Math.max(1, r.x1 - r.x0);
+			push(r.key, r.x0, y, w);
+			if (r.count > 1) hatch.push(r.x0, y, w);
+		};
+		const hl = !!this.highlight;
+		for (let i = 0; i < d.n; i++) {
+			const dep = d.depth[i];
+			if (dep > deepest) deepest = dep;
+			if (dep >= lanes) continue;
+			const x = d.off[i] / res;
+			const w = d.dur[i] / res;
+			if (x > TILE_PX + 1 || x + w < -1) continue;
+			const ci = this.colorOf(d.name[i]);
+			const dim = hl && !this.highlighted(d.name[i]);
+			const key = dim ? ci + 1000 : ci;
+			const cnt = d.count[i];
+			if (((d.flags[i] & 128) || d.dur[i] === 0) && cnt <= 1) { chevrons.push(x, dep * LANE_H + 1, key); continue; }
+			const x0 = Math.max(-1, x), x1 = Math.min(TILE_PX + 1, x + w);
+			if ((d.flags[i] & 1) && cnt <= 1) { unclosed.push(x0, dep * LANE_H + 1, x1 - x0, key); continue; }
+			const small = x1 - x0 < FOLD_PX || cnt > 1;
+			const r = runs.get(dep);
+			if (small) {
+				if (r && x0 - r.x1 < FOLD_PX && x0 >= r.x0) {
+					r.x1 = Math.max(r.x1, x1);
+					r.count += cnt;
+					continue;
+				}
+				flush(dep);
+				runs.set(dep, { x0, x1, count: cnt, key });
+				continue;
+			}
+			if (r) flush(dep);
+			push(key, x0, dep * LANE_H + 1, x1 - x0);
+		}
+		for (const dep of [...runs.keys()]) flush(dep);
+		if (deepest > t.deepest) {
+			t.deepest = deepest;
+			const want = Math.min(MAX_LANES, deepest + 1);
+			if (want > t.lanes) { t.lanes = want; this.needLayout = true; }
+		}
+		for (const [key, b] of batches) {
+			const p = palette[key >= 1000 ? key - 1000 : key];
+			ctx.fillStyle = key >= 1000 ? this.colors.dim : p.fill;
+			if (key >= 1000) ctx.fillStyle = p.dim;
+			ctx.beginPath();
+			for (let j = 0, n = 0; j < b.length; j += 3, n++) {
+				if (n === 1000) { ctx.fill(); ctx.beginPath(); n = 0; }
+				ctx.rect(b[j], b[j + 1], b[j + 2], SLICE_H);
+			}
+			ctx.fill();
+		}
+		if (hatch.length) {
+			ctx.fillStyle = this.hatchPattern(ctx);
+			ctx.beginPath();
+			for (let j = 0; j < hatch.length; j += 3) ctx.rect(hatch[j], hatch[j + 1], hatch[j + 2], SLICE_H);
+			ctx.fill();
+		}
+		for (let j = 0; j < unclosed.length; j += 4) {
+			const x = unclosed[j], y = unclosed[j + 1], w = unclosed[j + 2], key = unclosed[j + 3];
+			const p = palette[key >= 1000 ? key - 1000 : key];
+			const g = ctx.createLinearGradient(x, 0, x + w, 0);
+			g.addColorStop(0, key >= 1000 ? p.dim : p.fill);
+			g.addColorStop(1, 'rgba(128,128,128,0.1)');
+			ctx.fillStyle = g;
+			ctx.fillRect(x, y, w, SLICE_H);
+		}
+		for (let j = 0; j < chevrons.length; j += 3) {
+			const x = chevrons[j], y = chevrons[j + 1], key = chevrons[j + 2];
+			const p = palette[key >= 1000 ? key - 1000 : key];
+			ctx.fillStyle = key >= 1000 ? p.dim : p.fill;
+			ctx.beginPath();
+			ctx.moveTo(x, y);
+			ctx.lineTo(x + 4, y + SLICE_H / 2);
+			ctx.lineTo(x, y + SLICE_H);
+			ctx.lineTo(x - 4, y + SLICE_H / 2);
+			ctx.closePath();
+			ctx.fill();
+		}
+		return c;
+	}
+
+	hatchPattern(ctx) {
+		if (!this.hatchTile) this.hatchTile = this.makeHatch();
+		return ctx.createPattern(this.hatchTile, 'repeat');
+	}
+
+	makeHatch() {
+		const p = makeCanvas(6, 6);
+		const pc = p.getContext('2d');
+		pc.strokeStyle = 'rgba(255,255,255,0.32)';
+		pc.lineWidth = 1;
+		pc.beginPath();
+		pc.moveTo(0, 6); pc.lineTo(6, 0);
+		pc.moveTo(-1, 1); pc.lineTo(1, -1);
+		pc.moveTo(5, 7); pc.lineTo(7, 5);
+		pc.stroke();
+		return p;
+	}
+
+	renderCounterTile(tile, t) {
+		const d = tile.data;
+		const dpr = this.dpr;
+		const ch = Math.max(1, Math.round(t.h * dpr));
+		const c = this.tileSurface(TILE_PX, ch);
+		const ctx = c.getContext('2d');
+		ctx.scale(1, dpr);
+		if (!d.n) return c;
+		const res = tile.res;
+		const lo = Math.min(0, t.cmin), hi = Math.max(t.cmax, lo + 1e-9);
+		const top = 4, bottom = t.h - 3;
+		const y = (v) => bottom - (v - lo) / (hi - lo) * (bottom - top);
+		const col = counterColor(t.id);
+		const endX = Math.min(TILE_PX, (t.maxRel - tile.relStart) / res);
+		const xAt = (i) => Math.max(0, d.off[i] / res);
+		const xNext = (i) => (i + 1 < d.n ? Math.max(0, d.off[i + 1] / res) : Math.max(xAt(i) + 1, endX));
+		if (d.min && d.max) {
+			ctx.fillStyle = col.fill;
+			ctx.globalAlpha = 0.3;
+			ctx.beginPath();
+			for (let i = 0; i < d.n; i++) {
+				const x0 = xAt(i), x1 = Math.min(TILE_PX, xNext(i));
+				if (x1 <= 0 || x0 >= TILE_PX) continue;
+				const y0 = y(d.max[i]), y1 = y(d.min[i]);
+				ctx.rect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+			}
+			ctx.fill();
+			ctx.globalAlpha = 1;
+		}
+		ctx.beginPath();
+		ctx.moveTo(xAt(0), bottom);
+		for (let i = 0; i < d.n; i++) {
+			const x0 = xAt(i), x1 = Math.min(TILE_PX + 1, xNext(i));
+			const yy = y(d.value[i]);
+			ctx.lineTo(x0, yy);
+			ctx.lineTo(x1, yy);
+		}
+		ctx.lineTo(Math.min(TILE_PX + 1, xNext(d.n - 1)), bottom);
+		ctx.closePath();
+		ctx.globalAlpha = 0.55;
+		ctx.fillStyle = col.fill;
+		ctx.fill();
+		ctx.globalAlpha = 1;
+		ctx.strokeStyle = col.fill;
+		ctx.lineWidth = 1;
+		ctx.beginPath();
+		for (let i = 0; i < d.n; i++) {
+			const x0 = xAt(i), x1 = Math.min(TILE_PX + 1, xNext(i));
+			const yy = y(d.value[i]);
+			if (i === 0) ctx.moveTo(x0, yy); else ctx.lineTo(x0, yy);
+			ctx.lineTo(x1, yy);
+		}
+		ctx.stroke();
+		return c;
+	}
+
+	/* Counter scale: grows as data arrives (y range over everything seen). */
+	noteCounterRange(tile, t) {
+		if (tile.scaled) return;
+		tile.scaled = true;
+		const d = tile.data;
+		let lo = t.cmin, hi = t.cmax;
+		const a = d.max || d.value, b = d.min || d.value;
+		for (let i = 0; i < d.n; i++) { if (a[i] > hi) hi = a[i]; if (b[i] < lo) lo = b[i]; }
+		if (hi > t.cmax || lo < t.cmin) {
+			// grow with headroom so that arriving tiles rarely force a re-render
+			const first = !isFinite(t.cmax);
+			const span = Math.max(Math.abs(hi - lo), Math.abs(hi), 1e-9);
+			if (hi > t.cmax) t.cmax = first ? hi : hi + span * 0.15;
+			if (lo < t.cmin) t.cmin = first ? lo : lo - (lo < 0 ? span * 0.15 : 0);
+			t.scaleGen++;
+		}
+	}
+
+	/* ---- drawing ----------------------------------------------------------- */
+
+	invalidate(base) {
+		if (base) this.dirty = true;
+		this.overDirty = true;
+		// one frame at a time: calls made while a frame runs are picked up by it
+		if (!this.raf && !this.inFrame && this.visible) this.raf = requestAnimationFrame((ts) => this.frame(ts));
+	}
+
+	frame(now) {
+		this.raf = 0;
+		this.inFrame = true;
+		const t0 = performance.now();
+		this.frameStart = t0;
+		this.rendered = 0;
+		let animating = false;
+		try {
+			const dt = this.lastFrame ? Math.min(0.1, (now - this.lastFrame) / 1000) : 0.016;
+			this.lastFrame = now;
+			animating = this.animate(dt);
+			if (this.needLayout) { this.needLayout = false; this.layout(); this.dirty = true; }
+			const base = this.dirty, over = this.overDirty;
+			this.dirty = false;
+			this.overDirty = false;
+			if (base) { this.drawBase(); this.drawMini(); }
+			if (base || over) this.drawOver();
+			if (this.needLayout) { this.needLayout = false; this.layout(); this.dirty = true; }
+		} finally {
+			this.inFrame = false;
+		}
+		const ms = performance.now() - t0;
+		this.frames.push({ t: now, ms });
+		if (this.frames.length > 2000) this.frames.splice(0, 1000);
+		if (!this.firstDraw && this.session && this.rows.length && this.incomplete === 0 && this.drawnCount > 0) {
+			this.firstDraw = true;
+			window.__tft_first_draw_ms = performance.now();
+			this.app.firstDraw && this.app.firstDraw();
+			// the overview strip waits until the first screen is complete
+			if (!this.miniData) setTimeout(() => this.fetchMini(), 0);
+		}
+		if (!animating) this.lastFrame = 0;
+		if ((animating || this.dirty || this.overDirty) && this.visible) this.raf = requestAnimationFrame((ts) => this.frame(ts));
+	}
+
+	readColors() {
+		const cs = getComputedStyle(document.documentElement);
+		const v = (n, d) => (cs.getPropertyValue(n) || d).trim() || d;
+		this.colors = {
+			bg: v('--tl-bg', '#ffffff'), fg: v('--fg', '#1b1f24'), muted: v('--muted', '#6a737d'),
+			grid: v('--tl-grid', 'rgba(0,0,0,0.08)'), alt: v('--tl-alt', 'rgba(0,0,0,0.025)'),
+			group: v('--tl-group', '#eef1f5'), gutter: v('--tl-gutter', '#f7f8fa'), border: v('--border', '#d0d7de'),
+			accent: v('--accent', '#0969da'), sel: v('--tl-sel', '#000000'), hatch: v('--tl-loading', 'rgba(128,128,128,0.18)'),
+			ruler: v('--tl-ruler', '#fbfbfc'), area: v('--tl-area', 'rgba(9,105,218,0.12)'), hl: v('--tl-hl', '#ff9900'),
+			dim: '#cccccc',
+		};
+		this.renderGen++;
+		if (this.store) this.store.dropCanvases();
+	}
+
+	drawBase() {
+		if (!this.colors) this.readColors();
+		const C = this.colors;
+		const ctx = this.bctx;
+		const dpr = this.dpr;
+		const W = this.W, H = this.H;
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		ctx.imageSmoothingEnabled = false;
+		ctx.fillStyle = C.bg;
+		ctx.fillRect(0, 0, W, H);
+		this.drawn = [];
+		this.incomplete = 0;
+		this.drawnCount = 0;
+		if (!this.session) return;
+		if (!this.rows.length) {
+			ctx.fillStyle = C.muted;
+			ctx.font = '13px system-ui, sans-serif';
+			ctx.fillText(this.tracks.size ? 'Every track is hidden by the filter.' : 'This session has no tracks.', GUTTER + 16, RULER_H + 30);
+		}
+		const L = this.level();
+		const span = tileSpan(L);
+		const r = this.res();
+		const k0 = Math.floor(this.view.s / span), k1 = Math.floor(this.view.e / span);
+		const rows = this.visibleRows();
+		// grid lines under everything
+		const step = tickStep(this.view.e - this.view.s, this.PW);
+		ctx.strokeStyle = C.grid;
+		ctx.lineWidth = 1;
+		ctx.beginPath();
+		for (let t = Math.ceil(this.view.s / step) * step; t <= this.view.e; t += step) {
+			const x = Math.round(this.xOf(t)) + 0.5;
+			ctx.moveTo(x, RULER_H); ctx.lineTo(x, H);
+		}
+		ctx.stroke();
+		ctx.save();
+		ctx.beginPath();
+		ctx.rect(0, RULER_H, W, H - RULER_H);
+		ctx.clip();
+		for (const row of rows) {
+			const sy = RULER_H + row.y - this.scrollY;
+			if (row.type === 'group') {
+				ctx.fillStyle = C.group;
+				ctx.fillRect(0, sy, W, row.h);
+				ctx.fillStyle = C.border;
+				ctx.fillRect(0, sy, W, 1);
+				if (row.g.collapsed) {
+					ctx.save();
+					ctx.beginPath();
+					ctx.rect(GUTTER, sy, this.PW, row.h);
+					ctx.clip();
+					for (const t of row.vis.slice(0, MAX_SUMMARY_TRACKS)) {
+						if (t.counter) continue;
+						this.blitTrack(ctx, row, t, sy + GROUP_H, L, k0, k1, span, r, true);
+					}
+					ctx.restore();
+				}
+				continue;
+			}
+			const t = row.t;
+			if (row.t.id % 2) { ctx.fillStyle = C.alt; ctx.fillRect(GUTTER, sy, this.PW, row.h); }
+			ctx.fillStyle = C.grid;
+			ctx.fillRect(GUTTER, sy + row.h - 1, this.PW, 1);
+			ctx.save();
+			ctx.beginPath();
+			ctx.rect(GUTTER, sy, this.PW, row.h);
+			ctx.clip();
+			this.blitTrack(ctx, row, t, sy, L, k0, k1, span, r, false);
+			ctx.restore();
+		}
+		ctx.restore();
+		this.drawGutterCached(ctx, rows);
+		this.drawRuler(ctx);
+	}
+
+	/* Draw one track's tiles for [k0, k1] at level L, falling back to coarser
+	 * or finer cached levels, and hatching what is still loading. */
+	blitTrack(ctx, row, t, sy, L, k0, k1, span, r, summary) {
+		const dpr = this.dpr;
+		for (let k = k0; k <= k1; k++) {
+			const relS = k * span;
+			if (k < 0 || relS >= this.span) continue; // no data outside the session
+			const x0 = GUTTER + (relS - this.view.s) / r, x1 = GUTTER + (relS + span - this.view.s) / r;
+			const dx0 = Math.round(x0 * dpr), dx1 = Math.round(x1 * dpr);
+			const hDest = summary ? SUMMARY_H : t.h;
+			let done = false;
+			const tile = this.store.get(L, k, t.id);
+			if (tile && tile.state === 'ok') done = this.drawTileInto(ctx, tile, t, 0, TILE_PX, dx0, dx1, sy, summary, row, k);
+			if (!done) {
+				// stale detail while the right level loads (or renders): coarser, then finer
+				for (let L2 = L + 1; L2 <= L + 12 && !done; L2++) {
+					const span2 = tileSpan(L2);
+					const k2 = Math.floor(relS / span2);
+					const t2 = this.store.peek(L2, k2, t.id);
+					if (t2 && t2.state === 'ok') {
+						const sx = (relS - k2 * span2) / t2.res;
+						done = this.drawTileInto(ctx, t2, t, sx, span / t2.res, dx0, dx1, sy, summary, row, k);
+					}
+				}
+				if (!done && L > 0) {
+					const a = this.store.peek(L - 1, 2 * k, t.id), b = this.store.peek(L - 1, 2 * k + 1, t.id);
+					if (a && b && a.state === 'ok' && b.state === 'ok' && this.hasCanvas(a, t) && this.hasCanvas(b, t)) {
+						const dm = Math.round(((x0 + x1) / 2) * dpr);
+						this.drawTileInto(ctx, a, t, 0, TILE_PX, dx0, dm, sy, summary, row, k);
+						this.drawTileInto(ctx, b, t, 0, TILE_PX, dm, dx1, sy, summary, row, k);
+						done = true;
+					}
+				}
+			}
+			if (!done) {
+				this.incomplete++;
+				ctx.save();
+				ctx.setTransform(1, 0, 0, 1, 0, 0);
+				ctx.fillStyle = this.colors.hatch;
+				ctx.fillRect(dx0, Math.round(sy * dpr), dx1 - dx0, Math.round(hDest * dpr));
+				ctx.restore();
+				if (tile && tile.state === 'error') this.tileErrors = (this.tileErrors || 0) + 1;
+			}
+		}
+	}
+
+	/* Copy a tile (its [sx, sx+sw) buckets) to device x [dx0, dx1). False when its
+	 * canvas still has to be rendered and this frame's render budget is spent. */
+	drawTileInto(ctx, tile, t, sx, sw, dx0, dx1, sy, summary, row, k) {
+		if (tile.data.n) {
+			if (t.counter) this.noteCounterRange(tile, t);
+			if (this.firstDraw && !this.hasCanvas(tile, t) && performance.now() - this.frameStart > RENDER_BUDGET_MS && this.rendered > 0) {
+				this.dirty = true; // finish in the next frame
+				return false;
+			}
+		}
+		this.drawnCount++;
+		this.drawn.push({ row, tile, t, summary });
+		if (!tile.data.n) return true;
+		const had = this.hasCanvas(tile, t);
+		const cv = this.tileCanvas(tile, t);
+		if (!had) this.rendered++;
+		const dpr = this.dpr;
+		ctx.save();
+		ctx.setTransform(1, 0, 0, 1, 0, 0);
+		if (summary) {
+			ctx.drawImage(cv, sx, 0, sw, Math.min(cv.height, Math.round(LANE_H * dpr)), dx0, Math.round(sy * dpr), dx1 - dx0, Math.round(SUMMARY_H * dpr));
+		} else {
+			ctx.drawImage(cv, sx, 0, sw, cv.height, dx0, Math.round(sy * dpr), dx1 - dx0, cv.height);
+		}
+		ctx.restore();
+		return true;
+	}
+
+	hasCanvas(tile, t) {
+		return !!tile.canvas && tile.canvasGen === `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}`;
+	}
+
+	/* The track names change only with scrolling, layout or theme: reuse an image. */
+	drawGutterCached(ctx, rows) {
+		let sig = `${this.scrollY}:${this.layoutGen}:${this.H}:${this.dpr}:${this.renderGen}`;
+		for (const r of rows) if (r.type === 'track' && (r.t.counter || r.t.deepest >= MAX_LANES)) sig += `:${r.t.cmax}:${r.t.deepest}`;
+		const dpr = this.dpr;
+		const w = Math.round(GUTTER * dpr), h = Math.round(this.H * dpr);
+		if (!this.gutterImg || this.gutterSig !== sig || this.gutterImg.width !== w || this.gutterImg.height !== h) {
+			if (!this.gutterImg || this.gutterImg.width !== w || this.gutterImg.height !== h) this.gutterImg = makeCanvas(w, h);
+			const g = this.gutterImg.getContext('2d');
+			g.setTransform(1, 0, 0, 1, 0, 0);
+			g.clearRect(0, 0, w, h);
+			g.setTransform(dpr, 0, 0, dpr, 0, 0);
+			this.drawGutter(g, rows);
+			this.gutterSig = sig;
+		}
+		ctx.save();
+		ctx.setTransform(1, 0, 0, 1, 0, 0);
+		ctx.drawImage(this.gutterImg, 0, 0);
+		ctx.restore();
+	}
+
+	drawGutter(ctx, rows) {
+		const C = this.colors;
+		ctx.fillStyle = C.gutter;
+		ctx.fillRect(0, RULER_H, GUTTER, this.H - RULER_H);
+		ctx.fillStyle = C.border;
+		ctx.fillRect(GUTTER - 1, RULER_H, 1, this.H - RULER_H);
+		ctx.save();
+		ctx.beginPath();
+		ctx.rect(0, RULER_H, GUTTER, this.H - RULER_H);
+		ctx.clip();
+		ctx.textBaseline = 'middle';
+		for (const row of rows) {
+			const sy = RULER_H + row.y - this.scrollY;
+			if (row.type === 'group') {
+				ctx.fillStyle = C.group;
+				ctx.fillRect(0, sy, GUTTER, row.h);
+				ctx.fillStyle = C.border;
+				ctx.fillRect(0, sy, GUTTER, 1);
+				ctx.fillStyle = C.fg;
+				ctx.beginPath();
+				const cx = 10, cy = sy + GROUP_H / 2;
+				if (row.g.collapsed) { ctx.moveTo(cx - 3, cy - 5); ctx.lineTo(cx + 4, cy); ctx.lineTo(cx - 3, cy + 5); }
+				else { ctx.moveTo(cx - 5, cy - 3); ctx.lineTo(cx + 5, cy - 3); ctx.lineTo(cx, cy + 4); }
+				ctx.fill();
+				ctx.font = '600 12px system-ui, sans-serif';
+				const p = row.g.proc;
+				let label = p.name || `process ${p.id}`;
+				if (p.labels && p.labels !== label) label += ` · ${p.labels}`;
+				ctx.fillText(this.fit(ctx, label, GUTTER - 30, 7), 20, cy);
+				ctx.font = '10px system-ui, sans-serif';
+				ctx.fillStyle = C.muted;
+				const sub = [p.pid !== undefined ? `pid ${p.pid}` : '', p.rank >= 0 ? `rank ${p.rank}` : '', p.host || '', `${row.vis.length} tracks`].filter(Boolean).join(' · ');
+				if (row.g.collapsed) ctx.fillText(this.fit(ctx, sub, GUTTER - 24, 5.5), 20, sy + GROUP_H + SUMMARY_H / 2 + 1);
+				continue;
+			}
+			const t = row.t;
+			ctx.fillStyle = C.grid;
+			ctx.fillRect(0, sy + row.h - 1, GUTTER, 1);
+			ctx.font = '12px system-ui, sans-serif';
+			ctx.fillStyle = C.fg;
+			ctx.fillText(this.fit(ctx, t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+			ctx.font = '10px system-ui, sans-serif';
+			ctx.fillStyle = t.kind === 'comm' ? C.hl : C.muted;
+			const tag = KIND_LABEL[t.kind] || t.kind;
+			ctx.fillText(tag, GUTTER - 8 - ctx.measureText(tag).width, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+			if (t.counter && isFinite(t.cmax)) {
+				ctx.fillStyle = C.muted;
+				ctx.fillText(`max ${this.fmtValue(t.cmax)}`, 14, sy + 30);
+			}
+			if (t.deepest >= MAX_LANES) {
+				ctx.fillStyle = C.muted;
+				ctx.fillText(`depth > ${MAX_LANES} hidden`, 14, sy + 30);
+			}
+		}
+		ctx.restore();
+	}
+
+	fmtValue(v) {
+		const a = Math.abs(v);
+		if (a >= 1e9) return `${(v / 1e9).toFixed(2)}G`;
+		if (a >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
+		if (a >= 1e3) return `${(v / 1e3).toFixed(2)}k`;
+		return Number.isInteger(v) ? String(v) : v.toFixed(3);
+	}
+
+	fit(ctx, text, px, cw) {
+		const max = Math.floor(px / cw);
+		if (text.length <= max) return text;
+		if (max < 2) return '';
+		return text.slice(0, max - 1) + '…';
+	}
+
+	drawRuler(ctx) {
+		const C = this.colors;
+		ctx.fillStyle = C.ruler;
+		ctx.fillRect(0, 0, this.W, RULER_H);
+		ctx.fillStyle = C.border;
+		ctx.fillRect(0, RULER_H - 1, this.W, 1);
+		// steps band (upper half)
+		ctx.save();
+		ctx.beginPath();
+		ctx.rect(GUTTER, 0, this.PW, RULER_H);
+		ctx.clip();
+		ctx.font = '10px system-ui, sans-serif';
+		ctx.textBaseline = 'middle';
+		for (const st of this.steps || []) {
+			if (st.rel > this.view.e || st.rel + st.dur < this.view.s) continue;
+			const x0 = this.xOf(st.rel), x1 = this.xOf(st.rel + st.dur);
+			ctx.fillStyle = st.index % 2 ? 'rgba(127,127,127,0.16)' : 'rgba(127,127,127,0.08)';
+			ctx.fillRect(x0, 0, Math.max(1, x1 - x0), 12);
+			if (!st.traced) { ctx.fillStyle = 'rgba(127,127,127,0.35)'; ctx.fillRect(x0, 10, Math.max(1, x1 - x0), 2); }
+			ctx.fillStyle = C.muted;
+			ctx.fillRect(x0, 0, 1, 12);
+			if (x1 - x0 > 50) {
+				ctx.fillStyle = C.fg;
+				const lx = Math.max(x0, GUTTER) + 3;
+				ctx.fillText(this.fit(ctx, `step ${st.index}`, Math.min(x1, GUTTER + this.PW) - lx - 4, 5.5), lx, 6.5);
+			}
+		}
+		// ticks (lower half)
+		const span = this.view.e - this.view.s;
+		const step = tickStep(span, this.PW);
+		ctx.fillStyle = C.fg;
+		ctx.strokeStyle = C.muted;
+		ctx.beginPath();
+		for (let t = Math.ceil(this.view.s / step) * step; t <= this.view.e; t += step) {
+			const x = Math.round(this.xOf(t)) + 0.5;
+			ctx.moveTo(x, RULER_H - 9); ctx.lineTo(x, RULER_H - 1);
+			ctx.fillText(fmtTick(t, step), x + 3, RULER_H - 11);
+		}
+		ctx.stroke();
+		ctx.restore();
+		ctx.fillStyle = C.muted;
+		ctx.font = '10px system-ui, sans-serif';
+		ctx.textBaseline = 'middle';
+		ctx.fillText(`${fmtDur(span)} window`, 8, 9);
+		ctx.fillText(`+${fmtDur(Math.max(0, this.view.s))}`, 8, RULER_H - 10);
+	}
+
+	/* Overlay: labels, highlights, selection, flows, area, crosshair, ticks. */
+	drawOver() {
+		const ctx = this.octx;
+		const dpr = this.dpr;
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		ctx.clearRect(0, 0, this.W, this.H);
+		if (!this.session) return;
+		const C = this.colors;
+		const r = this.res();
+		ctx.save();
+		ctx.beginPath();
+		ctx.rect(GUTTER, RULER_H, this.PW, this.H - RULER_H);
+		ctx.clip();
+		this.drawLabels(ctx, r);
+		if (this.hover && !this.drag) this.drawSameName(ctx, this.hover.name, C.fg, 1);
+		if (this.area) {
+			const x0 = Math.max(GUTTER, this.xOf(this.area.s)), x1 = Math.min(GUTTER + this.PW, this.xOf(this.area.e));
+			ctx.fillStyle = C.area;
+			for (const row of this.visibleRows()) {
+				if (this.area.tracks && (row.type !== 'track' || !this.area.tracks.has(row.t.id))) continue;
+				ctx.fillRect(x0, RULER_H + row.y - this.scrollY, Math.max(1, x1 - x0), row.h);
+			}
+			ctx.fillStyle = C.accent;
+			ctx.fillRect(x0, RULER_H, 1, this.H);
+			ctx.fillRect(x1, RULER_H, 1, this.H);
+		}
+		if (this.sel) this.drawSelection(ctx);
+		if (this.flows.length && this.sel) this.drawFlows(ctx);
+		if (this.mouse && this.mouse.x > GUTTER && !this.drag?.pan) {
+			ctx.fillStyle = C.muted;
+			ctx.fillRect(Math.round(this.mouse.x), RULER_H, 1, this.H);
+		}
+		ctx.restore();
+		if (this.gutterHover) {
+			// the hide button of the hovered track name
+			const sy = RULER_H + this.gutterHover.y - this.scrollY;
+			if (sy >= RULER_H) {
+				ctx.fillStyle = C.gutter;
+				ctx.fillRect(GUTTER - 24, sy + 1, 23, 17);
+				ctx.strokeStyle = C.muted;
+				ctx.lineWidth = 1.5;
+				ctx.beginPath();
+				const cx = GUTTER - 12, cy = sy + 10;
+				ctx.moveTo(cx - 4, cy - 4); ctx.lineTo(cx + 4, cy + 4);
+				ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
+				ctx.stroke();
+			}
+		}
+		// ruler overlays: search ticks, area label, crosshair time
+		ctx.save();
+		ctx.beginPath();
+		ctx.rect(GUTTER, 0, this.PW, RULER_H);
+		ctx.clip();
+		if (this.searchHits.length) {
+			ctx.fillStyle = C.hl;
+			let last = -10;
+			for (const h of this.searchHits) {
+				if (h.rel < this.view.s - r || h.rel > this.view.e) continue;
+				const x = Math.round(this.xOf(h.rel));
+				if (x === last) continue;
+				last = x;
+				ctx.fillRect(x, RULER_H - 5, 2, 5);
+			}
+		}
+		ctx.font = '11px system-ui, sans-serif';
+		ctx.textBaseline = 'middle';
+		if (this.area) {
+			const x0 = this.xOf(this.area.s), x1 = this.xOf(this.area.e);
+			const label = fmtDur(this.area.e - this.area.s);
+			ctx.fillStyle = C.accent;
+			ctx.fillRect(x0, RULER_H - 4, x1 - x0, 3);
+			const w = ctx.measureText(label).width + 8;
+			const cx = Math.max(GUTTER + w / 2, Math.min(GUTTER + this.PW - w / 2, (x0 + x1) / 2));
+			ctx.fillRect(cx - w / 2, 1, w, 14);
+			ctx.fillStyle = '#fff';
+			ctx.fillText(label, cx - w / 2 + 4, 8);
+		}
+		if (this.mouse && this.mouse.x > GUTTER) {
+			const t = this.tOf(this.mouse.x);
+			const label = fmtOffset(t);
+			const w = ctx.measureText(label).width + 8;
+			const x = Math.min(this.mouse.x + 2, GUTTER + this.PW - w);
+			ctx.fillStyle = C.fg;
+			ctx.fillRect(x, RULER_H - 16, w, 15);
+			ctx.fillStyle = C.bg;
+			ctx.fillText(label, x + 4, RULER_H - 8.5);
+		}
+		ctx.restore();
+	}
+
+	/* Iterate visible (drawn) slices: fn(tile, i, x0, x1, y, row) in css px. */
+	forDrawn(fn, opts = {}) {
+		const r = this.res();
+		for (const dr of this.drawn) {
+			if (dr.summary || dr.t.counter) continue;
+			const tile = dr.tile, d = tile.data;
+			if (!d.n) continue;
+			const sy = RULER_H + dr.row.y - this.scrollY;
+			const list = opts.wide ? this.wideIdx(tile) : null;
+			const n = list ? list.length : d.n;
+			for (let j = 0; j < n; j++) {
+				const i = list ? list[j] : j;
+				const dep = d.depth[i];
+				if (dep >= dr.t.lanes) continue;
+				const rel = tile.relStart + d.off[i];
+				if (rel > this.view.e || rel + d.dur[i] < this.view.s) continue;
+				const x0 = GUTTER + (rel - this.view.s) / r;
+				const x1 = x0 + d.dur[i] / r;
+				if (fn(tile, i, x0, x1, sy + dep * LANE_H + 1, dr.row, rel) === false) return;
+			}
+		}
+	}
+
+	wideIdx(tile) {
+		if (tile.wide) return tile.wide;
+		const d = tile.data, min = 12 * tile.res;
+		const out = [];
+		for (let i = 0; i < d.n; i++) if (d.dur[i] >= min) out.push(i);
+		tile.wide = Int32Array.from(out);
+		return tile.wide;
+	}
+
+	drawLabels(ctx, r) {
+		ctx.font = '11px system-ui, sans-serif';
+		ctx.textBaseline = 'middle';
+		const seen = new Set();
+		const cw = this.charW;
+		const left = GUTTER, right = GUTTER + this.PW;
+		this.forDrawn((tile, i, x0, x1, y, row, rel) => {
+			const d = tile.data;
+			const w = Math.min(x1, right) - Math.max(x0, left);
+			if (w < LABEL_MIN_PX) return;
+			if (d.off[i] < 0 || d.off[i] + d.dur[i] > tileSpan(tile.L)) {
+				const key = `${tile.track}:${d.depth[i]}:${rel}`;
+				if (seen.has(key)) return;
+				seen.add(key);
+			}
+			let text = this.nameText(d.name[i]);
+			if (d.count[i] > 1) text = `${text} (+${fmtInt(d.count[i] - 1)})`;
+			if (d.flags[i] & 1) text += ' (Did Not Finish)';
+			const max = Math.floor((w - 6) / cw);
+			if (max < 3) return;
+			if (text.length > max) text = text.slice(0, max - 1) + '…';
+			const ci = this.colorOf(d.name[i]);
+			const dim = this.highlight && !this.highlighted(d.name[i]);
+			ctx.fillStyle = dim ? '#555' : palette[ci].text;
+			const cx = (Math.max(x0, left) + Math.min(x1, right)) / 2;
+			const tw = text.length * cw;
+			ctx.fillText(text, cx - tw / 2, y + SLICE_H / 2 + 0.5);
+		}, { wide: true });
+	}
+
+	drawSameName(ctx, nameId, color, width) {
+		ctx.strokeStyle = color;
+		ctx.lineWidth = width;
+		ctx.beginPath();
+		let n = 0;
+		this.forDrawn((tile, i, x0, x1, y) => {
+			if (tile.data.name[i] !== nameId) return;
+			ctx.rect(Math.round(x0) + 0.5, y + 0.5, Math.max(1, x1 - x0 - 1), SLICE_H - 1);
+			if (++n > 5000) return false;
+		});
+		ctx.stroke();
+	}
+
+	selRect() {
+		const s = this.sel;
+		if (!s) return null;
+		const row = this.rowOfTrack(s.track);
+		if (!row) return null;
+		const y = RULER_H + row.y - this.scrollY + s.depth * LANE_H + 1;
+		const x0 = this.xOf(s.rel), x1 = this.xOf(s.rel + s.dur);
+		return { x0, x1, y, h: SLICE_H };
+	}
+
+	drawSelection(ctx) {
+		const b = this.selRect();
+		if (!b) return;
+		const x0 = Math.max(GUTTER - 4, b.x0), x1 = Math.min(GUTTER + this.PW + 4, b.x1);
+		ctx.lineWidth = 3;
+		ctx.strokeStyle = this.colors.sel;
+		ctx.strokeRect(x0 - 1, b.y - 1, Math.max(2, x1 - x0) + 2, b.h + 2);
+		ctx.lineWidth = 1;
+		ctx.strokeStyle = this.colors.bg;
+		ctx.strokeRect(x0 + 1, b.y + 1, Math.max(1, x1 - x0 - 2), b.h - 2);
+	}
+
+	laneOf(trackId, rel) {
+		let best = 0;
+		for (const dr of this.drawn) {
+			if (dr.t.id !== trackId || dr.summary) continue;
+			const d = dr.tile.data;
+			for (let i = 0; i < d.n; i++) {
+				const s = dr.tile.relStart + d.off[i];
+				if (s <= rel && s + d.dur[i] >= rel && d.depth[i] > best && d.depth[i] < dr.t.lanes) best = d.depth[i];
+			}
+		}
+		return best;
+	}
+
+	drawFlows(ctx) {
+		const b = this.selRect();
+		if (!b) return;
+		ctx.lineWidth = 1.5;
+		ctx.strokeStyle = this.colors.accent;
+		ctx.fillStyle = this.colors.accent;
+		for (const f of this.flows) {
+			const row = this.rowOrGroupOfTrack(f.track);
+			if (!row) continue;
+			let ty = RULER_H + row.y - this.scrollY;
+			if (row.type === 'track') ty += (f.lane ?? (f.lane = this.laneOf(f.track, f.rel))) * LANE_H + SLICE_H / 2 + 1;
+			else ty += GROUP_H / 2;
+			const tx = this.xOf(f.rel);
+			const sx = f.dir === 'out' ? Math.min(b.x1, this.xOf(f.srcRel ?? this.sel.rel)) : b.x0;
+			const sy = b.y + SLICE_H / 2;
+			let ax, ay, bx, by;
+			if (f.dir === 'out') { ax = sx; ay = sy; bx = tx; by = ty; } else { ax = tx; ay = ty; bx = sx; by = sy; }
+			const dx = Math.max(30, Math.abs(bx - ax) / 2);
+			ctx.beginPath();
+			ctx.moveTo(ax, ay);
+			ctx.bezierCurveTo(ax + dx, ay, bx - dx, by, bx, by);
+			ctx.stroke();
+			ctx.beginPath();
+			ctx.moveTo(bx, by);
+			ctx.lineTo(bx - 7, by - 4);
+			ctx.lineTo(bx - 7, by + 4);
+			ctx.closePath();
+			ctx.fill();
+			ctx.beginPath();
+			ctx.arc(ax, ay, 2.5, 0, Math.PI * 2);
+			ctx.fill();
+		}
+	}
+
+	/* The overview strip: a cached density image, then ticks, selection and brush. */
+	drawMini() {
+		const ctx = this.mctx;
+		const dpr = this.dpr;
+		const w = this.mini.width / dpr, h = this.mini.height / dpr;
+		if (!this.colors) this.readColors();
+		const C = this.colors;
+		const key = `${this.mini.width}x${this.mini.height}:${this.renderGen}:${!!this.session}`;
+		if (this.miniKey !== key || this.miniImgData !== this.miniData) {
+			this.miniKey = key;
+			this.miniImgData = this.miniData;
+			this.miniImg = this.renderMiniImage(w, h);
+		}
+		ctx.setTransform(1, 0, 0, 1, 0, 0);
+		ctx.drawImage(this.miniImg, 0, 0);
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		if (!this.session) return;
+		const pw = w - GUTTER - SCROLLBAR_W;
+		const X = (rel) => GUTTER + rel / this.span * pw;
+		if (this.searchHits.length) {
+			ctx.fillStyle = C.hl;
+			let last = -1;
+			for (const s of this.searchHits) {
+				const x = Math.round(X(s.rel));
+				if (x === last) continue;
+				last = x;
+				ctx.fillRect(x, 0, 1.5, 5);
+			}
+		}
+		if (this.sel) { ctx.fillStyle = C.sel; ctx.fillRect(X(this.sel.rel) - 1, 0, 3, h); }
+		const bx0 = X(Math.max(0, this.view.s)), bx1 = X(Math.min(this.span, this.view.e));
+		ctx.fillStyle = 'rgba(127,127,127,0.25)';
+		ctx.fillRect(GUTTER, 0, Math.max(0, bx0 - GUTTER), h);
+		ctx.fillRect(bx1, 0, Math.max(0, GUTTER + pw - bx1), h);
+		ctx.strokeStyle = C.accent;
+		ctx.lineWidth = 1.5;
+		ctx.strokeRect(bx0, 0.75, Math.max(2, bx1 - bx0), h - 1.5);
+	}
+
+	renderMiniImage(w, h) {
+		const dpr = this.dpr;
+		const c = makeCanvas(Math.max(1, Math.round(w * dpr)), Math.max(1, Math.round(h * dpr)));
+		const ctx = c.getContext('2d');
+		ctx.scale(dpr, dpr);
+		const C = this.colors;
+		ctx.fillStyle = C.ruler;
+		ctx.fillRect(0, 0, w, h);
+		ctx.fillStyle = C.muted;
+		ctx.font = '10px system-ui, sans-serif';
+		ctx.textBaseline = 'middle';
+		ctx.fillText('overview', 8, 10);
+		ctx.fillStyle = C.border;
+		ctx.fillRect(0, h - 1, w, 1);
+		if (!this.session) return c;
+		const pw = w - GUTTER - SCROLLBAR_W;
+		const md = this.miniData;
+		ctx.fillStyle = C.muted;
+		if (md && md.rows.length) {
+			const rh = Math.max(2, Math.min(10, (h - 4) / md.rows.length));
+			md.rows.slice(0, Math.floor((h - 4) / rh)).forEach((row, j) => {
+				ctx.fillStyle = palette[colorIndex(String(row.g.proc.name || row.g.id))].fill;
+				const y0 = 2 + j * rh;
+				ctx.beginPath();
+				const bw = pw / md.width;
+				for (let x = 0; x < md.width; x++) {
+					const v = row.acc[x];
+					if (v <= 0.002) continue;
+					const bh = Math.max(1, v * (rh - 1));
+					ctx.rect(GUTTER + x * bw, y0 + rh - 1 - bh, Math.max(1, bw), bh);
+				}
+				ctx.fill();
+			});
+		} else if (md && md.error) {
+			ctx.fillText(`overview unavailable: ${md.error}`, GUTTER + 8, h / 2);
+		} else if (!md) {
+			ctx.fillText('loading…', GUTTER + 8, h / 2);
+		}
+		ctx.fillStyle = 'rgba(127,127,127,0.5)';
+		for (const st of this.steps || []) ctx.fillRect(GUTTER + st.rel / this.span * pw, h - 4, 1, 4);
+		return c;
+	}
+
+	/* ---- hit testing ---------------------------------------------------- */
+
+	hit(x, y) {
+		if (x < GUTTER || x > GUTTER + this.PW || y < RULER_H) return null;
+		const row = this.rowAtY(y);
+		if (!row || row.type !== 'track') return row ? { row } : null;
+		const t = row.t;
+		const sy = RULER_H + row.y - this.scrollY;
+		const r = this.res();
+		const tm = this.tOf(x);
+		if (t.counter) {
+			let best = null;
+			for (const dr of this.drawn) {
+				if (dr.t.id !== t.id) continue;
+				const d = dr.tile.data;
+				for (let i = 0; i < d.n; i++) {
+					const s = dr.tile.relStart + d.off[i];
+					if (s <= tm && (!best || s > best.rel)) best = { rel: s, value: d.value[i], min: d.min?.[i], max: d.max?.[i] };
+				}
+			}
+			return { row, counter: best };
+		}
+		const lane = Math.floor((y - sy - 1) / LANE_H);
+		const tol = 2 * r;
+		let best = null, bestD = Infinity;
+		for (const dr of this.drawn) {
+			if (dr.t.id !== t.id || dr.summary) continue;
+			const tile = dr.tile, d = tile.data;
+			for (let i = 0; i < d.n; i++) {
+				if (d.depth[i] !== lane) continue;
+				const s = tile.relStart + d.off[i], e = s + d.dur[i];
+				if (s - tol > tm || e + tol < tm) continue;
+				const dist = tm < s ? s - tm : tm > e ? tm - e : 0;
+				if (dist < bestD || (dist === bestD && best && d.dur[i] < best.dur)) {
+					bestD = dist;
+					best = {
+						track: t.id, depth: lane, rel: s, dur: d.dur[i], name: d.name[i], count: d.count[i], flags: d.flags[i],
+						abs: tile.absStart + BigInt(Math.round(d.off[i])),
+					};
+				}
+			}
+		}
+		return { row, slice: best };
+	}
+
+	/* ---- selection, highlight, search hits ---------------------------------- */
+
+	select(s, opts = {}) {
+		this.sel = s;
+		this.flows = [];
+		this.lastF = null;
+		this.invalidate(false);
+		this.drawMini();
+		this.app.selectionChanged(s, opts);
+	}
+
+	setFlows(details) {
+		const out = [];
+		const srcRel = this.sel ? this.sel.rel : 0;
+		for (const f of (details && details.flows_out) || []) out.push({ dir: 'out', track: f.track, rel: Number(big(f.ts) - this.T0), srcRel });
+		for (const f of (details && details.flows_in) || []) out.push({ dir: 'in', track: f.track, rel: Number(big(f.ts) - this.T0) });
+		this.flows = out;
+		this.invalidate(false);
+	}
+
+	/* Select the deepest slice on `track` covering rel (after its data arrives). */
+	async selectAt(track, rel, depth) {
+		const row = this.rowOrGroupOfTrack(track);
+		if (row && row.type === 'group') { row.g.collapsed = false; this.layout(); }
+		this.scrollToRow(this.rowOfTrack(track));
+		const cur = this.view.e - this.view.s;
+		if (rel < this.view.s || rel > this.view.e) this.setView(rel - cur / 2, rel + cur / 2, { history: true });
+		await this.whenIdle(4000);
+		let best = null;
+		for (const dr of this.drawn) {
+			if (dr.t.id !== track || dr.summary) continue;
+			const d = dr.tile.data;
+			for (let i = 0; i < d.n; i++) {
+				const s = dr.tile.relStart + d.off[i];
+				if (s > rel || s + d.dur[i] < rel || d.count[i] > 1) continue;
+				if (depth !== undefined && d.depth[i] !== depth) continue;
+				if (!best || d.depth[i] > best.depth) best = { track, depth: d.depth[i], rel: s, dur: d.dur[i], name: d.name[i], count: 1, flags: d.flags[i], abs: dr.tile.absStart + BigInt(Math.round(d.off[i])) };
+			}
+		}
+		if (best) this.select(best);
+		return best;
+	}
+
+	/* Select a search result {track, ts, dur, depth, name} and bring it into view. */
+	gotoResult(res) {
+		const rel = Number(big(res.ts) - this.T0);
+		const dur = Number(res.dur) || 0;
+		const grp = this.rowOrGroupOfTrack(res.track);
+		if (grp && grp.type === 'group' && grp.g.collapsed) { grp.g.collapsed = false; this.layout(); }
+		this.scrollToRow(this.rowOfTrack(res.track));
+		const cur = this.view.e - this.view.s;
+		if (dur > cur * 0.8) this.focusRange(rel, dur, true);
+		else if (rel < this.view.s || rel + dur > this.view.e) this.setView(rel + dur / 2 - cur / 2, rel + dur / 2 + cur / 2, { history: true });
+		this.select({ track: res.track, depth: Number(res.depth) || 0, rel, dur, name: null, nameText: res.name, count: 1, flags: 0, abs: big(res.ts) });
+	}
+
+	setSearchHits(results) {
+		this.searchHits = (results || []).map((r) => ({ track: r.track, rel: Number(big(r.ts) - this.T0), dur: Number(r.dur) || 0 }));
+		this.invalidate(false);
+		this.drawMini();
+	}
+
+	/* Highlight every slice whose name is `name` (exact) or matches `re`. */
+	setHighlight(name, re) {
+		this.highlight = name || re ? { name, re: re || null, exact: !re, ids: new Map() } : null;
+		this.renderGen++;
+		if (this.store) this.store.dropCanvases();
+		this.invalidate(true);
+	}
+
+	/* ---- animation: W/A/S/D with acceleration and easing --------------------- */
+
+	animate(dt) {
+		const k = this.keys;
+		const fast = k.has('ShiftLeft') || k.has('ShiftRight') ? 2.2 : 1;
+		const zoomDir = (k.has('KeyW') ? 1 : 0) - (k.has('KeyS') ? 1 : 0);
+		const panDir = (k.has('KeyD') ? 1 : 0) - (k.has('KeyA') ? 1 : 0);
+		this.keyHeld.zoom = zoomDir ? this.keyHeld.zoom + dt : 0;
+		this.keyHeld.pan = panDir ? this.keyHeld.pan + dt : 0;
+		// speed grows the longer a key is held (zoom in ln-units/s, pan in px/s)
+		const zTarget = zoomDir * fast * Math.min(5, 1.6 + this.keyHeld.zoom * 2.5);
+		const pTarget = panDir * fast * Math.min(4000, 500 + this.keyHeld.pan * 2200);
+		// held: follow the target at once; released: a short spring-like glide (~60 ms)
+		const ease = 1 - Math.exp(-dt / 0.06);
+		this.vel.zoom += (zTarget - this.vel.zoom) * (zoomDir ? 1 : ease);
+		this.vel.pan += (pTarget - this.vel.pan) * (panDir ? Math.max(ease, 0.5) : ease);
+		if (Math.abs(this.vel.zoom) < 0.02) this.vel.zoom = 0;
+		if (Math.abs(this.vel.pan) < 10) this.vel.pan = 0;
+		let moved = false;
+		if (this.vel.zoom) {
+			const x = this.mouse && this.mouse.x > GUTTER ? this.mouse.x : undefined;
+			this.zoomAt(Math.exp(-this.vel.zoom * dt), x);
+			moved = true;
+		}
+		if (this.vel.pan) {
+			this.panPx(this.vel.pan * dt);
+			moved = true;
+		}
+		return moved || zoomDir !== 0 || panDir !== 0;
+	}
+
+	/* ---- input ---------------------------------------------------------------- */
+
+	_bind() {
+		const ov = this.over;
+		ov.addEventListener('wheel', (e) => this.onWheel(e), { passive: false });
+		ov.addEventListener('mousedown', (e) => this.onDown(e));
+		window.addEventListener('mousemove', (e) => this.onMove(e));
+		window.addEventListener('mouseup', (e) => this.onUp(e));
+		ov.addEventListener('mouseleave', () => { this.mouse = null; this.hover = null; this.gutterHover = null; this.tooltip.hidden = true; this.invalidate(false); });
+		ov.addEventListener('dblclick', (e) => this.onDbl(e));
+		ov.addEventListener('contextmenu', (e) => e.preventDefault());
+		this.scroller.addEventListener('scroll', () => {
+			if (Math.abs(this.scroller.scrollTop - this.scrollY) < 1) return;
+			this.scrollY = this.scroller.scrollTop;
+			this.invalidate(true);
+			this.scheduleFetch();
+		});
+		this.mini.addEventListener('mousedown', (e) => this.onMiniDown(e));
+		window.addEventListener('blur', () => { this.keys.clear(); });
+		new ResizeObserver(() => { if (this.visible) this.resize(); }).observe(this.main);
+		const mq = () => {
+			const m = matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
+			m.addEventListener('change', () => { this.resize(); mq(); }, { once: true });
+		};
+		mq();
+	}
+
+	local(e) {
+		const r = this.over.getBoundingClientRect();
+		return { x: e.clientX - r.left, y: e.clientY - r.top };
+	}
+
+	onWheel(e) {
+		e.preventDefault();
+		const p = this.local(e);
+		const unit = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
+		let dx = e.deltaX * unit, dy = e.deltaY * unit;
+		if (p.x < GUTTER || e.altKey) {
+			this.scrollY += dy || dx;
+			this.clampScroll();
+			this.invalidate(true);
+			this.scheduleFetch();
+			return;
+		}
+		if (e.shiftKey && !dy && dx) { dy = dx; dx = 0; }
+		if (Math.abs(dx) > Math.abs(dy) && !e.shiftKey && !e.ctrlKey) {
+			this.panPx(dx);
+			return;
+		}
+		const k = e.ctrlKey ? 0.0008 : e.shiftKey ? 0.008 : 0.0025;
+		this.zoomAt(Math.exp(dy * k), p.x);
+	}
+
+	onDown(e) {
+		const p = this.local(e);
+		this.over.focus?.();
+		if (p.x < GUTTER) {
+			const row = this.rowAtY(p.y);
+			if (row && row.type === 'group' && e.button === 0) this.toggleGroup(row.g);
+			else if (row && row.type === 'track' && e.button === 0 && p.x > GUTTER - 24) { this.gutterHover = null; this.hideTrack(row.t.id); }
+			return;
+		}
+		if (p.y < RULER_H && e.button === 0 && !e.shiftKey) {
+			this.drag = { mode: 'measure', x0: p.x, y0: p.y, moved: false };
+			return;
+		}
+		const pan = e.button === 1 || e.button === 2 || e.shiftKey;
+		this.drag = { mode: pan ? 'pan' : 'press', pan, x0: p.x, y0: p.y, last: p.x, lastY: p.y, moved: false, button: e.button };
+		e.preventDefault();
+	}
+
+	onMove(e) {
+		if (!this.visible) return;
+		const p = this.local(e);
+		const d = this.drag;
+		if (d) {
+			if (Math.abs(p.x - d.x0) > 3 || Math.abs(p.y - d.y0) > 3) d.moved = true;
+			if (d.mode === 'pan') {
+				this.panPx(d.last - p.x);
+				d.last = p.x;
+				this.scrollY += d.lastY - p.y;
+				d.lastY = p.y;
+				this.clampScroll();
+			} else if ((d.mode === 'press' || d.mode === 'area') && d.moved) {
+				d.mode = 'area';
+				this.setArea(d, p);
+			} else if (d.mode === 'measure' && d.moved) {
+				const a = this.tOf(Math.min(d.x0, p.x)), b = this.tOf(Math.max(d.x0, p.x));
+				this.area = { s: a, e: b, tracks: null };
+			}
+			this.mouse = p;
+			this.invalidate(false);
+			return;
+		}
+		if (e.target !== this.over) return;
+		const gh = p.x < GUTTER ? this.rowAtY(p.y) : null;
+		const gRow = gh && gh.type === 'track' ? gh : null;
+		if (gRow !== this.gutterHover) { this.gutterHover = gRow; this.invalidate(false); }
+		this.over.style.cursor = gRow && p.x > GUTTER - 24 ? 'pointer' : '';
+		this.mouse = p;
+		const h = this.hit(p.x, p.y);
+		const prev = this.hover;
+		this.hover = h && h.slice ? h.slice : null;
+		this.updateTooltip(h, e);
+		if (prev?.name !== this.hover?.name || prev?.rel !== this.hover?.rel) this.invalidate(false);
+		else this.invalidate(false);
+	}
+
+	setArea(d, p) {
+		const a = this.tOf(Math.min(d.x0, p.x)), b = this.tOf(Math.max(d.x0, p.x));
+		const y0 = Math.min(d.y0, p.y), y1 = Math.max(d.y0, p.y);
+		const tracks = new Set();
+		for (const row of this.visibleRows()) {
+			const sy = RULER_H + row.y - this.scrollY;
+			if (sy + row.h < y0 || sy > y1) continue;
+			if (row.type === 'track') tracks.add(row.t.id);
+			else if (row.g.collapsed) for (const t of row.vis) tracks.add(t.id);
+		}
+		this.area = { s: a, e: b, tracks };
+	}
+
+	onUp(e) {
+		const d = this.drag;
+		if (!d) return;
+		this.drag = null;
+		const p = this.local(e);
+		if ((d.mode === 'area' || d.mode === 'measure') && this.area) {
+			this.app.areaChanged(this.area);
+			this.invalidate(false);
+			return;
+		}
+		if (d.mode === 'measure' && !d.moved) { this.area = null; this.app.areaChanged(null); this.invalidate(false); return; }
+		if (d.moved || d.mode === 'pan') { this.scheduleFetch(); return; }
+		// a click
+		const h = this.hit(p.x, p.y);
+		if (h && h.slice) {
+			if (h.slice.count > 1) { this.focusRange(h.slice.rel, h.slice.dur, true); return; }
+			if (e.button === 1) { this.focusRange(h.slice.rel, h.slice.dur, true); return; }
+			this.select(h.slice);
+		} else {
+			if (this.area) { this.area = null; this.app.areaChanged(null); }
+			if (this.sel) this.select(null);
+			this.invalidate(false);
+		}
+	}
+
+	onDbl(e) {
+		const p = this.local(e);
+		const h = this.hit(p.x, p.y);
+		if (h && h.slice) this.focusRange(h.slice.rel, h.slice.dur, true);
+	}
+
+	onMiniDown(e) {
+		const r = this.mini.getBoundingClientRect();
+		const pw = r.width - GUTTER - SCROLLBAR_W;
+		const T = (cx) => (cx - r.left - GUTTER) / pw * this.span;
+		const t = T(e.clientX);
+		const bs = Math.max(0, this.view.s), be = Math.min(this.span, this.view.e);
+		const edgeTol = 5 / pw * this.span;
+		let mode;
+		if (Math.abs(t - bs) < edgeTol) mode = 'left';
+		else if (Math.abs(t - be) < edgeTol) mode = 'right';
+		else if (t > bs && t < be) mode = 'move';
+		else mode = 'new';
+		this.pushHistory();
+		const v0 = { ...this.view };
+		const move = (ev) => {
+			const t2 = T(ev.clientX);
+			if (mode === 'move') this.setView(v0.s + t2 - t, v0.e + t2 - t);
+			else if (mode === 'left') this.setView(Math.min(t2, v0.e - MIN_SPAN), v0.e);
+			else if (mode === 'right') this.setView(v0.s, Math.max(t2, v0.s + MIN_SPAN));
+			else if (Math.abs(t2 - t) > edgeTol) this.setView(Math.min(t, t2), Math.max(t, t2));
+		};
+		const up = (ev) => {
+			window.removeEventListener('mousemove', move);
+			window.removeEventListener('mouseup', up);
+			if (mode === 'new' && Math.abs(T(ev.clientX) - t) <= edgeTol) {
+				const w = this.view.e - this.view.s;
+				this.setView(t - w / 2, t + w / 2);
+			}
+		};
+		window.addEventListener('mousemove', move);
+		window.addEventListener('mouseup', up);
+		e.preventDefault();
+	}
+
+	updateTooltip(h, e) {
+		const tt = this.tooltip;
+		if (!h || (!h.slice && !h.counter)) { tt.hidden = true; return; }
+		let html;
+		if (h.slice) {
+			const s = h.slice;
+			const name = escapeHtml(this.nameText(s.name) || '(no name)');
+			html = `<b>${name}</b><br>${fmtDur(s.dur)}`;
+			if (s.count > 1) html = `<b>${fmtInt(s.count)} events</b> merged (longest: ${name})<br>${fmtDur(s.dur)} span · click to zoom in`;
+			if (s.flags & 1) html += ' <i>(Did Not Finish)</i>';
+			html += `<br><span class="muted">${escapeHtml(h.row.t.name)} · at ${fmtOffset(s.rel)}</span>`;
+		} else {
+			const c = h.counter;
+			html = `<b>${escapeHtml(h.row.t.name)}</b><br>${this.fmtValue(c.value)}`;
+			if (c.min !== undefined && c.max !== undefined && c.min !== c.max) html += `<br><span class="muted">min ${this.fmtValue(c.min)} · max ${this.fmtValue(c.max)}</span>`;
+			html += `<br><span class="muted">at ${fmtOffset(c.rel)}</span>`;
+		}
+		tt.innerHTML = html;
+		tt.hidden = false;
+		const r = this.main.getBoundingClientRect();
+		let x = e.clientX - r.left + 14, y = e.clientY - r.top + 14;
+		const tw = tt.offsetWidth, th = tt.offsetHeight;
+		if (x + tw > this.W - 4) x = e.clientX - r.left - tw - 10;
+		if (y + th > this.H - 4) y = e.clientY - r.top - th - 10;
+		tt.style.transform = `translate(${Math.max(0, x)}px, ${Math.max(0, y)}px)`;
+	}
+
+	/* Keyboard, by KeyboardEvent.code; returns true when handled. */
+	keyDown(e) {
+		const c = e.code;
+		if (['KeyW', 'KeyA', 'KeyS', 'KeyD'].includes(c) && !e.ctrlKey && !e.metaKey && !e.altKey) {
+			if (!this.keys.has(c)) { this.keys.add(c); this.invalidate(true); }
+			if (e.shiftKey) this.keys.add('ShiftLeft');
+			return true;
+		}
+		if (c === 'ShiftLeft' || c === 'ShiftRight') { this.keys.add(c); return false; }
+		if (e.ctrlKey || e.metaKey || e.altKey) return false;
+		switch (c) {
+			case 'KeyF': this.keyF(); return true;
+			case 'Digit0': case 'Numpad0': this.fitAll(); return true;
+			case 'Escape':
+				if (this.area) { this.area = null; this.app.areaChanged(null); }
+				if (this.sel) this.select(null);
+				this.invalidate(false);
+				return true;
+			case 'Backspace': this.undoZoom(); return true;
+			case 'ArrowUp': this.scrollY -= 60; this.clampScroll(); this.invalidate(true); this.scheduleFetch(); return true;
+			case 'ArrowDown': this.scrollY += 60; this.clampScroll(); this.invalidate(true); this.scheduleFetch(); return true;
+			case 'ArrowLeft': this.panPx(-this.PW * 0.1); return true;
+			case 'ArrowRight': this.panPx(this.PW * 0.1); return true;
+			case 'Period': this.stepSlice(1); return true;
+			case 'Comma': this.stepSlice(-1); return true;
+			case 'BracketRight': this.followFlow('out'); return true;
+			case 'BracketLeft': this.followFlow('in'); return true;
+			case 'KeyM': if (this.sel) { this.area = { s: this.sel.rel, e: this.sel.rel + this.sel.dur, tracks: new Set([this.sel.track]) }; this.app.areaChanged(this.area); this.invalidate(false); } return true;
+			default: return false;
+		}
+	}
+
+	keyUp(e) {
+		this.keys.delete(e.code);
+		if (e.code === 'ShiftLeft' || e.code === 'ShiftRight') { this.keys.delete('ShiftLeft'); this.keys.delete('ShiftRight'); }
+		this.invalidate(true);
+	}
+
+	/* , and . : previous/next slice at the selection's depth on its track. */
+	async stepSlice(dir, retried) {
+		const s = this.sel;
+		if (!s) return;
+		let best = null;
+		for (const dr of this.drawn) {
+			if (dr.t.id !== s.track || dr.summary) continue;
+			const d = dr.tile.data;
+			for (let i = 0; i < d.n; i++) {
+				if (d.depth[i] !== s.depth || d.count[i] > 1) continue;
+				const rel = dr.tile.relStart + d.off[i];
+				if (dir > 0 ? rel <= s.rel : rel >= s.rel) continue;
+				if (!best || (dir > 0 ? rel < best.rel : rel > best.rel))
+					best = { track: s.track, depth: s.depth, rel, dur: d.dur[i], name: d.name[i], count: 1, flags: d.flags[i], abs: dr.tile.absStart + BigInt(Math.round(d.off[i])) };
+			}
+		}
+		if (best) {
+			if (best.rel < this.view.s || best.rel + best.dur > this.view.e) this.focusRange(best.rel, best.dur, false);
+			this.select(best);
+		} else if (!retried) {
+			// nothing loaded on that side: pan by half a screen, wait for data, retry once
+			this.panPx(dir * this.PW / 2);
+			await this.whenIdle(3000);
+			if (this.sel === s) this.stepSlice(dir, true);
+		}
+	}
+
+	async followFlow(dir) {
+		const f = this.flows.find((x) => x.dir === dir);
+		if (!f) return;
+		await this.selectAt(f.track, f.rel);
+	}
+
+	/* ---- visibility and state --------------------------------------------- */
+
+	show() {
+		this.visible = true;
+		this.resize();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	hide() {
+		this.visible = false;
+		this.keys.clear();
+		this.tooltip.hidden = true;
+	}
+
+	isIdle() {
+		return !!this.store && this.store.busy() === 0 && !this.raf && !this.fetchTimer && this.incomplete === 0;
+	}
+
+	whenIdle(timeout = 5000) {
+		const t0 = performance.now();
+		return new Promise((resolve) => {
+			const check = () => {
+				if (this.isIdle() || performance.now() - t0 > timeout) resolve();
+				else setTimeout(check, 30);
+			};
+			setTimeout(check, 30);
+		});
+	}
+
+	/* For tests: a visible, selectable slice at least minPx wide. */
+	findSlice(minPx = 30, summaries = false) {
+		let out = null;
+		this.forDrawn((tile, i, x0, x1, y, row, rel) => {
+			const a = Math.max(x0, GUTTER + 2), b = Math.min(x1, GUTTER + this.PW - 2);
+			if (b - a < minPx || (tile.data.count[i] > 1 && !summaries)) return;
+			if (y < RULER_H || y + SLICE_H > this.H) return;
+			out = { x: (a + b) / 2, y: y + SLICE_H / 2, name: this.nameText(tile.data.name[i]), track: tile.track, depth: tile.data.depth[i], rel };
+			return false;
+		});
+		return out;
+	}
+
+	countHighlighted() {
+		let n = 0, all = 0;
+		this.forDrawn((tile, i) => { all++; if (this.highlighted(tile.data.name[i])) n++; });
+		return { highlighted: n, drawn: all };
+	}
+}
