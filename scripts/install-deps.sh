@@ -11,9 +11,13 @@ PKGS=(
 	libzstd-dev zlib1g-dev            # chunk compression, gzip input
 	libmicrohttpd-dev libgnutls28-dev # HTTP(S) server
 	wrk openssl                       # load test, test TLS certificate
-	chromium nodejs npm               # browser tests (playwright-core from npm)
+	chromium                          # browser tests (driven by playwright-core from npm)
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 )
+
+# Node.js + npm for the browser tests: Debian's packages unless a Node.js
+# (e.g. one whose nodejs package bundles npm) is already installed.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 
 missing=()
 for p in "${PKGS[@]}"; do
