@@ -1,0 +1,977 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chunk codec: incremental columnar encoder (LEB128 varints, lazy columns,
+ * per-(key,type) arg columns) plus zstd, and a validating decoder.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "core/strtab.h"
+#include "store/chunk.h"
+
+/* ---- varints ---------------------------------------------------------------- */
+
+static inline uint64_t zz_enc(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t zz_dec(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static inline size_t put_uv(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline void put_u64le(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t get_u64le(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+
+int tft_chunk_buf_reserve(struct tft_chunk_buf *b, size_t extra)
+{
+	size_t need, cap;
+	uint8_t *p;
+
+	if (b->cap - b->len >= extra)
+		return 0;
+	if (extra > SIZE_MAX / 2 - b->len)
+		return TFT_ENOMEM;
+	need = b->len + extra;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return TFT_ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void tft_chunk_buf_free(struct tft_chunk_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static inline void buf_uv(struct tft_chunk_buf *b, uint64_t v)
+{
+	b->len += put_uv(b->p + b->len, v); /* capacity reserved by the caller */
+}
+
+/* ---- encoder ---------------------------------------------------------------- */
+
+/* Default value of each lazy column (as encoded varint; VALUE is special). */
+static const uint8_t col_default[TFT_CHUNK_NCOLS] = {
+	[TFT_CHUNK_COL_COUNT] = 1,
+};
+
+void tft_chunk_enc_init(struct tft_chunk_enc *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->present = 1u << TFT_CHUNK_COL_TS;
+	e->value_int = 1;
+}
+
+void tft_chunk_enc_fini(struct tft_chunk_enc *e)
+{
+	for (int c = 0; c < TFT_CHUNK_NCOLS; c++)
+		tft_chunk_buf_free(&e->col[c]);
+	for (uint32_t i = 0; i < e->nacols; i++)
+		tft_chunk_buf_free(&e->acols[i].data);
+	free(e->acols);
+	free(e->ahash);
+	memset(e, 0, sizeof(*e));
+}
+
+void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release)
+{
+	if (release) {
+		tft_chunk_enc_fini(e);
+		tft_chunk_enc_init(e);
+		return;
+	}
+	for (int c = 0; c < TFT_CHUNK_NCOLS; c++)
+		e->col[c].len = 0;
+	for (uint32_t i = 0; i < e->nacols; i++)
+		tft_chunk_buf_free(&e->acols[i].data);
+	e->nacols = 0;
+	if (e->ahash)
+		memset(e->ahash, 0, ((size_t)e->ahash_mask + 1) * sizeof(*e->ahash));
+	e->n = 0;
+	e->kind_mask = 0;
+	e->present = 1u << TFT_CHUNK_COL_TS;
+	e->base_ts = e->prev_ts = 0;
+	e->t_min = e->t_max = 0;
+	e->prev_value_bits = 0;
+	e->prev_value_i = 0;
+	e->value_int = 1;
+	e->room = 0;
+	e->bytes = 0;
+}
+
+static inline uint32_t arg_tag(const struct tft_arg *a)
+{
+	switch (a->type) {
+	case TFT_ARG_NULL: return TFT_CHUNK_TAG_NULL;
+	case TFT_ARG_BOOL: return a->v.i ? TFT_CHUNK_TAG_TRUE : TFT_CHUNK_TAG_FALSE;
+	case TFT_ARG_INT: return TFT_CHUNK_TAG_INT;
+	case TFT_ARG_DOUBLE: return TFT_CHUNK_TAG_DOUBLE;
+	case TFT_ARG_STR: return TFT_CHUNK_TAG_STR;
+	case TFT_ARG_JSON: return TFT_CHUNK_TAG_JSON;
+	}
+	return UINT32_MAX;
+}
+
+static int ahash_grow(struct tft_chunk_enc *e)
+{
+	uint32_t ncap = e->ahash ? (e->ahash_mask + 1) * 2 : 16;
+	uint32_t *h = calloc(ncap, sizeof(*h));
+
+	if (!h)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < e->nacols; i++) {
+		uint64_t code = ((uint64_t)e->acols[i].key << 3) | e->acols[i].tag;
+		uint32_t j = (uint32_t)tft_hash_u64(code) & (ncap - 1);
+		while (h[j])
+			j = (j + 1) & (ncap - 1);
+		h[j] = i + 1;
+	}
+	free(e->ahash);
+	e->ahash = h;
+	e->ahash_mask = ncap - 1;
+	return 0;
+}
+
+/* Index of the (key, tag) column, created if missing; -1 on ENOMEM. */
+static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
+{
+	uint64_t code = ((uint64_t)key << 3) | tag;
+	uint32_t j;
+
+	if (!e->ahash || (uint64_t)(e->nacols + 1) * 2 > (uint64_t)e->ahash_mask + 1) {
+		if (ahash_grow(e))
+			return -1;
+	}
+	j = (uint32_t)tft_hash_u64(code) & e->ahash_mask;
+	for (;;) {
+		uint32_t i1 = e->ahash[j];
+		if (!i1)
+			break;
+		if (e->acols[i1 - 1].key == key && e->acols[i1 - 1].tag == tag)
+			return i1 - 1;
+		j = (j + 1) & e->ahash_mask;
+	}
+	if (e->nacols == e->cap_acols) {
+		uint32_t ncap = e->cap_acols ? e->cap_acols * 2 : 8;
+		struct tft_chunk_acol *na = realloc(e->acols, (size_t)ncap * sizeof(*na));
+		if (!na)
+			return -1;
+		e->acols = na;
+		e->cap_acols = ncap;
+	}
+	e->acols[e->nacols] = (struct tft_chunk_acol){ .key = key, .tag = tag };
+	e->ahash[j] = ++e->nacols;
+	return e->nacols - 1;
+}
+
+#define BIT(c) (1u << (c))
+
+/* Write default values for the n events added before column c appeared. */
+static inline size_t backfill(struct tft_chunk_enc *e, int c, int value_int)
+{
+	struct tft_chunk_buf *b = &e->col[c];
+	size_t len = c == TFT_CHUNK_COL_VALUE && !value_int ? (size_t)e->n * 8 : e->n;
+
+	memset(b->p + b->len, col_default[c], len);
+	b->len += len;
+	return len;
+}
+
+/* Is v stored exactly by the int value mode? */
+static inline int value_is_int(double v, uint64_t bits)
+{
+	if (bits == 0)
+		return 1;
+	if (bits == 0x8000000000000000ULL || !(v >= -9007199254740992.0 && v <= 9007199254740992.0))
+		return 0; /* -0.0, NaN, too large */
+	return v == (double)(int64_t)v;
+}
+
+/* Switch the value column from int deltas to raw XOR bits (a non-integer arrived). */
+static int value_to_raw(struct tft_chunk_enc *e)
+{
+	struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_VALUE];
+	size_t cap = (size_t)e->n * 8 + 64;
+	uint8_t *nb = malloc(cap), *q = nb;
+	const uint8_t *p = b->p, *end = b->p + b->len;
+	int64_t prev = 0;
+	uint64_t prev_bits = 0;
+
+	if (!nb)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < e->n; i++) {
+		uint64_t u = 0, bits;
+		double d;
+		for (int shift = 0; p < end; shift += 7) {
+			uint8_t x = *p++;
+			u |= (uint64_t)(x & 0x7f) << shift;
+			if (!(x & 0x80))
+				break;
+		}
+		prev = (int64_t)((uint64_t)prev + (uint64_t)zz_dec(u));
+		d = (double)prev;
+		memcpy(&bits, &d, sizeof(bits));
+		put_u64le(q, bits ^ prev_bits);
+		q += 8;
+		prev_bits = bits;
+	}
+	e->bytes += (size_t)(q - nb) - b->len;
+	free(b->p);
+	b->p = nb;
+	b->len = (size_t)(q - nb);
+	b->cap = cap;
+	e->prev_value_bits = prev_bits;
+	e->value_int = 0;
+	return 0;
+}
+
+static void arg_put(struct tft_chunk_acol *ac, const struct tft_arg *a)
+{
+	switch (ac->tag) {
+	case TFT_CHUNK_TAG_INT:
+		buf_uv(&ac->data, zz_enc((int64_t)((uint64_t)a->v.i - (uint64_t)ac->prev_i)));
+		ac->prev_i = a->v.i;
+		break;
+	case TFT_CHUNK_TAG_DOUBLE: {
+		uint64_t bits;
+		memcpy(&bits, &a->v.d, sizeof(bits));
+		put_u64le(ac->data.p + ac->data.len, bits);
+		ac->data.len += 8;
+		break;
+	}
+	case TFT_CHUNK_TAG_STR:
+	case TFT_CHUNK_TAG_JSON:
+		buf_uv(&ac->data, a->v.str);
+		break;
+	default: /* null, false, true: presence only */
+		break;
+	}
+}
+
+/* Args: find/create each arg's column and reserve room, before anything is written. */
+static int args_prepare(struct tft_chunk_enc *e, const struct tft_event *ev, int64_t *idx)
+{
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		idx[i] = acol_get(e, ev->args[i].key, arg_tag(&ev->args[i]));
+		if (idx[i] < 0)
+			return TFT_ENOMEM;
+	}
+	/* Several args of one event may share a column: reserve for all of them. */
+	for (uint16_t i = 0; i < ev->nargs; i++)
+		if (tft_chunk_buf_reserve(&e->acols[idx[i]].data, (size_t)ev->nargs * 10))
+			return TFT_ENOMEM;
+	return 0;
+}
+
+/* Slow path: reserve room in every column this event writes (with backfill). */
+static int enc_reserve(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t fresh,
+		       uint32_t cols, int value_int)
+{
+	uint32_t room = UINT32_MAX;
+
+	for (uint32_t m = cols & ~BIT(TFT_CHUNK_COL_ARGREF); m; m &= m - 1) {
+		int c = __builtin_ctz(m);
+		struct tft_chunk_buf *b = &e->col[c];
+		size_t need = 64 * 10; /* room for this and the next 63 events */
+
+		if (fresh & BIT(c))
+			need += c == TFT_CHUNK_COL_VALUE && !value_int ? (size_t)e->n * 8 : e->n;
+		if (b->cap - b->len < need && tft_chunk_buf_reserve(b, need))
+			return TFT_ENOMEM;
+	}
+	/* Backfill happens after this, so count it out of the room. */
+	for (uint32_t m = e->present | cols; m; m &= m - 1) {
+		int c = __builtin_ctz(m);
+		const struct tft_chunk_buf *b = &e->col[c];
+		size_t avail = b->cap - b->len, r;
+
+		if (c == TFT_CHUNK_COL_ARGREF)
+			continue;
+		if (fresh & BIT(c))
+			avail -= c == TFT_CHUNK_COL_VALUE && !value_int ? (size_t)e->n * 8 : e->n;
+		r = avail / 10;
+		if (r < room)
+			room = (uint32_t)(r > UINT32_MAX ? UINT32_MAX : r);
+	}
+	e->room = room;
+	(void)ev;
+	return 0;
+}
+
+int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
+{
+	uint64_t vbits;
+	int64_t end;
+	uint32_t want, fresh, cols;
+	size_t wrote = 0;
+	int64_t idx_small[16], *idx = idx_small;
+	int value_int = e->value_int, vint, rc = 0;
+
+	if (tft_unlikely(ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
+			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
+			 (ev->nargs && !ev->args)))
+		return TFT_EINVAL;
+	for (uint16_t i = 0; i < ev->nargs; i++)
+		if (tft_unlikely(arg_tag(&ev->args[i]) == UINT32_MAX))
+			return TFT_EINVAL;
+	if (tft_unlikely(e->n >= TFT_CHUNK_MAX_EVENTS))
+		return TFT_ENOSPC;
+	memcpy(&vbits, &ev->value, sizeof(vbits));
+
+	/* Columns this event has a non-default value for. */
+	want = BIT(TFT_CHUNK_COL_TS);
+	want |= ev->dur_ns ? BIT(TFT_CHUNK_COL_DUR) : 0;
+	want |= ev->name ? BIT(TFT_CHUNK_COL_NAME) : 0;
+	want |= ev->cat ? BIT(TFT_CHUNK_COL_CAT) : 0;
+	want |= ev->depth ? BIT(TFT_CHUNK_COL_DEPTH) : 0;
+	want |= ev->kind ? BIT(TFT_CHUNK_COL_KIND) : 0;
+	want |= ev->flags ? BIT(TFT_CHUNK_COL_FLAGS) : 0;
+	want |= ev->count != 1 ? BIT(TFT_CHUNK_COL_COUNT) : 0;
+	want |= vbits ? BIT(TFT_CHUNK_COL_VALUE) : 0;
+	want |= ev->nargs ? BIT(TFT_CHUNK_COL_NARGS) | BIT(TFT_CHUNK_COL_ARGREF) : 0;
+	fresh = want & ~e->present;
+	cols = e->present | want;
+
+	/* Value mode: ints as varint deltas until the first non-integer. */
+	vint = vbits ? value_is_int(ev->value, vbits) : 1;
+	if (tft_unlikely(!vint && value_int)) {
+		if (e->present & BIT(TFT_CHUNK_COL_VALUE)) {
+			if (value_to_raw(e))
+				return TFT_ENOMEM;
+			e->room = 0;
+		}
+		value_int = 0;
+	}
+	/* Reserve first, so that a failure leaves the chunk as it was. */
+	if (tft_unlikely(fresh || e->room == 0)) {
+		if (enc_reserve(e, ev, fresh, cols, value_int))
+			return TFT_ENOMEM;
+	}
+	if (ev->nargs) {
+		struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_ARGREF];
+		if (b->cap - b->len < (size_t)ev->nargs * 5 &&
+		    tft_chunk_buf_reserve(b, (size_t)ev->nargs * 5))
+			return TFT_ENOMEM;
+		if (ev->nargs > 16 && !(idx = malloc(ev->nargs * sizeof(*idx))))
+			return TFT_ENOMEM;
+		if ((rc = args_prepare(e, ev, idx)))
+			goto out;
+	}
+
+	if (tft_unlikely(fresh & ~BIT(TFT_CHUNK_COL_ARGREF))) {
+		for (uint32_t m = fresh & ~BIT(TFT_CHUNK_COL_ARGREF); m; m &= m - 1)
+			wrote += backfill(e, __builtin_ctz(m), value_int);
+		if (fresh & BIT(TFT_CHUNK_COL_VALUE))
+			e->value_int = (uint32_t)value_int;
+	}
+	if (e->n == 0) {
+		e->base_ts = e->prev_ts = ev->ts_ns;
+		e->t_min = ev->ts_ns;
+		e->t_max = end;
+	} else {
+		if (ev->ts_ns < e->t_min)
+			e->t_min = ev->ts_ns;
+		if (end > e->t_max)
+			e->t_max = end;
+	}
+#define PUT(c, v)                                                            \
+	do {                                                                  \
+		struct tft_chunk_buf *b_ = &e->col[c];                        \
+		size_t k_ = put_uv(b_->p + b_->len, (v));                     \
+		b_->len += k_;                                                \
+		wrote += k_;                                                  \
+	} while (0)
+	PUT(TFT_CHUNK_COL_TS, zz_enc((int64_t)((uint64_t)ev->ts_ns - (uint64_t)e->prev_ts)));
+	if (cols & BIT(TFT_CHUNK_COL_DUR))
+		PUT(TFT_CHUNK_COL_DUR, zz_enc(ev->dur_ns));
+	if (cols & BIT(TFT_CHUNK_COL_NAME))
+		PUT(TFT_CHUNK_COL_NAME, ev->name);
+	if (cols & BIT(TFT_CHUNK_COL_CAT))
+		PUT(TFT_CHUNK_COL_CAT, ev->cat);
+	if (cols & BIT(TFT_CHUNK_COL_DEPTH))
+		PUT(TFT_CHUNK_COL_DEPTH, ev->depth);
+	if (cols & BIT(TFT_CHUNK_COL_KIND))
+		PUT(TFT_CHUNK_COL_KIND, ev->kind);
+	if (cols & BIT(TFT_CHUNK_COL_FLAGS))
+		PUT(TFT_CHUNK_COL_FLAGS, ev->flags);
+	if (cols & BIT(TFT_CHUNK_COL_COUNT))
+		PUT(TFT_CHUNK_COL_COUNT, ev->count);
+	if (cols & BIT(TFT_CHUNK_COL_VALUE)) {
+		if (value_int) {
+			int64_t iv = vbits ? (int64_t)ev->value : 0;
+			PUT(TFT_CHUNK_COL_VALUE, zz_enc((int64_t)((uint64_t)iv - (uint64_t)e->prev_value_i)));
+			e->prev_value_i = iv;
+		} else {
+			struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_VALUE];
+			put_u64le(b->p + b->len, vbits ^ e->prev_value_bits);
+			b->len += 8;
+			wrote += 8;
+		}
+	}
+	if (cols & BIT(TFT_CHUNK_COL_NARGS))
+		PUT(TFT_CHUNK_COL_NARGS, ev->nargs);
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		struct tft_chunk_acol *ac = &e->acols[idx[i]];
+		size_t l0 = ac->data.len;
+
+		PUT(TFT_CHUNK_COL_ARGREF, (uint64_t)idx[i]);
+		arg_put(ac, &ev->args[i]);
+		wrote += ac->data.len - l0;
+	}
+#undef PUT
+	e->present = cols;
+	e->room--;
+	e->bytes += wrote;
+	e->prev_value_bits = vbits;
+	e->kind_mask |= 1u << ev->kind;
+	e->prev_ts = ev->ts_ns;
+	e->n++;
+out:
+	if (idx != idx_small)
+		free(idx);
+	return rc;
+}
+
+int tft_chunk_enc_payload(const struct tft_chunk_enc *e, struct tft_chunk_buf *out)
+{
+	size_t need = 2 + 5 * 10 + (size_t)e->nacols * 16;
+
+	for (int c = 0; c < TFT_CHUNK_NCOLS; c++)
+		need += 10 + e->col[c].len;
+	for (uint32_t i = 0; i < e->nacols; i++)
+		need += 10 + e->acols[i].data.len;
+	out->len = 0;
+	if (tft_chunk_buf_reserve(out, need))
+		return TFT_ENOMEM;
+	out->p[out->len++] = TFT_CHUNK_MAGIC;
+	out->p[out->len++] = TFT_CHUNK_VERSION;
+	buf_uv(out, e->kind_mask);
+	buf_uv(out, e->present);
+	buf_uv(out, (e->present & BIT(TFT_CHUNK_COL_VALUE)) && e->value_int ? TFT_CHUNK_ENC_VALUE_INT : 0);
+	buf_uv(out, e->n);
+	buf_uv(out, zz_enc(e->base_ts));
+	buf_uv(out, e->nacols);
+	for (uint32_t i = 0; i < e->nacols; i++) {
+		buf_uv(out, e->acols[i].key);
+		out->p[out->len++] = (uint8_t)e->acols[i].tag;
+	}
+	for (int c = 0; c < TFT_CHUNK_NCOLS; c++) {
+		if (!(e->present & (1u << c)))
+			continue;
+		buf_uv(out, e->col[c].len);
+		if (e->col[c].len)
+			memcpy(out->p + out->len, e->col[c].p, e->col[c].len);
+		out->len += e->col[c].len;
+	}
+	for (uint32_t i = 0; i < e->nacols; i++) {
+		const struct tft_chunk_buf *b = &e->acols[i].data;
+		buf_uv(out, b->len);
+		if (b->len)
+			memcpy(out->p + out->len, b->p, b->len);
+		out->len += b->len;
+	}
+	return 0;
+}
+
+int tft_chunk_enc_finish(const struct tft_chunk_enc *e, void *cctx, int level,
+			 struct tft_chunk_buf *scratch, struct tft_chunk_buf *out)
+{
+	size_t bound, r;
+	int rc = tft_chunk_enc_payload(e, scratch);
+
+	if (rc)
+		return rc;
+	bound = ZSTD_compressBound(scratch->len);
+	out->len = 0;
+	if (tft_chunk_buf_reserve(out, bound))
+		return TFT_ENOMEM;
+	r = ZSTD_compressCCtx(cctx, out->p, bound, scratch->p, scratch->len, level);
+	if (ZSTD_isError(r))
+		return TFT_EIO;
+	out->len = r;
+	return 0;
+}
+
+/* ---- decoder ---------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	const uint8_t *base; /* start of the payload, for error offsets */
+};
+
+static inline int rd_uv(struct rd *r, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 70; shift += 7) {
+		if (r->p >= r->end)
+			return -1;
+		uint8_t b = *r->p++;
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+#define DEC_FAIL(r, what, ...)                                                              \
+	tft_error_set(err, TFT_EFORMAT, (int64_t)((r)->p - (r)->base), "chunk %lld: " what,    \
+		      (long long)chunk_id, ##__VA_ARGS__)
+
+static const char *const col_names[TFT_CHUNK_NCOLS] = {
+	"ts", "dur", "name", "cat", "depth", "kind", "flags", "count", "value", "nargs", "argref",
+};
+
+void tft_chunk_dec_init(struct tft_chunk_dec *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void tft_chunk_dec_fini(struct tft_chunk_dec *d)
+{
+	free(d->ev);
+	free(d->args);
+	tft_chunk_buf_free(&d->raw);
+	if (d->dctx)
+		ZSTD_freeDCtx(d->dctx);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Decode n varints of column c into events; value limits per column. */
+static int dec_uv_col(struct tft_chunk_dec *d, struct rd *r, int c, uint64_t max, int64_t chunk_id,
+		      struct tft_error *err)
+{
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint64_t v;
+		struct tft_event *ev = &d->ev[i];
+
+		if (rd_uv(r, &v))
+			return DEC_FAIL(r, "%s column: truncated varint at event %u", col_names[c], i);
+		if (v > max)
+			return DEC_FAIL(r, "%s column: value %llu out of range at event %u",
+					col_names[c], (unsigned long long)v, i);
+		switch (c) {
+		case TFT_CHUNK_COL_NAME: ev->name = (uint32_t)v; break;
+		case TFT_CHUNK_COL_CAT: ev->cat = (uint32_t)v; break;
+		case TFT_CHUNK_COL_DEPTH: ev->depth = (uint32_t)v; break;
+		case TFT_CHUNK_COL_KIND: ev->kind = (uint8_t)v; break;
+		case TFT_CHUNK_COL_FLAGS: ev->flags = (uint8_t)v; break;
+		case TFT_CHUNK_COL_COUNT: ev->count = (uint32_t)v; break;
+		case TFT_CHUNK_COL_NARGS: ev->nargs = (uint16_t)v; break;
+		}
+	}
+	if (r->p != r->end)
+		return DEC_FAIL(r, "%s column: %zu trailing bytes", col_names[c], (size_t)(r->end - r->p));
+	return 0;
+}
+
+int tft_chunk_decode_payload(struct tft_chunk_dec *d, const void *payload, size_t len,
+			     int64_t chunk_id, struct tft_error *err)
+{
+	const uint8_t *base = payload;
+	struct rd r = { base, base + len, base };
+	struct rd col[TFT_CHUNK_NCOLS];
+	struct rd *acol = NULL;
+	uint32_t *atag = NULL, *akey = NULL;
+	uint64_t kind_mask, present, enc_flags, n, nacols, u;
+	int64_t prev_ts;
+	uint32_t max_str = 0, real_mask = 0;
+	size_t total_args = 0;
+	int rc = TFT_EFORMAT;
+
+	d->n = 0;
+	d->nargs = 0;
+	d->kind_mask = 0;
+	d->max_str = 0;
+	d->t_min = d->t_max = 0;
+	if (len < 2 || base[0] != TFT_CHUNK_MAGIC)
+		return DEC_FAIL(&r, "bad magic (expected 0x%02x)", TFT_CHUNK_MAGIC);
+	if (base[1] != TFT_CHUNK_VERSION)
+		return DEC_FAIL(&r, "unknown chunk version %u (expected %u)", base[1], TFT_CHUNK_VERSION);
+	r.p += 2;
+	if (rd_uv(&r, &kind_mask) || kind_mask > 7)
+		return DEC_FAIL(&r, "bad kind mask");
+	if (rd_uv(&r, &present) || present >= (1u << TFT_CHUNK_NCOLS) ||
+	    !(present & (1u << TFT_CHUNK_COL_TS)))
+		return DEC_FAIL(&r, "bad column mask");
+	if (!(present & (1u << TFT_CHUNK_COL_NARGS)) != !(present & (1u << TFT_CHUNK_COL_ARGREF)))
+		return DEC_FAIL(&r, "nargs and argref columns must come together");
+	if (rd_uv(&r, &enc_flags) || enc_flags > TFT_CHUNK_ENC_VALUE_INT)
+		return DEC_FAIL(&r, "bad encoding flags");
+	if (rd_uv(&r, &n) || n > TFT_CHUNK_MAX_EVENTS)
+		return DEC_FAIL(&r, "bad event count (at most %u)", TFT_CHUNK_MAX_EVENTS);
+	if (rd_uv(&r, &u))
+		return DEC_FAIL(&r, "truncated base timestamp");
+	prev_ts = zz_dec(u);
+	if (rd_uv(&r, &nacols) || nacols > TFT_CHUNK_MAX_ARG_COLS ||
+	    nacols > (uint64_t)(r.end - r.p) / 2)
+		return DEC_FAIL(&r, "bad arg column count");
+	if (nacols) {
+		acol = malloc(nacols * sizeof(*acol));
+		atag = malloc(nacols * sizeof(*atag));
+		akey = malloc(nacols * sizeof(*akey));
+		if (!acol || !atag || !akey) {
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+					   (long long)chunk_id);
+			goto out;
+		}
+	}
+	for (uint64_t i = 0; i < nacols; i++) {
+		if (rd_uv(&r, &u) || u > UINT32_MAX) {
+			DEC_FAIL(&r, "bad key of arg column %llu", (unsigned long long)i);
+			goto out;
+		}
+		akey[i] = (uint32_t)u;
+		if (u > max_str)
+			max_str = (uint32_t)u;
+		if (r.p >= r.end || *r.p > TFT_CHUNK_TAG_MAX) {
+			DEC_FAIL(&r, "bad type tag of arg column %llu", (unsigned long long)i);
+			goto out;
+		}
+		atag[i] = *r.p++;
+	}
+	for (int c = 0; c < TFT_CHUNK_NCOLS; c++) {
+		col[c].base = base;
+		col[c].p = col[c].end = NULL;
+		if (!(present & (1u << c)))
+			continue;
+		if (rd_uv(&r, &u) || u > (uint64_t)(r.end - r.p)) {
+			DEC_FAIL(&r, "bad length of %s column", col_names[c]);
+			goto out;
+		}
+		col[c].p = r.p;
+		col[c].end = r.p + u;
+		r.p += u;
+	}
+	for (uint64_t i = 0; i < nacols; i++) {
+		acol[i].base = base;
+		if (rd_uv(&r, &u) || u > (uint64_t)(r.end - r.p)) {
+			DEC_FAIL(&r, "bad length of arg column %llu", (unsigned long long)i);
+			goto out;
+		}
+		acol[i].p = r.p;
+		acol[i].end = r.p + u;
+		r.p += u;
+	}
+	if (r.p != r.end) {
+		DEC_FAIL(&r, "%zu trailing bytes after the last column", (size_t)(r.end - r.p));
+		goto out;
+	}
+	/* Every event takes at least one byte of the ts column: bounds n by the input. */
+	if (n > (uint64_t)(col[TFT_CHUNK_COL_TS].end - col[TFT_CHUNK_COL_TS].p)) {
+		r.p = col[TFT_CHUNK_COL_TS].p;
+		DEC_FAIL(&r, "event count %llu exceeds the ts column", (unsigned long long)n);
+		goto out;
+	}
+	if (n > d->cap_ev) {
+		struct tft_event *ne = realloc(d->ev, n * sizeof(*ne));
+		if (!ne) {
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+					   (long long)chunk_id);
+			goto out;
+		}
+		d->ev = ne;
+		d->cap_ev = (uint32_t)n;
+	}
+	d->n = (uint32_t)n;
+	for (uint32_t i = 0; i < d->n; i++)
+		d->ev[i] = (struct tft_event){ .track = TFT_NONE, .count = 1 };
+
+	/* ts */
+	for (uint32_t i = 0; i < d->n; i++) {
+		struct rd *cr = &col[TFT_CHUNK_COL_TS];
+		if (rd_uv(cr, &u)) {
+			DEC_FAIL(cr, "ts column: truncated varint at event %u", i);
+			goto out;
+		}
+		if (i == 0 && u != 0) {
+			DEC_FAIL(cr, "ts column: first delta must be 0");
+			goto out;
+		}
+		prev_ts = (int64_t)((uint64_t)prev_ts + (uint64_t)zz_dec(u));
+		d->ev[i].ts_ns = prev_ts;
+	}
+	if (col[TFT_CHUNK_COL_TS].p != col[TFT_CHUNK_COL_TS].end) {
+		DEC_FAIL(&col[TFT_CHUNK_COL_TS], "ts column: trailing bytes");
+		goto out;
+	}
+	/* dur */
+	if (present & (1u << TFT_CHUNK_COL_DUR)) {
+		struct rd *cr = &col[TFT_CHUNK_COL_DUR];
+		for (uint32_t i = 0; i < d->n; i++) {
+			int64_t dur, end;
+			if (rd_uv(cr, &u)) {
+				DEC_FAIL(cr, "dur column: truncated varint at event %u", i);
+				goto out;
+			}
+			dur = zz_dec(u);
+			if (dur < 0 || __builtin_add_overflow(d->ev[i].ts_ns, dur, &end)) {
+				DEC_FAIL(cr, "dur column: bad duration at event %u", i);
+				goto out;
+			}
+			d->ev[i].dur_ns = dur;
+		}
+		if (cr->p != cr->end) {
+			DEC_FAIL(cr, "dur column: trailing bytes");
+			goto out;
+		}
+	}
+	{
+		static const struct {
+			int c;
+			uint64_t max;
+		} uvcols[] = {
+			{ TFT_CHUNK_COL_NAME, UINT32_MAX },  { TFT_CHUNK_COL_CAT, UINT32_MAX },
+			{ TFT_CHUNK_COL_DEPTH, UINT32_MAX }, { TFT_CHUNK_COL_KIND, TFT_EV_COUNTER },
+			{ TFT_CHUNK_COL_FLAGS, UINT8_MAX },  { TFT_CHUNK_COL_COUNT, UINT32_MAX },
+			{ TFT_CHUNK_COL_NARGS, UINT16_MAX },
+		};
+		for (size_t k = 0; k < sizeof(uvcols) / sizeof(uvcols[0]); k++) {
+			int c = uvcols[k].c;
+			if (!(present & (1u << c)))
+				continue;
+			rc = dec_uv_col(d, &col[c], c, uvcols[k].max, chunk_id, err);
+			if (rc)
+				goto out;
+			rc = TFT_EFORMAT;
+		}
+	}
+	/* value */
+	if (present & (1u << TFT_CHUNK_COL_VALUE)) {
+		struct rd *cr = &col[TFT_CHUNK_COL_VALUE];
+
+		if (enc_flags & TFT_CHUNK_ENC_VALUE_INT) {
+			int64_t iv = 0;
+			for (uint32_t i = 0; i < d->n; i++) {
+				if (rd_uv(cr, &u)) {
+					DEC_FAIL(cr, "value column: truncated varint at event %u", i);
+					goto out;
+				}
+				iv = (int64_t)((uint64_t)iv + (uint64_t)zz_dec(u));
+				d->ev[i].value = (double)iv;
+			}
+			if (cr->p != cr->end) {
+				DEC_FAIL(cr, "value column: trailing bytes");
+				goto out;
+			}
+		} else {
+			uint64_t prev = 0;
+			if ((uint64_t)(cr->end - cr->p) != (uint64_t)d->n * 8) {
+				DEC_FAIL(cr, "value column: %zu bytes for %u events",
+					 (size_t)(cr->end - cr->p), d->n);
+				goto out;
+			}
+			for (uint32_t i = 0; i < d->n; i++) {
+				prev ^= get_u64le(cr->p + (size_t)i * 8);
+				memcpy(&d->ev[i].value, &prev, sizeof(prev));
+			}
+		}
+	}
+	for (uint32_t i = 0; i < d->n; i++) {
+		struct tft_event *ev = &d->ev[i];
+		int64_t end = ev->ts_ns + ev->dur_ns;
+		if (i == 0 || ev->ts_ns < d->t_min)
+			d->t_min = ev->ts_ns;
+		if (i == 0 || end > d->t_max)
+			d->t_max = end;
+		if (ev->name > max_str)
+			max_str = ev->name;
+		if (ev->cat > max_str)
+			max_str = ev->cat;
+		real_mask |= 1u << ev->kind;
+		total_args += ev->nargs;
+	}
+	if (real_mask != kind_mask) {
+		r.p = base + 2;
+		DEC_FAIL(&r, "kind mask 0x%llx does not match the events (0x%x)",
+			 (unsigned long long)kind_mask, real_mask);
+		goto out;
+	}
+	/* args */
+	if (total_args) {
+		struct rd *cr = &col[TFT_CHUNK_COL_ARGREF];
+		size_t k = 0;
+
+		if (total_args > (size_t)(cr->end - cr->p)) {
+			DEC_FAIL(cr, "argref column too short for %zu args", total_args);
+			goto out;
+		}
+		if (total_args > d->cap_args) {
+			struct tft_arg *na = realloc(d->args, total_args * sizeof(*na));
+			if (!na) {
+				rc = tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+						   (long long)chunk_id);
+				goto out;
+			}
+			d->args = na;
+			d->cap_args = total_args;
+		}
+		int64_t *prev_i = calloc(nacols ? nacols : 1, sizeof(*prev_i));
+		if (!prev_i) {
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+					   (long long)chunk_id);
+			goto out;
+		}
+		for (uint32_t i = 0; i < d->n; i++) {
+			struct tft_event *ev = &d->ev[i];
+			ev->args = ev->nargs ? &d->args[k] : NULL;
+			for (uint16_t j = 0; j < ev->nargs; j++, k++) {
+				struct tft_arg *a = &d->args[k];
+				struct rd *ar;
+				uint64_t ci;
+
+				if (rd_uv(cr, &ci) || ci >= nacols) {
+					free(prev_i);
+					DEC_FAIL(cr, "argref column: bad column index at event %u", i);
+					goto out;
+				}
+				ar = &acol[ci];
+				memset(a, 0, sizeof(*a));
+				a->key = akey[ci];
+				switch (atag[ci]) {
+				case TFT_CHUNK_TAG_NULL: a->type = TFT_ARG_NULL; break;
+				case TFT_CHUNK_TAG_FALSE: a->type = TFT_ARG_BOOL; a->v.i = 0; break;
+				case TFT_CHUNK_TAG_TRUE: a->type = TFT_ARG_BOOL; a->v.i = 1; break;
+				case TFT_CHUNK_TAG_INT:
+					a->type = TFT_ARG_INT;
+					if (rd_uv(ar, &u))
+						goto bad_arg;
+					prev_i[ci] = (int64_t)((uint64_t)prev_i[ci] + (uint64_t)zz_dec(u));
+					a->v.i = prev_i[ci];
+					break;
+				case TFT_CHUNK_TAG_DOUBLE: {
+					uint64_t bits;
+					if (ar->end - ar->p < 8)
+						goto bad_arg;
+					bits = get_u64le(ar->p);
+					ar->p += 8;
+					memcpy(&a->v.d, &bits, sizeof(bits));
+					a->type = TFT_ARG_DOUBLE;
+					break;
+				}
+				case TFT_CHUNK_TAG_STR:
+				case TFT_CHUNK_TAG_JSON:
+					a->type = atag[ci] == TFT_CHUNK_TAG_STR ? TFT_ARG_STR : TFT_ARG_JSON;
+					if (rd_uv(ar, &u) || u > UINT32_MAX)
+						goto bad_arg;
+					a->v.str = (uint32_t)u;
+					if (a->v.str > max_str)
+						max_str = a->v.str;
+					break;
+				}
+				continue;
+bad_arg:
+				free(prev_i);
+				DEC_FAIL(ar, "arg column %llu: truncated value at event %u",
+					 (unsigned long long)ci, i);
+				goto out;
+			}
+		}
+		free(prev_i);
+		if (cr->p != cr->end) {
+			DEC_FAIL(cr, "argref column: trailing bytes");
+			goto out;
+		}
+	} else if (present & (1u << TFT_CHUNK_COL_ARGREF) &&
+		   col[TFT_CHUNK_COL_ARGREF].p != col[TFT_CHUNK_COL_ARGREF].end) {
+		DEC_FAIL(&col[TFT_CHUNK_COL_ARGREF], "argref column: trailing bytes");
+		goto out;
+	}
+	for (uint64_t i = 0; i < nacols; i++) {
+		if (acol[i].p != acol[i].end) {
+			DEC_FAIL(&acol[i], "arg column %llu: trailing bytes", (unsigned long long)i);
+			goto out;
+		}
+	}
+	d->nargs = total_args;
+	d->kind_mask = real_mask;
+	d->max_str = max_str;
+	rc = 0;
+out:
+	free(acol);
+	free(atag);
+	free(akey);
+	if (rc)
+		d->n = 0;
+	return rc;
+}
+
+int tft_chunk_decode(struct tft_chunk_dec *d, const void *blob, size_t len, int64_t chunk_id,
+		     struct tft_error *err)
+{
+	unsigned long long size;
+	size_t r;
+
+	d->n = 0;
+	if (!blob || len == 0)
+		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: empty blob", (long long)chunk_id);
+	size = ZSTD_getFrameContentSize(blob, len);
+	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
+		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: not a zstd frame with a size",
+				     (long long)chunk_id);
+	if (size > TFT_CHUNK_MAX_PAYLOAD_BYTES)
+		return tft_error_set(err, TFT_EFORMAT, 0,
+				     "chunk %lld: payload of %llu bytes exceeds the limit",
+				     (long long)chunk_id, size);
+	r = ZSTD_findFrameCompressedSize(blob, len);
+	if (ZSTD_isError(r) || r != len)
+		return tft_error_set(err, TFT_EFORMAT, 0,
+				     "chunk %lld: blob is not exactly one zstd frame",
+				     (long long)chunk_id);
+	if (!d->dctx) {
+		d->dctx = ZSTD_createDCtx();
+		if (!d->dctx)
+			return tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+					     (long long)chunk_id);
+	}
+	d->raw.len = 0;
+	if (tft_chunk_buf_reserve(&d->raw, size ? (size_t)size : 1))
+		return tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+				     (long long)chunk_id);
+	r = ZSTD_decompressDCtx(d->dctx, d->raw.p, (size_t)size, blob, len);
+	if (ZSTD_isError(r) || r != size)
+		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: zstd: %s", (long long)chunk_id,
+				     ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");
+	d->raw.len = r;
+	return tft_chunk_decode_payload(d, d->raw.p, d->raw.len, chunk_id, err);
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chunk codec: a run of events of one track as a columnar, zstd-compressed
+ * blob (layout in docs/file-format.md, "Chunk payload"). The encoder builds
+ * its columns incrementally as events are added; the decoder validates every
+ * byte and never trusts a count it has not bounded.
+ */
+#ifndef TFT_STORE_CHUNK_H
+#define TFT_STORE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "core/status.h"
+
+#define TFT_CHUNK_MAGIC 0xC7
+#define TFT_CHUNK_VERSION 1
+/* Hard limits a decoder enforces (an encoder never produces more). */
+#define TFT_CHUNK_MAX_EVENTS (1u << 20)
+#define TFT_CHUNK_MAX_PAYLOAD_BYTES ((size_t)64 << 20)
+#define TFT_CHUNK_MAX_ARG_COLS (1u << 17)
+/* Soft limits: past these an encoder reports itself full (see _is_full). */
+#define TFT_CHUNK_SOFT_BYTES ((size_t)4 << 20)
+#define TFT_CHUNK_SOFT_ARG_COLS 4096u
+
+/* Payload columns, in payload order. TS is always present; the others are
+ * "lazy": absent from a chunk where every event has the default value. */
+enum {
+	TFT_CHUNK_COL_TS = 0, /* zigzag delta from the previous start (first: from base_ts) */
+	TFT_CHUNK_COL_DUR,    /* zigzag; default 0 */
+	TFT_CHUNK_COL_NAME,   /* string id; default 0 */
+	TFT_CHUNK_COL_CAT,    /* string id; default 0 */
+	TFT_CHUNK_COL_DEPTH,  /* default 0 */
+	TFT_CHUNK_COL_KIND,   /* enum tft_event_kind; default 0 (slice) */
+	TFT_CHUNK_COL_FLAGS,  /* TFT_EVF_*; default 0 */
+	TFT_CHUNK_COL_COUNT,  /* default 1 */
+	TFT_CHUNK_COL_VALUE,  /* zigzag int deltas, or 8 bytes LE XOR (see enc flags); default 0.0 */
+	TFT_CHUNK_COL_NARGS,  /* args per event; default 0 */
+	TFT_CHUNK_COL_ARGREF, /* per arg, in event order: its arg column index */
+	TFT_CHUNK_NCOLS
+};
+
+/* Header enc_flags. */
+enum {
+	/* Every value in the chunk is an integer (|v| <= 2^53, not -0.0): the value
+	 * column holds zigzag varint deltas of (int64)value instead of raw bits. */
+	TFT_CHUNK_ENC_VALUE_INT = 1u << 0,
+};
+
+/* Arg column tags: enum tft_arg_type, except that a bool's value is in its
+ * tag, so bool columns store nothing beyond presence. */
+enum {
+	TFT_CHUNK_TAG_NULL = 0,
+	TFT_CHUNK_TAG_FALSE = 1,
+	TFT_CHUNK_TAG_INT = 2,    /* zigzag delta from the column's previous value */
+	TFT_CHUNK_TAG_DOUBLE = 3, /* 8 bytes LE */
+	TFT_CHUNK_TAG_STR = 4,    /* string id */
+	TFT_CHUNK_TAG_JSON = 5,   /* string id */
+	TFT_CHUNK_TAG_TRUE = 6,
+	TFT_CHUNK_TAG_MAX = 6
+};
+
+/* A growable byte buffer. */
+struct tft_chunk_buf {
+	uint8_t *p; /* owned */
+	size_t len, cap;
+};
+
+int tft_chunk_buf_reserve(struct tft_chunk_buf *b, size_t extra);
+void tft_chunk_buf_free(struct tft_chunk_buf *b);
+
+struct tft_chunk_acol {
+	uint32_t key;   /* string id */
+	uint32_t tag;   /* TFT_CHUNK_TAG_* */
+	int64_t prev_i; /* last int value (delta base) */
+	struct tft_chunk_buf data;
+};
+
+/* An open chunk being filled. Plain struct: init/fini in caller storage. */
+struct tft_chunk_enc {
+	uint32_t n;         /* events added */
+	uint32_t kind_mask; /* bit k set when an event of kind k was added */
+	uint32_t present;   /* bit per TFT_CHUNK_COL_* holding data */
+	int64_t base_ts, prev_ts;
+	int64_t t_min, t_max; /* smallest start, largest end (ts + dur) */
+	uint64_t prev_value_bits; /* raw value mode: XOR base */
+	int64_t prev_value_i;     /* int value mode: delta base */
+	uint32_t value_int;       /* the value column is in int mode */
+	uint32_t room;            /* events that fit every present column without a check */
+	size_t bytes; /* bytes buffered in all columns */
+	struct tft_chunk_buf col[TFT_CHUNK_NCOLS];
+	struct tft_chunk_acol *acols; /* owned, nacols used */
+	uint32_t nacols, cap_acols;
+	uint32_t *ahash; /* owned; open addressing over acols (index + 1, 0 = empty) */
+	uint32_t ahash_mask;
+};
+
+void tft_chunk_enc_init(struct tft_chunk_enc *e);
+void tft_chunk_enc_fini(struct tft_chunk_enc *e);
+/* Empty the chunk. release != 0 also frees the column buffers. */
+void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release);
+
+/*
+ * Add one event (ev->depth is stored as given; ev->track is not stored).
+ * Returns 0, TFT_EINVAL (bad kind or arg type, dur < 0, ts + dur overflows)
+ * or TFT_ENOMEM. On failure the chunk is unchanged.
+ */
+int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev);
+
+/* True when the chunk holds max_events events or reached a soft limit. */
+static inline int tft_chunk_enc_is_full(const struct tft_chunk_enc *e, uint32_t max_events)
+{
+	return e->n >= max_events || e->bytes >= TFT_CHUNK_SOFT_BYTES ||
+	       e->nacols >= TFT_CHUNK_SOFT_ARG_COLS;
+}
+
+/* Serialize the uncompressed payload into out (replacing its contents). */
+int tft_chunk_enc_payload(const struct tft_chunk_enc *e, struct tft_chunk_buf *out);
+
+/*
+ * Serialize and compress: out receives the blob stored in chunks.data.
+ * cctx is a ZSTD_CCtx owned by the caller (reused across chunks); scratch
+ * holds the payload in between. 0, TFT_ENOMEM or TFT_EIO (zstd failure).
+ */
+int tft_chunk_enc_finish(const struct tft_chunk_enc *e, void *cctx, int level,
+			 struct tft_chunk_buf *scratch, struct tft_chunk_buf *out);
+
+/* A decoded chunk, reusable across decodes. */
+struct tft_chunk_dec {
+	struct tft_event *ev; /* owned, n used; args point into `args` */
+	uint32_t n, cap_ev;
+	struct tft_arg *args; /* owned */
+	size_t nargs, cap_args;
+	struct tft_chunk_buf raw; /* decompressed payload */
+	void *dctx;               /* owned ZSTD_DCtx, created on first use */
+	uint32_t kind_mask;
+	uint32_t max_str;     /* largest string id referenced (0 if none) */
+	int64_t t_min, t_max; /* smallest start, largest end; 0,0 when empty */
+};
+
+void tft_chunk_dec_init(struct tft_chunk_dec *d);
+void tft_chunk_dec_fini(struct tft_chunk_dec *d);
+
+/*
+ * Decode a compressed blob. chunk_id names the chunk in error messages
+ * ("chunk 12: ..."); err->offset is a byte offset in the decompressed
+ * payload. Events get track = TFT_NONE. Returns 0, TFT_EFORMAT or
+ * TFT_ENOMEM. String ids are not range-checked (the caller knows the
+ * table: compare max_str with it).
+ */
+int tft_chunk_decode(struct tft_chunk_dec *d, const void *blob, size_t len, int64_t chunk_id,
+		     struct tft_error *err);
+
+/* Decode an uncompressed payload (what tft_chunk_enc_payload produces). */
+int tft_chunk_decode_payload(struct tft_chunk_dec *d, const void *payload, size_t len,
+			     int64_t chunk_id, struct tft_error *err);
+
+#endif /* TFT_STORE_CHUNK_H */

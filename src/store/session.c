@@ -1,0 +1,982 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session reader: loads strings, tables and the chunk directory at open (one
+ * read transaction, so a live writer's commit is seen whole), then answers
+ * window queries by decoding only the overlapping chunks.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/chunk.h"
+#include "store/schema.h"
+#include "store/session.h"
+
+#define STR_BLOCK ((size_t)1 << 20)
+#define CACHE_MIN 4
+
+struct dir_ent {
+	int64_t t_min, t_max;
+	int64_t runmax; /* max t_max over this and all earlier entries of the level */
+	int64_t rowid;
+	uint32_t n;
+};
+
+struct level_dir {
+	struct dir_ent *e; /* owned; sorted by t_min */
+	uint32_t n, cap;
+	int64_t gap_ns; /* from the lod table; 0 when the level is not stored */
+	int stored;
+};
+
+struct str_ent {
+	const char *p; /* borrowed from a string block */
+	uint32_t len;
+};
+
+struct str_block {
+	struct str_block *next; /* owned */
+	size_t used, cap;
+	char data[];
+};
+
+struct cache_ent {
+	int64_t rowid; /* -1 when empty */
+	uint64_t last_use;
+	int pins; /* scans iterating over it right now */
+	struct tft_chunk_dec dec;
+};
+
+struct meta_kv {
+	char *key, *value; /* owned */
+};
+
+struct tft_session {
+	sqlite3 *db;             /* owned */
+	sqlite3_stmt *get_chunk; /* owned */
+	char path[4096];
+	struct str_ent *strs; /* owned; index = id */
+	uint32_t nstr, cap_str;
+	struct str_block *blocks; /* owned list, newest first */
+	struct meta_kv *meta;     /* owned */
+	uint32_t nmeta;
+	struct tft_process *procs; /* owned */
+	uint32_t nprocs;
+	struct tft_track *tracks; /* owned */
+	uint32_t ntracks;
+	struct level_dir (*dirs)[TFT_STORE_LEVELS]; /* owned: [track][level] */
+	struct tft_step *steps;                      /* owned */
+	uint32_t nsteps;
+	uint64_t nflows;
+	struct cache_ent **cache; /* owned */
+	uint32_t ncache;
+	uint64_t use_clock;
+	struct tft_event *lodbuf; /* owned: summary events gathered by a LOD scan */
+	size_t cap_lodbuf;
+};
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static int db_err(struct tft_session *s, struct tft_error *err, const char *what)
+{
+	int code = sqlite3_errcode(s->db) & 0xff;
+	int st = code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT ||
+				 code == SQLITE_SCHEMA || code == SQLITE_MISMATCH || code == SQLITE_RANGE
+			 ? TFT_EFORMAT
+		 : code == SQLITE_NOMEM ? TFT_ENOMEM
+					: TFT_EIO;
+
+	tft_error_set(err, st, -1, "%s: %s", what, sqlite3_errmsg(s->db));
+	tft_error_set_file(err, s->path);
+	return st;
+}
+
+static int fmt_err(struct tft_session *s, struct tft_error *err, const char *what,
+		   const char *detail)
+{
+	tft_error_set(err, TFT_EFORMAT, -1, "%s%s", what, detail);
+	tft_error_set_file(err, s->path);
+	return TFT_EFORMAT;
+}
+
+static int nomem(struct tft_session *s, struct tft_error *err)
+{
+	tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	tft_error_set_file(err, s->path);
+	return TFT_ENOMEM;
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+static int prepare(struct tft_session *s, const char *sql, sqlite3_stmt **st, struct tft_error *err)
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_err(s, err, "query");
+	return 0;
+}
+
+/* The tables we read must be plain tables (a crafted file could make them views). */
+static int check_tables(struct tft_session *s, struct tft_error *err)
+{
+	static const char *const names[] = { "meta",  "strings", "processes", "tracks",
+					     "flows", "steps",   "chunks",    "lod" };
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = prepare(s, "SELECT type FROM sqlite_master WHERE name = ?", &st, err)))
+		return rc;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const unsigned char *type;
+		sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			rc = db_err(s, err, "reading the schema");
+			sqlite3_finalize(st);
+			return rc;
+		}
+		type = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+		if (!type || strcmp((const char *)type, "table") != 0) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "not a tftracer session: missing table ", names[i]);
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void free_meta(struct tft_session *s)
+{
+	for (uint32_t i = 0; i < s->nmeta; i++) {
+		free(s->meta[i].key);
+		free(s->meta[i].value);
+	}
+	free(s->meta);
+	s->meta = NULL;
+	s->nmeta = 0;
+}
+
+static int load_meta(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	uint32_t cap = 0;
+	int rc;
+
+	free_meta(s);
+	if ((rc = prepare(s, "SELECT key, value FROM meta", &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (!k)
+			continue;
+		if (s->nmeta == cap) {
+			uint32_t ncap = cap ? cap * 2 : 16;
+			struct meta_kv *nm = realloc(s->meta, (size_t)ncap * sizeof(*nm));
+			if (!nm)
+				goto oom;
+			s->meta = nm;
+			cap = ncap;
+		}
+		s->meta[s->nmeta].key = strdup(k);
+		s->meta[s->nmeta].value = strdup(v ? v : "");
+		if (!s->meta[s->nmeta].key || !s->meta[s->nmeta].value) {
+			free(s->meta[s->nmeta].key);
+			free(s->meta[s->nmeta].value);
+			goto oom;
+		}
+		s->nmeta++;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = db_err(s, err, "reading meta");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return 0;
+oom:
+	sqlite3_finalize(st);
+	return nomem(s, err);
+}
+
+static int check_version(struct tft_session *s, struct tft_error *err)
+{
+	const char *v = tft_session_meta(s, "schema_version");
+	char *end;
+	long long ver;
+
+	if (!v)
+		return fmt_err(s, err, "not a tftracer session: ", "no schema_version");
+	errno = 0;
+	ver = strtoll(v, &end, 10);
+	if (errno || end == v || *end || ver < 1)
+		return fmt_err(s, err, "bad schema_version ", v);
+	if (ver > TFT_SCHEMA_VERSION) {
+		tft_error_set(err, TFT_EVERSION, -1,
+			      "session schema version %lld is newer than this reader (%d)", ver,
+			      TFT_SCHEMA_VERSION);
+		tft_error_set_file(err, s->path);
+		return TFT_EVERSION;
+	}
+	return 0;
+}
+
+static const char *str_copy(struct tft_session *s, const char *p, size_t len)
+{
+	struct str_block *b = s->blocks;
+	char *out;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > STR_BLOCK ? len + 1 : STR_BLOCK;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = s->blocks;
+		b->used = 0;
+		b->cap = cap;
+		s->blocks = b;
+	}
+	out = b->data + b->used;
+	if (len)
+		memcpy(out, p, len);
+	out[len] = '\0';
+	b->used += len + 1;
+	return out;
+}
+
+/* Strings are append-only: load ids from s->nstr on. */
+static int load_strings(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = prepare(s, "SELECT id, s FROM strings WHERE id >= ? ORDER BY id", &st, err)))
+		return rc;
+	sqlite3_bind_int64(st, 1, s->nstr);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+		if (id != (int64_t)s->nstr || s->nstr == UINT32_MAX) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "strings table: ids are not dense", "");
+		}
+		if (s->nstr == s->cap_str) {
+			uint32_t ncap = s->cap_str ? s->cap_str * 2 : 1024;
+			struct str_ent *ns = realloc(s->strs, (size_t)ncap * sizeof(*ns));
+			if (!ns)
+				goto oom;
+			s->strs = ns;
+			s->cap_str = ncap;
+		}
+		s->strs[s->nstr].p = str_copy(s, p ? p : "", p ? len : 0);
+		if (!s->strs[s->nstr].p)
+			goto oom;
+		s->strs[s->nstr].len = (uint32_t)(p ? len : 0);
+		s->nstr++;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = db_err(s, err, "reading strings");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	if (s->nstr == 0)
+		return fmt_err(s, err, "strings table: no id 0", "");
+	return 0;
+oom:
+	sqlite3_finalize(st);
+	return nomem(s, err);
+}
+
+static int str_id(const struct tft_session *s, sqlite3_stmt *st, int col, uint32_t *out)
+{
+	int64_t v = sqlite3_column_int64(st, col);
+
+	if (v < 0 || v >= (int64_t)s->nstr)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int count_rows(struct tft_session *s, const char *sql, uint32_t *out, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = prepare(s, sql, &st, err)))
+		return rc;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = db_err(s, err, "counting rows");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	int64_t n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n < 0 || n >= (int64_t)UINT32_MAX)
+		return fmt_err(s, err, "too many rows", "");
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int load_processes(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	uint32_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(s, "SELECT count(*) FROM processes", &n, err)))
+		return rc;
+	free(s->procs);
+	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+	s->nprocs = 0;
+	if (!s->procs)
+		return nomem(s, err);
+	if ((rc = prepare(s,
+			  "SELECT id, name, host, pid, rank, sort_index, labels FROM processes"
+			  " ORDER BY id",
+			  &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tft_process *p = &s->procs[i];
+		if (i >= n || sqlite3_column_int64(st, 0) != i || str_id(s, st, 1, &p->name) ||
+		    str_id(s, st, 2, &p->host) || str_id(s, st, 6, &p->labels)) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "processes table: bad row", "");
+		}
+		p->id = i;
+		p->pid = sqlite3_column_int64(st, 3);
+		p->rank = (int32_t)sqlite3_column_int64(st, 4);
+		p->sort_index = (int32_t)sqlite3_column_int64(st, 5);
+		i++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, "reading processes");
+	s->nprocs = i;
+	return 0;
+}
+
+static int load_tracks(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	uint32_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(s, "SELECT count(*) FROM tracks", &n, err)))
+		return rc;
+	free(s->tracks);
+	s->tracks = calloc(n ? n : 1, sizeof(*s->tracks));
+	s->ntracks = 0;
+	if (!s->tracks)
+		return nomem(s, err);
+	if ((rc = prepare(s,
+			  "SELECT id, process, kind, name, tid, sort_index, slices, instants,"
+			  " counters, min_ts, max_ts, max_depth FROM tracks ORDER BY id",
+			  &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tft_track *t = &s->tracks[i];
+		int64_t proc = sqlite3_column_int64(st, 1), kind = sqlite3_column_int64(st, 2);
+		int64_t md = sqlite3_column_int64(st, 11);
+
+		if (i >= n || sqlite3_column_int64(st, 0) != i || proc < 0 ||
+		    proc >= (int64_t)s->nprocs || kind < 1 || kind > TFT_TRACK_KIND_MAX ||
+		    str_id(s, st, 3, &t->name) || md < 0 || md > UINT32_MAX) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "tracks table: bad row", "");
+		}
+		t->id = i;
+		t->process = (uint32_t)proc;
+		t->kind = (uint32_t)kind;
+		t->tid = sqlite3_column_int64(st, 4);
+		t->sort_index = (int32_t)sqlite3_column_int64(st, 5);
+		t->slices = (uint64_t)sqlite3_column_int64(st, 6);
+		t->instants = (uint64_t)sqlite3_column_int64(st, 7);
+		t->counters = (uint64_t)sqlite3_column_int64(st, 8);
+		if (sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
+			t->min_ts_ns = INT64_MAX;
+			t->max_ts_ns = INT64_MIN;
+		} else {
+			t->min_ts_ns = sqlite3_column_int64(st, 9);
+			t->max_ts_ns = sqlite3_column_int64(st, 10);
+		}
+		t->max_depth = (uint32_t)md;
+		i++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, "reading tracks");
+	s->ntracks = i;
+	return 0;
+}
+
+static int load_steps(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	uint32_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(s, "SELECT count(*) FROM steps", &n, err)))
+		return rc;
+	free(s->steps);
+	s->steps = calloc(n ? n : 1, sizeof(*s->steps));
+	s->nsteps = 0;
+	if (!s->steps)
+		return nomem(s, err);
+	if ((rc = prepare(s,
+			  "SELECT idx, name, process, start_ns, dur_ns, traced FROM steps"
+			  " ORDER BY rowid",
+			  &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tft_step *p = &s->steps[i];
+		int64_t proc = sqlite3_column_int64(st, 2);
+		int null_proc = sqlite3_column_type(st, 2) == SQLITE_NULL;
+
+		if (i >= n || str_id(s, st, 1, &p->name) ||
+		    (!null_proc && (proc < 0 || proc >= (int64_t)s->nprocs))) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "steps table: bad row", "");
+		}
+		p->index = sqlite3_column_int64(st, 0);
+		p->process = null_proc ? TFT_NONE : (uint32_t)proc;
+		p->start_ns = sqlite3_column_int64(st, 3);
+		p->dur_ns = sqlite3_column_int64(st, 4);
+		p->traced = sqlite3_column_int64(st, 5) != 0;
+		i++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, "reading steps");
+	s->nsteps = i;
+	return 0;
+}
+
+static void free_dirs(struct tft_session *s, uint32_t ntracks)
+{
+	if (!s->dirs)
+		return;
+	for (uint32_t t = 0; t < ntracks; t++)
+		for (int k = 0; k < TFT_STORE_LEVELS; k++)
+			free(s->dirs[t][k].e);
+	free(s->dirs);
+	s->dirs = NULL;
+}
+
+static int load_dirs(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	s->dirs = calloc(s->ntracks ? s->ntracks : 1, sizeof(*s->dirs));
+	if (!s->dirs)
+		return nomem(s, err);
+	/* Covered by the chunks_by_track index: the blobs are not read. */
+	if ((rc = prepare(s,
+			  "SELECT track, level, t_min, t_max, n, id FROM chunks"
+			  " ORDER BY track, level, t_min, id",
+			  &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t track = sqlite3_column_int64(st, 0), level = sqlite3_column_int64(st, 1);
+		int64_t n = sqlite3_column_int64(st, 4);
+		struct dir_ent *e;
+		struct level_dir *ld;
+
+		if (track < 0 || track >= (int64_t)s->ntracks || level < 0 ||
+		    level >= TFT_STORE_LEVELS || n < 0 || n > TFT_CHUNK_MAX_EVENTS) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "chunks table: bad directory row", "");
+		}
+		ld = &s->dirs[track][level];
+		if (ld->n == ld->cap) {
+			uint32_t ncap = ld->cap ? ld->cap * 2 : 16;
+			struct dir_ent *ne = realloc(ld->e, (size_t)ncap * sizeof(*ne));
+			if (!ne) {
+				sqlite3_finalize(st);
+				return nomem(s, err);
+			}
+			ld->e = ne;
+			ld->cap = ncap;
+		}
+		e = &ld->e[ld->n];
+		e->t_min = sqlite3_column_int64(st, 2);
+		e->t_max = sqlite3_column_int64(st, 3);
+		e->n = (uint32_t)n;
+		e->rowid = sqlite3_column_int64(st, 5);
+		e->runmax = ld->n && ld->e[ld->n - 1].runmax > e->t_max ? ld->e[ld->n - 1].runmax
+									: e->t_max;
+		ld->n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, "reading the chunk directory");
+	if ((rc = prepare(s, "SELECT track, level, gap_ns FROM lod", &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t track = sqlite3_column_int64(st, 0), level = sqlite3_column_int64(st, 1);
+		int64_t gap = sqlite3_column_int64(st, 2);
+		if (track < 0 || track >= (int64_t)s->ntracks || level < 0 ||
+		    level >= TFT_STORE_LEVELS || gap < 0 || (level > 0 && gap == 0))
+			continue; /* unknown level: ignored, the reader falls back to finer ones */
+		s->dirs[track][level].stored = 1;
+		s->dirs[track][level].gap_ns = gap;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, err, "reading the lod table");
+	return 0;
+}
+
+static int load_flow_count(struct tft_session *s, struct tft_error *err)
+{
+	const char *v = tft_session_meta(s, "flow_count");
+	uint32_t n;
+	int rc;
+
+	if (v) {
+		long long x = strtoll(v, NULL, 10);
+		s->nflows = x > 0 ? (uint64_t)x : 0;
+		return 0;
+	}
+	if ((rc = count_rows(s, "SELECT count(*) FROM flows", &n, err)))
+		return rc;
+	s->nflows = n;
+	return 0;
+}
+
+static void cache_clear(struct tft_session *s)
+{
+	for (uint32_t i = 0; i < s->ncache; i++)
+		if (!s->cache[i]->pins)
+			s->cache[i]->rowid = -1;
+}
+
+/* Everything but strings is reloaded whole; one read transaction = one snapshot. */
+static int load_all(struct tft_session *s, struct tft_error *err)
+{
+	uint32_t old_ntracks = s->ntracks;
+	int rc;
+
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, err, "begin");
+	free_dirs(s, old_ntracks);
+	s->ntracks = 0;
+	if ((rc = load_meta(s, err)) || (rc = check_version(s, err)) ||
+	    (rc = load_strings(s, err)) || (rc = load_processes(s, err)) ||
+	    (rc = load_tracks(s, err)) || (rc = load_steps(s, err)) || (rc = load_dirs(s, err)) ||
+	    (rc = load_flow_count(s, err))) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	cache_clear(s);
+	return 0;
+}
+
+/* ---- open / close ------------------------------------------------------------------ */
+
+struct tft_session *tft_session_open(const char *path, struct tft_error *err)
+{
+	struct tft_session *s;
+	struct stat sb;
+
+	if (!path) {
+		tft_error_set(err, TFT_EINVAL, -1, "no session path");
+		return NULL;
+	}
+	if (stat(path, &sb) != 0) {
+		int e = errno;
+		tft_error_set(err, e == ENOENT ? TFT_ENOTFOUND : TFT_EIO, -1, "%s", strerror(e));
+		tft_error_set_file(err, path);
+		return NULL;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		tft_error_set(err, TFT_EINVAL, -1, "not a regular file");
+		tft_error_set_file(err, path);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		if (s->db)
+			db_err(s, err, "cannot open session");
+		else
+			nomem(s, err);
+		goto fail;
+	}
+	/* A session file is untrusted input. */
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_exec(s->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
+	if (check_tables(s, err) || load_all(s, err))
+		goto fail;
+	if (prepare(s, "SELECT data FROM chunks WHERE id = ?", &s->get_chunk, err))
+		goto fail;
+	return s;
+fail:
+	tft_session_close(s);
+	return NULL;
+}
+
+void tft_session_close(struct tft_session *s)
+{
+	if (!s)
+		return;
+	sqlite3_finalize(s->get_chunk);
+	if (s->db)
+		sqlite3_close(s->db);
+	free_meta(s);
+	for (struct str_block *b = s->blocks, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	free(s->strs);
+	free(s->procs);
+	free_dirs(s, s->ntracks);
+	free(s->tracks);
+	free(s->steps);
+	for (uint32_t i = 0; i < s->ncache; i++) {
+		tft_chunk_dec_fini(&s->cache[i]->dec);
+		free(s->cache[i]);
+	}
+	free(s->cache);
+	free(s->lodbuf);
+	free(s);
+}
+
+int tft_session_refresh(struct tft_session *s, struct tft_error *err)
+{
+	return load_all(s, err);
+}
+
+/* ---- accessors ------------------------------------------------------------------ */
+
+void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out)
+{
+	const char *v;
+	int any = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->format = (v = tft_session_meta(s, "format")) ? v : "";
+	out->producer = (v = tft_session_meta(s, "producer")) ? v : "";
+	out->processes = s->nprocs;
+	out->tracks = s->ntracks;
+	for (uint32_t i = 0; i < s->ntracks; i++) {
+		const struct tft_track *t = &s->tracks[i];
+		out->slices += t->slices;
+		out->instants += t->instants;
+		out->counters += t->counters;
+		if (t->min_ts_ns > t->max_ts_ns)
+			continue;
+		if (!any || t->min_ts_ns < out->start_ns)
+			out->start_ns = t->min_ts_ns;
+		if (!any || t->max_ts_ns > out->end_ns)
+			out->end_ns = t->max_ts_ns;
+		any = 1;
+	}
+	out->flows = s->nflows;
+	out->steps = s->nsteps;
+#define META_U64(field, key)                                                  \
+	if ((v = tft_session_meta(s, key))) {                                  \
+		long long x_ = strtoll(v, NULL, 10);                           \
+		out->field = x_ > 0 ? (uint64_t)x_ : 0;                        \
+	}
+	META_U64(dropped, "dropped")
+	META_U64(unmatched_flows, "unmatched_flows")
+	META_U64(unclosed_slices, "unclosed_slices")
+#undef META_U64
+}
+
+uint32_t tft_session_process_count(const struct tft_session *s)
+{
+	return s->nprocs;
+}
+
+const struct tft_process *tft_session_process(const struct tft_session *s, uint32_t id)
+{
+	return id < s->nprocs ? &s->procs[id] : NULL;
+}
+
+uint32_t tft_session_track_count(const struct tft_session *s)
+{
+	return s->ntracks;
+}
+
+const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t id)
+{
+	return id < s->ntracks ? &s->tracks[id] : NULL;
+}
+
+const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *len)
+{
+	if (id >= s->nstr) {
+		if (len)
+			*len = 0;
+		return "";
+	}
+	if (len)
+		*len = s->strs[id].len;
+	return s->strs[id].p;
+}
+
+const char *tft_session_meta(const struct tft_session *s, const char *key)
+{
+	for (uint32_t i = 0; i < s->nmeta; i++)
+		if (strcmp(s->meta[i].key, key) == 0)
+			return s->meta[i].value;
+	return NULL;
+}
+
+uint32_t tft_session_step_count(const struct tft_session *s)
+{
+	return s->nsteps;
+}
+
+const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i)
+{
+	return i < s->nsteps ? &s->steps[i] : NULL;
+}
+
+/* ---- chunk access ---------------------------------------------------------------- */
+
+/* A cache slot to decode into: LRU among unpinned, growing when all are pinned. */
+static struct cache_ent *cache_victim(struct tft_session *s)
+{
+	struct cache_ent *best = NULL;
+
+	for (uint32_t i = 0; i < s->ncache; i++) {
+		struct cache_ent *c = s->cache[i];
+		if (c->pins)
+			continue;
+		if (c->rowid < 0)
+			return c;
+		if (!best || c->last_use < best->last_use)
+			best = c;
+	}
+	if (best && s->ncache >= CACHE_MIN)
+		return best;
+	struct cache_ent **nc = realloc(s->cache, (s->ncache + 1) * sizeof(*nc));
+	if (!nc)
+		return best;
+	s->cache = nc;
+	struct cache_ent *c = calloc(1, sizeof(*c));
+	if (!c)
+		return best;
+	c->rowid = -1;
+	tft_chunk_dec_init(&c->dec);
+	s->cache[s->ncache++] = c;
+	return c;
+}
+
+static int get_chunk(struct tft_session *s, const struct dir_ent *de, struct cache_ent **out,
+		     struct tft_error *err)
+{
+	struct cache_ent *c;
+	int rc;
+
+	for (uint32_t i = 0; i < s->ncache; i++) {
+		c = s->cache[i];
+		if (c->rowid == de->rowid) {
+			c->last_use = ++s->use_clock;
+			*out = c;
+			return 0;
+		}
+	}
+	c = cache_victim(s);
+	if (!c)
+		return nomem(s, err);
+	c->rowid = -1;
+	sqlite3_bind_int64(s->get_chunk, 1, de->rowid);
+	rc = sqlite3_step(s->get_chunk);
+	if (rc != SQLITE_ROW) {
+		rc = rc == SQLITE_DONE ? fmt_err(s, err, "a chunk listed in the directory is missing", "")
+				       : db_err(s, err, "reading a chunk");
+		sqlite3_reset(s->get_chunk);
+		return rc;
+	}
+	rc = tft_chunk_decode(&c->dec, sqlite3_column_blob(s->get_chunk, 0),
+			      (size_t)sqlite3_column_bytes(s->get_chunk, 0), de->rowid, err);
+	sqlite3_reset(s->get_chunk);
+	if (rc) {
+		tft_error_set_file(err, s->path);
+		return rc;
+	}
+	if (c->dec.n != de->n || (c->dec.n && c->dec.max_str >= s->nstr)) {
+		tft_error_set(err, TFT_EFORMAT, -1, "chunk %lld: %s", (long long)de->rowid,
+			      c->dec.n != de->n ? "event count differs from the directory"
+						: "string id out of range");
+		tft_error_set_file(err, s->path);
+		c->dec.n = 0;
+		return TFT_EFORMAT;
+	}
+	c->rowid = de->rowid;
+	c->last_use = ++s->use_clock;
+	*out = c;
+	return 0;
+}
+
+/* First directory entry whose extent can reach t0 (runmax is non-decreasing). */
+static uint32_t first_reaching(const struct level_dir *ld, int64_t t0)
+{
+	uint32_t lo = 0, hi = ld->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ld->e[mid].runmax < t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct tft_event *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return 0;
+}
+
+static int scan_level(struct tft_session *s, uint32_t track, int level, int64_t t0, int64_t t1,
+		      tft_event_fn fn, void *ctx, struct tft_error *err)
+{
+	const struct level_dir *ld = &s->dirs[track][level];
+	size_t ngather = 0;
+	int rc = 0;
+
+	for (uint32_t i = first_reaching(ld, t0); i < ld->n && ld->e[i].t_min <= t1; i++) {
+		const struct dir_ent *de = &ld->e[i];
+		struct cache_ent *c = NULL;
+
+		if (de->t_max < t0)
+			continue;
+		if ((rc = get_chunk(s, de, &c, err)))
+			return rc;
+		if (level == 0) {
+			/* Raw events are stored in start order: stream them. */
+			c->pins++;
+			for (uint32_t j = 0; j < c->dec.n && !rc; j++) {
+				struct tft_event *ev = &c->dec.ev[j];
+				if (ev->ts_ns > t1)
+					break;
+				if (ev->ts_ns + ev->dur_ns < t0)
+					continue;
+				ev->track = track;
+				rc = fn(ctx, ev);
+			}
+			c->pins--;
+			if (rc)
+				return rc;
+			continue;
+		}
+		/* Summary blocks close out of start order across depths: gather, then sort. */
+		for (uint32_t j = 0; j < c->dec.n; j++) {
+			const struct tft_event *ev = &c->dec.ev[j];
+			if (ev->ts_ns > t1 || ev->ts_ns + ev->dur_ns < t0)
+				continue;
+			if (ngather == s->cap_lodbuf) {
+				size_t ncap = s->cap_lodbuf ? s->cap_lodbuf * 2 : 256;
+				struct tft_event *nb = realloc(s->lodbuf, ncap * sizeof(*nb));
+				if (!nb)
+					return nomem(s, err);
+				s->lodbuf = nb;
+				s->cap_lodbuf = ncap;
+			}
+			s->lodbuf[ngather] = *ev;
+			s->lodbuf[ngather].track = track;
+			s->lodbuf[ngather].nargs = 0;
+			s->lodbuf[ngather].args = NULL;
+			ngather++;
+		}
+	}
+	if (level == 0 || !ngather)
+		return 0;
+	qsort(s->lodbuf, ngather, sizeof(*s->lodbuf), cmp_start);
+	/* The callback may scan again (and reuse lodbuf): hand out a private copy. */
+	struct tft_event *evs = malloc(ngather * sizeof(*evs));
+	if (!evs)
+		return nomem(s, err);
+	memcpy(evs, s->lodbuf, ngather * sizeof(*evs));
+	for (size_t j = 0; j < ngather && !rc; j++)
+		rc = fn(ctx, &evs[j]);
+	free(evs);
+	return rc;
+}
+
+int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64_t t1_ns,
+		     int64_t resolution_ns, tft_event_fn fn, void *ctx, struct tft_error *err)
+{
+	int level = 0;
+
+	if (track >= s->ntracks || !fn) {
+		tft_error_set(err, TFT_EINVAL, -1, "unknown track %u", track);
+		return TFT_EINVAL;
+	}
+	if (t1_ns < t0_ns)
+		return 0;
+	if (resolution_ns > 0) {
+		for (int k = TFT_STORE_LEVELS - 1; k >= 1; k--) {
+			const struct level_dir *ld = &s->dirs[track][k];
+			if (ld->stored && ld->gap_ns <= resolution_ns) {
+				level = k;
+				break;
+			}
+		}
+	}
+	return scan_level(s, track, level, t0_ns, t1_ns, fn, ctx, err);
+}
+
+int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int rc, cb = 0;
+
+	if ((rc = prepare(s,
+			  "SELECT flow_id, name, cat, src_track, src_ts, dst_track, dst_ts, flags"
+			  " FROM flows ORDER BY id",
+			  &st, err)))
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tft_flow f;
+		int64_t src = sqlite3_column_int64(st, 3), dst = sqlite3_column_int64(st, 5);
+		int src_null = sqlite3_column_type(st, 3) == SQLITE_NULL;
+		int dst_null = sqlite3_column_type(st, 5) == SQLITE_NULL;
+
+		if (str_id(s, st, 1, &f.name) || str_id(s, st, 2, &f.cat) ||
+		    (!src_null && (src < 0 || src >= (int64_t)s->ntracks)) ||
+		    (!dst_null && (dst < 0 || dst >= (int64_t)s->ntracks))) {
+			sqlite3_finalize(st);
+			return fmt_err(s, err, "flows table: bad row", "");
+		}
+		f.flow_id = (uint64_t)sqlite3_column_int64(st, 0);
+		f.src_track = src_null ? TFT_NONE : (uint32_t)src;
+		f.src_ts_ns = sqlite3_column_int64(st, 4);
+		f.dst_track = dst_null ? TFT_NONE : (uint32_t)dst;
+		f.dst_ts_ns = sqlite3_column_int64(st, 6);
+		f.flags = (uint32_t)sqlite3_column_int64(st, 7);
+		cb = fn(ctx, &f);
+		if (cb)
+			break;
+	}
+	if (!cb && rc != SQLITE_DONE) {
+		rc = db_err(s, err, "reading flows");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return cb;
+}

@@ -1,0 +1,1070 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session writer: per-track depth assignment, stats and LOD, events encoded
+ * into per-track open chunks that are compressed and inserted as they fill.
+ * One SQLite write transaction stays open between commits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "core/strtab.h"
+#include "store/chunk.h"
+#include "store/lod.h"
+#include "store/schema.h"
+#include "store/writer.h"
+
+struct wtrack {
+	struct tft_track t;   /* the public copy; stats are filled here */
+	struct tft_writer *w; /* borrowed: the owner */
+	int64_t last_ts;      /* INT64_MIN before the first event */
+	int64_t *stack;       /* owned: ends of open slices, or lane ends */
+	uint32_t nstack, cap_stack;
+	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
+	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
+	uint32_t skip_mask; /* LOD levels counted but not encoded: predicted to be dropped */
+	struct tft_lod lod;
+};
+
+struct meta_ent {
+	char *key;  /* owned */
+	char *text; /* owned; NULL for an integer value */
+	int64_t ival;
+	int dirty;
+};
+
+enum {
+	ST_CHUNK, ST_STRING, ST_FLOW, ST_STEP, ST_TRACK, ST_PROC, ST_META, ST_LOD, ST_DEL_LEVEL,
+	ST_DEL_LOD, ST_STAGE, ST_KEEP, ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_CHUNK] = "INSERT INTO chunks(track, level, t_min, t_max, n, data) VALUES(?,?,?,?,?,?)",
+	[ST_STRING] = "INSERT OR REPLACE INTO strings(id, s) VALUES(?,?)",
+	[ST_FLOW] = "INSERT INTO flows(flow_id, name, cat, src_track, src_ts, dst_track, dst_ts,"
+		    " flags) VALUES(?,?,?,?,?,?,?,?)",
+	[ST_STEP] = "INSERT INTO steps(idx, name, process, start_ns, dur_ns, traced)"
+		    " VALUES(?,?,?,?,?,?)",
+	[ST_TRACK] = "INSERT OR REPLACE INTO tracks(id, process, kind, name, tid, sort_index,"
+		     " slices, instants, counters, min_ts, max_ts, max_depth)"
+		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_PROC] = "INSERT OR REPLACE INTO processes(id, name, host, pid, rank, sort_index,"
+		    " labels) VALUES(?,?,?,?,?,?,?)",
+	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)",
+	[ST_LOD] = "INSERT OR REPLACE INTO lod(track, level, gap_ns, n) VALUES(?,?,?,?)",
+	[ST_DEL_LEVEL] = "DELETE FROM chunks WHERE track = ? AND level = ?",
+	[ST_DEL_LOD] = "DELETE FROM lod WHERE track = ?",
+	[ST_STAGE] = "INSERT INTO temp.lod_stage(track, level, t_min, t_max, n, data)"
+		     " VALUES(?,?,?,?,?,?)",
+	[ST_KEEP] = "INSERT INTO temp.lod_keep(track, level) VALUES(?,?)",
+};
+
+/*
+ * Which levels of detail to keep is known only at close. Outside live mode,
+ * LOD chunks wait in SQLite's temp database (a separate scratch file) and
+ * only the kept levels are copied into the session, so dropped levels leave
+ * no free pages behind.
+ */
+#define STAGE_SQL                                                                      \
+	"CREATE TEMP TABLE lod_stage(id INTEGER PRIMARY KEY, track INTEGER, level INTEGER," \
+	" t_min INTEGER, t_max INTEGER, n INTEGER, data BLOB);"                            \
+	"CREATE TEMP TABLE lod_keep(track INTEGER, level INTEGER, PRIMARY KEY(track, level))" \
+	" WITHOUT ROWID;"
+#define UNSTAGE_SQL                                                                     \
+	"SELECT s.track, s.level, s.t_min, s.t_max, s.n, s.data FROM temp.lod_stage s"      \
+	" JOIN temp.lod_keep k ON k.track = s.track AND k.level = s.level"                 \
+	" ORDER BY s.track, s.level, s.t_min, s.id"
+#define STAGE_ZSTD_LEVEL (-1)
+
+struct tft_writer {
+	sqlite3 *db;              /* owned */
+	sqlite3_stmt *st[ST_COUNT]; /* owned */
+	ZSTD_CCtx *cctx;          /* owned */
+	int zstd_level;
+	uint32_t chunk_events;
+	int flush_partial;
+	int failed; /* sticky error status: once set, every call returns it */
+	struct tft_strtab *strs; /* owned */
+	uint32_t strs_written;   /* ids below this are in the strings table */
+	uint32_t nstr;           /* tft_strtab_count(strs), cached for the append path */
+	struct tft_process *procs; /* owned */
+	uint32_t nprocs, cap_procs;
+	struct wtrack **tracks; /* owned, each owned */
+	uint32_t ntracks, cap_tracks;
+	struct meta_ent *meta; /* owned */
+	uint32_t nmeta, cap_meta;
+	size_t open_bytes; /* bytes buffered in all open chunks */
+	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
+	struct tft_chunk_buf scratch, blob;
+	char errmsg[TFT_ERROR_MSG_MAX];
+};
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static int db_fail(struct tft_writer *w, const char *what)
+{
+	snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", what, sqlite3_errmsg(w->db));
+	if (!w->failed)
+		w->failed = TFT_EIO;
+	return w->failed;
+}
+
+static int exec_sql(struct tft_writer *w, const char *sql)
+{
+	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(w, sql);
+	return 0;
+}
+
+static int step_reset(struct tft_writer *w, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(w, what);
+	return 0;
+}
+
+static int report(struct tft_writer *w, struct tft_error *err, int rc)
+{
+	if (rc)
+		tft_error_set(err, rc, -1, "%s", w->errmsg[0] ? w->errmsg : tft_strerror(rc));
+	return rc;
+}
+
+static inline int str_ok(const struct tft_writer *w, uint32_t id)
+{
+	return id < w->nstr;
+}
+
+/* ---- open ------------------------------------------------------------------------- */
+
+static void writer_free(struct tft_writer *w)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(w->st[i]);
+	if (w->db)
+		sqlite3_close(w->db);
+	if (w->cctx)
+		ZSTD_freeCCtx(w->cctx);
+	for (uint32_t i = 0; i < w->ntracks; i++) {
+		struct wtrack *wt = w->tracks[i];
+		for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+			if (wt->enc[k]) {
+				tft_chunk_enc_fini(wt->enc[k]);
+				free(wt->enc[k]);
+			}
+		}
+		tft_lod_fini(&wt->lod);
+		free(wt->stack);
+		free(wt);
+	}
+	free(w->tracks);
+	for (uint32_t i = 0; i < w->nmeta; i++) {
+		free(w->meta[i].key);
+		free(w->meta[i].text);
+	}
+	free(w->meta);
+	free(w->procs);
+	tft_strtab_destroy(w->strs);
+	tft_chunk_buf_free(&w->scratch);
+	tft_chunk_buf_free(&w->blob);
+	free(w);
+}
+
+struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opts *opts,
+				   struct tft_error *err)
+{
+	struct tft_writer *w;
+	int is_mem, fd;
+
+	if (!path || !*path) {
+		tft_error_set(err, TFT_EINVAL, -1, "no session path");
+		return NULL;
+	}
+	is_mem = strcmp(path, ":memory:") == 0;
+	if (!is_mem) {
+		/* Claim the name atomically: the session must be a new file. */
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			int e = errno;
+			tft_error_set(err, e == EEXIST ? TFT_EINVAL : TFT_EIO, -1, "%s",
+				      e == EEXIST ? "session file already exists" : strerror(e));
+			tft_error_set_file(err, path);
+			return NULL;
+		}
+		close(fd);
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto fail_unlink;
+	}
+	w->zstd_level = opts && opts->zstd_level ? opts->zstd_level : 3;
+	if (w->zstd_level > ZSTD_maxCLevel())
+		w->zstd_level = ZSTD_maxCLevel();
+	w->chunk_events = opts && opts->chunk_events ? opts->chunk_events
+						     : TFT_STORE_DEFAULT_CHUNK_EVENTS;
+	if (w->chunk_events > TFT_STORE_MAX_CHUNK_EVENTS)
+		w->chunk_events = TFT_STORE_MAX_CHUNK_EVENTS;
+	w->flush_partial = opts ? opts->flush_partial : 0;
+	w->strs = tft_strtab_create();
+	w->nstr = w->strs ? tft_strtab_count(w->strs) : 0;
+	w->cctx = ZSTD_createCCtx();
+	if (!w->strs || !w->cctx) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto fail;
+	}
+	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		tft_error_set(err, TFT_EIO, -1, "cannot open session: %s",
+			      w->db ? sqlite3_errmsg(w->db) : "out of memory");
+		goto fail;
+	}
+	/* page_size must precede the first table; WAL lets readers follow a live writer. */
+	if (exec_sql(w, "PRAGMA page_size=4096") || exec_sql(w, "PRAGMA journal_mode=WAL") ||
+	    exec_sql(w, "PRAGMA synchronous=NORMAL") || exec_sql(w, "PRAGMA cache_size=-16384") ||
+	    exec_sql(w, "PRAGMA temp_store=FILE") || exec_sql(w, "BEGIN") ||
+	    exec_sql(w, TFT_SCHEMA_SQL) || (!w->flush_partial && exec_sql(w, STAGE_SQL))) {
+		report(w, err, w->failed);
+		goto fail;
+	}
+	for (int i = 0; i < ST_COUNT; i++) {
+		if (w->flush_partial && (i == ST_STAGE || i == ST_KEEP))
+			continue; /* live mode writes LOD chunks straight into the session */
+		if (sqlite3_prepare_v3(w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i],
+				       NULL) != SQLITE_OK) {
+			report(w, err, db_fail(w, "prepare"));
+			goto fail;
+		}
+	}
+	if (tft_writer_add_count(w, "schema_version", TFT_SCHEMA_VERSION) ||
+	    tft_writer_set_meta(w, "created_by", "tftracer " TFT_VERSION_STRING) ||
+	    tft_writer_commit(w, err))
+		goto fail;
+	return w;
+fail:
+	writer_free(w);
+fail_unlink:
+	if (!is_mem) {
+		char side[4200];
+		unlink(path);
+		snprintf(side, sizeof(side), "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
+	}
+	tft_error_set_file(err, path);
+	return NULL;
+}
+
+/* ---- strings, processes, tracks ---------------------------------------------------- */
+
+uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len)
+{
+	uint32_t id = tft_strtab_intern(w->strs, s ? s : "", s ? len : 0);
+
+	w->nstr = tft_strtab_count(w->strs);
+	return id;
+}
+
+uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s)
+{
+	return tft_writer_intern(w, s, s ? strlen(s) : 0);
+}
+
+const char *tft_writer_str(const struct tft_writer *w, uint32_t id, size_t *len)
+{
+	return tft_strtab_get(w->strs, id, len);
+}
+
+uint32_t tft_writer_add_process(struct tft_writer *w, const struct tft_process *p)
+{
+	if (!str_ok(w, p->name) || !str_ok(w, p->host) || !str_ok(w, p->labels) ||
+	    w->nprocs >= TFT_NONE - 1)
+		return TFT_NONE;
+	if (w->nprocs == w->cap_procs) {
+		uint32_t ncap = w->cap_procs ? w->cap_procs * 2 : 16;
+		struct tft_process *np = realloc(w->procs, (size_t)ncap * sizeof(*np));
+		if (!np)
+			return TFT_NONE;
+		w->procs = np;
+		w->cap_procs = ncap;
+	}
+	w->procs[w->nprocs] = *p;
+	w->procs[w->nprocs].id = w->nprocs;
+	return w->nprocs++;
+}
+
+uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
+{
+	struct wtrack *wt;
+
+	if (t->process >= w->nprocs || t->kind < 1 || t->kind > TFT_TRACK_KIND_MAX ||
+	    !str_ok(w, t->name) || w->ntracks >= TFT_NONE - 1)
+		return TFT_NONE;
+	if (w->ntracks == w->cap_tracks) {
+		uint32_t ncap = w->cap_tracks ? w->cap_tracks * 2 : 16;
+		struct wtrack **nt = realloc(w->tracks, (size_t)ncap * sizeof(*nt));
+		if (!nt)
+			return TFT_NONE;
+		w->tracks = nt;
+		w->cap_tracks = ncap;
+	}
+	wt = calloc(1, sizeof(*wt));
+	if (!wt)
+		return TFT_NONE;
+	wt->t = *t;
+	wt->t.id = w->ntracks;
+	wt->t.slices = wt->t.instants = wt->t.counters = 0;
+	wt->t.min_ts_ns = INT64_MAX;
+	wt->t.max_ts_ns = INT64_MIN;
+	wt->t.max_depth = 0;
+	wt->w = w;
+	wt->last_ts = INT64_MIN;
+	tft_lod_init(&wt->lod, wt->t.id);
+	w->tracks[w->ntracks] = wt;
+	return w->ntracks++;
+}
+
+struct tft_process *tft_writer_process(struct tft_writer *w, uint32_t id)
+{
+	return id < w->nprocs ? &w->procs[id] : NULL;
+}
+
+struct tft_track *tft_writer_track(struct tft_writer *w, uint32_t id)
+{
+	return id < w->ntracks ? &w->tracks[id]->t : NULL;
+}
+
+uint32_t tft_writer_process_count(const struct tft_writer *w)
+{
+	return w->nprocs;
+}
+
+uint32_t tft_writer_track_count(const struct tft_writer *w)
+{
+	return w->ntracks;
+}
+
+/* ---- chunks ------------------------------------------------------------------------ */
+
+/* Compress e and insert it with statement st (chunks or the LOD stage). */
+static int write_chunk(struct tft_writer *w, uint32_t track, int level, const struct tft_chunk_enc *e,
+		       sqlite3_stmt *st, int zlevel)
+{
+	int rc = tft_chunk_enc_finish(e, w->cctx, zlevel, &w->scratch, &w->blob);
+
+	if (rc) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "chunk compression failed");
+		return w->failed = rc;
+	}
+	sqlite3_bind_int64(st, 1, track);
+	sqlite3_bind_int(st, 2, level);
+	sqlite3_bind_int64(st, 3, e->t_min);
+	sqlite3_bind_int64(st, 4, e->t_max);
+	sqlite3_bind_int64(st, 5, e->n);
+	sqlite3_bind_blob(st, 6, w->blob.p, (int)w->blob.len, SQLITE_STATIC);
+	return step_reset(w, st, "insert chunk");
+}
+
+/*
+ * Levels whose count is already well past the keep rule's threshold (the
+ * finer kept level's half) stop being encoded; they are still counted and
+ * still feed coarser levels. If the final counts keep such a level after
+ * all, close() rebuilds it from the raw chunks, so the result is exact.
+ */
+#define SKIP_MIN_EVENTS 8192
+
+static void predict_skips(struct tft_writer *w, struct wtrack *wt)
+{
+	uint64_t finer = wt->n_level[0];
+
+	if (w->flush_partial || finer < SKIP_MIN_EVENTS)
+		return;
+	for (int k = 1; k < TFT_STORE_LEVELS; k++) {
+		uint64_t n = wt->n_level[k];
+		if (n <= finer / 2) {
+			finer = n;
+			continue;
+		}
+		if ((wt->skip_mask & (1u << k)) || n * 5 < finer * 3)
+			continue;
+		wt->skip_mask |= 1u << k;
+		if (wt->enc[k]) {
+			w->open_bytes -= wt->enc[k]->bytes;
+			tft_chunk_enc_reset(wt->enc[k], 1);
+		}
+	}
+}
+
+static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int release)
+{
+	struct tft_chunk_enc *e = wt->enc[level];
+	int staged = level > 0 && !w->flush_partial;
+	int rc;
+
+	if (!e || e->n == 0) {
+		if (e && release)
+			tft_chunk_enc_reset(e, 1);
+		return 0;
+	}
+	/* Staged LOD chunks are compressed fast: most are dropped at close, the
+	 * kept ones are recompressed at the session's level then. */
+	rc = write_chunk(w, wt->t.id, level, e, w->st[staged ? ST_STAGE : ST_CHUNK],
+			 staged ? STAGE_ZSTD_LEVEL : w->zstd_level);
+	if (rc)
+		return rc;
+	w->open_bytes -= e->bytes;
+	tft_chunk_enc_reset(e, release);
+	if (level == 0)
+		predict_skips(w, wt);
+	return 0;
+}
+
+static int flush_all(struct tft_writer *w, int release)
+{
+	for (uint32_t i = 0; i < w->ntracks; i++)
+		for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+			int rc = flush_chunk(w, w->tracks[i], k, release);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+/* Add ev to the open chunk of (track, level); write the chunk when full. */
+static int enc_add(struct tft_writer *w, struct wtrack *wt, int level, const struct tft_event *ev)
+{
+	struct tft_chunk_enc *e = wt->enc[level];
+	size_t before;
+	int rc;
+
+	if (!e) {
+		e = malloc(sizeof(*e));
+		if (!e)
+			return TFT_ENOMEM;
+		tft_chunk_enc_init(e);
+		wt->enc[level] = e;
+	}
+	before = e->bytes;
+	rc = tft_chunk_enc_add(e, ev);
+	if (rc)
+		return rc;
+	w->open_bytes += e->bytes - before;
+	wt->n_level[level]++;
+	if (tft_chunk_enc_is_full(e, w->chunk_events))
+		return flush_chunk(w, wt, level, 0);
+	return 0;
+}
+
+static int emit_lod(void *ctx, int level, const struct tft_event *ev)
+{
+	struct wtrack *wt = ctx;
+
+	if (wt->skip_mask & (1u << level)) {
+		wt->n_level[level]++;
+		return 0;
+	}
+	return enc_add(wt->w, wt, level, ev);
+}
+
+/* ---- append ------------------------------------------------------------------------ */
+
+static int args_ok(const struct tft_writer *w, const struct tft_event *ev)
+{
+	if (ev->nargs && !ev->args)
+		return 0;
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *a = &ev->args[i];
+		if (!str_ok(w, a->key) || a->type > TFT_ARG_JSON)
+			return 0;
+		if ((a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) && !str_ok(w, a->v.str))
+			return 0;
+	}
+	return 1;
+}
+
+static int grow_stack(struct wtrack *wt)
+{
+	uint32_t ncap = wt->cap_stack ? wt->cap_stack * 2 : 16;
+	int64_t *ns;
+
+	if (ncap > TFT_STORE_MAX_DEPTH)
+		ncap = TFT_STORE_MAX_DEPTH;
+	ns = realloc(wt->stack, (size_t)ncap * sizeof(*ns));
+	if (!ns)
+		return TFT_ENOMEM;
+	wt->stack = ns;
+	wt->cap_stack = ncap;
+	return 0;
+}
+
+int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
+{
+	struct wtrack *wt;
+	struct tft_event e;
+	int64_t end;
+	uint32_t depth = 0;
+	int push = 0, lane = -1, rc;
+
+	if (tft_unlikely(w->failed))
+		return w->failed;
+	if (tft_unlikely(ev->track >= w->ntracks || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
+			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
+			 !str_ok(w, ev->name) || !str_ok(w, ev->cat)))
+		return TFT_EINVAL;
+	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
+		return TFT_EINVAL;
+	wt = w->tracks[ev->track];
+	if (tft_unlikely(ev->ts_ns < wt->last_ts))
+		return TFT_EINVAL;
+
+	/* Depth: stack nesting, lane packing, or 0 for counters. */
+	if (ev->kind != TFT_EV_COUNTER && wt->t.kind != TFT_TRACK_COUNTER) {
+		if (wt->t.kind == TFT_TRACK_ASYNC || wt->t.kind == TFT_TRACK_OBJECT) {
+			uint32_t best = 0;
+			for (uint32_t i = 0; i < wt->nstack; i++) {
+				if (wt->stack[i] <= ev->ts_ns) {
+					lane = (int)i;
+					break;
+				}
+				if (wt->stack[i] < wt->stack[best])
+					best = i;
+			}
+			if (lane < 0) {
+				if (wt->nstack < TFT_STORE_MAX_LANES) {
+					if (wt->nstack == wt->cap_stack && grow_stack(wt))
+						return TFT_ENOMEM;
+					lane = (int)wt->nstack;
+					push = ev->kind == TFT_EV_SLICE;
+				} else {
+					lane = (int)best; /* all lanes busy: share the soonest free */
+				}
+			}
+			depth = (uint32_t)lane;
+		} else {
+			while (wt->nstack && wt->stack[wt->nstack - 1] <= ev->ts_ns)
+				wt->nstack--;
+			depth = wt->nstack;
+			if (ev->kind == TFT_EV_SLICE && wt->nstack < TFT_STORE_MAX_DEPTH) {
+				if (wt->nstack == wt->cap_stack && grow_stack(wt))
+					return TFT_ENOMEM;
+				push = 1;
+			}
+		}
+	}
+	e = *ev;
+	e.depth = depth;
+	if (e.count == 0)
+		e.count = 1;
+	rc = enc_add(w, wt, 0, &e);
+	if (tft_unlikely(rc))
+		return rc;
+	if (push) {
+		wt->stack[depth] = end;
+		if (depth == wt->nstack)
+			wt->nstack++;
+	} else if (lane >= 0 && ev->kind == TFT_EV_SLICE) {
+		wt->stack[lane] = end; /* reuse a free (or the soonest free) lane */
+	}
+	wt->last_ts = ev->ts_ns;
+	switch (ev->kind) {
+	case TFT_EV_SLICE: wt->t.slices++; break;
+	case TFT_EV_INSTANT: wt->t.instants++; break;
+	default: wt->t.counters++; break;
+	}
+	if (ev->ts_ns < wt->t.min_ts_ns)
+		wt->t.min_ts_ns = ev->ts_ns;
+	if (end > wt->t.max_ts_ns)
+		wt->t.max_ts_ns = end;
+	if (depth > wt->t.max_depth)
+		wt->t.max_depth = depth;
+	e.nargs = 0;
+	e.args = NULL;
+	rc = tft_lod_add(&wt->lod, &e, emit_lod, wt);
+	if (tft_unlikely(rc))
+		return w->failed ? w->failed : rc;
+	if (tft_unlikely(w->open_bytes > TFT_STORE_OPEN_BYTES_MAX))
+		return flush_all(w, 1);
+	return 0;
+}
+
+/* ---- flows, steps, meta -------------------------------------------------------- */
+
+static void bind_track(sqlite3_stmt *st, int col, uint32_t track)
+{
+	if (track == TFT_NONE)
+		sqlite3_bind_null(st, col);
+	else
+		sqlite3_bind_int64(st, col, track);
+}
+
+int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
+{
+	sqlite3_stmt *st = w->st[ST_FLOW];
+
+	if (w->failed)
+		return w->failed;
+	if ((f->src_track != TFT_NONE && f->src_track >= w->ntracks) ||
+	    (f->dst_track != TFT_NONE && f->dst_track >= w->ntracks) || !str_ok(w, f->name) ||
+	    !str_ok(w, f->cat))
+		return TFT_EINVAL;
+	sqlite3_bind_int64(st, 1, (int64_t)f->flow_id); /* stored as its 64-bit pattern */
+	sqlite3_bind_int64(st, 2, f->name);
+	sqlite3_bind_int64(st, 3, f->cat);
+	bind_track(st, 4, f->src_track);
+	sqlite3_bind_int64(st, 5, f->src_ts_ns);
+	bind_track(st, 6, f->dst_track);
+	sqlite3_bind_int64(st, 7, f->dst_ts_ns);
+	sqlite3_bind_int64(st, 8, f->flags);
+	if (step_reset(w, st, "insert flow"))
+		return w->failed;
+	w->nflows++;
+	return 0;
+}
+
+int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
+{
+	sqlite3_stmt *st = w->st[ST_STEP];
+
+	if (w->failed)
+		return w->failed;
+	if ((s->process != TFT_NONE && s->process >= w->nprocs) || !str_ok(w, s->name))
+		return TFT_EINVAL;
+	sqlite3_bind_int64(st, 1, s->index);
+	sqlite3_bind_int64(st, 2, s->name);
+	if (s->process == TFT_NONE)
+		sqlite3_bind_null(st, 3);
+	else
+		sqlite3_bind_int64(st, 3, s->process);
+	sqlite3_bind_int64(st, 4, s->start_ns);
+	sqlite3_bind_int64(st, 5, s->dur_ns);
+	sqlite3_bind_int(st, 6, s->traced ? 1 : 0);
+	return step_reset(w, st, "insert step");
+}
+
+static struct meta_ent *meta_get(struct tft_writer *w, const char *key)
+{
+	struct meta_ent *m;
+
+	for (uint32_t i = 0; i < w->nmeta; i++)
+		if (strcmp(w->meta[i].key, key) == 0)
+			return &w->meta[i];
+	if (w->nmeta == w->cap_meta) {
+		uint32_t ncap = w->cap_meta ? w->cap_meta * 2 : 16;
+		struct meta_ent *nm = realloc(w->meta, (size_t)ncap * sizeof(*nm));
+		if (!nm)
+			return NULL;
+		w->meta = nm;
+		w->cap_meta = ncap;
+	}
+	m = &w->meta[w->nmeta];
+	memset(m, 0, sizeof(*m));
+	m->key = strdup(key);
+	if (!m->key)
+		return NULL;
+	w->nmeta++;
+	return m;
+}
+
+int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value)
+{
+	struct meta_ent *m;
+	char *text;
+
+	if (!key || !*key || !value)
+		return TFT_EINVAL;
+	text = strdup(value);
+	if (!text)
+		return TFT_ENOMEM;
+	m = meta_get(w, key);
+	if (!m) {
+		free(text);
+		return TFT_ENOMEM;
+	}
+	free(m->text);
+	m->text = text;
+	m->dirty = 1;
+	return 0;
+}
+
+int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
+{
+	struct meta_ent *m;
+
+	if (!key || !*key)
+		return TFT_EINVAL;
+	m = meta_get(w, key);
+	if (!m)
+		return TFT_ENOMEM;
+	if (m->text) { /* a text value set earlier: count on from its number */
+		m->ival = strtoll(m->text, NULL, 10);
+		free(m->text);
+		m->text = NULL;
+	}
+	m->ival = __builtin_add_overflow(m->ival, delta, &m->ival) ? INT64_MAX : m->ival;
+	m->dirty = 1;
+	return 0;
+}
+
+/* ---- commit / close -------------------------------------------------------------- */
+
+static int write_rows(struct tft_writer *w)
+{
+	sqlite3_stmt *st;
+	uint32_t nstr = tft_strtab_count(w->strs);
+	int rc;
+
+	if (w->nflows != w->nflows_written) {
+		if ((rc = tft_writer_add_count(w, "flow_count", (int64_t)(w->nflows - w->nflows_written))))
+			return rc;
+		w->nflows_written = w->nflows;
+	}
+	st = w->st[ST_STRING];
+	for (uint32_t id = w->strs_written; id < nstr; id++) {
+		size_t len;
+		const char *s = tft_strtab_get(w->strs, id, &len);
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, s, (int)len, SQLITE_STATIC);
+		if ((rc = step_reset(w, st, "insert string")))
+			return rc;
+	}
+	w->strs_written = nstr;
+	st = w->st[ST_PROC];
+	for (uint32_t i = 0; i < w->nprocs; i++) {
+		const struct tft_process *p = &w->procs[i];
+		sqlite3_bind_int64(st, 1, i);
+		sqlite3_bind_int64(st, 2, str_ok(w, p->name) ? p->name : 0);
+		sqlite3_bind_int64(st, 3, str_ok(w, p->host) ? p->host : 0);
+		sqlite3_bind_int64(st, 4, p->pid);
+		sqlite3_bind_int64(st, 5, p->rank);
+		sqlite3_bind_int64(st, 6, p->sort_index);
+		sqlite3_bind_int64(st, 7, str_ok(w, p->labels) ? p->labels : 0);
+		if ((rc = step_reset(w, st, "insert process")))
+			return rc;
+	}
+	st = w->st[ST_TRACK];
+	for (uint32_t i = 0; i < w->ntracks; i++) {
+		const struct tft_track *t = &w->tracks[i]->t;
+		sqlite3_bind_int64(st, 1, i);
+		sqlite3_bind_int64(st, 2, t->process < w->nprocs ? t->process : 0);
+		sqlite3_bind_int64(st, 3, t->kind);
+		sqlite3_bind_int64(st, 4, str_ok(w, t->name) ? t->name : 0);
+		sqlite3_bind_int64(st, 5, t->tid);
+		sqlite3_bind_int64(st, 6, t->sort_index);
+		sqlite3_bind_int64(st, 7, (int64_t)t->slices);
+		sqlite3_bind_int64(st, 8, (int64_t)t->instants);
+		sqlite3_bind_int64(st, 9, (int64_t)t->counters);
+		if (t->min_ts_ns <= t->max_ts_ns) {
+			sqlite3_bind_int64(st, 10, t->min_ts_ns);
+			sqlite3_bind_int64(st, 11, t->max_ts_ns);
+		} else {
+			sqlite3_bind_null(st, 10);
+			sqlite3_bind_null(st, 11);
+		}
+		sqlite3_bind_int64(st, 12, t->max_depth);
+		if ((rc = step_reset(w, st, "insert track")))
+			return rc;
+	}
+	st = w->st[ST_META];
+	for (uint32_t i = 0; i < w->nmeta; i++) {
+		struct meta_ent *m = &w->meta[i];
+		if (!m->dirty)
+			continue;
+		sqlite3_bind_text(st, 1, m->key, -1, SQLITE_STATIC);
+		if (m->text)
+			sqlite3_bind_text(st, 2, m->text, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_int64(st, 2, m->ival);
+		if ((rc = step_reset(w, st, "insert meta")))
+			return rc;
+		m->dirty = 0;
+	}
+	return 0;
+}
+
+static int write_lod_row(struct tft_writer *w, uint32_t track, int level, uint64_t n)
+{
+	sqlite3_stmt *st = w->st[ST_LOD];
+
+	sqlite3_bind_int64(st, 1, track);
+	sqlite3_bind_int(st, 2, level);
+	sqlite3_bind_int64(st, 3, tft_lod_gap_ns(level));
+	sqlite3_bind_int64(st, 4, (int64_t)n);
+	return step_reset(w, st, "insert lod");
+}
+
+int tft_writer_commit(struct tft_writer *w, struct tft_error *err)
+{
+	int rc;
+
+	if (w->failed)
+		return report(w, err, w->failed);
+	if (w->flush_partial) {
+		if ((rc = flush_all(w, 0)))
+			return report(w, err, rc);
+		/* Live readers see every level written so far; close() prunes. */
+		for (uint32_t i = 0; i < w->ntracks; i++)
+			for (int k = 0; k < TFT_STORE_LEVELS; k++)
+				if (w->tracks[i]->n_level[k] &&
+				    (rc = write_lod_row(w, i, k, w->tracks[i]->n_level[k])))
+					return report(w, err, rc);
+	}
+	if ((rc = write_rows(w)) || (rc = exec_sql(w, "COMMIT")) || (rc = exec_sql(w, "BEGIN")))
+		return report(w, err, rc);
+	return 0;
+}
+
+/*
+ * Keep LOD level k only if it has at most half the events of the finest
+ * stored level below it; drop the others (the reader falls back).
+ */
+struct rebuild {
+	struct tft_writer *w;
+	struct wtrack *wt;
+	uint32_t mask;                                /* levels to rebuild */
+	struct tft_chunk_enc enc[TFT_STORE_LEVELS];
+};
+
+static int rebuild_emit(void *ctx, int level, const struct tft_event *ev)
+{
+	struct rebuild *rb = ctx;
+	struct tft_chunk_enc *e = &rb->enc[level];
+	int rc;
+
+	if (!(rb->mask & (1u << level)))
+		return 0;
+	if ((rc = tft_chunk_enc_add(e, ev)))
+		return rc;
+	if (tft_chunk_enc_is_full(e, rb->w->chunk_events)) {
+		rc = write_chunk(rb->w, rb->wt->t.id, level, e, rb->w->st[ST_CHUNK], rb->w->zstd_level);
+		tft_chunk_enc_reset(e, 0);
+	}
+	return rc;
+}
+
+/* Rebuild skipped-but-kept LOD levels from the track's raw chunks (rare). */
+static int rebuild_levels(struct tft_writer *w, struct wtrack *wt, uint32_t mask)
+{
+	struct rebuild *rb = calloc(1, sizeof(*rb));
+	struct tft_chunk_dec dec;
+	struct tft_lod lod;
+	sqlite3_stmt *sel = NULL;
+	int rc = 0, step;
+
+	if (!rb)
+		return w->failed = TFT_ENOMEM;
+	rb->w = w;
+	rb->wt = wt;
+	rb->mask = mask;
+	for (int k = 0; k < TFT_STORE_LEVELS; k++)
+		tft_chunk_enc_init(&rb->enc[k]);
+	tft_chunk_dec_init(&dec);
+	tft_lod_init(&lod, wt->t.id);
+	if (sqlite3_prepare_v2(w->db, "SELECT id, data FROM main.chunks WHERE track = ? AND level = 0"
+				      " ORDER BY id", -1, &sel, NULL) != SQLITE_OK) {
+		rc = db_fail(w, "rebuild lod");
+		goto out;
+	}
+	sqlite3_bind_int64(sel, 1, wt->t.id);
+	while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		struct tft_error err;
+		tft_error_clear(&err);
+		rc = tft_chunk_decode(&dec, sqlite3_column_blob(sel, 1),
+				      (size_t)sqlite3_column_bytes(sel, 1), sqlite3_column_int64(sel, 0), &err);
+		if (rc) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "rebuild lod: %.280s", err.msg);
+			rc = w->failed = TFT_EIO;
+			break;
+		}
+		for (uint32_t i = 0; i < dec.n && !rc; i++) {
+			dec.ev[i].nargs = 0;
+			dec.ev[i].args = NULL;
+			rc = tft_lod_add(&lod, &dec.ev[i], rebuild_emit, rb);
+		}
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = db_fail(w, "rebuild lod");
+	if (!rc)
+		rc = tft_lod_flush(&lod, rebuild_emit, rb);
+	for (int k = 1; k < TFT_STORE_LEVELS && !rc; k++)
+		if (rb->enc[k].n)
+			rc = write_chunk(w, wt->t.id, k, &rb->enc[k], w->st[ST_CHUNK], w->zstd_level);
+out:
+	sqlite3_finalize(sel);
+	for (int k = 0; k < TFT_STORE_LEVELS; k++)
+		tft_chunk_enc_fini(&rb->enc[k]);
+	tft_chunk_dec_fini(&dec);
+	tft_lod_fini(&lod);
+	free(rb);
+	if (rc && !w->failed)
+		w->failed = rc;
+	return rc;
+}
+
+static int prune_lod(struct tft_writer *w, struct wtrack *wt)
+{
+	sqlite3_stmt *st;
+	uint64_t finer = wt->n_level[0];
+	uint32_t rebuild = 0;
+	int rc;
+
+	st = w->st[ST_DEL_LOD];
+	sqlite3_bind_int64(st, 1, wt->t.id);
+	if ((rc = step_reset(w, st, "delete lod")))
+		return rc;
+	if (finer && (rc = write_lod_row(w, wt->t.id, 0, finer)))
+		return rc;
+	for (int k = 1; k < TFT_STORE_LEVELS; k++) {
+		uint64_t n = wt->n_level[k];
+		if (!n)
+			continue;
+		if (n <= finer / 2) {
+			if ((rc = write_lod_row(w, wt->t.id, k, n)))
+				return rc;
+			finer = n;
+			if (wt->skip_mask & (1u << k)) {
+				rebuild |= 1u << k;
+			} else if (!w->flush_partial) {
+				st = w->st[ST_KEEP];
+				sqlite3_bind_int64(st, 1, wt->t.id);
+				sqlite3_bind_int(st, 2, k);
+				if ((rc = step_reset(w, st, "keep level")))
+					return rc;
+			}
+			continue;
+		}
+		if (!w->flush_partial)
+			continue; /* staged: simply not copied */
+		st = w->st[ST_DEL_LEVEL];
+		sqlite3_bind_int64(st, 1, wt->t.id);
+		sqlite3_bind_int(st, 2, k);
+		if ((rc = step_reset(w, st, "delete level")))
+			return rc;
+	}
+	return rebuild ? rebuild_levels(w, wt, rebuild) : 0;
+}
+
+/*
+ * Copy the kept staged LOD chunks into the session, recompressed at its zstd
+ * level. (Re-sorting their events by start would save ~2% of the file but
+ * costs ~20% more write time: not done.)
+ */
+static int unstage(struct tft_writer *w)
+{
+	sqlite3_stmt *sel = NULL, *ins = w->st[ST_CHUNK];
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	int rc = 0, step;
+
+	if (!dctx)
+		return w->failed = TFT_ENOMEM;
+	if (sqlite3_prepare_v2(w->db, UNSTAGE_SQL, -1, &sel, NULL) != SQLITE_OK) {
+		rc = db_fail(w, "read staged lod");
+		goto out;
+	}
+	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+		const void *blob = sqlite3_column_blob(sel, 5);
+		size_t len = (size_t)sqlite3_column_bytes(sel, 5), r;
+		unsigned long long raw = ZSTD_getFrameContentSize(blob, len);
+
+		w->scratch.len = 0;
+		if (raw == ZSTD_CONTENTSIZE_UNKNOWN || raw == ZSTD_CONTENTSIZE_ERROR ||
+		    raw > TFT_CHUNK_MAX_PAYLOAD_BYTES || tft_chunk_buf_reserve(&w->scratch, raw + 1) ||
+		    ZSTD_isError(r = ZSTD_decompressDCtx(dctx, w->scratch.p, raw, blob, len)) || r != raw) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "staged lod chunk unreadable");
+			rc = w->failed = TFT_EIO;
+			goto out;
+		}
+		w->blob.len = 0;
+		if (tft_chunk_buf_reserve(&w->blob, ZSTD_compressBound(raw))) {
+			rc = w->failed = TFT_ENOMEM;
+			goto out;
+		}
+		r = ZSTD_compressCCtx(w->cctx, w->blob.p, w->blob.cap, w->scratch.p, raw, w->zstd_level);
+		if (ZSTD_isError(r)) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "chunk compression failed");
+			rc = w->failed = TFT_EIO;
+			goto out;
+		}
+		for (int i = 0; i < 5; i++)
+			sqlite3_bind_int64(ins, i + 1, sqlite3_column_int64(sel, i));
+		sqlite3_bind_blob(ins, 6, w->blob.p, (int)r, SQLITE_STATIC);
+		if ((rc = step_reset(w, ins, "insert chunk")))
+			goto out;
+	}
+	if (step != SQLITE_DONE)
+		rc = db_fail(w, "read staged lod");
+out:
+	sqlite3_finalize(sel);
+	ZSTD_freeDCtx(dctx);
+	if (!rc) {
+		sqlite3_finalize(w->st[ST_STAGE]);
+		sqlite3_finalize(w->st[ST_KEEP]);
+		w->st[ST_STAGE] = w->st[ST_KEEP] = NULL;
+		rc = exec_sql(w, "DROP TABLE temp.lod_stage; DROP TABLE temp.lod_keep");
+	}
+	return rc;
+}
+
+int tft_writer_close(struct tft_writer *w, struct tft_error *err)
+{
+	int rc = 0;
+
+	if (!w)
+		return 0;
+	if (w->failed) {
+		rc = report(w, err, w->failed);
+		goto out;
+	}
+	for (uint32_t i = 0; i < w->ntracks && !rc; i++) {
+		struct wtrack *wt = w->tracks[i];
+		rc = tft_lod_flush(&wt->lod, emit_lod, wt);
+		if (rc && w->failed)
+			rc = w->failed;
+	}
+	if (!rc)
+		rc = flush_all(w, 1);
+	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
+		rc = prune_lod(w, w->tracks[i]);
+	if (!rc && !w->flush_partial)
+		rc = unstage(w);
+	if (!rc)
+		rc = write_rows(w);
+	if (!rc)
+		rc = exec_sql(w, "COMMIT");
+	if (rc) {
+		report(w, err, rc);
+		goto out;
+	}
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(w->st[i]);
+		w->st[i] = NULL;
+	}
+	/* A finished session is one self-contained file; stays WAL if a reader holds it. */
+	sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	if (sqlite3_close(w->db) != SQLITE_OK) {
+		rc = report(w, err, db_fail(w, "close"));
+		sqlite3_close_v2(w->db);
+	}
+	w->db = NULL;
+out:
+	writer_free(w);
+	return rc;
+}
+
+void tft_writer_abort(struct tft_writer *w)
+{
+	if (!w)
+		return;
+	if (w->db)
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	writer_free(w);
+}

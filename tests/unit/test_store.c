@@ -1,0 +1,1129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Session store: chunk codec round trip and corruption, writer -> reader
+ * round trip of every field, depth/lanes, window queries, LOD selection,
+ * error paths (order, corrupt blob, newer schema, truncation), live mode.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "core/strtab.h"
+#include "store/chunk.h"
+#include "store/session.h"
+#include "store/writer.h"
+#include "tap.h"
+
+static char tmpdir[256];
+
+static const char *tpath(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	char *p = buf[k++ & 3];
+
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* ---- expected events ------------------------------------------------------------ */
+
+#define MAXA 8
+struct xev {
+	struct tft_event ev;
+	struct tft_arg args[MAXA];
+};
+
+static int arg_eq(const struct tft_arg *a, const struct tft_arg *b)
+{
+	if (a->key != b->key || a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case TFT_ARG_NULL: return 1;
+	case TFT_ARG_BOOL: return !!a->v.i == !!b->v.i;
+	case TFT_ARG_INT: return a->v.i == b->v.i;
+	case TFT_ARG_DOUBLE: return memcmp(&a->v.d, &b->v.d, sizeof(double)) == 0;
+	default: return a->v.str == b->v.str;
+	}
+}
+
+static int ev_eq(const struct tft_event *a, const struct tft_event *b, int check_depth)
+{
+	if (a->ts_ns != b->ts_ns || a->dur_ns != b->dur_ns || a->name != b->name ||
+	    a->cat != b->cat || a->count != b->count || a->kind != b->kind ||
+	    a->flags != b->flags || a->nargs != b->nargs ||
+	    memcmp(&a->value, &b->value, sizeof(double)) != 0)
+		return 0;
+	if (check_depth && a->depth != b->depth)
+		return 0;
+	for (int i = 0; i < a->nargs; i++)
+		if (!arg_eq(&a->args[i], &b->args[i]))
+			return 0;
+	return 1;
+}
+
+struct collect {
+	struct xev *ev;
+	size_t n, cap;
+	int64_t last_ts;
+	int sorted;
+};
+
+static int collect_fn(void *ctx, const struct tft_event *ev)
+{
+	struct collect *c = ctx;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
+	}
+	if (c->n && ev->ts_ns < c->last_ts)
+		c->sorted = 0;
+	c->last_ts = ev->ts_ns;
+	c->ev[c->n].ev = *ev;
+	for (int i = 0; i < ev->nargs && i < MAXA; i++)
+		c->ev[c->n].args[i] = ev->args[i];
+	c->ev[c->n].ev.args = c->ev[c->n].args;
+	c->n++;
+	return 0;
+}
+
+static void collect_reset(struct collect *c)
+{
+	c->n = 0;
+	c->sorted = 1;
+}
+
+/* ---- chunk codec ------------------------------------------------------------------- */
+
+static void random_event(struct xev *x, int64_t *ts, int with_args)
+{
+	struct tft_event *e = &x->ev;
+
+	memset(x, 0, sizeof(*x));
+	*ts += (int64_t)(rnd() % 5000);
+	e->ts_ns = *ts;
+	e->kind = (uint8_t)(rnd() % 3);
+	e->dur_ns = e->kind == TFT_EV_SLICE ? (int64_t)(rnd() % 100000) : 0;
+	e->name = (uint32_t)(rnd() % 50);
+	e->cat = (uint32_t)(rnd() % 4);
+	e->depth = (uint32_t)(rnd() % 6);
+	e->count = rnd() % 10 == 0 ? (uint32_t)(rnd() % 100000) : 1;
+	e->flags = rnd() % 7 == 0 ? TFT_EVF_UNCLOSED : 0;
+	e->value = e->kind == TFT_EV_COUNTER ? (double)(rnd() % 1000000) / 7.0 : 0.0;
+	if (with_args && rnd() % 3 == 0) {
+		e->nargs = (uint16_t)(1 + rnd() % MAXA);
+		for (int i = 0; i < e->nargs; i++) {
+			struct tft_arg *a = &x->args[i];
+			a->key = (uint32_t)(1 + rnd() % 12);
+			a->type = (uint32_t)(rnd() % 6);
+			switch (a->type) {
+			case TFT_ARG_BOOL: a->v.i = (int64_t)(rnd() & 1); break;
+			case TFT_ARG_INT: a->v.i = (int64_t)rnd(); break;
+			case TFT_ARG_DOUBLE: a->v.d = (double)(int64_t)rnd() / 3.0; break;
+			case TFT_ARG_STR:
+			case TFT_ARG_JSON: a->v.str = (uint32_t)(rnd() % 40); break;
+			default: break;
+			}
+		}
+	}
+	e->args = x->args;
+}
+
+static void test_chunk_codec(void)
+{
+	enum { N = 3000 };
+	struct xev *xs = calloc(N, sizeof(*xs));
+	struct tft_chunk_enc enc;
+	struct tft_chunk_dec dec;
+	struct tft_chunk_buf payload = { 0 }, blob = { 0 }, scratch = { 0 };
+	struct tft_error err;
+	int64_t ts = -123456789;
+	int bad = 0;
+	void *cctx = NULL;
+
+	tft_chunk_enc_init(&enc);
+	tft_chunk_dec_init(&dec);
+	for (int i = 0; i < N; i++) {
+		random_event(&xs[i], &ts, 1);
+		if (i == 17) /* exercise a negative delta (LOD streams are not sorted) */
+			xs[i].ev.ts_ns -= 1000000;
+		if (tft_chunk_enc_add(&enc, &xs[i].ev))
+			bad++;
+	}
+	is_int(bad, 0, "chunk: every event added");
+	ok(tft_chunk_enc_payload(&enc, &payload) == 0, "chunk: payload built");
+	tft_error_clear(&err);
+	is_int(tft_chunk_decode_payload(&dec, payload.p, payload.len, 1, &err), 0,
+	       "chunk: payload decodes");
+	is_int(dec.n, N, "chunk: event count");
+	bad = 0;
+	for (uint32_t i = 0; i < dec.n && i < N; i++)
+		if (!ev_eq(&dec.ev[i], &xs[i].ev, 1))
+			bad++;
+	is_int(bad, 0, "chunk: every field of every event round-trips");
+	ok(dec.t_min == enc.t_min && dec.t_max == enc.t_max, "chunk: t_min/t_max agree");
+
+	/* Compressed, and lazy columns: a chunk of plain slices has no args/value columns. */
+	{
+		struct tft_chunk_enc e2;
+		tft_chunk_enc_init(&e2);
+		for (int i = 0; i < 100; i++) {
+			struct tft_event ev = { .ts_ns = i * 10, .dur_ns = 5, .name = 3, .count = 1 };
+			tft_chunk_enc_add(&e2, &ev);
+		}
+		ok(!(e2.present & (1u << TFT_CHUNK_COL_VALUE)) &&
+			   !(e2.present & (1u << TFT_CHUNK_COL_NARGS)) &&
+			   !(e2.present & (1u << TFT_CHUNK_COL_COUNT)),
+		   "chunk: default-valued columns are left out");
+		cctx = ZSTD_createCCtx();
+		ok(tft_chunk_enc_finish(&e2, cctx, 3, &scratch, &blob) == 0, "chunk: compress");
+		tft_error_clear(&err);
+		is_int(tft_chunk_decode(&dec, blob.p, blob.len, 2, &err), 0, "chunk: blob decodes");
+		ok(dec.n == 100 && dec.ev[99].ts_ns == 990 && dec.ev[5].dur_ns == 5 &&
+			   dec.ev[5].count == 1 && dec.ev[5].name == 3,
+		   "chunk: compressed round trip");
+		tft_chunk_enc_fini(&e2);
+	}
+
+	/* Value column modes: integers as deltas, switching to raw bits mid-chunk. */
+	{
+		static const double vals[] = { 0, 5, 1e15, -3, 0, 9007199254740992.0, 7, 0.5,
+					       -0.0, 12, 1e300, 3 };
+		struct tft_chunk_enc e3;
+		int bad3 = 0;
+		for (int variant = 0; variant < 3; variant++) {
+			size_t nv = variant == 0 ? 7 : variant == 1 ? 12 : 1;
+			tft_chunk_enc_init(&e3);
+			for (size_t i = 0; i < nv; i++) {
+				struct tft_event ev = { .ts_ns = (int64_t)i, .count = 1, .kind = TFT_EV_COUNTER,
+							.value = variant == 2 ? -0.0 : vals[i] };
+				bad3 += tft_chunk_enc_add(&e3, &ev) != 0;
+			}
+			bad3 += variant == 0 && !e3.value_int;
+			bad3 += variant != 0 && e3.value_int;
+			tft_chunk_enc_payload(&e3, &payload);
+			tft_error_clear(&err);
+			bad3 += tft_chunk_decode_payload(&dec, payload.p, payload.len, 3, &err) != 0;
+			for (size_t i = 0; i < nv && i < dec.n; i++) {
+				double want = variant == 2 ? -0.0 : vals[i];
+				bad3 += memcmp(&dec.ev[i].value, &want, sizeof(double)) != 0;
+			}
+			tft_chunk_enc_fini(&e3);
+		}
+		is_int(bad3, 0, "chunk: value column int mode, raw mode, switch mid-chunk, -0.0");
+	}
+
+	/* Invalid events are refused and leave the chunk unchanged. */
+	{
+		uint32_t n0 = enc.n;
+		struct tft_arg a = { .key = 1, .type = 9 };
+		struct tft_event e = { .ts_ns = 1, .dur_ns = -1 };
+		is_int(tft_chunk_enc_add(&enc, &e), TFT_EINVAL, "chunk: negative dur refused");
+		e.dur_ns = 1;
+		e.nargs = 1;
+		e.args = &a;
+		is_int(tft_chunk_enc_add(&enc, &e), TFT_EINVAL, "chunk: bad arg type refused");
+		e = (struct tft_event){ .ts_ns = INT64_MAX - 1, .dur_ns = 5 };
+		is_int(tft_chunk_enc_add(&enc, &e), TFT_EINVAL, "chunk: ts + dur overflow refused");
+		is_int(enc.n, n0, "chunk: unchanged after refusals");
+	}
+
+	/* Corruption: flips and truncations of payload and blob never crash. */
+	{
+		uint8_t *copy = malloc(payload.len);
+		int crashes_avoided = 0, fmt_errors = 0;
+		for (int it = 0; it < 3000; it++) {
+			size_t len = payload.len;
+			memcpy(copy, payload.p, len);
+			int nflip = 1 + (int)(rnd() % 4);
+			for (int f = 0; f < nflip; f++)
+				copy[rnd() % len] ^= (uint8_t)(1u << (rnd() % 8));
+			if (rnd() % 4 == 0)
+				len = rnd() % len;
+			tft_error_clear(&err);
+			int rc = tft_chunk_decode_payload(&dec, copy, len, 77, &err);
+			if (rc == TFT_EFORMAT) {
+				fmt_errors++;
+				if (!strstr(err.msg, "chunk 77"))
+					crashes_avoided = -100000;
+			} else if (rc != 0) {
+				crashes_avoided = -100000;
+			}
+			crashes_avoided++;
+		}
+		/* Flips inside value bytes decode to other values: only most are caught. */
+		ok(crashes_avoided == 3000 && fmt_errors > 1000,
+		   "chunk: corrupt payloads give 0 or TFT_EFORMAT naming the chunk (%d of 3000 refused)",
+		   fmt_errors);
+		free(copy);
+		copy = malloc(blob.len);
+		for (int it = 0; it < 500; it++) {
+			memcpy(copy, blob.p, blob.len);
+			copy[rnd() % blob.len] ^= (uint8_t)(1u << (rnd() % 8));
+			tft_error_clear(&err);
+			int rc = tft_chunk_decode(&dec, copy, blob.len - (rnd() % 2), 5, &err);
+			if (rc != 0 && rc != TFT_EFORMAT)
+				crashes_avoided = -1;
+		}
+		ok(crashes_avoided != -1, "chunk: corrupt blobs give 0 or TFT_EFORMAT");
+		free(copy);
+	}
+	tft_chunk_buf_free(&payload);
+	tft_chunk_buf_free(&blob);
+	tft_chunk_buf_free(&scratch);
+	tft_chunk_enc_fini(&enc);
+	tft_chunk_dec_fini(&dec);
+	ZSTD_freeCCtx(cctx);
+	free(xs);
+}
+
+/* ---- writer / reader round trip ----------------------------------------------- */
+
+struct fixture {
+	uint32_t thread, async, counter, gpu, big;
+	uint32_t s_args[8];
+	struct xev *thread_ev; /* expected, with depths */
+	size_t nthread;
+	struct xev big_ev[1];
+};
+
+/* Thread track: nested slices, instants, an unclosed slice, args of every type. */
+static const struct {
+	int64_t ts, dur;
+	int kind;
+	uint32_t depth;
+} thread_spec[] = {
+	{ 1000, 1000, TFT_EV_SLICE, 0 },   /* A [1000, 2000] */
+	{ 1000, 400, TFT_EV_SLICE, 1 },    /*  B [1000, 1400] (same start, shorter) */
+	{ 1100, 100, TFT_EV_SLICE, 2 },    /*   C */
+	{ 1200, 0, TFT_EV_INSTANT, 2 },    /*   instant inside B */
+	{ 1400, 100, TFT_EV_SLICE, 1 },    /*  D starts where B ends */
+	{ 1500, 0, TFT_EV_SLICE, 1 },      /*  zero-length E */
+	{ 1500, 0, TFT_EV_INSTANT, 1 },    /*  instant at E's end: E popped */
+	{ 2000, 500, TFT_EV_SLICE, 0 },    /* F starts where A ends */
+	{ 3000, 0, TFT_EV_INSTANT, 0 },    /* instant at top level */
+	{ 4000, 99000, TFT_EV_SLICE, 0 },  /* unclosed slice */
+};
+
+static void test_roundtrip(void)
+{
+	const char *path = tpath("rt.tft");
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct tft_writer_opts opts = { .chunk_events = 64 };
+	struct xev th[sizeof(thread_spec) / sizeof(thread_spec[0])];
+	size_t nth = sizeof(thread_spec) / sizeof(thread_spec[0]);
+	struct xev *gpu_ev;
+	size_t ngpu = 1000;
+	uint32_t p0, p1, t_thread, t_async, t_counter, t_gpu;
+	uint32_t k_int, k_dbl, k_str, k_json, k_bool, k_null, v_str, v_json, n_op, c_cpu;
+	struct collect col = { 0 };
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, &opts, &err);
+	ok(w != NULL, "writer: open %s", path);
+	if (!w)
+		return;
+	tft_error_clear(&err);
+	ok(tft_writer_open(path, NULL, &err) == NULL && err.code == TFT_EINVAL,
+	   "writer: an existing path is refused");
+
+	p0 = tft_writer_add_process(w, &(struct tft_process){
+					       .name = tft_writer_intern_cstr(w, "python"),
+					       .host = tft_writer_intern_cstr(w, "node7"),
+					       .pid = 4242,
+					       .rank = 3,
+					       .sort_index = -2,
+					       .labels = tft_writer_intern_cstr(w, "train"),
+				       });
+	p1 = tft_writer_add_process(w, &(struct tft_process){ .pid = -1, .rank = -1 });
+	ok(p0 == 0 && p1 == 1, "writer: process ids");
+	ok(tft_writer_add_track(w, &(struct tft_track){ .process = 9, .kind = 1 }) == TFT_NONE,
+	   "writer: track of an unknown process refused");
+	t_thread = tft_writer_add_track(w, &(struct tft_track){
+						   .process = p0,
+						   .kind = TFT_TRACK_THREAD,
+						   .name = tft_writer_intern_cstr(w, "MainThread"),
+						   .tid = 77,
+						   .sort_index = 5,
+					   });
+	t_async = tft_writer_add_track(w, &(struct tft_track){ .process = p0, .kind = TFT_TRACK_ASYNC,
+							       .name = tft_writer_intern_cstr(w, "async") });
+	t_counter = tft_writer_add_track(w, &(struct tft_track){ .process = p1, .kind = TFT_TRACK_COUNTER,
+								 .name = tft_writer_intern_cstr(w, "mem") });
+	t_gpu = tft_writer_add_track(w, &(struct tft_track){ .process = p1, .kind = TFT_TRACK_GPU_STREAM,
+							     .name = tft_writer_intern_cstr(w, "stream 7"),
+							     .tid = 7 });
+	ok(t_thread == 0 && t_async == 1 && t_counter == 2 && t_gpu == 3, "writer: track ids");
+
+	k_int = tft_writer_intern_cstr(w, "bytes");
+	k_dbl = tft_writer_intern_cstr(w, "ratio");
+	k_str = tft_writer_intern_cstr(w, "device");
+	k_json = tft_writer_intern_cstr(w, "Input Dims");
+	k_bool = tft_writer_intern_cstr(w, "sync");
+	k_null = tft_writer_intern_cstr(w, "nothing");
+	v_str = tft_writer_intern_cstr(w, "cuda:0");
+	v_json = tft_writer_intern_cstr(w, "[[1, 2], [3]]");
+	n_op = tft_writer_intern_cstr(w, "aten::mm");
+	c_cpu = tft_writer_intern_cstr(w, "cpu_op");
+	/* A string with an embedded NUL and invalid UTF-8 survives. */
+	uint32_t weird = tft_writer_intern(w, "a\0b\xff", 4);
+
+	for (size_t i = 0; i < nth; i++) {
+		struct xev *x = &th[i];
+		memset(x, 0, sizeof(*x));
+		x->ev.ts_ns = thread_spec[i].ts;
+		x->ev.dur_ns = thread_spec[i].dur;
+		x->ev.kind = (uint8_t)thread_spec[i].kind;
+		x->ev.track = t_thread;
+		x->ev.name = i == 2 ? weird : n_op;
+		x->ev.cat = c_cpu;
+		x->ev.count = 1;
+		x->ev.depth = thread_spec[i].depth;
+		x->ev.args = x->args;
+		if (i == nth - 1)
+			x->ev.flags = TFT_EVF_UNCLOSED;
+		if (i == 8)
+			x->ev.flags = TFT_EVF_GLOBAL;
+		if (i % 2 == 0) {
+			x->ev.nargs = 6;
+			x->args[0] = (struct tft_arg){ .key = k_int, .type = TFT_ARG_INT, .v.i = -5 + (int64_t)i * 1000000007LL };
+			x->args[1] = (struct tft_arg){ .key = k_dbl, .type = TFT_ARG_DOUBLE, .v.d = 0.1 * (double)i };
+			x->args[2] = (struct tft_arg){ .key = k_str, .type = TFT_ARG_STR, .v.str = v_str };
+			x->args[3] = (struct tft_arg){ .key = k_json, .type = TFT_ARG_JSON, .v.str = v_json };
+			x->args[4] = (struct tft_arg){ .key = k_bool, .type = TFT_ARG_BOOL, .v.i = (int64_t)(i % 4 == 0) };
+			x->args[5] = (struct tft_arg){ .key = k_null, .type = TFT_ARG_NULL };
+		} else if (i == 3) {
+			/* different order and a repeated key */
+			x->ev.nargs = 3;
+			x->args[0] = (struct tft_arg){ .key = k_str, .type = TFT_ARG_STR, .v.str = weird };
+			x->args[1] = (struct tft_arg){ .key = k_int, .type = TFT_ARG_INT, .v.i = INT64_MIN };
+			x->args[2] = (struct tft_arg){ .key = k_int, .type = TFT_ARG_INT, .v.i = INT64_MAX };
+		}
+	}
+	int bad = 0;
+	for (size_t i = 0; i < nth; i++)
+		bad += tft_writer_append(w, &th[i].ev) != 0;
+	is_int(bad, 0, "writer: thread events appended");
+	{
+		struct tft_event e = { .track = t_thread, .ts_ns = 3999, .dur_ns = 1, .count = 1 };
+		is_int(tft_writer_append(w, &e), TFT_EINVAL, "writer: out-of-order ts refused");
+		e.ts_ns = 5000;
+		e.track = 99;
+		is_int(tft_writer_append(w, &e), TFT_EINVAL, "writer: unknown track refused");
+		e.track = t_thread;
+		e.name = 1000000;
+		is_int(tft_writer_append(w, &e), TFT_EINVAL, "writer: unknown string id refused");
+	}
+
+	/* Async lanes: [0,100) [10,50) [20,200) [60,70) [100,150) [300,310) */
+	static const int64_t as[][3] = { { 0, 100, 0 },  { 10, 40, 1 },  { 20, 180, 2 },
+					 { 60, 10, 1 },  { 100, 50, 0 }, { 300, 10, 0 } };
+	for (size_t i = 0; i < 6; i++) {
+		struct tft_event e = { .track = t_async, .ts_ns = as[i][0], .dur_ns = as[i][1],
+				       .name = n_op, .count = 1 };
+		tft_writer_append(w, &e);
+	}
+	/* Counter samples with awkward doubles. */
+	static const double cv[] = { 0.0, -0.0, 1e300, -2.5, NAN, INFINITY, 12345.678 };
+	for (size_t i = 0; i < 7; i++) {
+		struct tft_event e = { .track = t_counter, .ts_ns = 100 * (int64_t)i, .value = cv[i],
+				       .kind = TFT_EV_COUNTER, .name = tft_writer_intern_cstr(w, "bytes"),
+				       .count = 1 };
+		tft_writer_append(w, &e);
+	}
+	/* GPU stream: 1000 kernels over many chunks (chunk_events = 64). */
+	gpu_ev = calloc(ngpu, sizeof(*gpu_ev));
+	{
+		int64_t ts = 10000;
+		for (size_t i = 0; i < ngpu; i++) {
+			struct tft_event *e = &gpu_ev[i].ev;
+			e->track = t_gpu;
+			e->ts_ns = ts;
+			e->dur_ns = 100 + (int64_t)(i % 7) * 50;
+			e->name = n_op;
+			e->count = 1;
+			ts += e->dur_ns + (i % 10 == 9 ? 50000 : 300);
+			tft_writer_append(w, e);
+		}
+	}
+	ok(tft_writer_add_flow(w, &(struct tft_flow){ .flow_id = UINT64_MAX - 3, .name = n_op, .cat = c_cpu,
+						       .src_track = t_thread, .src_ts_ns = 1000,
+						       .dst_track = t_gpu, .dst_ts_ns = 10000,
+						       .flags = TFT_FLOWF_BIND_ENCLOSING }) == 0 &&
+		   tft_writer_add_flow(w, &(struct tft_flow){ .flow_id = 5, .src_track = TFT_NONE,
+							       .src_ts_ns = 0, .dst_track = t_gpu,
+							       .dst_ts_ns = 20000,
+							       .flags = TFT_FLOWF_UNMATCHED }) == 0,
+	   "writer: flows added");
+	ok(tft_writer_add_step(w, &(struct tft_step){ .index = 7, .name = tft_writer_intern_cstr(w, "ProfilerStep#7"),
+						       .process = p0, .start_ns = 1000, .dur_ns = 5000, .traced = true }) == 0 &&
+		   tft_writer_add_step(w, &(struct tft_step){ .index = 8, .process = TFT_NONE, .start_ns = 6000,
+							       .dur_ns = 100 }) == 0,
+	   "writer: steps added");
+	tft_writer_set_meta(w, "format", "kineto");
+	tft_writer_set_meta(w, "producer", "PyTorch Profiler");
+	tft_writer_set_meta(w, "producer", "PyTorch Profiler (0.4)");
+	tft_writer_add_count(w, "dropped", 3);
+	tft_writer_add_count(w, "dropped", 4);
+	tft_writer_add_count(w, "unmatched_flows", 1);
+	tft_writer_add_count(w, "unclosed_slices", 1);
+	/* Metadata arriving late: rename a track after its events. */
+	tft_writer_track(w, t_gpu)->sort_index = 42;
+	tft_writer_process(w, p1)->name = tft_writer_intern_cstr(w, "GPU 0");
+	tft_error_clear(&err);
+	is_int(tft_writer_close(w, &err), 0, "writer: close");
+
+	tft_error_clear(&err);
+	s = tft_session_open(path, &err);
+	ok(s != NULL, "reader: open (%s)", err.msg);
+	if (!s)
+		return;
+	struct tft_session_summary sum;
+	tft_session_get_summary(s, &sum);
+	is_str(sum.format, "kineto", "summary: format");
+	is_str(sum.producer, "PyTorch Profiler (0.4)", "summary: producer (last value wins)");
+	ok(sum.processes == 2 && sum.tracks == 4, "summary: processes and tracks");
+	is_int(sum.slices, 7 + 6 + 1000, "summary: slices");
+	is_int(sum.instants, 3, "summary: instants");
+	is_int(sum.counters, 7, "summary: counters");
+	is_int(sum.flows, 2, "summary: flows");
+	is_int(sum.steps, 2, "summary: steps");
+	is_int(sum.dropped, 7, "summary: dropped accumulates");
+	ok(sum.unmatched_flows == 1 && sum.unclosed_slices == 1, "summary: loss counters");
+	is_int(sum.start_ns, 0, "summary: start");
+	is_int(sum.end_ns, gpu_ev[ngpu - 1].ev.ts_ns + gpu_ev[ngpu - 1].ev.dur_ns, "summary: end");
+	is_str(tft_session_meta(s, "schema_version"), "1", "meta: schema_version");
+	ok(tft_session_meta(s, "created_by") && strncmp(tft_session_meta(s, "created_by"), "tftracer", 8) == 0,
+	   "meta: created_by");
+
+	const struct tft_process *pp = tft_session_process(s, 0);
+	ok(pp && pp->pid == 4242 && pp->rank == 3 && pp->sort_index == -2 &&
+		   strcmp(tft_session_str(s, pp->name, NULL), "python") == 0 &&
+		   strcmp(tft_session_str(s, pp->host, NULL), "node7") == 0 &&
+		   strcmp(tft_session_str(s, pp->labels, NULL), "train") == 0,
+	   "reader: process fields");
+	is_str(tft_session_str(s, tft_session_process(s, 1)->name, NULL), "GPU 0", "reader: late process rename");
+	const struct tft_track *tt = tft_session_track(s, t_thread);
+	ok(tt && tt->kind == TFT_TRACK_THREAD && tt->tid == 77 && tt->sort_index == 5 &&
+		   tt->slices == 7 && tt->instants == 3 && tt->counters == 0 &&
+		   tt->min_ts_ns == 1000 && tt->max_ts_ns == 103000 && tt->max_depth == 2,
+	   "reader: thread track stats");
+	is_int(tft_session_track(s, t_gpu)->sort_index, 42, "reader: late track change");
+	is_int(tft_session_track(s, t_async)->max_depth, 2, "reader: async max lane");
+	{
+		size_t len;
+		const char *ws = tft_session_str(s, weird, &len);
+		ok(len == 4 && memcmp(ws, "a\0b\xff", 4) == 0, "reader: binary string round trip");
+		is_str(tft_session_str(s, 999999, NULL), "", "reader: unknown string id is \"\"");
+	}
+
+	/* Thread track: every field and the depths. */
+	collect_reset(&col);
+	tft_error_clear(&err);
+	is_int(tft_session_scan(s, t_thread, INT64_MIN, INT64_MAX, 0, collect_fn, &col, &err), 0,
+	       "scan: thread track");
+	is_int(col.n, nth, "scan: thread event count");
+	bad = 0;
+	for (size_t i = 0; i < col.n && i < nth; i++) {
+		if (!ev_eq(&col.ev[i].ev, &th[i].ev, 1)) {
+			bad++;
+			printf("# event %zu: got ts %lld dur %lld depth %u flags %u nargs %u\n", i,
+			       (long long)col.ev[i].ev.ts_ns, (long long)col.ev[i].ev.dur_ns,
+			       col.ev[i].ev.depth, col.ev[i].ev.flags, col.ev[i].ev.nargs);
+		}
+		if (col.ev[i].ev.track != t_thread)
+			bad++;
+	}
+	is_int(bad, 0, "scan: every field round-trips, depths by stack nesting");
+
+	/* Async lanes. */
+	collect_reset(&col);
+	tft_session_scan(s, t_async, INT64_MIN, INT64_MAX, 0, collect_fn, &col, &err);
+	bad = col.n != 6;
+	for (size_t i = 0; i < col.n && i < 6; i++)
+		bad += col.ev[i].ev.depth != (uint32_t)as[i][2];
+	is_int(bad, 0, "scan: async slices lane-packed (first free lane)");
+
+	/* Counter values bit-exact. */
+	collect_reset(&col);
+	tft_session_scan(s, t_counter, INT64_MIN, INT64_MAX, 0, collect_fn, &col, &err);
+	bad = col.n != 7;
+	for (size_t i = 0; i < col.n && i < 7; i++)
+		bad += memcmp(&col.ev[i].ev.value, &cv[i], sizeof(double)) != 0 ||
+		       col.ev[i].ev.kind != TFT_EV_COUNTER || col.ev[i].ev.depth != 0;
+	is_int(bad, 0, "scan: counter values bit-exact (-0.0, NaN, inf)");
+
+	/* Window edges on the thread track: [2000, 2000] touches A's end and F's start. */
+	collect_reset(&col);
+	tft_session_scan(s, t_thread, 2000, 2000, 0, collect_fn, &col, &err);
+	ok(col.n == 2 && col.ev[0].ev.ts_ns == 1000 && col.ev[0].ev.dur_ns == 1000 &&
+		   col.ev[1].ev.ts_ns == 2000,
+	   "window: inclusive at both ends (%zu events)", col.n);
+	collect_reset(&col);
+	tft_session_scan(s, t_thread, 2501, 2999, 0, collect_fn, &col, &err);
+	is_int(col.n, 0, "window: a gap returns nothing");
+	collect_reset(&col);
+	tft_session_scan(s, t_thread, 50000, 50001, 0, collect_fn, &col, &err);
+	ok(col.n == 1 && col.ev[0].ev.flags == TFT_EVF_UNCLOSED, "window: a long slice found from inside");
+
+	/* GPU track: random windows against brute force, across chunk boundaries. */
+	bad = 0;
+	for (int it = 0; it < 200; it++) {
+		int64_t span = gpu_ev[ngpu - 1].ev.ts_ns;
+		int64_t t0 = (int64_t)(rnd() % (uint64_t)span), t1 = t0 + (int64_t)(rnd() % 200000);
+		size_t want = 0, first = SIZE_MAX;
+		if (it == 0) {
+			t0 = gpu_ev[100].ev.ts_ns + gpu_ev[100].ev.dur_ns; /* exactly an end */
+			t1 = gpu_ev[300].ev.ts_ns;                         /* exactly a start */
+		}
+		for (size_t i = 0; i < ngpu; i++)
+			if (gpu_ev[i].ev.ts_ns <= t1 && gpu_ev[i].ev.ts_ns + gpu_ev[i].ev.dur_ns >= t0) {
+				want++;
+				if (first == SIZE_MAX)
+					first = i;
+			}
+		collect_reset(&col);
+		tft_session_scan(s, t_gpu, t0, t1, 0, collect_fn, &col, &err);
+		if (col.n != want || !col.sorted || (want && !ev_eq(&col.ev[0].ev, &gpu_ev[first].ev, 0)))
+			bad++;
+	}
+	is_int(bad, 0, "window: 200 random windows match brute force");
+
+	tft_session_close(s);
+	free(gpu_ev);
+	free(col.ev);
+}
+
+struct flows {
+	struct tft_flow f[8];
+	int n;
+};
+
+static int flow_fn(void *ctx, const struct tft_flow *f)
+{
+	struct flows *fl = ctx;
+
+	if (fl->n < 8)
+		fl->f[fl->n] = *f;
+	fl->n++;
+	return 0;
+}
+
+static int stop_fn(void *ctx, const struct tft_event *ev)
+{
+	(void)ev;
+	return ++*(int *)ctx >= 3 ? 42 : 0;
+}
+
+static void test_flows_steps(void)
+{
+	struct tft_error err;
+	struct tft_session *s;
+	struct flows fl = { .n = 0 };
+	int cnt = 0;
+
+	tft_error_clear(&err);
+	s = tft_session_open(tpath("rt.tft"), &err);
+	if (!ok(s != NULL, "reader: reopen"))
+		return;
+	is_int(tft_session_flows(s, flow_fn, &fl, &err), 0, "flows: iterate");
+	ok(fl.n == 2 && fl.f[0].flow_id == UINT64_MAX - 3 && fl.f[0].src_track == 0 &&
+		   fl.f[0].src_ts_ns == 1000 && fl.f[0].dst_track == 3 && fl.f[0].dst_ts_ns == 10000 &&
+		   fl.f[0].flags == TFT_FLOWF_BIND_ENCLOSING &&
+		   strcmp(tft_session_str(s, fl.f[0].name, NULL), "aten::mm") == 0,
+	   "flows: fields round-trip (64-bit id)");
+	ok(fl.n == 2 && fl.f[1].src_track == TFT_NONE && fl.f[1].flags == TFT_FLOWF_UNMATCHED,
+	   "flows: missing end is TFT_NONE");
+	is_int(tft_session_step_count(s), 2, "steps: count");
+	const struct tft_step *st = tft_session_step(s, 0);
+	ok(st && st->index == 7 && st->process == 0 && st->start_ns == 1000 && st->dur_ns == 5000 &&
+		   st->traced && strcmp(tft_session_str(s, st->name, NULL), "ProfilerStep#7") == 0,
+	   "steps: fields round-trip");
+	st = tft_session_step(s, 1);
+	ok(st && st->process == TFT_NONE && !st->traced, "steps: no process");
+	is_int(tft_session_scan(s, 3, INT64_MIN, INT64_MAX, 0, stop_fn, &cnt, &err), 42,
+	       "scan: the callback's non-zero return stops the scan");
+	is_int(cnt, 3, "scan: stopped after 3 events");
+	tft_error_clear(&err);
+	is_int(tft_session_scan(s, 99, 0, 1, 0, stop_fn, &cnt, &err), TFT_EINVAL, "scan: unknown track");
+	tft_session_close(s);
+}
+
+/* ---- LOD -------------------------------------------------------------------------- */
+
+struct lodsum {
+	uint64_t count, n, summaries;
+	double busy;
+	int64_t last_ts;
+	int sorted;
+	uint32_t max_depth;
+};
+
+static int lod_fn(void *ctx, const struct tft_event *ev)
+{
+	struct lodsum *l = ctx;
+
+	if (l->n && ev->ts_ns < l->last_ts)
+		l->sorted = 0;
+	l->last_ts = ev->ts_ns;
+	l->n++;
+	l->count += ev->count;
+	if (ev->flags & TFT_EVF_SUMMARY) {
+		l->summaries++;
+		l->busy += ev->value;
+	} else {
+		l->busy += (double)ev->dur_ns;
+	}
+	if (ev->depth > l->max_depth)
+		l->max_depth = ev->depth;
+	return 0;
+}
+
+static void test_lod(void)
+{
+	const char *path = tpath("lod.tft");
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	uint32_t t, tc, names[5];
+	uint64_t n = 0;
+	double busy = 0;
+	int64_t ts = 0, mid_ts = 0;
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "lod: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	tc = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_COUNTER });
+	for (int i = 0; i < 5; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "op%d", i);
+		names[i] = tft_writer_intern_cstr(w, nm);
+	}
+	/* 100k parents with a child each; gaps 200 ns, and a 100 us gap every 1000. */
+	for (int i = 0; i < 100000; i++) {
+		struct tft_event p = { .track = t, .ts_ns = ts, .dur_ns = 800 + (int64_t)(rnd() % 400),
+				       .name = names[i % 5], .count = 1 };
+		struct tft_event c = { .track = t, .ts_ns = ts + 100, .dur_ns = 300, .name = names[0], .count = 1 };
+		tft_writer_append(w, &p);
+		tft_writer_append(w, &c);
+		n += 2;
+		busy += (double)(p.dur_ns + c.dur_ns);
+		if (i == 50500)
+			mid_ts = ts;
+		ts += p.dur_ns + (i % 1000 == 999 ? 100000 : 200);
+		if (i % 10 == 0) {
+			struct tft_event cs = { .track = tc, .ts_ns = ts, .value = (double)(i % 977),
+						.kind = TFT_EV_COUNTER, .count = 1 };
+			tft_writer_append(w, &cs);
+		}
+	}
+	is_int(tft_writer_close(w, &err), 0, "lod: close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "lod: reopen"))
+		return;
+
+	struct lodsum raw = { .sorted = 1 }, l1 = { .sorted = 1 }, coarse = { .sorted = 1 };
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, lod_fn, &raw, &err);
+	is_int(raw.n, n, "lod: resolution 0 returns raw events");
+	is_int(raw.summaries, 0, "lod: no summaries at resolution 0");
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 1000, lod_fn, &l1, &err);
+	ok(l1.summaries == l1.n && l1.n > 0 && l1.n <= n / 2, "lod: 1 us resolution gives summaries (%llu)",
+	   (unsigned long long)l1.n);
+	is_int(l1.count, n, "lod: summary counts add up to the raw events");
+	ok(fabs(l1.busy - busy) < 1, "lod: busy time adds up");
+	ok(l1.sorted, "lod: summaries come in start order");
+	ok(l1.max_depth == 1, "lod: depths kept");
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 1000000, lod_fn, &coarse, &err);
+	/* 1 ms picks the 256 us level: the 100 us pauses merge too */
+	ok(coarse.n == 2 && coarse.count == n,
+	   "lod: 1 ms resolution: one block per depth (%llu blocks), counts still add up",
+	   (unsigned long long)coarse.n);
+	/* the 100 us gaps separate blocks at levels with gap <= 64 us; 4^4 us = 256 us merges them */
+	struct lodsum mid = { .sorted = 1 };
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 64000, lod_fn, &mid, &err);
+	is_int(mid.n, 200, "lod: 64 us resolution: one block per burst per depth");
+	struct lodsum wide = { .sorted = 1 };
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, INT64_MAX, lod_fn, &wide, &err);
+	ok(wide.n <= 2 && wide.count == n, "lod: coarsest level: one block per depth (%llu)",
+	   (unsigned long long)wide.n);
+	/* a window in the middle at 64 us resolution: a couple of bursts */
+	struct lodsum win = { .sorted = 1 };
+	tft_session_scan(s, t, mid_ts, mid_ts + 1, 64000, lod_fn, &win, &err);
+	ok(win.n == 2 && win.summaries == win.n && win.count == 2000,
+	   "lod: window inside a burst at 64 us: its two blocks (%llu)",
+	   (unsigned long long)win.n);
+	/* counters: peak-preserving buckets */
+	struct lodsum cr = { .sorted = 1 }, cl = { .sorted = 1 };
+	tft_session_scan(s, tc, INT64_MIN, INT64_MAX, 0, lod_fn, &cr, &err);
+	tft_session_scan(s, tc, INT64_MIN, INT64_MAX, 100000000, lod_fn, &cl, &err);
+	ok(cr.n == 10000 && cl.n < cr.n / 4 && cl.count == cr.n && cl.summaries == cl.n,
+	   "lod: counter buckets (%llu of %llu samples)", (unsigned long long)cl.n,
+	   (unsigned long long)cr.n);
+	tft_session_close(s);
+
+	/* The lod table: every stored level has at most half the events of the finer one. */
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int ok_levels = 1, nlev = 0;
+	int64_t prev_n = -1;
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	sqlite3_prepare_v2(db, "SELECT level, gap_ns, n FROM lod WHERE track = 0 ORDER BY level", -1, &st, NULL);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int lv = sqlite3_column_int(st, 0);
+		int64_t gap = sqlite3_column_int64(st, 1), ln = sqlite3_column_int64(st, 2);
+		if (lv > 0 && (gap != (int64_t)1000 << (2 * (lv - 1)) || ln * 2 > prev_n))
+			ok_levels = 0;
+		prev_n = ln;
+		nlev++;
+	}
+	sqlite3_finalize(st);
+	ok(ok_levels && nlev >= 3, "lod: stored levels halve at least (%d levels)", nlev);
+	sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks c WHERE level > 0 AND NOT EXISTS"
+			   " (SELECT 1 FROM lod l WHERE l.track = c.track AND l.level = c.level)", -1, &st, NULL);
+	sqlite3_step(st);
+	is_int(sqlite3_column_int(st, 0), 0, "lod: dropped levels leave no chunks");
+	sqlite3_finalize(st);
+	sqlite3_prepare_v2(db, "SELECT count(*) FROM track_view WHERE kind = 'thread'", -1, &st, NULL);
+	ok(sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1, "sql: track_view works");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/*
+ * Levels predicted to be dropped are not encoded while appending; one that
+ * the final counts keep after all is rebuilt at close. The session must be
+ * the same as one written without prediction (live mode never predicts).
+ */
+struct evlist {
+	struct tft_event ev[4096];
+	size_t n;
+};
+
+static int list_fn(void *ctx, const struct tft_event *ev)
+{
+	struct evlist *l = ctx;
+
+	if (l->n < 4096)
+		l->ev[l->n] = *ev;
+	l->n++;
+	return 0;
+}
+
+static void test_lod_rebuild(void)
+{
+	const char *paths[2] = { tpath("skip.tft"), tpath("noskip.tft") };
+	struct tft_error err;
+	struct evlist *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	int bad = 0, nlev[2] = { 0, 0 };
+
+	for (int v = 0; v < 2; v++) {
+		struct tft_writer_opts o = { .flush_partial = v };
+		struct tft_writer *w = tft_writer_open(paths[v], &o, &err);
+		int64_t ts = 0;
+		if (!w)
+			return;
+		tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+		uint32_t t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_GPU_STREAM });
+		uint32_t kn[3] = { tft_writer_intern_cstr(w, "k0"), tft_writer_intern_cstr(w, "k1"),
+				   tft_writer_intern_cstr(w, "k2") };
+		int nbad = 0;
+		/* 20000 sparse kernels (level 1 = every kernel: predicted dropped), then
+		 * 100000 dense ones (level 1 ends far below half: kept after all). */
+		for (int i = 0; i < 120000; i++) {
+			struct tft_event e = { .track = t, .ts_ns = ts, .dur_ns = 500 + i % 300, .count = 1,
+					       .name = kn[i % 3] };
+			nbad += tft_writer_append(w, &e) != 0;
+			ts += e.dur_ns + (i < 20000 ? 3000 : 100);
+			if (i % 30000 == 29999) /* live: partial chunks; batch: staged LOD survives commits */
+				nbad += tft_writer_commit(w, &err) != 0;
+		}
+		is_int(nbad, 0, "lod rebuild: appends");
+		tft_writer_close(w, &err);
+	}
+	struct tft_session *s0 = tft_session_open(paths[0], &err), *s1 = tft_session_open(paths[1], &err);
+	if (!ok(s0 && s1, "lod rebuild: both sessions open"))
+		return;
+	for (int k = 0; k <= 13; k++) {
+		int64_t res = k ? (int64_t)1000 << (2 * (k - 1)) : 0;
+		a->n = b->n = 0;
+		tft_session_scan(s0, 0, INT64_MIN, INT64_MAX, res, list_fn, a, &err);
+		tft_session_scan(s1, 0, INT64_MIN, INT64_MAX, res, list_fn, b, &err);
+		if (a->n != b->n) {
+			bad++;
+			printf("# resolution %lld: %zu vs %zu events\n", (long long)res, a->n, b->n);
+			continue;
+		}
+		for (size_t i = 0; i < a->n && i < 4096; i++)
+			bad += !ev_eq(&a->ev[i], &b->ev[i], 1);
+	}
+	is_int(bad, 0, "lod rebuild: every resolution answers the same with and without prediction");
+	for (int v = 0; v < 2; v++) {
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		sqlite3_open_v2(paths[v], &db, SQLITE_OPEN_READONLY, NULL);
+		sqlite3_prepare_v2(db, "SELECT count(*) FROM lod WHERE level = 1", -1, &st, NULL);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			nlev[v] = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	ok(nlev[0] == 1 && nlev[1] == 1, "lod rebuild: level 1 kept in both (%d, %d)", nlev[0], nlev[1]);
+	tft_session_close(s0);
+	tft_session_close(s1);
+	free(a);
+	free(b);
+}
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static int copy_file(const char *from, const char *to, long truncate_to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	char buf[65536];
+	size_t r;
+	long total = 0;
+
+	if (!a || !b)
+		return -1;
+	while ((r = fread(buf, 1, sizeof(buf), a)) > 0) {
+		if (truncate_to >= 0 && total + (long)r > truncate_to)
+			r = (size_t)(truncate_to - total);
+		fwrite(buf, 1, r, b);
+		total += (long)r;
+		if (truncate_to >= 0 && total >= truncate_to)
+			break;
+	}
+	fclose(a);
+	fclose(b);
+	return 0;
+}
+
+static int count_fn(void *ctx, const struct tft_event *ev)
+{
+	(void)ev;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+static void sql_exec(const char *path, const char *sql)
+{
+	sqlite3 *db;
+
+	sqlite3_open(path, &db);
+	sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+static void test_errors(void)
+{
+	struct tft_error err;
+	struct tft_session *s;
+	uint64_t cnt = 0;
+	char corrupt[512], newer[512];
+
+	snprintf(corrupt, sizeof(corrupt), "%s", tpath("corrupt.tft"));
+	snprintf(newer, sizeof(newer), "%s", tpath("newer.tft"));
+
+	/* Corrupt blob. */
+	copy_file(tpath("rt.tft"), corrupt, -1);
+	sql_exec(corrupt, "UPDATE chunks SET data = X'28b52ffd2000' || randomblob(40) WHERE id = "
+			  "(SELECT min(id) FROM chunks WHERE track = 3 AND level = 0)");
+	tft_error_clear(&err);
+	s = tft_session_open(corrupt, &err);
+	ok(s != NULL, "corrupt: opens (the directory is fine)");
+	if (s) {
+		tft_error_clear(&err);
+		int rc = tft_session_scan(s, 3, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+		is_int(rc, TFT_EFORMAT, "corrupt: scan gives TFT_EFORMAT");
+		ok(strstr(err.msg, "chunk ") != NULL, "corrupt: message names the chunk (%s)", err.msg);
+		/* Another track still reads fine. */
+		cnt = 0;
+		tft_error_clear(&err);
+		ok(tft_session_scan(s, 0, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err) == 0 && cnt == 10,
+		   "corrupt: other tracks unaffected");
+		tft_session_close(s);
+	}
+	/* A valid blob whose names point outside the string table. */
+	snprintf(corrupt, sizeof(corrupt), "%s", tpath("corrupt2.tft"));
+	copy_file(tpath("rt.tft"), corrupt, -1);
+	sql_exec(corrupt, "DELETE FROM strings WHERE id > 5");
+	tft_error_clear(&err);
+	s = tft_session_open(corrupt, &err);
+	if (s) {
+		tft_error_clear(&err);
+		int rc = tft_session_scan(s, 3, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+		is_int(rc, TFT_EFORMAT, "corrupt: string id out of range is TFT_EFORMAT");
+		tft_session_close(s);
+	} else {
+		ok(err.code == TFT_EFORMAT, "corrupt: string id out of range is TFT_EFORMAT (at open)");
+	}
+	/* Newer schema. */
+	copy_file(tpath("rt.tft"), newer, -1);
+	sql_exec(newer, "UPDATE meta SET value = 2 WHERE key = 'schema_version'");
+	tft_error_clear(&err);
+	s = tft_session_open(newer, &err);
+	ok(s == NULL && err.code == TFT_EVERSION, "newer schema_version: TFT_EVERSION (%s)", err.msg);
+	tft_session_close(s);
+	/* Not a session. */
+	sql_exec(tpath("other.db"), "CREATE TABLE x(y)");
+	tft_error_clear(&err);
+	s = tft_session_open(tpath("other.db"), &err);
+	ok(s == NULL && err.code == TFT_EFORMAT, "not a session: TFT_EFORMAT (%s)", err.msg);
+	tft_error_clear(&err);
+	s = tft_session_open(tpath("nonexistent.tft"), &err);
+	ok(s == NULL && err.code == TFT_ENOTFOUND, "missing file: TFT_ENOTFOUND");
+	/* Truncations at many sizes: errors, never a crash. */
+	{
+		FILE *f = fopen(tpath("rt.tft"), "rb");
+		long size;
+		int errors = 0, opened = 0;
+		fseek(f, 0, SEEK_END);
+		size = ftell(f);
+		fclose(f);
+		for (int i = 0; i < 12; i++) {
+			long cut = i == 0 ? 0 : i == 1 ? 100 : size * i / 12;
+			const char *tp = tpath("trunc.tft");
+			unlink(tp);
+			copy_file(tpath("rt.tft"), tp, cut);
+			tft_error_clear(&err);
+			s = tft_session_open(tp, &err);
+			if (!s) {
+				errors += err.code != 0;
+				continue;
+			}
+			opened++;
+			for (uint32_t t = 0; t < tft_session_track_count(s); t++) {
+				tft_error_clear(&err);
+				tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+			}
+			tft_session_close(s);
+		}
+		ok(errors + opened == 12 && errors >= 1, "truncated files: errors, no crash (%d refused)", errors);
+	}
+	/* A writer on an unwritable path. */
+	tft_error_clear(&err);
+	ok(tft_writer_open("/nonexistent-dir/x.tft", NULL, &err) == NULL && err.code == TFT_EIO,
+	   "writer: unwritable path is TFT_EIO");
+}
+
+/* ---- live mode and :memory: ----------------------------------------------- */
+
+static void test_live(void)
+{
+	const char *path = tpath("live.tft");
+	struct tft_writer_opts opts = { .flush_partial = 1 };
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	uint64_t cnt = 0;
+	uint32_t t;
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, &opts, &err);
+	if (!ok(w != NULL, "live: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD,
+							  .name = tft_writer_intern_cstr(w, "T") });
+	for (int i = 0; i < 100; i++)
+		tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = i * 10, .dur_ns = 5,
+							  .name = tft_writer_intern_cstr(w, "early"), .count = 1 });
+	is_int(tft_writer_commit(w, &err), 0, "live: commit");
+	s = tft_session_open(path, &err);
+	ok(s != NULL, "live: reader opens while the writer is open (%s)", err.msg);
+	if (s) {
+		tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+		is_int(cnt, 100, "live: committed events visible");
+	}
+	for (int i = 100; i < 250; i++)
+		tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = i * 10, .dur_ns = 5,
+							  .name = tft_writer_intern_cstr(w, "late"), .count = 1 });
+	uint32_t t2 = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	tft_writer_append(w, &(struct tft_event){ .track = t2, .ts_ns = 5, .count = 1 });
+	is_int(tft_writer_commit(w, &err), 0, "live: second commit");
+	if (s) {
+		tft_error_clear(&err);
+		is_int(tft_session_refresh(s, &err), 0, "live: refresh");
+		cnt = 0;
+		tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+		is_int(cnt, 250, "live: new events after refresh");
+		is_int(tft_session_track_count(s), 2, "live: new track after refresh");
+		struct collect c = { .sorted = 1 };
+		tft_session_scan(s, t, 2400, 2402, 0, collect_fn, &c, &err);
+		ok(c.n == 1 && strcmp(tft_session_str(s, c.ev[0].ev.name, NULL), "late") == 0,
+		   "live: new strings after refresh");
+		free(c.ev);
+	}
+	is_int(tft_writer_close(w, &err), 0, "live: close with a reader attached");
+	if (s) {
+		is_int(tft_session_refresh(s, &err), 0, "live: refresh after close");
+		tft_session_close(s);
+	}
+
+	/* :memory: sessions work (fuzzers, tests). */
+	tft_error_clear(&err);
+	w = tft_writer_open(":memory:", NULL, &err);
+	ok(w != NULL, "memory: writer opens");
+	if (w) {
+		tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+		t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+		for (int i = 0; i < 10000; i++)
+			tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = i, .count = 1 });
+		is_int(tft_writer_close(w, &err), 0, "memory: close");
+	}
+	/* abort leaves the file as last committed */
+	w = tft_writer_open(tpath("abort.tft"), NULL, &err);
+	if (w) {
+		tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+		tft_writer_commit(w, &err);
+		tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+		tft_writer_abort(w);
+		s = tft_session_open(tpath("abort.tft"), &err);
+		ok(s && tft_session_process_count(s) == 1 && tft_session_track_count(s) == 0,
+		   "abort: file as of the last commit");
+		tft_session_close(s);
+	}
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tft-store-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_chunk_codec();
+	test_roundtrip();
+	test_flows_steps();
+	test_lod();
+	test_lod_rebuild();
+	test_errors();
+	test_live();
+	{
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	return done_testing();
+}
