@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests for the Chrome / Kineto / tf.timeline importer: small inline
+ * documents for every phase, read back through the session reader, then a
+ * few real traces from the shared corpus (counts checked with python3).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/ingest.h"
+#include "collect/ingest_chrome.h"
+#include "store/session.h"
+#include "store/writer.h"
+#include "tap.h"
+
+#define US INT64_C(1000) /* one microsecond in ns */
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char g_path[64];
+
+static void new_path(void)
+{
+	snprintf(g_path, sizeof(g_path), "/tmp/tft_test_chrome_%d.tft", (int)getpid());
+	unlink(g_path);
+}
+
+static struct tft_writer *open_writer(void)
+{
+	struct tft_error err;
+
+	tft_error_clear(&err);
+	new_path();
+	return tft_writer_open(g_path, NULL, &err);
+}
+
+static struct tft_session *close_and_open(struct tft_writer *w)
+{
+	struct tft_error err;
+
+	tft_error_clear(&err);
+	if (tft_writer_close(w, &err)) {
+		printf("# close: %s\n", err.msg);
+		return NULL;
+	}
+	struct tft_session *s = tft_session_open(g_path, &err);
+	if (!s)
+		printf("# session open: %s\n", err.msg);
+	return s;
+}
+
+/*
+ * Import doc with a JSON window of `block` bytes (0 = default) and open the
+ * result. Returns NULL (and *rc) on an import error.
+ */
+static struct tft_session *import_block(const char *doc, size_t block, int *rc, struct tft_error *err)
+{
+	struct tft_json_reader_opts ro = { .block_size = block };
+	struct tft_writer *w = open_writer();
+	struct tft_source *src;
+
+	tft_error_clear(err);
+	src = tft_source_open_mem(doc, strlen(doc), "doc.json", err);
+	*rc = tft_ingest_chrome_source(w, src, NULL, block ? &ro : NULL, err);
+	tft_source_close(src);
+	if (*rc) {
+		tft_writer_abort(w);
+		unlink(g_path);
+		return NULL;
+	}
+	return close_and_open(w);
+}
+
+static struct tft_session *import(const char *doc)
+{
+	struct tft_error err;
+	int rc;
+	struct tft_session *s = import_block(doc, 0, &rc, &err);
+
+	if (!s)
+		printf("# import failed: %d %s at %lld\n", rc, err.msg, (long long)err.offset);
+	return s;
+}
+
+static void done(struct tft_session *s)
+{
+	if (s)
+		tft_session_close(s);
+	unlink(g_path);
+}
+
+/* Track id by (process name or NULL, track name). */
+static uint32_t find_track(struct tft_session *s, const char *proc, const char *name)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+		const struct tft_process *p = tft_session_process(s, t->process);
+		if (strcmp(tft_session_str(s, t->name, NULL), name) != 0)
+			continue;
+		if (proc && (!p || strcmp(tft_session_str(s, p->name, NULL), proc) != 0))
+			continue;
+		return t->id;
+	}
+	return UINT32_MAX;
+}
+
+/* Track id by (process pid, tid). */
+static uint32_t find_tid(struct tft_session *s, int64_t pid, int64_t tid)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+		const struct tft_process *p = tft_session_process(s, t->process);
+		if (p && p->pid == pid && t->tid == tid)
+			return t->id;
+	}
+	return UINT32_MAX;
+}
+
+/* Events of a track rendered as "name@ts+dur[flags]{args}" lines. */
+struct dump {
+	struct tft_session *s;
+	char text[4096];
+	size_t n;
+	int count;
+};
+
+static int dump_ev(void *ctx, const struct tft_event *ev)
+{
+	struct dump *d = ctx;
+	char args[1024];
+	size_t an = 0;
+
+	args[0] = '\0';
+	for (uint16_t i = 0; i < ev->nargs && an < sizeof(args) - 100; i++) {
+		const struct tft_arg *a = &ev->args[i];
+		const char *k = tft_session_str(d->s, a->key, NULL);
+		switch (a->type) {
+		case TFT_ARG_INT:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s=%lld", i ? "," : "", k,
+					       (long long)a->v.i);
+			break;
+		case TFT_ARG_BOOL:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s=%s", i ? "," : "", k,
+					       a->v.i ? "true" : "false");
+			break;
+		case TFT_ARG_DOUBLE:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s=%.17g", i ? "," : "", k,
+					       a->v.d);
+			break;
+		case TFT_ARG_STR:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s='%s'", i ? "," : "", k,
+					       tft_session_str(d->s, a->v.str, NULL));
+			break;
+		case TFT_ARG_JSON:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s=%s", i ? "," : "", k,
+					       tft_session_str(d->s, a->v.str, NULL));
+			break;
+		default:
+			an += (size_t)snprintf(args + an, sizeof(args) - an, "%s%s=null", i ? "," : "", k);
+			break;
+		}
+	}
+	char line[1400];
+	int ln;
+	if (ev->kind == TFT_EV_COUNTER)
+		ln = snprintf(line, sizeof(line), "%lld=%g", (long long)ev->ts_ns, ev->value);
+	else
+		ln = snprintf(line, sizeof(line), "%s%s@%lld+%lld%s%s%s", ev->kind == TFT_EV_INSTANT ? "!" : "",
+			      tft_session_str(d->s, ev->name, NULL), (long long)ev->ts_ns,
+			      (long long)ev->dur_ns, ev->flags & TFT_EVF_UNCLOSED ? "[unclosed]" : "",
+			      ev->flags & TFT_EVF_GLOBAL ? "[global]" : "",
+			      ev->flags & TFT_EVF_PROCESS ? "[process]" : "");
+	if (an && ln > 0 && (size_t)ln < sizeof(line))
+		snprintf(line + ln, sizeof(line) - (size_t)ln, "{%s}", args);
+	if (d->n < sizeof(d->text))
+		d->n += (size_t)snprintf(d->text + d->n, sizeof(d->text) - d->n, "%s;", line);
+	d->count++;
+	return 0;
+}
+
+static const char *events(struct tft_session *s, uint32_t track)
+{
+	static struct dump d;
+	struct tft_error err;
+
+	memset(&d, 0, sizeof(d));
+	d.s = s;
+	if (track == UINT32_MAX)
+		return "(no such track)";
+	tft_error_clear(&err);
+	if (tft_session_scan(s, track, INT64_MIN, INT64_MAX, 0, dump_ev, &d, &err))
+		snprintf(d.text, sizeof(d.text), "(scan failed: %s)", err.msg);
+	return d.text;
+}
+
+struct flows {
+	struct tft_session *s;
+	char text[4096];
+	size_t n;
+	int count;
+};
+
+static int dump_flow(void *ctx, const struct tft_flow *f)
+{
+	struct flows *d = ctx;
+
+	d->n += (size_t)snprintf(d->text + d->n, sizeof(d->text) - d->n, "%s#%llu:%d@%lld->%d@%lld%s%s;",
+				 tft_session_str(d->s, f->name, NULL), (unsigned long long)f->flow_id,
+				 f->src_track == TFT_NONE ? -1 : (int)f->src_track, (long long)f->src_ts_ns,
+				 f->dst_track == TFT_NONE ? -1 : (int)f->dst_track, (long long)f->dst_ts_ns,
+				 f->flags & TFT_FLOWF_BIND_ENCLOSING ? "[e]" : "",
+				 f->flags & TFT_FLOWF_UNMATCHED ? "[unmatched]" : "");
+	d->count++;
+	return 0;
+}
+
+static const char *flows(struct tft_session *s, int *count)
+{
+	static struct flows d;
+	struct tft_error err;
+
+	memset(&d, 0, sizeof(d));
+	d.s = s;
+	tft_error_clear(&err);
+	tft_session_flows(s, dump_flow, &d, &err);
+	*count = d.count;
+	return d.text;
+}
+
+static long long meta_int(struct tft_session *s, const char *key)
+{
+	const char *v = tft_session_meta(s, key);
+
+	return v ? atoll(v) : 0;
+}
+
+static const char *meta(struct tft_session *s, const char *key)
+{
+	const char *v = tft_session_meta(s, key);
+
+	return v ? v : "(unset)";
+}
+
+/* ---- inline documents ---------------------------------------------------- */
+
+static const char doc_slices[] =
+	"{\"traceEvents\":[\n"
+	" {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"proc one\"}},\n"
+	" {\"ph\":\"X\",\"name\":\"a\",\"cat\":\"c\",\"pid\":1,\"tid\":2,\"ts\":1.0015,\"dur\":3,\"tts\":5,"
+	"\"args\":{\"i\":5,\"d\":2.5,\"s\":\"st\\\"r\",\"b\":true,\"n\":null,\"o\":{\"x\": [1, 2]},"
+	"\"big\":18446744073709551615,\"neg\":-9223372036854775808}},\n"
+	" {\"ph\":\"B\",\"name\":\"outer\",\"pid\":1,\"tid\":2,\"ts\":10,\"args\":{\"k\":1,\"keep\":\"b\"}},\n"
+	" {\"ph\":\"B\",\"name\":\"inner\",\"pid\":1,\"tid\":2,\"ts\":11},\n"
+	" {\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":12,\"args\":{\"r\":\"done\"}},\n"
+	" {\"ph\":\"E\",\"name\":\"different\",\"pid\":1,\"tid\":2,\"ts\":15,\"args\":{\"k\":2}},\n"
+	" {\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":16},\n"
+	" {\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":3,\"ts\":20,\"args\":{\"x\":1}},\n"
+	" {\"ph\":\"X\",\"name\":\"late\",\"pid\":1,\"tid\":3,\"ts\":25,\"dur\":5, \"unknown\":{\"deep\":[[[]]]}},\n"
+	" {\"ph\":\"X\",\"name\":\"neg\",\"pid\":1,\"tid\":3,\"ts\":-1.5,\"dur\":0.0001},\n"
+	" {\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"main\"}},\n"
+	" {\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":2,\"args\":{\"sort_index\":-3}}\n"
+	"]}\n";
+
+static void test_slices(void)
+{
+	struct tft_session *s = import(doc_slices);
+	struct tft_session_summary sum;
+
+	ok(s != NULL, "slices doc imports");
+	if (!s)
+		return;
+	tft_session_get_summary(s, &sum);
+	is_str(sum.format, "chrome", "format chrome");
+	is_int(sum.slices, 6, "6 slices (X, B/E pairs, unclosed B)");
+	is_int(sum.unclosed_slices, 1, "one unclosed B");
+	is_int(meta_int(s, "unmatched_ends"), 1, "one E without B");
+	uint32_t t2 = find_track(s, "proc one", "main");
+	ok(t2 != UINT32_MAX, "thread named by a thread_name M event after its events");
+	is_str(events(s, t2),
+	       "a@1002+3000{i=5,d=2.5,s='st\"r',b=true,n=null,o={\"x\": [1, 2]},big=1.8446744073709552e+19,"
+	       "neg=-9223372036854775808};"
+	       "outer@10000+5000{k=2,keep='b'};"
+	       "inner@11000+1000{r='done'};",
+	       "X args of every type; E closes the innermost B, merges its args; 1.0015 us -> 1002 ns");
+	const struct tft_track *tt = tft_session_track(s, t2);
+	is_int(tt ? tt->sort_index : 0, -3, "thread_sort_index");
+	is_int(tt ? tt->kind : 0, TFT_TRACK_THREAD, "thread kind");
+	is_str(events(s, find_tid(s, 1, 3)),
+	       "neg@-1500+0;open@20000+10000[unclosed]{x=1};late@25000+5000;",
+	       "unclosed B runs to the end of the trace; negative ts; 0.1 ns rounds to 0");
+	done(s);
+}
+
+/* Array form, unterminated with a trailing comma, string pids. */
+static const char doc_instants[] =
+	"[\n"
+	"{\"ph\":\"i\",\"name\":\"ti\",\"pid\":\"Proc A\",\"tid\":\"worker\",\"ts\":5,\"s\":\"t\"},\n"
+	"{\"ph\":\"I\",\"name\":\"pi\",\"pid\":\"Proc A\",\"tid\":\"worker\",\"ts\":6,\"s\":\"p\"},\n"
+	"{\"ph\":\"i\",\"name\":\"gi\",\"pid\":\"Proc A\",\"ts\":7,\"s\":\"g\"},\n"
+	"{\"ph\":\"R\",\"name\":\"mark\",\"pid\":\"Proc A\",\"tid\":\"worker\",\"ts\":8},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"pid\":\"Proc A\",\"ts\":10,\"args\":{\"value\":100}},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"pid\":\"Proc A\",\"ts\":20,\"args\":{\"value\":50.5}},\n"
+	"{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":\"Proc A\",\"ts\":10,\"args\":{\"ctr\":1,\"other\":\"2\",\"s\":\"x\"}},\n"
+	"{\"ph\":\"X\",\"name\":\"x\",\"pid\":\"7\",\"tid\":\"8\",\"ts\":\"1\",\"dur\":1},\n"
+	"{\"ph\":\"P\",\"name\":\"sample\",\"pid\":1,\"tid\":1,\"ts\":1},\n"
+	"{\"ph\":\"(\",\"pid\":1,\"tid\":1,\"ts\":1},\n"
+	"{\"ph\":\"Z\",\"pid\":1,\"tid\":1,\"ts\":1},\n"
+	"5, [1], \n"
+	"{\"name\":\"no phase\"},\n";
+
+static void test_instants_counters(void)
+{
+	struct tft_session *s = import(doc_instants);
+	struct tft_session_summary sum;
+
+	ok(s != NULL, "unterminated array with a trailing comma imports");
+	if (!s)
+		return;
+	tft_session_get_summary(s, &sum);
+	is_str(meta(s, "truncated"), "1", "truncated noted in meta");
+	is_str(events(s, find_track(s, "Proc A", "worker")), "!ti@5000+0;!mark@8000+0;",
+	       "thread instants on the string tid's track");
+	is_str(events(s, find_track(s, "Proc A", "Instants")), "!pi@6000+0[process];",
+	       "process-scoped instant");
+	is_str(events(s, find_track(s, "Global", "Global")), "!gi@7000+0[global];", "global instant");
+	is_str(events(s, find_track(s, "Proc A", "mem")), "10000=100;20000=50.5;", "counter 'mem' (key value)");
+	is_str(events(s, find_track(s, "Proc A", "ctr")), "10000=1;", "counter key equal to its name");
+	is_str(events(s, find_track(s, "Proc A", "ctr.other")), "10000=2;", "counter name.key, numeric string");
+	ok(find_track(s, "Proc A", "ctr.s") == UINT32_MAX, "non-numeric counter arg ignored");
+	const struct tft_track *t = tft_session_track(s, find_track(s, "Proc A", "mem"));
+	is_int(t ? t->kind : 0, TFT_TRACK_COUNTER, "counter track kind");
+	is_str(events(s, find_tid(s, 7, 8)), "x@1000+1000;", "numeric string pid/tid are integers");
+	is_int(meta_int(s, "skipped_events"), 6, "P, (, unknown phase, non-objects, missing ph skipped");
+	const struct tft_process *p = NULL;
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const struct tft_process *q = tft_session_process(s, i);
+		if (strcmp(tft_session_str(s, q->name, NULL), "Proc A") == 0)
+			p = q;
+	}
+	ok(p && p->pid >= (INT64_C(1) << 32), "string pid gets a synthetic pid");
+	is_int(sum.instants, 4, "4 instants");
+	is_int(sum.counters, 4, "4 counter samples");
+	done(s);
+}
+
+static const char doc_flows[] =
+	"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+	"{\"ph\":\"X\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},\n"
+	"{\"ph\":\"X\",\"name\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10},\n"
+	"{\"ph\":\"X\",\"name\":\"C\",\"pid\":1,\"tid\":3,\"ts\":0,\"dur\":10},\n"
+	"{\"ph\":\"s\",\"name\":\"f1\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":1},\n"
+	"{\"ph\":\"t\",\"name\":\"f1\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":5},\n"
+	"{\"ph\":\"f\",\"name\":\"f1\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"tid\":3,\"ts\":9,\"bp\":\"e\"},\n"
+	"{\"ph\":\"f\",\"name\":\"k\",\"cat\":\"ac2g\",\"id\":\"0x10\",\"pid\":1,\"tid\":3,\"ts\":30,\"bp\":\"e\"},\n"
+	"{\"ph\":\"s\",\"name\":\"k\",\"cat\":\"ac2g\",\"id\":16,\"pid\":1,\"tid\":1,\"ts\":20},\n"
+	"{\"ph\":\"s\",\"name\":\"lost\",\"cat\":\"c\",\"id\":2,\"pid\":1,\"tid\":1,\"ts\":3},\n"
+	"{\"ph\":\"f\",\"name\":\"orphan\",\"cat\":\"c\",\"id\":3,\"pid\":1,\"tid\":2,\"ts\":4},\n"
+	"{\"ph\":\"s\",\"name\":\"tf\",\"cat\":\"DataFlow\",\"id\":4,\"pid\":1,\"tid\":1,\"ts\":2},\n"
+	"{\"ph\":\"t\",\"name\":\"tf\",\"cat\":\"DataFlow\",\"id\":4,\"pid\":1,\"tid\":2,\"ts\":6},\n"
+	"{\"ph\":\"X\",\"name\":\"v2a\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":1,\"bind_id\":\"0xab\",\"flow_out\":true},\n"
+	"{\"ph\":\"X\",\"name\":\"v2b\",\"pid\":1,\"tid\":2,\"ts\":42,\"dur\":1,\"bind_id\":\"0xab\",\"flow_in\":true},\n"
+	"{\"ph\":\"s\",\"name\":\"loc\",\"cat\":\"c\",\"id2\":{\"local\":\"0x1\"},\"pid\":1,\"tid\":1,\"ts\":50},\n"
+	"{\"ph\":\"f\",\"name\":\"loc\",\"cat\":\"c\",\"id2\":{\"local\":\"0x1\"},\"pid\":2,\"tid\":1,\"ts\":51},\n"
+	"{\"ph\":\"s\",\"name\":\"dup\",\"cat\":\"d\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":60},\n"
+	"{\"ph\":\"s\",\"name\":\"dup\",\"cat\":\"d\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":61},\n"
+	"{\"ph\":\"f\",\"name\":\"dup\",\"cat\":\"d\",\"id\":5,\"pid\":1,\"tid\":2,\"ts\":62},\n"
+	"{\"ph\":\"f\",\"name\":\"dup\",\"cat\":\"d\",\"id\":5,\"pid\":1,\"tid\":2,\"ts\":63}\n"
+	"]}";
+
+static void test_flows(void)
+{
+	struct tft_session *s = import(doc_flows);
+	int n = 0;
+
+	ok(s != NULL, "flow doc imports");
+	if (!s)
+		return;
+	uint32_t t1 = find_tid(s, 1, 1), t2 = find_tid(s, 1, 2), t3 = find_tid(s, 1, 3);
+	uint32_t o1 = find_tid(s, 2, 1);
+	char want[2048];
+	snprintf(want, sizeof(want),
+		 "f1#1:%u@1000->%u@5000;"
+		 "f1#1:%u@5000->%u@9000[e];"
+		 "k#16:%u@20000->%u@30000[e];"
+		 "tf#4:%u@2000->%u@6000;"
+		 "v2a#171:%u@40000->%u@42000;"
+		 "dup#5:%u@60000->%u@62000;"
+		 "dup#5:%u@61000->%u@63000;"
+		 "orphan#3:-1@0->%u@4000[unmatched];"
+		 "loc#1:-1@0->%u@51000[unmatched];"
+		 "lost#2:%u@3000->-1@0[unmatched];"
+		 "loc#1:%u@50000->-1@0[unmatched];",
+		 t1, t2, t2, t3, t1, t3, t1, t2, t1, t2, t1, t2, t1, t2, t2, o1, t1, t1);
+	const char *got = flows(s, &n);
+	/* the store may return flows in any order: compare as sets of lines */
+	int same = n == 11;
+	for (const char *p = want; same && *p;) {
+		const char *q = strchr(p, ';');
+		char item[200];
+		snprintf(item, sizeof(item), "%.*s;", (int)(q - p), p);
+		if (!strstr(got, item)) {
+			printf("# missing flow %s\n", item);
+			same = 0;
+		}
+		p = q + 1;
+	}
+	ok(same, "flows: steps, bp e, out-of-order ac2g, hex ids, v2, id2.local, FIFO reuse, unmatched");
+	if (!same)
+		printf("# got %s\n", got);
+	struct tft_session_summary sum;
+	tft_session_get_summary(s, &sum);
+	is_int(sum.unmatched_flows, 4, "4 unmatched flows");
+	is_str(meta(s, "display_time_unit"), "ns", "displayTimeUnit kept as meta only");
+	done(s);
+}
+
+static const char doc_async[] =
+	"[\n"
+	"{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":1,\"pid\":1,\"ts\":10,\"args\":{\"url\":\"u\"}},\n"
+	"{\"ph\":\"n\",\"name\":\"progress\",\"cat\":\"net\",\"id\":1,\"pid\":1,\"ts\":12},\n"
+	"{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":1,\"pid\":1,\"ts\":13},\n"
+	"{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":1,\"pid\":1,\"ts\":14},\n"
+	"{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":1,\"pid\":1,\"ts\":20,\"args\":{\"status\":200}},\n"
+	"{\"ph\":\"S\",\"name\":\"old\",\"id\":\"x\",\"pid\":1,\"ts\":30},\n"
+	"{\"ph\":\"T\",\"name\":\"old\",\"id\":\"x\",\"pid\":1,\"ts\":32},\n"
+	"{\"ph\":\"F\",\"name\":\"old\",\"id\":\"x\",\"pid\":1,\"ts\":35},\n"
+	"{\"ph\":\"b\",\"name\":\"nameless end\",\"cat\":\"net\",\"id\":3,\"pid\":1,\"ts\":36},\n"
+	"{\"ph\":\"e\",\"cat\":\"net\",\"id\":3,\"pid\":1,\"ts\":37},\n"
+	"{\"ph\":\"b\",\"name\":\"never\",\"cat\":\"net\",\"id\":9,\"pid\":1,\"ts\":40},\n"
+	"{\"ph\":\"e\",\"name\":\"ghost\",\"cat\":\"net\",\"id\":7,\"pid\":1,\"ts\":41},\n"
+	"{\"ph\":\"N\",\"name\":\"Tensor\",\"cat\":\"T\",\"id\":5,\"pid\":2,\"ts\":50},\n"
+	"{\"ph\":\"O\",\"name\":\"Tensor\",\"cat\":\"T\",\"id\":5,\"pid\":2,\"ts\":55,\"args\":{\"snapshot\":{\"bytes\":64}}},\n"
+	"{\"ph\":\"D\",\"name\":\"Tensor\",\"cat\":\"T\",\"id\":5,\"pid\":2,\"ts\":60},\n"
+	"{\"ph\":\"N\",\"name\":\"Leak\",\"id\":\"0x6\",\"pid\":2,\"ts\":70},\n"
+	"{\"ph\":\"D\",\"name\":\"Unknown\",\"id\":8,\"pid\":2,\"ts\":71},\n"
+	"{\"ph\":\"X\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":99,\"dur\":1}\n"
+	"]";
+
+static void test_async_objects(void)
+{
+	struct tft_session *s = import(doc_async);
+	struct tft_session_summary sum;
+
+	ok(s != NULL, "async/object doc imports");
+	if (!s)
+		return;
+	tft_session_get_summary(s, &sum);
+	uint32_t net = find_track(s, NULL, "net");
+	const struct tft_track *t = net != UINT32_MAX ? tft_session_track(s, net) : NULL;
+	is_int(t ? t->kind : 0, TFT_TRACK_ASYNC, "async track per (pid, cat)");
+	is_str(events(s, net),
+	       "req@10000+10000{url='u',status=200};!progress@12000+0;req@13000+1000;"
+	       "nameless end@36000+1000;never@40000+60000[unclosed];",
+	       "b/e nest by key, n instant, nameless e, unclosed b");
+	is_str(events(s, find_track(s, NULL, "Async")), "old@30000+5000;!old@32000+0;",
+	       "legacy S/T/F on the 'Async' track (no cat)");
+	uint32_t tensor = find_track(s, NULL, "Tensor");
+	t = tensor != UINT32_MAX ? tft_session_track(s, tensor) : NULL;
+	is_int(t ? t->kind : 0, TFT_TRACK_OBJECT, "object track per (pid, name)");
+	is_str(events(s, tensor),
+	       "Tensor@50000+10000{id=5,snapshot={\"bytes\":64}};!Tensor@55000+0{snapshot={\"bytes\":64}};",
+	       "N..D slice with id + snapshot args, O instant");
+	is_str(events(s, find_track(s, NULL, "Leak")), "Leak@70000+30000[unclosed]{id='0x6'};",
+	       "N without D runs to the end");
+	ok(find_track(s, NULL, "Unknown") != UINT32_MAX, "D without N: track exists, no events");
+	is_int(sum.unclosed_slices, 1, "only the async b counts as unclosed");
+	is_int(meta_int(s, "unmatched_ends"), 1, "e without b counted");
+	done(s);
+}
+
+static const char doc_kineto[] =
+	"{\"schemaVersion\":1,\"deviceProperties\":[ {\"id\": 0, \"name\": \"GPU\"} ],\n"
+	" \"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,\"pg_config\":[{\"x\":1}]},\n"
+	" \"otherData\":{\"a\": [1, 2], \"s\": \"x y\"},\n"
+	" \"host_name\":\"node7\",\n"
+	" \"traceEvents\":[\n"
+	"  {\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#7\",\"pid\":10,\"tid\":11,\"ts\":100,\"dur\":50},\n"
+	"  {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":110.5,\"dur\":2.25},\n"
+	"  {\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#7\",\"pid\":0,\"tid\":7,\"ts\":105,\"dur\":40},\n"
+	"  {\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"GPU 0\"}},\n"
+	"  {\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"args\":{\"labels\":\"GPU 0\"}},\n"
+	"  {\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":5000000}},\n"
+	"  {\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":7,\"args\":{\"name\":\"stream 7\"}},\n"
+	"  {\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"nccl:all_reduce\",\"pid\":10,\"tid\":12,\"ts\":120,\"dur\":1},\n"
+	"  {\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,\"tid\":12,\"args\":{\"name\":\"NCCL comm thread\"}},\n"
+	"  {\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c\",\"pid\":10,\"tid\":13,\"ts\":130,\"dur\":1},\n"
+	"  {\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,\"tid\":13,\"args\":{\"name\":\"CommandBuffer\"}}\n"
+	" ],\n"
+	" \"systemTraceEvents\": \"# tracer: nop\\n...\",\n"
+	" \"traceName\":\"t.json\",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":1700000000000000000\n"
+	"}\n";
+
+static void test_kineto(void)
+{
+	struct tft_session *s = import(doc_kineto);
+	struct tft_session_summary sum;
+	const int64_t base = INT64_C(1700000000000000000);
+
+	ok(s != NULL, "kineto doc imports");
+	if (!s)
+		return;
+	tft_session_get_summary(s, &sum);
+	is_str(sum.format, "kineto", "format kineto");
+	is_str(sum.producer, "PyTorch Profiler", "producer");
+	is_int(sum.steps, 1, "one step (the GPU annotation copy is not a step)");
+	const struct tft_step *st = tft_session_step(s, 0);
+	ok(st && st->index == 7 && st->start_ns == base + 100 * US && st->dur_ns == 50 * US && st->traced,
+	   "ProfilerStep#7 -> step 7 at base + 100 us");
+	uint32_t gpu = find_track(s, "GPU 0", "stream 7");
+	const struct tft_track *t = gpu != UINT32_MAX ? tft_session_track(s, gpu) : NULL;
+	is_int(t ? t->kind : 0, TFT_TRACK_GPU_STREAM, "'stream 7' is a GPU stream (named after its events)");
+	char want[200];
+	snprintf(want, sizeof(want), "ProfilerStep#7@%lld+40000;k1@%lld+2250;", (long long)(base + 105 * US),
+		 (long long)(base + 110500));
+	is_str(events(s, gpu), want, "baseTimeNanoseconds after traceEvents shifts every ts");
+	t = tft_session_track(s, find_track(s, NULL, "NCCL comm thread"));
+	is_int(t ? t->kind : 0, TFT_TRACK_COMM, "NCCL thread is a comm track");
+	t = tft_session_track(s, find_track(s, NULL, "CommandBuffer"));
+	is_int(t ? t->kind : 0, TFT_TRACK_THREAD, "'CommandBuffer' is not comm");
+	const struct tft_process *p = t ? tft_session_process(s, t->process) : NULL;
+	ok(p && p->rank == 3 && strcmp(tft_session_str(s, p->host, NULL), "node7") == 0,
+	   "distributedInfo rank and host_name on the processes");
+	p = gpu != UINT32_MAX ? tft_session_process(s, tft_session_track(s, gpu)->process) : NULL;
+	ok(p && p->sort_index == 5000000 && strcmp(tft_session_str(s, p->labels, NULL), "GPU 0") == 0,
+	   "process labels and sort index");
+	is_str(meta(s, "world_size"), "8", "world_size");
+	is_str(meta(s, "distributed_backend"), "nccl", "backend");
+	is_str(meta(s, "device_properties"), "[{\"id\":0,\"name\":\"GPU\"}]", "deviceProperties compacted");
+	is_str(meta(s, "other_data"), "{\"a\":[1,2],\"s\":\"x y\"}", "otherData compacted");
+	is_str(meta(s, "trace_name"), "t.json", "traceName");
+	is_str(meta(s, "base_time_ns"), "1700000000000000000", "base_time_ns");
+	is_str(meta(s, "kineto_schema_version"), "1", "schemaVersion");
+	ok(strcmp(meta(s, "system_trace_events"), "(unset)") != 0, "systemTraceEvents noted");
+	done(s);
+}
+
+/* Window refills: the same documents with tiny windows give the same session. */
+static void test_refills(void)
+{
+	static const char *docs[] = { doc_slices, doc_instants, doc_flows, doc_async, doc_kineto };
+	static const size_t blocks[] = { 1, 7, 64 };
+
+	for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+		struct tft_error err;
+		struct tft_session_summary a, b;
+		int rc, same = 1;
+		struct tft_session *s = import_block(docs[d], 0, &rc, &err);
+		if (!s) {
+			ok(0, "doc %zu", d);
+			continue;
+		}
+		tft_session_get_summary(s, &a);
+		char ref[4096];
+		snprintf(ref, sizeof(ref), "%s", events(s, 0));
+		done(s);
+		for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+			s = import_block(docs[d], blocks[i], &rc, &err);
+			if (!s) {
+				printf("# block %zu: %s at %lld\n", blocks[i], err.msg, (long long)err.offset);
+				same = 0;
+				continue;
+			}
+			tft_session_get_summary(s, &b);
+			if (a.slices != b.slices || a.instants != b.instants || a.counters != b.counters ||
+			    a.flows != b.flows || a.tracks != b.tracks || a.start_ns != b.start_ns ||
+			    a.end_ns != b.end_ns || strcmp(ref, events(s, 0)) != 0)
+				same = 0;
+			done(s);
+		}
+		ok(same, "doc %zu: same result with 1, 7 and 64-byte windows", d);
+	}
+}
+
+static void check_bad(const char *doc, int64_t offset, const char *msg, const char *what)
+{
+	struct tft_error err;
+	struct tft_writer *w = open_writer();
+	int rc = tft_ingest_mem(w, "bad.json", doc, strlen(doc), NULL, &err);
+
+	tft_writer_abort(w);
+	unlink(g_path);
+	ok(rc == TFT_EFORMAT && err.offset == offset && strstr(err.msg, msg) &&
+		   strcmp(err.file, "bad.json") == 0,
+	   "%s: byte %lld '%s'", what, (long long)err.offset, err.msg);
+}
+
+static void test_malformed(void)
+{
+	check_bad("hello", 0, "unrecognised format: expected a JSON trace ('{' or '[')", "not JSON");
+	check_bad("   x", 3, "unrecognised format", "not JSON after spaces");
+	check_bad("", 0, "unrecognised format", "empty file");
+	check_bad("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,}]}", 33, "expected a string key after ','",
+		  "trailing comma in an event");
+	check_bad("[{\"ph\":\"X\",\"ts\":1e999}]", 16, "expected a time in microseconds",
+		  "timestamp overflow");
+	check_bad("{\"traceEvents\":[{\"ph\":\"X\"}", 26, "expected ',' or ']' after array element",
+		  "object form cut after an event");
+	check_bad("{\"traceEvents\":[{\"ph\":\"X\"}]", 27, "expected ',' or '}' after object member",
+		  "object form missing its '}'");
+	check_bad("[{\"ph\":\"X\",\"name\":\"a\\q\"}]", 20, "invalid escape", "bad escape in a name");
+	check_bad("[{\"ph\":\"X\"} {\"ph\":\"X\"}]", 12, "expected ',' or ']' after array element",
+		  "missing comma between events");
+	check_bad("[{\"ph\":\"X\",\"ts\":01}]", 16, "invalid number", "leading zero");
+	check_bad("\"just a string\"", 0, "unrecognised format", "top-level string");
+	check_bad("[{\"ph\":\"X\"}] [", 13, "expected end of input", "garbage after the array");
+}
+
+/* Several files into one writer: formats joined with '+'. */
+static void test_multi(void)
+{
+	struct tft_error err;
+	struct tft_writer *w = open_writer();
+	int rc1 = tft_ingest_mem(w, "a.json", doc_slices, strlen(doc_slices), NULL, &err);
+	int rc2 = tft_ingest_mem(w, "b.json", doc_kineto, strlen(doc_kineto), NULL, &err);
+	int rc3 = tft_ingest_mem(w, "c.json", doc_flows, strlen(doc_flows), NULL, &err);
+	struct tft_session *s = close_and_open(w);
+
+	ok(rc1 == 0 && rc2 == 0 && rc3 == 0 && s, "three documents into one writer");
+	if (s) {
+		struct tft_session_summary sum;
+		tft_session_get_summary(s, &sum);
+		is_str(sum.format, "chrome+kineto", "formats joined");
+		ok(find_tid(s, 1, 2) != UINT32_MAX, "pid 1 of the first file kept");
+	}
+	done(s);
+	/* a fresh writer does not inherit the previous formats */
+	w = open_writer();
+	rc1 = tft_ingest_mem(w, "b.json", doc_kineto, strlen(doc_kineto), NULL, &err);
+	s = close_and_open(w);
+	if (s) {
+		struct tft_session_summary sum;
+		tft_session_get_summary(s, &sum);
+		is_str(sum.format, "kineto", "new writer starts a new format list");
+	}
+	done(s);
+}
+
+/* ---- real traces ---------------------------------------------------------- */
+
+struct progress_rec {
+	int calls;
+	uint64_t last_events;
+};
+
+static void on_progress(void *ctx, uint64_t in, uint64_t total, uint64_t events)
+{
+	struct progress_rec *p = ctx;
+
+	p->calls++;
+	p->last_events = events;
+	(void)in;
+	(void)total;
+}
+
+static struct tft_session *import_file(const char *rel, struct progress_rec *pr)
+{
+	char path[1024];
+	const char *data = getenv("TFT_DATA");
+	struct tft_error err;
+	struct tft_ingest_opts opts = { 0 };
+
+	snprintf(path, sizeof(path), "%s/%s", data ? data : "../shared/data", rel);
+	if (access(path, R_OK) != 0) {
+		snprintf(path, sizeof(path), "/work/shared/data/%s", rel);
+		if (access(path, R_OK) != 0)
+			return NULL;
+	}
+	if (pr) {
+		opts.progress = on_progress;
+		opts.progress_ctx = pr;
+	}
+	struct tft_writer *w = open_writer();
+	tft_error_clear(&err);
+	int rc = tft_ingest_file(w, path, &opts, &err);
+	if (rc) {
+		printf("# %s: %s at %lld\n", rel, err.msg, (long long)err.offset);
+		tft_writer_abort(w);
+		return NULL;
+	}
+	return close_and_open(w);
+}
+
+/* Counts verified with python3's json module (see the report in the tests' header). */
+static void test_real(void)
+{
+	struct tft_session_summary sum;
+	struct progress_rec pr = { 0, 0 };
+	struct tft_session *s;
+
+	s = import_file("catapult/flow.json", NULL);
+	ok(s != NULL, "catapult/flow.json");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		/* 1625 B, 1622 E (all matched), 866 s + 886 f paired FIFO per (cat, id) */
+		ok(sum.slices == 1625 && sum.unclosed_slices == 3 && sum.flows == 906 &&
+			   sum.unmatched_flows == 60 && strcmp(sum.format, "chrome") == 0,
+		   "flow.json: 1625 slices (3 unclosed), 906 flows (60 unmatched): got %llu/%llu/%llu/%llu",
+		   (unsigned long long)sum.slices, (unsigned long long)sum.unclosed_slices,
+		   (unsigned long long)sum.flows, (unsigned long long)sum.unmatched_flows);
+	}
+	done(s);
+
+	s = import_file("hta/trace_filter/sampled_rank-0.json.gz", &pr);
+	ok(s != NULL, "hta sampled_rank-0.json.gz (gzip)");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		/* 4811 X + 44 M; ProfilerStep#N twice; rank 0 of 128 */
+		ok(sum.slices == 4811 && sum.steps == 2 && strcmp(sum.format, "kineto") == 0,
+		   "sampled_rank-0: 4811 slices, 2 steps, kineto");
+		is_str(meta(s, "world_size"), "128", "world size 128");
+		ok(pr.calls >= 1 && pr.last_events == 4855, "progress reported (%d calls, %llu events)",
+		   pr.calls, (unsigned long long)pr.last_events);
+	}
+	done(s);
+
+	s = import_file("ikhlestov-tf-profiling/GPU/timeline_01.json", NULL);
+	ok(s != NULL, "tf.timeline GPU timeline_01.json");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		/* 31 X, 2 s + 2 t (DataFlow), 15 M */
+		ok(sum.slices == 31 && sum.flows == 2 && sum.unmatched_flows == 0 &&
+			   strcmp(sum.format, "tf_timeline") == 0 && strcmp(sum.producer, "TensorFlow") == 0,
+		   "timeline_01: 31 slices, 2 flows, tf_timeline");
+		int kinds[TFT_TRACK_KIND_MAX + 1] = { 0 };
+		for (uint32_t i = 0; i < tft_session_track_count(s); i++)
+			kinds[tft_session_track(s, i)->kind]++;
+		uint32_t dev = find_track(s, "/job:localhost/replica:0/task:0/gpu:0 Compute", "");
+		uint32_t str = UINT32_MAX;
+		for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+			const struct tft_track *t = tft_session_track(s, i);
+			const char *pn = tft_session_str(s, tft_session_process(s, t->process)->name, NULL);
+			if (strcmp(pn, "/gpu:0/stream:12 Compute") == 0)
+				str = t->id;
+		}
+		ok(dev != UINT32_MAX && tft_session_track(s, dev)->kind == TFT_TRACK_DEVICE,
+		   "'/job:.../gpu:0 Compute' lanes are device tracks");
+		ok(str != UINT32_MAX && tft_session_track(s, str)->kind == TFT_TRACK_GPU_STREAM,
+		   "'/gpu:0/stream:12 Compute' lanes are GPU streams");
+	}
+	done(s);
+
+	s = import_file("kineto/tb_plugin_samples/resnet50_num_workers_0/worker0.pt.trace.json.gz", NULL);
+	ok(s != NULL, "kineto resnet50 worker0 (old schema, string tids)");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		/* 54320 X, 2 i, 9282 s + 10015 f (per (cat,id): 9282 pairs, 733 lone f) */
+		ok(sum.slices == 54320 && sum.instants == 2 && sum.flows == 10015 &&
+			   sum.unmatched_flows == 733 && sum.steps == 6 && strcmp(sum.format, "kineto") == 0,
+		   "resnet50: 54320 slices, 2 instants, 10015 flows (733 unmatched), 6 steps");
+		uint32_t st = find_track(s, NULL, "stream 7");
+		ok(st != UINT32_MAX && tft_session_track(s, st)->kind == TFT_TRACK_GPU_STREAM,
+		   "tid 'stream 7' is a GPU stream");
+	}
+	done(s);
+}
+
+int main(void)
+{
+	test_slices();
+	test_instants_counters();
+	test_flows();
+	test_async_objects();
+	test_kineto();
+	test_refills();
+	test_malformed();
+	test_multi();
+	test_real();
+	return done_testing();
+}
