@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recording hot path: each thread appends fixed-size records to its own
+ * SPSC ring, reached through one initial-exec TLS pointer, and publishes
+ * them with one release store. Registration on a thread's first event is a
+ * cold slow path (one mmap, no malloc); thread exit marks the ring for the
+ * drain to reclaim. Nothing here locks, waits, prints or changes errno.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+#define COLD __attribute__((cold, noinline))
+
+/*
+ * Compiler-only barrier: a signal handler running on this thread sees
+ * `busy` set before any slot write and cleared after the publish. Each use
+ * pairs with the `busy` check at the top of the handler's own call.
+ */
+#define SIGNAL_FENCE() atomic_signal_fence(memory_order_seq_cst)
+
+enum { TLS_NONE = 0, TLS_REGISTERING = 1, TLS_DEAD = 2, TLS_REFUSED = 3 };
+
+static __thread struct tft_rt_thread *self TLS_IE; /* this thread's ring, NULL until registered */
+static __thread int tls_state TLS_IE;               /* TLS_*: why self is NULL */
+static _Atomic uint32_t next_serial = 1;
+
+static void lose(uint64_t n)
+{
+	atomic_fetch_add_explicit(&tft_rt_lost, n, memory_order_relaxed);
+}
+
+static void drop(struct tft_rt_thread *t, uint64_t n)
+{
+	/* An atomic add: a signal handler may drop on this thread mid-update. */
+	atomic_fetch_add_explicit(&t->dropped, n, memory_order_relaxed);
+}
+
+/* ---- registration (cold) ---------------------------------------------------------- */
+
+static COLD struct tft_rt_thread *thread_register(uint64_t n)
+{
+	struct tft_rt_thread *t, *head;
+	size_t page = 4096, hdr, ring_bytes, total;
+	uint32_t cur;
+	int saved_errno;
+	void *m;
+
+	/*
+	 * Acquire: pairs with the release CAS in runtime.c (state_update) that
+	 * set TFT_RT_STEPS after the ring size and the key were set.
+	 */
+	if (tls_state != TLS_NONE ||
+	    !(__atomic_load_n(&tft_rt_state, __ATOMIC_ACQUIRE) & TFT_RT_STEPS)) {
+		lose(n);
+		return NULL;
+	}
+	saved_errno = errno;
+	tls_state = TLS_REGISTERING; /* a handler or an allocator hook landing here records nothing */
+	cur = atomic_load_explicit(&tft_rt_nthreads, memory_order_relaxed);
+	do {
+		if (cur >= atomic_load_explicit(&tft_rt_max_threads, memory_order_relaxed)) {
+			tls_state = TLS_REFUSED;
+			goto fail;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&tft_rt_nthreads, &cur, cur + 1,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	ring_bytes = atomic_load_explicit(&tft_rt_ring_bytes, memory_order_relaxed);
+	hdr = (sizeof(*t) + page - 1) & ~(page - 1);
+	total = hdr + ring_bytes;
+	m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		 -1, 0);
+	if (m == MAP_FAILED) {
+		atomic_fetch_sub_explicit(&tft_rt_nthreads, 1, memory_order_relaxed);
+		tls_state = TLS_REFUSED;
+		goto fail;
+	}
+	/* Prefault every page (MAP_POPULATE may be ignored): the steady state never faults. */
+	for (size_t off = 0; off < total; off += page)
+		((volatile char *)m)[off] = 0;
+	t = m; /* anonymous memory is zeroed: counters, head and tail start at 0 */
+	t->ring = (struct tft_rt_rec *)((char *)m + hdr);
+	t->mask = ring_bytes / TFT_RT_REC_BYTES - 1;
+	t->half = (t->mask + 1) / 2;
+	t->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
+	t->tid = (int64_t)syscall(SYS_gettid);
+	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
+	t->comm[sizeof(t->comm) - 1] = 0;
+	t->map_bytes = total;
+	pthread_setspecific(tft_rt_key, t);
+	/*
+	 * Push on the thread list. Release: the initialised struct is visible
+	 * before the list head that points to it; pairs with the drain's
+	 * acquire load of tft_rt_threads (drain.c, drain_cycle).
+	 */
+	head = atomic_load_explicit(&tft_rt_threads, memory_order_relaxed);
+	do
+		atomic_store_explicit(&t->next, head, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&tft_rt_threads, &head, t,
+						      memory_order_release, memory_order_relaxed));
+	self = t;
+	tls_state = TLS_NONE;
+	errno = saved_errno;
+	return t;
+fail:
+	lose(n);
+	errno = saved_errno;
+	return NULL;
+}
+
+void tft_rt_thread_exit(void *p)
+{
+	struct tft_rt_thread *t = p;
+
+	if (self == t)
+		self = NULL;
+	tls_state = TLS_DEAD; /* events after this (other TLS destructors) count as lost */
+	/*
+	 * Release: every record this thread published is visible to whoever
+	 * sees `exited`; pairs with the drain's acquire load (drain_cycle).
+	 */
+	atomic_store_explicit(&t->exited, 1, memory_order_release);
+}
+
+void tft_rt_emit_forget_self(void)
+{
+	self = NULL;
+	tls_state = TLS_NONE;
+	pthread_setspecific(tft_rt_key, NULL);
+}
+
+void tft_rt_emit_mark_internal(void)
+{
+	self = NULL;
+	tls_state = TLS_DEAD;
+}
+
+void tft_rt_thread_free(struct tft_rt_thread *t)
+{
+	if (t)
+		munmap(t, t->map_bytes);
+}
+
+/* ---- ring ------------------------------------------------------------------------- */
+
+/*
+ * Structure of every recording call: a fast path that needs no call (so no
+ * register spills) and hands anything unusual (no ring yet, re-entered, ring
+ * looks full, no TSC) to a general noinline slow version by a tail call.
+ */
+
+static __attribute__((noinline)) int refresh_tail(struct tft_rt_thread *t, uint64_t h,
+						 uint64_t need)
+{
+	/*
+	 * Acquire: the drain's reads of every slot below `tail` happen before
+	 * we overwrite them; pairs with the release store of tail in drain.c
+	 * (consume_thread).
+	 */
+	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
+	return t->mask + 1 - (h - t->tail_cache) >= need;
+}
+
+/*
+ * Room for `need` slots at h by the cached tail? Every zone open on this
+ * thread holds one slot for its end, so `need` counts them: ends never find
+ * a full ring.
+ */
+static inline int fits(const struct tft_rt_thread *t, uint64_t h, uint64_t need)
+{
+	return t->mask + 1 - (h - t->tail_cache) >= need;
+}
+
+static inline int reserve(struct tft_rt_thread *t, uint64_t h, uint64_t need)
+{
+	return fits(t, h, need) || refresh_tail(t, h, need);
+}
+
+/*
+ * Past half full: raise the drain's wake flag. Runs after `busy` is cleared
+ * (a handler interrupting it only makes tail_cache older, never wrong).
+ */
+static COLD __attribute__((noinline)) void wake_drain(struct tft_rt_thread *t, uint64_t h)
+{
+	/* Acquire: pairs with the drain's release store of tail (consume_thread). */
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+
+	t->tail_cache = tail;
+	/* A hint the drain polls; it orders nothing, so relaxed. Read first to
+	 * keep the line shared while the flag is already up. */
+	if (h - tail >= t->half && !atomic_load_explicit(&tft_rt_wake, memory_order_relaxed))
+		atomic_store_explicit(&tft_rt_wake, 1, memory_order_relaxed);
+}
+
+/* Publish slots up to h. Returns nonzero when the drain should be woken. */
+static inline int publish(struct tft_rt_thread *t, uint64_t h)
+{
+	t->head_local = h;
+	/*
+	 * Release: the slot writes above are visible before the new head; pairs
+	 * with the acquire load of head in drain.c (consume_thread).
+	 */
+	atomic_store_explicit(&t->head, h, memory_order_release);
+	return tft_unlikely(h - t->tail_cache >= t->half);
+}
+
+/* The clock_gettime fallback stays out of line. */
+static __attribute__((noinline)) uint64_t mono_tick(void)
+{
+	return tft_rt_tick(0);
+}
+
+static inline __attribute__((always_inline)) int have_tsc(void)
+{
+#if defined(__x86_64__)
+	return atomic_load_explicit(&tft_rt_use_tsc, memory_order_relaxed);
+#else
+	return 0;
+#endif
+}
+
+static inline __attribute__((always_inline)) uint64_t fast_tick(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	return mono_tick();
+#endif
+}
+
+static uint64_t any_tick(void)
+{
+	return have_tsc() ? fast_tick() : mono_tick();
+}
+
+/* ---- recording calls ---------------------------------------------------------------- */
+
+static __attribute__((noinline)) struct tft_zone zone_begin_slow(const struct tft_site *site)
+{
+	struct tft_rt_thread *t = self;
+	struct tft_zone z = { 0, 0 };
+	struct tft_rt_rec *r;
+	uint64_t h;
+	int wake = 0;
+
+	if (!t && !(t = thread_register(2)))
+		return z;
+	if (t->busy || t->open >= TFT_RT_MAX_DEPTH) {
+		drop(t, 2); /* a lost zone is two lost events: its begin and its end */
+		return z;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	if (reserve(t, h, (uint64_t)t->open + 2)) {
+		r = &t->ring[h & t->mask];
+		r->tick = any_tick();
+		r->kind = TFT_RK_ZONE_BEGIN;
+		r->p0 = (uintptr_t)site;
+		wake = publish(t, h + 1);
+		z.depth = ++t->open;
+		z.serial = t->serial;
+	} else {
+		drop(t, 2);
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (wake)
+		wake_drain(t, h + 1);
+	return z;
+}
+
+TFT_API struct tft_zone tft_rt_zone_begin(const struct tft_site *site)
+{
+	struct tft_rt_thread *t = self;
+	struct tft_zone z;
+	struct tft_rt_rec *r;
+	uint64_t h;
+
+	if (tft_unlikely(!t || t->busy || t->open >= TFT_RT_MAX_DEPTH ||
+			 !fits(t, t->head_local, (uint64_t)t->open + 2) || !have_tsc()))
+		return zone_begin_slow(site);
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	r = &t->ring[h & t->mask];
+	r->tick = fast_tick();
+	r->kind = TFT_RK_ZONE_BEGIN;
+	r->p0 = (uintptr_t)site;
+	z.depth = ++t->open;
+	z.serial = t->serial;
+	h = publish(t, h + 1) ? h + 1 : 0;
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (tft_unlikely(h))
+		wake_drain(t, h);
+	return z;
+}
+
+/* General end: misnested, foreign, re-entered or without TSC. */
+static __attribute__((noinline)) void zone_end_slow(struct tft_zone z)
+{
+	struct tft_rt_thread *t = self;
+	uint64_t h = 0;
+	int wake = 0;
+
+	/* Not this thread's zone, already ended with an outer one, or a handler
+	 * interrupting a recording call (the zone stays open until an outer end). */
+	if (!t || z.serial != t->serial || z.depth > t->open || t->busy)
+		return;
+	t->busy = 1;
+	SIGNAL_FENCE();
+	/* Zones opened inside z and never ended end here too; their end slots were reserved. */
+	while (t->open >= z.depth) {
+		h = t->head_local;
+		t->ring[h & t->mask].tick = any_tick();
+		t->ring[h & t->mask].kind = TFT_RK_ZONE_END;
+		wake |= publish(t, h + 1);
+		t->open--;
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (wake)
+		wake_drain(t, h + 1);
+}
+
+TFT_API void tft_rt_zone_end(struct tft_zone z)
+{
+	struct tft_rt_thread *t = self;
+	struct tft_rt_rec *r;
+	uint64_t h;
+
+	if (tft_unlikely(!t || t->busy || z.serial != t->serial || z.depth != t->open ||
+			 !have_tsc())) {
+		zone_end_slow(z);
+		return;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	r = &t->ring[h & t->mask]; /* reserved when the zone began: always free */
+	r->tick = fast_tick();
+	r->kind = TFT_RK_ZONE_END;
+	t->open--;
+	h = publish(t, h + 1) ? h + 1 : 0;
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (tft_unlikely(h))
+		wake_drain(t, h);
+}
+
+static __attribute__((noinline)) void emit1_slow(uint32_t kind, uint64_t p0, uint64_t p1)
+{
+	struct tft_rt_thread *t = self;
+	struct tft_rt_rec *r;
+	uint64_t h;
+	int wake = 0;
+
+	if (!t && !(t = thread_register(1)))
+		return;
+	if (t->busy) {
+		drop(t, 1);
+		return;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	if (reserve(t, h, (uint64_t)t->open + 1)) {
+		r = &t->ring[h & t->mask];
+		r->tick = any_tick();
+		r->kind = kind;
+		r->p0 = p0;
+		r->p1 = p1;
+		wake = publish(t, h + 1);
+	} else {
+		drop(t, 1);
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (wake)
+		wake_drain(t, h + 1);
+}
+
+static inline __attribute__((always_inline)) void emit1(uint32_t kind, uint64_t p0, uint64_t p1)
+{
+	struct tft_rt_thread *t = self;
+	struct tft_rt_rec *r;
+	uint64_t h;
+
+	if (tft_unlikely(!t || t->busy || !fits(t, t->head_local, (uint64_t)t->open + 1) ||
+			 !have_tsc())) {
+		emit1_slow(kind, p0, p1);
+		return;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	r = &t->ring[h & t->mask];
+	r->tick = fast_tick();
+	r->kind = kind;
+	r->p0 = p0;
+	r->p1 = p1;
+	h = publish(t, h + 1) ? h + 1 : 0;
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (tft_unlikely(h))
+		wake_drain(t, h);
+}
+
+TFT_API void tft_rt_instant(const struct tft_site *site)
+{
+	emit1(TFT_RK_INSTANT, (uintptr_t)site, 0);
+}
+
+TFT_API void tft_rt_counter(const struct tft_site *site, double value)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &value, sizeof(bits));
+	emit1(TFT_RK_COUNTER, (uintptr_t)site, bits);
+}
+
+TFT_API void tft_rt_flow(const struct tft_site *site, uint64_t id, int end)
+{
+	emit1(end ? TFT_RK_FLOW_END : TFT_RK_FLOW_BEGIN, (uintptr_t)site, id);
+}
+
+TFT_API void tft_rt_mem_alloc(const void *ptr, size_t bytes)
+{
+	emit1(TFT_RK_MEM_ALLOC, (uintptr_t)ptr, bytes);
+}
+
+TFT_API void tft_rt_mem_free(const void *ptr)
+{
+	emit1(TFT_RK_MEM_FREE, (uintptr_t)ptr, 0);
+}
+
+/* Steps and names: a record plus its text in the following slots, published at once. */
+int tft_rt_emit_text(uint32_t kind, uint64_t p0, uint64_t p1, const char *text)
+{
+	struct tft_rt_thread *t = self;
+	size_t len = text ? strnlen(text, TFT_RT_TEXT_MAX) : 0;
+	uint64_t h, nslots = 1 + TFT_RT_TEXT_SLOTS(len);
+	struct tft_rt_rec *r;
+	int rc = 0, wake = 0;
+	uint64_t counted = kind == TFT_RK_STEP_BEGIN || kind == TFT_RK_STEP_END; /* names are metadata */
+
+	if (!t && !(t = thread_register(counted)))
+		return TFT_EAGAIN;
+	if (t->busy) {
+		drop(t, counted);
+		return TFT_EAGAIN;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	if (reserve(t, h, t->open + nslots)) {
+		r = &t->ring[h & t->mask];
+		r->tick = any_tick();
+		r->kind = kind;
+		r->aux = (uint32_t)len;
+		r->p0 = p0;
+		r->p1 = p1;
+		for (uint64_t i = 1; i < nslots; i++) {
+			size_t off = (size_t)(i - 1) * TFT_RT_REC_BYTES;
+			size_t n = len - off < TFT_RT_REC_BYTES ? len - off : TFT_RT_REC_BYTES;
+			memcpy(&t->ring[(h + i) & t->mask], text + off, n);
+		}
+		wake = publish(t, h + nslots);
+	} else {
+		drop(t, counted);
+		rc = TFT_EAGAIN;
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (wake)
+		wake_drain(t, h + nslots);
+	return rc;
+}

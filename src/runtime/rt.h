@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * In-process runtime internals shared by emit.c (the producers' hot path),
+ * drain.c (the drain thread) and runtime.c (control): the per-thread SPSC
+ * ring and its records, the global thread list and the runtime state word.
+ */
+#ifndef TFT_RUNTIME_RT_H
+#define TFT_RUNTIME_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "runtime/clock.h"
+#include "tftracer/tftracer.h"
+
+#define TFT_RT_MAX_DEPTH 256u      /* zones open at once per thread; deeper ones drop */
+#define TFT_RT_TEXT_MAX 127u       /* bytes of a name carried in a record */
+#define TFT_RT_REC_BYTES 32u
+#define TFT_RT_TEXT_SLOTS(len) (((len) + TFT_RT_REC_BYTES - 1) / TFT_RT_REC_BYTES)
+
+/* tft_rt_state bits beyond the public TFT_RT_STEPS / TFT_RT_OPS. */
+#define TFT_RT_TRACING 4u /* tft_set_tracing(true) (or cfg.enabled) */
+#define TFT_RT_DEMAND 8u  /* inside an on-demand window (tft_trace_next_steps) */
+
+enum tft_rt_kind {
+	TFT_RK_ZONE_BEGIN = 1, /* p0 = site */
+	TFT_RK_ZONE_END = 2,   /* - */
+	TFT_RK_INSTANT = 3,    /* p0 = site */
+	TFT_RK_COUNTER = 4,    /* p0 = site, p1 = the double's bits */
+	TFT_RK_FLOW_BEGIN = 5, /* p0 = site (0 = none), p1 = flow id */
+	TFT_RK_FLOW_END = 6,   /* p0 = site (0 = none), p1 = flow id */
+	TFT_RK_MEM_ALLOC = 7,  /* p0 = pointer, p1 = bytes */
+	TFT_RK_MEM_FREE = 8,   /* p0 = pointer */
+	TFT_RK_STEP_BEGIN = 9, /* p0 = index, p1 = traced; text follows */
+	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced */
+	TFT_RK_THREAD_NAME = 11,  /* text follows */
+	TFT_RK_PROCESS_NAME = 12, /* text follows */
+	TFT_RK_KIND_MAX = 12,
+};
+
+/*
+ * One ring slot. A record with text (aux = its length, <= TFT_RT_TEXT_MAX)
+ * is followed by TFT_RT_TEXT_SLOTS(aux) slots of raw bytes, published
+ * together with it.
+ */
+struct tft_rt_rec {
+	uint64_t tick; /* clock ticks (see clock.h) */
+	uint32_t kind; /* enum tft_rt_kind */
+	uint32_t aux;  /* text length */
+	uint64_t p0, p1;
+};
+
+struct tft_rt_dthread; /* drain.c: the drain's per-thread state */
+
+/*
+ * A thread's ring and counters: one anonymous mapping (this struct, then the
+ * ring), created on the thread's first event and unmapped by the drain once
+ * the thread has exited and its ring is empty. Producer fields are written
+ * only by the owning thread; drain fields only by the drain (or by tft_init
+ * while no drain runs).
+ */
+struct tft_rt_thread {
+	/* ---- producer: the owning thread only ---- */
+	struct tft_rt_rec *ring; /* borrowed: inside this mapping */
+	uint64_t mask;           /* ring slots - 1 (a power of two minus one) */
+	uint64_t head_local;     /* next slot to fill; == head after each publish */
+	uint64_t tail_cache;     /* the drain's tail as last read (acquire) */
+	uint64_t half;           /* slots; past this the drain is woken */
+	uint32_t open;           /* zones begun and recorded, not yet ended */
+	uint32_t serial;         /* this thread's serial, in zone contexts */
+	uint32_t busy;           /* inside a recording call: signal / recursion guard */
+	_Atomic uint64_t head;   /* slots published (release; pairs with the drain's acquire) */
+	_Atomic uint64_t dropped; /* events dropped on this thread (relaxed counter) */
+
+	/* ---- drain: the drain thread only ---- */
+	_Alignas(64) _Atomic uint64_t tail; /* slots consumed (release; pairs with reserve's acquire) */
+	struct tft_rt_dthread *ds;          /* owned by the drain session, NULL outside one */
+
+	/* ---- shared, set once ---- */
+	_Alignas(64) struct tft_rt_thread *_Atomic next; /* thread list link */
+	_Atomic int exited;   /* set by the exit destructor (release; the drain acquires) */
+	int64_t tid;          /* gettid() */
+	char comm[16];        /* thread name at registration */
+	size_t map_bytes;     /* the whole mapping */
+};
+
+/* ---- globals (runtime.c) ---- */
+
+/* Public state word (TFT_RT_* bits), read relaxed by the inline gates. */
+extern TFT_API int tft_rt_state;
+/* 1 if producers read the TSC (set before TFT_RT_STEPS is published). */
+extern _Atomic int tft_rt_use_tsc;
+/* Head of the thread list: producers push with CAS, only the drain unlinks. */
+extern struct tft_rt_thread *_Atomic tft_rt_threads;
+/* Events lost because the thread has no ring (refused, exited, failed). */
+extern _Atomic uint64_t tft_rt_lost;
+/* Set by producers whose ring passed half full; the drain polls and clears it. */
+extern _Atomic int tft_rt_wake;
+/* Ring bytes and thread cap for new threads; live threads with a ring. */
+extern _Atomic size_t tft_rt_ring_bytes;
+extern _Atomic uint32_t tft_rt_max_threads;
+extern _Atomic uint32_t tft_rt_nthreads;
+/* Key whose destructor marks a thread exited. */
+extern pthread_key_t tft_rt_key;
+
+static inline unsigned tft_rt_state_load(void)
+{
+	return (unsigned)__atomic_load_n(&tft_rt_state, __ATOMIC_RELAXED);
+}
+
+/* ---- emit.c ---- */
+
+/* Record a step / name record with its text on the calling thread. 0 or TFT_EAGAIN. */
+int tft_rt_emit_text(uint32_t kind, uint64_t p0, uint64_t p1, const char *text);
+/* Fork child: forget the forking thread's ring (it belongs to the parent). */
+void tft_rt_emit_forget_self(void);
+/* The drain thread: never record from it (its allocations may be traced). */
+void tft_rt_emit_mark_internal(void);
+/* The key destructor. */
+void tft_rt_thread_exit(void *p);
+/* Unmap a thread's mapping (drain / init / fork cleanup). */
+void tft_rt_thread_free(struct tft_rt_thread *t);
+
+/* ---- drain.c ---- */
+
+struct tft_rt_session;
+
+struct tft_rt_settings {
+	char path[4096];
+	uint32_t flush_ms;
+	uint32_t hold_ms;
+	uint32_t exit_timeout_ms;
+	size_t ring_bytes;
+	int want_tsc;
+};
+
+/* Create the session file and the drain state. NULL + err on failure. */
+struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
+					     struct tft_error *err);
+/* Free a session whose drain thread never ran or has finished. */
+void tft_rt_session_destroy(struct tft_rt_session *s);
+/* The drain thread's body (arg: the session). */
+void *tft_rt_drain_main(void *arg);
+/* Start of session: skip what rings hold from before and take counter baselines. */
+void tft_rt_session_adopt_threads(struct tft_rt_session *s);
+
+/* ---- runtime.c: the drain's calls back into control ---- */
+
+/* Snapshot the drain publishes for tft_stats (under the stats lock). */
+struct tft_rt_snapshot {
+	uint64_t events, dropped, bytes, flushes, threads;
+	int64_t last_flush_ns, last_flush_unix_ns;
+};
+void tft_rt_publish_stats(const struct tft_rt_snapshot *snap);
+/* The runtime disabled itself (write failure): stop recording, keep the reason. */
+void tft_rt_disable(int status, const char *reason);
+/*
+ * Drain thread handshake: wait until there is work, the poll period passed,
+ * a flush is requested or stop is set. Returns the flags below.
+ */
+enum { TFT_RT_WAIT_FLUSH = 1, TFT_RT_WAIT_STOP = 2 };
+int tft_rt_drain_wait(int64_t until_ns, uint64_t *flush_seq);
+/* Held around each unit of drain work, so that fork never copies it mid-call. */
+void tft_rt_work_begin(void);
+void tft_rt_work_end(void);
+/* Report the flush request `seq` done (and, with final, that the drain ended). */
+void tft_rt_drain_done(uint64_t seq, int final, int rc);
+
+#endif /* TFT_RUNTIME_RT_H */
