@@ -12,6 +12,7 @@ PKGS=(
 	libmicrohttpd-dev libgnutls28-dev # HTTP(S) server
 	wrk openssl                       # load test, test TLS certificate
 	chromium                          # browser tests (driven by playwright-core from npm)
+	liblttng-ust-dev lttng-tools      # runtime benchmark peer (LTTng-UST tracepoint)
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 )
 

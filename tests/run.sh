@@ -100,7 +100,7 @@ run_suite() { # name script [args]
 	fi
 	local t=$SECONDS runner=("$PY")
 	case $script in *.sh | */run.sh) runner=(bash) ;; esac
-	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_ASAN_DIR=$ASAN \
+	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
 		timeout 900 "${runner[@]}" "$script" "$@" >"$log" 2>&1
 	local rc=$?
 	local p f s
@@ -143,6 +143,21 @@ else
 		want "$name" && run_suite "$name" "$script"
 	done
 	[ -f tests/browser/run.sh ] && want browser && run_suite browser tests/browser/run.sh
+fi
+
+# ---- ThreadSanitizer: the runtime's producer/drain concurrency ------------------
+if want tsan; then
+	TSAN_DIR=${TFT_TSAN_DIR:-build-tsan}
+	if make -j"$JOBS" O="$TSAN_DIR" TSAN=1 "$TSAN_DIR/tests/test_runtime_mt" >"$LOGDIR/tsan-build.log" 2>&1; then
+		if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" timeout 600 \
+			"$TSAN_DIR/tests/test_runtime_mt" >"$LOGDIR/tsan.log" 2>&1 && ! grep -q "WARNING: ThreadSanitizer" "$LOGDIR/tsan.log"; then
+			pass "tsan/test_runtime_mt"
+		else
+			fail "tsan/test_runtime_mt" "$(grep -m1 -E 'WARNING: ThreadSanitizer|not ok' "$LOGDIR/tsan.log" | cut -c1-200)"
+		fi
+	else
+		fail "tsan-build" "$(grep -m1 -E 'error' "$LOGDIR/tsan-build.log" | cut -c1-300)"
+	fi
 fi
 
 # ---- fuzz smoke -------------------------------------------------------------------
