@@ -412,7 +412,7 @@ static const char *wstr(struct chrome *c, uint32_t id, size_t *len)
 
 static bool contains(const char *s, size_t n, const char *needle)
 {
-	return memmem(s, n, needle, strlen(needle)) != NULL;
+	return s && n && memmem(s, n, needle, strlen(needle)) != NULL;
 }
 
 static bool contains_ci(const char *s, size_t n, const char *needle)
