@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the RunMetadata/StepStats importer (binary and text,
+ * chosen by the first byte) plus the TF name and label parsers.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/ingest_runmeta.h"
+#include "collect/tf_names.h"
+#include "store/writer.h"
+
+static const int formats[4] = {TFT_PB_FMT_RUNMETA, TFT_PB_FMT_STEPSTATS, TFT_PB_FMT_RUNMETA_TEXT,
+			       TFT_PB_FMT_STEPSTATS_TEXT};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_tf_device dev;
+	struct tft_tf_label lb;
+	char buf[128];
+	int fmt;
+
+	if (!size)
+		return 0;
+	/* The parsers on the raw bytes. */
+	tft_tf_names_parse_device((const char *)data, size, &dev);
+	tft_tf_names_process(&dev, buf, sizeof(buf));
+	tft_tf_names_canon_device(&dev, buf, sizeof(buf));
+	tft_tf_names_parse_label((const char *)data, size, &lb);
+	tft_pb_sniff(data, size, "fuzz.pb");
+
+	fmt = formats[data[0] & 3];
+	tft_error_clear(&err);
+	w = tft_writer_open(":memory:", NULL, &err);
+	if (!w)
+		return 0;
+	if (tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err) == 0)
+		tft_writer_close(w, &err);
+	else
+		tft_writer_abort(w);
+	return 0;
+}

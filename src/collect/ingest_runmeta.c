@@ -1,0 +1,1503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RunMetadata / StepStats importer (binary or text): NodeExecStats become
+ * slices with every recorded field kept as args; network ops go to a comm
+ * track per device and _Send -> RecvTensor -> _Recv chains become flows.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/json_write.h"
+#include "codec/pb_text.h"
+#include "codec/pb_wire.h"
+#include "collect/ingest_runmeta.h"
+#include "core/strtab.h"
+#include "store/sorter.h"
+
+#define MAX_ARGS 40
+
+/* ---- a tiny growable byte buffer for JSON-valued args ---------------------- */
+
+struct jbuf {
+	char *p; /* owned */
+	size_t len, cap;
+	int oom;
+};
+
+static int jb_reserve(struct jbuf *b, size_t n)
+{
+	size_t cap;
+	char *np;
+
+	if (b->cap - b->len >= n)
+		return 0;
+	if (b->oom)
+		return -1;
+	cap = b->cap ? b->cap : 256;
+	while (cap - b->len < n)
+		cap *= 2;
+	np = realloc(b->p, cap);
+	if (!np) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
+static void jb_raw(struct jbuf *b, const char *s, size_t n)
+{
+	if (!n || jb_reserve(b, n + 1))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void jb_lit(struct jbuf *b, const char *s)
+{
+	jb_raw(b, s, strlen(s));
+}
+
+static void jb_str(struct jbuf *b, const void *s, size_t n)
+{
+	if (jb_reserve(b, tft_json_escape_bound(n) + 3))
+		return;
+	b->p[b->len++] = '"';
+	b->len += tft_json_escape(b->p + b->len, s, n);
+	b->p[b->len++] = '"';
+}
+
+static void jb_int(struct jbuf *b, int64_t v)
+{
+	char tmp[24];
+
+	jb_raw(b, tmp, tft_json_fmt_int(tmp, v));
+}
+
+static void jb_uint(struct jbuf *b, uint64_t v)
+{
+	char tmp[24];
+
+	jb_raw(b, tmp, tft_json_fmt_uint(tmp, v));
+}
+
+/* ',' unless the buffer is empty or ends with an opener. */
+static void jb_sep(struct jbuf *b)
+{
+	if (b->len && b->p[b->len - 1] != '[' && b->p[b->len - 1] != '{')
+		jb_raw(b, ",", 1);
+}
+
+static void jb_key(struct jbuf *b, const char *k)
+{
+	jb_sep(b);
+	jb_raw(b, "\"", 1);
+	jb_lit(b, k);
+	jb_raw(b, "\":", 2);
+}
+
+/* ---- message structs and tables -------------------------------------------- */
+
+static const struct tft_pb_enum_val dtype_vals[] = {
+	{"DT_INVALID", 0},  {"DT_FLOAT", 1},       {"DT_DOUBLE", 2},   {"DT_INT32", 3},
+	{"DT_UINT8", 4},    {"DT_INT16", 5},       {"DT_INT8", 6},     {"DT_STRING", 7},
+	{"DT_COMPLEX64", 8}, {"DT_INT64", 9},      {"DT_BOOL", 10},    {"DT_QINT8", 11},
+	{"DT_QUINT8", 12},  {"DT_QINT32", 13},     {"DT_BFLOAT16", 14}, {"DT_QINT16", 15},
+	{"DT_QUINT16", 16}, {"DT_UINT16", 17},     {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
+	{"DT_RESOURCE", 20}, {"DT_VARIANT", 21},   {"DT_UINT32", 22},  {"DT_UINT64", 23},
+};
+#define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
+
+/* "DT_FLOAT_REF" -> 101 (reference types are the base value + 100). */
+static int64_t dtype_lookup(const char *name, size_t len)
+{
+	if (len > 4 && memcmp(name + len - 4, "_REF", 4) == 0) {
+		for (size_t i = 0; i < NDTYPES; i++)
+			if (strlen(dtype_vals[i].name) == len - 4 &&
+			    memcmp(dtype_vals[i].name, name, len - 4) == 0)
+				return dtype_vals[i].value + 100;
+	}
+	return -1;
+}
+
+static const struct tft_pb_enum dtype_enum = {dtype_vals, NDTYPES, dtype_lookup};
+
+static void jb_dtype(struct jbuf *b, int64_t v)
+{
+	int64_t base = v >= 100 ? v - 100 : v;
+
+	for (size_t i = 0; i < NDTYPES; i++) {
+		if (dtype_vals[i].value == base) {
+			jb_raw(b, "\"", 1);
+			jb_lit(b, dtype_vals[i].name);
+			if (v >= 100)
+				jb_lit(b, "_REF");
+			jb_raw(b, "\"", 1);
+			return;
+		}
+	}
+	jb_int(b, v);
+}
+
+#define F(num, kind, flags, type, member, name, fn, aux)                                         \
+	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
+#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+
+struct rm_alloc_desc {
+	uint64_t has;
+	int64_t requested_bytes, allocated_bytes;
+	struct tft_pb_bytes allocator_name;
+	int64_t allocation_id, has_single_reference;
+	uint64_t ptr;
+};
+
+static const struct tft_pb_field alloc_desc_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct rm_alloc_desc, requested_bytes, "requested_bytes", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_alloc_desc, allocated_bytes, "allocated_bytes", NULL, NULL),
+	F(3, TFT_PB_STRING, 0, struct rm_alloc_desc, allocator_name, "allocator_name", NULL, NULL),
+	F(4, TFT_PB_INT64, 0, struct rm_alloc_desc, allocation_id, "allocation_id", NULL, NULL),
+	F(5, TFT_PB_BOOL, 0, struct rm_alloc_desc, has_single_reference, "has_single_reference", NULL, NULL),
+	F(6, TFT_PB_UINT64, 0, struct rm_alloc_desc, ptr, "ptr", NULL, NULL),
+};
+static const struct tft_pb_msg alloc_desc_msg = {"AllocationDescription", alloc_desc_fields, 6,
+						 offsetof(struct rm_alloc_desc, has)};
+
+struct rm_shape {
+	uint64_t has;
+	int64_t unknown_rank;
+};
+
+static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field shape_fields[] = {
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dim", on_dim, NULL),
+	F(3, TFT_PB_BOOL, 0, struct rm_shape, unknown_rank, "unknown_rank", NULL, NULL),
+};
+static const struct tft_pb_msg shape_msg = {"TensorShapeProto", shape_fields, 2,
+					    offsetof(struct rm_shape, has)};
+
+struct rm_dim {
+	uint64_t has;
+	int64_t size;
+	struct tft_pb_bytes name;
+};
+
+static const struct tft_pb_field dim_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct rm_dim, size, "size", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct rm_dim, name, "name", NULL, NULL),
+};
+static const struct tft_pb_msg dim_msg = {"TensorShapeProto.Dim", dim_fields, 2,
+					  offsetof(struct rm_dim, has)};
+
+struct rm_tensor_desc {
+	uint64_t has;
+	int64_t dtype;
+	struct rm_shape shape;
+	struct rm_alloc_desc alloc;
+};
+
+static const struct tft_pb_field tensor_desc_fields[] = {
+	F(1, TFT_PB_ENUM, 0, struct rm_tensor_desc, dtype, "dtype", NULL, &dtype_enum),
+	F(2, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, shape, "shape", NULL, &shape_msg),
+	F(4, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, alloc, "allocation_description", NULL,
+	  &alloc_desc_msg),
+};
+static const struct tft_pb_msg tensor_desc_msg = {"TensorDescription", tensor_desc_fields, 3,
+						  offsetof(struct rm_tensor_desc, has)};
+
+struct rm_output {
+	uint64_t has;
+	int64_t slot;
+	struct rm_tensor_desc td;
+};
+
+static const struct tft_pb_field output_fields[] = {
+	F(1, TFT_PB_INT32, 0, struct rm_output, slot, "slot", NULL, NULL),
+	F(3, TFT_PB_MESSAGE, 0, struct rm_output, td, "tensor_description", NULL, &tensor_desc_msg),
+};
+static const struct tft_pb_msg output_msg = {"NodeOutput", output_fields, 2,
+					     offsetof(struct rm_output, has)};
+
+struct rm_alloc_rec {
+	uint64_t has;
+	int64_t alloc_micros, alloc_bytes;
+};
+
+static const struct tft_pb_field alloc_rec_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct rm_alloc_rec, alloc_micros, "alloc_micros", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_alloc_rec, alloc_bytes, "alloc_bytes", NULL, NULL),
+};
+static const struct tft_pb_msg alloc_rec_msg = {"AllocationRecord", alloc_rec_fields, 2,
+						offsetof(struct rm_alloc_rec, has)};
+
+struct rm_mem_used {
+	uint64_t has;
+	struct tft_pb_bytes allocator_name;
+	int64_t total_bytes, peak_bytes, live_bytes, allocator_bytes_in_use;
+};
+
+static int on_alloc_rec(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field mem_used_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_mem_used, allocator_name, "allocator_name", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_mem_used, total_bytes, "total_bytes", NULL, NULL),
+	F(3, TFT_PB_INT64, 0, struct rm_mem_used, peak_bytes, "peak_bytes", NULL, NULL),
+	F(4, TFT_PB_INT64, 0, struct rm_mem_used, live_bytes, "live_bytes", NULL, NULL),
+	F(5, TFT_PB_INT64, 0, struct rm_mem_used, allocator_bytes_in_use, "allocator_bytes_in_use",
+	  NULL, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "allocation_records", on_alloc_rec, NULL),
+};
+static const struct tft_pb_msg mem_used_msg = {"AllocatorMemoryUsed", mem_used_fields, 6,
+					       offsetof(struct rm_mem_used, has)};
+
+struct rm_mem_stats {
+	uint64_t has;
+	int64_t temp_memory_size, device_temp_memory_size, persistent_memory_size,
+		device_persistent_memory_size;
+};
+
+static int on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field mem_stats_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct rm_mem_stats, temp_memory_size, "temp_memory_size", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_mem_stats, device_temp_memory_size, "device_temp_memory_size",
+	  NULL, NULL),
+	F(3, TFT_PB_INT64, 0, struct rm_mem_stats, persistent_memory_size, "persistent_memory_size",
+	  NULL, NULL),
+	F(4, TFT_PB_INT64, 0, struct rm_mem_stats, device_persistent_memory_size,
+	  "device_persistent_memory_size", NULL, NULL),
+	H(5, TFT_PB_INT64, TFT_PB_F_REPEATED, "persistent_tensor_alloc_ids", on_alloc_id, NULL),
+	H(6, TFT_PB_INT64, TFT_PB_F_REPEATED, "device_persistent_tensor_alloc_ids", on_alloc_id, NULL),
+};
+static const struct tft_pb_msg mem_stats_msg = {"MemoryStats", mem_stats_fields, 6,
+						offsetof(struct rm_mem_stats, has)};
+
+struct rm_node {
+	uint64_t has;
+	struct tft_pb_bytes node_name;
+	int64_t all_start_micros, op_start_rel_micros, op_end_rel_micros, all_end_rel_micros;
+	struct tft_pb_bytes timeline_label;
+	int64_t scheduled_micros;
+	uint64_t thread_id;
+	int64_t all_start_nanos, op_start_rel_nanos, op_end_rel_nanos, all_end_rel_nanos,
+		scheduled_nanos;
+};
+
+static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/* Indexes into node_fields (presence bits). */
+enum {
+	NF_NAME, NF_ALL_START_US, NF_OP_START_US, NF_OP_END_US, NF_ALL_END_US, NF_MEMORY, NF_OUTPUT,
+	NF_LABEL, NF_SCHED_US, NF_THREAD, NF_REF, NF_MEMSTATS, NF_ALL_START_NS, NF_OP_START_NS,
+	NF_OP_END_NS, NF_ALL_END_NS, NF_SCHED_NS,
+};
+
+static const struct tft_pb_field node_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_node, node_name, "node_name", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_node, all_start_micros, "all_start_micros", NULL, NULL),
+	F(3, TFT_PB_INT64, 0, struct rm_node, op_start_rel_micros, "op_start_rel_micros", NULL, NULL),
+	F(4, TFT_PB_INT64, 0, struct rm_node, op_end_rel_micros, "op_end_rel_micros", NULL, NULL),
+	F(5, TFT_PB_INT64, 0, struct rm_node, all_end_rel_micros, "all_end_rel_micros", NULL, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "memory", on_memory, NULL),
+	H(7, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "output", on_output, NULL),
+	F(8, TFT_PB_STRING, 0, struct rm_node, timeline_label, "timeline_label", NULL, NULL),
+	F(9, TFT_PB_INT64, 0, struct rm_node, scheduled_micros, "scheduled_micros", NULL, NULL),
+	F(10, TFT_PB_UINT32, 0, struct rm_node, thread_id, "thread_id", NULL, NULL),
+	H(11, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "referenced_tensor", on_ref_tensor, NULL),
+	H(12, TFT_PB_MESSAGE, 0, "memory_stats", on_mem_stats, NULL),
+	F(13, TFT_PB_INT64, 0, struct rm_node, all_start_nanos, "all_start_nanos", NULL, NULL),
+	F(14, TFT_PB_INT64, 0, struct rm_node, op_start_rel_nanos, "op_start_rel_nanos", NULL, NULL),
+	F(15, TFT_PB_INT64, 0, struct rm_node, op_end_rel_nanos, "op_end_rel_nanos", NULL, NULL),
+	F(16, TFT_PB_INT64, 0, struct rm_node, all_end_rel_nanos, "all_end_rel_nanos", NULL, NULL),
+	F(17, TFT_PB_INT64, 0, struct rm_node, scheduled_nanos, "scheduled_nanos", NULL, NULL),
+};
+static const struct tft_pb_msg node_msg = {"NodeExecStats", node_fields,
+					   sizeof(node_fields) / sizeof(node_fields[0]),
+					   offsetof(struct rm_node, has)};
+
+struct rm_devstats {
+	uint64_t has;
+	struct tft_pb_bytes device;
+};
+
+static int on_node_count(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_node_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/*
+ * DeviceStepStats is walked twice: the device name and thread names first
+ * (thread_names follow the nodes on the wire), then the nodes. Nothing is
+ * buffered, so memory does not grow with the number of nodes.
+ */
+static const struct tft_pb_field devstats_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_devstats, device, "device", NULL, NULL),
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_stats", on_node_count, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "thread_names", on_thread_name, NULL),
+};
+static const struct tft_pb_msg devstats_msg = {"DeviceStepStats", devstats_fields, 3,
+					       offsetof(struct rm_devstats, has)};
+static const struct tft_pb_field devstats_nodes_fields[] = {
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_stats", on_node_stats, NULL),
+};
+static const struct tft_pb_msg devstats_nodes_msg = {"DeviceStepStats", devstats_nodes_fields, 1,
+						     TFT_PB_NOOFF};
+
+struct rm_map_entry {
+	uint64_t has;
+	uint64_t key;
+	struct tft_pb_bytes value;
+};
+
+static const struct tft_pb_field thread_name_fields[] = {
+	F(1, TFT_PB_UINT32, 0, struct rm_map_entry, key, "key", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct rm_map_entry, value, "value", NULL, NULL),
+};
+static const struct tft_pb_msg thread_name_msg = {"DeviceStepStats.ThreadNamesEntry",
+						  thread_name_fields, 2,
+						  offsetof(struct rm_map_entry, has)};
+
+static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field stepstats_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dev_stats", on_dev_stats, NULL),
+};
+static const struct tft_pb_msg stepstats_msg = {"StepStats", stepstats_fields, 1, TFT_PB_NOOFF};
+
+struct rm_session_meta {
+	uint64_t has;
+	struct tft_pb_bytes name;
+	int64_t version;
+};
+
+static const struct tft_pb_field session_meta_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_session_meta, name, "name", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct rm_session_meta, version, "version", NULL, NULL),
+};
+static const struct tft_pb_msg session_meta_msg = {"SessionMetadata", session_meta_fields, 2,
+						   offsetof(struct rm_session_meta, has)};
+
+static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+struct rm_runmeta {
+	uint64_t has;
+	struct rm_session_meta session;
+};
+
+/* cost_graph (2), partition_graphs (3) and function_graphs (4) are skipped. */
+static const struct tft_pb_field runmeta_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "step_stats", on_step_stats, NULL),
+	F(5, TFT_PB_MESSAGE, 0, struct rm_runmeta, session, "session_metadata", NULL, &session_meta_msg),
+};
+static const struct tft_pb_msg runmeta_msg = {"RunMetadata", runmeta_fields, 2,
+					      offsetof(struct rm_runmeta, has)};
+
+/* ---- importer state ----------------------------------------------------------- */
+
+struct rm_dev {
+	uint32_t name;       /* string id of the full device name */
+	uint32_t process;    /* writer process id */
+	uint32_t track;      /* compute/stream track */
+	uint32_t comm_track; /* "<device> (comm)", TFT_NONE until needed */
+	int gputrace;        /* stream/memcpy device: labels are kernels/memcpys */
+	int64_t tid;         /* stream id, device index, or -1 for stream:all */
+	char canon[160];     /* canonical device for send/recv matching */
+};
+
+struct rm_proc {
+	char name[160];
+	uint32_t id;
+};
+
+enum { ROLE_SEND = 0, ROLE_TRANSFER = 1, ROLE_RECV = 2 };
+
+struct rm_comm {
+	uint64_t key;   /* hash of (tensor, src device, dst device) */
+	int64_t ts;
+	uint32_t track;
+	uint32_t tensor; /* string id */
+	uint8_t role;
+	uint32_t seq;   /* arrival order (stable sort) */
+};
+
+struct rm_thread {
+	uint32_t tid;
+	uint32_t name; /* string id */
+};
+
+struct rm {
+	struct tft_writer *w;       /* borrowed */
+	struct tft_sorter *sorter;  /* owned */
+	struct tft_pb_dec *dec;     /* borrowed */
+	struct tft_error *err;      /* borrowed */
+	const struct tft_ingest_opts *opts; /* borrowed, may be NULL */
+	size_t input_len;
+
+	struct rm_proc *procs; /* owned */
+	uint32_t nprocs, cprocs;
+	struct rm_dev *devs;   /* owned */
+	uint32_t ndevs, cdevs;
+
+	/* Current DeviceStepStats. */
+	struct rm_dev *cur;
+	uint64_t dev_nodes;      /* its node_stats count */
+	struct rm_thread *threads; /* owned: its thread_names */
+	uint32_t nthreads, cthreads;
+
+	/* Current NodeExecStats's nested values, as JSON. */
+	struct jbuf j_memory, j_output, j_ref, j_memstats, j_tmp, j_dims, j_ids, j_ids2;
+	struct jbuf scratch;
+
+	struct rm_comm *comm; /* owned */
+	uint32_t ncomm, ccomm;
+
+	struct tft_arg args[MAX_ARGS];
+	uint16_t nargs;
+
+	int64_t min_ts, max_end;
+	uint64_t nodes;
+	uint32_t step_process; /* the one process seen, TFT_NONE if several */
+	int procs_seen;
+	struct timespec last_progress;
+
+	/* Interned keys. */
+	uint32_t k_op, k_inputs, k_label, k_all_start_us, k_op_start_us, k_op_end_us, k_all_end_us,
+		k_sched_us, k_thread, k_thread_name, k_memory, k_output, k_ref, k_memstats,
+		k_all_start_ns, k_op_start_ns, k_op_end_ns, k_all_end_ns, k_sched_ns, k_tensor,
+		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
+		k_async, k_to_device, k_kernel, k_node, k_device;
+	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > UINT32_MAX / 2)
+			return TFT_ENOMEM;
+		nc *= 2;
+	}
+	np = realloc(*p, (size_t)nc * elem);
+	if (!np)
+		return TFT_ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static uint32_t intern(struct rm *rm, const void *s, size_t n)
+{
+	if (!n)
+		return 0; /* id 0 is "" (and s may be NULL) */
+	return tft_writer_intern(rm->w, (const char *)s, n);
+}
+
+static uint32_t intern_c(struct rm *rm, const char *s)
+{
+	return tft_writer_intern_cstr(rm->w, s);
+}
+
+static void arg_int(struct rm *rm, uint32_t key, int64_t v)
+{
+	struct tft_arg *a;
+
+	if (rm->nargs >= MAX_ARGS)
+		return;
+	a = &rm->args[rm->nargs++];
+	a->key = key;
+	a->type = TFT_ARG_INT;
+	a->v.i = v;
+}
+
+static void arg_bool(struct rm *rm, uint32_t key, int v)
+{
+	arg_int(rm, key, v != 0);
+	rm->args[rm->nargs - 1].type = TFT_ARG_BOOL;
+}
+
+static int arg_strn(struct rm *rm, uint32_t key, const void *s, size_t n, int type)
+{
+	uint32_t id;
+	struct tft_arg *a;
+
+	if (rm->nargs >= MAX_ARGS)
+		return 0;
+	id = intern(rm, s, n);
+	if (id == UINT32_MAX)
+		return TFT_ENOMEM;
+	a = &rm->args[rm->nargs++];
+	a->key = key;
+	a->type = (uint32_t)type;
+	a->v.str = id;
+	return 0;
+}
+
+static int arg_tfstr(struct rm *rm, uint32_t key, struct tft_tf_str s)
+{
+	if (!s.len)
+		return 0;
+	return arg_strn(rm, key, s.p, s.len, TFT_ARG_STR);
+}
+
+/* ---- nested-message handlers (write JSON into the per-node buffers) ----------- */
+
+static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_dim dim;
+	int r;
+
+	memset(&dim, 0, sizeof(dim));
+	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &dim, ctx);
+	if (r)
+		return r;
+	jb_sep(&rm->j_dims);
+	jb_int(&rm->j_dims, dim.size);
+	return 0;
+}
+
+static void json_alloc_desc(struct jbuf *b, const struct rm_alloc_desc *a)
+{
+	if (a->has & (1u << 0)) {
+		jb_key(b, "requested_bytes");
+		jb_int(b, a->requested_bytes);
+	}
+	if (a->has & (1u << 1)) {
+		jb_key(b, "allocated_bytes");
+		jb_int(b, a->allocated_bytes);
+	}
+	if (a->has & (1u << 2)) {
+		jb_key(b, "allocator_name");
+		jb_str(b, a->allocator_name.p, a->allocator_name.len);
+	}
+	if (a->has & (1u << 3)) {
+		jb_key(b, "allocation_id");
+		jb_int(b, a->allocation_id);
+	}
+	if (a->has & (1u << 4)) {
+		jb_key(b, "has_single_reference");
+		jb_lit(b, a->has_single_reference ? "true" : "false");
+	}
+	if (a->has & (1u << 5)) {
+		jb_key(b, "ptr");
+		jb_uint(b, a->ptr);
+	}
+}
+
+static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_output o;
+	struct jbuf *b = &rm->j_output;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	rm->j_dims.len = 0;
+	r = tft_pb_wire_decode_sub(&v->sub, &output_msg, &o, ctx);
+	if (r)
+		return r;
+	jb_raw(b, b->len ? ",{" : "[{", 2);
+	jb_key(b, "slot");
+	jb_int(b, o.slot);
+	if (o.td.has & (1u << 0)) {
+		jb_key(b, "dtype");
+		jb_dtype(b, o.td.dtype);
+	}
+	if (o.td.has & (1u << 1)) {
+		jb_key(b, "shape");
+		jb_raw(b, "[", 1);
+		jb_raw(b, rm->j_dims.p, rm->j_dims.len);
+		jb_raw(b, "]", 1);
+		if (o.td.shape.unknown_rank) {
+			jb_key(b, "unknown_rank");
+			jb_lit(b, "true");
+		}
+	}
+	json_alloc_desc(b, &o.td.alloc);
+	jb_raw(b, "}", 1);
+	return 0;
+}
+
+static int on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_alloc_desc a;
+	struct jbuf *b = &rm->j_ref;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	r = tft_pb_wire_decode_sub(&v->sub, &alloc_desc_msg, &a, ctx);
+	if (r)
+		return r;
+	jb_raw(b, b->len ? ",{" : "[{", 2);
+	json_alloc_desc(b, &a);
+	jb_raw(b, "}", 1);
+	return 0;
+}
+
+static int on_alloc_rec(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_alloc_rec a;
+	struct jbuf *b = &rm->j_tmp;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	r = tft_pb_wire_decode_sub(&v->sub, &alloc_rec_msg, &a, ctx);
+	if (r)
+		return r;
+	jb_raw(b, b->len ? ",{" : "{", b->len ? 2 : 1);
+	jb_key(b, "alloc_micros");
+	jb_int(b, a.alloc_micros);
+	jb_key(b, "alloc_bytes");
+	jb_int(b, a.alloc_bytes);
+	jb_raw(b, "}", 1);
+	return 0;
+}
+
+static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_mem_used m;
+	struct jbuf *b = &rm->j_memory;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	rm->j_tmp.len = 0;
+	r = tft_pb_wire_decode_sub(&v->sub, &mem_used_msg, &m, ctx);
+	if (r)
+		return r;
+	jb_raw(b, b->len ? ",{" : "[{", 2);
+	jb_key(b, "allocator_name");
+	jb_str(b, m.allocator_name.p, m.allocator_name.len);
+	if (m.has & (1u << 1)) {
+		jb_key(b, "total_bytes");
+		jb_int(b, m.total_bytes);
+	}
+	if (m.has & (1u << 2)) {
+		jb_key(b, "peak_bytes");
+		jb_int(b, m.peak_bytes);
+	}
+	if (m.has & (1u << 3)) {
+		jb_key(b, "live_bytes");
+		jb_int(b, m.live_bytes);
+	}
+	if (m.has & (1u << 4)) {
+		jb_key(b, "allocator_bytes_in_use");
+		jb_int(b, m.allocator_bytes_in_use);
+	}
+	if (rm->j_tmp.len) {
+		jb_key(b, "allocation_records");
+		jb_raw(b, "[", 1);
+		jb_raw(b, rm->j_tmp.p, rm->j_tmp.len);
+		jb_raw(b, "]", 1);
+	}
+	jb_raw(b, "}", 1);
+	return 0;
+}
+
+static int on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct jbuf *b = f->num == 5 ? &rm->j_ids : &rm->j_ids2;
+
+	jb_sep(b);
+	jb_int(b, v->n.i);
+	return 0;
+}
+
+static int on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_mem_stats m;
+	struct jbuf *b = &rm->j_memstats;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	rm->j_ids.len = rm->j_ids2.len = 0;
+	r = tft_pb_wire_decode_sub(&v->sub, &mem_stats_msg, &m, ctx);
+	if (r)
+		return r;
+	b->len = 0;
+	jb_raw(b, "{", 1);
+	if (m.has & (1u << 0)) {
+		jb_key(b, "temp_memory_size");
+		jb_int(b, m.temp_memory_size);
+	}
+	if (m.has & (1u << 1)) {
+		jb_key(b, "device_temp_memory_size");
+		jb_int(b, m.device_temp_memory_size);
+	}
+	if (m.has & (1u << 2)) {
+		jb_key(b, "persistent_memory_size");
+		jb_int(b, m.persistent_memory_size);
+	}
+	if (m.has & (1u << 3)) {
+		jb_key(b, "device_persistent_memory_size");
+		jb_int(b, m.device_persistent_memory_size);
+	}
+	if (rm->j_ids.len) {
+		jb_key(b, "persistent_tensor_alloc_ids");
+		jb_raw(b, "[", 1);
+		jb_raw(b, rm->j_ids.p, rm->j_ids.len);
+		jb_raw(b, "]", 1);
+	}
+	if (rm->j_ids2.len) {
+		jb_key(b, "device_persistent_tensor_alloc_ids");
+		jb_raw(b, "[", 1);
+		jb_raw(b, rm->j_ids2.p, rm->j_ids2.len);
+		jb_raw(b, "]", 1);
+	}
+	jb_raw(b, "}", 1);
+	return 0;
+}
+
+/* ---- processes, devices, tracks ----------------------------------------------- */
+
+static uint32_t find_process(struct rm *rm, const char *pname)
+{
+	uint32_t n;
+
+	for (uint32_t i = 0; i < rm->nprocs; i++)
+		if (strcmp(rm->procs[i].name, pname) == 0)
+			return rm->procs[i].id;
+	/* A process an earlier file created (several RunMetadata into one session). */
+	n = tft_writer_process_count(rm->w);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tft_process *p = tft_writer_process(rm->w, i);
+		const char *s;
+
+		if (!p)
+			continue;
+		s = tft_writer_str(rm->w, p->name, NULL);
+		if (s && strcmp(s, pname) == 0 && p->host == 0)
+			return p->id;
+	}
+	return TFT_NONE;
+}
+
+static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
+{
+	struct tft_tf_device td;
+	struct tft_process proc;
+	char pname[160];
+	uint32_t name_id, pid;
+	struct rm_dev *dev;
+
+	if (len == 0) {
+		name = (const uint8_t *)"unknown device";
+		len = strlen((const char *)name);
+	}
+	name_id = intern(rm, name, len);
+	if (name_id == UINT32_MAX)
+		return NULL;
+	for (uint32_t i = 0; i < rm->ndevs; i++)
+		if (rm->devs[i].name == name_id)
+			return &rm->devs[i];
+	if (grow((void **)&rm->devs, &rm->cdevs, rm->ndevs + 1, sizeof(*rm->devs)))
+		return NULL;
+	dev = &rm->devs[rm->ndevs];
+	memset(dev, 0, sizeof(*dev));
+	tft_tf_names_parse_device((const char *)name, len, &td);
+	tft_tf_names_process(&td, pname, sizeof(pname));
+	tft_tf_names_canon_device(&td, dev->canon, sizeof(dev->canon));
+	if (!dev->canon[0])
+		snprintf(dev->canon, sizeof(dev->canon), "%.*s", (int)(len > 150 ? 150 : len),
+			 (const char *)name);
+	pid = find_process(rm, pname);
+	if (pid == TFT_NONE) {
+		memset(&proc, 0, sizeof(proc));
+		proc.name = intern_c(rm, pname);
+		proc.pid = td.task >= 0 ? td.task : 0;
+		proc.rank = (td.job.len == 6 && memcmp(td.job.p, "worker", 6) == 0 && td.task >= 0)
+				    ? (int32_t)td.task
+				    : -1;
+		proc.sort_index = (int32_t)rm->nprocs;
+		pid = tft_writer_add_process(rm->w, &proc);
+		if (pid == TFT_NONE)
+			return NULL;
+	}
+	if (grow((void **)&rm->procs, &rm->cprocs, rm->nprocs + 1, sizeof(*rm->procs)))
+		return NULL;
+	{
+		int known = 0;
+
+		for (uint32_t i = 0; i < rm->nprocs; i++)
+			known |= rm->procs[i].id == pid;
+		if (!known) {
+			snprintf(rm->procs[rm->nprocs].name, sizeof(rm->procs[0].name), "%s", pname);
+			rm->procs[rm->nprocs++].id = pid;
+		}
+	}
+	dev->gputrace = (td.flags & (TFT_TF_DEV_STREAM | TFT_TF_DEV_MEMCPY)) != 0;
+	dev->tid = td.stream >= 0 ? td.stream : (td.index >= 0 ? td.index : 0);
+	if (td.flags & TFT_TF_DEV_STREAM_ALL)
+		dev->tid = -1;
+	dev->name = name_id;
+	dev->process = pid;
+	dev->track = TFT_NONE;
+	dev->comm_track = TFT_NONE;
+	rm->ndevs++;
+	return dev;
+}
+
+/* The device's compute (or stream) track, created on first use. */
+static uint32_t main_track(struct rm *rm, struct rm_dev *dev)
+{
+	struct tft_track tr;
+
+	if (dev->track != TFT_NONE)
+		return dev->track;
+	memset(&tr, 0, sizeof(tr));
+	tr.process = dev->process;
+	tr.name = dev->name;
+	tr.kind = dev->gputrace ? TFT_TRACK_GPU_STREAM : TFT_TRACK_DEVICE;
+	tr.tid = dev->tid;
+	tr.sort_index = (int32_t)((dev - rm->devs) * 2);
+	dev->track = tft_writer_add_track(rm->w, &tr);
+	return dev->track;
+}
+
+static uint32_t comm_track(struct rm *rm, struct rm_dev *dev)
+{
+	struct tft_track tr;
+	char buf[512];
+	size_t n = 0;
+	const char *s;
+
+	if (dev->comm_track != TFT_NONE)
+		return dev->comm_track;
+	s = tft_writer_str(rm->w, dev->name, &n);
+	snprintf(buf, sizeof(buf), "%.*s (comm)", (int)(n > 480 ? 480 : n), s ? s : "");
+	memset(&tr, 0, sizeof(tr));
+	tr.process = dev->process;
+	tr.kind = TFT_TRACK_COMM;
+	tr.name = intern_c(rm, buf);
+	tr.tid = -1;
+	tr.sort_index = (int32_t)((dev - rm->devs) * 2 + 1);
+	dev->comm_track = tft_writer_add_track(rm->w, &tr);
+	return dev->comm_track;
+}
+
+/* ---- per-node conversion ------------------------------------------------------- */
+
+static void progress(struct rm *rm, uint64_t pos)
+{
+	struct timespec now;
+
+	if (!rm->opts || !rm->opts->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - rm->last_progress.tv_sec) * 1000000000LL +
+		    (now.tv_nsec - rm->last_progress.tv_nsec) <
+	    100000000LL)
+		return;
+	rm->last_progress = now;
+	rm->opts->progress(rm->opts->progress_ctx, pos, rm->input_len, rm->nodes);
+}
+
+static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const char *src,
+		    const char *dst, uint32_t track, int64_t ts)
+{
+	struct rm_comm *c;
+	struct jbuf *b = &rm->scratch;
+
+	if (!tensor.len || !src[0] || !dst[0])
+		return 0;
+	if (grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + 1, sizeof(*rm->comm)))
+		return TFT_ENOMEM;
+	b->len = 0;
+	jb_raw(b, tensor.p, tensor.len);
+	jb_raw(b, "\n", 1);
+	jb_lit(b, src);
+	jb_raw(b, "\n", 1);
+	jb_lit(b, dst);
+	if (b->oom)
+		return TFT_ENOMEM;
+	c = &rm->comm[rm->ncomm];
+	c->key = tft_hash_bytes(b->p, b->len);
+	c->ts = ts;
+	c->track = track;
+	c->role = (uint8_t)role;
+	c->seq = rm->ncomm;
+	c->tensor = intern(rm, tensor.p, tensor.len);
+	rm->ncomm++;
+	return 0;
+}
+
+/* Microseconds to ns, saturating (corrupt inputs must not overflow). */
+static int64_t us_to_ns(int64_t us)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(us, (int64_t)1000, &r))
+		return us < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
+static int str_is(struct tft_tf_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return s.len == n && memcmp(s.p, lit, n) == 0;
+}
+
+static void canon_of(struct tft_tf_str s, char *buf, size_t size)
+{
+	struct tft_tf_device td;
+
+	buf[0] = '\0';
+	if (!s.len)
+		return;
+	if (tft_tf_names_parse_device(s.p, s.len, &td) == 0)
+		tft_tf_names_canon_device(&td, buf, size);
+	if (!buf[0])
+		snprintf(buf, size, "%.*s", (int)(s.len > 150 ? 150 : s.len), s.p);
+}
+
+static int emit_node(struct rm *rm, struct rm_node *n)
+{
+	struct rm_dev *dev = rm->cur;
+	struct tft_tf_label lb;
+	struct tft_tf_str node_name = {(const char *)n->node_name.p, n->node_name.len};
+	struct tft_tf_str op = {NULL, 0}, ann_name = {NULL, 0};
+	struct tft_event ev;
+	int64_t ts, dur;
+	int comm, r;
+	uint32_t cat;
+
+	rm->nargs = 0;
+	tft_tf_names_parse_label((const char *)n->timeline_label.p, n->timeline_label.len, &lb);
+
+	/* Time: nanosecond fields when present (TF >= 1.13), else micros. */
+	if (n->has & (1ull << NF_ALL_START_NS))
+		ts = n->all_start_nanos;
+	else
+		ts = us_to_ns(n->all_start_micros);
+	if ((n->has & (1ull << NF_ALL_END_NS)) && n->all_end_rel_nanos)
+		dur = n->all_end_rel_nanos;
+	else if (n->all_end_rel_micros)
+		dur = us_to_ns(n->all_end_rel_micros);
+	else if ((n->has & (1ull << NF_OP_END_NS)) && n->op_end_rel_nanos)
+		dur = n->op_end_rel_nanos; /* RecvTensor: only op_end_rel is set */
+	else
+		dur = us_to_ns(n->op_end_rel_micros);
+	if (dur < 0)
+		dur = 0;
+	if (ts > 0 && dur > INT64_MAX - ts)
+		dur = INT64_MAX - ts; /* garbage input: keep ts + dur representable */
+
+	/* Op type. */
+	if (str_is(node_name, "RecvTensor")) {
+		op.p = "RecvTensor";
+		op.len = 10;
+	} else if (lb.kind == TFT_TF_LABEL_OP || lb.kind == TFT_TF_LABEL_SEND ||
+		   lb.kind == TFT_TF_LABEL_RECV) {
+		op = lb.op;
+	} else if (dev->gputrace) {
+		struct tft_tf_str nm;
+
+		if (lb.annotation.len)
+			tft_tf_names_split_annotation(lb.annotation, &ann_name, &op);
+		if (!op.len) {
+			tft_tf_names_split_annotation(node_name, &nm, &op);
+			if (op.len)
+				ann_name = nm;
+		}
+	}
+	comm = tft_tf_names_is_comm(node_name, op);
+
+	if (op.len && (r = arg_tfstr(rm, rm->k_op, op)))
+		return r;
+	if (lb.inputs.len && lb.kind == TFT_TF_LABEL_OP) {
+		struct tft_tf_str rest = lb.inputs, in;
+		struct jbuf *b = &rm->scratch;
+
+		b->len = 0;
+		jb_raw(b, "[", 1);
+		while (tft_tf_names_next_input(&rest, &in)) {
+			jb_sep(b);
+			jb_str(b, in.p, in.len);
+		}
+		jb_raw(b, "]", 1);
+		if (b->oom)
+			return TFT_ENOMEM;
+		if ((r = arg_strn(rm, rm->k_inputs, b->p, b->len, TFT_ARG_JSON)))
+			return r;
+	}
+	if (n->timeline_label.len &&
+	    (r = arg_strn(rm, rm->k_label, n->timeline_label.p, n->timeline_label.len, TFT_ARG_STR)))
+		return r;
+	if (ann_name.len && dev->gputrace && (r = arg_tfstr(rm, rm->k_node, ann_name)))
+		return r;
+	if (lb.kind == TFT_TF_LABEL_KERNEL && (r = arg_tfstr(rm, rm->k_kernel, lb.name)))
+		return r;
+	if ((r = arg_tfstr(rm, rm->k_tensor, lb.tensor)) || (r = arg_tfstr(rm, rm->k_src_dev, lb.src_device)) ||
+	    (r = arg_tfstr(rm, rm->k_dst_dev, lb.dst_device)) ||
+	    (r = arg_tfstr(rm, rm->k_annotation, lb.annotation)) ||
+	    (r = arg_tfstr(rm, rm->k_grid, lb.grid)) || (r = arg_tfstr(rm, rm->k_block, lb.block)))
+		return r;
+	if (lb.bytes >= 0)
+		arg_int(rm, rm->k_bytes, lb.bytes);
+	if (lb.regs >= 0)
+		arg_int(rm, rm->k_regs, lb.regs);
+	if (lb.shm >= 0)
+		arg_int(rm, rm->k_shm, lb.shm);
+	if (lb.kind == TFT_TF_LABEL_MEMCPY)
+		arg_bool(rm, rm->k_async, lb.async);
+	if (lb.to_device >= 0)
+		arg_int(rm, rm->k_to_device, lb.to_device);
+	if (n->has & (1ull << NF_ALL_START_US))
+		arg_int(rm, rm->k_all_start_us, n->all_start_micros);
+	if (n->has & (1ull << NF_OP_START_US))
+		arg_int(rm, rm->k_op_start_us, n->op_start_rel_micros);
+	if (n->has & (1ull << NF_OP_END_US))
+		arg_int(rm, rm->k_op_end_us, n->op_end_rel_micros);
+	if (n->has & (1ull << NF_ALL_END_US))
+		arg_int(rm, rm->k_all_end_us, n->all_end_rel_micros);
+	if (n->has & (1ull << NF_SCHED_US))
+		arg_int(rm, rm->k_sched_us, n->scheduled_micros);
+	if (n->has & (1ull << NF_ALL_START_NS))
+		arg_int(rm, rm->k_all_start_ns, n->all_start_nanos);
+	if (n->has & (1ull << NF_OP_START_NS))
+		arg_int(rm, rm->k_op_start_ns, n->op_start_rel_nanos);
+	if (n->has & (1ull << NF_OP_END_NS))
+		arg_int(rm, rm->k_op_end_ns, n->op_end_rel_nanos);
+	if (n->has & (1ull << NF_ALL_END_NS))
+		arg_int(rm, rm->k_all_end_ns, n->all_end_rel_nanos);
+	if (n->has & (1ull << NF_SCHED_NS))
+		arg_int(rm, rm->k_sched_ns, n->scheduled_nanos);
+	if (n->has & (1ull << NF_THREAD)) {
+		arg_int(rm, rm->k_thread, (int64_t)n->thread_id);
+		for (uint32_t i = 0; i < rm->nthreads; i++) {
+			if (rm->threads[i].tid == n->thread_id) {
+				if (rm->nargs < MAX_ARGS) {
+					struct tft_arg *a = &rm->args[rm->nargs++];
+
+					a->key = rm->k_thread_name;
+					a->type = TFT_ARG_STR;
+					a->v.str = rm->threads[i].name;
+				}
+				break;
+			}
+		}
+	}
+	if (rm->j_memory.len) {
+		jb_raw(&rm->j_memory, "]", 1);
+		if ((r = arg_strn(rm, rm->k_memory, rm->j_memory.p, rm->j_memory.len, TFT_ARG_JSON)))
+			return r;
+	}
+	if (rm->j_output.len) {
+		jb_raw(&rm->j_output, "]", 1);
+		if ((r = arg_strn(rm, rm->k_output, rm->j_output.p, rm->j_output.len, TFT_ARG_JSON)))
+			return r;
+	}
+	if (rm->j_ref.len) {
+		jb_raw(&rm->j_ref, "]", 1);
+		if ((r = arg_strn(rm, rm->k_ref, rm->j_ref.p, rm->j_ref.len, TFT_ARG_JSON)))
+			return r;
+	}
+	if (rm->j_memstats.len &&
+	    (r = arg_strn(rm, rm->k_memstats, rm->j_memstats.p, rm->j_memstats.len, TFT_ARG_JSON)))
+		return r;
+	if (rm->j_memory.oom || rm->j_output.oom || rm->j_ref.oom || rm->j_memstats.oom ||
+	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom)
+		return TFT_ENOMEM;
+
+	if (comm)
+		cat = rm->c_comm;
+	else if (lb.kind == TFT_TF_LABEL_MEMCPY)
+		cat = rm->c_memcpy;
+	else if (dev->gputrace)
+		cat = rm->c_kernel;
+	else
+		cat = rm->c_op;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = TFT_EV_SLICE;
+	ev.ts_ns = ts;
+	ev.dur_ns = dur;
+	ev.track = comm ? comm_track(rm, dev) : main_track(rm, dev);
+	if (ev.track == TFT_NONE)
+		return TFT_ENOMEM;
+	if (node_name.len)
+		ev.name = intern(rm, node_name.p, node_name.len);
+	else if (op.len)
+		ev.name = intern(rm, op.p, op.len);
+	else
+		ev.name = intern_c(rm, "(unnamed)");
+	if (ev.name == UINT32_MAX)
+		return TFT_ENOMEM;
+	ev.cat = cat;
+	ev.count = 1;
+	ev.nargs = rm->nargs;
+	ev.args = rm->args;
+	r = tft_sorter_push(rm->sorter, &ev, rm->err);
+	if (r)
+		return r;
+
+	/* Send/recv matching. */
+	if (lb.kind == TFT_TF_LABEL_SEND || lb.kind == TFT_TF_LABEL_RECV ||
+	    lb.kind == TFT_TF_LABEL_TRANSFER) {
+		char src[160], dst[160];
+
+		if (lb.kind == TFT_TF_LABEL_SEND) {
+			snprintf(src, sizeof(src), "%s", dev->canon);
+			canon_of(lb.dst_device, dst, sizeof(dst));
+			r = add_comm(rm, ROLE_SEND, lb.tensor, src, dst, ev.track, ts);
+		} else if (lb.kind == TFT_TF_LABEL_RECV) {
+			canon_of(lb.src_device, src, sizeof(src));
+			snprintf(dst, sizeof(dst), "%s", dev->canon);
+			r = add_comm(rm, ROLE_RECV, lb.tensor, src, dst, ev.track, ts);
+		} else {
+			canon_of(lb.src_device, src, sizeof(src));
+			canon_of(lb.dst_device, dst, sizeof(dst));
+			r = add_comm(rm, ROLE_TRANSFER, tft_tf_names_rendezvous_tensor(lb.tensor), src,
+				     dst, ev.track, ts);
+		}
+		if (r)
+			return r;
+	}
+
+	if (rm->nodes == 0 || ts < rm->min_ts)
+		rm->min_ts = ts;
+	if (rm->nodes == 0 || ts + dur > rm->max_end)
+		rm->max_end = ts + dur;
+	if (rm->procs_seen == 0) {
+		rm->step_process = dev->process;
+		rm->procs_seen = 1;
+	} else if (rm->step_process != dev->process) {
+		rm->step_process = TFT_NONE;
+	}
+	rm->nodes++;
+	return 0;
+}
+
+static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
+{
+	struct rm_node n;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+	r = tft_pb_wire_decode_sub(s, &node_msg, &n, rm);
+	if (r)
+		return r;
+	r = emit_node(rm, &n);
+	if (r)
+		return tft_pb_wire_fail(rm->dec, r, s->p - rm->dec->base, "%s",
+					r == TFT_ENOMEM ? "out of memory" : "could not store the node");
+	if ((rm->nodes & 1023) == 0)
+		progress(rm, (uint64_t)(s->p - rm->dec->base));
+	return 0;
+}
+
+/* ---- container handlers ----------------------------------------------------------- */
+
+static int on_node_count(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+
+	rm->dev_nodes++;
+	return 0;
+}
+
+static int on_node_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return decode_node(ctx, &v->sub);
+}
+
+static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_map_entry e;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = tft_pb_wire_decode_sub(&v->sub, &thread_name_msg, &e, ctx);
+	if (r)
+		return r;
+	if (grow((void **)&rm->threads, &rm->cthreads, rm->nthreads + 1, sizeof(*rm->threads)))
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, -1, "out of memory");
+	rm->threads[rm->nthreads].tid = (uint32_t)e.key;
+	rm->threads[rm->nthreads].name = intern(rm, e.value.p, e.value.len);
+	if (rm->threads[rm->nthreads].name == UINT32_MAX)
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, -1, "out of memory");
+	rm->nthreads++;
+	return 0;
+}
+
+static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_devstats ds;
+	int r;
+
+	memset(&ds, 0, sizeof(ds));
+	rm->dev_nodes = 0;
+	rm->nthreads = 0;
+	r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
+	if (r || !rm->dev_nodes)
+		return r;
+	rm->cur = get_device(rm, ds.device.p, ds.device.len);
+	if (!rm->cur)
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
+	return tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+}
+
+static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
+}
+
+/* ---- flows, step, driver ------------------------------------------------------------ */
+
+static int cmp_comm(const void *a, const void *b)
+{
+	const struct rm_comm *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->role != y->role)
+		return x->role < y->role ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static int add_flow(struct rm *rm, const struct rm_comm *a, const struct rm_comm *b, uint64_t id)
+{
+	struct tft_flow fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.flow_id = id;
+	fl.name = a->tensor;
+	fl.cat = rm->flow_cat;
+	fl.src_track = a->track;
+	fl.src_ts_ns = a->ts;
+	fl.dst_track = b->track;
+	fl.dst_ts_ns = b->ts;
+	return tft_writer_add_flow(rm->w, &fl);
+}
+
+/* Link the i-th send of a (tensor, src, dst) to its i-th transfer and i-th receive. */
+static int emit_flows(struct rm *rm)
+{
+	uint32_t i = 0;
+	int r;
+
+	if (!rm->ncomm)
+		return 0;
+	qsort(rm->comm, rm->ncomm, sizeof(*rm->comm), cmp_comm);
+	while (i < rm->ncomm) {
+		uint32_t j = i, s0, t0, r0, ns = 0, nt = 0, nr = 0;
+
+		while (j < rm->ncomm && rm->comm[j].key == rm->comm[i].key)
+			j++;
+		s0 = i;
+		while (s0 + ns < j && rm->comm[s0 + ns].role == ROLE_SEND)
+			ns++;
+		t0 = s0 + ns;
+		while (t0 + nt < j && rm->comm[t0 + nt].role == ROLE_TRANSFER)
+			nt++;
+		r0 = t0 + nt;
+		nr = j - r0;
+		for (uint32_t k = 0;; k++) {
+			const struct rm_comm *s = k < ns ? &rm->comm[s0 + k] : NULL;
+			const struct rm_comm *t = k < nt ? &rm->comm[t0 + k] : NULL;
+			const struct rm_comm *v = k < nr ? &rm->comm[r0 + k] : NULL;
+			uint64_t id = tft_hash_u64(rm->comm[i].key + k) & 0x7FFFFFFFFFFFFFFFull;
+
+			if (!s && !t && !v)
+				break;
+			if (s && t && (r = add_flow(rm, s, t, id)))
+				return r;
+			if (t && v && (r = add_flow(rm, t, v, id ^ 1)))
+				return r;
+			if (s && v && !t && (r = add_flow(rm, s, v, id)))
+				return r;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+static void rm_free(struct rm *rm)
+{
+	if (rm->sorter)
+		tft_sorter_destroy(rm->sorter);
+	free(rm->procs);
+	free(rm->devs);
+	free(rm->threads);
+	free(rm->comm);
+	free(rm->j_memory.p);
+	free(rm->j_output.p);
+	free(rm->j_ref.p);
+	free(rm->j_memstats.p);
+	free(rm->j_tmp.p);
+	free(rm->j_dims.p);
+	free(rm->j_ids.p);
+	free(rm->j_ids2.p);
+	free(rm->scratch.p);
+}
+
+static int intern_keys(struct rm *rm)
+{
+	static const struct {
+		size_t off;
+		const char *s;
+	} keys[] = {
+#define K(m, s) {offsetof(struct rm, m), s}
+		K(k_op, "op"), K(k_inputs, "inputs"), K(k_label, "timeline_label"),
+		K(k_all_start_us, "all_start_micros"), K(k_op_start_us, "op_start_rel_micros"),
+		K(k_op_end_us, "op_end_rel_micros"), K(k_all_end_us, "all_end_rel_micros"),
+		K(k_sched_us, "scheduled_micros"), K(k_thread, "thread_id"),
+		K(k_thread_name, "thread_name"), K(k_memory, "memory"), K(k_output, "output"),
+		K(k_ref, "referenced_tensor"), K(k_memstats, "memory_stats"),
+		K(k_all_start_ns, "all_start_nanos"), K(k_op_start_ns, "op_start_rel_nanos"),
+		K(k_op_end_ns, "op_end_rel_nanos"), K(k_all_end_ns, "all_end_rel_nanos"),
+		K(k_sched_ns, "scheduled_nanos"), K(k_tensor, "tensor"), K(k_src_dev, "src_device"),
+		K(k_dst_dev, "dst_device"), K(k_bytes, "bytes"), K(k_regs, "regs"), K(k_shm, "shm"),
+		K(k_grid, "grid"), K(k_block, "block"), K(k_annotation, "annotation"),
+		K(k_async, "async"), K(k_to_device, "to_device"), K(k_kernel, "kernel"),
+		K(k_node, "node"), K(k_device, "device"), K(c_op, "op"), K(c_comm, "comm"),
+		K(c_kernel, "kernel"), K(c_memcpy, "memcpy"), K(flow_cat, "tensor"),
+#undef K
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		uint32_t id = intern_c(rm, keys[i].s);
+
+		if (id == UINT32_MAX)
+			return TFT_ENOMEM;
+		memcpy((char *)rm + keys[i].off, &id, sizeof(id));
+	}
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : (path ? path : "");
+}
+
+int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+			  int format, const struct tft_ingest_opts *opts, struct tft_error *err)
+{
+	struct tft_pb_dec dec;
+	struct rm rm;
+	struct rm_runmeta meta;
+	int text = format == TFT_PB_FMT_RUNMETA_TEXT || format == TFT_PB_FMT_STEPSTATS_TEXT;
+	int stepstats = format == TFT_PB_FMT_STEPSTATS || format == TFT_PB_FMT_STEPSTATS_TEXT;
+	int r;
+
+	if (!w || (!data && len))
+		return tft_error_set(err, TFT_EINVAL, -1, "no writer or no input");
+	if (format != TFT_PB_FMT_RUNMETA && format != TFT_PB_FMT_STEPSTATS && !text)
+		return tft_error_set(err, TFT_EINVAL, -1, "not a RunMetadata/StepStats format");
+	memset(&rm, 0, sizeof(rm));
+	memset(&meta, 0, sizeof(meta));
+	rm.w = w;
+	rm.err = err;
+	rm.opts = opts;
+	rm.input_len = len;
+	rm.dec = &dec;
+	rm.step_process = TFT_NONE;
+	clock_gettime(CLOCK_MONOTONIC, &rm.last_progress);
+	if (text) {
+		r = tft_pb_text_init(&dec, data, len, err);
+		if (r) {
+			tft_pb_text_fini(&dec);
+			return r;
+		}
+	} else {
+		tft_pb_wire_init(&dec, data, len, err);
+	}
+	r = intern_keys(&rm);
+	if (r) {
+		tft_error_set(err, r, -1, "out of memory");
+		goto out;
+	}
+	rm.sorter = tft_sorter_create(w, opts ? opts->mem_budget : 0);
+	if (!rm.sorter) {
+		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory (sorter)");
+		goto out;
+	}
+	if (stepstats)
+		r = tft_pb_wire_decode(&dec, &stepstats_msg, NULL, &rm);
+	else
+		r = tft_pb_wire_decode(&dec, &runmeta_msg, &meta, &rm);
+	if (r)
+		goto out;
+	r = tft_sorter_finish(rm.sorter, 0, err);
+	if (r)
+		goto out;
+	r = emit_flows(&rm);
+	if (r) {
+		tft_error_set(err, r, -1, "could not store the send/recv flows");
+		goto out;
+	}
+	if (rm.nodes) {
+		struct tft_step st;
+
+		memset(&st, 0, sizeof(st));
+		st.index = 0;
+		if (meta.session.name.len)
+			st.name = intern(&rm, meta.session.name.p, meta.session.name.len);
+		else
+			st.name = intern_c(&rm, base_name(name));
+		st.process = rm.step_process;
+		st.start_ns = rm.min_ts;
+		if (__builtin_sub_overflow(rm.max_end, rm.min_ts, &st.dur_ns))
+			st.dur_ns = INT64_MAX;
+		st.traced = true;
+		r = tft_writer_add_step(w, &st);
+		if (r) {
+			tft_error_set(err, r, -1, "could not store the step");
+			goto out;
+		}
+	}
+	r = tft_writer_set_meta(w, "format", stepstats ? "stepstats" : "runmeta");
+	if (!r)
+		r = tft_writer_set_meta(w, "producer", "TensorFlow");
+	if (r)
+		tft_error_set(err, r, -1, "could not store the session metadata");
+	if (!r && opts && opts->progress)
+		opts->progress(opts->progress_ctx, len, len, rm.nodes);
+out:
+	if (r && err && err->code == TFT_OK)
+		tft_error_set(err, r, -1, "%s", tft_strerror(r));
+	if (r)
+		tft_error_set_file(err, name);
+	if (text)
+		tft_pb_text_fini(&dec);
+	rm_free(&rm);
+	return r;
+}
+
+int tft_runmeta_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+		       const struct tft_ingest_opts *opts, struct tft_error *err)
+{
+	int fmt = tft_pb_sniff(data, len, name);
+
+	if (fmt != TFT_PB_FMT_RUNMETA && fmt != TFT_PB_FMT_STEPSTATS &&
+	    fmt != TFT_PB_FMT_RUNMETA_TEXT && fmt != TFT_PB_FMT_STEPSTATS_TEXT) {
+		/* Default: binary RunMetadata, so malformed input gets a precise error. */
+		fmt = TFT_PB_FMT_RUNMETA;
+		if (len && (data[0] == ' ' || data[0] == '\n' || data[0] == '#' ||
+			    (data[0] >= 'a' && data[0] <= 'z')))
+			fmt = TFT_PB_FMT_RUNMETA_TEXT;
+	}
+	return tft_runmeta_ingest_as(w, name, data, len, fmt, opts, err);
+}

@@ -1,0 +1,1566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * XSpace importer: walks planes (two passes: metadata first, then lines,
+ * since the wire order puts lines before the metadata maps), resolves event
+ * and stat metadata, and streams XEvents through the sorter.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/pb_wire.h"
+#include "collect/ingest_xspace.h"
+#include "core/strtab.h"
+#include "store/sorter.h"
+
+#define MAX_ARGS 64
+#define MAX_GROUPS (1u << 20)
+
+/* ---- u64 -> u32 map: a dense array for small keys, a hash for the rest ------ */
+
+#define DENSE_MAX (1u << 23) /* keys below this may live in the dense array (32 MiB) */
+
+struct idmap_slot {
+	uint64_t key;
+	uint32_t val; /* TFT_NONE = empty */
+};
+
+struct idmap {
+	uint32_t *dense;          /* owned: dense[key] for key < ndense (TFT_NONE = absent) */
+	uint32_t ndense;
+	struct idmap_slot *slots; /* owned: keys >= ndense; cap is a power of two or 0 */
+	uint32_t cap, count;
+};
+
+static void idmap_clear(struct idmap *m)
+{
+	for (uint32_t i = 0; i < m->ndense; i++)
+		m->dense[i] = TFT_NONE;
+	for (uint32_t i = 0; i < m->cap; i++)
+		m->slots[i].val = TFT_NONE;
+	m->count = 0;
+}
+
+static void idmap_free(struct idmap *m)
+{
+	free(m->dense);
+	free(m->slots);
+}
+
+static inline uint32_t idmap_get(const struct idmap *m, uint64_t key)
+{
+	uint32_t mask, i;
+
+	if (key < m->ndense)
+		return m->dense[key];
+	if (!m->count)
+		return TFT_NONE;
+	mask = m->cap - 1;
+	i = (uint32_t)tft_hash_u64(key) & mask;
+	for (;;) {
+		const struct idmap_slot *s = &m->slots[i];
+
+		if (s->val == TFT_NONE)
+			return TFT_NONE;
+		if (s->key == key)
+			return s->val;
+		i = (i + 1) & mask;
+	}
+}
+
+static int hash_put(struct idmap *m, uint64_t key, uint32_t val);
+
+/* Rebuild the hash part with capacity ncap, moving keys < ndense to the dense part. */
+static int idmap_rehash(struct idmap *m, uint32_t ncap)
+{
+	struct idmap_slot *old = m->slots, *ns;
+	uint32_t ocap = m->cap;
+
+	ns = malloc((size_t)ncap * sizeof(*ns));
+	if (!ns)
+		return TFT_ENOMEM;
+	for (uint32_t k = 0; k < ncap; k++)
+		ns[k].val = TFT_NONE;
+	m->slots = ns;
+	m->cap = ncap;
+	m->count = 0;
+	for (uint32_t k = 0; k < ocap; k++) {
+		if (old[k].val == TFT_NONE)
+			continue;
+		if (old[k].key < m->ndense)
+			m->dense[old[k].key] = old[k].val;
+		else
+			hash_put(m, old[k].key, old[k].val);
+	}
+	free(old);
+	return 0;
+}
+
+static int hash_put(struct idmap *m, uint64_t key, uint32_t val)
+{
+	uint32_t mask, i;
+
+	if ((m->count + 1) * 4 >= m->cap * 3) {
+		uint32_t ncap = m->cap ? m->cap * 2 : 64;
+
+		if (ncap > (1u << 30) || idmap_rehash(m, ncap))
+			return TFT_ENOMEM;
+	}
+	mask = m->cap - 1;
+	i = (uint32_t)tft_hash_u64(key) & mask;
+	for (;;) {
+		struct idmap_slot *s = &m->slots[i];
+
+		if (s->val == TFT_NONE) {
+			s->key = key;
+			s->val = val;
+			m->count++;
+			return 0;
+		}
+		if (s->key == key) {
+			s->val = val;
+			return 0;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+/* Insert or replace. 0 or TFT_ENOMEM. `live` = entries in the map (density check). */
+static int idmap_put(struct idmap *m, uint64_t key, uint32_t val, uint32_t live)
+{
+	if (key < m->ndense) {
+		m->dense[key] = val;
+		return 0;
+	}
+	/*
+	 * Ids are usually small and dense (1..N; correlation ids interleaved
+	 * across threads): grow the array while it stays within 16 slots per
+	 * live entry.
+	 */
+	if (key < DENSE_MAX && key <= 16 * (uint64_t)live + 65536) {
+		uint32_t n = m->ndense ? m->ndense : 256, *nd;
+
+		while (n <= key)
+			n *= 2;
+		nd = realloc(m->dense, (size_t)n * sizeof(*nd));
+		if (!nd)
+			return TFT_ENOMEM;
+		for (uint32_t i = m->ndense; i < n; i++)
+			nd[i] = TFT_NONE;
+		m->dense = nd;
+		m->ndense = n;
+		if (m->count && idmap_rehash(m, m->cap))
+			return TFT_ENOMEM;
+		m->dense[key] = val;
+		return 0;
+	}
+	return hash_put(m, key, val);
+}
+
+/* ---- message structs and tables ------------------------------------------------ */
+
+#define F(num, kind, flags, type, member, name, fn, aux)                                         \
+	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
+#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+
+struct xs_stat {
+	uint64_t has;
+	int64_t metadata_id;
+	double d;
+	uint64_t u;
+	int64_t i;
+	struct tft_pb_bytes str, bytes;
+	uint64_t ref;
+};
+
+enum { XS_META, XS_DOUBLE, XS_UINT, XS_INT, XS_STR, XS_BYTES, XS_REF };
+
+static const struct tft_pb_field stat_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_stat, metadata_id, "metadata_id", NULL, NULL),
+	F(2, TFT_PB_DOUBLE, 0, struct xs_stat, d, "double_value", NULL, NULL),
+	F(3, TFT_PB_UINT64, 0, struct xs_stat, u, "uint64_value", NULL, NULL),
+	F(4, TFT_PB_INT64, 0, struct xs_stat, i, "int64_value", NULL, NULL),
+	F(5, TFT_PB_STRING, 0, struct xs_stat, str, "str_value", NULL, NULL),
+	F(6, TFT_PB_BYTES, 0, struct xs_stat, bytes, "bytes_value", NULL, NULL),
+	F(7, TFT_PB_UINT64, 0, struct xs_stat, ref, "ref_value", NULL, NULL),
+};
+static const struct tft_pb_msg stat_msg = {"XStat", stat_fields, 7, offsetof(struct xs_stat, has)};
+
+struct xs_event {
+	uint64_t has;
+	int64_t metadata_id, offset_ps, duration_ps, num_occurrences;
+};
+
+enum { XE_META, XE_OFFSET, XE_DURATION, XE_STATS, XE_NUMOCC };
+
+static int on_event_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field event_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_event, metadata_id, "metadata_id", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct xs_event, offset_ps, "offset_ps", NULL, NULL),
+	F(3, TFT_PB_INT64, 0, struct xs_event, duration_ps, "duration_ps", NULL, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_event_stat, NULL),
+	F(5, TFT_PB_INT64, 0, struct xs_event, num_occurrences, "num_occurrences", NULL, NULL),
+};
+static const struct tft_pb_msg event_msg = {"XEvent", event_fields, 5, offsetof(struct xs_event, has)};
+
+struct xs_line {
+	uint64_t has;
+	int64_t id;
+	struct tft_pb_bytes name;
+	int64_t timestamp_ns;
+	int64_t duration_ps, display_id;
+	struct tft_pb_bytes display_name;
+};
+
+/* Presence bits of struct xs_line (indexes in line_hdr_fields). */
+enum { LN_ID, LN_NAME, LN_TS, LN_EVENTS, LN_DUR, LN_DISPLAY_ID, LN_DISPLAY_NAME };
+
+static int on_event_later(void *ctx, void *msg, const struct tft_pb_field *f,
+			  const struct tft_pb_val *v)
+{
+	return 0; /* pass 2 (do_line) decodes the events */
+}
+
+/*
+ * Pass 1 over a line: everything but the events, which pass 2 walks since
+ * the name and display_name come after them in the wire order.
+ */
+static const struct tft_pb_field line_hdr_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_line, id, "id", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct xs_line, name, "name", NULL, NULL),
+	F(3, TFT_PB_INT64, 0, struct xs_line, timestamp_ns, "timestamp_ns", NULL, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "events", on_event_later, NULL),
+	F(9, TFT_PB_INT64, 0, struct xs_line, duration_ps, "duration_ps", NULL, NULL),
+	F(10, TFT_PB_INT64, 0, struct xs_line, display_id, "display_id", NULL, NULL),
+	F(11, TFT_PB_STRING, 0, struct xs_line, display_name, "display_name", NULL, NULL),
+};
+static const struct tft_pb_msg line_hdr_msg = {"XLine", line_hdr_fields, 7, offsetof(struct xs_line, has)};
+
+struct xs_stat_meta {
+	uint64_t has;
+	int64_t id;
+	struct tft_pb_bytes name, description;
+};
+
+static const struct tft_pb_field stat_meta_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_stat_meta, id, "id", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct xs_stat_meta, name, "name", NULL, NULL),
+	F(3, TFT_PB_STRING, 0, struct xs_stat_meta, description, "description", NULL, NULL),
+};
+static const struct tft_pb_msg stat_meta_msg = {"XStatMetadata", stat_meta_fields, 3,
+						offsetof(struct xs_stat_meta, has)};
+
+struct xs_smeta_entry {
+	uint64_t has;
+	int64_t key;
+	struct xs_stat_meta value;
+};
+
+static const struct tft_pb_field smeta_entry_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_smeta_entry, key, "key", NULL, NULL),
+	F(2, TFT_PB_MESSAGE, 0, struct xs_smeta_entry, value, "value", NULL, &stat_meta_msg),
+};
+static const struct tft_pb_msg smeta_entry_msg = {"XPlane.StatMetadataEntry", smeta_entry_fields, 2,
+						  offsetof(struct xs_smeta_entry, has)};
+
+struct xs_event_meta_raw {
+	uint64_t has;
+	int64_t id;
+	struct tft_pb_bytes name, display_name;
+};
+
+static int on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field event_meta_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_event_meta_raw, id, "id", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct xs_event_meta_raw, name, "name", NULL, NULL),
+	F(4, TFT_PB_STRING, 0, struct xs_event_meta_raw, display_name, "display_name", NULL, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_meta_stat, NULL),
+};
+static const struct tft_pb_msg event_meta_msg = {"XEventMetadata", event_meta_fields, 4,
+						 offsetof(struct xs_event_meta_raw, has)};
+
+struct xs_emeta_entry {
+	uint64_t has;
+	int64_t key;
+	struct xs_event_meta_raw value;
+};
+
+static const struct tft_pb_field emeta_entry_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_emeta_entry, key, "key", NULL, NULL),
+	F(2, TFT_PB_MESSAGE, 0, struct xs_emeta_entry, value, "value", NULL, &event_meta_msg),
+};
+static const struct tft_pb_msg emeta_entry_msg = {"XPlane.EventMetadataEntry", emeta_entry_fields, 2,
+						  offsetof(struct xs_emeta_entry, has)};
+
+struct xs_plane {
+	uint64_t has;
+	int64_t id;
+	struct tft_pb_bytes name;
+};
+
+/*
+ * Containers are walked in several passes, one table per pass, because the
+ * wire order puts what is needed first last (lines before the metadata maps,
+ * planes before the hostnames). A pass skips what it does not list; nothing
+ * is buffered, so memory does not grow with the number of entries.
+ */
+static int on_later(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_plane_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/* Plane pass 1: id and name; the rest is checked for its wire type only. */
+static const struct tft_pb_field plane_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct xs_plane, id, "id", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct xs_plane, name, "name", NULL, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "lines", on_later, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "event_metadata", on_later, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stat_metadata", on_later, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_later, NULL),
+};
+static const struct tft_pb_msg plane_msg = {"XPlane", plane_fields, 6, offsetof(struct xs_plane, has)};
+
+/* Passes 2-5: stat metadata, event metadata (their stats need the stat names), stats, lines. */
+static const struct tft_pb_field plane_smeta_fields[] = {
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stat_metadata", on_stat_meta, NULL),
+};
+static const struct tft_pb_msg plane_smeta_msg = {"XPlane", plane_smeta_fields, 1, TFT_PB_NOOFF};
+static const struct tft_pb_field plane_emeta_fields[] = {
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "event_metadata", on_event_meta, NULL),
+};
+static const struct tft_pb_msg plane_emeta_msg = {"XPlane", plane_emeta_fields, 1, TFT_PB_NOOFF};
+static const struct tft_pb_field plane_stats_fields[] = {
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_plane_stat, NULL),
+};
+static const struct tft_pb_msg plane_stats_msg = {"XPlane", plane_stats_fields, 1, TFT_PB_NOOFF};
+static const struct tft_pb_field plane_lines_fields[] = {
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "lines", on_line, NULL),
+};
+static const struct tft_pb_msg plane_lines_msg = {"XPlane", plane_lines_fields, 1, TFT_PB_NOOFF};
+
+static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/* XSpace pass 1: hostnames, errors, warnings (after the planes on the wire). */
+static const struct tft_pb_field space_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "planes", on_later, NULL),
+	H(2, TFT_PB_STRING, TFT_PB_F_REPEATED, "errors", on_space_field, NULL),
+	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "warnings", on_space_field, NULL),
+	H(4, TFT_PB_STRING, TFT_PB_F_REPEATED, "hostnames", on_space_field, NULL),
+};
+static const struct tft_pb_msg space_msg = {"XSpace", space_fields, 4, TFT_PB_NOOFF};
+/* Pass 2: the planes. */
+static const struct tft_pb_field space_planes_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "planes", on_plane, NULL),
+};
+static const struct tft_pb_msg space_planes_msg = {"XSpace", space_planes_fields, 1, TFT_PB_NOOFF};
+
+/* ---- importer state ----------------------------------------------------------------- */
+
+enum {
+	SPECIAL_NONE = 0,
+	SPECIAL_CORRELATION,
+	SPECIAL_GROUP,
+	SPECIAL_STEP_NUM,
+	SPECIAL_STEP_NAME,
+};
+
+struct xs_smeta {
+	uint32_t name;   /* string id of the stat name (also the value of a ref) */
+	uint8_t special; /* SPECIAL_* */
+};
+
+struct xs_emeta {
+	uint32_t name;      /* slice name: display_name, else name */
+	uint32_t long_name; /* name when display_name was used, else TFT_NONE */
+	uint32_t args_off, nargs; /* metadata-level stats in xs.meta_args */
+};
+
+struct xs_corr {
+	uint64_t id; /* correlation id */
+	uint32_t src_track, dst_track;
+	int64_t src_ts, dst_ts;
+};
+
+struct xs_group {
+	uint64_t id; /* group_id */
+	int64_t start, end;
+	uint32_t name; /* step_name or TFT_NONE */
+};
+
+struct xs {
+	struct tft_writer *w;       /* borrowed */
+	struct tft_sorter *sorter;  /* owned */
+	struct tft_pb_dec *dec;     /* borrowed */
+	struct tft_error *err;      /* borrowed */
+	const struct tft_ingest_opts *opts; /* borrowed */
+	size_t input_len;
+
+	/* XSpace level. */
+	uint32_t host;   /* string id */
+	int have_host;
+	int64_t nerrors, nwarnings;
+
+	/* Current plane. */
+	struct xs_smeta *smeta; /* owned */
+	uint32_t nsmeta, csmeta;
+	struct idmap smeta_map;
+	struct xs_emeta *emeta; /* owned */
+	uint32_t nemeta, cemeta;
+	struct idmap emeta_map;
+	struct tft_arg *meta_args; /* owned: metadata-level stats of this plane */
+	uint32_t nmeta_args, cmeta_args;
+	uint32_t process;     /* TFT_NONE until a line needs it */
+	uint32_t labels;      /* string id of the plane stats ("k=v, ..."), 0 if none */
+	char labels_buf[1024];
+	size_t labels_len;
+	struct xs_plane plane;
+	uint32_t plane_index;
+	int device_plane;     /* /device:... */
+
+	/* Current line. */
+	uint32_t track;           /* TFT_NONE until the line's first event */
+	struct tft_track pending; /* the line's track, before it is registered */
+	int64_t line_ts_ns;
+	int steps_line;
+
+	/* Current event. */
+	struct tft_arg args[MAX_ARGS];
+	uint32_t nargs;
+	int collecting_meta;  /* stats go to meta_args instead of args */
+	uint64_t ev_corr, ev_group, ev_step_num;
+	int has_corr, has_group, has_step_num;
+	uint32_t ev_step_name;
+
+	/* Whole file. */
+	struct idmap corr_map;
+	struct xs_corr *corr;  /* owned */
+	uint32_t ncorr, ccorr;
+	struct idmap group_map;
+	struct xs_group *groups; /* owned */
+	uint32_t ngroups, cgroups;
+	struct tft_step *steps;  /* owned: from Steps lines */
+	uint32_t nsteps, csteps;
+	uint32_t host_process;   /* first /host:CPU process, for group steps */
+	uint64_t events;
+	struct timespec last_progress;
+	char scratch[128];
+
+	uint32_t k_long_name, k_num_occ, k_metadata_id, c_event, flow_cat, flow_name;
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > UINT32_MAX / 2)
+			return TFT_ENOMEM;
+		nc *= 2;
+	}
+	np = realloc(*p, (size_t)nc * elem);
+	if (!np)
+		return TFT_ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int oom(struct xs *x)
+{
+	return tft_pb_wire_fail(x->dec, TFT_ENOMEM, -1, "out of memory");
+}
+
+static uint32_t intern(struct xs *x, const void *s, size_t n)
+{
+	if (!n)
+		return 0; /* id 0 is "" (and s may be NULL) */
+	return tft_writer_intern(x->w, (const char *)s, n);
+}
+
+static int has_ci(const uint8_t *s, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+
+	for (size_t i = 0; i + k <= n; i++) {
+		size_t j = 0;
+
+		for (; j < k; j++) {
+			uint8_t c = s[i + j];
+
+			if (c >= 'A' && c <= 'Z')
+				c = (uint8_t)(c - 'A' + 'a');
+			if (c != (uint8_t)needle[j])
+				break;
+		}
+		if (j == k)
+			return 1;
+	}
+	return 0;
+}
+
+static int bytes_eq(struct tft_pb_bytes b, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return b.len == n && memcmp(b.p, lit, n) == 0;
+}
+
+static int bytes_prefix(struct tft_pb_bytes b, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return b.len >= n && memcmp(b.p, lit, n) == 0;
+}
+
+/* ---- stats -> args -------------------------------------------------------------------- */
+
+/* Round ps to the nearest ns (floor division, no overflow). */
+static int64_t ps_to_ns(int64_t ps)
+{
+	int64_t q = ps / 1000, r = ps % 1000;
+
+	if (r < 0) {
+		q--;
+		r += 1000;
+	}
+	return r >= 500 ? q + 1 : q;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int printable_utf8ish(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x20 && p[i] != '\t' && p[i] != '\n')
+			return 0;
+	return 1;
+}
+
+/* Convert a decoded XStat into *a; 1 = filled, 0 = skip, <0 error. */
+static int stat_to_arg(struct xs *x, const struct xs_stat *s, struct tft_arg *a,
+		       const struct xs_smeta **meta_out)
+{
+	uint32_t mi = idmap_get(&x->smeta_map, (uint64_t)s->metadata_id);
+	const struct xs_smeta *m;
+	uint32_t id;
+
+	*meta_out = NULL;
+	if (mi == TFT_NONE)
+		return 0; /* stat without metadata: nothing to name it by */
+	m = &x->smeta[mi];
+	*meta_out = m;
+	a->key = m->name;
+	if (s->has & (1u << XS_INT)) {
+		a->type = TFT_ARG_INT;
+		a->v.i = s->i;
+	} else if (s->has & (1u << XS_UINT)) {
+		if (s->u <= (uint64_t)INT64_MAX) {
+			a->type = TFT_ARG_INT;
+			a->v.i = (int64_t)s->u;
+		} else {
+			int n = snprintf(x->scratch, sizeof(x->scratch), "%llu", (unsigned long long)s->u);
+
+			id = intern(x, x->scratch, (size_t)n);
+			if (id == UINT32_MAX)
+				return TFT_ENOMEM;
+			a->type = TFT_ARG_STR;
+			a->v.str = id;
+		}
+	} else if (s->has & (1u << XS_DOUBLE)) {
+		a->type = TFT_ARG_DOUBLE;
+		a->v.d = s->d;
+	} else if (s->has & (1u << XS_STR)) {
+		id = intern(x, s->str.p, s->str.len);
+		if (id == UINT32_MAX)
+			return TFT_ENOMEM;
+		a->type = TFT_ARG_STR;
+		a->v.str = id;
+	} else if (s->has & (1u << XS_REF)) {
+		uint32_t ri = idmap_get(&x->smeta_map, s->ref);
+
+		if (ri == TFT_NONE)
+			return 0;
+		a->type = TFT_ARG_STR;
+		a->v.str = x->smeta[ri].name;
+	} else if (s->has & (1u << XS_BYTES)) {
+		if (s->bytes.len <= 256 && printable_utf8ish(s->bytes.p, s->bytes.len)) {
+			id = intern(x, s->bytes.p, s->bytes.len);
+		} else {
+			int n = snprintf(x->scratch, sizeof(x->scratch), "<%zu bytes>", s->bytes.len);
+
+			id = intern(x, x->scratch, (size_t)n);
+		}
+		if (id == UINT32_MAX)
+			return TFT_ENOMEM;
+		a->type = TFT_ARG_STR;
+		a->v.str = id;
+	} else {
+		return 0; /* no value set */
+	}
+	return 1;
+}
+
+static int decode_stat(struct xs *x, const struct tft_pb_val *v, struct xs_stat *s)
+{
+	s->has = 0;
+	s->metadata_id = 0; /* proto3 default when absent; values are read by presence bit */
+	return tft_pb_wire_decode_sub(&v->sub, &stat_msg, s, x);
+}
+
+/* Turn a decoded event stat into an arg, noting the stats with a meaning. */
+static int add_event_stat(struct xs *x, const struct xs_stat *s)
+{
+	const struct xs_smeta *m;
+	struct tft_arg a;
+	int r;
+
+	r = stat_to_arg(x, s, &a, &m);
+	if (r <= 0)
+		return r;
+	switch (m->special) {
+	case SPECIAL_CORRELATION:
+		if (a.type == TFT_ARG_INT) {
+			x->ev_corr = (uint64_t)a.v.i;
+			x->has_corr = 1;
+		}
+		break;
+	case SPECIAL_GROUP:
+		if (a.type == TFT_ARG_INT) {
+			x->ev_group = (uint64_t)a.v.i;
+			x->has_group = 1;
+		}
+		break;
+	case SPECIAL_STEP_NUM:
+		if (a.type == TFT_ARG_INT) {
+			x->ev_step_num = (uint64_t)a.v.i;
+			x->has_step_num = 1;
+		}
+		break;
+	case SPECIAL_STEP_NAME:
+		if (a.type == TFT_ARG_STR)
+			x->ev_step_name = a.v.str;
+		break;
+	default:
+		break;
+	}
+	if (x->nargs < MAX_ARGS)
+		x->args[x->nargs++] = a;
+	return 0;
+}
+
+static int on_event_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_stat s;
+	int r;
+
+	r = decode_stat(x, v, &s);
+	if (r)
+		return r;
+	if (add_event_stat(x, &s) < 0)
+		return oom(x);
+	return 0;
+}
+
+/*
+ * Fast paths for the two hottest messages (XStat, XEvent). They accept the
+ * canonical encoding (one-byte keys of the known fields) and return 0 on
+ * anything else; the caller then decodes the event again with the field
+ * tables, which skip unknown fields and report errors with their path.
+ */
+static int fast_stat(const uint8_t *p, const uint8_t *end, struct xs_stat *s)
+{
+	uint64_t v;
+
+	s->has = 0;
+	s->metadata_id = 0;
+	/* The usual shape: metadata_id, then one value. */
+	if (p < end && *p == 0x08) {
+		p++;
+		if (tft_pb_wire_varint(&p, end, &v))
+			return 0;
+		s->metadata_id = (int64_t)v;
+		s->has = 1u << XS_META;
+		if (p < end && (*p == 0x18 || *p == 0x20 || *p == 0x38)) {
+			uint8_t k = *p++;
+
+			if (tft_pb_wire_varint(&p, end, &v))
+				return 0;
+			if (k == 0x18) {
+				s->u = v;
+				s->has |= 1u << XS_UINT;
+			} else if (k == 0x20) {
+				s->i = (int64_t)v;
+				s->has |= 1u << XS_INT;
+			} else {
+				s->ref = v;
+				s->has |= 1u << XS_REF;
+			}
+			if (p == end)
+				return 1;
+		}
+	}
+	while (p < end) {
+		switch (*p++) {
+		case 0x08:
+			if (tft_pb_wire_varint(&p, end, &v))
+				return 0;
+			s->metadata_id = (int64_t)v;
+			s->has |= 1u << XS_META;
+			break;
+		case 0x11:
+			if (end - p < 8)
+				return 0;
+			v = tft_pb_wire_le64(p);
+			memcpy(&s->d, &v, sizeof(s->d));
+			p += 8;
+			s->has |= 1u << XS_DOUBLE;
+			break;
+		case 0x18:
+			if (tft_pb_wire_varint(&p, end, &s->u))
+				return 0;
+			s->has |= 1u << XS_UINT;
+			break;
+		case 0x20:
+			if (tft_pb_wire_varint(&p, end, &v))
+				return 0;
+			s->i = (int64_t)v;
+			s->has |= 1u << XS_INT;
+			break;
+		case 0x2a:
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			s->str.p = p;
+			s->str.len = (size_t)v;
+			p += v;
+			s->has |= 1u << XS_STR;
+			break;
+		case 0x32:
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			s->bytes.p = p;
+			s->bytes.len = (size_t)v;
+			p += v;
+			s->has |= 1u << XS_BYTES;
+			break;
+		case 0x38:
+			if (tft_pb_wire_varint(&p, end, &s->ref))
+				return 0;
+			s->has |= 1u << XS_REF;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Read a varint field value if the next key byte is `key`. */
+#define TAKE_VARINT(key, dst, bit)                                                      \
+	if (p < end && *p == (key)) {                                                   \
+		p++;                                                                    \
+		if (tft_pb_wire_varint(&p, end, &v))                                    \
+			return 0;                                                       \
+		(dst) = (int64_t)v;                                                     \
+		e->has |= 1u << (bit);                                                  \
+	}
+
+/*
+ * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
+ * Fields are tried in the order writers emit them (metadata_id, offset_ps,
+ * duration_ps, stats...), which keeps the branches predictable.
+ */
+static int fast_event(struct xs *x, const uint8_t *p, const uint8_t *end, struct xs_event *e)
+{
+	uint64_t v;
+	int r;
+
+	TAKE_VARINT(0x08, e->metadata_id, XE_META)
+	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION)
+	while (p < end) {
+		struct xs_stat s;
+
+		if (*p != 0x22)
+			break;
+		p++;
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+			return 0;
+		if (!fast_stat(p, p + v, &s))
+			return 0;
+		r = add_event_stat(x, &s);
+		if (r < 0)
+			return r;
+		p += v;
+		e->has |= 1u << XE_STATS;
+	}
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	return p == end; /* anything else in another order: the tables handle it */
+}
+#undef TAKE_VARINT
+
+static int on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	const struct xs_smeta *m;
+	struct xs_stat s;
+	struct tft_arg a;
+	int r;
+
+	r = decode_stat(x, v, &s);
+	if (r)
+		return r;
+	r = stat_to_arg(x, &s, &a, &m);
+	if (r < 0)
+		return oom(x);
+	if (!r)
+		return 0;
+	if (grow((void **)&x->meta_args, &x->cmeta_args, x->nmeta_args + 1, sizeof(*x->meta_args)))
+		return oom(x);
+	x->meta_args[x->nmeta_args++] = a;
+	return 0;
+}
+
+/* ---- plane-level decoding --------------------------------------------------------------- */
+
+static int on_later(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return 0; /* handled by a later pass */
+}
+
+static uint8_t special_of(struct tft_pb_bytes name)
+{
+	if (bytes_eq(name, "correlation_id"))
+		return SPECIAL_CORRELATION;
+	if (bytes_eq(name, "group_id"))
+		return SPECIAL_GROUP;
+	if (bytes_eq(name, "step_num"))
+		return SPECIAL_STEP_NUM;
+	if (bytes_eq(name, "step_name"))
+		return SPECIAL_STEP_NAME;
+	return SPECIAL_NONE;
+}
+
+static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_smeta_entry e;
+	struct xs_smeta *m;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = tft_pb_wire_decode_sub(&v->sub, &smeta_entry_msg, &e, x);
+	if (r)
+		return r;
+	if (grow((void **)&x->smeta, &x->csmeta, x->nsmeta + 1, sizeof(*x->smeta)))
+		return oom(x);
+	m = &x->smeta[x->nsmeta];
+	m->name = intern(x, e.value.name.p, e.value.name.len);
+	if (m->name == UINT32_MAX)
+		return oom(x);
+	m->special = special_of(e.value.name);
+	/* The map key is authoritative; fall back to the id inside. */
+	if (idmap_put(&x->smeta_map, (uint64_t)((e.has & 1) ? e.key : e.value.id), x->nsmeta, x->nsmeta))
+		return oom(x);
+	x->nsmeta++;
+	return 0;
+}
+
+static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_emeta_entry e;
+	struct xs_emeta *m;
+	uint32_t args_off = x->nmeta_args;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = tft_pb_wire_decode_sub(&v->sub, &emeta_entry_msg, &e, x);
+	if (r)
+		return r;
+	if (grow((void **)&x->emeta, &x->cemeta, x->nemeta + 1, sizeof(*x->emeta)))
+		return oom(x);
+	m = &x->emeta[x->nemeta];
+	m->long_name = TFT_NONE;
+	if (e.value.display_name.len) {
+		m->name = intern(x, e.value.display_name.p, e.value.display_name.len);
+		if (!bytes_eq(e.value.name, "") &&
+		    !(e.value.name.len == e.value.display_name.len &&
+		      memcmp(e.value.name.p, e.value.display_name.p, e.value.name.len) == 0)) {
+			m->long_name = intern(x, e.value.name.p, e.value.name.len);
+			if (m->long_name == UINT32_MAX)
+				return oom(x);
+		}
+	} else {
+		m->name = intern(x, e.value.name.p, e.value.name.len);
+	}
+	if (m->name == UINT32_MAX)
+		return oom(x);
+	m->args_off = args_off;
+	m->nargs = x->nmeta_args - args_off;
+	if (idmap_put(&x->emeta_map, (uint64_t)((e.has & 1) ? e.key : e.value.id), x->nemeta, x->nemeta))
+		return oom(x);
+	x->nemeta++;
+	return 0;
+}
+
+/* Plane stats (device capabilities) -> the process labels, "k=v, k=v". */
+static int on_plane_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	char *buf = x->labels_buf;
+	size_t size = sizeof(x->labels_buf), n = x->labels_len;
+	const struct xs_smeta *m;
+	struct xs_stat s;
+	struct tft_arg a;
+	const char *key, *sv;
+	int k, r;
+
+	r = decode_stat(x, v, &s);
+	if (r)
+		return r;
+	r = stat_to_arg(x, &s, &a, &m);
+	if (r < 0)
+		return oom(x);
+	if (r == 0 || n + 2 >= size)
+		return 0;
+	key = tft_writer_str(x->w, a.key, NULL);
+	if (!key)
+		return 0;
+	switch (a.type) {
+	case TFT_ARG_INT:
+		k = snprintf(buf + n, size - n, "%s%s=%lld", n ? ", " : "", key, (long long)a.v.i);
+		break;
+	case TFT_ARG_DOUBLE:
+		k = snprintf(buf + n, size - n, "%s%s=%g", n ? ", " : "", key, a.v.d);
+		break;
+	default:
+		sv = tft_writer_str(x->w, a.v.str, NULL);
+		k = snprintf(buf + n, size - n, "%s%s=%s", n ? ", " : "", key, sv ? sv : "");
+		break;
+	}
+	if (k > 0)
+		n += (size_t)k;
+	x->labels_len = n < size ? n : size - 1;
+	return 0;
+}
+
+static int ensure_process(struct xs *x)
+{
+	struct tft_process p;
+
+	if (x->process != TFT_NONE)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.name = intern(x, x->plane.name.p, x->plane.name.len);
+	p.host = x->host;
+	p.pid = x->plane.id;
+	p.rank = -1;
+	p.sort_index = (int32_t)x->plane_index;
+	p.labels = x->labels;
+	if (p.name == UINT32_MAX)
+		return oom(x);
+	x->process = tft_writer_add_process(x->w, &p);
+	if (x->process == TFT_NONE)
+		return oom(x);
+	if (x->host_process == TFT_NONE && bytes_prefix(x->plane.name, "/host:CPU"))
+		x->host_process = x->process;
+	return 0;
+}
+
+static int line_kind(const struct xs *x, struct tft_pb_bytes name)
+{
+	if (has_ci(name.p, name.len, "nccl") || has_ci(name.p, name.len, "rccl") ||
+	    has_ci(name.p, name.len, "collective"))
+		return TFT_TRACK_COMM;
+	if (!x->device_plane)
+		return TFT_TRACK_THREAD;
+	if (bytes_prefix(name, "Stream #") || has_ci(name.p, name.len, "stream") ||
+	    has_ci(name.p, name.len, "memcpy"))
+		return TFT_TRACK_GPU_STREAM;
+	return TFT_TRACK_DEVICE;
+}
+
+static void progress(struct xs *x, uint64_t pos)
+{
+	struct timespec now;
+
+	if (!x->opts || !x->opts->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - x->last_progress.tv_sec) * 1000000000LL +
+		    (now.tv_nsec - x->last_progress.tv_nsec) <
+	    100000000LL)
+		return;
+	x->last_progress = now;
+	x->opts->progress(x->opts->progress_ctx, pos, x->input_len, x->events);
+}
+
+static int note_corr(struct xs *x, uint32_t track, int64_t ts)
+{
+	uint32_t i = idmap_get(&x->corr_map, x->ev_corr);
+	struct xs_corr *c;
+
+	if (i == TFT_NONE) {
+		if (grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+			return TFT_ENOMEM;
+		i = x->ncorr++;
+		c = &x->corr[i];
+		c->id = x->ev_corr;
+		c->src_track = c->dst_track = TFT_NONE;
+		c->src_ts = c->dst_ts = 0;
+		if (idmap_put(&x->corr_map, x->ev_corr, i, i))
+			return TFT_ENOMEM;
+	}
+	c = &x->corr[i];
+	if (x->device_plane) {
+		if (c->dst_track == TFT_NONE) {
+			c->dst_track = track;
+			c->dst_ts = ts;
+		}
+	} else if (c->src_track == TFT_NONE) {
+		c->src_track = track;
+		c->src_ts = ts;
+	}
+	return 0;
+}
+
+static int note_group(struct xs *x, int64_t start, int64_t end)
+{
+	uint32_t i = idmap_get(&x->group_map, x->ev_group);
+	struct xs_group *g;
+
+	if (i == TFT_NONE) {
+		if (x->ngroups >= MAX_GROUPS)
+			return 0;
+		if (grow((void **)&x->groups, &x->cgroups, x->ngroups + 1, sizeof(*x->groups)))
+			return TFT_ENOMEM;
+		i = x->ngroups++;
+		g = &x->groups[i];
+		g->id = x->ev_group;
+		g->start = start;
+		g->end = end;
+		g->name = TFT_NONE;
+		if (idmap_put(&x->group_map, x->ev_group, i, i))
+			return TFT_ENOMEM;
+	}
+	g = &x->groups[i];
+	if (start < g->start)
+		g->start = start;
+	if (end > g->end)
+		g->end = end;
+	if (x->ev_step_name != TFT_NONE)
+		g->name = x->ev_step_name;
+	return 0;
+}
+
+static int add_step_marker(struct xs *x, const struct tft_event *ev)
+{
+	struct tft_step *st;
+	const char *nm;
+	size_t nlen = 0;
+
+	if (grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
+		return TFT_ENOMEM;
+	st = &x->steps[x->nsteps];
+	memset(st, 0, sizeof(*st));
+	st->name = x->ev_step_name != TFT_NONE ? x->ev_step_name : ev->name;
+	if (x->has_step_num) {
+		st->index = (int64_t)x->ev_step_num;
+	} else if (x->has_group) {
+		st->index = (int64_t)x->ev_group;
+	} else {
+		char *end;
+		long long v;
+
+		nm = tft_writer_str(x->w, ev->name, &nlen);
+		v = nm && nlen ? strtoll(nm, &end, 10) : 0;
+		st->index = (nm && nlen && *end == '\0') ? v : (int64_t)x->nsteps;
+	}
+	st->process = x->process;
+	st->start_ns = ev->ts_ns;
+	st->dur_ns = ev->dur_ns;
+	st->traced = true;
+	x->nsteps++;
+	return 0;
+}
+
+static void event_reset(struct xs *x, struct xs_event *e)
+{
+	e->has = 0;
+	e->metadata_id = e->offset_ps = e->duration_ps = e->num_occurrences = 0;
+	x->nargs = 0;
+	x->has_corr = x->has_group = x->has_step_num = 0;
+	x->ev_step_name = TFT_NONE;
+}
+
+/* The line's track, registered with its first event. */
+static int line_track(struct xs *x)
+{
+	int r;
+
+	if (x->track != TFT_NONE)
+		return 0;
+	r = ensure_process(x);
+	if (r)
+		return r;
+	x->pending.process = x->process;
+	x->track = tft_writer_add_track(x->w, &x->pending);
+	if (x->track == TFT_NONE)
+		return tft_pb_wire_fail(x->dec, TFT_ENOMEM, -1, "could not register a track");
+	return 0;
+}
+
+static int line_event(struct xs *x, const struct tft_pb_sub *es)
+{
+	struct xs_event e;
+	struct tft_event ev;
+	uint32_t mi, nev;
+	int64_t start_ps, start, end;
+	int r;
+
+	event_reset(x, &e);
+	r = fast_event(x, es->p, es->p + es->len, &e);
+	if (r < 0)
+		return oom(x);
+	if (r == 0) {
+		event_reset(x, &e);
+		r = tft_pb_wire_decode_sub(es, &event_msg, &e, x);
+		if (r)
+			return r;
+	}
+	r = line_track(x);
+	if (r)
+		return r;
+	memset(&ev, 0, sizeof(ev));
+	mi = idmap_get(&x->emeta_map, (uint64_t)e.metadata_id);
+	nev = x->nargs;
+	if (mi != TFT_NONE) {
+		const struct xs_emeta *m = &x->emeta[mi];
+
+		ev.name = m->name;
+		/* Metadata-level stats, unless the event has its own value. */
+		for (uint32_t k = 0; k < m->nargs && x->nargs < MAX_ARGS; k++) {
+			const struct tft_arg *a = &x->meta_args[m->args_off + k];
+			uint32_t j = 0;
+
+			while (j < nev && x->args[j].key != a->key)
+				j++;
+			if (j == nev)
+				x->args[x->nargs++] = *a;
+		}
+		if (m->long_name != TFT_NONE && x->nargs < MAX_ARGS) {
+			struct tft_arg *a = &x->args[x->nargs++];
+
+			a->key = x->k_long_name;
+			a->type = TFT_ARG_STR;
+			a->v.str = m->long_name;
+		}
+	} else {
+		int n = snprintf(x->scratch, sizeof(x->scratch), "#%lld", (long long)e.metadata_id);
+
+		ev.name = intern(x, x->scratch, (size_t)n);
+		if (ev.name == UINT32_MAX)
+			return oom(x);
+		if (x->nargs < MAX_ARGS) {
+			struct tft_arg *a = &x->args[x->nargs++];
+
+			a->key = x->k_metadata_id;
+			a->type = TFT_ARG_INT;
+			a->v.i = e.metadata_id;
+		}
+	}
+	if ((e.has & (1u << XE_NUMOCC)) && x->nargs < MAX_ARGS) {
+		struct tft_arg *a = &x->args[x->nargs++];
+
+		a->key = x->k_num_occ;
+		a->type = TFT_ARG_INT;
+		a->v.i = e.num_occurrences;
+	}
+	/* offset_ps and num_occurrences share a oneof: aggregated events sit at line start. */
+	start_ps = (e.has & (1u << XE_OFFSET)) ? e.offset_ps : 0;
+	start = sat_add(x->line_ts_ns, ps_to_ns(start_ps));
+	end = sat_add(x->line_ts_ns, ps_to_ns(sat_add(start_ps, e.duration_ps > 0 ? e.duration_ps : 0)));
+	ev.ts_ns = start;
+	ev.kind = e.duration_ps > 0 ? TFT_EV_SLICE : TFT_EV_INSTANT;
+	ev.dur_ns = e.duration_ps > 0 && end > start ? end - start : 0;
+	ev.track = x->track;
+	ev.cat = x->c_event;
+	ev.count = 1;
+	ev.nargs = (uint16_t)x->nargs;
+	ev.args = x->args;
+	r = tft_sorter_push(x->sorter, &ev, x->err);
+	if (r)
+		return tft_pb_wire_fail(x->dec, r, es->p - x->dec->base, "could not store the event");
+	if (x->has_corr && note_corr(x, x->track, ev.ts_ns))
+		return oom(x);
+	if (x->has_group && note_group(x, ev.ts_ns, ev.ts_ns + ev.dur_ns))
+		return oom(x);
+	if (x->steps_line && add_step_marker(x, &ev))
+		return oom(x);
+	if ((++x->events & 0xFFFF) == 0)
+		progress(x, (uint64_t)(es->p - x->dec->base));
+	return 0;
+}
+
+/*
+ * Pass 1 fast path: the line's own fields, skipping the events. 0 on
+ * anything unusual (the table decoder then checks and reports it).
+ */
+static int fast_line_header(const uint8_t *p, const uint8_t *end, struct xs_line *ln)
+{
+	uint64_t v;
+
+	while (p < end) {
+		uint8_t k = *p++;
+
+		if (k == 0x22 || k == 0x12 || k == 0x5a) {
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			if (k == 0x12) {
+				ln->name.p = p;
+				ln->name.len = (size_t)v;
+				ln->has |= 1u << LN_NAME;
+			} else if (k == 0x5a) {
+				ln->display_name.p = p;
+				ln->display_name.len = (size_t)v;
+				ln->has |= 1u << LN_DISPLAY_NAME;
+			}
+			p += v;
+		} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
+			if (tft_pb_wire_varint(&p, end, &v))
+				return 0;
+			switch (k) {
+			case 0x08: ln->id = (int64_t)v; ln->has |= 1u << LN_ID; break;
+			case 0x18: ln->timestamp_ns = (int64_t)v; ln->has |= 1u << LN_TS; break;
+			case 0x48: ln->duration_ps = (int64_t)v; ln->has |= 1u << LN_DUR; break;
+			default: ln->display_id = (int64_t)v; ln->has |= 1u << LN_DISPLAY_ID; break;
+			}
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int do_line(struct xs *x, const struct tft_pb_sub *ls)
+{
+	struct tft_pb_dec *d = x->dec;
+	const uint8_t *p = ls->p, *end = ls->p + ls->len;
+	struct xs_line ln;
+	struct tft_pb_bytes tname;
+	uint32_t index = 0;
+	int r = 0;
+
+	memset(&ln, 0, sizeof(ln));
+	if (!fast_line_header(p, end, &ln)) {
+		memset(&ln, 0, sizeof(ln));
+		r = tft_pb_wire_decode_sub(ls, &line_hdr_msg, &ln, x);
+		if (r)
+			return r;
+	}
+	tname = ln.display_name.len ? ln.display_name : ln.name;
+	memset(&x->pending, 0, sizeof(x->pending));
+	x->pending.kind = (uint32_t)line_kind(x, tname);
+	x->pending.name = intern(x, tname.p, tname.len);
+	if (x->pending.name == UINT32_MAX)
+		return oom(x);
+	x->pending.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
+	x->pending.sort_index = (int32_t)(ls->index == TFT_PB_SINGULAR ? 0 : ls->index);
+	x->track = TFT_NONE; /* registered with the first event: no empty tracks */
+	x->line_ts_ns = ln.timestamp_ns;
+	x->steps_line = bytes_eq(tname, "Steps");
+
+	/* Pass 2: the events (field 4), with this line on the error path. */
+	if (d->depth >= d->max_depth)
+		return tft_pb_wire_fail(d, TFT_EFORMAT, ls->p - d->base, "messages nested too deep");
+	d->path[d->depth].name = ls->name;
+	d->path[d->depth].index = ls->index;
+	d->depth++;
+	while (p < end) {
+		struct tft_pb_iter it;
+		struct tft_pb_raw f;
+
+		if (*p == 0x22) {
+			const uint8_t *q = p + 1;
+			uint64_t n;
+
+			if (tft_pb_wire_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
+				struct tft_pb_sub es = {d, q, (size_t)n, "events", index++};
+
+				r = line_event(x, &es);
+				if (r)
+					break;
+				p = q + n;
+				continue;
+			}
+			d->cur_field = "events";
+			d->cur_index = index;
+		}
+		/* Any other field (already checked by pass 1): skip it. */
+		tft_pb_wire_iter_init(&it, p, (size_t)(end - p));
+		r = tft_pb_wire_iter_next(d, &it, &f);
+		d->cur_field = NULL;
+		if (r < 0)
+			break;
+		r = 0;
+		p = it.p;
+	}
+	d->depth--;
+	return r;
+}
+
+static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return do_line(ctx, &v->sub);
+}
+
+static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
+{
+	int r;
+
+	x->nsmeta = x->nemeta = x->nmeta_args = 0;
+	idmap_clear(&x->smeta_map);
+	idmap_clear(&x->emeta_map);
+	x->process = TFT_NONE;
+	x->labels = 0;
+	x->labels_len = 0;
+	memset(&x->plane, 0, sizeof(x->plane));
+	r = tft_pb_wire_decode_sub(ps, &plane_msg, &x->plane, x);
+	if (!r)
+		r = tft_pb_wire_decode_sub(ps, &plane_smeta_msg, NULL, x);
+	if (!r)
+		r = tft_pb_wire_decode_sub(ps, &plane_emeta_msg, NULL, x);
+	if (!r)
+		r = tft_pb_wire_decode_sub(ps, &plane_stats_msg, NULL, x);
+	if (r)
+		return r;
+	if (x->labels_len) {
+		x->labels = intern(x, x->labels_buf, x->labels_len);
+		if (x->labels == UINT32_MAX)
+			return oom(x);
+	}
+	x->device_plane = bytes_prefix(x->plane.name, "/device:");
+	return tft_pb_wire_decode_sub(ps, &plane_lines_msg, NULL, x);
+}
+
+static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+
+	x->plane_index = v->index;
+	return do_plane(x, &v->sub);
+}
+
+static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+
+	switch (f->num) {
+	case 2:
+		x->nerrors++;
+		break;
+	case 3:
+		x->nwarnings++;
+		break;
+	case 4:
+		if (!x->have_host && v->len) {
+			x->host = intern(x, v->p, v->len);
+			if (x->host == UINT32_MAX)
+				return oom(x);
+			x->have_host = 1;
+		}
+		break;
+	}
+	return 0;
+}
+
+static int emit_flows(struct xs *x)
+{
+	for (uint32_t i = 0; i < x->ncorr; i++) {
+		const struct xs_corr *c = &x->corr[i];
+		struct tft_flow fl;
+		int r;
+
+		if (c->src_track == TFT_NONE || c->dst_track == TFT_NONE)
+			continue;
+		memset(&fl, 0, sizeof(fl));
+		fl.flow_id = c->id;
+		fl.name = x->flow_name;
+		fl.cat = x->flow_cat;
+		fl.src_track = c->src_track;
+		fl.src_ts_ns = c->src_ts;
+		fl.dst_track = c->dst_track;
+		fl.dst_ts_ns = c->dst_ts;
+		r = tft_writer_add_flow(x->w, &fl);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int emit_steps(struct xs *x)
+{
+	int r;
+
+	for (uint32_t i = 0; i < x->nsteps; i++) {
+		r = tft_writer_add_step(x->w, &x->steps[i]);
+		if (r)
+			return r;
+	}
+	if (x->nsteps)
+		return 0;
+	/* No Steps line: one step per group_id (xprof's step grouping). */
+	for (uint32_t i = 0; i < x->ngroups; i++) {
+		const struct xs_group *g = &x->groups[i];
+		struct tft_step st;
+
+		memset(&st, 0, sizeof(st));
+		st.index = (int64_t)g->id;
+		if (g->name != TFT_NONE) {
+			st.name = g->name;
+		} else {
+			int n = snprintf(x->scratch, sizeof(x->scratch), "%lld", (long long)g->id);
+
+			st.name = intern(x, x->scratch, (size_t)n);
+		}
+		st.process = x->host_process;
+		st.start_ns = g->start;
+		if (__builtin_sub_overflow(g->end, g->start, &st.dur_ns))
+			st.dur_ns = INT64_MAX;
+		st.traced = true;
+		r = tft_writer_add_step(x->w, &st);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void xs_free(struct xs *x)
+{
+	if (x->sorter)
+		tft_sorter_destroy(x->sorter);
+	free(x->smeta);
+	idmap_free(&x->smeta_map);
+	free(x->emeta);
+	idmap_free(&x->emeta_map);
+	free(x->meta_args);
+	idmap_free(&x->corr_map);
+	free(x->corr);
+	idmap_free(&x->group_map);
+	free(x->groups);
+	free(x->steps);
+}
+
+/* Host from the file name: base name without ".xplane.pb" / ".pb". */
+static uint32_t host_from_name(struct xs *x, const char *name)
+{
+	const char *b = name ? strrchr(name, '/') : NULL;
+	size_t n;
+
+	b = b ? b + 1 : (name ? name : "");
+	n = strlen(b);
+	if (n > 10 && strcmp(b + n - 10, ".xplane.pb") == 0)
+		n -= 10;
+	else if (n > 3 && strcmp(b + n - 3, ".pb") == 0)
+		n -= 3;
+	return intern(x, b, n);
+}
+
+int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+		      const struct tft_ingest_opts *opts, struct tft_error *err)
+{
+	struct tft_pb_dec dec;
+	struct xs x;
+	int r;
+
+	if (!w || (!data && len))
+		return tft_error_set(err, TFT_EINVAL, -1, "no writer or no input");
+	memset(&x, 0, sizeof(x));
+	x.w = w;
+	x.dec = &dec;
+	x.err = err;
+	x.opts = opts;
+	x.input_len = len;
+	x.host_process = TFT_NONE;
+	clock_gettime(CLOCK_MONOTONIC, &x.last_progress);
+	tft_pb_wire_init(&dec, data, len, err);
+	x.k_long_name = tft_writer_intern_cstr(w, "long_name");
+	x.k_num_occ = tft_writer_intern_cstr(w, "num_occurrences");
+	x.k_metadata_id = tft_writer_intern_cstr(w, "metadata_id");
+	x.c_event = tft_writer_intern_cstr(w, "xevent");
+	x.flow_cat = tft_writer_intern_cstr(w, "launch");
+	x.flow_name = tft_writer_intern_cstr(w, "launch");
+	if (x.k_long_name == UINT32_MAX || x.k_num_occ == UINT32_MAX ||
+	    x.k_metadata_id == UINT32_MAX || x.c_event == UINT32_MAX || x.flow_cat == UINT32_MAX ||
+	    x.flow_name == UINT32_MAX) {
+		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	x.sorter = tft_sorter_create(w, opts ? opts->mem_budget : 0);
+	if (!x.sorter) {
+		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory (sorter)");
+		goto out;
+	}
+	/* Pass 1: hostnames, errors, warnings (they come after the planes). */
+	r = tft_pb_wire_decode(&dec, &space_msg, NULL, &x);
+	if (r)
+		goto out;
+	if (!x.have_host) {
+		x.host = host_from_name(&x, name);
+		if (x.host == UINT32_MAX) {
+			r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+			goto out;
+		}
+	}
+	/* Pass 2: the planes, one at a time. */
+	r = tft_pb_wire_decode(&dec, &space_planes_msg, NULL, &x);
+	if (r)
+		goto out;
+	r = tft_sorter_finish(x.sorter, 0, err);
+	if (r)
+		goto out;
+	r = emit_flows(&x);
+	if (!r)
+		r = emit_steps(&x);
+	if (!r && (x.nerrors || x.nwarnings)) {
+		r = tft_writer_add_count(w, "xspace_errors", x.nerrors);
+		if (!r)
+			r = tft_writer_add_count(w, "xspace_warnings", x.nwarnings);
+	}
+	if (!r)
+		r = tft_writer_set_meta(w, "format", "xspace");
+	if (!r)
+		r = tft_writer_set_meta(w, "producer", "TensorFlow/JAX profiler");
+	if (r) {
+		tft_error_set(err, r, -1, "could not store flows, steps or metadata");
+		goto out;
+	}
+	if (opts && opts->progress)
+		opts->progress(opts->progress_ctx, len, len, x.events);
+out:
+	if (r && err && err->code == TFT_OK)
+		tft_error_set(err, r, -1, "%s", tft_strerror(r));
+	if (r)
+		tft_error_set_file(err, name);
+	xs_free(&x);
+	return r;
+}

@@ -1,0 +1,818 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TensorFlow device names, timeline_label parsing, communication-op
+ * detection and TF protobuf format sniffing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codec/pb_wire.h"
+#include "collect/tf_names.h"
+
+static struct tft_tf_str mkstr(const char *p, size_t len)
+{
+	struct tft_tf_str s = {p, len};
+
+	return s;
+}
+
+static int str_eq(struct tft_tf_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return s.len == n && memcmp(s.p, lit, n) == 0;
+}
+
+static int str_prefix(struct tft_tf_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return s.len >= n && memcmp(s.p, lit, n) == 0;
+}
+
+static int ieq(const char *a, size_t n, const char *lit)
+{
+	if (strlen(lit) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = a[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != lit[i])
+			return 0;
+	}
+	return 1;
+}
+
+static const char *find(const char *p, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	if (n > len)
+		return NULL;
+	return memmem(p, len, needle, n);
+}
+
+static struct tft_tf_str trim(struct tft_tf_str s)
+{
+	while (s.len && (s.p[0] == ' ' || s.p[0] == '\t'))
+		s.p++, s.len--;
+	while (s.len && (s.p[s.len - 1] == ' ' || s.p[s.len - 1] == '\t'))
+		s.len--;
+	return s;
+}
+
+/* Decimal digits at p[0..len): value and count (0 if none; capped at 18 digits). */
+static size_t parse_digits(const char *p, size_t len, int64_t *v)
+{
+	size_t i = 0;
+	int64_t x = 0;
+
+	while (i < len && i < 18 && p[i] >= '0' && p[i] <= '9')
+		x = x * 10 + (p[i++] - '0');
+	*v = x;
+	return i;
+}
+
+static int is_all_digits(const char *p, size_t len)
+{
+	if (!len)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return 1;
+}
+
+int tft_tf_names_parse_device(const char *name, size_t len, struct tft_tf_device *d)
+{
+	size_t i = 0;
+	int found = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->replica = d->task = d->index = d->stream = -1;
+	while (i < len) {
+		size_t s, e;
+		const char *c, *colon;
+		size_t clen;
+
+		while (i < len && name[i] == '/')
+			i++;
+		s = i;
+		while (i < len && name[i] != '/')
+			i++;
+		e = i;
+		if (e == s)
+			continue;
+		c = name + s;
+		clen = e - s;
+		colon = memchr(c, ':', clen);
+		if (!colon) {
+			if (ieq(c, clen, "memcpy")) {
+				d->flags |= TFT_TF_DEV_MEMCPY;
+				found = 1;
+			} else if (ieq(c, clen, "sync")) {
+				d->flags |= TFT_TF_DEV_SYNC;
+				found = 1;
+			}
+			continue;
+		}
+		{
+			struct tft_tf_str key = mkstr(c, (size_t)(colon - c));
+			struct tft_tf_str val = mkstr(colon + 1, clen - (size_t)(colon - c) - 1);
+			int64_t n;
+			size_t k;
+
+			if (str_eq(key, "job")) {
+				d->job = val;
+				d->flags |= TFT_TF_DEV_HAS_JOB;
+				found = 1;
+			} else if (str_eq(key, "replica")) {
+				if (parse_digits(val.p, val.len, &n) == val.len && val.len)
+					d->replica = n;
+			} else if (str_eq(key, "task")) {
+				if (parse_digits(val.p, val.len, &n) == val.len && val.len)
+					d->task = n;
+			} else if (str_eq(key, "device")) {
+				/* device:TYPE:N */
+				const char *c2 = memchr(val.p, ':', val.len);
+
+				if (c2) {
+					d->type = mkstr(val.p, (size_t)(c2 - val.p));
+					if (parse_digits(c2 + 1, val.len - (size_t)(c2 + 1 - val.p), &n) &&
+					    is_all_digits(c2 + 1, val.len - (size_t)(c2 + 1 - val.p)))
+						d->index = n;
+				} else {
+					d->type = val;
+				}
+				found = 1;
+			} else if (str_eq(key, "stream")) {
+				d->flags |= TFT_TF_DEV_STREAM;
+				if (ieq(val.p, val.len, "all")) {
+					d->flags |= TFT_TF_DEV_STREAM_ALL;
+				} else {
+					k = parse_digits(val.p, val.len, &n);
+					if (k)
+						d->stream = n;
+					d->stream_suffix = trim(mkstr(val.p + k, val.len - k));
+				}
+				found = 1;
+			} else if (str_eq(key, "host")) {
+				d->flags |= TFT_TF_DEV_HOST;
+				d->type = val;
+				found = 1;
+			} else if (is_all_digits(val.p, val.len) && key.len && key.len <= 16) {
+				/* Legacy "cpu:0", "gpu:1", or "GPU:0" without "device:". */
+				parse_digits(val.p, val.len, &n);
+				d->type = key;
+				d->index = n;
+				d->flags |= TFT_TF_DEV_LEGACY;
+				found = 1;
+			}
+		}
+	}
+	return found ? 0 : -1;
+}
+
+/* Append lit then s[0..len) at buf+n (bounded); returns the new length (may exceed size). */
+static size_t append(char *buf, size_t size, size_t n, const char *lit, const char *s, size_t len)
+{
+	size_t k = strlen(lit);
+
+	for (size_t i = 0; i < k; i++, n++)
+		if (n < size)
+			buf[n] = lit[i];
+	for (size_t i = 0; i < len; i++, n++)
+		if (n < size)
+			buf[n] = s[i];
+	return n;
+}
+
+static size_t finish(char *buf, size_t size, size_t n)
+{
+	if (!size)
+		return 0;
+	if (n >= size)
+		n = size - 1;
+	buf[n] = '\0';
+	return n;
+}
+
+size_t tft_tf_names_process(const struct tft_tf_device *d, char *buf, size_t size)
+{
+	size_t n = 0;
+	char num[32];
+
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	if (!(d->flags & TFT_TF_DEV_HAS_JOB)) {
+		n = append(buf, size, 0, "localhost", "", 0);
+		return finish(buf, size, n);
+	}
+	n = append(buf, size, n, "/job:", d->job.p, d->job.len);
+	if (d->replica >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)d->replica);
+		n = append(buf, size, n, "/replica:", num, strlen(num));
+	}
+	if (d->task >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)d->task);
+		n = append(buf, size, n, "/task:", num, strlen(num));
+	}
+	return finish(buf, size, n);
+}
+
+size_t tft_tf_names_canon_device(const struct tft_tf_device *d, char *buf, size_t size)
+{
+	size_t n = 0;
+	char type[32];
+	size_t tl = d->type.len < sizeof(type) - 1 ? d->type.len : sizeof(type) - 1;
+
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	if (d->flags & TFT_TF_DEV_HAS_JOB) {
+		n = tft_tf_names_process(d, buf, size);
+	}
+	for (size_t i = 0; i < tl; i++) {
+		char c = d->type.p[i];
+
+		type[i] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
+	}
+	type[tl] = '\0';
+	if (d->flags & TFT_TF_DEV_HOST) {
+		n = append(buf, size, n, "/host:", type, tl);
+	} else if (tl) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%lld", (long long)(d->index < 0 ? 0 : d->index));
+		n = append(buf, size, n, "/device:", type, tl);
+		n = append(buf, size, n, ":", num, strlen(num));
+	}
+	return finish(buf, size, n);
+}
+
+/* "123B", "1.5MB", "12.0KB" -> bytes; -1 if the text is not a size. */
+static int64_t parse_size(struct tft_tf_str s)
+{
+	int64_t whole = 0, frac = 0, scale = 1;
+	size_t i = 0, k;
+	int64_t mult;
+
+	k = parse_digits(s.p, s.len, &whole);
+	if (!k)
+		return -1;
+	i = k;
+	if (i < s.len && s.p[i] == '.') {
+		size_t j = ++i;
+
+		while (i < s.len && s.p[i] >= '0' && s.p[i] <= '9' && i - j < 6) {
+			frac = frac * 10 + (s.p[i] - '0');
+			scale *= 10;
+			i++;
+		}
+	}
+	if (i + 1 == s.len && s.p[i] == 'B')
+		mult = 1;
+	else if (i + 2 == s.len && s.p[i + 1] == 'B' && s.p[i] == 'K')
+		mult = 1024;
+	else if (i + 2 == s.len && s.p[i + 1] == 'B' && s.p[i] == 'M')
+		mult = 1048576;
+	else if (i + 2 == s.len && s.p[i + 1] == 'B' && s.p[i] == 'G')
+		mult = 1073741824;
+	else
+		return -1;
+	return whole * mult + frac * mult / scale;
+}
+
+/* Positions of the tokens that tell label shapes apart (NULL if absent). */
+struct landmarks {
+	const char *eq;    /* " = " */
+	const char *at2;   /* "@@" */
+	const char *from;  /* " from " */
+	const char *regs, *shm, *grid, *block; /* " regs:" ... */
+	const char *bytes; /* "bytes:" at the start or after a space */
+};
+
+/* One pass over s recording the first occurrence of each landmark. */
+static void scan_landmarks(struct tft_tf_str s, struct landmarks *m)
+{
+	const char *p = s.p, *end = s.p + s.len;
+
+	memset(m, 0, sizeof(*m));
+	if (s.len >= 6 && memcmp(p, "bytes:", 6) == 0)
+		m->bytes = p;
+	for (; p < end; p++) {
+		size_t left = (size_t)(end - p);
+
+		if (*p == '@') {
+			if (!m->at2 && left >= 2 && p[1] == '@')
+				m->at2 = p;
+			continue;
+		}
+		if (*p != ' ' || left < 3)
+			continue;
+		switch (p[1]) {
+		case '=':
+			if (!m->eq && p[2] == ' ')
+				m->eq = p;
+			break;
+		case 'f':
+			if (!m->from && left >= 6 && memcmp(p + 1, "from ", 5) == 0)
+				m->from = p;
+			break;
+		case 'r':
+			if (!m->regs && left >= 6 && memcmp(p + 1, "regs:", 5) == 0)
+				m->regs = p;
+			break;
+		case 's':
+			if (!m->shm && left >= 5 && memcmp(p + 1, "shm:", 4) == 0)
+				m->shm = p;
+			break;
+		case 'g':
+			if (!m->grid && left >= 6 && memcmp(p + 1, "grid:", 5) == 0)
+				m->grid = p;
+			break;
+		case 'b':
+			if (!m->block && left >= 7 && memcmp(p + 1, "block:", 6) == 0)
+				m->block = p;
+			else if (!m->bytes && left >= 7 && memcmp(p + 1, "bytes:", 6) == 0)
+				m->bytes = p + 1;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Integer right after `at + skip`; -1 if none. */
+static int64_t int_at(struct tft_tf_str s, const char *at, size_t skip)
+{
+	int64_t v;
+	size_t off;
+
+	if (!at)
+		return -1;
+	off = (size_t)(at - s.p) + skip;
+	if (off > s.len)
+		return -1;
+	return parse_digits(s.p + off, s.len - off, &v) ? v : -1;
+}
+
+/* Text right after `at + skip` up to a space or '@'. */
+static struct tft_tf_str text_at(struct tft_tf_str s, const char *at, size_t skip)
+{
+	size_t off, e;
+
+	if (!at)
+		return mkstr(NULL, 0);
+	off = (size_t)(at - s.p) + skip;
+	if (off > s.len)
+		return mkstr(NULL, 0);
+	e = off;
+	while (e < s.len && s.p[e] != ' ' && s.p[e] != '@')
+		e++;
+	return mkstr(s.p + off, e - off);
+}
+
+static void parse_kernel(struct tft_tf_str s, const struct landmarks *m, struct tft_tf_label *o)
+{
+	const char *limit = m->at2 ? m->at2 : s.p + s.len;
+	const char *keys[4] = {m->regs, m->shm, m->grid, m->block};
+	const char *cut = limit;
+
+	o->kind = TFT_TF_LABEL_KERNEL;
+	if (m->at2)
+		o->annotation = mkstr(m->at2 + 2, s.len - (size_t)(m->at2 + 2 - s.p));
+	/* Only the fields before "@@" belong to the kernel. */
+	for (int i = 0; i < 4; i++) {
+		if (keys[i] && keys[i] >= limit)
+			keys[i] = NULL;
+		if (keys[i] && keys[i] < cut)
+			cut = keys[i];
+	}
+	o->name = trim(mkstr(s.p, (size_t)(cut - s.p)));
+	o->regs = int_at(s, keys[0], 6);
+	o->shm = int_at(s, keys[1], 5);
+	o->grid = text_at(s, keys[2], 6);
+	o->block = text_at(s, keys[3], 7);
+}
+
+static int parse_memcpy(struct tft_tf_str s, const struct landmarks *m, struct tft_tf_label *o)
+{
+	int64_t v = int_at(s, m->bytes, 6);
+	size_t off;
+	struct tft_tf_str rest;
+
+	if (v < 0)
+		return 0;
+	off = (size_t)(m->bytes - s.p) + 6;
+	o->kind = TFT_TF_LABEL_MEMCPY;
+	o->name = trim(mkstr(s.p, (size_t)(m->bytes - s.p)));
+	o->bytes = v;
+	rest = mkstr(s.p + off, s.len - off);
+	o->async = find(rest.p, rest.len, " async") != NULL || find(rest.p, rest.len, " aync") != NULL;
+	{
+		const char *td = find(rest.p, rest.len, "to device:");
+
+		o->to_device = int_at(rest, td, 10);
+	}
+	return 1;
+}
+
+void tft_tf_names_parse_label(const char *label, size_t len, struct tft_tf_label *o)
+{
+	struct tft_tf_str s = mkstr(label, len);
+	struct landmarks m;
+	const char *eq;
+
+	memset(o, 0, sizeof(*o));
+	o->bytes = o->regs = o->shm = o->to_device = o->thread_id = -1;
+	if (!len)
+		return;
+	/* Leading "[...] " groups: allocator usage or a transfer size. */
+	{
+		const char *mem_start = NULL, *mem_end = NULL;
+
+		while (s.len && s.p[0] == '[') {
+			const char *close = memchr(s.p, ']', s.len);
+			struct tft_tf_str inner;
+
+			if (!close)
+				break;
+			inner = mkstr(s.p + 1, (size_t)(close - s.p - 1));
+			if (!memchr(inner.p, ' ', inner.len) && parse_size(inner) >= 0) {
+				o->bytes = parse_size(inner);
+			} else {
+				if (!mem_start)
+					mem_start = s.p;
+				mem_end = close + 1;
+			}
+			s.len -= (size_t)(close + 1 - s.p);
+			s.p = close + 1;
+			while (s.len && s.p[0] == ' ')
+				s.p++, s.len--;
+		}
+		if (mem_start)
+			o->mem = mkstr(mem_start, (size_t)(mem_end - mem_start));
+	}
+	scan_landmarks(s, &m);
+	eq = m.eq;
+	if (eq) {
+		struct tft_tf_str rhs = mkstr(eq + 3, s.len - (size_t)(eq + 3 - s.p));
+		const char *open = memchr(rhs.p, '(', rhs.len);
+
+		o->name = trim(mkstr(s.p, (size_t)(eq - s.p)));
+		o->kind = TFT_TF_LABEL_OP;
+		if (!open) {
+			o->op = trim(rhs);
+			return;
+		}
+		o->op = trim(mkstr(rhs.p, (size_t)(open - rhs.p)));
+		if (rhs.len && rhs.p[rhs.len - 1] == ')')
+			o->inputs = mkstr(open + 1, (size_t)(rhs.p + rhs.len - 1 - (open + 1)));
+		else
+			o->inputs = mkstr(open + 1, (size_t)(rhs.p + rhs.len - (open + 1)));
+		if (str_eq(o->op, "_Send") || str_eq(o->op, "_HostSend") || str_eq(o->op, "_Recv") ||
+		    str_eq(o->op, "_HostRecv")) {
+			int send = str_eq(o->op, "_Send") || str_eq(o->op, "_HostSend");
+			const char *at = find(o->inputs.p, o->inputs.len, " @");
+
+			if (at) {
+				struct tft_tf_str peer =
+					trim(mkstr(at + 2, o->inputs.len - (size_t)(at + 2 - o->inputs.p)));
+
+				if (peer.len && peer.p[peer.len - 1] == ')')
+					peer.len--;
+				o->tensor = trim(mkstr(o->inputs.p, (size_t)(at - o->inputs.p)));
+				if (send)
+					o->dst_device = peer;
+				else
+					o->src_device = peer;
+			} else {
+				o->tensor = trim(o->inputs);
+			}
+			o->kind = send ? TFT_TF_LABEL_SEND : TFT_TF_LABEL_RECV;
+		}
+		return;
+	}
+	{
+		const char *from = m.from;
+
+		if (from) {
+			const char *rest = from + 6;
+			size_t rlen = s.len - (size_t)(rest - s.p);
+			const char *to = find(rest, rlen, " to ");
+
+			if (to) {
+				o->kind = TFT_TF_LABEL_TRANSFER;
+				o->tensor = trim(mkstr(s.p, (size_t)(from - s.p)));
+				o->src_device = trim(mkstr(rest, (size_t)(to - rest)));
+				o->dst_device = trim(mkstr(to + 4, rlen - (size_t)(to + 4 - rest)));
+				return;
+			}
+		}
+	}
+	if (m.at2 || m.regs || m.grid) {
+		parse_kernel(s, &m, o);
+		return;
+	}
+	if (m.bytes && parse_memcpy(s, &m, o))
+		return;
+	if (str_prefix(s, "ThreadId ")) {
+		int64_t v;
+
+		if (parse_digits(s.p + 9, s.len - 9, &v)) {
+			o->kind = TFT_TF_LABEL_SYNC;
+			o->thread_id = v;
+			return;
+		}
+	}
+	o->kind = TFT_TF_LABEL_OTHER;
+	o->name = trim(s);
+}
+
+int tft_tf_names_next_input(struct tft_tf_str *rest, struct tft_tf_str *out)
+{
+	const char *comma;
+	size_t n;
+
+	*rest = trim(*rest);
+	if (!rest->len)
+		return 0;
+	comma = memchr(rest->p, ',', rest->len);
+	n = comma ? (size_t)(comma - rest->p) : rest->len;
+	*out = trim(mkstr(rest->p, n));
+	if (comma) {
+		rest->p = comma + 1;
+		rest->len -= n + 1;
+	} else {
+		rest->p += n;
+		rest->len = 0;
+	}
+	return 1;
+}
+
+struct tft_tf_str tft_tf_names_rendezvous_tensor(struct tft_tf_str key)
+{
+	const char *p = key.p;
+	size_t left = key.len;
+
+	for (int i = 0; i < 3; i++) {
+		const char *semi = memchr(p, ';', left);
+
+		if (!semi)
+			return key;
+		left -= (size_t)(semi + 1 - p);
+		p = semi + 1;
+	}
+	{
+		const char *semi = memchr(p, ';', left);
+
+		return mkstr(p, semi ? (size_t)(semi - p) : left);
+	}
+}
+
+void tft_tf_names_split_annotation(struct tft_tf_str ann, struct tft_tf_str *name,
+				   struct tft_tf_str *op)
+{
+	const char *hash = memchr(ann.p ? ann.p : "", '#', ann.len);
+	struct tft_tf_str s = mkstr(ann.p, hash ? (size_t)(hash - ann.p) : ann.len);
+	const char *last = NULL;
+
+	/* Innermost scope: after the last "::". */
+	for (size_t i = 0; i + 1 < s.len; i++)
+		if (s.p[i] == ':' && s.p[i + 1] == ':')
+			last = s.p + i + 2;
+	if (last) {
+		s.len -= (size_t)(last - s.p);
+		s.p = last;
+	}
+	{
+		const char *colon = NULL;
+
+		for (size_t i = 0; i < s.len; i++)
+			if (s.p[i] == ':')
+				colon = s.p + i;
+		if (colon) {
+			*name = mkstr(s.p, (size_t)(colon - s.p));
+			*op = mkstr(colon + 1, s.len - (size_t)(colon + 1 - s.p));
+		} else {
+			*name = s;
+			*op = mkstr(NULL, 0);
+		}
+	}
+}
+
+int tft_tf_names_is_comm(struct tft_tf_str node_name, struct tft_tf_str op)
+{
+	static const char *const exact[] = {"RecvTensor", "_Send", "_Recv", "_HostSend", "_HostRecv"};
+	static const char *const prefix[] = {"Horovod", "Collective", "Nccl", "_Nccl"};
+	struct tft_tf_str cand[2] = {op, node_name};
+
+	for (int c = 0; c < 2; c++) {
+		struct tft_tf_str s = cand[c];
+
+		if (!s.len)
+			continue;
+		for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+			if (str_eq(s, exact[i]))
+				return 1;
+		/* The node name only counts when it is the op itself (RecvTensor). */
+		if (c == 1)
+			break;
+		for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+			if (str_prefix(s, prefix[i]))
+				return 1;
+	}
+	return 0;
+}
+
+/* ---- sniffing ------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static int contains_ci(const char *s, const char *needle)
+{
+	size_t n = strlen(s), k = strlen(needle);
+
+	for (size_t i = 0; i + k <= n; i++)
+		if (ieq(s + i, k, needle))
+			return 1;
+	return 0;
+}
+
+/* First top-level identifier of a text proto (after whitespace and # comments). */
+static int text_first_field(const uint8_t *p, size_t len, char *out, size_t size)
+{
+	size_t i = 0, n = 0;
+
+	for (;;) {
+		while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+			i++;
+		if (i < len && p[i] == '#') {
+			while (i < len && p[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	if (i >= len || !((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '_'))
+		return 0;
+	while (i < len && n + 1 < size &&
+	       ((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '_' ||
+		(p[i] >= '0' && p[i] <= '9')))
+		out[n++] = (char)p[i++];
+	out[n] = '\0';
+	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	if (i >= len || (p[i] != ':' && p[i] != '{' && p[i] != '<'))
+		return 0;
+	return 1;
+}
+
+/*
+ * First field of a wire range: 1 and *f, or 0 if it does not parse. A
+ * length-delimited payload running past the range is clipped (the sniffer
+ * may only see a prefix of the file).
+ */
+static int first_field(const uint8_t *p, size_t len, struct tft_pb_raw *f)
+{
+	const uint8_t *q = p, *end = p + len;
+	uint64_t key, v;
+
+	if (tft_pb_wire_varint(&q, end, &key) || (key >> 3) == 0 || (key >> 3) > 0x1FFFFFFF)
+		return 0;
+	memset(f, 0, sizeof(*f));
+	f->num = (uint32_t)(key >> 3);
+	f->wt = (uint8_t)(key & 7);
+	switch (f->wt) {
+	case TFT_PB_WT_VARINT:
+		if (tft_pb_wire_varint(&q, end, &v))
+			return 0;
+		f->v = v;
+		return 1;
+	case TFT_PB_WT_I64:
+		return end - q >= 8;
+	case TFT_PB_WT_I32:
+		return end - q >= 4;
+	case TFT_PB_WT_LEN:
+		if (tft_pb_wire_varint(&q, end, &v))
+			return 0;
+		f->p = q;
+		f->len = v < (uint64_t)(end - q) ? (size_t)v : (size_t)(end - q);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int printable(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int wire_guess(const uint8_t *data, size_t len)
+{
+	struct tft_pb_raw top, in, in2;
+
+	if (!first_field(data, len, &top))
+		return TFT_PB_FMT_UNKNOWN;
+	if (top.num >= 2 && top.num <= 5 && top.wt == TFT_PB_WT_LEN) {
+		/* RunMetadata without step_stats (cost graph / partition graphs first)
+		 * or a GraphDef starting with library/versions: ambiguous. */
+		return TFT_PB_FMT_UNKNOWN;
+	}
+	if (top.num != 1 || top.wt != TFT_PB_WT_LEN)
+		return TFT_PB_FMT_UNKNOWN;
+	if (!top.len)
+		return TFT_PB_FMT_UNKNOWN;
+	if (!first_field(top.p, top.len, &in))
+		return TFT_PB_FMT_UNKNOWN;
+	/* XPlane: id (1, varint) or name (2, "/..."), lines (3). */
+	if (in.num == 1 && in.wt == TFT_PB_WT_VARINT)
+		return TFT_PB_FMT_XSPACE;
+	if (in.num == 2 && in.wt == TFT_PB_WT_LEN && in.len && in.p[0] == '/' && printable(in.p, in.len))
+		return TFT_PB_FMT_XSPACE;
+	if (in.num == 1 && in.wt == TFT_PB_WT_LEN) {
+		/* DeviceStepStats.device ("/job:...", "/gpu:0") or NodeDef.name. */
+		if (in.len && printable(in.p, in.len)) {
+			if (in.p[0] == '/')
+				return TFT_PB_FMT_STEPSTATS;
+			return TFT_PB_FMT_GRAPHDEF;
+		}
+		/* StepStats.dev_stats inside RunMetadata.step_stats: a DeviceStepStats
+		 * starting with its device name or (device written last) a node. */
+		if (first_field(in.p, in.len, &in2) && in2.wt == TFT_PB_WT_LEN &&
+		    ((in2.num == 1 && printable(in2.p, in2.len)) || in2.num == 2))
+			return TFT_PB_FMT_RUNMETA;
+	}
+	if (in.num == 2 && in.wt == TFT_PB_WT_LEN) {
+		/* DeviceStepStats without a device name: node_stats first. */
+		if (first_field(in.p, in.len, &in2) && in2.num == 1 && in2.wt == TFT_PB_WT_LEN)
+			return TFT_PB_FMT_STEPSTATS;
+	}
+	return TFT_PB_FMT_UNKNOWN;
+}
+
+int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
+{
+	const char *base = filename ? filename : "";
+	const char *slash = strrchr(base, '/');
+	char first[64];
+	int g;
+
+	if (slash)
+		base = slash + 1;
+	if (ends_with(base, ".xplane.pb") || ends_with(base, ".xspace.pb"))
+		return TFT_PB_FMT_XSPACE;
+	if (!data || !len)
+		return TFT_PB_FMT_UNKNOWN;
+	if (len > 4096)
+		len = 4096; /* a bounded prefix is enough */
+	if (text_first_field(data, len, first, sizeof(first))) {
+		if (!strcmp(first, "step_stats") || !strcmp(first, "cost_graph") ||
+		    !strcmp(first, "partition_graphs") || !strcmp(first, "function_graphs") ||
+		    !strcmp(first, "session_metadata"))
+			return TFT_PB_FMT_RUNMETA_TEXT;
+		if (!strcmp(first, "dev_stats"))
+			return TFT_PB_FMT_STEPSTATS_TEXT;
+		if (!strcmp(first, "node") || !strcmp(first, "versions") || !strcmp(first, "library") ||
+		    !strcmp(first, "version"))
+			return TFT_PB_FMT_GRAPHDEF_TEXT;
+		return TFT_PB_FMT_UNKNOWN;
+	}
+	g = wire_guess(data, len);
+	if (g == TFT_PB_FMT_UNKNOWN && (data[0] == 0x12 || data[0] == 0x1a || data[0] == 0x22) &&
+	    (contains_ci(base, "run_meta") || contains_ci(base, "runmeta") ||
+	     contains_ci(base, "run_metadata"))) {
+		struct tft_pb_raw top;
+
+		if (first_field(data, len, &top))
+			return TFT_PB_FMT_RUNMETA;
+	}
+	return g;
+}
+
+const char *tft_tf_names_format_name(int fmt)
+{
+	switch (fmt) {
+	case TFT_PB_FMT_XSPACE: return "xspace";
+	case TFT_PB_FMT_RUNMETA: return "runmeta";
+	case TFT_PB_FMT_STEPSTATS: return "stepstats";
+	case TFT_PB_FMT_RUNMETA_TEXT: return "runmeta_text";
+	case TFT_PB_FMT_STEPSTATS_TEXT: return "stepstats_text";
+	case TFT_PB_FMT_GRAPHDEF: return "graphdef";
+	case TFT_PB_FMT_GRAPHDEF_TEXT: return "graphdef_text";
+	default: return "unknown";
+	}
+}

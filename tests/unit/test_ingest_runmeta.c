@@ -1,0 +1,828 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the RunMetadata/StepStats importer and the TF name helpers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/ingest_runmeta.h"
+#include "collect/tf_names.h"
+#include "store/session.h"
+#include "store/writer.h"
+#include "tap.h"
+
+/* ---- encoder (wire format from step_stats.proto / config.proto) -------------------- */
+
+struct enc {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void e_byte(struct enc *e, uint8_t b)
+{
+	if (e->len == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 256;
+		e->p = realloc(e->p, e->cap);
+		if (!e->p)
+			abort();
+	}
+	e->p[e->len++] = b;
+}
+
+static void e_varint(struct enc *e, uint64_t v)
+{
+	while (v >= 0x80) {
+		e_byte(e, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	e_byte(e, (uint8_t)v);
+}
+
+static void e_int(struct enc *e, uint32_t num, uint64_t v)
+{
+	e_varint(e, (uint64_t)num << 3);
+	e_varint(e, v);
+}
+
+static void e_bytes(struct enc *e, uint32_t num, const void *p, size_t n)
+{
+	e_varint(e, (uint64_t)num << 3 | 2);
+	e_varint(e, n);
+	for (size_t i = 0; i < n; i++)
+		e_byte(e, ((const uint8_t *)p)[i]);
+}
+
+static void e_str(struct enc *e, uint32_t num, const char *s)
+{
+	e_bytes(e, num, s, strlen(s));
+}
+
+static void e_msg(struct enc *e, uint32_t num, struct enc *sub)
+{
+	e_bytes(e, num, sub->p, sub->len);
+	free(sub->p);
+	memset(sub, 0, sizeof(*sub));
+}
+
+/* NodeExecStats with the common fields; label may be NULL. */
+static void node(struct enc *dev, const char *name, int64_t start_us, int64_t end_rel_us,
+		 const char *label, struct enc *extra)
+{
+	struct enc n = {0};
+
+	e_str(&n, 1, name);
+	e_int(&n, 2, (uint64_t)start_us);
+	e_int(&n, 3, 1);
+	/* end_rel_us < 0: like the RPC logger, only op_end_rel_micros (2 us) */
+	e_int(&n, 4, (uint64_t)(end_rel_us < 0 ? 2 : end_rel_us > 1 ? end_rel_us - 1 : 0));
+	if (end_rel_us >= 0)
+		e_int(&n, 5, (uint64_t)end_rel_us);
+	if (label)
+		e_str(&n, 8, label);
+	if (extra) {
+		for (size_t i = 0; i < extra->len; i++)
+			e_byte(&n, extra->p[i]);
+		free(extra->p);
+		memset(extra, 0, sizeof(*extra));
+	}
+	e_msg(dev, 2, &n);
+}
+
+#define W0 "/job:worker/replica:0/task:0"
+#define W1 "/job:worker/replica:0/task:1"
+#define T0 1500000000000000LL
+
+static void build_runmeta(struct enc *rm)
+{
+	struct enc ss = {0}, dev = {0}, ex = {0}, m = {0}, rec = {0}, out = {0}, td = {0}, shape = {0},
+		   dim = {0}, ad = {0}, ms = {0}, tn = {0}, pk = {0};
+
+	/* GPU:0 compute: MatMul with every nested field. */
+	e_str(&dev, 1, W0 "/device:GPU:0");
+	/* memory { allocator_name total peak live allocation_records {..} allocator_bytes_in_use } */
+	e_str(&m, 1, "GPU_0_bfc");
+	e_int(&m, 2, 4096);
+	e_int(&m, 3, 8192);
+	e_int(&m, 4, 1024);
+	e_int(&rec, 1, (uint64_t)(T0 + 12));
+	e_int(&rec, 2, 4096);
+	e_msg(&m, 6, &rec);
+	e_int(&rec, 1, (uint64_t)(T0 + 40));
+	e_int(&rec, 2, (uint64_t)-3072);
+	e_msg(&m, 6, &rec);
+	e_int(&m, 5, 65536);
+	e_msg(&ex, 6, &m);
+	/* output { slot tensor_description { dtype shape { dim dim } allocation_description } } */
+	e_int(&out, 1, 0);
+	e_int(&td, 1, 1); /* DT_FLOAT */
+	e_int(&dim, 1, 32);
+	e_msg(&shape, 2, &dim);
+	e_int(&dim, 1, 10);
+	e_msg(&shape, 2, &dim);
+	e_msg(&td, 2, &shape);
+	e_int(&ad, 1, 1280);
+	e_int(&ad, 2, 1536);
+	e_str(&ad, 3, "GPU_0_bfc");
+	e_int(&ad, 4, 77);
+	e_int(&ad, 5, 1);
+	e_msg(&td, 4, &ad);
+	e_msg(&out, 3, &td);
+	e_msg(&ex, 7, &out);
+	e_int(&ex, 9, (uint64_t)(T0 + 5));   /* scheduled_micros */
+	e_int(&ex, 10, 4242);                /* thread_id */
+	e_int(&ad, 1, 64);
+	e_str(&ad, 3, "cpu");
+	e_msg(&ex, 11, &ad);                 /* referenced_tensor */
+	e_int(&ms, 1, 100);
+	e_int(&ms, 3, 200);
+	e_varint(&pk, 5);
+	e_varint(&pk, 6);
+	e_msg(&ms, 5, &pk);                  /* packed persistent_tensor_alloc_ids */
+	e_msg(&ex, 12, &ms);
+	node(&dev, "dense/MatMul", T0 + 10, 35,
+	     "[GPU_0_bfc 0.1MB 0.1MB] dense/MatMul = MatMul(x, dense/kernel/read, ^ctrl)", &ex);
+	/* A node with nanosecond times (TF >= 1.13). */
+	e_int(&ex, 13, (uint64_t)(T0 * 1000 + 60123));
+	e_int(&ex, 16, 2500);
+	node(&dev, "dense/BiasAdd", T0 + 60, 2, "dense/BiasAdd = BiasAdd(dense/MatMul, dense/bias/read)", &ex);
+	/* Horovod on GPU:0: comm. */
+	node(&dev, "hvd/allreduce", T0 + 100, 30, "hvd/allreduce = HorovodAllreduce(grad)", NULL);
+	e_int(&tn, 1, 4242);
+	e_str(&tn, 2, "tf_executor_3");
+	e_msg(&dev, 3, &tn);                 /* thread_names map (after node_stats) */
+	e_msg(&ss, 1, &dev);
+
+	/* GPU tracer pseudo-devices. */
+	e_str(&dev, 1, W0 "/device:GPU:0/stream:all");
+	node(&dev, "dense/MatMul:MatMul", T0 + 20, 12,
+	     "volta_sgemm_128x64_nn regs:64 shm:1024 grid:4,1,1 block:256,1,1@@dense/MatMul:MatMul", NULL);
+	e_msg(&ss, 1, &dev);
+	e_str(&dev, 1, W0 "/device:GPU:0/stream:14");
+	node(&dev, "dense/MatMul:MatMul", T0 + 20, 12,
+	     "volta_sgemm_128x64_nn regs:64 shm:1024 grid:4,1,1 block:256,1,1@@dense/MatMul:MatMul", NULL);
+	e_msg(&ss, 1, &dev);
+	e_str(&dev, 1, W0 "/device:GPU:0/memcpy");
+	node(&dev, "edge_7_x:MEMCPYHtoD", T0 + 2, 3, "MEMCPYHtoD bytes:4096 async to device:0", NULL);
+	e_msg(&ss, 1, &dev);
+
+	/* CPU:0 of task 0 sends edge_5_x to task 1. */
+	e_str(&dev, 1, W0 "/device:CPU:0");
+	node(&dev, "x/_1", T0 + 1, 1, "x/_1 = _Send(edge_5_x @" W1 "/device:CPU:0", NULL);
+	e_msg(&ss, 1, &dev);
+
+	/* Task 1: RecvTensor (no all_end_rel_micros) and the matching _Recv. */
+	node(&dev, "RecvTensor", T0 + 3, -1,
+	     "[4096B] " W0 "/device:CPU:0;0000000000000001;" W1 "/device:CPU:0;edge_5_x;0:0 from " W0
+	     "/device:CPU:0 to " W1 "/device:CPU:0",
+	     NULL);
+	node(&dev, "x/_2", T0 + 2, 60, "x/_2 = _Recv(edge_5_x @" W0 "/device:CPU:0", NULL);
+	e_str(&dev, 1, W1 "/device:CPU:0"); /* device name after the nodes */
+	e_msg(&ss, 1, &dev);
+
+	e_msg(rm, 1, &ss);
+	/* cost_graph and partition_graphs are skipped. */
+	e_str(&ss, 1, "ignored");
+	e_msg(rm, 2, &ss);
+	e_str(&ss, 1, "ignored");
+	e_msg(rm, 3, &ss);
+}
+
+/* ---- session helpers ------------------------------------------------------------------- */
+
+static char tmpdir[256];
+static int seq;
+
+static struct tft_session *import_mem(const char *name, const void *p, size_t n, int *rc,
+				      struct tft_error *err)
+{
+	char path[512];
+	struct tft_writer *w;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
+	tft_error_clear(err);
+	w = tft_writer_open(path, NULL, err);
+	if (!w) {
+		*rc = err->code;
+		return NULL;
+	}
+	r = tft_runmeta_ingest(w, name, p, n, NULL, err);
+	*rc = r;
+	if (r) {
+		tft_writer_abort(w);
+		unlink(path);
+		return NULL;
+	}
+	r = tft_writer_close(w, err);
+	if (r) {
+		*rc = r;
+		return NULL;
+	}
+	return tft_session_open(path, err);
+}
+
+struct got_ev {
+	int64_t ts, dur;
+	char name[64], cat[32];
+	int nargs;
+	struct {
+		char key[40];
+		int type;
+		int64_t i;
+		char s[400];
+	} args[40];
+};
+
+struct evlist {
+	struct tft_session *s;
+	struct got_ev ev[16];
+	int n;
+};
+
+static int collect_ev(void *ctx, const struct tft_event *ev)
+{
+	struct evlist *l = ctx;
+	struct got_ev *g;
+
+	if (l->n >= 16)
+		return 0;
+	g = &l->ev[l->n++];
+	memset(g, 0, sizeof(*g));
+	g->ts = ev->ts_ns;
+	g->dur = ev->dur_ns;
+	snprintf(g->name, sizeof(g->name), "%s", tft_session_str(l->s, ev->name, NULL));
+	snprintf(g->cat, sizeof(g->cat), "%s", tft_session_str(l->s, ev->cat, NULL));
+	for (int i = 0; i < ev->nargs && i < 40; i++) {
+		const struct tft_arg *a = &ev->args[i];
+
+		snprintf(g->args[i].key, sizeof(g->args[i].key), "%s", tft_session_str(l->s, a->key, NULL));
+		g->args[i].type = (int)a->type;
+		if (a->type == TFT_ARG_INT || a->type == TFT_ARG_BOOL)
+			g->args[i].i = a->v.i;
+		else if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON)
+			snprintf(g->args[i].s, sizeof(g->args[i].s), "%s",
+				 tft_session_str(l->s, a->v.str, NULL));
+		g->nargs++;
+	}
+	return 0;
+}
+
+static const struct tft_track *track_named(struct tft_session *s, const char *name)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+
+		if (t && strcmp(tft_session_str(s, t->name, NULL), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+static void events_of(struct tft_session *s, const char *track, struct evlist *l)
+{
+	const struct tft_track *t = track_named(s, track);
+	struct tft_error err;
+
+	l->s = s;
+	l->n = 0;
+	if (t)
+		tft_session_scan(s, t->id, INT64_MIN, INT64_MAX, 0, collect_ev, l, &err);
+}
+
+static const struct got_ev *find_ev(const struct evlist *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->ev[i].name, name) == 0)
+			return &l->ev[i];
+	return NULL;
+}
+
+static int arg_of(const struct got_ev *g, const char *key)
+{
+	for (int i = 0; g && i < g->nargs; i++)
+		if (strcmp(g->args[i].key, key) == 0)
+			return i;
+	return -1;
+}
+
+static int arg_int_is(const struct got_ev *g, const char *key, int64_t v)
+{
+	int k = arg_of(g, key);
+
+	return k >= 0 && g->args[k].i == v;
+}
+
+static int arg_str_is(const struct got_ev *g, const char *key, const char *v)
+{
+	int k = arg_of(g, key);
+
+	return k >= 0 && strcmp(g->args[k].s, v) == 0;
+}
+
+static int arg_has(const struct got_ev *g, const char *key, const char *part)
+{
+	int k = arg_of(g, key);
+
+	return k >= 0 && strstr(g->args[k].s, part) != NULL;
+}
+
+struct flowlist {
+	struct tft_flow f[16];
+	int n;
+};
+
+static int collect_flow(void *ctx, const struct tft_flow *f)
+{
+	struct flowlist *l = ctx;
+
+	if (l->n < 16)
+		l->f[l->n++] = *f;
+	return 0;
+}
+
+/* NodeExecStats in a binary RunMetadata, counted by tests/corpus/pbdecode.py; -1 if unavailable. */
+static long pbdecode_nodes(const uint8_t *p, size_t n)
+{
+	char path[300], cmd[600], line[256];
+	FILE *f;
+	long nodes = -1;
+
+	if (access("tests/corpus/pbdecode.py", R_OK) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/runmeta.pb", tmpdir);
+	f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fwrite(p, 1, n, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 tests/corpus/pbdecode.py runmeta '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f)) {
+		const char *e = strstr(line, "nodes=");
+
+		if (e)
+			nodes = atol(e + 6);
+	}
+	pclose(f);
+	return nodes;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_binary(void)
+{
+	struct enc rm = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	struct evlist *l = calloc(1, sizeof(*l));
+	struct flowlist fl = {0};
+	const struct got_ev *g;
+	const struct tft_track *t;
+	int rc, w0 = -1, w1 = -1;
+
+	build_runmeta(&rm);
+	is_int(tft_pb_sniff(rm.p, rm.len, "run_metadata_step3.pb"), TFT_PB_FMT_RUNMETA,
+	       "sniff: binary RunMetadata");
+	s = import_mem("step3.pb", rm.p, rm.len, &rc, &err);
+	if (!ok(s != NULL, "binary RunMetadata imports")) {
+		printf("#   rc %d: %s at %lld\n", rc, err.msg, (long long)err.offset);
+		free(rm.p);
+		free(l);
+		return;
+	}
+	is_int(tft_session_process_count(s), 2, "one process per worker task");
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const struct tft_process *p = tft_session_process(s, i);
+		const char *nm = tft_session_str(s, p->name, NULL);
+
+		if (!strcmp(nm, W0))
+			w0 = (int)i;
+		if (!strcmp(nm, W1))
+			w1 = (int)i;
+	}
+	ok(w0 >= 0 && w1 >= 0, "processes named /job:worker/replica:0/task:N");
+	if (w0 >= 0 && w1 >= 0)
+		ok(tft_session_process(s, (uint32_t)w0)->rank == 0 &&
+			   tft_session_process(s, (uint32_t)w1)->rank == 1,
+		   "worker task -> rank");
+
+	t = track_named(s, W0 "/device:GPU:0");
+	ok(t && t->kind == TFT_TRACK_DEVICE, "GPU:0 compute track (device)");
+	t = track_named(s, W0 "/device:GPU:0/stream:all");
+	ok(t && t->kind == TFT_TRACK_GPU_STREAM, "stream:all track kept (gpu_stream)");
+	t = track_named(s, W0 "/device:GPU:0/stream:14");
+	ok(t && t->kind == TFT_TRACK_GPU_STREAM && t->tid == 14, "stream:14 track, tid 14");
+	t = track_named(s, W0 "/device:GPU:0/memcpy");
+	ok(t && t->kind == TFT_TRACK_GPU_STREAM, "memcpy track (gpu_stream)");
+	t = track_named(s, W0 "/device:GPU:0 (comm)");
+	ok(t && t->kind == TFT_TRACK_COMM, "Horovod goes to the GPU's comm track");
+	t = track_named(s, W0 "/device:CPU:0 (comm)");
+	ok(t && t->kind == TFT_TRACK_COMM, "_Send goes to a comm track");
+	ok(track_named(s, W0 "/device:CPU:0") == NULL, "no empty compute track for a comm-only device");
+	t = track_named(s, W1 "/device:CPU:0 (comm)");
+	ok(t && t->kind == TFT_TRACK_COMM, "RecvTensor/_Recv comm track of task 1 (device named late)");
+
+	events_of(s, W0 "/device:GPU:0", l);
+	is_int(l->n, 2, "two compute ops on GPU:0");
+	g = find_ev(l, "dense/MatMul");
+	ok(g && g->ts == (T0 + 10) * 1000 && g->dur == 35000, "MatMul ts/dur from micros");
+	ok(g && !strcmp(g->cat, "op"), "cat op");
+	ok(arg_str_is(g, "op", "MatMul"), "op parsed from the label");
+	ok(arg_str_is(g, "inputs", "[\"x\",\"dense/kernel/read\",\"^ctrl\"]"), "inputs as a JSON array");
+	ok(arg_has(g, "timeline_label", "[GPU_0_bfc 0.1MB 0.1MB] dense/MatMul = MatMul("), "timeline_label kept");
+	ok(arg_int_is(g, "all_start_micros", T0 + 10) && arg_int_is(g, "op_start_rel_micros", 1) &&
+		   arg_int_is(g, "op_end_rel_micros", 34) && arg_int_is(g, "all_end_rel_micros", 35),
+	   "all_start/op_start/op_end/all_end kept");
+	ok(arg_int_is(g, "scheduled_micros", T0 + 5), "scheduled_micros");
+	ok(arg_int_is(g, "thread_id", 4242) && arg_str_is(g, "thread_name", "tf_executor_3"),
+	   "thread_id and its thread_names entry");
+	ok(arg_has(g, "memory",
+		   "[{\"allocator_name\":\"GPU_0_bfc\",\"total_bytes\":4096,\"peak_bytes\":8192,"
+		   "\"live_bytes\":1024,\"allocator_bytes_in_use\":65536,\"allocation_records\":"
+		   "[{\"alloc_micros\":1500000000000012,\"alloc_bytes\":4096},"
+		   "{\"alloc_micros\":1500000000000040,\"alloc_bytes\":-3072}]}]"),
+	   "memory: allocator usage + allocation records");
+	ok(arg_has(g, "output",
+		   "[{\"slot\":0,\"dtype\":\"DT_FLOAT\",\"shape\":[32,10],\"requested_bytes\":1280,"
+		   "\"allocated_bytes\":1536,\"allocator_name\":\"GPU_0_bfc\",\"allocation_id\":77,"
+		   "\"has_single_reference\":true}]"),
+	   "output: slot, dtype, shape, allocation");
+	ok(arg_has(g, "referenced_tensor", "[{\"requested_bytes\":64,\"allocator_name\":\"cpu\"}]"),
+	   "referenced_tensor");
+	ok(arg_has(g, "memory_stats",
+		   "{\"temp_memory_size\":100,\"persistent_memory_size\":200,"
+		   "\"persistent_tensor_alloc_ids\":[5,6]}"),
+	   "memory_stats with packed ids");
+	{
+		int k = arg_of(g, "memory");
+
+		ok(k >= 0 && g->args[k].type == TFT_ARG_JSON, "nested values are JSON args");
+	}
+	g = find_ev(l, "dense/BiasAdd");
+	ok(g && g->ts == T0 * 1000 + 60123 && g->dur == 2500, "nanosecond fields win over micros");
+	ok(arg_int_is(g, "all_start_nanos", T0 * 1000 + 60123) && arg_int_is(g, "all_end_rel_nanos", 2500),
+	   "nanos kept as args");
+
+	events_of(s, W0 "/device:GPU:0 (comm)", l);
+	g = find_ev(l, "hvd/allreduce");
+	ok(g && arg_str_is(g, "op", "HorovodAllreduce") && !strcmp(g->cat, "comm"), "HorovodAllreduce on comm");
+
+	events_of(s, W0 "/device:GPU:0/stream:all", l);
+	g = find_ev(l, "dense/MatMul:MatMul");
+	ok(g && !strcmp(g->cat, "kernel"), "kernel on stream:all, cat kernel");
+	ok(arg_str_is(g, "op", "MatMul") && arg_str_is(g, "node", "dense/MatMul"),
+	   "kernel op/node from the @@annotation");
+	ok(arg_str_is(g, "kernel", "volta_sgemm_128x64_nn") && arg_int_is(g, "regs", 64) &&
+		   arg_int_is(g, "shm", 1024) && arg_str_is(g, "grid", "4,1,1") &&
+		   arg_str_is(g, "block", "256,1,1") && arg_str_is(g, "annotation", "dense/MatMul:MatMul"),
+	   "kernel label fields");
+
+	events_of(s, W0 "/device:GPU:0/memcpy", l);
+	g = find_ev(l, "edge_7_x:MEMCPYHtoD");
+	ok(g && !strcmp(g->cat, "memcpy") && arg_int_is(g, "bytes", 4096) && arg_int_is(g, "async", 1) &&
+		   arg_int_is(g, "to_device", 0) && arg_str_is(g, "op", "MEMCPYHtoD"),
+	   "memcpy: bytes, async, to_device, op from node name");
+
+	events_of(s, W1 "/device:CPU:0 (comm)", l);
+	g = find_ev(l, "RecvTensor");
+	ok(g && g->ts == (T0 + 3) * 1000 && g->dur == 2000, "RecvTensor: duration from op_end_rel_micros");
+	ok(arg_str_is(g, "src_device", W0 "/device:CPU:0") && arg_str_is(g, "dst_device", W1 "/device:CPU:0") &&
+		   arg_int_is(g, "bytes", 4096) && arg_str_is(g, "op", "RecvTensor"),
+	   "RecvTensor: src/dst device and bytes from the label");
+	g = find_ev(l, "x/_2");
+	ok(g && arg_str_is(g, "op", "_Recv") && arg_str_is(g, "tensor", "edge_5_x") &&
+		   arg_str_is(g, "src_device", W0 "/device:CPU:0"),
+	   "_Recv label without closing paren");
+
+	tft_session_flows(s, collect_flow, &fl, &err);
+	is_int(fl.n, 2, "two flows: _Send -> RecvTensor -> _Recv");
+	{
+		const struct tft_track *send = track_named(s, W0 "/device:CPU:0 (comm)");
+		const struct tft_track *recv = track_named(s, W1 "/device:CPU:0 (comm)");
+		int a = 0, b = 0;
+
+		for (int i = 0; i < fl.n && send && recv; i++) {
+			if (fl.f[i].src_track == send->id && fl.f[i].dst_track == recv->id &&
+			    fl.f[i].src_ts_ns == (T0 + 1) * 1000 && fl.f[i].dst_ts_ns == (T0 + 3) * 1000)
+				a = 1;
+			if (fl.f[i].src_track == recv->id && fl.f[i].dst_track == recv->id &&
+			    fl.f[i].src_ts_ns == (T0 + 3) * 1000 && fl.f[i].dst_ts_ns == (T0 + 2) * 1000)
+				b = 1;
+		}
+		ok(a, "flow from the _Send on task 0 to the RecvTensor on task 1");
+		ok(b, "flow from the RecvTensor to the _Recv");
+		ok(fl.n > 0 && !strcmp(tft_session_str(s, fl.f[0].name, NULL), "edge_5_x"),
+		   "flow named after the tensor");
+	}
+	is_int(tft_session_step_count(s), 1, "one step per RunMetadata");
+	if (tft_session_step_count(s)) {
+		const struct tft_step *st = tft_session_step(s, 0);
+
+		ok(st->index == 0 && st->traced && st->start_ns == (T0 + 1) * 1000 &&
+			   st->dur_ns == (T0 + 100 + 30) * 1000 - (T0 + 1) * 1000 &&
+			   st->process == TFT_NONE,
+		   "step spans min..max of the node stats over both workers");
+	}
+	is_str(tft_session_meta(s, "format"), "runmeta", "meta format");
+	is_str(tft_session_meta(s, "producer"), "TensorFlow", "meta producer");
+	{
+		/* Independent count of NodeExecStats (tests/corpus/pbdecode.py). */
+		struct tft_session_summary sum;
+		long want = pbdecode_nodes(rm.p, rm.len);
+
+		tft_session_get_summary(s, &sum);
+		if (want < 0)
+			ok(1, "# SKIP python3 or pbdecode.py not available");
+		else
+			is_int((long)(sum.slices + sum.instants), want,
+			       "every NodeExecStats (counted by pbdecode.py) is a slice");
+	}
+	tft_session_close(s);
+
+	/* Errors: truncation and a bad nested field, with offsets and paths. */
+	{
+		struct tft_writer *w = tft_writer_open(":memory:", NULL, &err);
+		int r, bad = 0;
+
+		tft_error_clear(&err);
+		r = tft_runmeta_ingest_as(w, "cut.pb", rm.p, rm.len - 3, TFT_PB_FMT_RUNMETA, NULL, &err);
+		ok(r == TFT_EFORMAT && err.offset > 0 && strstr(err.msg, "field 3: length"),
+		   "truncated RunMetadata refused: %s", err.msg);
+		tft_writer_abort(w);
+		for (size_t cut = 0; cut < rm.len; cut += 7) {
+			w = tft_writer_open(":memory:", NULL, &err);
+			tft_error_clear(&err);
+			r = tft_runmeta_ingest_as(w, "cut.pb", rm.p, cut, TFT_PB_FMT_RUNMETA, NULL, &err);
+			if (r != 0 && r != TFT_EFORMAT)
+				bad++;
+			tft_writer_abort(w);
+		}
+		is_int(bad, 0, "every truncation: imported or EFORMAT");
+	}
+	free(rm.p);
+	free(l);
+}
+
+static void test_nested_error_path(void)
+{
+	struct enc rm = {0}, ss = {0}, dev = {0}, n = {0};
+	struct tft_writer *w;
+	struct tft_error err;
+	int r;
+
+	e_str(&dev, 1, "/cpu:0");
+	node(&dev, "a", 1, 1, NULL, NULL);
+	e_str(&n, 1, "b");
+	e_int(&n, 2, 5);
+	e_varint(&n, 3 << 3);
+	e_byte(&n, 0xff); /* truncated op_start_rel_micros */
+	e_msg(&dev, 2, &n);
+	e_msg(&ss, 1, &dev);
+	e_msg(&rm, 1, &ss);
+	w = tft_writer_open(":memory:", NULL, &err);
+	tft_error_clear(&err);
+	r = tft_runmeta_ingest_as(w, "bad.pb", rm.p, rm.len, TFT_PB_FMT_RUNMETA, NULL, &err);
+	ok(r == TFT_EFORMAT, "bad varint in a node refused");
+	ok(strstr(err.msg, "step_stats.dev_stats[0].node_stats[1].op_start_rel_micros") != NULL,
+	   "path names the node: %s", err.msg);
+	is_int(err.offset, (int64_t)rm.len - 1, "offset of the bad byte");
+	tft_writer_abort(w);
+	free(rm.p);
+}
+
+static void test_text(const char *data)
+{
+	char path[1024];
+	struct tft_error err;
+	struct tft_session *s;
+	struct evlist *l = calloc(1, sizeof(*l));
+	const struct got_ev *g;
+	FILE *f;
+	char buf[4096];
+	size_t n;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/tensorboard/run_metadata_run_step99_tag_train.pbtxt", data);
+	f = fopen(path, "rb");
+	if (!f) {
+		ok(1, "# SKIP %s not found", path);
+	} else {
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		is_int(tft_pb_sniff((const uint8_t *)buf, n, path), TFT_PB_FMT_RUNMETA_TEXT,
+		       "sniff: text RunMetadata");
+		s = import_mem(path, buf, n, &rc, &err);
+		if (!ok(s != NULL, "real text RunMetadata imports"))
+			printf("#   %s at %lld\n", err.msg, (long long)err.offset);
+		if (s) {
+			ok(tft_session_process_count(s) == 1 &&
+				   !strcmp(tft_session_str(s, tft_session_process(s, 0)->name, NULL),
+					   "/job:localhost/replica:0/task:0"),
+			   "process /job:localhost/replica:0/task:0");
+			events_of(s, "/job:localhost/replica:0/task:0/cpu:0", l);
+			g = find_ev(l, "_SOURCE");
+			ok(l->n == 1 && g && g->ts == 1459365298611334LL * 1000 && g->dur == 52000,
+			   "the one node_stats: ts and dur");
+			ok(arg_str_is(g, "op", "NoOp") && arg_int_is(g, "scheduled_micros", 1459365298611291LL) &&
+				   arg_has(g, "memory", "\"allocator_name\":\"cpu\""),
+			   "op, scheduled_micros, memory from the text file");
+			tft_session_close(s);
+		}
+	}
+
+	/* Text StepStats with legacy device names and every text syntax used by TF. */
+	{
+		static const char doc[] =
+			"# StepStats from TF 1.2\n"
+			"dev_stats {\n"
+			"  device: \"/gpu:0/stream:12\"\n"
+			"  node_stats {\n"
+			"    node_name: \"conv1/Conv2D:Conv2D\"\n"
+			"    all_start_micros: 1000 op_end_rel_micros: 7 all_end_rel_micros: 9\n"
+			"    timeline_label: \"maxwell_scudnn regs:80 shm:9000 grid:1,2,3 block:128,1,1@@conv1/Conv2D:Conv2D\"\n"
+			"    output { slot: 0 tensor_description { dtype: DT_FLOAT_REF shape { dim { size: -1 } unknown_rank: false } } }\n"
+			"  }\n"
+			"}\n"
+			"dev_stats < device: '/cpu:0' node_stats < node_name: 'n' all_start_micros: 1001\n"
+			"  timeline_label: 'n = Identity(a)' thread_id: 3 > >\n";
+
+		is_int(tft_pb_sniff((const uint8_t *)doc, sizeof(doc) - 1, "x.pbtxt"), TFT_PB_FMT_STEPSTATS_TEXT,
+		       "sniff: text StepStats");
+		s = import_mem("x.pbtxt", doc, sizeof(doc) - 1, &rc, &err);
+		if (!ok(s != NULL, "text StepStats imports"))
+			printf("#   %s at %lld\n", err.msg, (long long)err.offset);
+		if (s) {
+			ok(tft_session_process_count(s) == 1 &&
+				   !strcmp(tft_session_str(s, tft_session_process(s, 0)->name, NULL), "localhost"),
+			   "legacy device names -> process localhost");
+			events_of(s, "/gpu:0/stream:12", l);
+			g = find_ev(l, "conv1/Conv2D:Conv2D");
+			ok(g && g->ts == 1000000 && g->dur == 9000 && arg_str_is(g, "op", "Conv2D") &&
+				   arg_has(g, "output", "\"dtype\":\"DT_FLOAT_REF\",\"shape\":[-1]"),
+			   "legacy stream kernel with enum name from text");
+			ok(track_named(s, "/gpu:0/stream:12")->kind == TFT_TRACK_GPU_STREAM,
+			   "legacy stream track is a gpu_stream");
+			events_of(s, "/cpu:0", l);
+			ok(l->n == 1 && arg_str_is(&l->ev[0], "op", "Identity") && arg_int_is(&l->ev[0], "thread_id", 3),
+			   "angle-bracket messages");
+			is_str(tft_session_meta(s, "format"), "stepstats", "meta format stepstats");
+			tft_session_close(s);
+		}
+	}
+
+	/* Text error: offset and path. */
+	{
+		static const char bad[] = "step_stats { dev_stats { node_stats { all_start_micros: x } } }";
+		struct tft_writer *w = tft_writer_open(":memory:", NULL, &err);
+		int r;
+
+		tft_error_clear(&err);
+		r = tft_runmeta_ingest(w, "bad.pbtxt", (const uint8_t *)bad, sizeof(bad) - 1, NULL, &err);
+		ok(r == TFT_EFORMAT && err.offset == 56 &&
+			   strstr(err.msg, "step_stats.dev_stats[0].node_stats[0].all_start_micros"),
+		   "text error: offset and path (%lld: %s)", (long long)err.offset, err.msg);
+		tft_writer_abort(w);
+	}
+	free(l);
+}
+
+static void test_binary_stepstats(void)
+{
+	struct enc ss = {0}, dev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+	node(&dev, "a", 10, 5, "a = Const()", NULL);
+	node(&dev, "b", 12, 1, "b = Add(a, a)", NULL);
+	e_msg(&ss, 1, &dev);
+	is_int(tft_pb_sniff(ss.p, ss.len, "step_stats.pb"), TFT_PB_FMT_STEPSTATS, "sniff: binary StepStats");
+	s = import_mem("step_stats.pb", ss.p, ss.len, &rc, &err);
+	ok(s != NULL, "binary StepStats imports");
+	if (s) {
+		struct tft_session_summary sum;
+
+		tft_session_get_summary(s, &sum);
+		is_int(sum.slices, 2, "two slices");
+		is_str(tft_session_meta(s, "format"), "stepstats", "format stepstats");
+		tft_session_close(s);
+	}
+	free(ss.p);
+}
+
+static void test_names(void)
+{
+	struct tft_tf_device d;
+	struct tft_tf_label lb;
+	char buf[256];
+	struct tft_tf_str rest, in, a, b;
+	const char *s;
+
+	s = "/job:worker/replica:0/task:3/device:GPU:1/stream:14MemcpyH2D";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	ok(d.task == 3 && d.replica == 0 && d.index == 1 && d.stream == 14 &&
+		   d.stream_suffix.len == 9 && (d.flags & TFT_TF_DEV_STREAM),
+	   "device with stream id and type suffix");
+	tft_tf_names_process(&d, buf, sizeof(buf));
+	is_str(buf, "/job:worker/replica:0/task:3", "process of a job device");
+	tft_tf_names_canon_device(&d, buf, sizeof(buf));
+	is_str(buf, "/job:worker/replica:0/task:3/device:GPU:1", "canonical device");
+	s = "/job:localhost/replica:0/task:0/gpu:0";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	tft_tf_names_canon_device(&d, buf, sizeof(buf));
+	is_str(buf, "/job:localhost/replica:0/task:0/device:GPU:0", "legacy lower-case type canonicalised");
+	s = "/gpu:0/stream:all";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	tft_tf_names_process(&d, buf, sizeof(buf));
+	ok((d.flags & TFT_TF_DEV_STREAM_ALL) && (d.flags & TFT_TF_DEV_LEGACY) && !strcmp(buf, "localhost"),
+	   "legacy stream:all -> localhost");
+	s = "/device:GPU:0/memcpy";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	ok((d.flags & TFT_TF_DEV_MEMCPY) && d.index == 0, "memcpy pseudo-device");
+	s = "/device:GPU:2/sync";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	ok((d.flags & TFT_TF_DEV_SYNC) && d.index == 2, "sync pseudo-device");
+	s = "/host:CPU";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	ok(d.flags & TFT_TF_DEV_HOST, "host:CPU");
+	s = "device:SYCL:0";
+	tft_tf_names_parse_device(s, strlen(s), &d);
+	ok(d.index == 0 && d.type.len == 4 && !memcmp(d.type.p, "SYCL", 4), "device:SYCL:0 without slash");
+	ok(tft_tf_names_parse_device("garbage", 7, &d) == -1, "not a device");
+
+	s = "[cpu 0.1MB 0.2MB] [GPU_0_bfc 1.0MB] n = Op(a, b:1, ^c)";
+	tft_tf_names_parse_label(s, strlen(s), &lb);
+	ok(lb.kind == TFT_TF_LABEL_OP && lb.name.len == 1 && lb.op.len == 2 && lb.mem.len == 35,
+	   "op label with two allocator prefixes");
+	rest = lb.inputs;
+	ok(tft_tf_names_next_input(&rest, &in) && in.len == 1 && tft_tf_names_next_input(&rest, &in) &&
+		   in.len == 3 && tft_tf_names_next_input(&rest, &in) && in.len == 2 && in.p[0] == '^' &&
+		   !tft_tf_names_next_input(&rest, &in),
+	   "inputs iterate a, b:1, ^c");
+	s = "[1.5MB] key from /a:0 to /b:1";
+	tft_tf_names_parse_label(s, strlen(s), &lb);
+	ok(lb.kind == TFT_TF_LABEL_TRANSFER && lb.bytes == 1572864 && lb.src_device.len == 4 &&
+		   lb.dst_device.len == 4,
+	   "transfer label with MB size");
+	s = "k ThreadId 5";
+	tft_tf_names_parse_label("ThreadId 77", 11, &lb);
+	ok(lb.kind == TFT_TF_LABEL_SYNC && lb.thread_id == 77, "sync label");
+	tft_tf_names_parse_label("MemcpyDtoH bytes:12 aync", 24, &lb);
+	ok(lb.kind == TFT_TF_LABEL_MEMCPY && lb.bytes == 12 && lb.async, "memcpy label (TF's 'aync' spelling)");
+	s = "outer:Func::inner/op:MatMul#id=1#";
+	rest.p = s;
+	rest.len = strlen(s);
+	tft_tf_names_split_annotation(rest, &a, &b);
+	ok(a.len == 8 && !memcmp(a.p, "inner/op", 8) && b.len == 6 && !memcmp(b.p, "MatMul", 6),
+	   "annotation: innermost scope, TraceMe metadata dropped");
+	rest.p = "a;b;c;edge_1;0:0";
+	rest.len = strlen(rest.p);
+	a = tft_tf_names_rendezvous_tensor(rest);
+	ok(a.len == 6 && !memcmp(a.p, "edge_1", 6), "rendezvous key -> tensor");
+	{
+		struct tft_tf_str nn = {"RecvTensor", 10}, none = {NULL, 0}, op = {"NcclAllReduce", 13},
+				  mm = {"MatMul", 6};
+
+		ok(tft_tf_names_is_comm(nn, none) && tft_tf_names_is_comm(none, op) &&
+			   !tft_tf_names_is_comm(mm, mm),
+		   "communication detection");
+	}
+	is_int(tft_pb_sniff((const uint8_t *)"node { name: 'a' op: 'Const' }", 30, "g.pbtxt"),
+	       TFT_PB_FMT_GRAPHDEF_TEXT, "sniff: text GraphDef");
+	is_int(tft_pb_sniff((const uint8_t *)"\x0a\x0c\x0a\x01" "a\x12\x05" "Const", 14, "graph.pb"),
+	       TFT_PB_FMT_GRAPHDEF, "sniff: binary GraphDef");
+	is_int(tft_pb_sniff((const uint8_t *)"\xff\xff", 2, "x.bin"), TFT_PB_FMT_UNKNOWN, "sniff: junk");
+	is_int(tft_pb_sniff((const uint8_t *)"\x00", 1, "a/b/host.xplane.pb"), TFT_PB_FMT_XSPACE,
+	       "sniff: .xplane.pb by name");
+	is_str(tft_tf_names_format_name(TFT_PB_FMT_STEPSTATS_TEXT), "stepstats_text", "format name");
+}
+
+int main(void)
+{
+	const char *data = getenv("TFT_DATA");
+	char tmpl[] = "/tmp/tft-runmeta-XXXXXX";
+
+	if (!data)
+		data = "../shared/data";
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	test_names();
+	test_binary();
+	test_nested_error_path();
+	test_binary_stepstats();
+	test_text(data);
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	return done_testing();
+}

@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the XSpace importer (collect/ingest_xspace.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/ingest_xspace.h"
+#include "store/session.h"
+#include "store/writer.h"
+#include "tap.h"
+
+/* ---- encoder ------------------------------------------------------------------- */
+
+struct enc {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void e_byte(struct enc *e, uint8_t b)
+{
+	if (e->len == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 256;
+		e->p = realloc(e->p, e->cap);
+		if (!e->p)
+			abort();
+	}
+	e->p[e->len++] = b;
+}
+
+static void e_varint(struct enc *e, uint64_t v)
+{
+	while (v >= 0x80) {
+		e_byte(e, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	e_byte(e, (uint8_t)v);
+}
+
+static void e_int(struct enc *e, uint32_t num, uint64_t v)
+{
+	e_varint(e, (uint64_t)num << 3);
+	e_varint(e, v);
+}
+
+static void e_f64(struct enc *e, uint32_t num, double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, 8);
+	e_varint(e, (uint64_t)num << 3 | 1);
+	for (int i = 0; i < 8; i++)
+		e_byte(e, (uint8_t)(v >> (8 * i)));
+}
+
+static void e_bytes(struct enc *e, uint32_t num, const void *p, size_t n)
+{
+	e_varint(e, (uint64_t)num << 3 | 2);
+	e_varint(e, n);
+	for (size_t i = 0; i < n; i++)
+		e_byte(e, ((const uint8_t *)p)[i]);
+}
+
+static void e_str(struct enc *e, uint32_t num, const char *s)
+{
+	e_bytes(e, num, s, strlen(s));
+}
+
+static void e_msg(struct enc *e, uint32_t num, struct enc *sub)
+{
+	e_bytes(e, num, sub->p, sub->len);
+	free(sub->p);
+	memset(sub, 0, sizeof(*sub));
+}
+
+/* XStat into field `num` of e. kind: 'i' int64, 'u' uint64, 'd' double, 's' str, 'r' ref, 'b' bytes. */
+static void x_stat(struct enc *e, uint32_t num, int64_t meta, char kind, uint64_t iv, double dv,
+		   const char *sv)
+{
+	struct enc s = {0};
+
+	e_int(&s, 1, (uint64_t)meta);
+	switch (kind) {
+	case 'i': e_int(&s, 4, iv); break;
+	case 'u': e_int(&s, 3, iv); break;
+	case 'd': e_f64(&s, 2, dv); break;
+	case 's': e_str(&s, 5, sv); break;
+	case 'b': e_str(&s, 6, sv); break;
+	case 'r': e_int(&s, 7, iv); break;
+	}
+	e_msg(e, num, &s);
+}
+
+static void stat_meta(struct enc *plane, int64_t id, const char *name)
+{
+	struct enc v = {0}, ent = {0};
+
+	e_int(&v, 1, (uint64_t)id);
+	e_str(&v, 2, name);
+	e_int(&ent, 1, (uint64_t)id);
+	e_msg(&ent, 2, &v);
+	e_msg(plane, 5, &ent);
+}
+
+static void event_meta(struct enc *plane, int64_t id, const char *name, const char *display,
+		       struct enc *stats)
+{
+	struct enc v = {0}, ent = {0};
+
+	e_int(&v, 1, (uint64_t)id);
+	e_str(&v, 2, name);
+	if (display)
+		e_str(&v, 4, display);
+	if (stats && stats->len) {
+		/* stats already hold encoded field-5 entries */
+		for (size_t i = 0; i < stats->len; i++)
+			e_byte(&v, stats->p[i]);
+		free(stats->p);
+		memset(stats, 0, sizeof(*stats));
+	}
+	e_int(&ent, 1, (uint64_t)id);
+	e_msg(&ent, 2, &v);
+	e_msg(plane, 4, &ent);
+}
+
+/* ---- session helpers ----------------------------------------------------------------- */
+
+static char tmpdir[256];
+static int seq;
+
+static struct tft_session *import_mem(const char *name, const uint8_t *p, size_t n, int *rc,
+				      struct tft_error *err)
+{
+	char path[512];
+	struct tft_writer *w;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
+	tft_error_clear(err);
+	w = tft_writer_open(path, NULL, err);
+	if (!w) {
+		*rc = err->code;
+		return NULL;
+	}
+	r = tft_xspace_ingest(w, name, p, n, NULL, err);
+	*rc = r;
+	if (r) {
+		tft_writer_abort(w);
+		unlink(path);
+		return NULL;
+	}
+	r = tft_writer_close(w, err);
+	if (r) {
+		*rc = r;
+		return NULL;
+	}
+	return tft_session_open(path, err);
+}
+
+struct got_ev {
+	int64_t ts, dur;
+	int kind;
+	char name[96];
+	int nargs;
+	struct {
+		char key[32];
+		int type;
+		int64_t i;
+		double d;
+		char s[96];
+	} args[16];
+};
+
+struct evlist {
+	struct tft_session *s;
+	struct got_ev ev[64];
+	int n;
+};
+
+static int collect_ev(void *ctx, const struct tft_event *ev)
+{
+	struct evlist *l = ctx;
+	struct got_ev *g;
+
+	if (l->n >= 64)
+		return 0;
+	g = &l->ev[l->n++];
+	memset(g, 0, sizeof(*g));
+	g->ts = ev->ts_ns;
+	g->dur = ev->dur_ns;
+	g->kind = ev->kind;
+	snprintf(g->name, sizeof(g->name), "%s", tft_session_str(l->s, ev->name, NULL));
+	for (int i = 0; i < ev->nargs && i < 16; i++) {
+		const struct tft_arg *a = &ev->args[i];
+
+		snprintf(g->args[i].key, sizeof(g->args[i].key), "%s", tft_session_str(l->s, a->key, NULL));
+		g->args[i].type = (int)a->type;
+		if (a->type == TFT_ARG_INT || a->type == TFT_ARG_BOOL)
+			g->args[i].i = a->v.i;
+		else if (a->type == TFT_ARG_DOUBLE)
+			g->args[i].d = a->v.d;
+		else if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON)
+			snprintf(g->args[i].s, sizeof(g->args[i].s), "%s",
+				 tft_session_str(l->s, a->v.str, NULL));
+		g->nargs++;
+	}
+	return 0;
+}
+
+static const struct tft_track *track_named(struct tft_session *s, const char *name)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+
+		if (t && strcmp(tft_session_str(s, t->name, NULL), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+static void events_of(struct tft_session *s, const struct tft_track *t, struct evlist *l)
+{
+	struct tft_error err;
+
+	l->s = s;
+	l->n = 0;
+	if (t)
+		tft_session_scan(s, t->id, INT64_MIN, INT64_MAX, 0, collect_ev, l, &err);
+}
+
+static const struct got_ev *find_ev(const struct evlist *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->ev[i].name, name) == 0)
+			return &l->ev[i];
+	return NULL;
+}
+
+/* Index of arg `key` in g, or -1. */
+static int arg_of(const struct got_ev *g, const char *key)
+{
+	for (int i = 0; g && i < g->nargs; i++)
+		if (strcmp(g->args[i].key, key) == 0)
+			return i;
+	return -1;
+}
+
+struct flowlist {
+	struct tft_flow f[16];
+	int n;
+};
+
+static int collect_flow(void *ctx, const struct tft_flow *f)
+{
+	struct flowlist *l = ctx;
+
+	if (l->n < 16)
+		l->f[l->n++] = *f;
+	return 0;
+}
+
+/* ---- synthetic XSpace ------------------------------------------------------------------ */
+
+static void build_space(struct enc *space)
+{
+	struct enc host = {0}, gpu = {0}, gpu1 = {0}, line = {0}, ev = {0}, st = {0};
+
+	/* Host plane: lines first (wire order), metadata after. */
+	e_int(&host, 1, 7);
+	e_str(&host, 2, "/host:CPU");
+	e_int(&line, 1, 11);
+	e_str(&line, 2, "python");
+	e_int(&line, 3, 1000);
+	/* e1: launch, corr 42 */
+	e_int(&ev, 1, 1);
+	e_int(&ev, 2, 1500);
+	e_int(&ev, 3, 3000000);
+	x_stat(&ev, 4, 1, 'u', 42, 0, NULL);
+	x_stat(&ev, 4, 2, 's', 0, 0, "model/dense");
+	e_msg(&line, 4, &ev);
+	/* e2: instant with group_id and an override of a metadata stat */
+	e_int(&ev, 1, 2);
+	e_int(&ev, 2, 10000000);
+	x_stat(&ev, 4, 3, 'i', 5, 0, NULL);
+	x_stat(&ev, 4, 5, 'i', 200, 0, NULL);
+	e_msg(&line, 4, &ev);
+	/* e3: aggregated (num_occurrences) */
+	e_int(&ev, 1, 2);
+	e_int(&ev, 5, 3);
+	e_int(&ev, 3, 2000000);
+	e_msg(&line, 4, &ev);
+	/* e4: unknown metadata */
+	e_int(&ev, 1, 99);
+	e_int(&ev, 2, 20000000);
+	e_int(&ev, 3, 1000);
+	e_msg(&line, 4, &ev);
+	e_msg(&host, 3, &line);
+	e_int(&line, 1, 12);
+	e_str(&line, 2, "tf_Compute/1");
+	e_msg(&host, 3, &line); /* no events: no track */
+	e_int(&line, 1, 13);
+	e_str(&line, 2, "collective_ops/5");
+	e_int(&line, 3, 0);
+	e_int(&ev, 1, 1);
+	e_int(&ev, 2, 5000);
+	e_int(&ev, 3, 1000);
+	e_msg(&line, 4, &ev);
+	e_msg(&host, 3, &line);
+	x_stat(&st, 5, 5, 'i', 100, 0, NULL); /* metadata-level flops = 100 */
+	event_meta(&host, 1, "cuLaunchKernel", NULL, NULL);
+	event_meta(&host, 2, "model/dense/MatMul:MatMul", "MatMul", &st);
+	stat_meta(&host, 1, "correlation_id");
+	stat_meta(&host, 2, "tf_op");
+	stat_meta(&host, 3, "group_id");
+	stat_meta(&host, 5, "flops");
+	e_msg(space, 1, &host);
+
+	/* GPU plane. */
+	e_int(&gpu, 1, 1);
+	e_str(&gpu, 2, "/device:GPU:0");
+	e_int(&line, 1, 7);
+	e_str(&line, 2, "Stream #7(Compute)");
+	e_int(&line, 3, 5000);
+	e_int(&ev, 1, 1);
+	e_int(&ev, 2, 2000);
+	e_int(&ev, 3, 1499);
+	x_stat(&ev, 4, 1, 'u', 42, 0, NULL);
+	x_stat(&ev, 4, 2, 'r', 3, 0, NULL);
+	x_stat(&ev, 4, 6, 'd', 0, 1.5, NULL);
+	x_stat(&ev, 4, 8, 'u', 18446744073709551615ull, 0, NULL);
+	x_stat(&ev, 4, 9, 'b', 0, 0, "\x01\x02");
+	e_msg(&line, 4, &ev);
+	e_msg(&gpu, 3, &line);
+	e_int(&line, 1, 8);
+	e_str(&line, 2, "XLA Ops");
+	e_int(&line, 3, 5000);
+	e_int(&ev, 1, 3);
+	e_int(&ev, 3, 1000000);
+	e_msg(&line, 4, &ev);
+	e_msg(&gpu, 3, &line);
+	e_int(&line, 1, 9);
+	e_str(&line, 2, "Steps");
+	e_int(&line, 3, 5000);
+	e_int(&ev, 1, 2);
+	e_int(&ev, 3, 10000000);
+	x_stat(&ev, 4, 4, 'i', 5, 0, NULL);
+	x_stat(&ev, 4, 5, 'i', 12, 0, NULL);
+	e_msg(&line, 4, &ev);
+	e_msg(&gpu, 3, &line);
+	e_int(&line, 1, 10);
+	e_str(&line, 2, "NCCL kernels");
+	e_int(&line, 3, 5000);
+	e_int(&ev, 1, 1);
+	e_int(&ev, 3, 5000);
+	e_msg(&line, 4, &ev);
+	e_msg(&gpu, 3, &line);
+	event_meta(&gpu, 1, "kernel_a", NULL, NULL);
+	event_meta(&gpu, 2, "12", NULL, NULL);
+	event_meta(&gpu, 3, "fusion.1", "fusion.1", NULL);
+	stat_meta(&gpu, 1, "correlation_id");
+	stat_meta(&gpu, 2, "kernel_details");
+	stat_meta(&gpu, 3, "regs:32 static_shared:0");
+	stat_meta(&gpu, 4, "group_id");
+	stat_meta(&gpu, 5, "step_num");
+	stat_meta(&gpu, 6, "bytes_accessed");
+	stat_meta(&gpu, 7, "memory_bandwidth");
+	stat_meta(&gpu, 8, "big");
+	stat_meta(&gpu, 9, "blob");
+	x_stat(&gpu, 6, 7, 'u', 900000000000ull, 0, NULL);
+	e_msg(space, 1, &gpu);
+
+	/* A GPU without lines: no process. */
+	e_int(&gpu1, 1, 2);
+	e_str(&gpu1, 2, "/device:GPU:1");
+	stat_meta(&gpu1, 1, "clock_rate");
+	e_msg(space, 1, &gpu1);
+
+	e_str(space, 2, "an error");
+	e_str(space, 4, "hostA");
+}
+
+static void test_synthetic(void)
+{
+	struct enc sp = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	const struct tft_track *t;
+	const struct got_ev *g;
+	struct evlist *l = calloc(1, sizeof(*l));
+	struct flowlist fl = {0};
+	int rc, k, hostp = -1, gpup = -1;
+
+	build_space(&sp);
+	s = import_mem("/some/dir/other.xplane.pb", sp.p, sp.len, &rc, &err);
+	if (!ok(s != NULL && rc == 0, "synthetic XSpace imports")) {
+		printf("#   rc %d: %s at %lld\n", rc, err.msg, (long long)err.offset);
+		free(sp.p);
+		free(l);
+		return;
+	}
+	is_int(tft_session_process_count(s), 2, "two processes (plane without lines skipped)");
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const struct tft_process *p = tft_session_process(s, i);
+		const char *nm = tft_session_str(s, p->name, NULL);
+
+		if (!strcmp(nm, "/host:CPU"))
+			hostp = (int)i;
+		if (!strcmp(nm, "/device:GPU:0"))
+			gpup = (int)i;
+	}
+	ok(hostp >= 0 && gpup >= 0, "processes named after planes");
+	if (hostp >= 0 && gpup >= 0) {
+		const struct tft_process *hp = tft_session_process(s, (uint32_t)hostp);
+		const struct tft_process *gp = tft_session_process(s, (uint32_t)gpup);
+
+		is_str(tft_session_str(s, hp->host, NULL), "hostA", "host from XSpace.hostnames");
+		is_int(hp->pid, 7, "pid = plane id");
+		is_int(gp->pid, 1, "GPU pid = plane id");
+		ok(strstr(tft_session_str(s, gp->labels, NULL), "memory_bandwidth=900000000000") != NULL,
+		   "plane stats in the process labels");
+	}
+	is_int(tft_session_track_count(s), 6, "six tracks (line without events skipped)");
+	t = track_named(s, "python");
+	ok(t && t->kind == TFT_TRACK_THREAD && t->tid == 11, "host line -> thread track, tid = line id");
+	t = track_named(s, "collective_ops/5");
+	ok(t && t->kind == TFT_TRACK_COMM, "collective line -> comm track");
+	t = track_named(s, "Stream #7(Compute)");
+	ok(t && t->kind == TFT_TRACK_GPU_STREAM, "stream line -> gpu_stream track");
+	t = track_named(s, "XLA Ops");
+	ok(t && t->kind == TFT_TRACK_DEVICE, "XLA Ops -> device track");
+	t = track_named(s, "Steps");
+	ok(t && t->kind == TFT_TRACK_DEVICE, "Steps -> device track");
+	t = track_named(s, "NCCL kernels");
+	ok(t && t->kind == TFT_TRACK_COMM, "nccl line -> comm track");
+
+	events_of(s, track_named(s, "python"), l);
+	is_int(l->n, 4, "four events on the python line");
+	g = find_ev(l, "cuLaunchKernel");
+	ok(g && g->ts == 1002 && g->dur == 3000 && g->kind == TFT_EV_SLICE,
+	   "slice: ts = line ts + round(1.5 ns), end rounded (3001.5 -> 3002)");
+	k = arg_of(g, "correlation_id");
+	ok(k >= 0 && g->args[k].type == TFT_ARG_INT && g->args[k].i == 42, "uint64 stat -> int arg");
+	k = arg_of(g, "tf_op");
+	ok(k >= 0 && !strcmp(g->args[k].s, "model/dense"), "str stat -> string arg");
+	g = NULL;
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->ev[i].name, "MatMul") && l->ev[i].kind == TFT_EV_INSTANT)
+			g = &l->ev[i];
+	ok(g && g->ts == 11000 && g->dur == 0, "zero duration -> instant, named by display_name");
+	k = arg_of(g, "flops");
+	ok(k >= 0 && g->args[k].i == 200, "event stat overrides the metadata-level stat");
+	ok(arg_of(g, "flops") == k && g && g->nargs >= 3, "no duplicate arg for an overridden stat");
+	k = arg_of(g, "long_name");
+	ok(k >= 0 && !strcmp(g->args[k].s, "model/dense/MatMul:MatMul"), "long_name arg");
+	g = NULL;
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->ev[i].name, "MatMul") && l->ev[i].kind == TFT_EV_SLICE)
+			g = &l->ev[i];
+	ok(g && g->ts == 1000 && g->dur == 2000, "aggregated event at line start");
+	k = arg_of(g, "num_occurrences");
+	ok(k >= 0 && g->args[k].i == 3, "num_occurrences arg");
+	k = arg_of(g, "flops");
+	ok(k >= 0 && g->args[k].i == 100, "metadata-level stat as arg");
+	g = find_ev(l, "#99");
+	k = arg_of(g, "metadata_id");
+	ok(g && k >= 0 && g->args[k].i == 99, "unknown metadata -> #id name + metadata_id arg");
+
+	events_of(s, track_named(s, "Stream #7(Compute)"), l);
+	g = find_ev(l, "kernel_a");
+	ok(g && g->ts == 5002 && g->dur == 1, "kernel ts/dur rounded from ps (2.0 .. 3.499 ns)");
+	k = arg_of(g, "kernel_details");
+	ok(k >= 0 && !strcmp(g->args[k].s, "regs:32 static_shared:0"), "ref stat resolved via stat metadata");
+	k = arg_of(g, "bytes_accessed");
+	ok(k >= 0 && g->args[k].type == TFT_ARG_DOUBLE && g->args[k].d == 1.5, "double stat");
+	k = arg_of(g, "big");
+	ok(k >= 0 && !strcmp(g->args[k].s, "18446744073709551615"), "uint64 above INT64_MAX as text");
+	k = arg_of(g, "blob");
+	ok(k >= 0 && !strcmp(g->args[k].s, "<2 bytes>"), "binary bytes stat summarised");
+
+	events_of(s, track_named(s, "XLA Ops"), l);
+	ok(l->n == 1 && !strcmp(l->ev[0].name, "fusion.1") && arg_of(&l->ev[0], "long_name") < 0,
+	   "display_name equal to name: no long_name");
+
+	tft_session_flows(s, collect_flow, &fl, &err);
+	is_int(fl.n, 1, "one launch flow (correlation_id 42)");
+	if (fl.n == 1) {
+		ok(fl.f[0].flow_id == 42 && fl.f[0].src_track == track_named(s, "python")->id &&
+			   fl.f[0].dst_track == track_named(s, "Stream #7(Compute)")->id &&
+			   fl.f[0].src_ts_ns == 1002 && fl.f[0].dst_ts_ns == 5002,
+		   "flow host launch -> device kernel");
+		is_str(tft_session_str(s, fl.f[0].cat, NULL), "launch", "flow cat");
+	}
+	is_int(tft_session_step_count(s), 1, "one step from the Steps line");
+	if (tft_session_step_count(s) == 1) {
+		const struct tft_step *st = tft_session_step(s, 0);
+
+		ok(st->index == 12 && st->start_ns == 5000 && st->dur_ns == 10000 && st->traced,
+		   "step index from step_num, span from the Steps event");
+		is_str(tft_session_str(s, st->name, NULL), "12", "step name");
+	}
+	is_str(tft_session_meta(s, "format"), "xspace", "meta format");
+	is_str(tft_session_meta(s, "producer"), "TensorFlow/JAX profiler", "meta producer");
+	tft_session_close(s);
+
+	/* Without hostnames: host from the file name. */
+	{
+		struct enc sp2 = {0}, pl = {0}, ln = {0}, e1 = {0};
+
+		e_str(&pl, 2, "/host:CPU");
+		e_int(&ln, 1, 1);
+		e_str(&ln, 2, "main");
+		e_int(&e1, 1, 1);
+		e_int(&e1, 3, 10);
+		e_msg(&ln, 4, &e1);
+		e_msg(&pl, 3, &ln);
+		e_msg(&sp2, 1, &pl);
+		s = import_mem("/x/y/worker-3.xplane.pb", sp2.p, sp2.len, &rc, &err);
+		ok(s && tft_session_process_count(s) == 1 &&
+			   !strcmp(tft_session_str(s, tft_session_process(s, 0)->host, NULL), "worker-3"),
+		   "host from the file name");
+		if (s)
+			tft_session_close(s);
+		free(sp2.p);
+	}
+	free(sp.p);
+	free(l);
+}
+
+/* ---- real files ------------------------------------------------------------------------ */
+
+static const char *real_files[] = {
+	"tracelens/jax_mi300/jax08_attention/tw003.xplane.pb",
+	"tracelens/jax_mi300/jax08_elementwise/tw003.xplane.pb",
+	"tracelens/jax_mi300/jax08_gemm/tw003.xplane.pb",
+	"tracelens/jax_mi300/jax_conv_minimal_legacy/chi-mi300x-013.ord.vultr.cpe.ice.amd.com.xplane.pb",
+	"tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb",
+};
+static const long real_events[] = {4380, 4623, 3782, 6024, 23128}; /* CATALOGUE.md */
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc(n > 0 ? (size_t)n : 1);
+	if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* Independent count from tests/corpus/pbdecode.py; -1 if python is not available. */
+static long pbdecode_events(const char *path)
+{
+	char cmd[1024], line[256];
+	FILE *f;
+	long n = -1;
+
+	if (access("tests/corpus/pbdecode.py", R_OK) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "python3 tests/corpus/pbdecode.py xspace '%.900s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f)) {
+		const char *e = strstr(line, "events=");
+
+		if (e)
+			n = atol(e + 7);
+	}
+	pclose(f);
+	return n;
+}
+
+static int import_quiet(const uint8_t *p, size_t n, struct tft_error *err)
+{
+	struct tft_writer *w = tft_writer_open(":memory:", NULL, err);
+	int r;
+
+	if (!w)
+		return err->code;
+	r = tft_xspace_ingest(w, "mutant.xplane.pb", p, n, NULL, err);
+	tft_writer_abort(w);
+	return r;
+}
+
+static void test_real(const char *data)
+{
+	char path[2048];
+	struct tft_error err;
+	uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+	for (size_t i = 0; i < sizeof(real_files) / sizeof(real_files[0]); i++) {
+		struct tft_session_summary sum;
+		struct tft_session *s;
+		uint8_t *buf, *copy;
+		size_t len;
+		long want;
+		int rc, bad = 0, refused = 0, trials;
+
+		snprintf(path, sizeof(path), "%s/%s", data, real_files[i]);
+		buf = read_file(path, &len);
+		if (!buf) {
+			ok(1, "# SKIP %s not found", real_files[i]);
+			continue;
+		}
+		s = import_mem(path, buf, len, &rc, &err);
+		if (!ok(s != NULL, "import %s", real_files[i]))
+			printf("#   %s at %lld\n", err.msg, (long long)err.offset);
+		if (s) {
+			tft_session_get_summary(s, &sum);
+			want = pbdecode_events(path);
+			if (want < 0)
+				want = real_events[i];
+			if (!ok((long)(sum.slices + sum.instants) == want, "%s: %ld XEvents -> slices+instants",
+				real_files[i], want))
+				printf("#   got %llu slices + %llu instants\n", (unsigned long long)sum.slices,
+				       (unsigned long long)sum.instants);
+			is_str(tft_session_meta(s, "format"), "xspace", "format meta");
+			tft_session_close(s);
+		}
+		/* Truncated and bit-flipped copies: refused (EFORMAT) or imported, never a crash. */
+		copy = malloc(len);
+		trials = len > 1000000 ? 12 : 24;
+		for (int k = 0; k < trials; k++) {
+			size_t cut = (size_t)((double)len * (k + 1) / (trials + 1));
+			int r;
+
+			r = import_quiet(buf, cut, &err);
+			if (r != 0 && r != TFT_EFORMAT)
+				bad++;
+			if (r == TFT_EFORMAT && (err.offset < 0 || err.offset > (int64_t)cut))
+				bad++;
+			refused += r == TFT_EFORMAT;
+		}
+		for (int k = 0; k < trials; k++) {
+			size_t pos;
+			int r;
+
+			memcpy(copy, buf, len);
+			for (int f = 0; f < 1 + k % 3; f++) {
+				rng ^= rng << 13;
+				rng ^= rng >> 7;
+				rng ^= rng << 17;
+				pos = (size_t)(rng % len);
+				copy[pos] ^= (uint8_t)(1u << (rng >> 60 & 7));
+			}
+			r = import_quiet(copy, len, &err);
+			if (r != 0 && r != TFT_EFORMAT)
+				bad++;
+		}
+		ok(bad == 0, "%s: %d truncations + %d bit flips refused or imported (%d refused)",
+		   real_files[i], trials, trials, refused);
+		free(copy);
+		free(buf);
+	}
+}
+
+static void test_corrupt(const char *data)
+{
+	char path[2048];
+	struct tft_error err;
+	uint8_t *buf;
+	size_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/xprof/test_xplanes/tpu_inference_2.xplane.pb", data);
+	buf = read_file(path, &len);
+	if (!buf) {
+		ok(1, "# SKIP corrupted TPU file not found");
+		return;
+	}
+	r = import_quiet(buf, len, &err);
+	is_int(r, TFT_EFORMAT, "corrupted tpu_inference_2.xplane.pb refused");
+	ok(err.offset >= 0 && err.offset < (int64_t)len, "error has a byte offset (%lld)",
+	   (long long)err.offset);
+	ok(strstr(err.msg, "planes[") != NULL, "error has a message path: %s", err.msg);
+	free(buf);
+}
+
+static void test_garbage(void)
+{
+	static const uint8_t empty[1];
+	struct tft_error err;
+	const uint8_t junk[] = {0x0a, 0x05, 0x12, 0x03, 'a'};
+	int r;
+
+	r = import_quiet(empty, 0, &err);
+	is_int(r, 0, "empty XSpace imports (nothing in it)");
+	r = import_quiet(junk, sizeof(junk), &err);
+	ok(r == TFT_EFORMAT && strstr(err.msg, "planes[0]"), "truncated plane name: %s", err.msg);
+}
+
+int main(void)
+{
+	const char *data = getenv("TFT_DATA");
+	char tmpl[] = "/tmp/tft-xspace-XXXXXX";
+
+	if (!data)
+		data = "../shared/data";
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	test_synthetic();
+	test_garbage();
+	test_corrupt(data);
+	test_real(data);
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	return done_testing();
+}
