@@ -103,6 +103,12 @@ run_suite() { # name script [args]
 	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
 		timeout 900 "${runner[@]}" "$script" "$@" >"$log" 2>&1
 	local rc=$?
+	# suites that speak TAP (the browser tests): one PASS/FAIL line per test point
+	if grep -qE '^(not )?ok [0-9]+' "$log"; then
+		sed -E -n -e "s/^ok [0-9]+ - (.*)/PASS $name\/\1/p" \
+			-e "s/^not ok [0-9]+ - (.*)/FAIL $name\/\1 (see $log)/p" "$log" >"$log.tap"
+		cat "$log.tap" >>"$log"
+	fi
 	local p f s
 	p=$(grep -c '^PASS ' "$log")
 	f=$(grep -c '^FAIL ' "$log")

@@ -15,7 +15,8 @@ Semantics (the import contract; everything else in the file is ignored):
   b/e, S/F (legacy async)   one slice per pair matched by (pid, cat, id, name)
                             (LIFO per key, file order); unmatched b/S is a
                             slice counted in unclosed_slices; e/F without a
-                            begin is dropped; T/p (legacy async steps) ignored
+                            begin is dropped; T/p (legacy async steps) are
+                            instants on the async track
   N/D                       object lifetime: one slice per N (matched by
                             (pid, name, id) with D; N without D is still a
                             slice, not counted as unclosed); D without N dropped
@@ -24,8 +25,10 @@ Semantics (the import contract; everything else in the file is ignored):
   s/t/f                     flows keyed by (cat, id or id2): the points of a
                             key, in timestamp order (ties: s before t before
                             f, then file order), form segments: s opens, t
-                            ends the open segment (one flow) and opens the
-                            next, f ends the open segment;
+                            ends the oldest open segment (one flow) and opens
+                            the next, f ends the oldest open segment (a
+                            reused id pairs first-in, first-out; an s ends
+                            any chain left open by a t);
                             f with nothing open and an s that is never ended
                             are one unmatched flow each (unmatched_flows); a
                             trailing t or a t with nothing open makes no flow.
@@ -45,7 +48,7 @@ import re
 import sys
 
 STEP_RE = re.compile(r"^ProfilerStep#\d+$")
-INSTANT_PHASES = frozenset("iIRnO")
+INSTANT_PHASES = frozenset("iIRnOTp")
 FLOW_RANK = {"s": 0, "t": 1, "f": 2}  # at equal ts a flow starts before it ends
 
 
@@ -248,25 +251,29 @@ def count_events(events):
 
     for pts in flow_pts.values():
         pts.sort()
-        open_ph = None  # None, "s" or "t": the phase of the open point
+        # open points of this key, oldest first: a reused id pairs first-in,
+        # first-out (s s f f -> two flows)
+        opened = []
         for _, _, _, ph in pts:
             if ph == "s":
-                if open_ph == "s":
-                    c["flows"] += 1
-                    c["unmatched_flows"] += 1
-                open_ph = "s"
+                # a new start ends any chain whose last point was a t
+                opened = [o for o in opened if o == "s"]
+                opened.append("s")
             elif ph == "t":
-                if open_ph is not None:
+                if opened:
+                    opened.pop(0)
                     c["flows"] += 1
-                open_ph = "t"
+                opened.append("t")
             else:  # f
                 c["flows"] += 1
-                if open_ph is None:
+                if opened:
+                    opened.pop(0)
+                else:
                     c["unmatched_flows"] += 1
-                open_ph = None
-        if open_ph == "s":
-            c["flows"] += 1
-            c["unmatched_flows"] += 1
+        for ph in opened:
+            if ph == "s":
+                c["flows"] += 1
+                c["unmatched_flows"] += 1
 
     c["pids"] = len(pids)
     c["step_names"] = sorted(step_names, key=lambda s: int(s.split("#")[1]))
