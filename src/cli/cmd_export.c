@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "codec/json_write.h"
 #include "export/export_chrome.h"
+#include "export/export_tftimeline.h"
 #include "store/session.h"
 
 /* Byte consumer the exporters write through (plain file or gzip stream). */
@@ -26,24 +27,39 @@ struct out_sink {
 
 struct gz_sink;
 
+/* Options that shape a format's output. */
+struct export_opts {
+	bool tf_timeline;   /* chrome: TensorFlow timeline.py's layout */
+	bool show_dataflow; /* tf-timeline: DataFlow flows */
+	bool show_memory;   /* tf-timeline: tensor objects and memory counters */
+};
+
 struct export_format {
 	const char *name;
 	const char *summary;
 	/* Write the session to the sink; 0 or a negative status with err filled. */
-	int (*run)(struct tft_session *s, const struct out_sink *out, uint64_t *events,
-		   struct tft_error *err);
+	int (*run)(struct tft_session *s, const struct out_sink *out, const struct export_opts *o,
+		   uint64_t *events, struct tft_error *err);
 };
 
-static int run_chrome(struct tft_session *s, const struct out_sink *out, uint64_t *events,
-		      struct tft_error *err)
+static int run_chrome(struct tft_session *s, const struct out_sink *out,
+		      const struct export_opts *o, uint64_t *events, struct tft_error *err)
 {
 	struct tft_json_writer w;
-	struct tft_export_counts n;
+	struct tft_export_counts n = { 0 };
 	int rc;
 
 	if (tft_json_write_init_sink(&w, out->fn, out->ctx))
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	rc = tft_export_chrome(s, &w, &n, err);
+	if (o->tf_timeline) {
+		struct tft_tftimeline_opts to = { o->show_dataflow, o->show_memory };
+		struct tft_tftimeline_counts tn;
+
+		rc = tft_export_tftimeline(s, &w, &to, &tn, err);
+		n.events = tn.events;
+	} else {
+		rc = tft_export_chrome(s, &w, &n, err);
+	}
 	if (rc == 0) {
 		rc = tft_json_write_finish(&w);
 		if (rc)
@@ -60,12 +76,19 @@ static const struct export_format formats[] = {
 
 static const char usage_head[] =
 	"usage: tftracer export FILE -f FORMAT -o OUT [--gzip] [--quiet]\n"
+	"       tftracer export FILE -f chrome --tf-timeline [--show-dataflow] [--show-memory] -o OUT\n"
 	"\n"
 	"Write a session in another format, streaming (memory does not grow with\n"
 	"the session). The output appears under OUT only when complete.\n"
 	"\n"
 	"  -f, --format FORMAT   output format (default chrome), one of:\n";
 static const char usage_tail[] =
+	"  --tf-timeline         (chrome) what TensorFlow's timeline.py writes for the\n"
+	"                        same StepStats: Allocators/Compute/Tensors processes,\n"
+	"                        first-fit lanes, args name/op/inputN; one per traced step\n"
+	"                        (holds one step's nodes in memory)\n"
+	"  --show-dataflow       (tf-timeline) DataFlow arrows producer -> consumer\n"
+	"  --show-memory         (tf-timeline) tensor objects and allocator memory counters\n"
 	"  -o, --output OUT      output file, '-' for standard output\n"
 	"  -z, --gzip            gzip the output (also when OUT ends in .gz)\n"
 	"  -q, --quiet           no summary line on a terminal\n"
@@ -190,6 +213,9 @@ int tft_cmd_export(int argc, char **argv)
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "tf-timeline", no_argument, NULL, 'T' },
+		{ "show-dataflow", no_argument, NULL, 'D' },
+		{ "show-memory", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct export_format *fmt = &formats[0];
@@ -199,6 +225,7 @@ int tft_cmd_export(int argc, char **argv)
 	struct cli_outfile of;
 	struct out_sink sink;
 	struct out_state ost = { 0 };
+	struct export_opts xo = { 0 };
 	struct tft_error err;
 	FILE *fp;
 	bool gzip = false, quiet = false, to_stdout;
@@ -221,6 +248,9 @@ int tft_cmd_export(int argc, char **argv)
 		case 'z': gzip = true; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return TFT_EXIT_OK;
+		case 'T': xo.tf_timeline = true; break;
+		case 'D': xo.show_dataflow = true; break;
+		case 'M': xo.show_memory = true; break;
 		default: usage(stderr); return TFT_EXIT_BADINPUT;
 		}
 	}
@@ -230,6 +260,11 @@ int tft_cmd_export(int argc, char **argv)
 		usage(stderr);
 		return TFT_EXIT_BADINPUT;
 	}
+	if (xo.tf_timeline && strcmp(fmt->name, "chrome") != 0)
+		return cli_fail(TFT_EXIT_BADINPUT, "export: --tf-timeline needs -f chrome");
+	if ((xo.show_dataflow || xo.show_memory) && !xo.tf_timeline)
+		return cli_fail(TFT_EXIT_BADINPUT,
+				"export: --show-dataflow and --show-memory need --tf-timeline");
 	in = argv[optind];
 	to_stdout = strcmp(outpath, "-") == 0;
 	if (!to_stdout && ends_with(outpath, ".gz"))
@@ -267,7 +302,7 @@ int tft_cmd_export(int argc, char **argv)
 
 	tft_error_clear(&err);
 	t0 = now_s();
-	rc = fmt->run(s, &sink, &events, &err);
+	rc = fmt->run(s, &sink, &xo, &events, &err);
 	if (rc == 0 && gz && gz_pump(gz, Z_FINISH) != 0) {
 		ost.failed = true;
 		rc = tft_error_set(&err, TFT_EIO, -1, "cannot write the output");

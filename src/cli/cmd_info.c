@@ -2,7 +2,8 @@
 /*
  * tftracer info FILE [--json]
  * Summary of a session: source format, producer, time span, counts, losses,
- * processes with their tracks, steps.
+ * processes with their tracks, steps; with --memory, for TensorFlow
+ * StepStats, the per-allocator peak memory that tf.timeline computes.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,16 +14,19 @@
 #include "analyze/stats.h"
 #include "cli/cli.h"
 #include "codec/json_write.h"
+#include "export/export_tftimeline.h"
 #include "store/session.h"
 
 static const char usage_text[] =
-	"usage: tftracer info FILE [--json]\n"
+	"usage: tftracer info FILE [--json] [--memory]\n"
 	"\n"
 	"Summarise a session file: source format, producer, time span, event counts,\n"
 	"what was lost (dropped events, unmatched flows, unclosed slices), the\n"
 	"processes with their tracks and slice counts, and the steps.\n"
 	"\n"
 	"  --json        one JSON object instead of text (see docs/cmd-info.md)\n"
+	"  --memory      sessions from TensorFlow StepStats: peak memory per allocator\n"
+	"                and step, as tf.timeline estimates it (reads every event)\n"
 	"  -h, --help    this help\n"
 	"\n"
 	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
@@ -51,6 +55,71 @@ static const char *str_or(const struct tft_session *s, uint32_t id, const char *
 	const char *v = tft_session_str(s, id, NULL);
 
 	return v[0] ? v : dflt;
+}
+
+/* Peak memory per allocator (sessions from StepStats only: it reads every event). */
+struct peak_out {
+	struct tft_session *s;     /* borrowed */
+	struct tft_json_writer *w; /* borrowed; NULL: text */
+	int n;
+};
+
+static int on_peak(void *ctx, const struct tft_tftimeline_peak *p)
+{
+	struct peak_out *o = ctx;
+
+	if (!o->w) {
+		const struct tft_step *st = p->step == TFT_NONE ? NULL : tft_session_step(o->s, p->step);
+
+		if (!o->n++)
+			printf("\npeak memory (tf.timeline estimate: producer start .. last consumer end):\n");
+		printf("  %-16s %14" PRId64 " bytes at %" PRId64 " us, %u tensors live  %s\n",
+		       p->allocator[0] ? p->allocator : "(none)", p->bytes, p->ts_us, p->ntensors,
+		       st ? str_or(o->s, st->name, "") : "");
+		return 0;
+	}
+	o->n++;
+	tft_json_write_begin_object(o->w);
+	o->w->pretty = false;
+	tft_json_write_key(o->w, "allocator");
+	tft_json_write_cstr(o->w, p->allocator);
+	tft_json_write_key(o->w, "step");
+	if (p->step == TFT_NONE)
+		tft_json_write_null(o->w);
+	else
+		tft_json_write_uint(o->w, p->step);
+	tft_json_write_key(o->w, "bytes");
+	tft_json_write_int(o->w, p->bytes);
+	tft_json_write_key(o->w, "ts_us");
+	tft_json_write_int(o->w, p->ts_us);
+	tft_json_write_key(o->w, "tensors");
+	tft_json_write_uint(o->w, p->ntensors);
+	tft_json_write_end_object(o->w);
+	o->w->pretty = true;
+	return 0;
+}
+
+static void print_peaks(struct tft_session *s, struct tft_json_writer *w)
+{
+	struct peak_out o = { s, w, 0 };
+	struct tft_error err;
+	int rc = 0;
+
+	tft_error_clear(&err);
+	if (w) {
+		tft_json_write_key(w, "peak_memory");
+		tft_json_write_begin_array(w);
+	}
+	if (tft_tftimeline_is_stepstats(s))
+		rc = tft_tftimeline_peak_memory(s, on_peak, &o, &err);
+	if (w)
+		tft_json_write_end_array(w);
+	else if (rc)
+		printf("\npeak memory: unavailable (%s)\n", err.msg);
+	else if (!tft_tftimeline_is_stepstats(s))
+		printf("\npeak memory: only for sessions imported from TensorFlow StepStats\n");
+	else if (!o.n)
+		printf("\npeak memory: no tensor outputs recorded\n");
 }
 
 static void print_text(struct tft_session *s, const char *path)
@@ -235,6 +304,10 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 		end_item(w);
 	}
 	tft_json_write_end_array(w);
+}
+
+static void end_json(struct tft_json_writer *w)
+{
 	tft_json_write_end_object(w);
 	tft_json_write_raw_char(w, '\n');
 }
@@ -243,16 +316,18 @@ int tft_cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "memory", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tft_session *s = NULL;
-	int json = 0, c, rc;
+	int json = 0, memory = 0, c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'm': memory = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
 		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
 		}
@@ -272,10 +347,15 @@ int tft_cmd_info(int argc, char **argv)
 		}
 		w.pretty = true;
 		print_json(&w, s, argv[optind]);
+		if (memory)
+			print_peaks(s, &w);
+		end_json(&w);
 		rc = tft_json_write_finish(&w);
 		tft_json_write_fini(&w);
 	} else {
 		print_text(s, argv[optind]);
+		if (memory)
+			print_peaks(s, NULL);
 		rc = 0;
 	}
 	tft_session_close(s);

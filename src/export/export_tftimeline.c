@@ -1,0 +1,1857 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tf.timeline exporter: rebuilds TensorFlow's timeline.py Chrome trace
+ * (pids, first-fit lanes, op args, DataFlow flows, tensor objects, memory
+ * counters and their peaks) from the node events of a session.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strtab.h"
+#include "export/export_tftimeline.h"
+
+#define NOSTR UINT32_MAX
+#define MAX_NEST 8
+
+/* ---- small containers ------------------------------------------------------ */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return TFT_ENOMEM;
+		nc *= 2;
+	}
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return TFT_ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* Byte arena: blocks never move, so slices into it stay valid. */
+struct arena_block {
+	struct arena_block *next; /* owned */
+	size_t used, cap;
+	char data[];
+};
+
+struct arena {
+	struct arena_block *head; /* owned list, newest first */
+};
+
+static char *arena_put(struct arena *a, const char *s, size_t n)
+{
+	struct arena_block *b = a->head;
+
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = a->head;
+		b->used = 0;
+		b->cap = cap;
+		a->head = b;
+	}
+	memcpy(b->data + b->used, s, n);
+	b->used += n;
+	return b->data + b->used - n;
+}
+
+static void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_block *n = a->head->next;
+
+		free(a->head);
+		a->head = n;
+	}
+}
+
+/* Growable text buffer. */
+struct buf {
+	char *p; /* owned */
+	size_t len, cap;
+	int oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom || grow((void **)&b->p, &b->cap, b->len + n + 1, 1)) {
+		b->oom = 1;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void buf_cstr(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static void buf_int(struct buf *b, int64_t v)
+{
+	char tmp[24];
+
+	buf_add(b, tmp, tft_json_fmt_int(tmp, v));
+}
+
+/* Open-addressing set of indices; hash and equality come from the caller. */
+struct imap {
+	uint32_t *slot; /* owned: index + 1, 0 = empty */
+	uint64_t *hash; /* owned */
+	size_t cap, n;
+};
+
+typedef bool (*imap_eq_fn)(void *ctx, uint32_t idx);
+
+static uint32_t imap_find(const struct imap *m, uint64_t h, imap_eq_fn eq, void *ctx)
+{
+	if (!m->cap)
+		return NOSTR;
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slot[i])
+			return NOSTR;
+		if (m->hash[i] == h && eq(ctx, m->slot[i] - 1))
+			return m->slot[i] - 1;
+	}
+}
+
+static int imap_add(struct imap *m, uint64_t h, uint32_t idx)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 64;
+		uint32_t *ns = calloc(nc, sizeof(*ns));
+		uint64_t *nh = malloc(nc * sizeof(*nh));
+
+		if (!ns || !nh) {
+			free(ns);
+			free(nh);
+			return TFT_ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			size_t j;
+
+			if (!m->slot[i])
+				continue;
+			for (j = m->hash[i] & (nc - 1); ns[j]; j = (j + 1) & (nc - 1))
+				;
+			ns[j] = m->slot[i];
+			nh[j] = m->hash[i];
+		}
+		free(m->slot);
+		free(m->hash);
+		m->slot = ns;
+		m->hash = nh;
+		m->cap = nc;
+	}
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slot[i]) {
+			m->slot[i] = idx + 1;
+			m->hash[i] = h;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+static void imap_clear(struct imap *m)
+{
+	if (m->cap)
+		memset(m->slot, 0, m->cap * sizeof(*m->slot));
+	m->n = 0;
+}
+
+static void imap_free(struct imap *m)
+{
+	free(m->slot);
+	free(m->hash);
+	memset(m, 0, sizeof(*m));
+}
+
+/* First-fit lanes: a min segment tree over the lane end times. */
+struct lanes {
+	int64_t *t; /* owned: 2 * cap entries, leaves at [cap, 2 cap) */
+	size_t cap, n;
+};
+
+static void lanes_set(struct lanes *l, size_t i, int64_t v)
+{
+	size_t k = l->cap + i;
+
+	l->t[k] = v;
+	for (k /= 2; k >= 1; k /= 2)
+		l->t[k] = l->t[2 * k] < l->t[2 * k + 1] ? l->t[2 * k] : l->t[2 * k + 1];
+}
+
+static int lanes_reset(struct lanes *l)
+{
+	if (!l->t) {
+		l->cap = 64;
+		l->t = malloc(2 * l->cap * sizeof(*l->t));
+		if (!l->t)
+			return TFT_ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * l->cap; i++)
+		l->t[i] = INT64_MAX;
+	l->n = 1;
+	lanes_set(l, 0, 0); /* timeline.py: lanes = [0] */
+	return 0;
+}
+
+/* timeline.py's _assign_lanes step: the first lane whose end < start, else a new one. */
+static int lanes_assign(struct lanes *l, int64_t start, int64_t end, uint32_t *lane)
+{
+	size_t k = 1, i;
+
+	if (l->t[1] < start) {
+		while (k < l->cap)
+			k = l->t[2 * k] < start ? 2 * k : 2 * k + 1;
+		i = k - l->cap;
+	} else {
+		if (l->n == l->cap) {
+			size_t nc = l->cap * 2;
+			int64_t *nt = malloc(2 * nc * sizeof(*nt));
+
+			if (!nt || l->n >= UINT32_MAX) {
+				free(nt);
+				return TFT_ENOMEM;
+			}
+			for (size_t j = 0; j < 2 * nc; j++)
+				nt[j] = INT64_MAX;
+			memcpy(nt + nc, l->t + l->cap, l->cap * sizeof(*nt));
+			for (size_t j = nc - 1; j >= 1; j--)
+				nt[j] = nt[2 * j] < nt[2 * j + 1] ? nt[2 * j] : nt[2 * j + 1];
+			free(l->t);
+			l->t = nt;
+			l->cap = nc;
+		}
+		i = l->n++;
+	}
+	lanes_set(l, i, end);
+	*lane = (uint32_t)i;
+	return 0;
+}
+
+/* ---- Python json.dumps(indent=4) output ------------------------------------- */
+
+struct pyj {
+	struct tft_json_writer *w; /* borrowed */
+	int depth;
+	bool first[MAX_NEST + 1];
+	uint64_t events;
+};
+
+static void pyj_newline(struct pyj *j)
+{
+	static const char spaces[] = "                                        ";
+
+	tft_json_write_raw_char(j->w, '\n');
+	tft_json_write_raw(j->w, spaces, (size_t)(4 * j->depth));
+}
+
+static void pyj_open(struct pyj *j, char c)
+{
+	tft_json_write_raw_char(j->w, c);
+	j->depth++;
+	j->first[j->depth] = true;
+}
+
+static void pyj_close(struct pyj *j, char c)
+{
+	bool empty = j->first[j->depth];
+
+	j->depth--;
+	if (!empty)
+		pyj_newline(j);
+	tft_json_write_raw_char(j->w, c);
+}
+
+static void pyj_item(struct pyj *j)
+{
+	if (!j->first[j->depth])
+		tft_json_write_raw_char(j->w, ',');
+	j->first[j->depth] = false;
+	pyj_newline(j);
+}
+
+/* A UTF-8 code point at s[*i] (advanced); invalid bytes give U+FFFD, one byte each. */
+static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i)
+{
+	unsigned char c = s[*i];
+	uint32_t cp, min;
+	size_t n, k;
+
+	if (c < 0x80) {
+		(*i)++;
+		return c;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 1, cp = c & 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 2, cp = c & 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 3, cp = c & 0x07, min = 0x10000;
+	} else {
+		(*i)++;
+		return 0xfffd;
+	}
+	for (k = 1; k <= n; k++) {
+		if (*i + k >= len || (s[*i + k] & 0xc0) != 0x80) {
+			(*i)++;
+			return 0xfffd;
+		}
+		cp = cp << 6 | (s[*i + k] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+		(*i)++;
+		return 0xfffd;
+	}
+	*i += n + 1;
+	return cp;
+}
+
+/* A string as Python's json.dumps writes it (ensure_ascii: only ' '..'~' unescaped). */
+static void pyj_str(struct pyj *j, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	tft_json_write_raw_char(j->w, '"');
+	while (i < len) {
+		size_t run = i;
+		uint32_t cp;
+		char e[12];
+
+		while (run < len && s[run] >= 0x20 && s[run] <= 0x7e && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			tft_json_write_raw(j->w, str + i, run - i);
+			i = run;
+			continue;
+		}
+		cp = utf8_next(s, len, &i);
+		switch (cp) {
+		case '"': tft_json_write_raw(j->w, "\\\"", 2); continue;
+		case '\\': tft_json_write_raw(j->w, "\\\\", 2); continue;
+		case '\n': tft_json_write_raw(j->w, "\\n", 2); continue;
+		case '\r': tft_json_write_raw(j->w, "\\r", 2); continue;
+		case '\t': tft_json_write_raw(j->w, "\\t", 2); continue;
+		case '\b': tft_json_write_raw(j->w, "\\b", 2); continue;
+		case '\f': tft_json_write_raw(j->w, "\\f", 2); continue;
+		default: break;
+		}
+		if (cp >= 0x10000) {
+			uint32_t v = cp - 0x10000, hi = 0xd800 | (v >> 10), lo = 0xdc00 | (v & 0x3ff);
+
+			e[0] = '\\', e[1] = 'u', e[2] = hex[hi >> 12], e[3] = hex[(hi >> 8) & 15],
+			e[4] = hex[(hi >> 4) & 15], e[5] = hex[hi & 15];
+			e[6] = '\\', e[7] = 'u', e[8] = hex[lo >> 12], e[9] = hex[(lo >> 8) & 15],
+			e[10] = hex[(lo >> 4) & 15], e[11] = hex[lo & 15];
+			tft_json_write_raw(j->w, e, 12);
+		} else {
+			e[0] = '\\', e[1] = 'u', e[2] = hex[cp >> 12], e[3] = hex[(cp >> 8) & 15],
+			e[4] = hex[(cp >> 4) & 15], e[5] = hex[cp & 15];
+			tft_json_write_raw(j->w, e, 6);
+		}
+	}
+	tft_json_write_raw_char(j->w, '"');
+}
+
+static void pyj_key(struct pyj *j, const char *k)
+{
+	pyj_item(j);
+	pyj_str(j, k, strlen(k));
+	tft_json_write_raw(j->w, ": ", 2);
+}
+
+static void pyj_kint(struct pyj *j, const char *k, int64_t v)
+{
+	pyj_key(j, k);
+	tft_json_write_raw_int(j->w, v);
+}
+
+static void pyj_kstr(struct pyj *j, const char *k, const char *s, size_t n)
+{
+	pyj_key(j, k);
+	pyj_str(j, s, n);
+}
+
+/* The common head of _create_event: ph, cat, name, pid, tid, ts. */
+static void pyj_event(struct pyj *j, const char *ph, const char *cat, const char *name,
+		      size_t name_len, int64_t pid, int64_t tid, int64_t ts)
+{
+	pyj_item(j);
+	pyj_open(j, '{');
+	pyj_kstr(j, "ph", ph, 1);
+	pyj_kstr(j, "cat", cat, strlen(cat));
+	pyj_kstr(j, "name", name, name_len);
+	pyj_kint(j, "pid", pid);
+	pyj_kint(j, "tid", tid);
+	pyj_kint(j, "ts", ts);
+	j->events++;
+}
+
+/* ---- model --------------------------------------------------------------------- */
+
+enum {
+	K_UNKNOWN = 0, K_OTHER, K_LABEL, K_OUTPUT, K_START_US, K_END_REL_US, K_INDEX, K_OP, K_NAME,
+	K_INPUT, /* "input<N>" (a tf.timeline JSON import) */
+};
+
+struct tl_node {
+	int64_t start_us, dur_us; /* timeline.py's all_start_micros, all_end_rel_micros */
+	int64_t ts_ns, dur_ns;
+	int64_t stats_index;      /* node_stats_index arg, -1 if absent */
+	uint64_t seq;             /* load order */
+	uint32_t dev;
+	uint32_t name;            /* string ids (session) */
+	uint32_t label;           /* NOSTR: no timeline_label arg */
+	uint32_t output;          /* the "output" JSON arg, NOSTR if none */
+	uint32_t op_arg, name_arg;
+	uint32_t in_first, in_count; /* "input<N>" args in t->inputs (no label only) */
+	int64_t track_tid;        /* the tid of its track */
+	uint32_t lane;
+	bool by_index; /* its device orders nodes by node_stats_index */
+};
+
+struct tl_input {
+	int64_t index; /* N of "input<N>" */
+	uint32_t str;  /* string id */
+};
+
+struct tl_track {
+	uint32_t id;
+	uint32_t group; /* index into groups */
+	uint32_t dev;   /* index into devs */
+	const char *dev_name; /* borrowed (session) */
+	size_t dev_len;
+};
+
+struct tl_dev {
+	uint32_t group;
+	uint32_t process;
+	const char *name; /* borrowed (session) */
+	size_t name_len;
+	int64_t compute_pid, tensors_pid;
+	bool gputrace;
+	bool all_indexed;
+	bool any_label; /* some node has a timeline_label: lanes are computed */
+	uint32_t first, count; /* its nodes in the group's sorted array */
+};
+
+struct tl_group {
+	uint32_t step; /* session step index, TFT_NONE */
+	uint32_t first_dev, ndevs;
+	uint32_t first_track, ntracks; /* in the sorted t->tracks */
+};
+
+struct tl_tensor {
+	const char *name; /* arena */
+	size_t name_len;
+	int64_t object_id;
+	int64_t create_us;
+	int64_t pid;
+	const char *alloc; /* arena; allocator name */
+	size_t alloc_len;
+	int64_t bytes;
+	int64_t last_unref;
+	int64_t flow_ts, flow_pid;
+	uint32_t flow_tid;
+};
+
+struct tl_alloc_ev {
+	int64_t time, bytes;
+	const char *name; /* borrowed: the tensor's name (arena) */
+	size_t name_len;
+	uint32_t tensor;
+};
+
+struct tl {
+	struct tft_session *s;   /* borrowed */
+	struct tft_error *err;   /* borrowed */
+	struct pyj *out;         /* borrowed; NULL: analysis only */
+	bool show_dataflow, show_memory;
+	bool track_tensors; /* something needs the tensors */
+	struct tft_tftimeline_counts counts;
+
+	uint8_t *keyclass; /* owned: K_* per string id (0 = not looked at yet) */
+	size_t nkeyclass;
+
+	struct tl_track *tracks; /* owned */
+	size_t ntracks, ctracks;
+	struct tl_dev *devs; /* owned */
+	size_t ndevs, cdevs;
+	struct tl_group *groups; /* owned */
+	size_t ngroups, cgroups;
+
+	/* per group */
+	struct tl_node *nodes; /* owned */
+	size_t nnodes, cnodes;
+	struct tl_input *inputs; /* owned */
+	size_t ninputs, cinputs;
+	uint32_t load_dev;
+	int64_t load_tid;
+	struct tl_tensor *tensors; /* owned */
+	size_t ntensors, ctensors;
+	struct imap tmap;
+	struct arena names;
+	struct lanes lanes;
+	struct tl_alloc_ev *aev; /* owned */
+	size_t naev, caev;
+	const char **peak_names; /* owned */
+	size_t cpeak_names;
+	uint8_t *live; /* owned: per tensor, live at the peak */
+	size_t clive;
+	uint32_t *aorder; /* owned: first tensor of each allocator */
+	size_t caorder;
+	struct buf tmp;
+
+	int64_t next_pid, next_flow, object_base;
+	tft_tftimeline_peak_fn peak_fn;
+	void *peak_ctx;
+	int stop; /* non-zero value a callback returned */
+};
+
+static int nomem(struct tl *t)
+{
+	return tft_error_set(t->err, TFT_ENOMEM, -1, "tf-timeline: out of memory");
+}
+
+static const char *sstr(struct tl *t, uint32_t id, size_t *len)
+{
+	return tft_session_str(t->s, id, len);
+}
+
+static int key_class(struct tl *t, uint32_t id)
+{
+	static const struct {
+		const char *k;
+		int c;
+	} keys[] = {
+		{ "timeline_label", K_LABEL },   { "output", K_OUTPUT },
+		{ "all_start_micros", K_START_US }, { "all_end_rel_micros", K_END_REL_US },
+		{ "node_stats_index", K_INDEX }, { "op", K_OP },
+		{ "name", K_NAME },
+	};
+	const char *s;
+
+	if (id >= t->nkeyclass) {
+		size_t old = t->nkeyclass;
+
+		if (grow((void **)&t->keyclass, &t->nkeyclass, (size_t)id + 1, 1))
+			return K_OTHER; /* classify as unknown without caching */
+		memset(t->keyclass + old, 0, t->nkeyclass - old);
+	}
+	if (t->keyclass[id])
+		return t->keyclass[id];
+	s = sstr(t, id, NULL);
+	t->keyclass[id] = K_OTHER;
+	if (strncmp(s, "input", 5) == 0 && s[5] >= '0' && s[5] <= '9' && strlen(s) < 16 &&
+	    strspn(s + 5, "0123456789") == strlen(s + 5))
+		t->keyclass[id] = K_INPUT;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(s, keys[i].k) == 0)
+			t->keyclass[id] = (uint8_t)keys[i].c;
+	return t->keyclass[id];
+}
+
+static bool contains(const char *s, size_t n, const char *needle)
+{
+	size_t m = strlen(needle);
+
+	for (size_t i = 0; i + m <= n; i++)
+		if (memcmp(s + i, needle, m) == 0)
+			return true;
+	return false;
+}
+
+/* ---- grouping: traced steps -> StepStats, tracks -> devices ---------------------------- */
+
+static uint32_t step_of_track(struct tl *t, const struct tft_track *tr, uint32_t *cursor)
+{
+	uint32_t n = tft_session_step_count(t->s);
+
+	/* Steps and tracks are both stored in import order: prefer the next step on. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = pass ? 0 : *cursor; i < n; i++) {
+			const struct tft_step *st = tft_session_step(t->s, i);
+			int64_t end;
+
+			if (!st || !st->traced)
+				continue;
+			if (__builtin_add_overflow(st->start_ns, st->dur_ns, &end))
+				end = INT64_MAX;
+			if (st->start_ns <= tr->min_ts_ns && tr->max_ts_ns <= end) {
+				*cursor = i;
+				return i;
+			}
+		}
+	}
+	return TFT_NONE;
+}
+
+struct dev_key {
+	struct tl *t;
+	uint32_t group, process;
+	const char *name;
+	size_t len;
+};
+
+static bool dev_eq(void *ctx, uint32_t idx)
+{
+	struct dev_key *k = ctx;
+	const struct tl_dev *d = &k->t->devs[idx];
+
+	return d->group == k->group && d->process == k->process && d->name_len == k->len &&
+	       memcmp(d->name, k->name, k->len) == 0;
+}
+
+static int cmp_tracks(const void *a, const void *b)
+{
+	const struct tl_track *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int build_layout(struct tl *t)
+{
+	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
+	/* Steps split a session into StepStats only when it came from StepStats. */
+	bool by_step = tft_tftimeline_is_stepstats(t->s);
+	struct imap m = { 0 };
+	int r = 0;
+
+	/* Pass 1: the tracks with slices and their StepStats. */
+	for (uint32_t id = 0; id < nt; id++) {
+		const struct tft_track *tr = tft_session_track(t->s, id);
+		struct tl_track *tt;
+		uint32_t step, g;
+		const char *name;
+		size_t len = 0;
+
+		if (!tr || !tr->slices)
+			continue;
+		step = by_step ? step_of_track(t, tr, &cursor) : TFT_NONE;
+		g = t->ngroups && t->groups[t->ngroups - 1].step == step ? (uint32_t)t->ngroups - 1 : 0;
+		for (; g < t->ngroups && t->groups[g].step != step; g++)
+			;
+		if (g == t->ngroups) {
+			if (grow((void **)&t->groups, &t->cgroups, t->ngroups + 1, sizeof(*t->groups)))
+				return nomem(t);
+			memset(&t->groups[g], 0, sizeof(t->groups[g]));
+			t->groups[g].step = step;
+			t->ngroups++;
+		}
+		if (grow((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
+			return nomem(t);
+		tt = &t->tracks[t->ntracks++];
+		tt->id = id;
+		tt->group = g;
+		name = sstr(t, tr->name, &len);
+		/* The RunMetadata importer keeps comm ops of a device on "<device> (comm)". */
+		if (tr->kind == TFT_TRACK_COMM && len > 7 && memcmp(name + len - 7, " (comm)", 7) == 0)
+			len -= 7;
+		if (!len) {
+			/* An unnamed track (a tf.timeline JSON import): its process, "<device> Compute". */
+			const struct tft_process *pr = tft_session_process(t->s, tr->process);
+
+			name = pr ? sstr(t, pr->name, &len) : "";
+			if (len > 8 && memcmp(name + len - 8, " Compute", 8) == 0)
+				len -= 8;
+		}
+		tt->dev_name = name;
+		tt->dev_len = len;
+	}
+	/* Pass 2: devices, group by group, in track order (tracks sorted by group, then id). */
+	if (t->ntracks)
+		qsort(t->tracks, t->ntracks, sizeof(*t->tracks), cmp_tracks);
+	for (size_t i = 0; i < t->ntracks; i++) {
+		struct tl_track *tt = &t->tracks[i];
+		uint32_t g = tt->group;
+
+		if (i == 0 || t->tracks[i - 1].group != g) {
+			t->groups[g].first_dev = (uint32_t)t->ndevs;
+			t->groups[g].first_track = (uint32_t)i;
+			imap_clear(&m);
+		}
+		t->groups[g].ntracks++;
+		{
+			const struct tft_track *tr = tft_session_track(t->s, tt->id);
+			struct dev_key k = { t, g, tr->process, tt->dev_name, tt->dev_len };
+			uint64_t h;
+			uint32_t d;
+
+			h = tft_hash_bytes(tt->dev_name, tt->dev_len) ^ tft_hash_u64(tr->process);
+			d = imap_find(&m, h, dev_eq, &k);
+			if (d == NOSTR) {
+				struct tl_dev *dv;
+
+				if (grow((void **)&t->devs, &t->cdevs, t->ndevs + 1, sizeof(*t->devs)) ||
+				    imap_add(&m, h, (uint32_t)t->ndevs)) {
+					r = nomem(t);
+					goto out;
+				}
+				d = (uint32_t)t->ndevs++;
+				dv = &t->devs[d];
+				memset(dv, 0, sizeof(*dv));
+				dv->group = g;
+				dv->process = tr->process;
+				dv->name = tt->dev_name;
+				dv->name_len = tt->dev_len;
+				dv->gputrace = contains(dv->name, dv->name_len, "/stream:") ||
+					       contains(dv->name, dv->name_len, "/memcpy");
+				dv->compute_pid = t->next_pid++;
+				dv->tensors_pid = t->next_pid++;
+				t->groups[g].ndevs++;
+			}
+			tt->dev = d;
+		}
+	}
+out:
+	imap_free(&m);
+	return r;
+}
+
+/* ---- loading a group's nodes ------------------------------------------------------- */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static int on_event(void *ctx, const struct tft_event *ev)
+{
+	struct tl *t = ctx;
+	struct tl_node *n;
+	bool has_start = false;
+	int64_t end_ns;
+
+	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	if (grow((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
+		return nomem(t);
+	n = &t->nodes[t->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->ts_ns = ev->ts_ns;
+	n->dur_ns = ev->dur_ns;
+	n->stats_index = -1;
+	n->seq = t->nnodes;
+	n->dev = t->load_dev;
+	n->track_tid = t->load_tid;
+	n->name = ev->name;
+	n->label = n->output = n->op_arg = n->name_arg = NOSTR;
+	n->in_first = (uint32_t)t->ninputs;
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *a = &ev->args[i];
+
+		switch (key_class(t, a->key)) {
+		case K_LABEL:
+			if (a->type == TFT_ARG_STR)
+				n->label = a->v.str;
+			break;
+		case K_OUTPUT:
+			if (a->type == TFT_ARG_JSON || a->type == TFT_ARG_STR)
+				n->output = a->v.str;
+			break;
+		case K_START_US:
+			if (a->type == TFT_ARG_INT) {
+				n->start_us = a->v.i;
+				has_start = true;
+			}
+			break;
+		case K_END_REL_US:
+			if (a->type == TFT_ARG_INT)
+				n->dur_us = a->v.i;
+			break;
+		case K_INDEX:
+			if (a->type == TFT_ARG_INT && a->v.i >= 0)
+				n->stats_index = a->v.i;
+			break;
+		case K_OP:
+			if (a->type == TFT_ARG_STR)
+				n->op_arg = a->v.str;
+			break;
+		case K_NAME:
+			if (a->type == TFT_ARG_STR)
+				n->name_arg = a->v.str;
+			break;
+		case K_INPUT:
+			if (a->type != TFT_ARG_STR)
+				break;
+			if (grow((void **)&t->inputs, &t->cinputs, t->ninputs + 1, sizeof(*t->inputs)))
+				return nomem(t);
+			t->inputs[t->ninputs].index = strtoll(sstr(t, a->key, NULL) + 5, NULL, 10);
+			t->inputs[t->ninputs++].str = a->v.str;
+			n->in_count++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!has_start) {
+		/* Not from StepStats: whole microseconds of the event itself. */
+		n->start_us = floor_div(ev->ts_ns, 1000);
+		if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end_ns))
+			end_ns = INT64_MAX;
+		n->dur_us = floor_div(end_ns, 1000) - n->start_us;
+	}
+	t->nnodes++;
+	return 0;
+}
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	const struct tl_node *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->by_index && x->stats_index != y->stats_index)
+		return x->stats_index < y->stats_index ? -1 : 1;
+	if (!x->by_index) {
+		if (x->ts_ns != y->ts_ns)
+			return x->ts_ns < y->ts_ns ? -1 : 1;
+		if (x->dur_ns != y->dur_ns)
+			return x->dur_ns > y->dur_ns ? -1 : 1;
+	}
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static int load_group(struct tl *t, uint32_t g)
+{
+	const struct tl_group *gr = &t->groups[g];
+	int r;
+
+	t->nnodes = 0;
+	t->ninputs = 0;
+	for (size_t i = gr->first_track; i < (size_t)gr->first_track + gr->ntracks; i++) {
+		t->load_dev = t->tracks[i].dev;
+		t->load_tid = tft_session_track(t->s, t->tracks[i].id)->tid;
+		r = tft_session_scan(t->s, t->tracks[i].id, INT64_MIN, INT64_MAX, 0, on_event, t, t->err);
+		if (r)
+			return r;
+	}
+	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++) {
+		t->devs[d].all_indexed = true;
+		t->devs[d].any_label = false;
+	}
+	for (size_t i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].stats_index < 0)
+			t->devs[t->nodes[i].dev].all_indexed = false;
+		if (t->nodes[i].label != NOSTR)
+			t->devs[t->nodes[i].dev].any_label = true;
+	}
+	for (size_t i = 0; i < t->nnodes; i++)
+		t->nodes[i].by_index = t->devs[t->nodes[i].dev].all_indexed;
+	if (t->nnodes)
+		qsort(t->nodes, t->nnodes, sizeof(*t->nodes), cmp_nodes);
+	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++)
+		t->devs[d].count = 0;
+	for (size_t i = t->nnodes; i-- > 0;) {
+		t->devs[t->nodes[i].dev].first = (uint32_t)i;
+		t->devs[t->nodes[i].dev].count++;
+	}
+	/* _assign_lanes */
+	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++) {
+		struct tl_dev *dv = &t->devs[d];
+
+		if (!dv->any_label) {
+			/* not StepStats (e.g. a tf.timeline JSON): keep the lanes (tids) it came with */
+			for (uint32_t i = dv->first; i < dv->first + dv->count; i++) {
+				int64_t tid = t->nodes[i].track_tid;
+
+				t->nodes[i].lane = tid >= 0 && tid <= INT32_MAX ? (uint32_t)tid : 0;
+			}
+			continue;
+		}
+		if (lanes_reset(&t->lanes))
+			return nomem(t);
+		for (uint32_t i = dv->first; i < dv->first + dv->count; i++) {
+			struct tl_node *n = &t->nodes[i];
+			int64_t end = (int64_t)((uint64_t)n->start_us + (uint64_t)n->dur_us);
+
+			if (lanes_assign(&t->lanes, n->start_us, end, &n->lane))
+				return nomem(t);
+		}
+	}
+	return 0;
+}
+
+/* ---- labels ---------------------------------------------------------------------- */
+
+struct slice {
+	const char *p;
+	size_t len;
+};
+
+/*
+ * re.match(r"(.*) = (.*)\((.*)\)", label) with Python's backtracking: '.'
+ * stops at a newline; the last ')' closes the inputs, the last '(' before
+ * it opens them, the last " = " before that ends the name.
+ */
+static bool parse_op_label(const char *s, size_t len, struct slice *op, struct slice *inputs)
+{
+	const char *nl = memchr(s, '\n', len);
+	size_t n = nl ? (size_t)(nl - s) : len, k, j, i;
+
+	for (k = n; k > 0 && s[k - 1] != ')'; k--)
+		;
+	if (!k)
+		return false;
+	k--; /* s[k] == ')' */
+	for (j = k; j > 0 && s[j - 1] != '('; j--)
+		;
+	if (!j)
+		return false;
+	j--; /* s[j] == '(' */
+	if (j < 3)
+		return false;
+	for (i = j - 3 + 1; i > 0; i--)
+		if (memcmp(s + i - 1, " = ", 3) == 0)
+			break;
+	if (!i)
+		return false;
+	i--; /* " = " at s[i] */
+	op->p = s + i + 3;
+	op->len = j - (i + 3);
+	inputs->p = s + j + 1;
+	inputs->len = k - (j + 1);
+	return true;
+}
+
+/* inputs.split(", ") (nothing for an empty string): next piece, 0 when done. */
+static bool next_input(struct slice *rest, bool *done, struct slice *out)
+{
+	const char *p = rest->p;
+	size_t n = rest->len;
+
+	if (*done)
+		return false;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (p[i] == ',' && p[i + 1] == ' ') {
+			out->p = p;
+			out->len = i;
+			rest->p = p + i + 2;
+			rest->len = n - i - 2;
+			return true;
+		}
+	}
+	out->p = p;
+	out->len = n;
+	*done = true;
+	return true;
+}
+
+/* _parse_kernel_label: node_name from between "@@" and the first '#', then name:op. */
+static void parse_kernel_label(const char *label, size_t llen, const char *node, size_t nlen,
+			       struct slice *name, struct slice *op)
+{
+	const char *at = NULL, *hash = memchr(label, '#', llen);
+	const char *c1, *c2;
+
+	for (size_t i = 0; i + 1 < llen; i++)
+		if (label[i] == '@' && label[i + 1] == '@') {
+			at = label + i;
+			break;
+		}
+	if (at && hash && at + 2 < hash) {
+		node = at + 2;
+		nlen = (size_t)(hash - node);
+	}
+	c1 = memchr(node, ':', nlen);
+	if (!c1) {
+		name->p = node, name->len = nlen;
+		op->p = "unknown", op->len = 7;
+		return;
+	}
+	name->p = node, name->len = (size_t)(c1 - node);
+	c2 = memchr(c1 + 1, ':', nlen - (size_t)(c1 + 1 - node));
+	op->p = c1 + 1;
+	op->len = c2 ? (size_t)(c2 - op->p) : nlen - (size_t)(op->p - node);
+}
+
+/* ---- the "output" arg (JSON written by the RunMetadata importer) ------------------- */
+
+struct out_desc {
+	bool has_dtype, dtype_is_name, has_shape, unknown_rank, has_single_ref;
+	struct slice dtype_name, shape, allocator; /* shape: the text inside [...] */
+	int64_t dtype, requested, allocated, alloc_id;
+	uint64_t ptr;
+	bool has_ptr;
+};
+
+struct jp {
+	const char *p, *end;
+};
+
+static void jp_ws(struct jp *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r'))
+		j->p++;
+}
+
+static bool jp_lit(struct jp *j, char c)
+{
+	jp_ws(j);
+	if (j->p < j->end && *j->p == c) {
+		j->p++;
+		return true;
+	}
+	return false;
+}
+
+/* A string; out = raw bytes between the quotes (escapes left as written). */
+static bool jp_string(struct jp *j, struct slice *out)
+{
+	const char *q;
+
+	jp_ws(j);
+	if (j->p >= j->end || *j->p != '"')
+		return false;
+	for (q = j->p + 1; q < j->end && *q != '"'; q++)
+		if (*q == '\\')
+			q++;
+	if (q >= j->end)
+		return false;
+	out->p = j->p + 1;
+	out->len = (size_t)(q - out->p);
+	j->p = q + 1;
+	return true;
+}
+
+static bool jp_int(struct jp *j, int64_t *v)
+{
+	bool neg = false;
+	uint64_t u = 0;
+	const char *start;
+
+	jp_ws(j);
+	if (j->p < j->end && *j->p == '-')
+		neg = true, j->p++;
+	start = j->p;
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+		u = u * 10 + (uint64_t)(*j->p - '0');
+		j->p++;
+	}
+	if (j->p == start)
+		return false;
+	/* fractions / exponents are not expected; skip them */
+	while (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E' || *j->p == '+' ||
+				 *j->p == '-' || (*j->p >= '0' && *j->p <= '9')))
+		j->p++;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return true;
+}
+
+/* Skip any value (bounded nesting). */
+static bool jp_skip(struct jp *j, int depth)
+{
+	struct slice s;
+	int64_t v;
+
+	jp_ws(j);
+	if (j->p >= j->end || depth > 32)
+		return false;
+	switch (*j->p) {
+	case '"':
+		return jp_string(j, &s);
+	case '[':
+	case '{': {
+		char close = *j->p == '[' ? ']' : '}';
+		bool obj = close == '}';
+
+		j->p++;
+		if (jp_lit(j, close))
+			return true;
+		do {
+			if (obj && (!jp_string(j, &s) || !jp_lit(j, ':')))
+				return false;
+			if (!jp_skip(j, depth + 1))
+				return false;
+		} while (jp_lit(j, ','));
+		return jp_lit(j, close);
+	}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *w = *j->p == 't' ? "true" : *j->p == 'f' ? "false" : "null";
+		size_t n = strlen(w);
+
+		if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
+			return false;
+		j->p += n;
+		return true;
+	}
+	default:
+		return jp_int(j, &v);
+	}
+}
+
+static bool jp_bool(struct jp *j, bool *v)
+{
+	jp_ws(j);
+	if ((size_t)(j->end - j->p) >= 4 && memcmp(j->p, "true", 4) == 0) {
+		j->p += 4;
+		*v = true;
+		return true;
+	}
+	if ((size_t)(j->end - j->p) >= 5 && memcmp(j->p, "false", 5) == 0) {
+		j->p += 5;
+		*v = false;
+		return true;
+	}
+	return false;
+}
+
+static bool slice_is(struct slice s, const char *lit)
+{
+	return s.len == strlen(lit) && memcmp(s.p, lit, s.len) == 0;
+}
+
+/* One NodeOutput object of the "output" array. */
+static bool parse_output(struct jp *j, struct out_desc *o)
+{
+	struct slice key;
+
+	memset(o, 0, sizeof(*o));
+	if (!jp_lit(j, '{'))
+		return false;
+	if (jp_lit(j, '}'))
+		return true;
+	do {
+		bool ok;
+
+		if (!jp_string(j, &key) || !jp_lit(j, ':'))
+			return false;
+		if (slice_is(key, "dtype")) {
+			jp_ws(j);
+			o->has_dtype = true;
+			o->dtype_is_name = j->p < j->end && *j->p == '"';
+			ok = o->dtype_is_name ? jp_string(j, &o->dtype_name) : jp_int(j, &o->dtype);
+		} else if (slice_is(key, "shape")) {
+			const char *start;
+
+			jp_ws(j);
+			start = j->p + 1;
+			ok = j->p < j->end && *j->p == '[' && jp_skip(j, 0);
+			if (ok) {
+				o->has_shape = true;
+				o->shape.p = start;
+				o->shape.len = (size_t)(j->p - 1 - start);
+			}
+		} else if (slice_is(key, "unknown_rank")) {
+			ok = jp_bool(j, &o->unknown_rank);
+		} else if (slice_is(key, "requested_bytes")) {
+			ok = jp_int(j, &o->requested);
+		} else if (slice_is(key, "allocated_bytes")) {
+			ok = jp_int(j, &o->allocated);
+		} else if (slice_is(key, "allocator_name")) {
+			ok = jp_string(j, &o->allocator);
+		} else if (slice_is(key, "allocation_id")) {
+			ok = jp_int(j, &o->alloc_id);
+		} else if (slice_is(key, "has_single_reference")) {
+			ok = jp_bool(j, &o->has_single_ref);
+		} else if (slice_is(key, "ptr")) {
+			int64_t v = 0;
+
+			ok = jp_int(j, &v);
+			o->ptr = (uint64_t)v;
+			o->has_ptr = v != 0;
+		} else {
+			ok = jp_skip(j, 1);
+		}
+		if (!ok)
+			return false;
+	} while (jp_lit(j, ','));
+	return jp_lit(j, '}');
+}
+
+/* JSON string escapes of the importer's text, undone (for allocator names). */
+static size_t json_unescape(struct slice in, char *out, size_t cap)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < in.len && j < cap; i++) {
+		char c = in.p[i];
+
+		if (c == '\\' && i + 1 < in.len) {
+			c = in.p[++i];
+			switch (c) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'u': {
+				unsigned v = 0;
+
+				for (int k = 0; k < 4 && i + 1 < in.len; k++) {
+					char h = in.p[++i];
+
+					v = v * 16 + (unsigned)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
+				}
+				if (v < 0x80) {
+					c = (char)v;
+				} else if (v < 0x800 && j + 1 < cap) {
+					out[j++] = (char)(0xc0 | (v >> 6));
+					c = (char)(0x80 | (v & 0x3f));
+				} else if (j + 2 < cap) {
+					out[j++] = (char)(0xe0 | (v >> 12));
+					out[j++] = (char)(0x80 | ((v >> 6) & 0x3f));
+					c = (char)(0x80 | (v & 0x3f));
+				}
+				break;
+			}
+			default: break;
+			}
+		}
+		out[j++] = c;
+	}
+	return j;
+}
+
+/* protobuf text_format's string escaping (CEscape), then timeline.py drops the quotes. */
+static void text_escape(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[5];
+
+		switch (c) {
+		case '\n': buf_add(b, "\\n", 2); break;
+		case '\r': buf_add(b, "\\r", 2); break;
+		case '\t': buf_add(b, "\\t", 2); break;
+		case '"': buf_add(b, "\\", 1); break; /* the quote itself is removed */
+		case '\'': buf_add(b, "\\'", 2); break;
+		case '\\': buf_add(b, "\\\\", 2); break;
+		default:
+			if (c < 0x20 || c >= 0x7f) {
+				e[0] = '\\';
+				e[1] = (char)('0' + (c >> 6));
+				e[2] = (char)('0' + ((c >> 3) & 7));
+				e[3] = (char)('0' + (c & 7));
+				buf_add(b, e, 4);
+			} else {
+				buf_add(b, (const char *)&c, 1);
+			}
+		}
+	}
+}
+
+/* str(output.tensor_description).replace('"', '') from the importer's JSON. */
+static void tensor_text(struct buf *b, const struct out_desc *o)
+{
+	char tmp[512];
+
+	b->len = 0;
+	if (o->has_dtype && !(o->dtype_is_name ? slice_is(o->dtype_name, "DT_INVALID") : o->dtype == 0)) {
+		buf_cstr(b, "dtype: ");
+		if (o->dtype_is_name)
+			buf_add(b, o->dtype_name.p, o->dtype_name.len);
+		else
+			buf_int(b, o->dtype);
+		buf_cstr(b, "\n");
+	}
+	if (o->has_shape) {
+		struct jp j = { o->shape.p, o->shape.p + o->shape.len };
+		int64_t v;
+
+		buf_cstr(b, "shape {\n");
+		while (jp_int(&j, &v)) {
+			buf_cstr(b, "  dim {\n");
+			if (v) {
+				buf_cstr(b, "    size: ");
+				buf_int(b, v);
+				buf_cstr(b, "\n");
+			}
+			buf_cstr(b, "  }\n");
+			if (!jp_lit(&j, ','))
+				break;
+		}
+		if (o->unknown_rank)
+			buf_cstr(b, "  unknown_rank: true\n");
+		buf_cstr(b, "}\n");
+	}
+	if (o->requested || o->allocated || o->allocator.len || o->alloc_id || o->has_single_ref ||
+	    o->has_ptr) {
+		buf_cstr(b, "allocation_description {\n");
+		if (o->requested) {
+			buf_cstr(b, "  requested_bytes: ");
+			buf_int(b, o->requested);
+			buf_cstr(b, "\n");
+		}
+		if (o->allocated) {
+			buf_cstr(b, "  allocated_bytes: ");
+			buf_int(b, o->allocated);
+			buf_cstr(b, "\n");
+		}
+		if (o->allocator.len) {
+			buf_cstr(b, "  allocator_name: ");
+			text_escape(b, tmp, json_unescape(o->allocator, tmp, sizeof(tmp)));
+			buf_cstr(b, "\n");
+		}
+		if (o->alloc_id) {
+			buf_cstr(b, "  allocation_id: ");
+			buf_int(b, o->alloc_id);
+			buf_cstr(b, "\n");
+		}
+		if (o->has_single_ref)
+			buf_cstr(b, "  has_single_reference: true\n");
+		if (o->has_ptr) {
+			char u[24];
+
+			buf_cstr(b, "  ptr: ");
+			buf_add(b, u, tft_json_fmt_uint(u, o->ptr));
+			buf_cstr(b, "\n");
+		}
+		buf_cstr(b, "}\n");
+	}
+}
+
+/* ---- tensors ------------------------------------------------------------------------- */
+
+struct tname {
+	struct tl *t;
+	const char *p;
+	size_t len;
+};
+
+static bool tensor_eq(void *ctx, uint32_t idx)
+{
+	const struct tname *k = ctx;
+	const struct tl_tensor *x = &k->t->tensors[idx];
+
+	return x->name_len == k->len && memcmp(x->name, k->p, k->len) == 0;
+}
+
+static uint32_t find_tensor(struct tl *t, const char *p, size_t len)
+{
+	struct tname k = { t, p, len };
+
+	return imap_find(&t->tmap, tft_hash_bytes(p, len), tensor_eq, &k);
+}
+
+/* _produce_tensor: a new tracker under `name` (replacing an older one in place). */
+static int produce_tensor(struct tl *t, const char *name, size_t len, const struct tl_node *n,
+			  const struct tl_dev *dv, const struct out_desc *o, uint32_t *out)
+{
+	uint32_t idx = find_tensor(t, name, len);
+	struct tl_tensor *x;
+	char tmp[512];
+	size_t alen = json_unescape(o->allocator, tmp, sizeof(tmp) - 1);
+	int64_t object_id = t->object_base + (int64_t)t->ntensors; /* len(self._tensors) */
+
+	if (idx == NOSTR) {
+		const char *copy = arena_put(&t->names, name, len + 1); /* with the NUL of tmp */
+
+		if (!copy || grow((void **)&t->tensors, &t->ctensors, t->ntensors + 1, sizeof(*t->tensors)) ||
+		    imap_add(&t->tmap, tft_hash_bytes(name, len), (uint32_t)t->ntensors))
+			return nomem(t);
+		idx = (uint32_t)t->ntensors++;
+		t->tensors[idx].name = copy;
+		t->tensors[idx].name_len = len;
+	}
+	x = &t->tensors[idx];
+	x->object_id = object_id;
+	x->create_us = n->start_us;
+	x->pid = dv->tensors_pid;
+	tmp[alen < sizeof(tmp) ? alen : sizeof(tmp) - 1] = '\0';
+	if (!(x->alloc = arena_put(&t->names, tmp, alen + 1)))
+		return nomem(t);
+	x->alloc_len = alen;
+	x->bytes = o->requested;
+	x->last_unref = (int64_t)((uint64_t)n->start_us + (uint64_t)n->dur_us);
+	x->flow_ts = x->last_unref;
+	x->flow_pid = dv->compute_pid;
+	x->flow_tid = n->lane;
+	*out = idx;
+	t->counts.tensors++;
+	return 0;
+}
+
+/* _analyze_tensors */
+static int analyze_tensors(struct tl *t, uint32_t g)
+{
+	const struct tl_group *gr = &t->groups[g];
+	struct pyj *j = t->out;
+
+	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++) {
+		const struct tl_dev *dv = &t->devs[d];
+
+		for (uint32_t i = dv->first; i < dv->first + dv->count; i++) {
+			const struct tl_node *n = &t->nodes[i];
+			size_t olen, nlen;
+			const char *otext, *nname;
+			struct jp jpo;
+			uint32_t index = 0;
+
+			if (n->output == NOSTR)
+				continue;
+			otext = sstr(t, n->output, &olen);
+			nname = sstr(t, n->name, &nlen);
+			jpo.p = otext;
+			jpo.end = otext + olen;
+			if (!jp_lit(&jpo, '[') || jp_lit(&jpo, ']'))
+				continue;
+			do {
+				struct out_desc o;
+				uint32_t x = 0;
+				int r;
+
+				if (!parse_output(&jpo, &o))
+					break;
+				t->tmp.len = 0;
+				buf_add(&t->tmp, nname, nlen);
+				if (index) {
+					buf_cstr(&t->tmp, ":");
+					buf_int(&t->tmp, index);
+				}
+				buf_add(&t->tmp, "", 1); /* NUL, not counted */
+				t->tmp.len--;
+				if (t->tmp.oom)
+					return nomem(t);
+				if ((r = produce_tensor(t, t->tmp.p, t->tmp.len, n, dv, &o, &x)))
+					return r;
+				if (j && t->show_memory) {
+					const struct tl_tensor *tx = &t->tensors[x];
+
+					pyj_event(j, "N", "Tensor", tx->name, tx->name_len, dv->tensors_pid, n->lane,
+						  n->start_us);
+					pyj_kint(j, "id", tx->object_id);
+					pyj_close(j, '}');
+					pyj_event(j, "O", "Tensor", tx->name, tx->name_len, dv->tensors_pid, n->lane,
+						  tx->last_unref - 1);
+					pyj_kint(j, "id", tx->object_id);
+					pyj_key(j, "args");
+					pyj_open(j, '{');
+					pyj_key(j, "snapshot");
+					pyj_open(j, '{');
+					tensor_text(&t->tmp, &o);
+					if (t->tmp.oom)
+						return nomem(t);
+					pyj_kstr(j, "tensor_description", t->tmp.p ? t->tmp.p : "", t->tmp.len);
+					pyj_close(j, '}');
+					pyj_close(j, '}');
+					pyj_close(j, '}');
+				}
+				index++;
+			} while (jp_lit(&jpo, ','));
+		}
+	}
+	return 0;
+}
+
+/* _emit_op + the dataflow of _show_compute */
+static int show_compute(struct tl *t, uint32_t g)
+{
+	const struct tl_group *gr = &t->groups[g];
+	struct pyj *j = t->out;
+
+	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++) {
+		const struct tl_dev *dv = &t->devs[d];
+
+		for (uint32_t i = dv->first; i < dv->first + dv->count; i++) {
+			const struct tl_node *n = &t->nodes[i];
+			size_t nlen, llen = 0;
+			const char *nname = sstr(t, n->name, &nlen);
+			const char *label = n->label != NOSTR ? sstr(t, n->label, &llen) : "";
+			struct slice name = { nname, nlen }, op = { "unknown", 7 }, inputs = { "", 0 };
+			bool recv = slice_is(name, "RecvTensor"), has_inputs = false;
+			int64_t end = (int64_t)((uint64_t)n->start_us + (uint64_t)n->dur_us);
+
+			if (n->label == NOSTR && (n->op_arg != NOSTR || n->name_arg != NOSTR)) {
+				/* Not from StepStats (a tf.timeline JSON import ...): its op/name args. */
+				if (n->op_arg != NOSTR)
+					op.p = sstr(t, n->op_arg, &op.len);
+				else
+					op = name;
+				if (n->name_arg != NOSTR)
+					name.p = sstr(t, n->name_arg, &name.len);
+				recv = true; /* no dataflow */
+			} else if (dv->gputrace) {
+				parse_kernel_label(label, llen, nname, nlen, &name, &op);
+			} else if (recv) {
+				op.p = "RecvTensor", op.len = 10;
+			} else {
+				has_inputs = parse_op_label(label, llen, &op, &inputs);
+			}
+			if (j) {
+				struct slice rest = inputs, in;
+				bool done = !has_inputs || inputs.len == 0;
+				char key[32];
+
+				pyj_event(j, "X", "Op", op.p, op.len, dv->compute_pid, n->lane, n->start_us);
+				pyj_kint(j, "dur", n->dur_us);
+				pyj_key(j, "args");
+				pyj_open(j, '{');
+				pyj_kstr(j, "name", name.p, name.len);
+				pyj_kstr(j, "op", op.p, op.len);
+				for (int k = 0; next_input(&rest, &done, &in); k++) {
+					memcpy(key, "input", 5);
+					key[5 + tft_json_fmt_int(key + 5, k)] = '\0';
+					pyj_kstr(j, key, in.p, in.len);
+				}
+				/* input<N> args of a label-less node, by N */
+				for (int64_t want = 0, k = 0; k < n->in_count; want++) {
+					const struct tl_input *x = NULL;
+
+					for (uint32_t q = 0; q < n->in_count && !x; q++)
+						if (t->inputs[n->in_first + q].index == want)
+							x = &t->inputs[n->in_first + q];
+					if (!x)
+						break;
+					memcpy(key, "input", 5);
+					key[5 + tft_json_fmt_int(key + 5, want)] = '\0';
+					in.p = sstr(t, x->str, &in.len);
+					pyj_kstr(j, key, in.p, in.len);
+					k++;
+				}
+				pyj_close(j, '}');
+				pyj_close(j, '}');
+				t->counts.ops++;
+			}
+			if (dv->gputrace || recv || !has_inputs || inputs.len == 0 || !t->track_tensors)
+				continue;
+			{
+				struct slice rest = inputs, in;
+				bool done = false;
+
+				while (next_input(&rest, &done, &in)) {
+					uint32_t x = find_tensor(t, in.p, in.len);
+					struct tl_tensor *tx;
+
+					if (x == NOSTR) {
+						/* Send/Recv renames: strip the "/_NN" suffix (rfind > 0) */
+						for (size_t k = in.len; k-- > 1;)
+							if (in.p[k - 1] == '/' && in.p[k] == '_') {
+								if (k - 1 > 0)
+									in.len = k - 1;
+								break;
+							}
+						x = find_tensor(t, in.p, in.len);
+					}
+					if (x == NOSTR)
+						continue; /* "Can't find tensor - removed by CSE?" */
+					tx = &t->tensors[x];
+					if (end - 1 > tx->last_unref)
+						tx->last_unref = end - 1;
+					if (j && t->show_dataflow &&
+					    (tx->flow_pid != dv->compute_pid || tx->flow_tid != n->lane)) {
+						int64_t id = t->next_flow++;
+
+						pyj_event(j, "s", "DataFlow", in.p, in.len, tx->flow_pid, tx->flow_tid,
+							  tx->flow_ts);
+						pyj_kint(j, "id", id);
+						pyj_close(j, '}');
+						pyj_event(j, "t", "DataFlow", in.p, in.len, dv->compute_pid, n->lane,
+							  n->start_us);
+						pyj_kint(j, "id", id);
+						pyj_close(j, '}');
+						t->counts.flows++;
+					}
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- memory counters ------------------------------------------------------------------ */
+
+/* Python's sort of (time, num_bytes, name) tuples. */
+static int cmp_alloc_ev(const void *a, const void *b)
+{
+	const struct tl_alloc_ev *x = a, *y = b;
+	size_t n;
+	int c;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool same_alloc(const struct tl_tensor *a, const struct tl_tensor *b)
+{
+	return a->alloc_len == b->alloc_len && memcmp(a->alloc, b->alloc, a->alloc_len) == 0;
+}
+
+/* The peak of one allocator: replay the sorted events up to it for the live set. */
+static int report_peak(struct tl *t, uint32_t g, const struct tl_tensor *a, size_t peak_at,
+		       int64_t peak_ts, int64_t peak_bytes)
+{
+	struct tft_tftimeline_peak pk;
+	size_t nlive = 0;
+	int r;
+
+	if (grow((void **)&t->peak_names, &t->cpeak_names, t->ntensors + 1, sizeof(*t->peak_names)) ||
+	    grow((void **)&t->live, &t->clive, t->ntensors + 1, 1))
+		return nomem(t);
+	memset(t->live, 0, t->ntensors);
+	/* a set of names: add on an allocation, discard on a free */
+	for (size_t i = 0; peak_at != SIZE_MAX && i <= peak_at; i++)
+		t->live[t->aev[i].tensor] = t->aev[i].bytes >= 0;
+	for (size_t i = 0; i < t->ntensors; i++)
+		if (t->live[i])
+			t->peak_names[nlive++] = t->tensors[i].name;
+	qsort(t->peak_names, nlive, sizeof(*t->peak_names), cmp_cstr);
+	memset(&pk, 0, sizeof(pk));
+	pk.allocator = a->alloc;
+	pk.step = t->groups[g].step;
+	pk.ts_us = peak_ts;
+	pk.bytes = peak_bytes;
+	pk.ntensors = (uint32_t)nlive;
+	pk.tensors = t->peak_names;
+	r = t->peak_fn(t->peak_ctx, &pk);
+	if (r)
+		t->stop = r;
+	return r;
+}
+
+/* _show_memory_counters (and the AllocationMaximum per allocator) */
+static int show_memory(struct tl *t, uint32_t g)
+{
+	struct pyj *j = t->show_memory ? t->out : NULL;
+	size_t nalloc = 0;
+	int r;
+
+	for (size_t i = 0; j && i < t->ntensors; i++) {
+		const struct tl_tensor *x = &t->tensors[i];
+
+		pyj_event(j, "D", "Tensor", x->name, x->name_len, x->pid, 0, x->last_unref);
+		pyj_kint(j, "id", x->object_id);
+		pyj_close(j, '}');
+	}
+	/* allocators in order of their first tensor (peak_names: scratch list of them) */
+	for (size_t i = 0; i < t->ntensors; i++) {
+		size_t k;
+
+		for (k = 0; k < nalloc; k++)
+			if (same_alloc(&t->tensors[i], &t->tensors[t->aorder[k]]))
+				break;
+		if (k < nalloc)
+			continue;
+		if (grow((void **)&t->aorder, &t->caorder, nalloc + 1, sizeof(*t->aorder)))
+			return nomem(t);
+		t->aorder[nalloc++] = (uint32_t)i;
+	}
+	for (size_t k = 0; k < nalloc; k++) {
+		const struct tl_tensor *a = &t->tensors[t->aorder[k]];
+		int64_t total = 0, peak_bytes = 0, peak_ts = 0;
+		size_t peak_at = SIZE_MAX;
+
+		t->naev = 0;
+		for (size_t i = t->aorder[k]; i < t->ntensors; i++) {
+			const struct tl_tensor *x = &t->tensors[i];
+
+			if (!same_alloc(x, a))
+				continue;
+			if (grow((void **)&t->aev, &t->caev, t->naev + 2, sizeof(*t->aev)))
+				return nomem(t);
+			t->aev[t->naev++] = (struct tl_alloc_ev){ x->create_us, x->bytes, x->name,
+								  x->name_len, (uint32_t)i };
+			t->aev[t->naev++] = (struct tl_alloc_ev){ x->last_unref,
+								  (int64_t)(0 - (uint64_t)x->bytes),
+								  x->name, x->name_len, (uint32_t)i };
+		}
+		qsort(t->aev, t->naev, sizeof(*t->aev), cmp_alloc_ev);
+		for (size_t i = 0; i < t->naev; i++) {
+			total = (int64_t)((uint64_t)total + (uint64_t)t->aev[i].bytes);
+			if (total > peak_bytes) {
+				peak_bytes = total;
+				peak_ts = t->aev[i].time;
+				peak_at = i;
+			}
+			if (j) {
+				pyj_event(j, "C", "Memory", a->alloc, a->alloc_len, 0, 0, t->aev[i].time);
+				pyj_key(j, "args");
+				pyj_open(j, '{');
+				pyj_item(j);
+				pyj_str(j, a->alloc, a->alloc_len);
+				tft_json_write_raw(j->w, ": ", 2);
+				tft_json_write_raw_int(j->w, total);
+				pyj_close(j, '}');
+				pyj_close(j, '}');
+				t->counts.counters++;
+			}
+		}
+		if (t->peak_fn && (r = report_peak(t, g, a, peak_at, peak_ts, peak_bytes)))
+			return r;
+	}
+	return 0;
+}
+
+/* ---- driver ------------------------------------------------------------------------ */
+
+static void tl_free(struct tl *t)
+{
+	free(t->keyclass);
+	free(t->tracks);
+	free(t->devs);
+	free(t->groups);
+	free(t->nodes);
+	free(t->inputs);
+	free(t->tensors);
+	imap_free(&t->tmap);
+	arena_free(&t->names);
+	free(t->lanes.t);
+	free(t->aev);
+	free(t->peak_names);
+	free(t->live);
+	free(t->aorder);
+	free(t->tmp.p);
+}
+
+static int run_groups(struct tl *t)
+{
+	int r = 0;
+
+	for (uint32_t g = 0; g < t->ngroups && !r; g++) {
+		t->ntensors = 0;
+		imap_clear(&t->tmap);
+		/* tensors feed only flows, objects, counters and peaks */
+		t->track_tensors = t->show_dataflow || t->show_memory || t->peak_fn;
+		if ((r = load_group(t, g)) || (t->track_tensors && (r = analyze_tensors(t, g))) ||
+		    (r = show_compute(t, g)))
+			break;
+		if (t->show_memory || t->peak_fn)
+			r = show_memory(t, g);
+		t->object_base += (int64_t)t->ntensors;
+		t->counts.steps++;
+		if (t->out && t->out->w->status) {
+			r = tft_error_set(t->err, t->out->w->status, -1, "cannot write the output: %s",
+					  tft_strerror(t->out->w->status));
+			break;
+		}
+	}
+	return r;
+}
+
+int tft_export_tftimeline(struct tft_session *s, struct tft_json_writer *w,
+			  const struct tft_tftimeline_opts *opts, struct tft_tftimeline_counts *counts,
+			  struct tft_error *err)
+{
+	struct tl t;
+	struct pyj j;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	memset(&j, 0, sizeof(j));
+	t.s = s;
+	t.err = err;
+	t.out = &j;
+	t.show_dataflow = opts && opts->show_dataflow;
+	t.show_memory = opts && opts->show_memory;
+	j.w = w;
+	t.next_pid = 1; /* pid 0: Allocators */
+	r = build_layout(&t);
+	if (!r) {
+		pyj_open(&j, '{');
+		pyj_key(&j, "traceEvents");
+		pyj_open(&j, '[');
+		/* all "M" events first, as format_to_string puts _metadata first */
+		pyj_item(&j);
+		pyj_open(&j, '{');
+		pyj_kstr(&j, "name", "process_name", 12);
+		pyj_kstr(&j, "ph", "M", 1);
+		pyj_kint(&j, "pid", 0);
+		pyj_key(&j, "args");
+		pyj_open(&j, '{');
+		pyj_kstr(&j, "name", "Allocators", 10);
+		pyj_close(&j, '}');
+		pyj_close(&j, '}');
+		j.events++;
+		for (size_t d = 0; d < t.ndevs; d++) {
+			for (int k = 0; k < 2; k++) {
+				const struct tl_dev *dv = &t.devs[d];
+
+				pyj_item(&j);
+				pyj_open(&j, '{');
+				pyj_kstr(&j, "name", "process_name", 12);
+				pyj_kstr(&j, "ph", "M", 1);
+				pyj_kint(&j, "pid", k ? dv->tensors_pid : dv->compute_pid);
+				pyj_key(&j, "args");
+				pyj_open(&j, '{');
+				t.tmp.len = 0;
+				buf_add(&t.tmp, dv->name, dv->name_len);
+				buf_cstr(&t.tmp, k ? " Tensors" : " Compute");
+				if (t.tmp.oom) {
+					r = nomem(&t);
+					break;
+				}
+				pyj_kstr(&j, "name", t.tmp.p, t.tmp.len);
+				pyj_close(&j, '}');
+				pyj_close(&j, '}');
+				j.events++;
+			}
+		}
+		if (!r)
+			r = run_groups(&t);
+		if (!r) {
+			pyj_close(&j, ']');
+			pyj_close(&j, '}');
+		}
+	}
+	t.counts.events = j.events;
+	if (counts)
+		*counts = t.counts;
+	if (!r && w->status)
+		r = tft_error_set(err, w->status, -1, "cannot write the output: %s", tft_strerror(w->status));
+	tl_free(&t);
+	return r;
+}
+
+int tft_tftimeline_peak_memory(struct tft_session *s, tft_tftimeline_peak_fn fn, void *ctx,
+			       struct tft_error *err)
+{
+	struct tl t;
+	int r;
+
+	if (!fn)
+		return tft_error_set(err, TFT_EINVAL, -1, "no callback");
+	memset(&t, 0, sizeof(t));
+	t.s = s;
+	t.err = err;
+	t.peak_fn = fn;
+	t.peak_ctx = ctx;
+	t.next_pid = 1;
+	r = build_layout(&t);
+	if (!r)
+		r = run_groups(&t);
+	if (t.stop)
+		r = t.stop;
+	tl_free(&t);
+	return r;
+}
+
+bool tft_tftimeline_is_stepstats(struct tft_session *s)
+{
+	const char *f = tft_session_meta(s, "format");
+
+	return f && (strstr(f, "runmeta") || strstr(f, "stepstats") || strstr(f, "pickle"));
+}
