@@ -46,8 +46,7 @@ enum {
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CHUNK] = "INSERT INTO chunks(track, level, t_min, t_max, n, data) VALUES(?,?,?,?,?,?)",
 	[ST_STRING] = "INSERT OR REPLACE INTO strings(id, s) VALUES(?,?)",
-	[ST_FLOW] = "INSERT INTO flows(flow_id, name, cat, src_track, src_ts, dst_track, dst_ts,"
-		    " flags) VALUES(?,?,?,?,?,?,?,?)",
+	[ST_FLOW] = "INSERT INTO flow_chunks(n, t_min, t_max, data) VALUES(?,?,?,?)",
 	[ST_STEP] = "INSERT INTO steps(idx, name, process, start_ns, dur_ns, traced)"
 		    " VALUES(?,?,?,?,?,?)",
 	[ST_TRACK] = "INSERT OR REPLACE INTO tracks(id, process, kind, name, tid, sort_index,"
@@ -100,6 +99,8 @@ struct tft_writer {
 	uint32_t nmeta, cap_meta;
 	size_t open_bytes; /* bytes buffered in all open chunks */
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
+	struct tft_flow *fbuf; /* owned: flows of the open flow chunk */
+	uint32_t nfbuf;
 	struct tft_chunk_buf scratch, blob;
 	char errmsg[TFT_ERROR_MSG_MAX];
 };
@@ -173,6 +174,7 @@ static void writer_free(struct tft_writer *w)
 	}
 	free(w->meta);
 	free(w->procs);
+	free(w->fbuf);
 	tft_strtab_destroy(w->strs);
 	tft_chunk_buf_free(&w->scratch);
 	tft_chunk_buf_free(&w->blob);
@@ -376,9 +378,9 @@ static int write_chunk(struct tft_writer *w, uint32_t track, int level, const st
 }
 
 /*
- * Levels whose count is already well past the keep rule's threshold (the
- * finer kept level's half) stop being encoded; they are still counted and
- * still feed coarser levels. If the final counts keep such a level after
+ * Levels whose count is already well past the keep rule's threshold (a
+ * quarter of the finer kept level) stop being encoded; they are still counted
+ * and still feed coarser levels. If the final counts keep such a level after
  * all, close() rebuilds it from the raw chunks, so the result is exact.
  */
 #define SKIP_MIN_EVENTS 8192
@@ -391,11 +393,12 @@ static void predict_skips(struct tft_writer *w, struct wtrack *wt)
 		return;
 	for (int k = 1; k < TFT_STORE_LEVELS; k++) {
 		uint64_t n = wt->n_level[k];
-		if (n <= finer / 2) {
+		if (n <= finer / TFT_LOD_KEEP_DIV) {
 			finer = n;
 			continue;
 		}
-		if ((wt->skip_mask & (1u << k)) || n * 5 < finer * 3)
+		/* skip from 1.2x the threshold on */
+		if ((wt->skip_mask & (1u << k)) || n * 5 * TFT_LOD_KEEP_DIV < finer * 6)
 			continue;
 		wt->skip_mask |= 1u << k;
 		if (wt->enc[k]) {
@@ -599,35 +602,48 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 
 /* ---- flows, steps, meta -------------------------------------------------------- */
 
-static void bind_track(sqlite3_stmt *st, int col, uint32_t track)
+/* Write the open flow chunk (sorted by time) into flow_chunks. */
+static int flush_flows(struct tft_writer *w)
 {
-	if (track == TFT_NONE)
-		sqlite3_bind_null(st, col);
-	else
-		sqlite3_bind_int64(st, col, track);
+	sqlite3_stmt *st = w->st[ST_FLOW];
+	int64_t t_min, t_max;
+	int rc;
+
+	if (!w->nfbuf)
+		return 0;
+	rc = tft_flow_chunk_encode(w->fbuf, w->nfbuf, w->cctx, w->zstd_level, &w->scratch, &w->blob,
+				   &t_min, &t_max);
+	if (rc) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
+		return w->failed = rc;
+	}
+	sqlite3_bind_int64(st, 1, w->nfbuf);
+	sqlite3_bind_int64(st, 2, t_min);
+	sqlite3_bind_int64(st, 3, t_max);
+	sqlite3_bind_blob(st, 4, w->blob.p, (int)w->blob.len, SQLITE_STATIC);
+	if ((rc = step_reset(w, st, "insert flow chunk")))
+		return rc;
+	w->nfbuf = 0;
+	return 0;
 }
 
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
 {
-	sqlite3_stmt *st = w->st[ST_FLOW];
-
 	if (w->failed)
 		return w->failed;
 	if ((f->src_track != TFT_NONE && f->src_track >= w->ntracks) ||
 	    (f->dst_track != TFT_NONE && f->dst_track >= w->ntracks) || !str_ok(w, f->name) ||
 	    !str_ok(w, f->cat))
 		return TFT_EINVAL;
-	sqlite3_bind_int64(st, 1, (int64_t)f->flow_id); /* stored as its 64-bit pattern */
-	sqlite3_bind_int64(st, 2, f->name);
-	sqlite3_bind_int64(st, 3, f->cat);
-	bind_track(st, 4, f->src_track);
-	sqlite3_bind_int64(st, 5, f->src_ts_ns);
-	bind_track(st, 6, f->dst_track);
-	sqlite3_bind_int64(st, 7, f->dst_ts_ns);
-	sqlite3_bind_int64(st, 8, f->flags);
-	if (step_reset(w, st, "insert flow"))
-		return w->failed;
+	if (!w->fbuf) {
+		w->fbuf = malloc(TFT_FLOW_CHUNK_FLOWS * sizeof(*w->fbuf));
+		if (!w->fbuf)
+			return TFT_ENOMEM;
+	}
+	w->fbuf[w->nfbuf++] = *f;
 	w->nflows++;
+	if (w->nfbuf == TFT_FLOW_CHUNK_FLOWS)
+		return flush_flows(w);
 	return 0;
 }
 
@@ -809,7 +825,7 @@ int tft_writer_commit(struct tft_writer *w, struct tft_error *err)
 	if (w->failed)
 		return report(w, err, w->failed);
 	if (w->flush_partial) {
-		if ((rc = flush_all(w, 0)))
+		if ((rc = flush_all(w, 0)) || (rc = flush_flows(w)))
 			return report(w, err, rc);
 		/* Live readers see every level written so far; close() prunes. */
 		for (uint32_t i = 0; i < w->ntracks; i++)
@@ -824,7 +840,8 @@ int tft_writer_commit(struct tft_writer *w, struct tft_error *err)
 }
 
 /*
- * Keep LOD level k only if it has at most half the events of the finest
+ * Keep LOD level k only if the track has at least TFT_LOD_MIN_RAW_EVENTS raw
+ * events and the level has at most a quarter of the events of the finest
  * stored level below it; drop the others (the reader falls back).
  */
 struct rebuild {
@@ -927,7 +944,7 @@ static int prune_lod(struct tft_writer *w, struct wtrack *wt)
 		uint64_t n = wt->n_level[k];
 		if (!n)
 			continue;
-		if (n <= finer / 2) {
+		if (wt->n_level[0] >= TFT_LOD_MIN_RAW_EVENTS && n <= finer / TFT_LOD_KEEP_DIV) {
 			if ((rc = write_lod_row(w, wt->t.id, k, n)))
 				return rc;
 			finer = n;
@@ -1032,6 +1049,8 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 	}
 	if (!rc)
 		rc = flush_all(w, 1);
+	if (!rc)
+		rc = flush_flows(w);
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
 		rc = prune_lod(w, w->tracks[i]);
 	if (!rc && !w->flush_partial)
@@ -1067,4 +1086,9 @@ void tft_writer_abort(struct tft_writer *w)
 	if (w->db)
 		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 	writer_free(w);
+}
+
+struct sqlite3 *tft_writer_db(struct tft_writer *w)
+{
+	return w->db;
 }

@@ -93,4 +93,11 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err);
 /* Free the writer without finalizing (the file is left as last committed). */
 void tft_writer_abort(struct tft_writer *w);
 
+/*
+ * Borrow the writer's SQLite handle, for store modules that keep tables of
+ * their own in the session (store/graph.c). Valid until close/abort; use it
+ * only from the thread driving the writer.
+ */
+struct sqlite3 *tft_writer_db(struct tft_writer *w);
+
 #endif /* TFT_STORE_WRITER_H */
