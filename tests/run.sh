@@ -133,6 +133,7 @@ else
 	want torch && run_suite torch tests/e2e/test_torch.py
 	want roundtrip && run_suite roundtrip tests/e2e/test_roundtrip.py
 	want corpus && run_suite corpus tests/corpus/test_corpus.py -j "$JOBS"
+	want pickles && run_suite pickles tests/python/make_pickles.py --check
 	# other end-to-end suites that follow the same protocol (tests/e2e/test_*.py)
 	for script in tests/e2e/test_*.py; do
 		[ -e "$script" ] || continue
