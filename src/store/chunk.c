@@ -936,42 +936,313 @@ out:
 	return rc;
 }
 
-int tft_chunk_decode(struct tft_chunk_dec *d, const void *blob, size_t len, int64_t chunk_id,
-		     struct tft_error *err)
+/*
+ * Decompress one zstd frame (with its content size, at most the payload limit,
+ * nothing after it) into raw. *dctx is created on first use.
+ */
+static int unzstd(void **dctx, struct tft_chunk_buf *raw, const void *blob, size_t len,
+		  const char *what, int64_t chunk_id, struct tft_error *err)
 {
 	unsigned long long size;
 	size_t r;
 
-	d->n = 0;
+	raw->len = 0;
 	if (!blob || len == 0)
-		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: empty blob", (long long)chunk_id);
+		return tft_error_set(err, TFT_EFORMAT, 0, "%s %lld: empty blob", what,
+				     (long long)chunk_id);
 	size = ZSTD_getFrameContentSize(blob, len);
 	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
-		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: not a zstd frame with a size",
-				     (long long)chunk_id);
+		return tft_error_set(err, TFT_EFORMAT, 0, "%s %lld: not a zstd frame with a size",
+				     what, (long long)chunk_id);
 	if (size > TFT_CHUNK_MAX_PAYLOAD_BYTES)
 		return tft_error_set(err, TFT_EFORMAT, 0,
-				     "chunk %lld: payload of %llu bytes exceeds the limit",
+				     "%s %lld: payload of %llu bytes exceeds the limit", what,
 				     (long long)chunk_id, size);
 	r = ZSTD_findFrameCompressedSize(blob, len);
 	if (ZSTD_isError(r) || r != len)
-		return tft_error_set(err, TFT_EFORMAT, 0,
-				     "chunk %lld: blob is not exactly one zstd frame",
-				     (long long)chunk_id);
-	if (!d->dctx) {
-		d->dctx = ZSTD_createDCtx();
-		if (!d->dctx)
-			return tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+		return tft_error_set(err, TFT_EFORMAT, 0, "%s %lld: blob is not exactly one zstd frame",
+				     what, (long long)chunk_id);
+	if (!*dctx) {
+		*dctx = ZSTD_createDCtx();
+		if (!*dctx)
+			return tft_error_set(err, TFT_ENOMEM, -1, "%s %lld: out of memory", what,
 					     (long long)chunk_id);
 	}
-	d->raw.len = 0;
-	if (tft_chunk_buf_reserve(&d->raw, size ? (size_t)size : 1))
-		return tft_error_set(err, TFT_ENOMEM, -1, "chunk %lld: out of memory",
+	if (tft_chunk_buf_reserve(raw, size ? (size_t)size : 1))
+		return tft_error_set(err, TFT_ENOMEM, -1, "%s %lld: out of memory", what,
 				     (long long)chunk_id);
-	r = ZSTD_decompressDCtx(d->dctx, d->raw.p, (size_t)size, blob, len);
+	r = ZSTD_decompressDCtx(*dctx, raw->p, (size_t)size, blob, len);
 	if (ZSTD_isError(r) || r != size)
-		return tft_error_set(err, TFT_EFORMAT, 0, "chunk %lld: zstd: %s", (long long)chunk_id,
+		return tft_error_set(err, TFT_EFORMAT, 0, "%s %lld: zstd: %s", what, (long long)chunk_id,
 				     ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");
-	d->raw.len = r;
-	return tft_chunk_decode_payload(d, d->raw.p, d->raw.len, chunk_id, err);
+	raw->len = r;
+	return 0;
+}
+
+int tft_chunk_decode_ext(struct tft_chunk_dec *d, void **dctx, struct tft_chunk_buf *raw,
+			 const void *blob, size_t len, int64_t chunk_id, struct tft_error *err)
+{
+	int rc;
+
+	d->n = 0;
+	if ((rc = unzstd(dctx, raw, blob, len, "chunk", chunk_id, err)))
+		return rc;
+	return tft_chunk_decode_payload(d, raw->p, raw->len, chunk_id, err);
+}
+
+int tft_chunk_decode(struct tft_chunk_dec *d, const void *blob, size_t len, int64_t chunk_id,
+		     struct tft_error *err)
+{
+	return tft_chunk_decode_ext(d, &d->dctx, &d->raw, blob, len, chunk_id, err);
+}
+
+size_t tft_chunk_dec_bytes(const struct tft_chunk_dec *d)
+{
+	return sizeof(*d) + (size_t)d->cap_ev * sizeof(*d->ev) + d->cap_args * sizeof(*d->args) +
+	       d->raw.cap;
+}
+
+/* ---- flow chunks --------------------------------------------------------------- */
+
+#define FLOW_FAIL(r, what, ...)                                                              \
+	tft_error_set(err, TFT_EFORMAT, (int64_t)((r)->p - (r)->base), "flow chunk %lld: " what, \
+		      (long long)chunk_id, ##__VA_ARGS__)
+
+static const char *const flow_col_names[TFT_FLOW_NCOLS] = {
+	"ts", "src_ts", "dst_ts", "src_track", "dst_track", "flow_id", "name", "cat", "flags",
+};
+
+/* Largest stored value per column (track columns hold id + 1). */
+static const uint64_t flow_col_max[TFT_FLOW_NCOLS] = {
+	UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+	UINT32_MAX,
+};
+
+struct flow_key {
+	int64_t ts;
+	uint32_t i;
+};
+
+static int cmp_flow_key(const void *a, const void *b)
+{
+	const struct flow_key *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int64_t tft_flow_time(const struct tft_flow *f)
+{
+	return f->src_track == TFT_NONE && f->dst_track != TFT_NONE ? f->dst_ts_ns : f->src_ts_ns;
+}
+
+int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int level,
+			  struct tft_chunk_buf *scratch, struct tft_chunk_buf *out, int64_t *t_min,
+			  int64_t *t_max)
+{
+	struct tft_chunk_buf col[TFT_FLOW_NCOLS];
+	struct flow_key *key;
+	uint32_t present = 0;
+	int64_t prev_ts;
+	uint64_t prev_id = 0;
+	size_t need, bound, r;
+	int rc = TFT_ENOMEM;
+
+	if (n == 0 || n > TFT_FLOW_CHUNK_MAX_FLOWS)
+		return TFT_EINVAL;
+	memset(col, 0, sizeof(col));
+	key = malloc((size_t)n * sizeof(*key));
+	if (!key)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		key[i] = (struct flow_key){ tft_flow_time(&f[i]), i };
+	qsort(key, n, sizeof(*key), cmp_flow_key); /* stable: ties keep insertion order */
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
+		if (tft_chunk_buf_reserve(&col[c], (size_t)n * 10))
+			goto out;
+	prev_ts = key[0].ts;
+	*t_min = key[0].ts;
+	*t_max = key[n - 1].ts;
+	for (uint32_t j = 0; j < n; j++) {
+		const struct tft_flow *x = &f[key[j].i];
+		uint64_t t = (uint64_t)key[j].ts;
+		uint64_t v[TFT_FLOW_NCOLS] = {
+			[TFT_FLOW_COL_TS] = zz_enc((int64_t)(t - (uint64_t)prev_ts)),
+			/* a missing end's ts (usually 0) is stored as is */
+			[TFT_FLOW_COL_SRC_TS] = zz_enc((int64_t)((uint64_t)x->src_ts_ns -
+								 (x->src_track == TFT_NONE ? 0 : t))),
+			[TFT_FLOW_COL_DST_TS] = zz_enc((int64_t)((uint64_t)x->dst_ts_ns -
+								 (x->dst_track == TFT_NONE ? 0 : t))),
+			[TFT_FLOW_COL_SRC_TRACK] = x->src_track == TFT_NONE ? 0 : (uint64_t)x->src_track + 1,
+			[TFT_FLOW_COL_DST_TRACK] = x->dst_track == TFT_NONE ? 0 : (uint64_t)x->dst_track + 1,
+			[TFT_FLOW_COL_ID] = zz_enc((int64_t)(x->flow_id - prev_id)),
+			[TFT_FLOW_COL_NAME] = x->name,
+			[TFT_FLOW_COL_CAT] = x->cat,
+			[TFT_FLOW_COL_FLAGS] = x->flags,
+		};
+		for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+			buf_uv(&col[c], v[c]);
+			if (v[c])
+				present |= BIT(c);
+		}
+		prev_ts = key[j].ts;
+		prev_id = x->flow_id;
+	}
+	present |= BIT(TFT_FLOW_COL_TS); /* always stored: it bounds n for a decoder */
+	need = 2 + 4 * 10;
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
+		need += 10 + col[c].len;
+	scratch->len = 0;
+	if (tft_chunk_buf_reserve(scratch, need))
+		goto out;
+	scratch->p[scratch->len++] = TFT_FLOW_CHUNK_MAGIC;
+	scratch->p[scratch->len++] = TFT_FLOW_CHUNK_VERSION;
+	buf_uv(scratch, n);
+	buf_uv(scratch, present);
+	buf_uv(scratch, zz_enc(key[0].ts));
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+		if (!(present & BIT(c)))
+			continue;
+		buf_uv(scratch, col[c].len);
+		memcpy(scratch->p + scratch->len, col[c].p, col[c].len);
+		scratch->len += col[c].len;
+	}
+	bound = ZSTD_compressBound(scratch->len);
+	out->len = 0;
+	if (tft_chunk_buf_reserve(out, bound))
+		goto out;
+	r = ZSTD_compressCCtx(cctx, out->p, bound, scratch->p, scratch->len, level);
+	if (ZSTD_isError(r)) {
+		rc = TFT_EIO;
+		goto out;
+	}
+	out->len = r;
+	rc = 0;
+out:
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
+		tft_chunk_buf_free(&col[c]);
+	free(key);
+	return rc;
+}
+
+void tft_flow_dec_init(struct tft_flow_dec *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void tft_flow_dec_fini(struct tft_flow_dec *d)
+{
+	free(d->f);
+	tft_chunk_buf_free(&d->raw);
+	if (d->dctx)
+		ZSTD_freeDCtx(d->dctx);
+	memset(d, 0, sizeof(*d));
+}
+
+int tft_flow_chunk_decode_payload(struct tft_flow_dec *d, const void *payload, size_t len,
+				  int64_t chunk_id, struct tft_error *err)
+{
+	const uint8_t *base = payload;
+	struct rd r = { base, base + len, base };
+	struct rd col[TFT_FLOW_NCOLS];
+	uint64_t n, present, u;
+	int64_t ts, prev_ts;
+	uint64_t id = 0;
+
+	d->n = 0;
+	d->max_str = 0;
+	d->max_track = 0;
+	if (len < 2 || base[0] != TFT_FLOW_CHUNK_MAGIC)
+		return FLOW_FAIL(&r, "bad flow chunk magic (expected 0x%02x)", TFT_FLOW_CHUNK_MAGIC);
+	if (base[1] != TFT_FLOW_CHUNK_VERSION)
+		return FLOW_FAIL(&r, "unknown flow chunk version %u (expected %u)", base[1],
+				TFT_FLOW_CHUNK_VERSION);
+	r.p += 2;
+	if (rd_uv(&r, &n) || n == 0 || n > TFT_FLOW_CHUNK_MAX_FLOWS)
+		return FLOW_FAIL(&r, "bad flow count (1 to %u)", TFT_FLOW_CHUNK_MAX_FLOWS);
+	if (rd_uv(&r, &present) || present >= (1u << TFT_FLOW_NCOLS) ||
+	    !(present & BIT(TFT_FLOW_COL_TS)))
+		return FLOW_FAIL(&r, "bad flow column mask");
+	if (rd_uv(&r, &u))
+		return FLOW_FAIL(&r, "truncated base timestamp");
+	prev_ts = zz_dec(u);
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+		col[c].base = base;
+		col[c].p = col[c].end = NULL;
+		if (!(present & BIT(c)))
+			continue;
+		if (rd_uv(&r, &u) || u > (uint64_t)(r.end - r.p))
+			return FLOW_FAIL(&r, "bad length of %s column", flow_col_names[c]);
+		col[c].p = r.p;
+		col[c].end = r.p + u;
+		r.p += u;
+	}
+	if (r.p != r.end)
+		return FLOW_FAIL(&r, "%zu trailing bytes after the last column", (size_t)(r.end - r.p));
+	/* Every flow takes at least one byte of the ts column: bounds n by the input. */
+	if (n > (uint64_t)(col[TFT_FLOW_COL_TS].end - col[TFT_FLOW_COL_TS].p)) {
+		r.p = col[TFT_FLOW_COL_TS].p;
+		return FLOW_FAIL(&r, "flow count %llu exceeds the ts column", (unsigned long long)n);
+	}
+	if (n > d->cap) {
+		struct tft_flow *nf = realloc(d->f, n * sizeof(*nf));
+		if (!nf)
+			return tft_error_set(err, TFT_ENOMEM, -1, "flow chunk %lld: out of memory",
+					     (long long)chunk_id);
+		d->f = nf;
+		d->cap = (uint32_t)n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct tft_flow *x = &d->f[i];
+		uint64_t v[TFT_FLOW_NCOLS];
+
+		for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+			v[c] = 0;
+			if (col[c].p && rd_uv(&col[c], &v[c]))
+				return FLOW_FAIL(&col[c], "%s column: truncated varint at flow %u",
+						 flow_col_names[c], i);
+			if (v[c] > flow_col_max[c])
+				return FLOW_FAIL(&col[c], "%s column: value out of range at flow %u",
+						 flow_col_names[c], i);
+		}
+		ts = (int64_t)((uint64_t)prev_ts + (uint64_t)zz_dec(v[TFT_FLOW_COL_TS]));
+		id += (uint64_t)zz_dec(v[TFT_FLOW_COL_ID]);
+		x->src_track = v[TFT_FLOW_COL_SRC_TRACK] ? (uint32_t)(v[TFT_FLOW_COL_SRC_TRACK] - 1) : TFT_NONE;
+		x->dst_track = v[TFT_FLOW_COL_DST_TRACK] ? (uint32_t)(v[TFT_FLOW_COL_DST_TRACK] - 1) : TFT_NONE;
+		x->src_ts_ns = (int64_t)((x->src_track == TFT_NONE ? 0 : (uint64_t)ts) +
+					 (uint64_t)zz_dec(v[TFT_FLOW_COL_SRC_TS]));
+		x->dst_ts_ns = (int64_t)((x->dst_track == TFT_NONE ? 0 : (uint64_t)ts) +
+					 (uint64_t)zz_dec(v[TFT_FLOW_COL_DST_TS]));
+		x->flow_id = id;
+		x->name = (uint32_t)v[TFT_FLOW_COL_NAME];
+		x->cat = (uint32_t)v[TFT_FLOW_COL_CAT];
+		x->flags = (uint32_t)v[TFT_FLOW_COL_FLAGS];
+		if (x->name > d->max_str)
+			d->max_str = x->name;
+		if (x->cat > d->max_str)
+			d->max_str = x->cat;
+		if (v[TFT_FLOW_COL_SRC_TRACK] > d->max_track)
+			d->max_track = (uint32_t)v[TFT_FLOW_COL_SRC_TRACK];
+		if (v[TFT_FLOW_COL_DST_TRACK] > d->max_track)
+			d->max_track = (uint32_t)v[TFT_FLOW_COL_DST_TRACK];
+		prev_ts = ts;
+	}
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
+		if (col[c].p != col[c].end)
+			return FLOW_FAIL(&col[c], "%s column: %zu trailing bytes", flow_col_names[c],
+					(size_t)(col[c].end - col[c].p));
+	d->n = (uint32_t)n;
+	return 0;
+}
+
+int tft_flow_chunk_decode(struct tft_flow_dec *d, const void *blob, size_t len, int64_t chunk_id,
+			  struct tft_error *err)
+{
+	int rc;
+
+	d->n = 0;
+	if ((rc = unzstd(&d->dctx, &d->raw, blob, len, "flow chunk", chunk_id, err)))
+		return rc;
+	return tft_flow_chunk_decode_payload(d, d->raw.p, d->raw.len, chunk_id, err);
 }

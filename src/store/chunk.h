@@ -156,4 +156,71 @@ int tft_chunk_decode(struct tft_chunk_dec *d, const void *blob, size_t len, int6
 int tft_chunk_decode_payload(struct tft_chunk_dec *d, const void *payload, size_t len,
 			     int64_t chunk_id, struct tft_error *err);
 
+/*
+ * tft_chunk_decode with a caller-owned ZSTD_DCtx (*dctx, created on first
+ * use) and payload buffer, shared by many decoders (a reader's chunk cache):
+ * d->dctx and d->raw are then left unused.
+ */
+int tft_chunk_decode_ext(struct tft_chunk_dec *d, void **dctx, struct tft_chunk_buf *raw,
+			 const void *blob, size_t len, int64_t chunk_id, struct tft_error *err);
+
+/* Heap bytes held by a decoder (events, args, payload buffer; not its dctx). */
+size_t tft_chunk_dec_bytes(const struct tft_chunk_dec *d);
+
+/* ---- flow chunks ------------------------------------------------------------
+ * The flows of a session, columnar in zstd blobs of up to TFT_FLOW_CHUNK_FLOWS
+ * flows sorted by time (layout in docs/file-format.md, "Flow chunks"). A
+ * flow's time is its src_ts, or its dst_ts when only the destination is known.
+ */
+#define TFT_FLOW_CHUNK_MAGIC 0xF1
+#define TFT_FLOW_CHUNK_VERSION 1
+#define TFT_FLOW_CHUNK_FLOWS 16384u          /* what the writer puts in a chunk */
+#define TFT_FLOW_CHUNK_MAX_FLOWS (1u << 20)  /* what a decoder accepts */
+
+/* Payload columns, in payload order; an absent column reads as all zeros. */
+enum {
+	TFT_FLOW_COL_TS = 0,    /* zigzag(t - previous t), t = the flow's time (first: from base); always present */
+	TFT_FLOW_COL_SRC_TS,    /* zigzag(src_ts - t); without a src_track: zigzag(src_ts) */
+	TFT_FLOW_COL_DST_TS,    /* zigzag(dst_ts - t); without a dst_track: zigzag(dst_ts) */
+	TFT_FLOW_COL_SRC_TRACK, /* track id + 1, 0 = none */
+	TFT_FLOW_COL_DST_TRACK, /* track id + 1, 0 = none */
+	TFT_FLOW_COL_ID,        /* zigzag delta of the 64-bit flow id from the previous (first: from 0) */
+	TFT_FLOW_COL_NAME,      /* string id */
+	TFT_FLOW_COL_CAT,       /* string id */
+	TFT_FLOW_COL_FLAGS,     /* TFT_FLOWF_* */
+	TFT_FLOW_NCOLS
+};
+
+/* A flow's time: src_ts, or dst_ts when only the destination's track is known. */
+int64_t tft_flow_time(const struct tft_flow *f);
+
+/*
+ * Encode n (1..TFT_FLOW_CHUNK_MAX_FLOWS) flows, stored sorted by time (ties
+ * in the given order), into one compressed blob in out (scratch: the payload
+ * in between; cctx: a ZSTD_CCtx). The smallest and largest time are
+ * returned. 0, TFT_EINVAL, TFT_ENOMEM or TFT_EIO.
+ */
+int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int level,
+			  struct tft_chunk_buf *scratch, struct tft_chunk_buf *out, int64_t *t_min,
+			  int64_t *t_max);
+
+/* Decoded flows, reusable across decodes. */
+struct tft_flow_dec {
+	struct tft_flow *f; /* owned, n used */
+	uint32_t n, cap;
+	uint32_t max_str;   /* largest string id referenced */
+	uint32_t max_track; /* largest track id referenced + 1 (0: none) */
+	struct tft_chunk_buf raw;
+	void *dctx; /* owned ZSTD_DCtx */
+};
+
+void tft_flow_dec_init(struct tft_flow_dec *d);
+void tft_flow_dec_fini(struct tft_flow_dec *d);
+/* Decode a blob / an uncompressed payload: 0, TFT_EFORMAT ("flow chunk <id>: ...",
+ * payload byte offset) or TFT_ENOMEM. Ids are not range-checked (see max_*). */
+int tft_flow_chunk_decode(struct tft_flow_dec *d, const void *blob, size_t len, int64_t chunk_id,
+			  struct tft_error *err);
+int tft_flow_chunk_decode_payload(struct tft_flow_dec *d, const void *payload, size_t len,
+				  int64_t chunk_id, struct tft_error *err);
+
 #endif /* TFT_STORE_CHUNK_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Level-of-detail builder: per depth, one open block per level; a block that
- * closes at level k is emitted and becomes an input item of level k + 1.
+ * closes at level k is emitted and becomes an input item of level k + 1. A
+ * slice at least as long as a level's gap passes through that level unmerged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 	if (it->vmax > b->vmax)
 		b->vmax = it->vmax;
 	b->has_slice |= it->has_slice;
+	b->single = 0;
 }
 
 static int emit_block(struct tft_lod *l, int level, uint32_t depth, const struct tft_lod_block *b,
@@ -96,33 +98,58 @@ static int emit_block(struct tft_lod *l, int level, uint32_t depth, const struct
 	return emit(ctx, level, &ev);
 }
 
-/* Offer item `it` to level `level` at `depth`, cascading closed blocks up. */
-static int push(struct tft_lod *l, int level, uint32_t depth, struct tft_lod_block it,
+/*
+ * A long item stands alone at a level: a single slice at least as long as the
+ * level's gap (a "pixel" at the resolution the level serves) is never merged.
+ */
+static inline int is_long(const struct tft_lod_block *it, int64_t gap)
+{
+	return it->single && it->end_ns - it->start_ns >= gap;
+}
+
+/*
+ * Offer item `it` to level k at `depth`. Closed blocks (and long items, which
+ * close the open block and pass through as themselves) are emitted and offered
+ * to level k + 1 in start order; recursion depth is at most TFT_LOD_LEVELS.
+ */
+static int push(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
 		tft_lod_emit_fn emit, void *ctx)
 {
-	for (int k = level; k <= TFT_LOD_LEVELS; k++) {
-		struct tft_lod_block *b = &l->blk[depth][k - 1];
-		struct tft_lod_block closed;
-		int rc;
+	struct tft_lod_block *b, closed;
+	int64_t gap;
+	int rc;
 
-		if (!b->open) {
-			*b = it;
-			b->open = 1;
-			return 0;
+	if (k > TFT_LOD_LEVELS)
+		return 0;
+	b = &l->blk[depth][k - 1];
+	gap = tft_lod_gap_ns(k);
+	if (is_long(it, gap)) {
+		if (b->open) {
+			closed = *b;
+			b->open = 0;
+			if ((rc = emit_block(l, k, depth, &closed, emit, ctx)) ||
+			    (rc = push(l, k + 1, depth, &closed, emit, ctx)))
+				return rc;
 		}
-		if (joins(b, &it, tft_lod_gap_ns(k))) {
-			merge(b, &it);
-			return 0;
-		}
-		closed = *b;
-		*b = it;
-		b->open = 1;
-		rc = emit_block(l, k, depth, &closed, emit, ctx);
-		if (rc)
+		if ((rc = emit_block(l, k, depth, it, emit, ctx)))
 			return rc;
-		it = closed;
+		return push(l, k + 1, depth, it, emit, ctx);
 	}
-	return 0;
+	if (!b->open) {
+		*b = *it;
+		b->open = 1;
+		return 0;
+	}
+	if (joins(b, it, gap)) {
+		merge(b, it);
+		return 0;
+	}
+	closed = *b;
+	*b = *it;
+	b->open = 1;
+	if ((rc = emit_block(l, k, depth, &closed, emit, ctx)))
+		return rc;
+	return push(l, k + 1, depth, &closed, emit, ctx);
 }
 
 int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn emit, void *ctx)
@@ -138,6 +165,7 @@ int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn e
 		.cat = ev->cat,
 		.is_counter = ev->kind == TFT_EV_COUNTER,
 		.has_slice = ev->kind == TFT_EV_SLICE,
+		.single = ev->kind == TFT_EV_SLICE,
 	};
 	int rc = ensure_depth(l, ev->depth);
 
@@ -146,7 +174,7 @@ int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn e
 	/* Counter buckets are point samples: a bucket's extent is first..last sample. */
 	if (it.is_counter)
 		it.end_ns = it.start_ns;
-	return push(l, 1, ev->depth, it, emit, ctx);
+	return push(l, 1, ev->depth, &it, emit, ctx);
 }
 
 int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
@@ -162,8 +190,8 @@ int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
 			closed = *b;
 			b->open = 0;
 			rc = emit_block(l, k, d, &closed, emit, ctx);
-			if (!rc && k < TFT_LOD_LEVELS)
-				rc = push(l, k + 1, d, closed, emit, ctx);
+			if (!rc)
+				rc = push(l, k + 1, d, &closed, emit, ctx);
 			if (rc)
 				return rc;
 		}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Level-of-detail builder: merges a track's events, per depth, into summary
- * blocks at 13 levels of merge gap (1 us * 4^(k-1)), cascading each closed
- * block of level k into level k+1. Memory: one open block per depth and level.
+ * blocks at 13 levels of merge gap G_k = 1 us * 4^(k-1), cascading each closed
+ * block of level k into level k+1. A slice lasting >= G_k is never merged at
+ * level k (it is at least a pixel wide there): it closes the open block and
+ * is emitted as a 1-event block. Memory: one open block per depth and level.
  */
 #ifndef TFT_STORE_LOD_H
 #define TFT_STORE_LOD_H
@@ -29,6 +31,7 @@ struct tft_lod_block {
 	uint8_t open;
 	uint8_t is_counter;
 	uint8_t has_slice;
+	uint8_t single; /* one raw slice, unmerged: stays alone at levels whose gap <= its dur */
 };
 
 /* Receives each closed block as a summary event (flag TFT_EVF_SUMMARY). */
@@ -45,9 +48,10 @@ void tft_lod_fini(struct tft_lod *l);
 
 /*
  * Feed one event (depth already assigned; events of one depth in start
- * order). Slices and instants merge when the next one starts less than the
- * gap after the block's end; counter samples merge while they fall within
- * the gap after the block's first sample (value = the bucket's maximum).
+ * order). Slices shorter than the gap and instants merge when the next one
+ * starts less than the gap after the block's end; a slice at least as long
+ * as the gap stands alone (count 1); counter samples merge while they fall
+ * within the gap after the block's first sample (value = the bucket's maximum).
  * Returns 0, TFT_ENOMEM or what `emit` returned.
  */
 int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn emit, void *ctx);

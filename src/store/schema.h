@@ -17,6 +17,11 @@
 #define TFT_STORE_MAX_DEPTH 1024u
 #define TFT_STORE_MAX_LANES 1024u
 #define TFT_STORE_DEFAULT_CHUNK_EVENTS 4096u
+/* LOD levels kept at close: only for tracks with at least this many raw events
+ * (one chunk answers any query on a smaller track fast), and a level only when
+ * it has at most 1/TFT_LOD_KEEP_DIV of the events of the finer stored level. */
+#define TFT_LOD_MIN_RAW_EVENTS 4096u
+#define TFT_LOD_KEEP_DIV 4u
 #define TFT_STORE_MAX_CHUNK_EVENTS 65536u
 /* Open (not yet written) chunk bytes of a writer before it flushes them all
  * (overridable at build time so that tests can exercise the flush). */
@@ -35,9 +40,8 @@
 	" sort_index INTEGER NOT NULL, slices INTEGER NOT NULL, instants INTEGER NOT NULL,"  \
 	" counters INTEGER NOT NULL, min_ts INTEGER, max_ts INTEGER,"                        \
 	" max_depth INTEGER NOT NULL);\n"                                                    \
-	"CREATE TABLE flows(id INTEGER PRIMARY KEY, flow_id INTEGER NOT NULL,"               \
-	" name INTEGER NOT NULL, cat INTEGER NOT NULL, src_track INTEGER, src_ts INTEGER,"   \
-	" dst_track INTEGER, dst_ts INTEGER, flags INTEGER NOT NULL);\n"                     \
+	"CREATE TABLE flow_chunks(id INTEGER PRIMARY KEY, n INTEGER NOT NULL,"               \
+	" t_min INTEGER NOT NULL, t_max INTEGER NOT NULL, data BLOB NOT NULL);\n"            \
 	"CREATE TABLE steps(idx INTEGER NOT NULL, name INTEGER NOT NULL, process INTEGER,"   \
 	" start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, traced INTEGER NOT NULL);\n"   \
 	"CREATE TABLE chunks(id INTEGER PRIMARY KEY, track INTEGER NOT NULL,"                \
@@ -58,9 +62,6 @@
 	" LEFT JOIN processes p ON p.id = t.process LEFT JOIN strings pn ON pn.id = p.name" \
 	" LEFT JOIN track_kind_names k ON k.kind = t.kind"                                   \
 	" LEFT JOIN strings n ON n.id = t.name;\n"                                           \
-	"CREATE VIEW flow_view AS SELECT f.id, f.flow_id, n.s AS name, c.s AS cat,"         \
-	" f.src_track, f.src_ts, f.dst_track, f.dst_ts, f.flags FROM flows f"                \
-	" LEFT JOIN strings n ON n.id = f.name LEFT JOIN strings c ON c.id = f.cat;\n"      \
 	"CREATE VIEW step_view AS SELECT s.idx, n.s AS name, s.process, s.start_ns,"        \
 	" s.dur_ns, s.traced FROM steps s LEFT JOIN strings n ON n.id = s.name;\n"          \
 	"CREATE VIEW chunk_view AS SELECT c.id, c.track, n.s AS track_name, c.level,"       \

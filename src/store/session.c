@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Session reader: loads strings, tables and the chunk directory at open (one
- * read transaction, so a live writer's commit is seen whole), then answers
- * window queries by decoding only the overlapping chunks.
+ * Session reader: loads the tables and the chunk directory at open (one read
+ * transaction, so a live writer's commit is seen whole), then answers window
+ * queries by decoding only the overlapping chunks (kept in an LRU cache sized
+ * in bytes). Strings are loaded on demand, in blocks of consecutive ids.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -10,13 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zstd.h>
 
+#include "core/strtab.h"
 #include "store/chunk.h"
 #include "store/schema.h"
 #include "store/session.h"
 
-#define STR_BLOCK ((size_t)1 << 20)
-#define CACHE_MIN 4
+#define STR_BLOCK ((size_t)1 << 20) /* string arena block bytes */
+#define STR_IDS_LOG2 10              /* strings are loaded 1024 ids at a time */
+#define STR_IDS (1u << STR_IDS_LOG2)
+#define CACHE_BYTES_DEFAULT ((size_t)64 << 20)
+/* A scan over more chunks than this streams: its chunks go to the cold end of
+ * the cache and recycle one buffer, so an export or a statistics pass neither
+ * flushes the viewport's working set nor faults in fresh memory per chunk. */
+#define STREAM_CHUNKS 16
 
 struct dir_ent {
 	int64_t t_min, t_max;
@@ -33,7 +42,7 @@ struct level_dir {
 };
 
 struct str_ent {
-	const char *p; /* borrowed from a string block */
+	const char *p; /* borrowed from a string block; NULL until loaded */
 	uint32_t len;
 };
 
@@ -43,10 +52,14 @@ struct str_block {
 	char data[];
 };
 
+/* A decoded chunk in the cache: in the rowid hash (unless detached by a
+ * refresh) and in the LRU list. */
 struct cache_ent {
-	int64_t rowid; /* -1 when empty */
-	uint64_t last_use;
-	int pins; /* scans iterating over it right now */
+	int64_t rowid;                 /* -1: detached, not in the hash */
+	struct cache_ent *hnext;       /* borrowed: next in the hash chain */
+	struct cache_ent *prev, *next; /* borrowed: LRU list, most recent first */
+	size_t bytes;                  /* memory held, as counted in cache_bytes */
+	int pins;                      /* scans iterating over it right now */
 	struct tft_chunk_dec dec;
 };
 
@@ -58,8 +71,10 @@ struct tft_session {
 	sqlite3 *db;             /* owned */
 	sqlite3_stmt *get_chunk; /* owned */
 	char path[4096];
-	struct str_ent *strs; /* owned; index = id */
-	uint32_t nstr, cap_str;
+	struct str_ent **sblk; /* owned: [id >> STR_IDS_LOG2], each owned (NULL until used) */
+	uint32_t nstr;         /* ids 0..nstr-1 exist (max id + 1) */
+	uint32_t nsblk;        /* entries allocated in sblk */
+	sqlite3_stmt *get_strs; /* owned: one block of strings by id range */
 	struct str_block *blocks; /* owned list, newest first */
 	struct meta_kv *meta;     /* owned */
 	uint32_t nmeta;
@@ -71,9 +86,13 @@ struct tft_session {
 	struct tft_step *steps;                      /* owned */
 	uint32_t nsteps;
 	uint64_t nflows;
-	struct cache_ent **cache; /* owned */
-	uint32_t ncache;
-	uint64_t use_clock;
+	struct cache_ent **htab; /* owned: rowid hash buckets (chains of borrowed entries) */
+	uint32_t hcap, nent;     /* buckets (power of 2), entries in the cache */
+	struct cache_ent *lru_head, *lru_tail; /* owned: every entry, most recent first */
+	size_t cache_bytes, cache_budget;
+	struct cache_ent *stream_ent; /* borrowed: the last chunk a streaming scan decoded */
+	void *dctx;                 /* owned ZSTD_DCtx shared by the cache's decodes */
+	struct tft_chunk_buf raw;   /* decompressed payload scratch */
 	struct tft_event *lodbuf; /* owned: summary events gathered by a LOD scan */
 	size_t cap_lodbuf;
 };
@@ -121,8 +140,8 @@ static int prepare(struct tft_session *s, const char *sql, sqlite3_stmt **st, st
 /* The tables we read must be plain tables (a crafted file could make them views). */
 static int check_tables(struct tft_session *s, struct tft_error *err)
 {
-	static const char *const names[] = { "meta",  "strings", "processes", "tracks",
-					     "flows", "steps",   "chunks",    "lod" };
+	static const char *const names[] = { "meta",        "strings", "processes", "tracks",
+					     "flow_chunks", "steps",   "chunks",    "lod" };
 	sqlite3_stmt *st;
 	int rc;
 
@@ -247,50 +266,99 @@ static const char *str_copy(struct tft_session *s, const char *p, size_t len)
 	return out;
 }
 
-/* Strings are append-only: load ids from s->nstr on. */
+/*
+ * Strings are loaded lazily: open only learns how many there are (max id + 1;
+ * ids are dense, so the count is bounded by the database size) and that id 0
+ * exists. Strings are append-only, so a refresh only raises the count.
+ */
 static int load_strings(struct tft_session *s, struct tft_error *err)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int64_t maxid, db_bytes;
+	int has0, rc;
 
-	if ((rc = prepare(s, "SELECT id, s FROM strings WHERE id >= ? ORDER BY id", &st, err)))
+	if ((rc = prepare(s,
+			  "SELECT (SELECT max(id) FROM strings), EXISTS(SELECT 1 FROM strings WHERE"
+			  " id = 0), (SELECT page_count FROM pragma_page_count()) *"
+			  " (SELECT page_size FROM pragma_page_size())",
+			  &st, err)))
 		return rc;
-	sqlite3_bind_int64(st, 1, s->nstr);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		const char *p = (const char *)sqlite3_column_text(st, 1);
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-
-		if (id != (int64_t)s->nstr || s->nstr == UINT32_MAX) {
-			sqlite3_finalize(st);
-			return fmt_err(s, err, "strings table: ids are not dense", "");
-		}
-		if (s->nstr == s->cap_str) {
-			uint32_t ncap = s->cap_str ? s->cap_str * 2 : 1024;
-			struct str_ent *ns = realloc(s->strs, (size_t)ncap * sizeof(*ns));
-			if (!ns)
-				goto oom;
-			s->strs = ns;
-			s->cap_str = ncap;
-		}
-		s->strs[s->nstr].p = str_copy(s, p ? p : "", p ? len : 0);
-		if (!s->strs[s->nstr].p)
-			goto oom;
-		s->strs[s->nstr].len = (uint32_t)(p ? len : 0);
-		s->nstr++;
-	}
-	if (rc != SQLITE_DONE) {
+	if (sqlite3_step(st) != SQLITE_ROW) {
 		rc = db_err(s, err, "reading strings");
 		sqlite3_finalize(st);
 		return rc;
 	}
+	maxid = sqlite3_column_int64(st, 0);
+	has0 = sqlite3_column_int(st, 1);
+	db_bytes = sqlite3_column_int64(st, 2);
 	sqlite3_finalize(st);
-	if (s->nstr == 0)
+	if (!has0)
 		return fmt_err(s, err, "strings table: no id 0", "");
+	/* A row takes at least 4 bytes of the file: more ids than that cannot be dense. */
+	if (maxid < 0 || maxid >= (int64_t)UINT32_MAX - 1 || maxid > db_bytes / 4)
+		return fmt_err(s, err, "strings table: ids are not dense", "");
+	uint32_t n = (uint32_t)maxid + 1, nb = (n + STR_IDS - 1) >> STR_IDS_LOG2;
+	if (nb > s->nsblk) {
+		struct str_ent **nsb = realloc(s->sblk, (size_t)nb * sizeof(*nsb));
+		if (!nsb)
+			return nomem(s, err);
+		memset(nsb + s->nsblk, 0, (size_t)(nb - s->nsblk) * sizeof(*nsb));
+		s->sblk = nsb;
+		s->nsblk = nb;
+	}
+	if (n > s->nstr)
+		s->nstr = n;
 	return 0;
-oom:
-	sqlite3_finalize(st);
-	return nomem(s, err);
+}
+
+/* Load the strings of block bi (ids bi * STR_IDS ...) not loaded yet. */
+static void load_str_block(struct tft_session *s, uint32_t bi)
+{
+	uint32_t lo = bi << STR_IDS_LOG2, hi = lo + STR_IDS;
+	struct str_ent *b = s->sblk[bi];
+	int rc;
+
+	if (hi > s->nstr || hi < lo)
+		hi = s->nstr;
+	if (!b) {
+		b = calloc(STR_IDS, sizeof(*b));
+		if (!b)
+			return;
+		s->sblk[bi] = b;
+	}
+	if (!s->get_strs && sqlite3_prepare_v3(s->db, "SELECT id, s FROM strings WHERE id >= ? AND id < ?",
+					       -1, SQLITE_PREPARE_PERSISTENT, &s->get_strs,
+					       NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(s->get_strs, 1, lo);
+	sqlite3_bind_int64(s->get_strs, 2, hi);
+	while ((rc = sqlite3_step(s->get_strs)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s->get_strs, 0);
+		const char *p = (const char *)sqlite3_column_text(s->get_strs, 1);
+		size_t len = p ? (size_t)sqlite3_column_bytes(s->get_strs, 1) : 0;
+		struct str_ent *e;
+
+		if (id < lo || id >= hi)
+			continue;
+		e = &b[id - lo];
+		if (e->p || len > UINT32_MAX)
+			continue;
+		e->p = str_copy(s, p ? p : "", len);
+		if (!e->p) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		e->len = (uint32_t)len;
+	}
+	sqlite3_reset(s->get_strs);
+	if (rc != SQLITE_DONE)
+		return; /* try again on the next lookup */
+	/* Ids below the count without a row: a damaged table. They read as "". */
+	for (uint32_t id = lo; id < hi; id++)
+		if (!b[id - lo].p) {
+			b[id - lo].p = "";
+			b[id - lo].len = 0;
+		}
 }
 
 static int str_id(const struct tft_session *s, sqlite3_stmt *st, int col, uint32_t *out)
@@ -544,17 +612,168 @@ static int load_flow_count(struct tft_session *s, struct tft_error *err)
 		s->nflows = x > 0 ? (uint64_t)x : 0;
 		return 0;
 	}
-	if ((rc = count_rows(s, "SELECT count(*) FROM flows", &n, err)))
+	if ((rc = count_rows(s, "SELECT coalesce(sum(n), 0) FROM flow_chunks", &n, err)))
 		return rc;
 	s->nflows = n;
 	return 0;
 }
 
+/* ---- chunk cache ---------------------------------------------------------------- */
+
+static inline uint32_t cache_bucket(const struct tft_session *s, int64_t rowid)
+{
+	return (uint32_t)tft_hash_u64((uint64_t)rowid) & (s->hcap - 1);
+}
+
+static struct cache_ent *cache_find(const struct tft_session *s, int64_t rowid)
+{
+	if (!s->hcap)
+		return NULL;
+	for (struct cache_ent *c = s->htab[cache_bucket(s, rowid)]; c; c = c->hnext)
+		if (c->rowid == rowid)
+			return c;
+	return NULL;
+}
+
+static void hash_remove(struct tft_session *s, struct cache_ent *c)
+{
+	struct cache_ent **pp;
+
+	if (c->rowid < 0)
+		return;
+	for (pp = &s->htab[cache_bucket(s, c->rowid)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == c) {
+			*pp = c->hnext;
+			break;
+		}
+	c->hnext = NULL;
+	c->rowid = -1;
+}
+
+/* Insert c (rowid set) into the hash; grows the buckets to one per entry. */
+static int hash_insert(struct tft_session *s, struct cache_ent *c)
+{
+	uint32_t b;
+
+	if (s->nent >= s->hcap) {
+		uint32_t ncap = s->hcap ? s->hcap * 2 : 64;
+		struct cache_ent **nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return TFT_ENOMEM;
+		for (uint32_t i = 0; i < s->hcap; i++)
+			for (struct cache_ent *e = s->htab[i], *nx; e; e = nx) {
+				nx = e->hnext;
+				b = (uint32_t)tft_hash_u64((uint64_t)e->rowid) & (ncap - 1);
+				e->hnext = nt[b];
+				nt[b] = e;
+			}
+		free(s->htab);
+		s->htab = nt;
+		s->hcap = ncap;
+	}
+	b = cache_bucket(s, c->rowid);
+	c->hnext = s->htab[b];
+	s->htab[b] = c;
+	return 0;
+}
+
+static void lru_unlink(struct tft_session *s, struct cache_ent *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->lru_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		s->lru_tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void lru_push_back(struct tft_session *s, struct cache_ent *c)
+{
+	c->next = NULL;
+	c->prev = s->lru_tail;
+	if (s->lru_tail)
+		s->lru_tail->next = c;
+	s->lru_tail = c;
+	if (!s->lru_head)
+		s->lru_head = c;
+}
+
+static void lru_push_front(struct tft_session *s, struct cache_ent *c)
+{
+	c->prev = NULL;
+	c->next = s->lru_head;
+	if (s->lru_head)
+		s->lru_head->prev = c;
+	s->lru_head = c;
+	if (!s->lru_tail)
+		s->lru_tail = c;
+}
+
+/* Take an (unpinned) entry out of the cache; the caller reuses or frees it. */
+static void cache_detach(struct tft_session *s, struct cache_ent *c)
+{
+	hash_remove(s, c);
+	lru_unlink(s, c);
+	s->cache_bytes -= c->bytes;
+	s->nent--;
+	c->bytes = 0;
+	if (s->stream_ent == c)
+		s->stream_ent = NULL;
+}
+
+/* Take the least recently used unpinned entry (not `keep`) out of the cache. */
+static struct cache_ent *cache_take_lru(struct tft_session *s, const struct cache_ent *keep)
+{
+	for (struct cache_ent *c = s->lru_tail; c; c = c->prev) {
+		if (c->pins || c == keep)
+			continue;
+		cache_detach(s, c);
+		return c;
+	}
+	return NULL;
+}
+
+static void ent_free(struct cache_ent *c)
+{
+	tft_chunk_dec_fini(&c->dec);
+	free(c);
+}
+
+/* Evict least recently used entries until the cache fits its budget. */
+static void cache_trim(struct tft_session *s, const struct cache_ent *keep)
+{
+	while (s->cache_bytes > s->cache_budget) {
+		struct cache_ent *c = cache_take_lru(s, keep);
+		if (!c)
+			break; /* everything left is pinned (nested scans) */
+		ent_free(c);
+	}
+}
+
+/* After a refresh rowids may name other chunks: drop everything not pinned,
+ * detach the pinned entries (freed once evicted). */
 static void cache_clear(struct tft_session *s)
 {
-	for (uint32_t i = 0; i < s->ncache; i++)
-		if (!s->cache[i]->pins)
-			s->cache[i]->rowid = -1;
+	struct cache_ent *c, *prev;
+
+	for (c = s->lru_tail; c; c = prev) {
+		prev = c->prev;
+		if (c->pins) {
+			hash_remove(s, c);
+			continue;
+		}
+		cache_detach(s, c);
+		ent_free(c);
+	}
+}
+
+void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
+{
+	s->cache_budget = bytes ? bytes : CACHE_BYTES_DEFAULT;
+	cache_trim(s, NULL);
 }
 
 /* Everything but strings is reloaded whole; one read transaction = one snapshot. */
@@ -607,6 +826,7 @@ struct tft_session *tft_session_open(const char *path, struct tft_error *err)
 		return NULL;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
+	s->cache_budget = CACHE_BYTES_DEFAULT;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		if (s->db)
 			db_err(s, err, "cannot open session");
@@ -633,6 +853,7 @@ void tft_session_close(struct tft_session *s)
 	if (!s)
 		return;
 	sqlite3_finalize(s->get_chunk);
+	sqlite3_finalize(s->get_strs);
 	if (s->db)
 		sqlite3_close(s->db);
 	free_meta(s);
@@ -640,16 +861,21 @@ void tft_session_close(struct tft_session *s)
 		n = b->next;
 		free(b);
 	}
-	free(s->strs);
+	for (uint32_t i = 0; i < s->nsblk; i++)
+		free(s->sblk[i]);
+	free(s->sblk);
 	free(s->procs);
 	free_dirs(s, s->ntracks);
 	free(s->tracks);
 	free(s->steps);
-	for (uint32_t i = 0; i < s->ncache; i++) {
-		tft_chunk_dec_fini(&s->cache[i]->dec);
-		free(s->cache[i]);
+	for (struct cache_ent *c = s->lru_head, *nx; c; c = nx) {
+		nx = c->next;
+		ent_free(c);
 	}
-	free(s->cache);
+	free(s->htab);
+	if (s->dctx)
+		ZSTD_freeDCtx(s->dctx);
+	tft_chunk_buf_free(&s->raw);
 	free(s->lodbuf);
 	free(s);
 }
@@ -717,16 +943,27 @@ const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t 
 	return id < s->ntracks ? &s->tracks[id] : NULL;
 }
 
-const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *len)
+const char *tft_session_str(const struct tft_session *cs, uint32_t id, size_t *len)
 {
-	if (id >= s->nstr) {
+	/* The session is never const underneath: strings are a cache filled here. */
+	struct tft_session *s = (struct tft_session *)cs;
+	const struct str_ent *e = NULL;
+
+	if (id < s->nstr) {
+		uint32_t bi = id >> STR_IDS_LOG2;
+		if (!s->sblk[bi] || !s->sblk[bi][id & (STR_IDS - 1)].p)
+			load_str_block(s, bi);
+		if (s->sblk[bi] && s->sblk[bi][id & (STR_IDS - 1)].p)
+			e = &s->sblk[bi][id & (STR_IDS - 1)];
+	}
+	if (!e) {
 		if (len)
 			*len = 0;
 		return "";
 	}
 	if (len)
-		*len = s->strs[id].len;
-	return s->strs[id].p;
+		*len = e->len;
+	return e->p;
 }
 
 const char *tft_session_meta(const struct tft_session *s, const char *key)
@@ -749,52 +986,42 @@ const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i)
 
 /* ---- chunk access ---------------------------------------------------------------- */
 
-/* A cache slot to decode into: LRU among unpinned, growing when all are pinned. */
-static struct cache_ent *cache_victim(struct tft_session *s)
+static int get_chunk(struct tft_session *s, const struct dir_ent *de, int streaming,
+		     struct cache_ent **out, struct tft_error *err)
 {
-	struct cache_ent *best = NULL;
-
-	for (uint32_t i = 0; i < s->ncache; i++) {
-		struct cache_ent *c = s->cache[i];
-		if (c->pins)
-			continue;
-		if (c->rowid < 0)
-			return c;
-		if (!best || c->last_use < best->last_use)
-			best = c;
-	}
-	if (best && s->ncache >= CACHE_MIN)
-		return best;
-	struct cache_ent **nc = realloc(s->cache, (s->ncache + 1) * sizeof(*nc));
-	if (!nc)
-		return best;
-	s->cache = nc;
-	struct cache_ent *c = calloc(1, sizeof(*c));
-	if (!c)
-		return best;
-	c->rowid = -1;
-	tft_chunk_dec_init(&c->dec);
-	s->cache[s->ncache++] = c;
-	return c;
-}
-
-static int get_chunk(struct tft_session *s, const struct dir_ent *de, struct cache_ent **out,
-		     struct tft_error *err)
-{
-	struct cache_ent *c;
+	struct cache_ent *c = cache_find(s, de->rowid);
 	int rc;
 
-	for (uint32_t i = 0; i < s->ncache; i++) {
-		c = s->cache[i];
-		if (c->rowid == de->rowid) {
-			c->last_use = ++s->use_clock;
-			*out = c;
-			return 0;
+	if (c) {
+		if (!streaming && c != s->lru_head) {
+			lru_unlink(s, c);
+			lru_push_front(s, c);
 		}
+		*out = c;
+		return 0;
 	}
-	c = cache_victim(s);
-	if (!c)
-		return nomem(s, err);
+	/* Make room first (estimated from the event count): the least recently
+	 * used entry lends its buffers, so a full cache decodes into warm memory
+	 * instead of freeing one entry and allocating another for every miss. */
+	size_t est = sizeof(*c) + (size_t)de->n * sizeof(struct tft_event);
+	if (streaming && s->stream_ent && !s->stream_ent->pins) {
+		c = s->stream_ent;
+		cache_detach(s, c);
+	}
+	while (s->cache_bytes + est > s->cache_budget) {
+		struct cache_ent *v = cache_take_lru(s, NULL);
+		if (!v)
+			break;
+		if (c)
+			ent_free(c);
+		c = v;
+	}
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return nomem(s, err);
+		tft_chunk_dec_init(&c->dec);
+	}
 	c->rowid = -1;
 	sqlite3_bind_int64(s->get_chunk, 1, de->rowid);
 	rc = sqlite3_step(s->get_chunk);
@@ -802,25 +1029,38 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, struct cac
 		rc = rc == SQLITE_DONE ? fmt_err(s, err, "a chunk listed in the directory is missing", "")
 				       : db_err(s, err, "reading a chunk");
 		sqlite3_reset(s->get_chunk);
+		ent_free(c);
 		return rc;
 	}
-	rc = tft_chunk_decode(&c->dec, sqlite3_column_blob(s->get_chunk, 0),
-			      (size_t)sqlite3_column_bytes(s->get_chunk, 0), de->rowid, err);
+	rc = tft_chunk_decode_ext(&c->dec, &s->dctx, &s->raw, sqlite3_column_blob(s->get_chunk, 0),
+				  (size_t)sqlite3_column_bytes(s->get_chunk, 0), de->rowid, err);
 	sqlite3_reset(s->get_chunk);
-	if (rc) {
-		tft_error_set_file(err, s->path);
-		return rc;
-	}
-	if (c->dec.n != de->n || (c->dec.n && c->dec.max_str >= s->nstr)) {
+	if (!rc && (c->dec.n != de->n || (c->dec.n && c->dec.max_str >= s->nstr))) {
 		tft_error_set(err, TFT_EFORMAT, -1, "chunk %lld: %s", (long long)de->rowid,
 			      c->dec.n != de->n ? "event count differs from the directory"
 						: "string id out of range");
+		rc = TFT_EFORMAT;
+	}
+	if (rc) {
 		tft_error_set_file(err, s->path);
-		c->dec.n = 0;
-		return TFT_EFORMAT;
+		ent_free(c);
+		return rc;
 	}
 	c->rowid = de->rowid;
-	c->last_use = ++s->use_clock;
+	if (hash_insert(s, c)) {
+		ent_free(c);
+		return nomem(s, err);
+	}
+	c->bytes = sizeof(*c) + tft_chunk_dec_bytes(&c->dec) - sizeof(c->dec);
+	s->cache_bytes += c->bytes;
+	s->nent++;
+	if (streaming) {
+		lru_push_back(s, c);
+		s->stream_ent = c;
+	} else {
+		lru_push_front(s, c);
+	}
+	cache_trim(s, c);
 	*out = c;
 	return 0;
 }
@@ -855,16 +1095,26 @@ static int scan_level(struct tft_session *s, uint32_t track, int level, int64_t 
 		      tft_event_fn fn, void *ctx, struct tft_error *err)
 {
 	const struct level_dir *ld = &s->dirs[track][level];
+	uint32_t first = first_reaching(ld, t0), end = first;
 	size_t ngather = 0;
-	int rc = 0;
+	int rc = 0, streaming;
 
-	for (uint32_t i = first_reaching(ld, t0); i < ld->n && ld->e[i].t_min <= t1; i++) {
+	/* end: past the last chunk starting at or before t1 (sorted by t_min) */
+	for (uint32_t hi = ld->n; end < hi;) {
+		uint32_t mid = end + (hi - end) / 2;
+		if (ld->e[mid].t_min <= t1)
+			end = mid + 1;
+		else
+			hi = mid;
+	}
+	streaming = end - first > STREAM_CHUNKS;
+	for (uint32_t i = first; i < end; i++) {
 		const struct dir_ent *de = &ld->e[i];
 		struct cache_ent *c = NULL;
 
 		if (de->t_max < t0)
 			continue;
-		if ((rc = get_chunk(s, de, &c, err)))
+		if ((rc = get_chunk(s, de, streaming, &c, err)))
 			return rc;
 		if (level == 0) {
 			/* Raw events are stored in start order: stream them. */
@@ -942,41 +1192,38 @@ int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64
 
 int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err)
 {
+	struct tft_flow_dec d;
 	sqlite3_stmt *st;
 	int rc, cb = 0;
 
-	if ((rc = prepare(s,
-			  "SELECT flow_id, name, cat, src_track, src_ts, dst_track, dst_ts, flags"
-			  " FROM flows ORDER BY id",
-			  &st, err)))
+	if ((rc = prepare(s, "SELECT id, n, data FROM flow_chunks ORDER BY id", &st, err)))
 		return rc;
+	tft_flow_dec_init(&d);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct tft_flow f;
-		int64_t src = sqlite3_column_int64(st, 3), dst = sqlite3_column_int64(st, 5);
-		int src_null = sqlite3_column_type(st, 3) == SQLITE_NULL;
-		int dst_null = sqlite3_column_type(st, 5) == SQLITE_NULL;
+		int64_t id = sqlite3_column_int64(st, 0), n = sqlite3_column_int64(st, 1);
 
-		if (str_id(s, st, 1, &f.name) || str_id(s, st, 2, &f.cat) ||
-		    (!src_null && (src < 0 || src >= (int64_t)s->ntracks)) ||
-		    (!dst_null && (dst < 0 || dst >= (int64_t)s->ntracks))) {
-			sqlite3_finalize(st);
-			return fmt_err(s, err, "flows table: bad row", "");
+		rc = tft_flow_chunk_decode(&d, sqlite3_column_blob(st, 2),
+					   (size_t)sqlite3_column_bytes(st, 2), id, err);
+		if (!rc && (d.n != n || d.max_track > s->ntracks || d.max_str >= s->nstr)) {
+			rc = tft_error_set(err, TFT_EFORMAT, -1, "flow chunk %lld: %s", (long long)id,
+					   d.n != n ? "flow count differs from its row"
+					   : d.max_track > s->ntracks ? "track id out of range"
+								       : "string id out of range");
 		}
-		f.flow_id = (uint64_t)sqlite3_column_int64(st, 0);
-		f.src_track = src_null ? TFT_NONE : (uint32_t)src;
-		f.src_ts_ns = sqlite3_column_int64(st, 4);
-		f.dst_track = dst_null ? TFT_NONE : (uint32_t)dst;
-		f.dst_ts_ns = sqlite3_column_int64(st, 6);
-		f.flags = (uint32_t)sqlite3_column_int64(st, 7);
-		cb = fn(ctx, &f);
+		if (rc) {
+			tft_error_set_file(err, s->path);
+			break;
+		}
+		for (uint32_t i = 0; i < d.n && !cb; i++)
+			cb = fn(ctx, &d.f[i]);
 		if (cb)
 			break;
 	}
-	if (!cb && rc != SQLITE_DONE) {
+	if (!cb && rc == SQLITE_DONE)
+		rc = 0;
+	else if (!cb && rc > 0)
 		rc = db_err(s, err, "reading flows");
-		sqlite3_finalize(st);
-		return rc;
-	}
 	sqlite3_finalize(st);
-	return cb;
+	tft_flow_dec_fini(&d);
+	return cb ? cb : rc;
 }

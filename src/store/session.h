@@ -45,7 +45,11 @@ const struct tft_process *tft_session_process(const struct tft_session *s, uint3
 uint32_t tft_session_track_count(const struct tft_session *s);
 const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t id);
 
-/* String by id (NUL-terminated, borrowed until close); "" for unknown ids. */
+/*
+ * String by id (NUL-terminated, borrowed until close); "" for unknown ids.
+ * Strings are read from the file on first use, a block of ids at a time, so
+ * this call is not read-only: like every call, one thread at a time.
+ */
 const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *len);
 /* Metadata value (borrowed) or NULL. */
 const char *tft_session_meta(const struct tft_session *s, const char *key);
@@ -64,8 +68,20 @@ typedef int (*tft_event_fn)(void *ctx, const struct tft_event *ev);
 int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64_t t1_ns,
 		     int64_t resolution_ns, tft_event_fn fn, void *ctx, struct tft_error *err);
 
+/*
+ * Every flow, chunk by chunk: each chunk's flows sorted by time (src_ts, or
+ * dst_ts when the start is missing; ties in insertion order), chunks in the
+ * order the writer filled them (roughly time order: not globally sorted). Returns 0,
+ * the callback's non-zero return, or a negative status.
+ */
 typedef int (*tft_flow_fn)(void *ctx, const struct tft_flow *f);
 int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err);
+
+/*
+ * Memory for decoded chunks kept between scans (an LRU cache; 0 = the default,
+ * 64 MiB). Chunks in use by a running scan are kept whatever the budget.
+ */
+void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes);
 
 uint32_t tft_session_step_count(const struct tft_session *s);
 const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i);

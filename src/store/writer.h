@@ -72,6 +72,11 @@ uint32_t tft_writer_track_count(const struct tft_writer *w);
  */
 int tft_writer_append(struct tft_writer *w, const struct tft_event *ev);
 
+/*
+ * Flows are buffered and stored in compressed chunks of 16384, each sorted by
+ * time (src_ts, or dst_ts when the source is unknown); in live mode commit()
+ * also writes the partial chunk. TFT_EINVAL for an unknown track or string.
+ */
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f);
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s);
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Session store: chunk codec round trip and corruption, writer -> reader
- * round trip of every field, depth/lanes, window queries, LOD selection,
- * error paths (order, corrupt blob, newer schema, truncation), live mode.
+ * Session store: chunk and flow-chunk codecs (round trip, corruption),
+ * writer -> reader round trip of every field, depth/lanes, window queries,
+ * the LOD rule (long slices stand alone) and level selection, error paths
+ * (order, corrupt blob, newer schema, truncation), strings loaded on demand,
+ * the chunk cache under any budget, live mode.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -15,6 +17,7 @@
 
 #include "core/strtab.h"
 #include "store/chunk.h"
+#include "store/lod.h"
 #include "store/session.h"
 #include "store/writer.h"
 #include "tap.h"
@@ -616,6 +619,15 @@ struct flows {
 	int n;
 };
 
+static int stop_after_3(void *ctx, const struct tft_flow *f)
+{
+	(void)f;
+	return ++*(int *)ctx >= 3 ? 7 : 0;
+}
+
+static int copy_file(const char *from, const char *to, long truncate_to);
+static void sql_exec(const char *path, const char *sql);
+
 static int flow_fn(void *ctx, const struct tft_flow *f)
 {
 	struct flows *fl = ctx;
@@ -664,6 +676,212 @@ static void test_flows_steps(void)
 	tft_error_clear(&err);
 	is_int(tft_session_scan(s, 99, 0, 1, 0, stop_fn, &cnt, &err), TFT_EINVAL, "scan: unknown track");
 	tft_session_close(s);
+}
+
+/* ---- flow chunks ------------------------------------------------------------------ */
+
+static int flow_eq(const struct tft_flow *a, const struct tft_flow *b)
+{
+	return a->flow_id == b->flow_id && a->name == b->name && a->cat == b->cat &&
+	       a->src_track == b->src_track && a->src_ts_ns == b->src_ts_ns &&
+	       a->dst_track == b->dst_track && a->dst_ts_ns == b->dst_ts_ns && a->flags == b->flags;
+}
+
+static void random_flow(struct tft_flow *f, int64_t *ts, uint32_t ntracks)
+{
+	*ts += (int64_t)(rnd() % 3000);
+	memset(f, 0, sizeof(*f));
+	f->flow_id = rnd() % 8 == 0 ? rnd() : (uint64_t)(*ts / 7);
+	f->name = (uint32_t)(rnd() % 5);
+	f->cat = (uint32_t)(rnd() % 3);
+	f->src_track = rnd() % 10 == 0 ? TFT_NONE : (uint32_t)(rnd() % ntracks);
+	f->dst_track = rnd() % 10 == 0 ? TFT_NONE : (uint32_t)(rnd() % ntracks);
+	f->src_ts_ns = f->src_track == TFT_NONE ? (rnd() % 2 ? 0 : *ts - 5) : *ts;
+	f->dst_ts_ns = f->dst_track == TFT_NONE ? 0 : *ts + (int64_t)(rnd() % 100000) - 1000;
+	f->flags = (f->src_track == TFT_NONE || f->dst_track == TFT_NONE ? TFT_FLOWF_UNMATCHED : 0) |
+		   (rnd() % 3 == 0 ? TFT_FLOWF_BIND_ENCLOSING : 0);
+}
+
+static void test_flow_codec(void)
+{
+	enum { N = 5000 };
+	struct tft_flow *f = calloc(N, sizeof(*f));
+	struct tft_flow_dec d;
+	struct tft_chunk_buf scratch = { 0 }, blob = { 0 };
+	struct tft_error err;
+	void *cctx = ZSTD_createCCtx();
+	int64_t ts = -1000000, t_min, t_max;
+	int bad = 0, sorted = 1, errors = 0;
+
+	for (int i = 0; i < N; i++) {
+		random_flow(&f[i], &ts, 40);
+		if (i % 97 == 0) /* out of order input */
+			f[i].src_ts_ns -= 100000;
+	}
+	f[7].src_ts_ns = INT64_MIN; /* extremes: deltas wrap */
+	f[7].dst_ts_ns = INT64_MAX;
+	f[8].flow_id = UINT64_MAX;
+	f[9].name = UINT32_MAX - 1;
+	tft_flow_dec_init(&d);
+	ok(tft_flow_chunk_encode(f, N, cctx, 3, &scratch, &blob, &t_min, &t_max) == 0, "flow chunk: encode");
+	tft_error_clear(&err);
+	is_int(tft_flow_chunk_decode(&d, blob.p, blob.len, 1, &err), 0, "flow chunk: decode");
+	is_int(d.n, N, "flow chunk: count");
+	/* every input flow comes back once; the output is sorted by time, ties in input order */
+	char *used = calloc(N, 1);
+	for (uint32_t i = 0; i < d.n; i++) {
+		int found = 0;
+		if (i && tft_flow_time(&d.f[i]) < tft_flow_time(&d.f[i - 1]))
+			sorted = 0;
+		for (int j = 0; j < N && !found; j++)
+			if (!used[j] && flow_eq(&d.f[i], &f[j]))
+				used[j] = 1, found = 1;
+		bad += !found;
+	}
+	is_int(bad, 0, "flow chunk: every field of every flow round-trips");
+	ok(sorted && t_min == tft_flow_time(&d.f[0]) && t_max == tft_flow_time(&d.f[N - 1]),
+	   "flow chunk: sorted by time, range returned");
+	/* every truncation and many byte flips of the payload: errors, never a crash */
+	struct tft_chunk_buf payload = { 0 };
+	tft_chunk_buf_reserve(&payload, scratch.len);
+	memcpy(payload.p, scratch.p, scratch.len);
+	payload.len = scratch.len;
+	for (size_t cut = 0; cut < payload.len; cut += 1 + cut / 16) {
+		tft_error_clear(&err);
+		errors += tft_flow_chunk_decode_payload(&d, payload.p, cut, 1, &err) == TFT_EFORMAT;
+	}
+	ok(errors > 0 && strstr(err.msg, "flow chunk 1") != NULL, "flow chunk: truncations refused (%s)",
+	   err.msg);
+	for (int i = 0; i < 2000; i++) {
+		size_t at = rnd() % payload.len;
+		uint8_t old = payload.p[at];
+		payload.p[at] ^= (uint8_t)(1 + rnd() % 255);
+		tft_error_clear(&err);
+		tft_flow_chunk_decode_payload(&d, payload.p, payload.len, 1, &err);
+		payload.p[at] = old;
+	}
+	ok(1, "flow chunk: byte flips decode or fail cleanly");
+	tft_chunk_buf_free(&payload);
+	free(used);
+	tft_flow_dec_fini(&d);
+	tft_chunk_buf_free(&scratch);
+	tft_chunk_buf_free(&blob);
+	ZSTD_freeCCtx(cctx);
+	free(f);
+}
+
+struct flowlist {
+	struct tft_flow *f;
+	size_t n, cap;
+};
+
+static int flowlist_fn(void *ctx, const struct tft_flow *f)
+{
+	struct flowlist *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->f = realloc(l->f, l->cap * sizeof(*l->f));
+	}
+	l->f[l->n++] = *f;
+	return 0;
+}
+
+static int cmp_flow_id(const void *a, const void *b)
+{
+	const struct tft_flow *x = a, *y = b;
+
+	if (x->flow_id != y->flow_id)
+		return x->flow_id < y->flow_id ? -1 : 1;
+	return (x->src_ts_ns > y->src_ts_ns) - (x->src_ts_ns < y->src_ts_ns);
+}
+
+/* More flows than one chunk holds, through the writer and reader (and live mode). */
+static void test_flows_many(void)
+{
+	enum { N = 40000 };
+	struct tft_flow *f = calloc(N, sizeof(*f));
+	struct flowlist got = { 0 };
+	struct tft_error err;
+	int bad = 0;
+
+	for (int live = 0; live < 2; live++) {
+		const char *path = tpath(live ? "flows-live.tft" : "flows.tft");
+		struct tft_writer_opts o = { .flush_partial = live };
+		struct tft_writer *w = tft_writer_open(path, &o, &err);
+		struct tft_session *s;
+		int64_t ts = 1000;
+		uint32_t tr[4];
+		int nbad = 0;
+
+		if (!ok(w != NULL, "flows: writer open"))
+			return;
+		tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+		for (int i = 0; i < 4; i++)
+			tr[i] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+		for (int i = 0; i < 5; i++)
+			tft_writer_intern_cstr(w, i == 0 ? "" : i == 1 ? "ac2g" : i == 2 ? "fwdbwd" : i == 3 ? "x" : "y");
+		(void)tr;
+		for (int i = 0; i < N; i++) {
+			random_flow(&f[i], &ts, 4);
+			nbad += tft_writer_add_flow(w, &f[i]) != 0;
+			if (live && i % 10000 == 9999)
+				nbad += tft_writer_commit(w, &err) != 0;
+		}
+		ok(nbad == 0, "flows: %d added%s", N, live ? " (live, committed in between)" : "");
+		ok(tft_writer_add_flow(w, &(struct tft_flow){ .src_track = 4, .dst_track = TFT_NONE }) ==
+			   TFT_EINVAL,
+		   "flows: unknown track refused");
+		is_int(tft_writer_close(w, &err), 0, "flows: close");
+		s = tft_session_open(path, &err);
+		if (!ok(s != NULL, "flows: reopen"))
+			return;
+		struct tft_session_summary sum;
+		tft_session_get_summary(s, &sum);
+		is_int(sum.flows, N, "flows: summary count");
+		got.n = 0;
+		is_int(tft_session_flows(s, flowlist_fn, &got, &err), 0, "flows: iterate");
+		is_int(got.n, N, "flows: all come back");
+		/* compare as multisets */
+		struct tft_flow *want = malloc(N * sizeof(*want));
+		memcpy(want, f, N * sizeof(*want));
+		qsort(want, N, sizeof(*want), cmp_flow_id);
+		qsort(got.f, got.n, sizeof(*got.f), cmp_flow_id);
+		bad = 0;
+		for (size_t i = 0; i < got.n && i < N; i++)
+			bad += !flow_eq(&got.f[i], &want[i]);
+		is_int(bad, 0, "flows: every field round-trips");
+		free(want);
+		int cnt = 0;
+		is_int(tft_session_flows(s, stop_after_3, &cnt, &err), 7, "flows: callback stops the iteration");
+		tft_session_close(s);
+
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		sqlite3_prepare_v2(db, "SELECT count(*), sum(n), min(t_min) <= max(t_max) FROM flow_chunks", -1, &st,
+				   NULL);
+		int row = sqlite3_step(st) == SQLITE_ROW, nchunks = row ? sqlite3_column_int(st, 0) : 0;
+		ok(row && nchunks >= 3 && sqlite3_column_int(st, 1) == N && sqlite3_column_int(st, 2) == 1,
+		   "flows: stored in %d chunks", nchunks);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	/* A damaged flow chunk is TFT_EFORMAT naming it. */
+	const char *bad_path = tpath("flows-bad.tft");
+	copy_file(tpath("flows.tft"), bad_path, -1);
+	sql_exec(bad_path, "UPDATE flow_chunks SET n = n + 1 WHERE id = (SELECT max(id) FROM flow_chunks)");
+	struct tft_session *s = tft_session_open(bad_path, &err);
+	if (s) {
+		got.n = 0;
+		tft_error_clear(&err);
+		ok(tft_session_flows(s, flowlist_fn, &got, &err) == TFT_EFORMAT &&
+			   strstr(err.msg, "flow chunk") != NULL,
+		   "flows: bad chunk row is TFT_EFORMAT (%s)", err.msg);
+		tft_session_close(s);
+	}
+	free(got.f);
+	free(f);
 }
 
 /* ---- LOD -------------------------------------------------------------------------- */
@@ -746,8 +964,10 @@ static void test_lod(void)
 	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, lod_fn, &raw, &err);
 	is_int(raw.n, n, "lod: resolution 0 returns raw events");
 	is_int(raw.summaries, 0, "lod: no summaries at resolution 0");
-	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 1000, lod_fn, &l1, &err);
-	ok(l1.summaries == l1.n && l1.n > 0 && l1.n <= n / 2, "lod: 1 us resolution gives summaries (%llu)",
+	/* 1 us: parents >= 1 us stand alone there, so level 1 is not a quarter of the
+	 * raw events and is not stored; 4 us merges each burst per depth. */
+	tft_session_scan(s, t, INT64_MIN, INT64_MAX, 4000, lod_fn, &l1, &err);
+	ok(l1.summaries == l1.n && l1.n > 0 && l1.n <= n / 4, "lod: 4 us resolution gives summaries (%llu)",
 	   (unsigned long long)l1.n);
 	is_int(l1.count, n, "lod: summary counts add up to the raw events");
 	ok(fabs(l1.busy - busy) < 1, "lod: busy time adds up");
@@ -781,7 +1001,7 @@ static void test_lod(void)
 	   (unsigned long long)cr.n);
 	tft_session_close(s);
 
-	/* The lod table: every stored level has at most half the events of the finer one. */
+	/* The lod table: every stored level has at most a quarter of the events of the finer one. */
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int ok_levels = 1, nlev = 0;
@@ -791,13 +1011,14 @@ static void test_lod(void)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int lv = sqlite3_column_int(st, 0);
 		int64_t gap = sqlite3_column_int64(st, 1), ln = sqlite3_column_int64(st, 2);
-		if (lv > 0 && (gap != (int64_t)1000 << (2 * (lv - 1)) || ln * 2 > prev_n))
+		if (lv > 0 && (gap != (int64_t)1000 << (2 * (lv - 1)) || ln * 4 > prev_n))
 			ok_levels = 0;
 		prev_n = ln;
 		nlev++;
 	}
 	sqlite3_finalize(st);
-	ok(ok_levels && nlev >= 3, "lod: stored levels halve at least (%d levels)", nlev);
+	ok(ok_levels && nlev >= 3, "lod: each stored level has at most a quarter of the finer (%d levels)",
+	   nlev);
 	sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks c WHERE level > 0 AND NOT EXISTS"
 			   " (SELECT 1 FROM lod l WHERE l.track = c.track AND l.level = c.level)", -1, &st, NULL);
 	sqlite3_step(st);
@@ -807,6 +1028,316 @@ static void test_lod(void)
 	ok(sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1, "sql: track_view works");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+}
+
+/*
+ * The LOD rule, checked on the builder at every level against a direct
+ * computation from the raw events: at level k (gap G), a slice lasting >= G
+ * stands alone (count 1); shorter slices and instants merge while they start
+ * less than G after the open block's end.
+ */
+struct blk {
+	int level;
+	uint32_t depth, count, name;
+	int64_t ts, dur, busy;
+};
+
+struct blks {
+	struct blk *b;
+	size_t n, cap;
+};
+
+static void blks_add(struct blks *l, struct blk b)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->b = realloc(l->b, l->cap * sizeof(*l->b));
+	}
+	l->b[l->n++] = b;
+}
+
+static int blk_emit(void *ctx, int level, const struct tft_event *ev)
+{
+	blks_add(ctx, (struct blk){ level, ev->depth, ev->count, ev->name, ev->ts_ns, ev->dur_ns,
+				    (int64_t)ev->value });
+	return 0;
+}
+
+static int cmp_blk(const void *a, const void *b)
+{
+	const struct blk *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->dur > y->dur) - (x->dur < y->dur);
+}
+
+/* The rule applied directly to the raw events of one depth, at every level. */
+static void lod_direct(const struct tft_event *ev, size_t n, struct blks *out)
+{
+	for (int k = 1; k <= TFT_LOD_LEVELS; k++) {
+		int64_t gap = tft_lod_gap_ns(k);
+		struct blk open = { 0 };
+		int64_t longest = -1;
+		int have = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct tft_event *e = &ev[i];
+			int64_t end = e->ts_ns + e->dur_ns, busy = e->kind == TFT_EV_SLICE ? e->dur_ns : 0;
+			int is_long = e->kind == TFT_EV_SLICE && e->dur_ns >= gap;
+			if (have && !is_long && e->ts_ns - (open.ts + open.dur) < gap) {
+				if (end > open.ts + open.dur)
+					open.dur = end - open.ts;
+				open.count++;
+				open.busy += busy;
+				if (e->dur_ns > longest) {
+					longest = e->dur_ns;
+					open.name = e->name;
+				}
+				continue;
+			}
+			if (have)
+				blks_add(out, open);
+			open = (struct blk){ k, e->depth, 1, e->name, e->ts_ns, e->dur_ns, busy };
+			longest = e->dur_ns;
+			have = 1;
+			if (is_long) {
+				blks_add(out, open);
+				have = 0;
+			}
+		}
+		if (have)
+			blks_add(out, open);
+	}
+}
+
+static void test_lod_rule(void)
+{
+	enum { N = 20000 };
+	struct tft_event *ev = calloc(N, sizeof(*ev));
+	struct blks got = { 0 }, want = { 0 };
+	struct tft_lod lod;
+	int64_t ts = 0;
+	int bad = 0, rounds = 0;
+
+	/* Random mixes on one depth: durations and gaps log-spread over 1 ns .. 1 s. */
+	for (int round = 0; round < 6; round++, rounds++) {
+		got.n = want.n = 0;
+		tft_lod_init(&lod, 0);
+		for (int i = 0; i < N; i++) {
+			int64_t dscale = (int64_t)1 << (rnd() % (round < 3 ? 31 : 14));
+			int64_t gscale = (int64_t)1 << (rnd() % 28);
+			ev[i] = (struct tft_event){ .ts_ns = ts, .dur_ns = (int64_t)(rnd() % (uint64_t)dscale),
+						    .name = (uint32_t)(rnd() % 7), .count = 1,
+						    .kind = rnd() % 10 == 0 ? TFT_EV_INSTANT : TFT_EV_SLICE };
+			if (ev[i].kind == TFT_EV_INSTANT)
+				ev[i].dur_ns = 0;
+			tft_lod_add(&lod, &ev[i], blk_emit, &got);
+			ts += ev[i].dur_ns + (int64_t)(rnd() % (uint64_t)gscale);
+		}
+		tft_lod_flush(&lod, blk_emit, &got);
+		tft_lod_fini(&lod);
+		lod_direct(ev, N, &want);
+		qsort(got.b, got.n, sizeof(*got.b), cmp_blk);
+		qsort(want.b, want.n, sizeof(*want.b), cmp_blk);
+		if (got.n != want.n) {
+			printf("# round %d: %zu blocks, want %zu\n", round, got.n, want.n);
+			bad++;
+			continue;
+		}
+		for (size_t i = 0; i < got.n; i++)
+			if (memcmp(&got.b[i], &want.b[i], sizeof(got.b[i])) != 0) {
+				bad++;
+				break;
+			}
+	}
+	ok(bad == 0, "lod rule: cascaded levels equal the rule applied to the raw events (%d mixes)",
+	   rounds);
+
+	/* Six back-to-back 150 ms steps: separate at every level whose gap is <= 150 ms. */
+	got.n = 0;
+	tft_lod_init(&lod, 0);
+	for (int i = 0; i < 6; i++) {
+		struct tft_event e = { .ts_ns = i * 150000000LL, .dur_ns = 150000000LL, .name = 10 + (uint32_t)i,
+				       .count = 1 };
+		tft_lod_add(&lod, &e, blk_emit, &got);
+	}
+	tft_lod_flush(&lod, blk_emit, &got);
+	tft_lod_fini(&lod);
+	int sep_ok = 1, merged_ok = 1;
+	for (int k = 1; k <= TFT_LOD_LEVELS; k++) {
+		size_t nk = 0, cnt = 0;
+		for (size_t i = 0; i < got.n; i++)
+			if (got.b[i].level == k) {
+				nk++;
+				cnt += got.b[i].count;
+				if (tft_lod_gap_ns(k) <= 150000000LL &&
+				    (got.b[i].count != 1 || got.b[i].dur != 150000000LL ||
+				     got.b[i].name != 10 + (uint32_t)(got.b[i].ts / 150000000LL)))
+					sep_ok = 0;
+			}
+		if (tft_lod_gap_ns(k) <= 150000000LL && nk != 6)
+			sep_ok = 0;
+		if (tft_lod_gap_ns(k) > 150000000LL && (nk != 1 || cnt != 6))
+			merged_ok = 0;
+	}
+	ok(sep_ok, "lod rule: adjacent long slices stay separate (count 1, own name) at levels 1-10");
+	ok(merged_ok, "lod rule: they merge at levels whose gap exceeds their duration");
+
+	/* A run of tiny slices merges into one block per level. */
+	got.n = 0;
+	tft_lod_init(&lod, 0);
+	for (int i = 0; i < 10000; i++) {
+		struct tft_event e = { .ts_ns = i * 150LL, .dur_ns = 100, .count = 1 };
+		tft_lod_add(&lod, &e, blk_emit, &got);
+	}
+	tft_lod_flush(&lod, blk_emit, &got);
+	tft_lod_fini(&lod);
+	int run_ok = got.n == TFT_LOD_LEVELS;
+	for (size_t i = 0; i < got.n; i++)
+		run_ok &= got.b[i].count == 10000 && got.b[i].busy == 1000000;
+	ok(run_ok, "lod rule: a run of tiny slices is one block at every level (%zu blocks)", got.n);
+
+	/* Mixed: tiny runs between long slices; the long ones split the runs. */
+	got.n = 0;
+	tft_lod_init(&lod, 0);
+	ts = 0;
+	for (int i = 0; i < 4; i++) {
+		struct tft_event big = { .ts_ns = ts, .dur_ns = 10000, .name = 1, .count = 1 };
+		tft_lod_add(&lod, &big, blk_emit, &got);
+		ts += 10100;
+		for (int j = 0; j < 20; j++, ts += 200) {
+			struct tft_event e = { .ts_ns = ts, .dur_ns = 100, .name = 2, .count = 1 };
+			tft_lod_add(&lod, &e, blk_emit, &got);
+		}
+	}
+	tft_lod_flush(&lod, blk_emit, &got);
+	tft_lod_fini(&lod);
+	size_t n1 = 0, n3 = 0, long1 = 0;
+	for (size_t i = 0; i < got.n; i++) {
+		n1 += got.b[i].level == 1;
+		n3 += got.b[i].level == 3;
+		long1 += got.b[i].level == 1 && got.b[i].count == 1 && got.b[i].dur == 10000;
+	}
+	/* level 1 (1 us): 4 long + 4 runs; level 3 (16 us): the 10 us slices are short, all merge */
+	ok(n1 == 8 && long1 == 4 && n3 == 1, "lod rule: mixed long slices and tiny runs (%zu, %zu blocks)",
+	   n1, n3);
+	free(got.b);
+	free(want.b);
+	free(ev);
+}
+
+/*
+ * The same through the writer and reader: whatever level a resolution picks,
+ * every slice at least as long as the resolution comes back as itself.
+ */
+struct longchk {
+	int64_t res;
+	size_t seen_long, bad;
+	uint64_t count;
+};
+
+static int longchk_fn(void *ctx, const struct tft_event *ev)
+{
+	struct longchk *c = ctx;
+
+	c->count += ev->count;
+	/* a 1-event block at least res long is a raw slice that long: all of them must be there */
+	if (ev->kind == TFT_EV_SLICE && ev->dur_ns >= c->res && ev->count == 1)
+		c->seen_long++;
+	return 0;
+}
+
+static void test_lod_long(void)
+{
+	const char *path = tpath("lodlong.tft");
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	uint32_t t, step_name[6], op;
+	uint64_t n = 0;
+	int64_t ts = 0;
+	int bad = 0, bad_steps = 0;
+	size_t nlong[14] = { 0 };
+	static const int64_t durs[] = { 150000000LL, 20000000LL, 3000000LL, 500000LL, 70000LL, 9000LL };
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "lod long: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	op = tft_writer_intern_cstr(w, "aten::add");
+	for (int i = 0; i < 6; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", i);
+		step_name[i] = tft_writer_intern_cstr(w, nm);
+	}
+	/* Six back-to-back 150 ms steps, each full of ops of spread lengths. */
+	for (int i = 0; i < 6; i++) {
+		int64_t end = ts + 150000000LL;
+		tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = ts, .dur_ns = 150000000LL,
+							  .name = step_name[i], .count = 1 });
+		n++;
+		for (int64_t x = ts + 1000; ; n++) {
+			int64_t d = rnd() % 100 < 97 ? 200 + (int64_t)(rnd() % 1800)
+						     : durs[1 + rnd() % 5] / (1 + (int64_t)(rnd() % 8));
+			if (x + d > end)
+				break;
+			tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = x, .dur_ns = d,
+								  .name = op, .count = 1 });
+			for (int k = 0; k < 14; k++)
+				nlong[k] += d >= (k ? tft_lod_gap_ns(k) : 1);
+			x += d + 100 + (int64_t)(rnd() % 3000);
+		}
+		ts = end;
+	}
+	is_int(tft_writer_close(w, &err), 0, "lod long: close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "lod long: reopen"))
+		return;
+	for (int k = 1; k <= 13; k++) {
+		struct longchk c = { .res = tft_lod_gap_ns(k) };
+		struct collect col = { .sorted = 1 };
+		tft_session_scan(s, t, INT64_MIN, INT64_MAX, c.res, longchk_fn, &c, &err);
+		/* every op >= the resolution, plus the 6 steps while they are that long */
+		size_t want = nlong[k] + (c.res <= 150000000LL ? 6 : 0);
+		if (c.bad || c.seen_long != want || c.count != n) {
+			printf("# resolution %lld: %zu long alone (want %zu), count %llu of %llu\n",
+			       (long long)c.res, c.seen_long, want, (unsigned long long)c.count,
+			       (unsigned long long)n);
+			bad++;
+		}
+		collect_reset(&col);
+		tft_session_scan(s, t, INT64_MIN, INT64_MAX, c.res, collect_fn, &col, &err);
+		size_t steps = 0;
+		for (size_t i = 0; i < col.n; i++)
+			if (col.ev[i].ev.depth == 0 && col.ev[i].ev.dur_ns == 150000000LL &&
+			    col.ev[i].ev.count == 1 &&
+			    col.ev[i].ev.name == step_name[col.ev[i].ev.ts_ns / 150000000LL])
+				steps++;
+		if (c.res <= 150000000LL && steps != 6)
+			bad_steps++;
+		free(col.ev);
+	}
+	is_int(bad, 0, "lod long: at every resolution, slices at least that long come back alone");
+	{
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		int nlev = 0;
+		sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		sqlite3_prepare_v2(db, "SELECT count(*) FROM lod WHERE level > 0", -1, &st, NULL);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			nlev = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		ok(nlev >= 2, "lod long: %d LOD levels stored (%llu events)", nlev, (unsigned long long)n);
+	}
+	is_int(bad_steps, 0, "lod long: the six 150 ms steps stay six (own names) up to 150 ms resolution");
+	tft_session_close(s);
 }
 
 /*
@@ -892,6 +1423,172 @@ static void test_lod_rebuild(void)
 	tft_session_close(s1);
 	free(a);
 	free(b);
+}
+
+/* ---- strings (loaded on demand) and the chunk cache ---------------------------- */
+
+static void test_strings_lazy(void)
+{
+	enum { NS = 5000 };
+	const char *path = tpath("strs.tft");
+	struct tft_error err;
+	struct tft_writer *w = tft_writer_open(path, NULL, &err);
+	struct tft_session *s;
+	static const char *ptr[NS + 3];
+	uint32_t ids[NS + 3], big_id, nul_id;
+	char buf[64];
+	char *big = malloc((3u << 20) + 1);
+	int bad = 0;
+
+	if (!ok(w != NULL, "strings: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	uint32_t t = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	for (int i = 0; i < NS; i++) {
+		snprintf(buf, sizeof(buf), "op_%d", i);
+		ids[i] = tft_writer_intern_cstr(w, buf);
+		tft_writer_append(w, &(struct tft_event){ .track = t, .ts_ns = i, .name = ids[i], .count = 1 });
+	}
+	memset(big, 'b', 3u << 20); /* longer than an arena block */
+	big[3u << 20] = 0;
+	big_id = tft_writer_intern(w, big, 3u << 20);
+	nul_id = tft_writer_intern(w, "a\0b", 3);
+	is_int(tft_writer_close(w, &err), 0, "strings: close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "strings: reopen"))
+		return;
+	/* random order, twice: same content, same pointer */
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < NS; k++) {
+			int i = (int)(rnd() % NS);
+			const char *p = tft_session_str(s, ids[i], NULL);
+			snprintf(buf, sizeof(buf), "op_%d", i);
+			if (strcmp(p, buf) != 0 || (ptr[i] && ptr[i] != p))
+				bad++;
+			ptr[i] = p;
+		}
+	is_int(bad, 0, "strings: loaded on demand, stable pointers, right content");
+	size_t len = 0;
+	const char *p = tft_session_str(s, big_id, &len);
+	ok(len == 3u << 20 && p[0] == 'b' && p[len - 1] == 'b' && p[len] == 0, "strings: a 3 MiB string");
+	p = tft_session_str(s, nul_id, &len);
+	ok(len == 3 && memcmp(p, "a\0b", 3) == 0, "strings: embedded NUL kept");
+	p = tft_session_str(s, nul_id + 1, &len);
+	ok(*p == 0 && len == 0, "strings: unknown id is \"\"");
+	p = tft_session_str(s, UINT32_MAX, &len);
+	ok(*p == 0 && len == 0, "strings: UINT32_MAX is \"\"");
+	tft_session_close(s);
+
+	/* damaged tables */
+	const char *dp = tpath("strs-bad.tft");
+	copy_file(path, dp, -1);
+	sql_exec(dp, "DELETE FROM strings WHERE id BETWEEN 2000 AND 2100");
+	s = tft_session_open(dp, &err);
+	ok(s != NULL, "strings: a gap in the table still opens");
+	if (s) {
+		ok(*tft_session_str(s, 2050, NULL) == 0 && strcmp(tft_session_str(s, 1999, NULL), "op_1998") == 0,
+		   "strings: missing rows read as \"\", the others are fine");
+		tft_session_close(s);
+	}
+	unlink(dp);
+	copy_file(path, dp, -1);
+	sql_exec(dp, "DELETE FROM strings WHERE id = 0");
+	tft_error_clear(&err);
+	s = tft_session_open(dp, &err);
+	ok(!s && err.code == TFT_EFORMAT, "strings: no id 0 is TFT_EFORMAT (%s)", err.msg);
+	tft_session_close(s);
+	unlink(dp);
+	copy_file(path, dp, -1);
+	sql_exec(dp, "INSERT INTO strings(id, s) VALUES(4000000000, 'far')");
+	tft_error_clear(&err);
+	s = tft_session_open(dp, &err);
+	ok(!s && err.code == TFT_EFORMAT, "strings: ids far beyond the file size are TFT_EFORMAT (%s)", err.msg);
+	tft_session_close(s);
+	free(big);
+}
+
+struct cache_ctx {
+	struct tft_session *s;
+	uint32_t ntracks, nested_every;
+	uint64_t sum, n, nested;
+	int depth;
+};
+
+static int cache_fn(void *vctx, const struct tft_event *ev)
+{
+	struct cache_ctx *c = vctx;
+
+	c->sum = c->sum * 31 + (uint64_t)ev->ts_ns * 7 + (uint64_t)ev->dur_ns + ev->name + ev->depth +
+		 ev->count;
+	c->n++;
+	/* scan another track from inside the callback: the running chunk is pinned */
+	if (c->nested_every && c->depth == 0 && c->n % c->nested_every == 0) {
+		struct tft_error err;
+		c->depth++;
+		tft_session_scan(c->s, (ev->track + 1 + (uint32_t)(c->n % 5)) % c->ntracks,
+				 ev->ts_ns - 200000, ev->ts_ns + 200000, (c->n / 3) % 2 ? 0 : 5000, cache_fn, c,
+				 &err);
+		c->depth--;
+		c->nested++;
+	}
+	return 0;
+}
+
+static void test_cache(void)
+{
+	enum { NT = 24, NE = 12000 };
+	const char *path = tpath("cache.tft");
+	struct tft_writer_opts o = { .chunk_events = 256 };
+	struct tft_error err;
+	struct tft_writer *w = tft_writer_open(path, &o, &err);
+	static const size_t budgets[] = { 0, 1, 100000, 4u << 20 };
+	uint64_t ref_sum = 0, ref_n = 0;
+	int bad = 0;
+
+	if (!ok(w != NULL, "cache: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	for (int t = 0; t < NT; t++)
+		tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_GPU_STREAM });
+	uint32_t nm = tft_writer_intern_cstr(w, "k");
+	for (int t = 0; t < NT; t++) {
+		int64_t ts = t * 1000;
+		for (int i = 0; i < NE; i++) {
+			struct tft_event e = { .track = (uint32_t)t, .ts_ns = ts, .dur_ns = 100 + (int64_t)(rnd() % 3000),
+					       .name = nm, .count = 1 };
+			tft_writer_append(w, &e);
+			ts += e.dur_ns + (int64_t)(rnd() % 2000);
+		}
+	}
+	is_int(tft_writer_close(w, &err), 0, "cache: close");
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+		struct tft_session *s = tft_session_open(path, &err);
+		struct cache_ctx c = { .s = s, .ntracks = NT, .nested_every = 97 };
+		uint64_t r = 0x1234567;
+		if (!s)
+			return;
+		tft_session_set_cache_bytes(s, budgets[b]);
+		/* viewports over every track (many chunks each: some scans stream), panned */
+		for (int v = 0; v < 60; v++) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			int64_t t0 = (int64_t)(r >> 40) % 20000000, width = v % 3 == 0 ? 20000000 : 300000;
+			for (uint32_t t = 0; t < NT; t++)
+				tft_session_scan(s, t, t0, t0 + width, v % 2 ? 0 : 4000, cache_fn, &c, &err);
+		}
+		if (b == 0) {
+			ref_sum = c.sum;
+			ref_n = c.n;
+		} else if (c.sum != ref_sum || c.n != ref_n) {
+			printf("# budget %zu: %llu events, want %llu\n", budgets[b], (unsigned long long)c.n,
+			       (unsigned long long)ref_n);
+			bad++;
+		}
+		if (b == 0)
+			ok(c.nested > 100 && c.n > 100000, "cache: %llu events, %llu nested scans",
+			   (unsigned long long)c.n, (unsigned long long)c.nested);
+		tft_session_close(s);
+	}
+	is_int(bad, 0, "cache: same answers whatever the budget (1 B .. 64 MiB), nested scans included");
 }
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -1115,9 +1812,15 @@ int main(void)
 	test_chunk_codec();
 	test_roundtrip();
 	test_flows_steps();
+	test_flow_codec();
+	test_flows_many();
 	test_lod();
+	test_lod_rule();
+	test_lod_long();
 	test_lod_rebuild();
 	test_errors();
+	test_strings_lazy();
+	test_cache();
 	test_live();
 	{
 		char cmd[600];
