@@ -2,13 +2,19 @@
 # SPDX-License-Identifier: MIT
 # `make bench`: import/export throughput and peak RSS of the CLI, the ratio to
 # python3's json.load, and bytes per slice, on the real 83 MB MTIA Kineto trace
-# and a generated Kineto-style trace (bench/gen_chrome.c).
+# and a generated Kineto-style trace (bench/gen_chrome.c), and a generated
+# TF2-profiler XSpace (bench/gen_xspace.c; no python baseline for it); then
+# the session store alone (bench/bench_store.c: append rate, bytes per slice,
+# reopen, first-window and overview query times on a generated Kineto-like
+# session).
 #
 # Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (1: best
 # of N import runs), BENCH_DIR (/tmp/tft-bench: inputs and scratch, never the
 # repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
-# the file in RAM), BENCH_INPUTS ("mtia gen"), TFT_BIN (build/tftracer),
-# TFT_DATA (../shared/data).
+# the file in RAM), BENCH_INPUTS ("mtia gen xspace"), BENCH_XSPACE_MB (300: size
+# of the generated XSpace), BENCH_STORE_SLICES (2000000: slices bench_store
+# generates; 10000000 is the reference size), TFT_BIN (build/tftracer;
+# bench_store links the libtftracer.a next to it), TFT_DATA (../shared/data).
 # Output: one JSON line per result (also appended to bench/results/<date>.jsonl)
 # and a table.
 set -euo pipefail
@@ -20,7 +26,9 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-1}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen}
+INPUTS=${BENCH_INPUTS:-mtia gen xspace store}
+STORE_SLICES=${BENCH_STORE_SLICES:-2000000}
+XSPACE_MB=${BENCH_XSPACE_MB:-300}
 DATA=${TFT_DATA:-$ROOT/../shared/data}
 PY=/usr/bin/python3
 TIME=/usr/bin/time
@@ -72,6 +80,17 @@ prepare_gen() {
 	echo "$out"
 }
 
+prepare_xspace() {
+	local gen=$WORK/gen_xspace out=$WORK/gen_${XSPACE_MB}MB.xplane.pb
+	if [ ! -x "$gen" ] || [ bench/gen_xspace.c -nt "$gen" ]; then
+		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_xspace.c
+	fi
+	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
+		"$gen" "$XSPACE_MB" "$out.part" >/dev/null 2>&1 && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
 prepare_mtia() {
 	local src=$DATA/hta/mtia_trace_single_rank/mtia_rank_0.json.gz out=$WORK/mtia_rank_0.json
 	[ -f "$src" ] || { echo ""; return; }
@@ -81,8 +100,8 @@ prepare_mtia() {
 	echo "$out"
 }
 
-bench_input() { # label file
-	local label=$1 in=$2 bytes best="" best_cpu="" rss_peak=0 i tft=$WORK/bench.tft exp=$WORK/bench-export.json
+bench_input() { # label file [nopy: no python json.load baseline]
+	local label=$1 in=$2 nopy=${3:-} bytes best="" best_cpu="" rss_peak=0 i tft=$WORK/bench.tft exp=$WORK/bench-export.json
 	bytes=$(stat -c %s "$in")
 	cat "$in" >/dev/null # warm the page cache for both tftracer and python
 	for i in $(seq 1 "$REPS"); do
@@ -111,7 +130,9 @@ bench_input() { # label file
 		emit "\"bench\":\"session_size\",\"input\":\"$label\",\"json_bytes\":$bytes,\"tft_bytes\":$tft_bytes,\"slices\":$slices,\"tft_bytes_per_slice\":$(awk -v a="$tft_bytes" -v b="$slices" 'BEGIN { printf "%.2f", a / b }'),\"json_bytes_per_slice\":$(awk -v a="$bytes" -v b="$slices" 'BEGIN { printf "%.1f", a / b }')"
 	fi
 
-	if awk -v b="$bytes" -v m="$PY_MAX_MB" 'BEGIN { exit !(b / 1e6 <= m) }'; then
+	if [ -n "$nopy" ]; then
+		: # not JSON: no python baseline
+	elif awk -v b="$bytes" -v m="$PY_MAX_MB" 'BEGIN { exit !(b / 1e6 <= m) }'; then
 		if measure "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$in"; then
 			local py=$WALL pycpu=$CPU
 			emit "\"bench\":\"python_json_load\",\"input\":\"$label\",\"input_mb\":$(mbps "$bytes" 1),\"seconds\":$py,\"mb_per_s\":$(mbps "$bytes" "$py"),\"cpu_s\":$pycpu,\"max_rss_mb\":$RSS_MB"
@@ -134,6 +155,26 @@ bench_input() { # label file
 	rm -f "$tft" "$tft"-* "$exp"
 }
 
+bench_store() { # the store alone: write, then reopen and query (bench/bench_store.c)
+	local lib exe=$WORK/bench_store out=$WORK/bench-store.tft line
+	lib=$(dirname "$BIN")/libtftracer.a
+	[ -f "$lib" ] || make -j2 O="$(dirname "$BIN")" "$lib" >/dev/null
+	if [ ! -x "$exe" ] || [ bench/bench_store.c -nt "$exe" ] || [ "$lib" -nt "$exe" ]; then
+		cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o "$exe" bench/bench_store.c "$lib" \
+			-lsqlite3 -lzstd -lz -lpthread -lm
+	fi
+	rm -f "$out"
+	if ! "$exe" -n "$STORE_SLICES" -o "$out" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; then
+		emit "\"bench\":\"store_write\",\"input\":\"gen_store\",\"error\":\"$(errmsg)\""
+		return
+	fi
+	while read -r line; do # {"bench":...}: re-emitted with the common fields
+		line=${line#\{}
+		emit "\"input\":\"gen_store_${STORE_SLICES}\",${line%\}}"
+	done <"$WORK/cmd.out"
+	rm -f "$out" "$out"-*
+}
+
 echo "# tftracer bench: $BIN ($COMMIT$DIRTY) on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for what in $INPUTS; do
 	case $what in
@@ -145,6 +186,11 @@ for what in $INPUTS; do
 		f=$(prepare_gen)
 		bench_input "gen_${SIZE_MB}MB" "$f"
 		;;
+	xspace)
+		f=$(prepare_xspace)
+		bench_input "xspace_${XSPACE_MB}MB" "$f" nopy
+		;;
+	store) bench_store ;;
 	*) echo "bench: unknown input '$what'" >&2 ;;
 	esac
 done
@@ -157,7 +203,8 @@ print("%-16s %-18s %10s %10s %10s %10s %s" % ("input", "bench", "MB", "seconds",
                                                 "other"))
 for r in rows:
     other = ", ".join("%s=%s" % (k, r[k]) for k in ("max_rss_mb", "ratio", "cpu_ratio",
-                      "tft_bytes_per_slice",
+                      "tft_bytes_per_slice", "bytes_per_slice", "events_per_s", "open_s",
+                      "first_window_s", "overview_s", "full_scan_events_per_s",
                       "json_bytes_per_slice", "slices", "events", "error", "skipped") if k in r)
     mb = r.get("input_mb", r.get("output_mb", ""))
     print("%-16s %-18s %10s %10s %10s %10s %s" % (r.get("input", ""), r["bench"], mb,

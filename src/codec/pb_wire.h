@@ -227,6 +227,28 @@ static inline int tft_pb_wire_varint(const uint8_t **pp, const uint8_t *end, uin
 		*pp = p + 1;
 		return 0;
 	}
+	if (__builtin_expect(end - p >= 10, 1)) {
+		/* Unrolled: no bounds check per byte (timestamps are 5-9 byte varints). */
+		uint64_t b;
+		int i;
+
+		v = p[0] & 0x7F;
+		for (i = 1; i < 9; i++) {
+			b = p[i];
+			v |= (b & 0x7F) << (7 * i);
+			if (b < 0x80) {
+				*out = v;
+				*pp = p + i + 1;
+				return 0;
+			}
+		}
+		b = p[9];
+		if (b > 1)
+			return -2;
+		*out = v | b << 63;
+		*pp = p + 10;
+		return 0;
+	}
 	v = 0;
 	for (unsigned shift = 0; shift < 70; shift += 7) {
 		uint8_t b;

@@ -347,7 +347,8 @@ static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, co
 	}
 	tft_error_clear(&ierr);
 	g->sub_base = p >= g->data && p < g->data + g->len ? (uint64_t)(p - g->data) : 0;
-	r = tft_runmeta_ingest_as(g->w, label, p, len, fmt, &g->sub_opts, &ierr);
+	r = tft_runmeta_ingest_step(g->w, label, p, len, fmt, g->next_step, label, &g->sub_opts,
+				    &ierr);
 	if (r) {
 		int64_t off = obj->offset;
 

@@ -15,6 +15,7 @@
 #include "codec/pb_wire.h"
 #include "collect/ingest_runmeta.h"
 #include "core/strtab.h"
+#include "collect/ingest_graph.h"
 #include "store/sorter.h"
 
 #define MAX_ARGS 40
@@ -390,12 +391,24 @@ struct rm_runmeta {
 	struct rm_session_meta session;
 };
 
-/* cost_graph (2), partition_graphs (3) and function_graphs (4) are skipped. */
+static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/* FunctionGraphs: only its partition_graphs (what ran) are kept. */
+static const struct tft_pb_field function_graphs_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "partition_graphs", on_graph, NULL),
+};
+static const struct tft_pb_msg function_graphs_msg = {"RunMetadata.FunctionGraphs",
+						      function_graphs_fields, 1, TFT_PB_NOOFF};
+
+/* cost_graph and the graphs go to the session's graph_nodes (collect/ingest_graph.h). */
 static const struct tft_pb_field runmeta_fields[] = {
 	H(1, TFT_PB_MESSAGE, 0, "step_stats", on_step_stats, NULL),
+	H(2, TFT_PB_MESSAGE, 0, "cost_graph", on_graph, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "partition_graphs", on_graph, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "function_graphs", on_graph, NULL),
 	F(5, TFT_PB_MESSAGE, 0, struct rm_runmeta, session, "session_metadata", NULL, &session_meta_msg),
 };
-static const struct tft_pb_msg runmeta_msg = {"RunMetadata", runmeta_fields, 2,
+static const struct tft_pb_msg runmeta_msg = {"RunMetadata", runmeta_fields, 5,
 					      offsetof(struct rm_runmeta, has)};
 
 /* ---- importer state ----------------------------------------------------------- */
@@ -431,6 +444,13 @@ struct rm_thread {
 	uint32_t name; /* string id */
 };
 
+/* A node event held back until its device is complete (see flush_device). */
+struct rm_pend {
+	struct tft_event ev; /* ev.args NULL: its args are pargs[args_off..+nargs) */
+	uint32_t args_off;
+	uint32_t seq;        /* arrival order, for a stable sort */
+};
+
 struct rm {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
@@ -451,7 +471,9 @@ struct rm {
 	uint32_t nthreads, cthreads;
 
 	/* Current NodeExecStats's nested values, as JSON. */
-	struct jbuf j_memory, j_output, j_ref, j_memstats, j_tmp, j_dims, j_ids, j_ids2;
+	struct jbuf j_memory, j_output, j_ref, j_memstats, j_tmp, j_dims, j_ids, j_ids2, j_dnames;
+	int dim_named;         /* a dim of the current shape has a name */
+	uint64_t node_index;   /* position of the current node in its device's node_stats */
 	struct jbuf scratch;
 
 	struct rm_comm *comm; /* owned */
@@ -460,6 +482,23 @@ struct rm {
 	struct tft_arg args[MAX_ARGS];
 	uint16_t nargs;
 
+	struct tft_graph_import *graphs; /* owned, lazy: partition_graphs, cost_graph */
+	const char *name;      /* borrowed: the input's name */
+	uint32_t nfunc;        /* function_graphs seen */
+	/*
+	 * Devices are buffered, sorted in place when needed and appended straight
+	 * to the writer (no sorter) when every device name appears once in the
+	 * input (`direct`); a device larger than pend_budget bytes goes through
+	 * the sorter (`spilled`).
+	 */
+	int direct, spilled;
+	struct rm_pend *pend;  /* owned */
+	uint32_t npend, cpend;
+	struct tft_arg *pargs; /* owned */
+	uint32_t npargs, cpargs;
+	size_t pend_budget;
+	int64_t step_index;    /* the step this file becomes */
+	const char *step_name; /* borrowed; NULL: session name or file base name */
 	int64_t min_ts, max_end;
 	uint64_t nodes;
 	uint32_t step_process; /* the one process seen, TFT_NONE if several */
@@ -471,7 +510,7 @@ struct rm {
 		k_sched_us, k_thread, k_thread_name, k_memory, k_output, k_ref, k_memstats,
 		k_all_start_ns, k_op_start_ns, k_op_end_ns, k_all_end_ns, k_sched_ns, k_tensor,
 		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
-		k_async, k_to_device, k_kernel, k_node, k_device;
+		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index;
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 };
 
@@ -564,6 +603,10 @@ static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const stru
 		return r;
 	jb_sep(&rm->j_dims);
 	jb_int(&rm->j_dims, dim.size);
+	/* Dim names ("batch", ...) go to a parallel array: "shape" stays ints. */
+	jb_sep(&rm->j_dnames);
+	jb_str(&rm->j_dnames, dim.name.p, dim.name.len);
+	rm->dim_named |= dim.name.len != 0;
 	return 0;
 }
 
@@ -604,6 +647,8 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 
 	memset(&o, 0, sizeof(o));
 	rm->j_dims.len = 0;
+	rm->j_dnames.len = 0;
+	rm->dim_named = 0;
 	r = tft_pb_wire_decode_sub(&v->sub, &output_msg, &o, ctx);
 	if (r)
 		return r;
@@ -619,6 +664,12 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 		jb_raw(b, "[", 1);
 		jb_raw(b, rm->j_dims.p, rm->j_dims.len);
 		jb_raw(b, "]", 1);
+		if (rm->dim_named) {
+			jb_key(b, "dim_names");
+			jb_raw(b, "[", 1);
+			jb_raw(b, rm->j_dnames.p, rm->j_dnames.len);
+			jb_raw(b, "]", 1);
+		}
 		if (o.td.shape.unknown_rank) {
 			jb_key(b, "unknown_rank");
 			jb_lit(b, "true");
@@ -966,6 +1017,204 @@ static void canon_of(struct tft_tf_str s, char *buf, size_t size)
 		snprintf(buf, size, "%.*s", (int)(s.len > 150 ? 150 : s.len), s.p);
 }
 
+/* Hand the buffered events of the current device to the sorter (it is too large). */
+static int spill_pending(struct rm *rm)
+{
+	for (uint32_t i = 0; i < rm->npend; i++) {
+		struct tft_event ev = rm->pend[i].ev;
+		int r;
+
+		ev.args = rm->pargs + rm->pend[i].args_off;
+		r = tft_sorter_push(rm->sorter, &ev, rm->err);
+		if (r)
+			return r;
+	}
+	rm->npend = rm->npargs = 0;
+	rm->spilled = 1;
+	return 0;
+}
+
+static int queue_event(struct rm *rm, const struct tft_event *ev)
+{
+	struct rm_pend *pe;
+	size_t bytes;
+
+	if (!rm->direct || rm->spilled)
+		return tft_sorter_push(rm->sorter, ev, rm->err);
+	bytes = (size_t)rm->npend * sizeof(*rm->pend) + (size_t)rm->npargs * sizeof(*rm->pargs);
+	if (bytes > rm->pend_budget || rm->npargs > UINT32_MAX - ev->nargs - 1) {
+		int r = spill_pending(rm);
+
+		return r ? r : tft_sorter_push(rm->sorter, ev, rm->err);
+	}
+	if (grow((void **)&rm->pend, &rm->cpend, rm->npend + 1, sizeof(*rm->pend)) ||
+	    grow((void **)&rm->pargs, &rm->cpargs, rm->npargs + ev->nargs, sizeof(*rm->pargs)))
+		return TFT_ENOMEM;
+	pe = &rm->pend[rm->npend];
+	pe->ev = *ev;
+	pe->ev.args = NULL;
+	pe->args_off = rm->npargs;
+	pe->seq = rm->npend++;
+	if (ev->nargs)
+		memcpy(rm->pargs + rm->npargs, ev->args, ev->nargs * sizeof(*ev->args));
+	rm->npargs += ev->nargs;
+	return 0;
+}
+
+/* The writer's order per track: ts ascending, longer first, then arrival. */
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct rm_pend *x = a, *y = b;
+
+	if (x->ev.track != y->ev.track)
+		return x->ev.track < y->ev.track ? -1 : 1;
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns < y->ev.ts_ns ? -1 : 1;
+	if (x->ev.dur_ns != y->ev.dur_ns)
+		return x->ev.dur_ns > y->ev.dur_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+/* The current device is complete: append its events in order (sorting only if needed). */
+static int flush_device(struct rm *rm)
+{
+	int sorted = 1;
+
+	if (rm->spilled || !rm->npend) {
+		rm->spilled = 0;
+		rm->npend = rm->npargs = 0;
+		return 0;
+	}
+	for (uint32_t i = 1; i < rm->npend && sorted; i++)
+		sorted = cmp_pend(&rm->pend[i - 1], &rm->pend[i]) < 0;
+	if (!sorted)
+		qsort(rm->pend, rm->npend, sizeof(*rm->pend), cmp_pend);
+	for (uint32_t i = 0; i < rm->npend; i++) {
+		struct tft_event ev = rm->pend[i].ev;
+		int r;
+
+		ev.args = rm->pargs + rm->pend[i].args_off;
+		r = tft_writer_append(rm->w, &ev);
+		if (r)
+			return r;
+	}
+	rm->npend = rm->npargs = 0;
+	return 0;
+}
+
+/*
+ * Whether every dev_stats of the binary StepStats in p[0..len) names a
+ * different device: then no device's events can be split over two places
+ * and each device can go straight to the writer. 0 when unsure.
+ */
+static int devices_unique(const uint8_t *p, size_t len)
+{
+	enum { MAXDEV = 4096 };
+	struct tft_pb_bytes *names;
+	const uint8_t *end = p + len;
+	uint32_t n = 0;
+	int ok = 1;
+
+	names = malloc(MAXDEV * sizeof(*names));
+	if (!names)
+		return 0;
+	while (p < end && ok) {
+		uint64_t key, l;
+
+		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != 2 ||
+		    tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
+			ok = 0; /* anything but length-delimited fields: let the decoder judge */
+			break;
+		}
+		if (key >> 3 == 1) {
+			const uint8_t *q = p, *qe = p + l;
+			struct tft_pb_bytes nm = {(const uint8_t *)"unknown device", 14};
+
+			while (q < qe) {
+				uint64_t k2, v;
+
+				if (tft_pb_wire_varint(&q, qe, &k2)) {
+					ok = 0;
+					break;
+				}
+				if ((k2 & 7) == 0) {
+					if (tft_pb_wire_varint(&q, qe, &v)) {
+						ok = 0;
+						break;
+					}
+				} else if ((k2 & 7) == 2) {
+					if (tft_pb_wire_varint(&q, qe, &v) || v > (uint64_t)(qe - q)) {
+						ok = 0;
+						break;
+					}
+					if (k2 >> 3 == 1 && v) {
+						nm.p = q;
+						nm.len = (size_t)v;
+					}
+					q += v;
+				} else {
+					ok = 0;
+					break;
+				}
+			}
+			for (uint32_t i = 0; i < n && ok; i++)
+				if (names[i].len == nm.len && memcmp(names[i].p, nm.p, nm.len) == 0)
+					ok = 0;
+			if (n == MAXDEV)
+				ok = 0;
+			else
+				names[n++] = nm;
+		}
+		p += l;
+	}
+	free(names);
+	return ok;
+}
+
+/* Same for a binary RunMetadata: one step_stats, unique devices in it. */
+static int runmeta_devices_unique(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len, *ss = NULL;
+	size_t ss_len = 0;
+	int nss = 0;
+
+	while (p < end) {
+		uint64_t key, l;
+
+		if (tft_pb_wire_varint(&p, end, &key))
+			return 0;
+		switch (key & 7) {
+		case 0:
+			if (tft_pb_wire_varint(&p, end, &l))
+				return 0;
+			break;
+		case 1:
+			if (end - p < 8)
+				return 0;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return 0;
+			p += 4;
+			break;
+		case 2:
+			if (tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p))
+				return 0;
+			if (key >> 3 == 1) {
+				ss = p;
+				ss_len = (size_t)l;
+				nss++;
+			}
+			p += l;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return nss <= 1 && (!ss || devices_unique(ss, ss_len));
+}
+
 static int emit_node(struct rm *rm, struct rm_node *n)
 {
 	struct rm_dev *dev = rm->cur;
@@ -1112,7 +1361,7 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 	    (r = arg_strn(rm, rm->k_memstats, rm->j_memstats.p, rm->j_memstats.len, TFT_ARG_JSON)))
 		return r;
 	if (rm->j_memory.oom || rm->j_output.oom || rm->j_ref.oom || rm->j_memstats.oom ||
-	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom)
+	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom || rm->j_dnames.oom)
 		return TFT_ENOMEM;
 
 	if (comm)
@@ -1140,9 +1389,11 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 		return TFT_ENOMEM;
 	ev.cat = cat;
 	ev.count = 1;
+	/* timeline.py orders a device's lanes by this position (export_tftimeline.c). */
+	arg_int(rm, rm->k_node_index, (int64_t)rm->node_index);
 	ev.nargs = rm->nargs;
 	ev.args = rm->args;
-	r = tft_sorter_push(rm->sorter, &ev, rm->err);
+	r = queue_event(rm, &ev);
 	if (r)
 		return r;
 
@@ -1194,6 +1445,7 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	if (r)
 		return r;
 	r = emit_node(rm, &n);
+	rm->node_index++;
 	if (r)
 		return tft_pb_wire_fail(rm->dec, r, s->p - rm->dec->base, "%s",
 					r == TFT_ENOMEM ? "out of memory" : "could not store the node");
@@ -1246,18 +1498,63 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	memset(&ds, 0, sizeof(ds));
 	rm->dev_nodes = 0;
 	rm->nthreads = 0;
+	rm->node_index = 0;
 	r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
-	if (r || !rm->dev_nodes)
+	if (r)
 		return r;
 	rm->cur = get_device(rm, ds.device.p, ds.device.len);
 	if (!rm->cur)
 		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
-	return tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+	if (!rm->dev_nodes) {
+		/* timeline.py gives a device without nodes a pid too: keep an empty track. */
+		if (main_track(rm, rm->cur) == TFT_NONE)
+			return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset,
+						"could not register the device");
+		return 0;
+	}
+	r = tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+	if (!r) {
+		r = flush_device(rm);
+		if (r)
+			r = tft_pb_wire_fail(rm->dec, r, v->offset, "could not store the device's nodes");
+	}
+	return r;
 }
 
 static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
+}
+
+static const char *base_name(const char *path);
+
+static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	const char *base = base_name(rm->name);
+	char gname[300];
+
+	if (f->num == 4) {
+		rm->nfunc = v->index;
+		return tft_pb_wire_decode_sub(&v->sub, &function_graphs_msg, NULL, ctx);
+	}
+	if (!rm->graphs) {
+		rm->graphs = tft_graph_import_create(rm->w, rm->err);
+		if (!rm->graphs)
+			return tft_pb_wire_fail(rm->dec, rm->err && rm->err->code ? rm->err->code
+										 : TFT_ENOMEM,
+						v->offset, "could not open the graph_nodes table");
+	}
+	if (f->num == 2) {
+		snprintf(gname, sizeof(gname), "%.200s:cost_graph", base);
+		return tft_graph_import_costgraph(rm->graphs, gname, &v->sub);
+	}
+	if (f->num == 1) /* FunctionGraphs.partition_graphs */
+		snprintf(gname, sizeof(gname), "%.200s:function_graphs[%u].partition_graphs[%u]", base,
+			 rm->nfunc, v->index);
+	else
+		snprintf(gname, sizeof(gname), "%.200s:partition_graphs[%u]", base, v->index);
+	return tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
 }
 
 /* ---- flows, step, driver ------------------------------------------------------------ */
@@ -1336,6 +1633,7 @@ static void rm_free(struct rm *rm)
 {
 	if (rm->sorter)
 		tft_sorter_destroy(rm->sorter);
+	tft_graph_import_finish(rm->graphs, NULL); /* on success already finished (NULL) */
 	free(rm->procs);
 	free(rm->devs);
 	free(rm->threads);
@@ -1346,6 +1644,9 @@ static void rm_free(struct rm *rm)
 	free(rm->j_memstats.p);
 	free(rm->j_tmp.p);
 	free(rm->j_dims.p);
+	free(rm->j_dnames.p);
+	free(rm->pend);
+	free(rm->pargs);
 	free(rm->j_ids.p);
 	free(rm->j_ids2.p);
 	free(rm->scratch.p);
@@ -1370,7 +1671,7 @@ static int intern_keys(struct rm *rm)
 		K(k_dst_dev, "dst_device"), K(k_bytes, "bytes"), K(k_regs, "regs"), K(k_shm, "shm"),
 		K(k_grid, "grid"), K(k_block, "block"), K(k_annotation, "annotation"),
 		K(k_async, "async"), K(k_to_device, "to_device"), K(k_kernel, "kernel"),
-		K(k_node, "node"), K(k_device, "device"), K(c_op, "op"), K(c_comm, "comm"),
+		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(c_op, "op"), K(c_comm, "comm"),
 		K(c_kernel, "kernel"), K(c_memcpy, "memcpy"), K(flow_cat, "tensor"),
 #undef K
 	};
@@ -1395,6 +1696,13 @@ static const char *base_name(const char *path)
 int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 			  int format, const struct tft_ingest_opts *opts, struct tft_error *err)
 {
+	return tft_runmeta_ingest_step(w, name, data, len, format, 0, NULL, opts, err);
+}
+
+int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_t *data,
+			    size_t len, int format, int64_t step_index, const char *step_name,
+			    const struct tft_ingest_opts *opts, struct tft_error *err)
+{
 	struct tft_pb_dec dec;
 	struct rm rm;
 	struct rm_runmeta meta;
@@ -1414,6 +1722,9 @@ int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t 
 	rm.input_len = len;
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;
+	rm.step_index = step_index;
+	rm.name = name;
+	rm.step_name = step_name;
 	clock_gettime(CLOCK_MONOTONIC, &rm.last_progress);
 	if (text) {
 		r = tft_pb_text_init(&dec, data, len, err);
@@ -1434,6 +1745,10 @@ int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t 
 		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory (sorter)");
 		goto out;
 	}
+	/* Binary input with each device once: devices go straight to the writer. */
+	if (!text)
+		rm.direct = stepstats ? devices_unique(data, len) : runmeta_devices_unique(data, len);
+	rm.pend_budget = opts && opts->mem_budget ? opts->mem_budget / 2 : (size_t)64 << 20;
 	if (stepstats)
 		r = tft_pb_wire_decode(&dec, &stepstats_msg, NULL, &rm);
 	else
@@ -1441,6 +1756,10 @@ int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t 
 	if (r)
 		goto out;
 	r = tft_sorter_finish(rm.sorter, 0, err);
+	if (r)
+		goto out;
+	r = tft_graph_import_finish(rm.graphs, err);
+	rm.graphs = NULL;
 	if (r)
 		goto out;
 	r = emit_flows(&rm);
@@ -1452,8 +1771,10 @@ int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t 
 		struct tft_step st;
 
 		memset(&st, 0, sizeof(st));
-		st.index = 0;
-		if (meta.session.name.len)
+		st.index = rm.step_index;
+		if (rm.step_name)
+			st.name = intern_c(&rm, rm.step_name);
+		else if (meta.session.name.len)
 			st.name = intern(&rm, meta.session.name.p, meta.session.name.len);
 		else
 			st.name = intern_c(&rm, base_name(name));

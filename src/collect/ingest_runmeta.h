@@ -30,4 +30,14 @@ int tft_runmeta_ingest(struct tft_writer *w, const char *name, const uint8_t *da
 int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 			  int format, const struct tft_ingest_opts *opts, struct tft_error *err);
 
+/*
+ * Same, as step `step_index` named `step_name` (NULL: the session_metadata
+ * name, else the base name of `name`): for containers holding one
+ * RunMetadata per traced step (the pickle importer). tft_runmeta_ingest_as()
+ * is this with step 0 and no name.
+ */
+int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_t *data,
+			    size_t len, int format, int64_t step_index, const char *step_name,
+			    const struct tft_ingest_opts *opts, struct tft_error *err);
+
 #endif /* TFT_COLLECT_INGEST_RUNMETA_H */

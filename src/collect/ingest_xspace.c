@@ -393,6 +393,13 @@ struct xs_group {
 	uint32_t name; /* step_name or TFT_NONE */
 };
 
+/* An event held back until its line is complete. */
+struct xs_pend {
+	struct tft_event ev; /* ev.args NULL: its args are pargs[args_off..+nargs) */
+	uint32_t args_off;
+	uint32_t seq;        /* arrival order, for a stable sort */
+};
+
 struct xs {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
@@ -428,6 +435,18 @@ struct xs {
 	struct tft_track pending; /* the line's track, before it is registered */
 	int64_t line_ts_ns;
 	int steps_line;
+	/*
+	 * The line's events wait in pend/pargs until the line ends; then they
+	 * go straight to the writer, sorted in place first only if they came out
+	 * of order (`unsorted`). A line larger than pend_budget bytes goes
+	 * through the sorter instead (`spilled`).
+	 */
+	struct xs_pend *pend;  /* owned */
+	uint32_t npend, cpend;
+	struct tft_arg *pargs; /* owned */
+	uint32_t npargs, cpargs;
+	size_t pend_budget;
+	int spilled, unsorted;
 
 	/* Current event. */
 	struct tft_arg args[MAX_ARGS];
@@ -1129,6 +1148,85 @@ static int line_track(struct xs *x)
 	return 0;
 }
 
+/* The writer's order within a track: ts ascending, longer first, then arrival. */
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct xs_pend *p = a, *q = b;
+
+	if (p->ev.ts_ns != q->ev.ts_ns)
+		return p->ev.ts_ns < q->ev.ts_ns ? -1 : 1;
+	if (p->ev.dur_ns != q->ev.dur_ns)
+		return p->ev.dur_ns > q->ev.dur_ns ? -1 : 1;
+	return p->seq < q->seq ? -1 : (p->seq > q->seq);
+}
+
+/* The line is too large to hold: its events so far, and the rest, go through the sorter. */
+static int spill_line(struct xs *x)
+{
+	for (uint32_t i = 0; i < x->npend; i++) {
+		struct tft_event ev = x->pend[i].ev;
+		int r;
+
+		ev.args = x->pargs + x->pend[i].args_off;
+		r = tft_sorter_push(x->sorter, &ev, x->err);
+		if (r)
+			return r;
+	}
+	x->npend = x->npargs = 0;
+	x->spilled = 1;
+	return 0;
+}
+
+static int queue_event(struct xs *x, const struct tft_event *ev)
+{
+	struct xs_pend *pe;
+
+	if (x->spilled)
+		return tft_sorter_push(x->sorter, ev, x->err);
+	if ((size_t)x->npend * sizeof(*x->pend) + (size_t)x->npargs * sizeof(*x->pargs) >
+		    x->pend_budget ||
+	    x->npargs > UINT32_MAX - MAX_ARGS - 1 || x->npend == UINT32_MAX - 1) {
+		int r = spill_line(x);
+
+		return r ? r : tft_sorter_push(x->sorter, ev, x->err);
+	}
+	if (grow((void **)&x->pend, &x->cpend, x->npend + 1, sizeof(*x->pend)) ||
+	    grow((void **)&x->pargs, &x->cpargs, x->npargs + ev->nargs, sizeof(*x->pargs)))
+		return TFT_ENOMEM;
+	pe = &x->pend[x->npend];
+	pe->ev = *ev;
+	pe->ev.args = NULL;
+	pe->args_off = x->npargs;
+	pe->seq = x->npend;
+	if (x->npend && !x->unsorted && cmp_pend(pe - 1, pe) > 0)
+		x->unsorted = 1;
+	x->npend++;
+	if (ev->nargs)
+		memcpy(x->pargs + x->npargs, ev->args, ev->nargs * sizeof(*ev->args));
+	x->npargs += ev->nargs;
+	return 0;
+}
+
+/* The line is complete: append its events to the writer in order. */
+static int flush_line(struct xs *x)
+{
+	int r = 0;
+
+	if (!x->spilled && x->npend) {
+		if (x->unsorted)
+			qsort(x->pend, x->npend, sizeof(*x->pend), cmp_pend);
+		for (uint32_t i = 0; i < x->npend && !r; i++) {
+			struct tft_event ev = x->pend[i].ev;
+
+			ev.args = x->pargs + x->pend[i].args_off;
+			r = tft_writer_append(x->w, &ev);
+		}
+	}
+	x->npend = x->npargs = 0;
+	x->spilled = x->unsorted = 0;
+	return r;
+}
+
 static int line_event(struct xs *x, const struct tft_pb_sub *es)
 {
 	struct xs_event e;
@@ -1207,7 +1305,7 @@ static int line_event(struct xs *x, const struct tft_pb_sub *es)
 	ev.count = 1;
 	ev.nargs = (uint16_t)x->nargs;
 	ev.args = x->args;
-	r = tft_sorter_push(x->sorter, &ev, x->err);
+	r = queue_event(x, &ev);
 	if (r)
 		return tft_pb_wire_fail(x->dec, r, es->p - x->dec->base, "could not store the event");
 	if (x->has_corr && note_corr(x, x->track, ev.ts_ns))
@@ -1288,6 +1386,8 @@ static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 	x->track = TFT_NONE; /* registered with the first event: no empty tracks */
 	x->line_ts_ns = ln.timestamp_ns;
 	x->steps_line = bytes_eq(tname, "Steps");
+	x->npend = x->npargs = 0;
+	x->spilled = x->unsorted = 0;
 
 	/* Pass 2: the events (field 4), with this line on the error path. */
 	if (d->depth >= d->max_depth)
@@ -1325,6 +1425,11 @@ static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 		p = it.p;
 	}
 	d->depth--;
+	if (!r) {
+		r = flush_line(x);
+		if (r)
+			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
+	}
 	return r;
 }
 
@@ -1468,6 +1573,8 @@ static void xs_free(struct xs *x)
 	idmap_free(&x->group_map);
 	free(x->groups);
 	free(x->steps);
+	free(x->pend);
+	free(x->pargs);
 }
 
 /* Host from the file name: base name without ".xplane.pb" / ".pb". */
@@ -1515,6 +1622,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
+	x.pend_budget = opts && opts->mem_budget ? opts->mem_budget / 2 : (size_t)64 << 20;
 	x.sorter = tft_sorter_create(w, opts ? opts->mem_budget : 0);
 	if (!x.sorter) {
 		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory (sorter)");

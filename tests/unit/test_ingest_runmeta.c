@@ -180,10 +180,14 @@ static void build_runmeta(struct enc *rm)
 	e_msg(&ss, 1, &dev);
 
 	e_msg(rm, 1, &ss);
-	/* cost_graph and partition_graphs are skipped. */
-	e_str(&ss, 1, "ignored");
+	/* cost_graph and partition_graphs go to graph_nodes (tested in test_ingest_graph). */
+	e_str(&dev, 1, "x/_1");
+	e_int(&dev, 9, 5);
+	e_msg(&ss, 1, &dev);
 	e_msg(rm, 2, &ss);
-	e_str(&ss, 1, "ignored");
+	e_str(&dev, 1, "x/_1");
+	e_str(&dev, 2, "_Send");
+	e_msg(&ss, 1, &dev);
 	e_msg(rm, 3, &ss);
 }
 
@@ -548,7 +552,7 @@ static void test_binary(void)
 
 		tft_error_clear(&err);
 		r = tft_runmeta_ingest_as(w, "cut.pb", rm.p, rm.len - 3, TFT_PB_FMT_RUNMETA, NULL, &err);
-		ok(r == TFT_EFORMAT && err.offset > 0 && strstr(err.msg, "field 3: length"),
+		ok(r == TFT_EFORMAT && err.offset > 0 && strstr(err.msg, "partition_graphs[0]: length"),
 		   "truncated RunMetadata refused: %s", err.msg);
 		tft_writer_abort(w);
 		for (size_t cut = 0; cut < rm.len; cut += 7) {

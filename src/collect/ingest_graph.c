@@ -1,0 +1,869 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GraphDef / CostGraphDef -> graph_nodes rows: NodeDef name, op, inputs,
+ * device, attrs as JSON (tensor values reduced to dtype + shape), output
+ * shapes; CostGraphDef.Node costs, memory and input/output info.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/json_write.h"
+#include "codec/pb_text.h"
+#include "collect/ingest_graph.h"
+#include "collect/tf_names.h"
+#include "store/graph.h"
+
+#define F(num, kind, flags, type, member, name, fn, aux)                                         \
+	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
+#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+
+#define MAX_DIMS 64        /* dims kept per shape (more are counted as "...") */
+#define MAX_STR_ATTR 1024  /* longer string attrs are stored as "<N bytes>" */
+#define GRAPH_NAME_MAX 300
+
+struct tft_graph_import {
+	struct tft_graph_store *gs; /* owned */
+	struct tft_error *err;      /* borrowed */
+	struct tft_pb_dec *dec;     /* borrowed: the decoder of the current graph */
+	const char *graph_name;     /* borrowed: the current graph */
+	int64_t graph_id;
+	/* Per node. */
+	struct tft_json_writer j_inputs, j_attrs, j_shapes, j_cost, j_in, j_out, j_ctrl;
+	struct tft_json_writer *cur; /* borrowed: where attr values are written */
+	int value_done;              /* an AttrValue's oneof already written */
+	int64_t dims[MAX_DIMS];      /* the shape being decoded */
+	uint32_t ndims;
+	int dims_over;
+};
+
+static void jw_reset(struct tft_json_writer *w)
+{
+	w->len = 0;
+	w->depth = 0;
+	w->sep = 0;
+	w->status = 0;
+}
+
+static struct tft_graph_text jw_text(struct tft_json_writer *w)
+{
+	struct tft_graph_text t = {NULL, 0};
+
+	if (w->len) {
+		t.p = tft_json_write_borrow(w, &t.len);
+		if (!t.len)
+			t.p = NULL;
+	}
+	return t;
+}
+
+static int jw_oom(const struct tft_graph_import *gi)
+{
+	return gi->j_inputs.status || gi->j_attrs.status || gi->j_shapes.status ||
+	       gi->j_cost.status || gi->j_in.status || gi->j_out.status || gi->j_ctrl.status;
+}
+
+static struct tft_graph_text text_of(struct tft_pb_bytes b)
+{
+	struct tft_graph_text t = {(const char *)b.p, b.len};
+
+	if (!t.p)
+		t.p = "";
+	return t;
+}
+
+/* ---- DataType ------------------------------------------------------------------- */
+
+static const struct tft_pb_enum_val dtype_vals[] = {
+	{"DT_INVALID", 0},    {"DT_FLOAT", 1},     {"DT_DOUBLE", 2},     {"DT_INT32", 3},
+	{"DT_UINT8", 4},      {"DT_INT16", 5},     {"DT_INT8", 6},       {"DT_STRING", 7},
+	{"DT_COMPLEX64", 8},  {"DT_INT64", 9},     {"DT_BOOL", 10},      {"DT_QINT8", 11},
+	{"DT_QUINT8", 12},    {"DT_QINT32", 13},   {"DT_BFLOAT16", 14},  {"DT_QINT16", 15},
+	{"DT_QUINT16", 16},   {"DT_UINT16", 17},   {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
+	{"DT_RESOURCE", 20},  {"DT_VARIANT", 21},  {"DT_UINT32", 22},    {"DT_UINT64", 23},
+	{"DT_FLOAT8_E5M2", 24}, {"DT_FLOAT8_E4M3FN", 25}, {"DT_INT4", 29}, {"DT_UINT4", 30},
+};
+#define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
+#define DT_UNKNOWN_NAME 999 /* a DT_* name this table does not know */
+
+/* "DT_FLOAT_REF" -> 101; other unknown DT_* names -> DT_UNKNOWN_NAME. */
+static int64_t dtype_lookup(const char *name, size_t len)
+{
+	if (len > 4 && memcmp(name + len - 4, "_REF", 4) == 0) {
+		for (size_t i = 0; i < NDTYPES; i++)
+			if (strlen(dtype_vals[i].name) == len - 4 &&
+			    memcmp(dtype_vals[i].name, name, len - 4) == 0)
+				return dtype_vals[i].value + 100;
+	}
+	if (len > 3 && memcmp(name, "DT_", 3) == 0)
+		return DT_UNKNOWN_NAME;
+	return -1;
+}
+
+static const struct tft_pb_enum dtype_enum = {dtype_vals, NDTYPES, dtype_lookup};
+
+static void write_dtype(struct tft_json_writer *w, int64_t v)
+{
+	int64_t base = v >= 100 && v < 200 ? v - 100 : v;
+	char buf[48];
+
+	for (size_t i = 0; i < NDTYPES; i++) {
+		if (dtype_vals[i].value == base) {
+			snprintf(buf, sizeof(buf), "%s%s", dtype_vals[i].name, v != base ? "_REF" : "");
+			tft_json_write_cstr(w, buf);
+			return;
+		}
+	}
+	tft_json_write_int(w, v);
+}
+
+/* ---- TensorShapeProto ------------------------------------------------------------- */
+
+struct g_shape {
+	uint64_t has;
+	int64_t unknown_rank;
+};
+
+struct g_dim {
+	uint64_t has;
+	int64_t size;
+};
+
+static const struct tft_pb_field dim_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct g_dim, size, "size", NULL, NULL),
+};
+static const struct tft_pb_msg dim_msg = {"TensorShapeProto.Dim", dim_fields, 1,
+					  offsetof(struct g_dim, has)};
+
+static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct g_dim d;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &d, ctx);
+	if (r)
+		return r;
+	if (gi->ndims < MAX_DIMS)
+		gi->dims[gi->ndims++] = d.size;
+	else
+		gi->dims_over = 1;
+	return 0;
+}
+
+static const struct tft_pb_field shape_fields[] = {
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dim", on_dim, NULL),
+	F(3, TFT_PB_BOOL, 0, struct g_shape, unknown_rank, "unknown_rank", NULL, NULL),
+};
+static const struct tft_pb_msg shape_msg = {"TensorShapeProto", shape_fields, 2,
+					    offsetof(struct g_shape, has)};
+
+/* Decode a TensorShapeProto and write it to w: [d0, d1, ...] (-1 unknown), or null. */
+static int write_shape(struct tft_graph_import *gi, const struct tft_pb_sub *s,
+		       struct tft_json_writer *w)
+{
+	struct g_shape sh;
+	int r;
+
+	memset(&sh, 0, sizeof(sh));
+	gi->ndims = 0;
+	gi->dims_over = 0;
+	r = tft_pb_wire_decode_sub(s, &shape_msg, &sh, gi);
+	if (r)
+		return r;
+	if (sh.unknown_rank) {
+		tft_json_write_null(w);
+		return 0;
+	}
+	tft_json_write_begin_array(w);
+	for (uint32_t i = 0; i < gi->ndims; i++)
+		tft_json_write_int(w, gi->dims[i]);
+	if (gi->dims_over)
+		tft_json_write_cstr(w, "...");
+	tft_json_write_end_array(w);
+	return 0;
+}
+
+/* ---- TensorProto (dtype and shape only) -------------------------------------------- */
+
+struct g_tensor {
+	uint64_t has;
+	int64_t dtype;
+	struct tft_pb_sub shape;
+};
+
+static int on_tensor_shape(void *ctx, void *msg, const struct tft_pb_field *f,
+			   const struct tft_pb_val *v)
+{
+	struct g_tensor *t = msg;
+
+	t->shape = v->sub;
+	t->has |= 1u << 1;
+	return 0;
+}
+
+static const struct tft_pb_field tensor_fields[] = {
+	F(1, TFT_PB_ENUM, 0, struct g_tensor, dtype, "dtype", NULL, &dtype_enum),
+	H(2, TFT_PB_MESSAGE, 0, "tensor_shape", on_tensor_shape, NULL),
+};
+static const struct tft_pb_msg tensor_msg = {"TensorProto", tensor_fields, 2,
+					     offsetof(struct g_tensor, has)};
+
+static int write_tensor(struct tft_graph_import *gi, const struct tft_pb_sub *s,
+			struct tft_json_writer *w)
+{
+	struct g_tensor t;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	r = tft_pb_wire_decode_sub(s, &tensor_msg, &t, gi);
+	if (r)
+		return r;
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "dtype");
+	write_dtype(w, t.dtype);
+	tft_json_write_key(w, "shape");
+	if (t.has & (1u << 1)) {
+		r = write_shape(gi, &t.shape, w);
+		if (r)
+			return r;
+	} else {
+		tft_json_write_begin_array(w); /* a scalar */
+		tft_json_write_end_array(w);
+	}
+	tft_json_write_end_object(w);
+	return 0;
+}
+
+/* ---- AttrValue / ListValue ---------------------------------------------------------- */
+
+struct g_func {
+	uint64_t has;
+	struct tft_pb_bytes name;
+};
+
+static const struct tft_pb_field func_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_func, name, "name", NULL, NULL),
+};
+static const struct tft_pb_msg func_msg = {"NameAttrList", func_fields, 1,
+					   offsetof(struct g_func, has)};
+
+static void write_bytes(struct tft_json_writer *w, const uint8_t *p, size_t n)
+{
+	char buf[40];
+
+	if (n > MAX_STR_ATTR) {
+		snprintf(buf, sizeof(buf), "<%zu bytes>", n);
+		tft_json_write_cstr(w, buf);
+	} else {
+		tft_json_write_str(w, (const char *)p, n);
+	}
+}
+
+/* One value of an AttrValue oneof or one element of a ListValue, written to gi->cur. */
+static int write_value(struct tft_graph_import *gi, const struct tft_pb_field *f,
+		       const struct tft_pb_val *v, int in_list)
+{
+	struct tft_json_writer *w = gi->cur;
+
+	switch (f->num) {
+	case 2: /* s */
+		write_bytes(w, v->p, v->len);
+		return 0;
+	case 3: /* i */
+		tft_json_write_int(w, v->n.i);
+		return 0;
+	case 4: /* f */
+		tft_json_write_double(w, v->n.d);
+		return 0;
+	case 5: /* b */
+		tft_json_write_bool(w, v->n.i != 0);
+		return 0;
+	case 6: /* type */
+		write_dtype(w, v->n.i);
+		return 0;
+	case 7: /* shape */
+		return write_shape(gi, &v->sub, w);
+	case 8: /* tensor */
+		return write_tensor(gi, &v->sub, w);
+	case 9: /* list: func; value: placeholder */
+	case 10: /* value: func */
+		if (!in_list && f->num == 9) {
+			char buf[GRAPH_NAME_MAX];
+
+			snprintf(buf, sizeof(buf), "$%.*s", (int)(v->len > 250 ? 250 : v->len),
+				 (const char *)v->p);
+			tft_json_write_cstr(w, buf);
+			return 0;
+		} else {
+			struct g_func fn;
+			int r;
+
+			memset(&fn, 0, sizeof(fn));
+			r = tft_pb_wire_decode_sub(&v->sub, &func_msg, &fn, gi);
+			if (r)
+				return r;
+			tft_json_write_begin_object(w);
+			tft_json_write_key(w, "func");
+			tft_json_write_str(w, fn.name.p ? (const char *)fn.name.p : "", fn.name.len);
+			tft_json_write_end_object(w);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int on_list_elem(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return write_value(ctx, f, v, 1);
+}
+
+static const struct tft_pb_field list_fields[] = {
+	H(2, TFT_PB_BYTES, TFT_PB_F_REPEATED, "s", on_list_elem, NULL),
+	H(3, TFT_PB_INT64, TFT_PB_F_REPEATED, "i", on_list_elem, NULL),
+	H(4, TFT_PB_FLOAT, TFT_PB_F_REPEATED, "f", on_list_elem, NULL),
+	H(5, TFT_PB_BOOL, TFT_PB_F_REPEATED, "b", on_list_elem, NULL),
+	H(6, TFT_PB_ENUM, TFT_PB_F_REPEATED, "type", on_list_elem, &dtype_enum),
+	H(7, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "shape", on_list_elem, NULL),
+	H(8, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "tensor", on_list_elem, NULL),
+	H(9, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "func", on_list_elem, NULL),
+};
+static const struct tft_pb_msg list_msg = {"AttrValue.ListValue", list_fields, 8, TFT_PB_NOOFF};
+
+static int on_attr_value(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	int r;
+
+	if (gi->value_done)
+		return 0; /* a oneof set twice: the first value is kept */
+	gi->value_done = 1;
+	if (f->num == 1) {
+		tft_json_write_begin_array(gi->cur);
+		r = tft_pb_wire_decode_sub(&v->sub, &list_msg, NULL, gi);
+		if (r)
+			return r;
+		tft_json_write_end_array(gi->cur);
+		return 0;
+	}
+	return write_value(gi, f, v, 0);
+}
+
+static const struct tft_pb_field attr_value_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "list", on_attr_value, NULL),
+	H(2, TFT_PB_BYTES, 0, "s", on_attr_value, NULL),
+	H(3, TFT_PB_INT64, 0, "i", on_attr_value, NULL),
+	H(4, TFT_PB_FLOAT, 0, "f", on_attr_value, NULL),
+	H(5, TFT_PB_BOOL, 0, "b", on_attr_value, NULL),
+	H(6, TFT_PB_ENUM, 0, "type", on_attr_value, &dtype_enum),
+	H(7, TFT_PB_MESSAGE, 0, "shape", on_attr_value, NULL),
+	H(8, TFT_PB_MESSAGE, 0, "tensor", on_attr_value, NULL),
+	H(9, TFT_PB_STRING, 0, "placeholder", on_attr_value, NULL),
+	H(10, TFT_PB_MESSAGE, 0, "func", on_attr_value, NULL),
+};
+static const struct tft_pb_msg attr_value_msg = {"AttrValue", attr_value_fields, 10,
+						 TFT_PB_NOOFF};
+
+/* ---- NodeDef ----------------------------------------------------------------------- */
+
+struct g_attr_entry {
+	uint64_t has;
+	struct tft_pb_bytes key;
+	struct tft_pb_sub value;
+};
+
+static int on_entry_value(void *ctx, void *msg, const struct tft_pb_field *f,
+			  const struct tft_pb_val *v)
+{
+	struct g_attr_entry *e = msg;
+
+	e->value = v->sub;
+	e->has |= 1u << 1;
+	return 0;
+}
+
+static const struct tft_pb_field attr_entry_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_attr_entry, key, "key", NULL, NULL),
+	H(2, TFT_PB_MESSAGE, 0, "value", on_entry_value, NULL),
+};
+static const struct tft_pb_msg attr_entry_msg = {"NodeDef.AttrEntry", attr_entry_fields, 2,
+						 offsetof(struct g_attr_entry, has)};
+
+static int bytes_is(struct tft_pb_bytes b, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return b.len == n && memcmp(b.p, lit, n) == 0;
+}
+
+static int on_attr(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct g_attr_entry e;
+	size_t before;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = tft_pb_wire_decode_sub(&v->sub, &attr_entry_msg, &e, ctx);
+	if (r)
+		return r;
+	if (bytes_is(e.key, "_output_shapes")) {
+		/* Its own column: a list of shapes. */
+		if (!(e.has & (1u << 1)) || gi->j_shapes.len)
+			return 0;
+		gi->cur = &gi->j_shapes;
+	} else {
+		char key[256];
+
+		/* Keys are identifiers; a NUL inside or a longer key is cut. */
+		snprintf(key, sizeof(key), "%.*s", (int)(e.key.len > 255 ? 255 : e.key.len),
+			 e.key.p ? (const char *)e.key.p : "");
+		gi->cur = &gi->j_attrs;
+		tft_json_write_key(gi->cur, key);
+	}
+	before = gi->cur->len;
+	gi->value_done = 0;
+	if (e.has & (1u << 1)) {
+		r = tft_pb_wire_decode_sub(&e.value, &attr_value_msg, NULL, gi);
+		if (r)
+			return r;
+	}
+	if (!gi->value_done || gi->cur->len == before)
+		tft_json_write_null(gi->cur); /* an empty AttrValue */
+	return 0;
+}
+
+static int on_input(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+
+	tft_json_write_str(&gi->j_inputs, (const char *)v->p, v->len);
+	return 0;
+}
+
+struct g_node {
+	uint64_t has;
+	struct tft_pb_bytes name, op, device;
+};
+
+static const struct tft_pb_field node_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_node, name, "name", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct g_node, op, "op", NULL, NULL),
+	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "input", on_input, NULL),
+	F(4, TFT_PB_STRING, 0, struct g_node, device, "device", NULL, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "attr", on_attr, NULL),
+};
+static const struct tft_pb_msg node_msg = {"NodeDef", node_fields, 5, offsetof(struct g_node, has)};
+
+static void node_begin(struct tft_graph_import *gi)
+{
+	jw_reset(&gi->j_inputs);
+	jw_reset(&gi->j_attrs);
+	jw_reset(&gi->j_shapes);
+	jw_reset(&gi->j_cost);
+	jw_reset(&gi->j_in);
+	jw_reset(&gi->j_out);
+	jw_reset(&gi->j_ctrl);
+}
+
+static int store_node(struct tft_graph_import *gi, struct tft_graph_node *row, int64_t offset)
+{
+	int r;
+
+	if (jw_oom(gi))
+		return tft_pb_wire_fail(gi->dec, TFT_ENOMEM, offset, "out of memory");
+	r = tft_graph_store_add(gi->gs, gi->graph_id, row, gi->err);
+	if (r)
+		return tft_pb_wire_fail(gi->dec, r, offset, "could not store the node");
+	return 0;
+}
+
+static int on_node(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct tft_graph_node row;
+	struct g_node n;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	node_begin(gi);
+	tft_json_write_begin_array(&gi->j_inputs);
+	tft_json_write_begin_object(&gi->j_attrs);
+	r = tft_pb_wire_decode_sub(&v->sub, &node_msg, &n, gi);
+	if (r)
+		return r;
+	tft_json_write_end_array(&gi->j_inputs);
+	tft_json_write_end_object(&gi->j_attrs);
+	memset(&row, 0, sizeof(row));
+	row.graph.p = gi->graph_name;
+	row.graph.len = strlen(gi->graph_name);
+	row.kind.p = "graphdef";
+	row.kind.len = 8;
+	row.name = text_of(n.name);
+	row.op = text_of(n.op);
+	row.device = text_of(n.device);
+	row.inputs = jw_text(&gi->j_inputs);
+	row.attrs = jw_text(&gi->j_attrs);
+	row.output_shapes = jw_text(&gi->j_shapes);
+	row.compute_cost = row.temporary_memory = row.persistent_memory = TFT_GRAPH_NO_COST;
+	return store_node(gi, &row, v->offset);
+}
+
+static int on_skip(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return 0;
+}
+
+/* library (2) and versions (4) are skipped: function bodies are not traced nodes. */
+static const struct tft_pb_field graph_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_node, NULL),
+	H(2, TFT_PB_MESSAGE, 0, "library", on_skip, NULL),
+	H(3, TFT_PB_INT32, 0, "version", on_skip, NULL),
+	H(4, TFT_PB_MESSAGE, 0, "versions", on_skip, NULL),
+};
+static const struct tft_pb_msg graph_msg = {"GraphDef", graph_fields, 4, TFT_PB_NOOFF};
+
+/* ---- CostGraphDef ------------------------------------------------------------------ */
+
+struct g_input_info {
+	uint64_t has;
+	int64_t node, port;
+};
+
+static const struct tft_pb_field input_info_fields[] = {
+	F(1, TFT_PB_INT32, 0, struct g_input_info, node, "preceding_node", NULL, NULL),
+	F(2, TFT_PB_INT32, 0, struct g_input_info, port, "preceding_port", NULL, NULL),
+};
+static const struct tft_pb_msg input_info_msg = {"CostGraphDef.Node.InputInfo", input_info_fields,
+						 2, offsetof(struct g_input_info, has)};
+
+static int on_input_info(void *ctx, void *msg, const struct tft_pb_field *f,
+			 const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct g_input_info ii;
+	int r;
+
+	memset(&ii, 0, sizeof(ii));
+	r = tft_pb_wire_decode_sub(&v->sub, &input_info_msg, &ii, ctx);
+	if (r)
+		return r;
+	tft_json_write_begin_object(&gi->j_in);
+	tft_json_write_key(&gi->j_in, "preceding_node");
+	tft_json_write_int(&gi->j_in, ii.node);
+	tft_json_write_key(&gi->j_in, "preceding_port");
+	tft_json_write_int(&gi->j_in, ii.port);
+	tft_json_write_end_object(&gi->j_in);
+	return 0;
+}
+
+struct g_output_info {
+	uint64_t has;
+	int64_t size, alias, dtype;
+	struct tft_pb_sub shape;
+};
+
+static int on_out_shape(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct g_output_info *o = msg;
+
+	o->shape = v->sub;
+	o->has |= 1u << 2;
+	return 0;
+}
+
+static const struct tft_pb_field output_info_fields[] = {
+	F(1, TFT_PB_INT64, 0, struct g_output_info, size, "size", NULL, NULL),
+	F(2, TFT_PB_INT64, 0, struct g_output_info, alias, "alias_input_port", NULL, NULL),
+	H(3, TFT_PB_MESSAGE, 0, "shape", on_out_shape, NULL),
+	F(4, TFT_PB_ENUM, 0, struct g_output_info, dtype, "dtype", NULL, &dtype_enum),
+};
+static const struct tft_pb_msg output_info_msg = {"CostGraphDef.Node.OutputInfo",
+						  output_info_fields, 4,
+						  offsetof(struct g_output_info, has)};
+
+static int on_output_info(void *ctx, void *msg, const struct tft_pb_field *f,
+			  const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct tft_json_writer *w = &gi->j_out;
+	struct g_output_info o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	r = tft_pb_wire_decode_sub(&v->sub, &output_info_msg, &o, ctx);
+	if (r)
+		return r;
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "size");
+	tft_json_write_int(w, o.size);
+	tft_json_write_key(w, "alias_input_port");
+	tft_json_write_int(w, (o.has & (1u << 1)) ? o.alias : -1);
+	if (o.has & (1u << 3)) {
+		tft_json_write_key(w, "dtype");
+		write_dtype(w, o.dtype);
+	}
+	tft_json_write_end_object(w);
+	/* Shapes go to the output_shapes column, one per output (null if absent). */
+	if (o.has & (1u << 2))
+		return write_shape(gi, &o.shape, &gi->j_shapes);
+	tft_json_write_null(&gi->j_shapes);
+	return 0;
+}
+
+static int on_control_input(void *ctx, void *msg, const struct tft_pb_field *f,
+			    const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+
+	tft_json_write_int(&gi->j_ctrl, v->n.i);
+	return 0;
+}
+
+struct g_cnode {
+	uint64_t has;
+	struct tft_pb_bytes name, device;
+	int64_t id, temp, is_final, compute_cost, host_temp, device_temp, persistent,
+		compute_time, memory_time, device_persistent, inaccurate;
+};
+
+enum {
+	CN_NAME, CN_DEVICE, CN_ID, CN_IN, CN_OUT, CN_TEMP, CN_FINAL, CN_CTRL, CN_COST, CN_HOST_TEMP,
+	CN_DEV_TEMP, CN_PERSIST, CN_CTIME, CN_MTIME, CN_DEV_PERSIST, CN_INACCURATE
+};
+
+static const struct tft_pb_field cnode_fields[] = {
+	[CN_NAME] = F(1, TFT_PB_STRING, 0, struct g_cnode, name, "name", NULL, NULL),
+	[CN_DEVICE] = F(2, TFT_PB_STRING, 0, struct g_cnode, device, "device", NULL, NULL),
+	[CN_ID] = F(3, TFT_PB_INT32, 0, struct g_cnode, id, "id", NULL, NULL),
+	[CN_IN] = H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "input_info", on_input_info, NULL),
+	[CN_OUT] = H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "output_info", on_output_info, NULL),
+	[CN_TEMP] = F(6, TFT_PB_INT64, 0, struct g_cnode, temp, "temporary_memory_size", NULL, NULL),
+	[CN_FINAL] = F(7, TFT_PB_BOOL, 0, struct g_cnode, is_final, "is_final", NULL, NULL),
+	[CN_CTRL] = H(8, TFT_PB_INT32, TFT_PB_F_REPEATED, "control_input", on_control_input, NULL),
+	[CN_COST] = F(9, TFT_PB_INT64, 0, struct g_cnode, compute_cost, "compute_cost", NULL, NULL),
+	[CN_HOST_TEMP] = F(10, TFT_PB_INT64, 0, struct g_cnode, host_temp, "host_temp_memory_size",
+			   NULL, NULL),
+	[CN_DEV_TEMP] = F(11, TFT_PB_INT64, 0, struct g_cnode, device_temp,
+			  "device_temp_memory_size", NULL, NULL),
+	[CN_PERSIST] = F(12, TFT_PB_INT64, 0, struct g_cnode, persistent, "persistent_memory_size",
+			 NULL, NULL),
+	[CN_CTIME] = F(14, TFT_PB_INT64, 0, struct g_cnode, compute_time, "compute_time", NULL, NULL),
+	[CN_MTIME] = F(15, TFT_PB_INT64, 0, struct g_cnode, memory_time, "memory_time", NULL, NULL),
+	[CN_DEV_PERSIST] = F(16, TFT_PB_INT64, 0, struct g_cnode, device_persistent,
+			     "device_persistent_memory_size", NULL, NULL),
+	[CN_INACCURATE] = F(17, TFT_PB_BOOL, 0, struct g_cnode, inaccurate, "inaccurate", NULL, NULL),
+};
+static const struct tft_pb_msg cnode_msg = {"CostGraphDef.Node", cnode_fields,
+					    sizeof(cnode_fields) / sizeof(cnode_fields[0]),
+					    offsetof(struct g_cnode, has)};
+
+static void cost_int(struct tft_json_writer *w, const struct g_cnode *n, int bit, const char *key,
+		     int64_t v)
+{
+	if (n->has & (1ull << bit)) {
+		tft_json_write_key(w, key);
+		tft_json_write_int(w, v);
+	}
+}
+
+static void cost_raw(struct tft_json_writer *w, const char *key, struct tft_json_writer *arr)
+{
+	size_t n;
+	const char *s = tft_json_write_borrow(arr, &n);
+
+	tft_json_write_key(w, key);
+	tft_json_write_value_raw(w, s, n);
+}
+
+static int on_cnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct tft_json_writer *w = &gi->j_cost;
+	struct tft_graph_node row;
+	struct g_cnode n;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	node_begin(gi);
+	tft_json_write_begin_array(&gi->j_in);
+	tft_json_write_begin_array(&gi->j_out);
+	tft_json_write_begin_array(&gi->j_ctrl);
+	tft_json_write_begin_array(&gi->j_shapes);
+	r = tft_pb_wire_decode_sub(&v->sub, &cnode_msg, &n, gi);
+	if (r)
+		return r;
+	tft_json_write_end_array(&gi->j_in);
+	tft_json_write_end_array(&gi->j_out);
+	tft_json_write_end_array(&gi->j_ctrl);
+	tft_json_write_end_array(&gi->j_shapes);
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_int(w, n.id);
+	cost_raw(w, "input_info", &gi->j_in);
+	cost_raw(w, "output_info", &gi->j_out);
+	if (n.has & (1ull << CN_CTRL))
+		cost_raw(w, "control_input", &gi->j_ctrl);
+	cost_int(w, &n, CN_CTIME, "compute_time", n.compute_time);
+	cost_int(w, &n, CN_MTIME, "memory_time", n.memory_time);
+	cost_int(w, &n, CN_HOST_TEMP, "host_temp_memory_size", n.host_temp);
+	cost_int(w, &n, CN_DEV_TEMP, "device_temp_memory_size", n.device_temp);
+	cost_int(w, &n, CN_DEV_PERSIST, "device_persistent_memory_size", n.device_persistent);
+	if (n.has & (1ull << CN_FINAL)) {
+		tft_json_write_key(w, "is_final");
+		tft_json_write_bool(w, n.is_final != 0);
+	}
+	if (n.has & (1ull << CN_INACCURATE)) {
+		tft_json_write_key(w, "inaccurate");
+		tft_json_write_bool(w, n.inaccurate != 0);
+	}
+	tft_json_write_end_object(w);
+	memset(&row, 0, sizeof(row));
+	row.graph.p = gi->graph_name;
+	row.graph.len = strlen(gi->graph_name);
+	row.kind.p = "costgraph";
+	row.kind.len = 9;
+	row.name = text_of(n.name);
+	row.device = text_of(n.device);
+	row.op.p = NULL;
+	if (n.has & (1ull << CN_OUT))
+		row.output_shapes = jw_text(&gi->j_shapes);
+	row.cost = jw_text(w);
+	row.compute_cost = (n.has & (1ull << CN_COST)) ? n.compute_cost : TFT_GRAPH_NO_COST;
+	row.temporary_memory = (n.has & (1ull << CN_TEMP)) ? n.temp : TFT_GRAPH_NO_COST;
+	row.persistent_memory = (n.has & (1ull << CN_PERSIST)) ? n.persistent : TFT_GRAPH_NO_COST;
+	return store_node(gi, &row, v->offset);
+}
+
+static const struct tft_pb_field costgraph_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_cnode, NULL),
+};
+static const struct tft_pb_msg costgraph_msg = {"CostGraphDef", costgraph_fields, 1, TFT_PB_NOOFF};
+
+/* ---- API ---------------------------------------------------------------------------- */
+
+struct tft_graph_import *tft_graph_import_create(struct tft_writer *w, struct tft_error *err)
+{
+	struct tft_graph_import *gi = calloc(1, sizeof(*gi));
+
+	if (!gi) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	gi->err = err;
+	gi->gs = tft_graph_store_open(w, err);
+	if (!gi->gs) {
+		free(gi);
+		return NULL;
+	}
+	tft_json_write_init_mem(&gi->j_inputs);
+	tft_json_write_init_mem(&gi->j_attrs);
+	tft_json_write_init_mem(&gi->j_shapes);
+	tft_json_write_init_mem(&gi->j_cost);
+	tft_json_write_init_mem(&gi->j_in);
+	tft_json_write_init_mem(&gi->j_out);
+	tft_json_write_init_mem(&gi->j_ctrl);
+	return gi;
+}
+
+static int import_sub(struct tft_graph_import *gi, const char *graph_name,
+		      const struct tft_pb_sub *s, const struct tft_pb_msg *m)
+{
+	gi->dec = s->dec;
+	gi->graph_name = graph_name ? graph_name : "";
+	gi->graph_id = tft_graph_store_next_graph(gi->gs);
+	return tft_pb_wire_decode_sub(s, m, NULL, gi);
+}
+
+int tft_graph_import_graphdef(struct tft_graph_import *gi, const char *graph_name,
+			      const struct tft_pb_sub *s)
+{
+	return import_sub(gi, graph_name, s, &graph_msg);
+}
+
+int tft_graph_import_costgraph(struct tft_graph_import *gi, const char *graph_name,
+			       const struct tft_pb_sub *s)
+{
+	return import_sub(gi, graph_name, s, &costgraph_msg);
+}
+
+uint64_t tft_graph_import_count(const struct tft_graph_import *gi)
+{
+	return gi ? tft_graph_store_count(gi->gs) : 0;
+}
+
+int tft_graph_import_finish(struct tft_graph_import *gi, struct tft_error *err)
+{
+	int r;
+
+	if (!gi)
+		return 0;
+	r = tft_graph_store_close(gi->gs, err);
+	tft_json_write_fini(&gi->j_inputs);
+	tft_json_write_fini(&gi->j_attrs);
+	tft_json_write_fini(&gi->j_shapes);
+	tft_json_write_fini(&gi->j_cost);
+	tft_json_write_fini(&gi->j_in);
+	tft_json_write_fini(&gi->j_out);
+	tft_json_write_fini(&gi->j_ctrl);
+	free(gi);
+	return r;
+}
+
+int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+		     int format, const struct tft_ingest_opts *opts, struct tft_error *err)
+{
+	struct tft_graph_import *gi;
+	struct tft_pb_dec dec;
+	const char *base;
+	int text, r;
+
+	if (!w || (!data && len))
+		return tft_error_set(err, TFT_EINVAL, -1, "no writer or no input");
+	if (format != TFT_PB_FMT_GRAPHDEF && format != TFT_PB_FMT_GRAPHDEF_TEXT) {
+		format = tft_pb_sniff(data, len, name);
+		if (format != TFT_PB_FMT_GRAPHDEF && format != TFT_PB_FMT_GRAPHDEF_TEXT)
+			format = len && (data[0] == 'n' || data[0] == ' ' || data[0] == '#' ||
+					 data[0] == '\n')
+					 ? TFT_PB_FMT_GRAPHDEF_TEXT
+					 : TFT_PB_FMT_GRAPHDEF;
+	}
+	text = format == TFT_PB_FMT_GRAPHDEF_TEXT;
+	if (text) {
+		r = tft_pb_text_init(&dec, data, len, err);
+		if (r) {
+			tft_pb_text_fini(&dec);
+			return r;
+		}
+	} else {
+		tft_pb_wire_init(&dec, data, len, err);
+	}
+	gi = tft_graph_import_create(w, err);
+	if (!gi) {
+		r = err && err->code ? err->code : TFT_ENOMEM;
+		goto out;
+	}
+	base = name ? strrchr(name, '/') : NULL;
+	base = base ? base + 1 : (name ? name : "graph");
+	gi->dec = &dec;
+	gi->graph_name = base;
+	gi->graph_id = tft_graph_store_next_graph(gi->gs);
+	r = tft_pb_wire_decode(&dec, &graph_msg, NULL, gi);
+	if (!r && opts && opts->progress)
+		opts->progress(opts->progress_ctx, len, len, tft_graph_import_count(gi));
+	if (!r)
+		r = tft_graph_import_finish(gi, err);
+	else
+		tft_graph_import_finish(gi, NULL);
+	if (!r)
+		r = tft_writer_set_meta(w, "graph_format", text ? "graphdef_text" : "graphdef");
+out:
+	if (r && err && err->code == TFT_OK)
+		tft_error_set(err, r, -1, "%s", tft_strerror(r));
+	if (r)
+		tft_error_set_file(err, name);
+	if (text)
+		tft_pb_text_fini(&dec);
+	return r;
+}

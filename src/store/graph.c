@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session's graph_nodes table: written inside the writer's open
+ * transaction through its SQLite handle, read back with a read-only handle.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/graph.h"
+
+#define GRAPH_SQL                                                                        \
+	"CREATE TABLE IF NOT EXISTS graph_nodes(id INTEGER PRIMARY KEY,"                 \
+	" graph_id INTEGER NOT NULL, graph TEXT NOT NULL, kind TEXT NOT NULL,"           \
+	" name TEXT NOT NULL, op TEXT, device TEXT, inputs TEXT, attrs TEXT,"            \
+	" output_shapes TEXT, compute_cost INTEGER, temporary_memory INTEGER,"           \
+	" persistent_memory INTEGER, cost TEXT);"                                        \
+	"CREATE INDEX IF NOT EXISTS graph_nodes_name ON graph_nodes(name);"
+
+#define INSERT_SQL                                                                       \
+	"INSERT INTO graph_nodes(graph_id, graph, kind, name, op, device, inputs, attrs,"  \
+	" output_shapes, compute_cost, temporary_memory, persistent_memory, cost)"         \
+	" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+struct tft_graph_store {
+	struct tft_writer *w; /* borrowed */
+	sqlite3 *db;          /* borrowed: the writer's handle */
+	sqlite3_stmt *ins;    /* owned */
+	int64_t next_graph;
+	uint64_t count;
+};
+
+static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
+{
+	return tft_error_set(err, TFT_EIO, -1, "graph_nodes: %s: %s", what,
+			     db ? sqlite3_errmsg(db) : "no database");
+}
+
+struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_error *err)
+{
+	struct tft_graph_store *gs;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+
+	if (!w || !(db = tft_writer_db(w))) {
+		tft_error_set(err, TFT_EINVAL, -1, "graph_nodes: no writer");
+		return NULL;
+	}
+	gs = calloc(1, sizeof(*gs));
+	if (!gs) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	gs->w = w;
+	gs->db = db;
+	if (sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &gs->ins, NULL) != SQLITE_OK) {
+		db_err(db, err, "create");
+		sqlite3_finalize(gs->ins);
+		free(gs);
+		return NULL;
+	}
+	/* Graph ids continue after those of earlier imports into this session. */
+	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		gs->next_graph = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return gs;
+}
+
+int64_t tft_graph_store_next_graph(struct tft_graph_store *gs)
+{
+	return gs->next_graph++;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, struct tft_graph_text t)
+{
+	if (t.p && t.len <= (size_t)INT32_MAX)
+		sqlite3_bind_text(st, i, t.p, (int)t.len, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_cost(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v == TFT_GRAPH_NO_COST)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
+			const struct tft_graph_node *n, struct tft_error *err)
+{
+	static const struct tft_graph_text empty = {"", 0};
+	sqlite3_stmt *st = gs->ins;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, graph_id);
+	bind_text(st, 2, n->graph.p ? n->graph : empty);
+	bind_text(st, 3, n->kind.p ? n->kind : empty);
+	bind_text(st, 4, n->name.p ? n->name : empty);
+	bind_text(st, 5, n->op);
+	bind_text(st, 6, n->device);
+	bind_text(st, 7, n->inputs);
+	bind_text(st, 8, n->attrs);
+	bind_text(st, 9, n->output_shapes);
+	bind_cost(st, 10, n->compute_cost);
+	bind_cost(st, 11, n->temporary_memory);
+	bind_cost(st, 12, n->persistent_memory);
+	bind_text(st, 13, n->cost);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return db_err(gs->db, err, "insert");
+	gs->count++;
+	return 0;
+}
+
+uint64_t tft_graph_store_count(const struct tft_graph_store *gs)
+{
+	return gs ? gs->count : 0;
+}
+
+int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err)
+{
+	int rc = 0;
+
+	if (!gs)
+		return 0;
+	sqlite3_finalize(gs->ins);
+	if (gs->count) {
+		rc = tft_writer_add_count(gs->w, "graph_nodes", (int64_t)gs->count);
+		if (rc)
+			tft_error_set(err, rc, -1, "graph_nodes: could not count the nodes");
+	}
+	free(gs);
+	return rc;
+}
+
+/* ---- reader side ------------------------------------------------------------------ */
+
+static int open_ro(const char *path, sqlite3 **db, struct tft_error *err)
+{
+	*db = NULL;
+	if (!path)
+		return tft_error_set(err, TFT_EINVAL, -1, "no session path");
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		int rc = tft_error_set(err, TFT_EIO, -1, "%s: %s", path,
+				       *db ? sqlite3_errmsg(*db) : "cannot open");
+		sqlite3_close(*db);
+		*db = NULL;
+		return rc;
+	}
+	sqlite3_busy_timeout(*db, 2000);
+	return 0;
+}
+
+/* 1 if the session has a graph_nodes table, 0 if not, <0 on error. */
+static int has_table(sqlite3 *db, struct tft_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND"
+			       " name = 'graph_nodes'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "schema");
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return db_err(db, err, "schema");
+}
+
+static struct tft_graph_text col_text(sqlite3_stmt *st, int i)
+{
+	struct tft_graph_text t = {NULL, 0};
+
+	if (sqlite3_column_type(st, i) != SQLITE_NULL) {
+		t.p = (const char *)sqlite3_column_text(st, i);
+		t.len = (size_t)sqlite3_column_bytes(st, i);
+	}
+	return t;
+}
+
+static int64_t col_cost(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return TFT_GRAPH_NO_COST;
+	return sqlite3_column_int64(st, i);
+}
+
+int tft_graph_lookup(const char *session_path, const char *name,
+		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),
+		     void *ctx, struct tft_error *err)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	int rc, n = 0;
+
+	if (!name || !fn)
+		return tft_error_set(err, TFT_EINVAL, -1, "no node name or callback");
+	if ((rc = open_ro(session_path, &db, err)))
+		return rc;
+	rc = has_table(db, err);
+	if (rc <= 0)
+		goto out;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
+			       " output_shapes, compute_cost, temporary_memory, persistent_memory,"
+			       " cost FROM graph_nodes WHERE name = ? ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = db_err(db, err, "lookup");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tft_graph_node node;
+
+		node.graph = col_text(st, 1);
+		node.kind = col_text(st, 2);
+		node.name = col_text(st, 3);
+		node.op = col_text(st, 4);
+		node.device = col_text(st, 5);
+		node.inputs = col_text(st, 6);
+		node.attrs = col_text(st, 7);
+		node.output_shapes = col_text(st, 8);
+		node.compute_cost = col_cost(st, 9);
+		node.temporary_memory = col_cost(st, 10);
+		node.persistent_memory = col_cost(st, 11);
+		node.cost = col_text(st, 12);
+		n++;
+		if (fn(ctx, &node, sqlite3_column_int64(st, 0)))
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		rc = db_err(db, err, "lookup");
+	else
+		rc = n;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int64_t tft_graph_count(const char *session_path, struct tft_error *err)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	int64_t n = 0;
+	int rc;
+
+	if ((rc = open_ro(session_path, &db, err)))
+		return rc;
+	rc = has_table(db, err);
+	if (rc > 0) {
+		if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM graph_nodes", -1, &st, NULL) ==
+			    SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		else
+			n = db_err(db, err, "count");
+	} else {
+		n = rc;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}

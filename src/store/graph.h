@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graph nodes in a session: the "graph_nodes" table (docs/file-format.md)
+ * holding TF GraphDef / CostGraphDef nodes next to the trace, so a slice can
+ * be joined to its node by name (op, inputs, attrs, shapes, cost).
+ */
+#ifndef TFT_STORE_GRAPH_H
+#define TFT_STORE_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "store/writer.h"
+
+/* A text value: p[0..len) (borrowed, not NUL-terminated); p NULL = SQL NULL. */
+struct tft_graph_text {
+	const char *p; /* borrowed */
+	size_t len;
+};
+
+#define TFT_GRAPH_NO_COST INT64_MIN /* an absent cost column (SQL NULL) */
+
+/* One node row as producers hand it over and readers return it. */
+struct tft_graph_node {
+	struct tft_graph_text graph;  /* graph name ("graph.pbtxt", "partition_graphs[0]" ...) */
+	struct tft_graph_text kind;   /* "graphdef" or "costgraph" */
+	struct tft_graph_text name, op, device;
+	struct tft_graph_text inputs; /* JSON array of input names ("^ctrl", "x:1" kept as is) */
+	struct tft_graph_text attrs;  /* JSON object */
+	struct tft_graph_text output_shapes; /* JSON array of shapes (arrays of dims, -1 unknown) */
+	struct tft_graph_text cost;   /* JSON object: the rest of a CostGraphDef.Node */
+	int64_t compute_cost;         /* us, or TFT_GRAPH_NO_COST */
+	int64_t temporary_memory;     /* bytes, or TFT_GRAPH_NO_COST */
+	int64_t persistent_memory;    /* bytes, or TFT_GRAPH_NO_COST */
+};
+
+struct tft_graph_store;
+
+/*
+ * Start adding nodes to the session being written by w: creates the table
+ * if needed (inside the writer's open transaction; nodes become durable with
+ * the writer's next commit/close). Close the store before the writer.
+ * Returns NULL and fills err on failure.
+ */
+struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_error *err);
+
+/* The id to give the next graph of this session (graph_id column). */
+int64_t tft_graph_store_next_graph(struct tft_graph_store *gs);
+
+/* Add one node of graph `graph_id`. 0 or a negative status (err filled). */
+int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
+			const struct tft_graph_node *n, struct tft_error *err);
+
+/* Nodes added through this store. */
+uint64_t tft_graph_store_count(const struct tft_graph_store *gs);
+
+/*
+ * Finish: adds the nodes to the session counter "graph_nodes" (meta) and
+ * frees the store. Returns 0 or a negative status. gs may be NULL.
+ */
+int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err);
+
+/*
+ * Reader side: open the session file read-only and call fn for every node
+ * named `name` (all graphs, both kinds, in insertion order). The row's
+ * strings are valid during the call only. fn returns 0 to go on, non-zero
+ * to stop. Returns the number of rows visited (0: none, or no graph_nodes
+ * table), or a negative status (err filled).
+ */
+int tft_graph_lookup(const char *session_path, const char *name,
+		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),
+		     void *ctx, struct tft_error *err);
+
+/* Number of graph nodes in a session file (0 when it has none), or a negative status. */
+int64_t tft_graph_count(const char *session_path, struct tft_error *err);
+
+#endif /* TFT_STORE_GRAPH_H */

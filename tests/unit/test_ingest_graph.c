@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests for GraphDef/CostGraphDef import into graph_nodes (collect/ingest_graph,
+ * store/graph), RunMetadata partition_graphs/cost_graph, and the RunMetadata
+ * step entry point (step index/name, node_stats_index, empty devices, dim names).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/ingest_graph.h"
+#include "collect/ingest_runmeta.h"
+#include "collect/tf_names.h"
+#include "store/graph.h"
+#include "store/session.h"
+#include "tap.h"
+
+/* ---- a tiny protobuf encoder ----------------------------------------------------- */
+
+struct enc {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void e_byte(struct enc *e, uint8_t b)
+{
+	if (e->len == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 256;
+		e->p = realloc(e->p, e->cap);
+		if (!e->p)
+			abort();
+	}
+	e->p[e->len++] = b;
+}
+
+static void e_varint(struct enc *e, uint64_t v)
+{
+	while (v >= 0x80) {
+		e_byte(e, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	e_byte(e, (uint8_t)v);
+}
+
+static void e_int(struct enc *e, uint32_t num, uint64_t v)
+{
+	e_varint(e, (uint64_t)num << 3);
+	e_varint(e, v);
+}
+
+static void e_bytes(struct enc *e, uint32_t num, const void *p, size_t n)
+{
+	e_varint(e, (uint64_t)num << 3 | 2);
+	e_varint(e, n);
+	for (size_t i = 0; i < n; i++)
+		e_byte(e, ((const uint8_t *)p)[i]);
+}
+
+static void e_str(struct enc *e, uint32_t num, const char *s)
+{
+	e_bytes(e, num, s, strlen(s));
+}
+
+/* Append sub as field num and reset sub. */
+static void e_msg(struct enc *e, uint32_t num, struct enc *sub)
+{
+	e_bytes(e, num, sub->p, sub->len);
+	free(sub->p);
+	memset(sub, 0, sizeof(*sub));
+}
+
+/* TensorShapeProto with dims (size, name) into e as field num. */
+static void e_shape(struct enc *e, uint32_t num, const int64_t *dims, const char *const *names,
+		    int n)
+{
+	struct enc sh = {0}, d = {0};
+
+	for (int i = 0; i < n; i++) {
+		e_int(&d, 1, (uint64_t)dims[i]);
+		if (names && names[i])
+			e_str(&d, 2, names[i]);
+		e_msg(&sh, 2, &d);
+	}
+	e_msg(e, num, &sh);
+}
+
+/* NodeDef attr entry: key -> AttrValue (already encoded in val). */
+static void e_attr(struct enc *node, const char *key, struct enc *val)
+{
+	struct enc ent = {0};
+
+	e_str(&ent, 1, key);
+	e_msg(&ent, 2, val);
+	e_msg(node, 5, &ent);
+}
+
+/* A Conv2D-like NodeDef. */
+static void e_conv_node(struct enc *graph, const char *name)
+{
+	static const int64_t out[] = {8, 28, 28, 32};
+	static const int64_t kdims[] = {3, 3, 1, 32};
+	struct enc n = {0}, v = {0}, l = {0}, t = {0};
+
+	e_str(&n, 1, name);
+	e_str(&n, 2, "Conv2D");
+	e_str(&n, 3, "input");
+	e_str(&n, 3, "kernel/read:1");
+	e_str(&n, 3, "^init");
+	e_str(&n, 4, "/device:GPU:0");
+	e_int(&v, 6, 1); /* type: DT_FLOAT */
+	e_attr(&n, "T", &v);
+	e_str(&v, 2, "NHWC");
+	e_attr(&n, "data_format", &v);
+	e_str(&v, 2, "SAME");
+	e_attr(&n, "padding", &v);
+	for (int i = 0; i < 4; i++)
+		e_int(&l, 3, (uint64_t)(i == 1 || i == 2 ? 2 : 1));
+	e_msg(&v, 1, &l);
+	e_attr(&n, "strides", &v);
+	e_shape(&l, 7, out, NULL, 4);
+	e_msg(&v, 1, &l);
+	e_attr(&n, "_output_shapes", &v);
+	e_int(&t, 1, 1);
+	e_shape(&t, 2, kdims, NULL, 4);
+	e_str(&t, 4, "\x01\x02\x03\x04"); /* tensor_content: not kept */
+	e_msg(&v, 8, &t);
+	e_attr(&n, "value", &v);
+	e_msg(graph, 1, &n);
+}
+
+static char tmpdir[256];
+static int seq;
+
+struct found {
+	const char *want; /* keep only rows of this kind (NULL: any) */
+	int n;
+	char op[64], device[64], inputs[256], attrs[1024], shapes[256], cost[512], graph[128],
+		kind[16];
+	int64_t compute_cost, temp, persistent;
+};
+
+static void cp(char *dst, size_t size, struct tft_graph_text t)
+{
+	snprintf(dst, size, "%.*s", t.p ? (int)t.len : 6, t.p ? t.p : "(null)");
+}
+
+static int on_found(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
+{
+	struct found *f = ctx;
+
+	f->n++;
+	if (f->want && (n->kind.len != strlen(f->want) || memcmp(n->kind.p, f->want, n->kind.len)))
+		return 0;
+	cp(f->op, sizeof(f->op), n->op);
+	cp(f->device, sizeof(f->device), n->device);
+	cp(f->inputs, sizeof(f->inputs), n->inputs);
+	cp(f->attrs, sizeof(f->attrs), n->attrs);
+	cp(f->shapes, sizeof(f->shapes), n->output_shapes);
+	cp(f->cost, sizeof(f->cost), n->cost);
+	cp(f->graph, sizeof(f->graph), n->graph);
+	cp(f->kind, sizeof(f->kind), n->kind);
+	f->compute_cost = n->compute_cost;
+	f->temp = n->temporary_memory;
+	f->persistent = n->persistent_memory;
+	return 0;
+}
+
+static int lookup(const char *path, const char *name, const char *kind, struct found *f)
+{
+	struct tft_error err;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	f->want = kind;
+	tft_error_clear(&err);
+	r = tft_graph_lookup(path, name, on_found, f, &err);
+	if (r > 0 && kind && strcmp(f->kind, kind) != 0)
+		return 0;
+	return r;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+static void test_binary_graphdef(void)
+{
+	struct enc g = {0};
+	struct tft_error err;
+	struct tft_writer *w;
+	struct found f;
+	char path[512];
+	int r;
+
+	e_conv_node(&g, "conv1/Conv2D");
+	e_conv_node(&g, "conv2/Conv2D");
+	{
+		struct enc ver = {0};
+
+		e_int(&ver, 1, 27); /* versions { producer: 27 }: skipped */
+		e_msg(&g, 4, &ver);
+	}
+	is_int(tft_pb_sniff(g.p, g.len, "model.pb"), TFT_PB_FMT_GRAPHDEF, "binary GraphDef sniffed");
+	snprintf(path, sizeof(path), "%s/g%d.tft", tmpdir, seq++);
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	r = tft_graph_ingest(w, "dir/model.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, NULL, &err);
+	is_int(r, 0, "binary GraphDef imports");
+	if (r)
+		printf("#   %s\n", err.msg);
+	is_int(tft_writer_close(w, &err), 0, "session closes");
+	is_int(tft_graph_count(path, &err), 2, "two graph nodes");
+	is_int(lookup(path, "conv2/Conv2D", NULL, &f), 1, "lookup by name finds the node");
+	is_str(f.op, "Conv2D", "op");
+	is_str(f.device, "/device:GPU:0", "device");
+	is_str(f.graph, "model.pb", "graph named after the file");
+	is_str(f.kind, "graphdef", "kind graphdef");
+	is_str(f.inputs, "[\"input\",\"kernel/read:1\",\"^init\"]", "inputs with :N and ^ctrl");
+	is_str(f.shapes, "[[8,28,28,32]]", "_output_shapes -> output_shapes");
+	ok(strstr(f.attrs, "\"T\":\"DT_FLOAT\"") != NULL, "T as a dtype name: %s", f.attrs);
+	ok(strstr(f.attrs, "\"data_format\":\"NHWC\"") != NULL, "data_format");
+	ok(strstr(f.attrs, "\"padding\":\"SAME\"") != NULL, "padding");
+	ok(strstr(f.attrs, "\"strides\":[1,2,2,1]") != NULL, "strides list");
+	ok(strstr(f.attrs, "\"value\":{\"dtype\":\"DT_FLOAT\",\"shape\":[3,3,1,32]}") != NULL,
+	   "tensor value: dtype and shape, no contents");
+	ok(strstr(f.attrs, "_output_shapes") == NULL, "_output_shapes not repeated in attrs");
+	is_int(f.compute_cost, TFT_GRAPH_NO_COST, "no cost for a GraphDef node");
+	is_int(lookup(path, "nope", NULL, &f), 0, "unknown node: nothing found");
+
+	/* Truncated: a precise error. */
+	w = tft_writer_open(":memory:", NULL, &err);
+	tft_error_clear(&err);
+	r = tft_graph_ingest(w, "cut.pb", g.p, g.len - 5, TFT_PB_FMT_GRAPHDEF, NULL, &err);
+	ok(r == TFT_EFORMAT && err.offset >= 0 && strstr(err.msg, "node[1]"),
+	   "truncated GraphDef refused with a path: %s", err.msg);
+	tft_writer_abort(w);
+	free(g.p);
+}
+
+static void test_real_pbtxt(const char *data)
+{
+	static const struct {
+		const char *file;
+		int nodes;
+	} files[] = {
+		{"tensorboard/graphdef/functionaltests_graph.pbtxt", 338},
+		{"tensorboard/graphdef/graphdef_mnist.pbtxt", 364},
+		{"tensorboard/graphdef/tf_graph_demo_graph.pbtxt", 118},
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char src[1024], path[512], msg[600];
+		struct tft_error err;
+		struct tft_writer *w;
+		uint8_t *buf;
+		size_t len;
+		int r, fmt;
+
+		snprintf(src, sizeof(src), "%s/%s", data, files[i].file);
+		buf = read_file(src, &len);
+		if (!buf) {
+			ok(1, "# SKIP %s not found", files[i].file);
+			continue;
+		}
+		fmt = tft_pb_sniff(buf, len, src);
+		snprintf(msg, sizeof(msg), "%s sniffed as text GraphDef", files[i].file);
+		is_int(fmt, TFT_PB_FMT_GRAPHDEF_TEXT, msg);
+		snprintf(path, sizeof(path), "%s/g%d.tft", tmpdir, seq++);
+		tft_error_clear(&err);
+		w = tft_writer_open(path, NULL, &err);
+		r = tft_graph_ingest(w, src, buf, len, fmt, NULL, &err);
+		snprintf(msg, sizeof(msg), "%s imports: %s", files[i].file, r ? err.msg : "ok");
+		is_int(r, 0, msg);
+		tft_writer_close(w, &err);
+		snprintf(msg, sizeof(msg), "%s: %d nodes", files[i].file, files[i].nodes);
+		is_int(tft_graph_count(path, &err), files[i].nodes, msg);
+		if (i == 1) {
+			struct found f;
+
+			is_int(lookup(path, "input_reshape/Reshape/shape", NULL, &f), 1,
+			       "mnist: Const node found");
+			ok(strstr(f.attrs, "\"value\":{\"dtype\":\"DT_INT32\",\"shape\":[4]}") != NULL,
+			   "mnist: Const value reduced to dtype+shape: %s", f.attrs);
+		}
+		if (i == 0) {
+			struct found f;
+
+			is_int(lookup(path, "global_step", NULL, &f), 1, "functionaltests: global_step");
+			is_str(f.op, "Variable", "functionaltests: op");
+			is_str(f.shapes, "[[]]", "functionaltests: scalar _output_shapes");
+			ok(strstr(f.attrs, "\"dtype\":\"DT_INT64\"") != NULL, "dtype attr: %s", f.attrs);
+		}
+		free(buf);
+	}
+}
+
+/* A RunMetadata with step_stats (an empty device too), partition_graphs and cost_graph. */
+static void build_runmeta(struct enc *rm)
+{
+	static const int64_t dims[] = {32, 10};
+	static const char *const dnames[] = {"batch", NULL};
+	struct enc ss = {0}, dev = {0}, n = {0}, out = {0}, td = {0}, g = {0}, cg = {0}, cn = {0},
+		   oi = {0}, ii = {0};
+
+	/* GPU:0 with two nodes, out of start order (timeline.py keeps node_stats order). */
+	e_str(&n, 1, "dense/MatMul");
+	e_int(&n, 2, 1000200);
+	e_int(&n, 5, 50);
+	e_str(&n, 8, "dense/MatMul = MatMul(x, w)");
+	e_int(&out, 1, 0);
+	e_int(&td, 1, 1);
+	e_shape(&td, 2, dims, dnames, 2);
+	e_msg(&out, 3, &td);
+	e_msg(&n, 7, &out);
+	e_msg(&dev, 2, &n);
+	e_str(&n, 1, "dense/BiasAdd");
+	e_int(&n, 2, 1000100);
+	e_int(&n, 5, 20);
+	e_str(&n, 8, "dense/BiasAdd = BiasAdd(dense/MatMul, b)");
+	e_msg(&dev, 2, &n);
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:GPU:0");
+	e_msg(&ss, 1, &dev);
+	/* A device without nodes. */
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+	e_msg(&ss, 1, &dev);
+	e_msg(rm, 1, &ss);
+
+	/* cost_graph: one node with costs, output_info and input_info. */
+	e_str(&cn, 1, "dense/MatMul");
+	e_str(&cn, 2, "/job:localhost/replica:0/task:0/device:GPU:0");
+	e_int(&cn, 3, 7);
+	e_int(&ii, 1, 3);
+	e_int(&ii, 2, 0);
+	e_msg(&cn, 4, &ii);
+	e_int(&oi, 1, 1280);
+	e_int(&oi, 2, (uint64_t)-1);
+	e_shape(&oi, 3, dims, NULL, 2);
+	e_int(&oi, 4, 1);
+	e_msg(&cn, 5, &oi);
+	e_int(&cn, 6, 4096);
+	e_int(&cn, 9, 42);
+	e_int(&cn, 12, 128);
+	e_int(&cn, 14, 40);
+	e_msg(&cg, 1, &cn);
+	e_msg(rm, 2, &cg);
+
+	/* partition_graphs[0]: the MatMul node. */
+	e_str(&n, 1, "dense/MatMul");
+	e_str(&n, 2, "MatMul");
+	e_str(&n, 3, "x");
+	e_str(&n, 3, "w");
+	e_str(&n, 4, "/job:localhost/replica:0/task:0/device:GPU:0");
+	e_msg(&g, 1, &n);
+	e_msg(rm, 3, &g);
+}
+
+struct evs {
+	struct tft_session *s;
+	int n;
+	char names[8][64];
+	int64_t idx[8];
+	char output[8][512];
+};
+
+static int collect(void *ctx, const struct tft_event *ev)
+{
+	struct evs *l = ctx;
+
+	if (l->n >= 8)
+		return 0;
+	snprintf(l->names[l->n], 64, "%s", tft_session_str(l->s, ev->name, NULL));
+	l->idx[l->n] = -1;
+	l->output[l->n][0] = 0;
+	for (int i = 0; i < ev->nargs; i++) {
+		const char *k = tft_session_str(l->s, ev->args[i].key, NULL);
+
+		if (!strcmp(k, "node_stats_index"))
+			l->idx[l->n] = ev->args[i].v.i;
+		if (!strcmp(k, "output"))
+			snprintf(l->output[l->n], 512, "%s", tft_session_str(l->s, ev->args[i].v.str, NULL));
+	}
+	l->n++;
+	return 0;
+}
+
+static void test_runmeta_graphs(void)
+{
+	struct enc rm = {0};
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct found f;
+	char path[512];
+	int r, empty_cpu = 0;
+
+	build_runmeta(&rm);
+	snprintf(path, sizeof(path), "%s/r%d.tft", tmpdir, seq++);
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	r = tft_runmeta_ingest_step(w, "traces/run_meta_7.pb", rm.p, rm.len, TFT_PB_FMT_RUNMETA, 7,
+				    "train step 7", NULL, &err);
+	is_int(r, 0, "RunMetadata with graphs imports");
+	if (r)
+		printf("#   %s\n", err.msg);
+	is_int(tft_writer_close(w, &err), 0, "closes");
+	is_int(tft_graph_count(path, &err), 2, "partition graph node + cost graph node stored");
+	is_int(lookup(path, "dense/MatMul", "costgraph", &f), 2, "both rows found by name");
+	is_str(f.kind, "costgraph", "the cost graph's row");
+	is_str(f.graph, "run_meta_7.pb:cost_graph", "cost graph name");
+	is_int(f.compute_cost, 42, "compute_cost");
+	is_int(f.temp, 4096, "temporary_memory");
+	is_int(f.persistent, 128, "persistent_memory");
+	is_str(f.shapes, "[[32,10]]", "output_info shapes");
+	ok(strstr(f.cost, "\"output_info\":[{\"size\":1280,\"alias_input_port\":-1,\"dtype\":\"DT_FLOAT\"}]") != NULL,
+	   "output_info sizes: %s", f.cost);
+	ok(strstr(f.cost, "\"input_info\":[{\"preceding_node\":3,\"preceding_port\":0}]") != NULL,
+	   "input_info");
+	ok(strstr(f.cost, "\"compute_time\":40") != NULL, "compute_time");
+
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "session opens"))
+		return;
+	is_str(tft_session_meta(s, "graph_nodes"), "2", "meta graph_nodes counter");
+	is_int(tft_session_step_count(s), 1, "one step");
+	if (tft_session_step_count(s) == 1) {
+		const struct tft_step *st = tft_session_step(s, 0);
+
+		is_int(st->index, 7, "step index from the caller");
+		is_str(tft_session_str(s, st->name, NULL), "train step 7", "step name from the caller");
+	}
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+		const char *nm = tft_session_str(s, t->name, NULL);
+
+		if (strstr(nm, "device:CPU:0") && t->slices == 0)
+			empty_cpu = 1;
+		if (strstr(nm, "device:GPU:0") && !strstr(nm, "comm")) {
+			struct evs l;
+
+			memset(&l, 0, sizeof(l));
+			l.s = s;
+			tft_session_scan(s, t->id, INT64_MIN, INT64_MAX, 0, collect, &l, &err);
+			is_int(l.n, 2, "two GPU slices");
+			if (l.n == 2) {
+				/* Sorted by time: BiasAdd (index 1) first. */
+				is_str(l.names[0], "dense/BiasAdd", "slices in time order");
+				is_int(l.idx[0], 1, "node_stats_index of the 2nd node_stats entry");
+				is_int(l.idx[1], 0, "node_stats_index of the 1st");
+				ok(strstr(l.output[1], "\"shape\":[32,10],\"dim_names\":[\"batch\",\"\"]") != NULL,
+				   "dim names kept next to the shape: %s", l.output[1]);
+			}
+		}
+	}
+	ok(empty_cpu, "device without nodes kept as an empty track");
+	tft_session_close(s);
+
+	/* A device too large to hold in memory goes through the sorter: same order. */
+	{
+		struct tft_ingest_opts opts = {0};
+		struct evs l;
+
+		opts.mem_budget = 1;
+		snprintf(path, sizeof(path), "%s/r%d.tft", tmpdir, seq++);
+		tft_error_clear(&err);
+		w = tft_writer_open(path, NULL, &err);
+		r = tft_runmeta_ingest_step(w, "run_meta.pb", rm.p, rm.len, TFT_PB_FMT_RUNMETA, 0, NULL,
+					    &opts, &err);
+		is_int(r, 0, "imports with a 1-byte memory budget");
+		tft_writer_close(w, &err);
+		s = tft_session_open(path, &err);
+		memset(&l, 0, sizeof(l));
+		l.s = s;
+		for (uint32_t i = 0; s && i < tft_session_track_count(s); i++) {
+			const struct tft_track *t = tft_session_track(s, i);
+			const char *nm = tft_session_str(s, t->name, NULL);
+
+			if (strstr(nm, "device:GPU:0") && !strstr(nm, "comm"))
+				tft_session_scan(s, t->id, INT64_MIN, INT64_MAX, 0, collect, &l, &err);
+		}
+		ok(l.n == 2 && !strcmp(l.names[0], "dense/BiasAdd") && l.idx[0] == 1,
+		   "spilled device: same order and node_stats_index");
+		if (s)
+			tft_session_close(s);
+	}
+	free(rm.p);
+}
+
+int main(void)
+{
+	const char *data = getenv("TFT_DATA");
+	char tmpl[] = "/tmp/tft-graph-XXXXXX";
+
+	if (!data)
+		data = "../shared/data";
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	test_binary_graphdef();
+	test_real_pbtxt(data);
+	test_runmeta_graphs();
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	return done_testing();
+}
