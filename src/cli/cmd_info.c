@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -244,6 +245,10 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 	kv_uint(w, "dropped", sum.dropped);
 	kv_uint(w, "unmatched_flows", sum.unmatched_flows);
 	kv_uint(w, "unclosed_slices", sum.unclosed_slices);
+	{
+		const char *gn = tft_session_meta(s, "graph_nodes");
+		kv_uint(w, "graph_nodes", gn ? strtoull(gn, NULL, 10) : 0);
+	}
 
 	tft_json_write_key(w, "process_list");
 	tft_json_write_begin_array(w);
