@@ -1,9 +1,40 @@
 // SPDX-License-Identifier: MIT
 // Client of the tftracer HTTP API (docs/http-api.md): token handling, JSON errors,
-// exact 64-bit integers, abortable requests and an activity counter for the status pill.
+// exact 64-bit integers, abortable requests, POSTs for the live controls, server-sent
+// events, an activity counter for the status pill, and the static mode (a standalone
+// HTML export answers the same queries in the page, see staticapi.js).
+import { staticSource } from './staticapi.js';
 
 const params = new URLSearchParams(location.search);
 const token = params.get('token');
+
+/* The inlined session of a static HTML export, or null when served. */
+const STATIC = staticSource();
+export function isStatic() { return !!STATIC; }
+export function staticInfo() { return STATIC ? STATIC.info() : null; }
+function staticError(e, path) {
+	if (e instanceof ApiError) return e;
+	if (e && e.status) return new ApiError(e.message, e.status, path);
+	return new ApiError(String((e && e.message) || e), 500, path);
+}
+
+/* Answer a query in the page (static mode only); rejects with ApiError like getJSON. */
+export async function staticQuery(path, query) {
+	try {
+		return await STATIC.query(path.replace(/^\/+/, ''), query || {});
+	} catch (e) {
+		throw staticError(e, path);
+	}
+}
+
+/* A viewport window answered in the page, already decoded (tiledata.js). */
+export async function staticTile(query, t0) {
+	try {
+		return await STATIC.tile(query, t0);
+	} catch (e) {
+		throw staticError(e, 'api/viewport');
+	}
+}
 
 export class ApiError extends Error {
 	constructor(message, status, path) {
@@ -63,6 +94,18 @@ export function authHeaders() {
  * (use it for small answers: session, slice, search, steps). Throws ApiError.
  */
 export async function getJSON(path, query, opts = {}) {
+	if (STATIC) {
+		inflight++;
+		notify(null);
+		try {
+			const r = await staticQuery(path, query);
+			if (opts.signal && opts.signal.aborted) throw new DOMException('aborted', 'AbortError');
+			return r;
+		} finally {
+			inflight--;
+			notify(null);
+		}
+	}
 	const u = apiUrl(path, query);
 	inflight++;
 	notify(null);
@@ -96,6 +139,45 @@ export async function getJSON(path, query, opts = {}) {
 		inflight--;
 		notify(failure && !opts.quiet ? failure : null);
 	}
+}
+
+/*
+ * POST a JSON body (the live controls). Carries the token (header) when the page was
+ * opened with ?token=; the server refuses cross-origin POSTs. Throws ApiError; resolves
+ * to the parsed answer ({} for an empty body).
+ */
+export async function postJSON(path, body) {
+	if (STATIC) throw new ApiError('not available in a static export', 404, path);
+	const u = apiUrl(path);
+	inflight++;
+	notify(null);
+	try {
+		let res;
+		try {
+			res = await fetch(u, {
+				method: 'POST',
+				headers: { ...authHeaders(), 'Content-Type': 'application/json' },
+				body: JSON.stringify(body ?? {}),
+			});
+		} catch (e) {
+			throw new ApiError('cannot reach the tftracer server', 0, path);
+		}
+		const text = await res.text();
+		let j = {};
+		try { j = text ? JSON.parse(text, exactReviver) : {}; } catch { j = {}; }
+		if (!res.ok) throw new ApiError((j && j.error) ? String(j.error) : `${res.status} ${res.statusText}`, res.status, path);
+		return j;
+	} finally {
+		inflight--;
+		notify(null);
+	}
+}
+
+/* A server-sent event stream (EventSource; the token travels as a query parameter). */
+export function eventSource(path) {
+	if (STATIC || typeof EventSource === 'undefined') return null;
+	const u = apiUrl(path, token ? { token } : null);
+	return new EventSource(u.href);
 }
 
 /* Integer-ish value (Number, BigInt or digit string) to BigInt. */

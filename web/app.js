@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
-// Entry point: loads the session, wires the pages (Overview, Timeline, Ops), search,
-// details drawer, keyboard, URL state (#/page?...), theme, errors and status.
-import { getJSON, onActivity, downloadUrl, big, parseExact } from './api.js';
+// Entry point: loads the session, wires the pages (Overview, Timeline, Ops, Runs),
+// search, details drawer, keyboard, URL state (#/page?...), theme, errors and status;
+// follows a live session (new steps and traces grow the Timeline in place) and runs
+// from an inlined session in a static export.
+import { getJSON, onActivity, downloadUrl, big, parseExact, isStatic, staticInfo } from './api.js';
 import { Timeline } from './timeline.js';
 import { Details } from './details.js';
 import { Search } from './search.js';
 import { Overview } from './overview.js';
 import { Ops } from './ops.js';
+import { Runs } from './runs.js';
+import { invalidateStats } from './stats.js';
 import { setTimeFormat, timeFormat, escapeHtml, fmtInt } from './format.js';
 
 const $ = (s) => document.querySelector(s);
-const PAGES = ['overview', 'timeline', 'ops'];
+const PAGES = ['overview', 'timeline', 'ops', 'runs'];
 
 /* The session fetched by index.html before the modules loaded; null to refetch. */
 async function parseEarly(p) {
@@ -38,6 +42,8 @@ class App {
 		this.search = new Search($('form.search'), this);
 		this.overview = new Overview($('#page-overview'), this);
 		this.ops = new Ops($('#page-ops'), this);
+		this.runs = new Runs($('#page-runs'), this);
+		this.live = false;
 		this.bindChrome();
 		window.__tft = this.testHooks();
 		this.load();
@@ -53,10 +59,10 @@ class App {
 			this.session = early ? await parseEarly(early) : null;
 			if (!this.session) this.session = await getJSON('api/session', null, { exact: true, quiet: true });
 		} catch (e) {
-			this.setStatus('offline', false, true);
+			this.setStatus(isStatic() ? 'no data' : 'offline', false, true);
 			const msg = e.status === 0 ? 'Cannot reach the tftracer server.' : `Could not load the session: ${e.message}`;
-			this.banner(msg, () => { this.hideBanner(); this.load(); });
-			$('#page-overview').innerHTML = `<div class="fatal"><h2>No session</h2><p>${escapeHtml(msg)}</p><p class="muted">Start the server with <code>tftracer serve FILE.tft</code> (or <code>tftracer FILE</code>) and reload.</p></div>`;
+			if (!isStatic()) this.banner(msg, () => { this.hideBanner(); this.load(); });
+			$('#page-overview').innerHTML = `<div class="fatal"><h2>No session</h2><p>${escapeHtml(msg)}</p><p class="muted">${isStatic() ? 'Export the session again with <code>tftracer export FILE -f html</code>.' : 'Start the server with <code>tftracer serve FILE.tft</code> (or <code>tftracer FILE</code>) and reload.'}</p></div>`;
 			this.showPage('overview');
 			return;
 		}
@@ -66,8 +72,11 @@ class App {
 		this.timeline.setSession(s);
 		this.ops.build(s);
 		this.setStatus('ready', false);
+		const si = staticInfo();
+		if (si && si.truncated > 0) this.banner(`This export holds part of the session: ${fmtInt(si.truncated)} events were left out (the exporter's event cap).`);
 		window.addEventListener('hashchange', () => this.route());
 		this.route(true);
+		this.runs.start(s);
 	}
 
 	/* ---- routing and URL state --------------------------------------------- */
@@ -88,6 +97,8 @@ class App {
 			const tl = this.timeline;
 			const s = parseFloat(q.get('s')), e = parseFloat(q.get('e'));
 			if (Number.isFinite(s) && Number.isFinite(e) && e > s) tl.setView(s, e);
+			const pins = (q.get('pin') || '').split(',').filter((x) => /^\d+$/.test(x)).map(Number);
+			if (pins.length) tl.setPins(pins);
 			if (q.get('hl')) this.highlightName(q.get('hl'), true, { stay: true });
 			else if (q.get('q')) this.search.set(q.get('q'), q.get('rx') === '1');
 			const sel = q.get('sel');
@@ -114,6 +125,7 @@ class App {
 		if (page === 'timeline') this.timeline.show(); else this.timeline.hide();
 		if (page === 'ops' && this.session) this.ops.show();
 		if (page === 'overview' && this.session) { this.ensureOverview(); if (this.overview.canvas) this.overview.drawChart(); }
+		if (page === 'runs') this.runs.show();
 		this.updateHash();
 	}
 
@@ -133,6 +145,7 @@ class App {
 				q.set('s', Math.round(tl.view.s));
 				q.set('e', Math.round(tl.view.e));
 				if (tl.sel) q.set('sel', `${tl.sel.track}.${tl.sel.abs}.${tl.sel.depth}`);
+				if (tl.pinned.length) q.set('pin', tl.pinned.join(','));
 			}
 			if (this.highlightedName) q.set('hl', this.highlightedName);
 			else if (this.search.query) { q.set('q', this.search.query); if (this.search.regex) q.set('rx', '1'); }
@@ -157,12 +170,31 @@ class App {
 		b.textContent = `${fmtInt(hidden)} hidden · show all`;
 	}
 	selectionChanged(sel) { this.details.show(sel); this.updateHash(); }
+	pinsChanged(n) {
+		const b = $('.tl-unpin');
+		b.hidden = !n;
+		b.textContent = `${fmtInt(n)} pinned · unpin all`;
+		this.updateHash();
+	}
+	catsSeen() { this.colorHint(); }
+	colorHint() {
+		const sel = $('.tl-color');
+		const lacking = this.timeline.colorBy === 'category' && !this.timeline.catSeen && this.timeline.firstDraw;
+		sel.title = lacking ? 'The server sends no categories with the timeline data: colouring by name instead' : 'Colour slices by name, category or duration (100 ns blue → 1 s red)';
+		$('.tl-colorby').classList.toggle('lacking', lacking);
+	}
 	selectionDetails() { /* flows are drawn by the timeline */ }
 	areaChanged(area) { this.details.showArea(area); }
 	searchChanged(results) { this.timeline.setSearchHits(results); this.updateHash(); }
 	gotoResult(r) { if (this.page !== 'timeline') this.go('timeline'); this.timeline.gotoResult(r); }
+	filterTracks(text) {
+		this.go('timeline');
+		$('.tl-filter').value = text;
+		this.timeline.setFilter(text);
+	}
 	firstDraw() {
 		$('.tl-loading').hidden = true;
+		this.colorHint();
 		// the Overview (and its op statistics) is built once the first screen is drawn
 		setTimeout(() => this.ensureOverview(), 50);
 	}
@@ -210,10 +242,94 @@ class App {
 		this.ops.applyFilter();
 	}
 
+	/* Open a step (or any range) on the Timeline: {abs: BigInt ns, dur} or {rel, dur}. */
 	openStep(st) {
 		this.go('timeline');
 		const tl = this.timeline;
-		tl.focusRange(st.rel, Math.max(1, st.dur), true);
+		if (tl.follow) tl.setFollow(false);
+		const rel = st.abs !== undefined ? Number(big(st.abs) - tl.T0) : st.rel;
+		$('.notice').hidden = true;
+		tl.focusRange(rel, Math.max(1, st.dur), true);
+	}
+
+	/* ---- live sessions ------------------------------------------------------------ */
+
+	/* The Runs page found out whether the server follows a running program. */
+	liveChanged(live) {
+		this.live = live;
+		$('.tl-follow').hidden = !live;
+		$('.live-pill').hidden = !live;
+	}
+
+	/* Connection state of the live stream (null: not live). */
+	setLive(conn) {
+		const p = $('.live-pill');
+		if (!conn) { p.hidden = true; return; }
+		p.hidden = false;
+		p.className = `live-pill c-${conn}`;
+		$('.live-text').textContent = { open: 'live', connecting: 'connecting…', retrying: 'reconnecting…', lost: 'disconnected', stopped: 'stopped' }[conn] || conn;
+	}
+
+	/*
+	 * New data in a live session: [startAbs, endAbs] (BigInt ns) when known, or nulls
+	 * (the generation moved). Coalesced: at most one session refresh per 500 ms.
+	 */
+	liveData(startAbs, endAbs) {
+		if (!this.session) return;
+		if (startAbs !== null && startAbs !== undefined) this.dirtyFrom = this.dirtyFrom === undefined || startAbs < this.dirtyFrom ? startAbs : this.dirtyFrom;
+		if (this.liveTimer) return;
+		const wait = Math.max(0, 500 - (performance.now() - (this.liveAt || 0)));
+		this.liveTimer = setTimeout(() => { this.liveTimer = 0; this.refreshLive(); }, wait);
+	}
+
+	async refreshLive() {
+		const t0 = performance.now();
+		this.liveAt = t0;
+		let s;
+		try {
+			s = await getJSON('api/session', null, { exact: true, quiet: true });
+		} catch {
+			return;
+		}
+		// a big summary (many steps) is re-read less often: at most 10% of the time
+		this.liveAt = performance.now() + 9 * (performance.now() - t0);
+		const old = this.session;
+		const oldEnd = Timeline.extent(old).end;
+		let from = this.dirtyFrom !== undefined && this.dirtyFrom < oldEnd ? this.dirtyFrom : oldEnd;
+		this.dirtyFrom = undefined;
+		const T0 = this.timeline.T0;
+		const changed = Timeline.extent(s).end !== oldEnd || s.slices !== old.slices || s.instants !== old.instants || s.counters !== old.counters ||
+			(s.track_list || []).length !== (old.track_list || []).length || (s.step_list || []).length !== (old.step_list || []).length || from < oldEnd;
+		if (!changed) return;
+		this.session = s;
+		this.timeline.updateSession(s, Number(from - T0));
+		this.liveUpdates = (this.liveUpdates || 0) + 1;
+		// statistics and the Overview are recomputed when next shown
+		invalidateStats();
+		this.ops.session = s;
+		this.ops.loaded = false;
+		if (this.page === 'ops') this.ops.show();
+		if (this.overviewBuilt) {
+			this.overviewBuilt = false;
+			if (this.page === 'overview') this.ensureOverview();
+		}
+	}
+
+	followChanged(on, paused) {
+		const b = $('.tl-follow');
+		b.setAttribute('aria-pressed', String(!!on));
+		b.textContent = on ? 'Following live' : paused ? 'Resume follow' : 'Follow live';
+	}
+
+	/* A requested trace landed: a notice with a link to the step. */
+	traceLanded(note) {
+		const n = $('.notice');
+		n.innerHTML = `Trace landed: <b>${note.step !== null ? `step ${escapeHtml(note.step)}` : escapeHtml(note.name || 'trace')}</b> <a href="#" class="notice-open">Open on the Timeline</a> <button type="button" class="notice-close" aria-label="Dismiss">×</button>`;
+		n.hidden = false;
+		n.querySelector('.notice-open').onclick = (e) => { e.preventDefault(); n.hidden = true; this.runs.openNote(note); };
+		n.querySelector('.notice-close').onclick = () => { n.hidden = true; };
+		clearTimeout(this.noticeTimer);
+		this.noticeTimer = setTimeout(() => { n.hidden = true; }, 15000);
 	}
 
 	/* ---- chrome: header, banner, toast, status, keys ------------------------- */
@@ -221,6 +337,16 @@ class App {
 	bindChrome() {
 		$('.dl-session').href = downloadUrl('download/session');
 		$('.dl-chrome').href = downloadUrl('download/chrome');
+		if (isStatic()) {
+			// nothing to download from a file; the page is the export
+			$('details.downloads').hidden = true;
+			document.documentElement.classList.add('static');
+		}
+		const cb = $('.tl-color');
+		cb.value = this.timeline.colorBy;
+		cb.onchange = () => { this.timeline.setColorBy(cb.value); this.colorHint(); };
+		$('.tl-unpin').onclick = () => this.timeline.unpinAll();
+		$('.tl-follow').onclick = () => this.timeline.setFollow(!this.timeline.follow);
 		const theme = $('.set-theme');
 		try { theme.value = localStorage.getItem('tft.theme') || 'auto'; } catch { /* ignore */ }
 		theme.onchange = () => {
@@ -378,7 +504,7 @@ class App {
 		if (!this.session) return;
 		if (this.lost) { this.setStatus('offline', false, true); return; }
 		const n = (this.timeline.store ? this.timeline.store.busy() : 0);
-		this.setStatus(n ? `loading ${n} tile request${n === 1 ? '' : 's'}…` : 'ready', n > 0);
+		this.setStatus(n ? `loading ${n} tile request${n === 1 ? '' : 's'}…` : isStatic() ? 'static export' : 'ready', n > 0);
 	}
 
 	/* ---- test hooks (used by tests/browser) ----------------------------------- */
@@ -401,11 +527,17 @@ class App {
 					details: app.details.current ? { name: app.details.current.name, dur: Number(app.details.current.dur) } : null,
 					search: app.search.state(),
 					highlight: tl.highlight ? tl.highlight.name : null,
+					pinned: tl.pinned.slice(),
+					pinH: tl.pinH,
+					colorBy: tl.colorBy,
+					static: isStatic(),
 					busy: tl.store ? tl.store.busy() : 0,
 					requests: tl.store ? { ...tl.store.stats } : null,
 					firstDrawMs: window.__tft_first_draw_ms ?? null,
 				};
 			},
+			runs: () => app.runs.state(),
+			live: () => ({ live: app.live, updates: app.liveUpdates || 0, follow: app.timeline.follow, span: app.timeline.span }),
 			isIdle: () => app.timeline.isIdle(),
 			findSlice: (minPx, summaries) => app.timeline.findSlice(minPx, summaries),
 			countHighlighted: () => app.timeline.countHighlighted(),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Stable colours per op name: digits stripped, hashed to a palette index; text colour
 // by perceived brightness; loud pink for "no name", never grey (grey means idle/dimmed).
+// A heat scale (blue = short to red = long) for colouring by duration.
 
 export const PALETTE_SIZE = 96;
 export const UNKNOWN = PALETTE_SIZE; // index of the "no name" colour
@@ -35,6 +36,27 @@ for (let i = 0; i < PALETTE_SIZE; i++) {
 	palette.push({ fill: hex(rgb), text: bright >= 150 ? '#101010' : '#ffffff', dim: hex(dim), rgb });
 }
 palette.push({ fill: '#ff3ea5', text: '#101010', dim: '#f4c6de', rgb: [255, 62, 165] });
+
+/* Duration heat scale: HEAT_N steps from 100 ns (blue) to 1 s and more (red), log scale. */
+export const HEAT_N = 16;
+export const HEAT0 = palette.length;
+for (let i = 0; i < HEAT_N; i++) {
+	const f = i / (HEAT_N - 1);
+	const h = 230 - 230 * f;                 // blue -> cyan -> green -> yellow -> red
+	const l = 48 + 10 * Math.sin(f * Math.PI);
+	const rgb = hslToRgb(h, 70, l);
+	const bright = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+	const dim = rgb.map((v) => Math.round(v * 0.25 + 200 * 0.75));
+	palette.push({ fill: hex(rgb), text: bright >= 150 ? '#101010' : '#ffffff', dim: hex(dim), rgb });
+}
+export const HEAT_LO = 2, HEAT_HI = 9; // log10 ns of the first and last step
+
+/* Palette index of a duration (ns) on the heat scale. */
+export function durationIndex(ns) {
+	const l = Math.log10(Math.max(1, ns));
+	const f = (l - HEAT_LO) / (HEAT_HI - HEAT_LO);
+	return HEAT0 + Math.max(0, Math.min(HEAT_N - 1, Math.floor(f * HEAT_N)));
+}
 
 /* FNV-1a over UTF-16 units, digits removed ("step 12" and "step 13" share a colour). */
 export function colorIndex(name) {

@@ -49,15 +49,22 @@ export class Ops {
 		this.table = new VirtualTable($('.o-table'), [
 			{ key: 'name', label: 'Name', width: 'minmax(200px, 4fr)' },
 			{ key: 'count', label: 'Count', num: true, fmt: fmtInt, width: '90px' },
-			{ key: 'total', label: 'Total', num: true, fmt: (v) => fmtDur(v), width: '100px', title: 'inclusive time' },
-			{ key: 'self', label: 'Self', num: true, fmt: (v) => fmtDur(v), width: '100px', title: 'exclusive time (children removed)' },
-			{ key: 'mean', label: 'Mean', num: true, fmt: (v) => fmtDur(v), width: '90px' },
-			{ key: 'p50', label: 'P50', num: true, fmt: (v) => fmtDur(v), width: '90px' },
-			{ key: 'p99', label: 'P99', num: true, fmt: (v) => fmtDur(v), width: '90px' },
-			{ key: 'share', label: 'Self %', num: true, fmt: (v) => fmtPct(v), width: '110px', bar: (r) => r.share, title: 'self time / self time of all ops (self adds up to busy time)' },
-			{ key: 'cum', label: 'Cum.', num: true, fmt: (v) => fmtPct(v), width: '70px', title: 'cumulative self share in this order' },
+			{ key: 'total', label: 'Total', num: true, fmt: (v) => fmtDur(v), width: '100px', title: 'inclusive time', filter: 'dur' },
+			{ key: 'self', label: 'Self', num: true, fmt: (v) => fmtDur(v), width: '100px', title: 'exclusive time (children removed)', filter: 'dur' },
+			{ key: 'mean', label: 'Mean', num: true, fmt: (v) => fmtDur(v), width: '90px', filter: 'dur' },
+			{ key: 'p50', label: 'P50', num: true, fmt: (v) => fmtDur(v), width: '90px', filter: 'dur' },
+			{ key: 'p99', label: 'P99', num: true, fmt: (v) => fmtDur(v), width: '90px', filter: 'dur' },
+			{ key: 'share', label: 'Self %', num: true, fmt: (v) => fmtPct(v), width: '110px', bar: (r) => r.share, title: 'self time / self time of all ops (self adds up to busy time)', filter: 'pct' },
+			{ key: 'cum', label: 'Cum.', num: true, fmt: (v) => fmtPct(v), width: '70px', title: 'cumulative self share in this order', filter: 'pct' },
 		], {
 			sortKey: 'self',
+			filters: true,
+			onFilter: (shown, all) => {
+				this.cumulate();
+				this.drawBars();
+				const st = this.root.querySelector('.o-status');
+				if (st && !st.classList.contains('error')) st.textContent = shown === all ? this.countText(all) : `${fmtInt(shown)} of ${this.countText(all)}`;
+			},
 			onClick: (r) => this.app.highlightName(r.name, this.filters.by === 'name'),
 			onSort: () => { this.cumulate(); this.drawBars(); },
 		});
@@ -113,7 +120,7 @@ export class Ops {
 			const rows = plain ? await fetchAllByName() : await fetchStats(q);
 			if (gen !== this.gen) return;
 			this.rows = rows;
-			st.textContent = `${fmtInt(rows.length)} ${this.filters.by === 'name' ? 'ops' : this.filters.by === 'category' ? 'categories' : 'tracks'}`;
+			st.textContent = this.countText(rows.length);
 			this.applyFilter();
 		} catch (e) {
 			if (gen !== this.gen) return;
@@ -123,6 +130,8 @@ export class Ops {
 			this.applyFilter(`Could not load op statistics: ${e.message}`);
 		}
 	}
+
+	countText(n) { return `${fmtInt(n)} ${this.filters.by === 'name' ? 'ops' : this.filters.by === 'category' ? 'categories' : 'tracks'}`; }
 
 	applyFilter(emptyText) {
 		let rows = this.rows;
@@ -156,7 +165,7 @@ export class Ops {
 		if (!c || !c.clientWidth) return;
 		const m = this.metric();
 		this.root.querySelector('.o-metric').textContent = `by ${m === 'p50' ? 'P50' : m === 'p99' ? 'P99' : m}`;
-		const rows = (this.view || []).slice().sort((a, b) => (b[m] || 0) - (a[m] || 0)).slice(0, TOP_N);
+		const rows = (this.table ? this.table.ordered() : this.view || []).slice().sort((a, b) => (b[m] || 0) - (a[m] || 0)).slice(0, TOP_N);
 		this.top = rows;
 		const dpr = window.devicePixelRatio || 1;
 		const w = c.clientWidth;

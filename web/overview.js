@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The Overview page: session summary cards, workers and devices, a step-time bar
-// chart marking traced steps (click opens the step on the Timeline), health
-// warnings (drops, unmatched flows, unclosed slices) and the top ops by self time.
-import { big } from './api.js';
+// chart marking traced steps (click opens the step on the Timeline), split into
+// compute and communication when the session has comm tracks, health warnings
+// (drops, unmatched flows, unclosed slices) and the top ops by self time.
+import { big, getJSON } from './api.js';
 import { fmtDur, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchAllByName } from './stats.js';
 
@@ -19,7 +20,7 @@ export class Overview {
 
 	render(s) {
 		const T0 = big(s.start_ns);
-		const steps = (s.step_list || []).map((st) => ({ index: st.index, name: st.name, rel: Number(big(st.start_ns) - T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false }));
+		const steps = (s.step_list || []).map((st) => ({ index: st.index, name: st.name, abs: big(st.start_ns), rel: Number(big(st.start_ns) - T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false }));
 		this.steps = steps;
 		const tracks = s.track_list || [];
 		const procs = s.process_list || [];
@@ -64,6 +65,7 @@ export class Overview {
 			</div>
 			<section class="panel steps-panel"><h3>Steps <span class="muted">${steps.length ? `${fmtInt(steps.length)} steps · ${fmtInt(steps.filter((x) => x.traced).length)} traced` : ''}</span></h3>
 				${steps.length ? `<p class="step-stats">average ${esc(fmtDur(stepStats.mean))} ± ${esc(fmtDur(stepStats.sd))} · median ${esc(fmtDur(stepStats.median))} · min ${esc(fmtDur(stepStats.min))} · max ${esc(fmtDur(stepStats.max))}</p>
+				<p class="step-breakdown legend" title="Busy time per step: compute = device/stream (or thread) tracks, communication = comm tracks not overlapped by compute, other = the rest of the step"></p>
 				<div class="stepchart-wrap"><canvas class="stepchart" height="180"></canvas><div class="step-tip" hidden></div></div>
 				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 · click a bar to open the step on the Timeline</p>`
 			: `<p class="empty">No step markers in this session. Steps come from <code>ProfilerStep#N</code> slices (PyTorch: call <code>prof.step()</code> each iteration), TensorFlow <code>tf.profiler.experimental.Trace('train', step_num=N)</code> or RunMetadata per <code>session.run</code>. Without them the Timeline and Ops pages still work on the whole trace.</p>`}
@@ -77,6 +79,71 @@ export class Overview {
 		</div>`;
 		if (steps.length) this.setupChart();
 		this.loadTop();
+		this.breakdown = null;
+		if (steps.length && tracks.some((t) => (typeof t.kind === 'number' ? KINDS[t.kind] : t.kind) === 'comm')) this.loadBreakdown(s);
+	}
+
+	/*
+	 * Compute vs communication per step, from one coarse viewport over the whole
+	 * session (10,000 buckets): per bucket the busy fraction of the compute tracks
+	 * (GPU streams, else devices, else threads) and of the comm tracks
+	 * (depth 0, the largest track's fraction as the union's estimate). Per step:
+	 * compute, communication not hidden under compute, and the rest (host, idle).
+	 */
+	async loadBreakdown(s) {
+		const kind = (t) => (typeof t.kind === 'number' ? KINDS[t.kind] : t.kind);
+		const tracks = s.track_list || [];
+		const comm = tracks.filter((t) => kind(t) === 'comm').map((t) => t.id);
+		// kernels (GPU streams) first; device lines (often op and step summaries) only without them
+		let comp = tracks.filter((t) => kind(t) === 'gpu_stream').map((t) => t.id);
+		if (!comp.length) comp = tracks.filter((t) => kind(t) === 'device').map((t) => t.id);
+		if (!comp.length) comp = tracks.filter((t) => kind(t) === 'thread').map((t) => t.id);
+		const T0 = big(s.start_ns);
+		const span = Math.max(1, Number(big(s.end_ns) - T0));
+		const width = 10000;
+		const bw = span / width;
+		const busy = async (ids) => {
+			const acc = new Float64Array(width);
+			for (let i = 0; i < ids.length; i += 64) {
+				const j = await getJSON('api/viewport', { tracks: ids.slice(i, i + 64).join(','), t0: T0.toString(), t1: (T0 + BigInt(span)).toString(), width, rel: 1 }, { quiet: true });
+				for (const t of j.tracks || []) {
+					if (!Array.isArray(t.ts) || !Array.isArray(t.dur)) continue;
+					const one = new Float64Array(width);
+					for (let k = 0; k < t.ts.length; k++) {
+						if (t.depth && t.depth[k] !== 0) continue;
+						const a = t.ts[k] / bw, b = (t.ts[k] + t.dur[k]) / bw;
+						for (let x = Math.max(0, Math.floor(a)); x < Math.min(width, Math.ceil(b)); x++) one[x] += Math.min(b, x + 1) - Math.max(a, x);
+					}
+					for (let x = 0; x < width; x++) if (one[x] > acc[x]) acc[x] = Math.min(1, one[x]);
+				}
+			}
+			return acc;
+		};
+		try {
+			const [c, m] = await Promise.all([busy(comp), busy(comm)]);
+			const out = this.steps.map((st) => {
+				let compute = 0, commOnly = 0;
+				const a = Math.max(0, st.rel / bw), b = Math.min(width, (st.rel + st.dur) / bw);
+				for (let x = Math.floor(a); x < Math.ceil(b); x++) {
+					const f = Math.min(b, x + 1) - Math.max(a, x);
+					if (f <= 0) continue;
+					compute += c[x] * f * bw;
+					commOnly += Math.min(1 - c[x], m[x]) * f * bw;
+				}
+				compute = Math.min(compute, st.dur);
+				commOnly = Math.min(commOnly, st.dur - compute);
+				return { compute, comm: commOnly, other: Math.max(0, st.dur - compute - commOnly) };
+			});
+			this.breakdown = out;
+			const tot = out.reduce((acc, r) => { acc.compute += r.compute; acc.comm += r.comm; acc.other += r.other; return acc; }, { compute: 0, comm: 0, other: 0 });
+			const all = tot.compute + tot.comm + tot.other || 1;
+			const el = this.root.querySelector('.step-breakdown');
+			if (el) el.innerHTML = `<span class="sw b-compute"></span> compute ${escapeHtml(fmtPct(tot.compute / all))} <span class="sw b-comm"></span> communication (not overlapped) ${escapeHtml(fmtPct(tot.comm / all))} <span class="sw b-other"></span> other: host, input, idle ${escapeHtml(fmtPct(tot.other / all))}`;
+			this.drawChart();
+		} catch (e) {
+			const el = this.root.querySelector('.step-breakdown');
+			if (el) el.textContent = `no compute/communication breakdown: ${e.message}`;
+		}
 	}
 
 	stepStats(steps) {
@@ -116,7 +183,9 @@ export class Overview {
 			if (i < 0) { tip.hidden = true; return; }
 			const st = this.steps[i];
 			tip.hidden = false;
-			tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}`;
+			const bd = this.breakdown && this.breakdown[i];
+			tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}` +
+				(bd ? `<br>compute ${escapeHtml(fmtDur(bd.compute))} · comm ${escapeHtml(fmtDur(bd.comm))} · other ${escapeHtml(fmtDur(bd.other))}` : '');
 			const r = c.getBoundingClientRect();
 			tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40}px)`;
 		});
@@ -161,6 +230,7 @@ export class Overview {
 		const muted = cs.getPropertyValue('--muted').trim() || '#777';
 		const accent = cs.getPropertyValue('--accent').trim() || '#0969da';
 		const bad = cs.getPropertyValue('--bad').trim() || '#cf222e';
+		const hl = cs.getPropertyValue('--tl-hl').trim() || '#e36209';
 		ctx.clearRect(0, 0, L.w, L.h);
 		const st = this.stepStats(this.steps);
 		const max = st.max || 1;
@@ -186,6 +256,17 @@ export class Overview {
 			ctx.fillStyle = slow ? bad : accent;
 			ctx.globalAlpha = hov ? 1 : traced ? 0.85 : 0.25;
 			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
+			if (this.breakdown && b - a === 1 && this.breakdown[a]) {
+				// stacked: compute at the bottom, communication above it, the rest pale
+				const bd = this.breakdown[a];
+				const base = L.top + L.ph;
+				const hc = bd.compute / max * L.ph, hm = bd.comm / max * L.ph;
+				ctx.globalAlpha = hov ? 1 : 0.9;
+				ctx.fillStyle = '#2da44e';
+				ctx.fillRect(x0, base - hc, bw, hc);
+				ctx.fillStyle = hl;
+				ctx.fillRect(x0, base - hc - hm, bw, hm);
+			}
 			if (!traced) { ctx.globalAlpha = 1; ctx.strokeStyle = slow ? bad : accent; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
 			ctx.globalAlpha = 1;
 		}

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Search over all events (server side): substring or regex, results in time order,
-// "i / N", Enter / Shift+Enter step and wrap starting at the first hit after the
-// viewport start; a generation counter drops answers to replaced queries.
+// Search over all events (server side): names, categories, argument values and track
+// names; substring or regex, results in time order, "i / N", Enter / Shift+Enter step
+// and wrap starting at the first hit after the viewport start; a generation counter
+// drops answers to replaced queries. A server that searches names only is completed
+// by matching track names here (a link filters the tracks).
 import { getJSON, big } from './api.js';
 import { fmtInt } from './format.js';
 
 const PAGE = 1000;
+const FIELDS = 'name,cat,args,track';
 
 export class Search {
 	constructor(form, app) {
@@ -15,6 +18,13 @@ export class Search {
 		this.prevBtn = form.querySelector('.s-prev');
 		this.nextBtn = form.querySelector('.s-next');
 		this.countEl = form.querySelector('.s-count');
+		this.trackHits = [];
+		this.countEl.addEventListener('click', (e) => {
+			const a = e.target.closest('.s-tracks');
+			if (!a) return;
+			e.preventDefault();
+			this.app.filterTracks(this.query);
+		});
 		this.regex = false;
 		this.gen = 0;
 		this.query = '';
@@ -64,6 +74,7 @@ export class Search {
 		this.total = 0;
 		this.cur = -1;
 		this.error = null;
+		this.trackHits = [];
 		if (!q) {
 			this.loading = null;
 			this.render();
@@ -71,11 +82,13 @@ export class Search {
 			return Promise.resolve();
 		}
 		this.render(true);
-		this.loading = getJSON('api/search', { q, regex: this.regex ? 1 : 0, limit: PAGE }, { exact: true, quiet: true })
+		this.loading = getJSON('api/search', { q, regex: this.regex ? 1 : 0, limit: PAGE, in: FIELDS }, { exact: true, quiet: true })
 			.then((j) => {
 				if (gen !== this.gen) return;
 				this.results = (j.results || []).slice();
 				this.total = Number(j.total ?? this.results.length);
+				// a server without field search (no "field" in its results): track names here
+				if (!this.results.length || this.results[0].field === undefined) this.trackHits = this.matchTracks(q);
 				this.loading = null;
 				this.render();
 				this.app.searchChanged(this.results);
@@ -94,7 +107,7 @@ export class Search {
 		const gen = this.gen;
 		const last = this.results[this.results.length - 1];
 		try {
-			const j = await getJSON('api/search', { q: this.query, regex: this.regex ? 1 : 0, limit: PAGE, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
+			const j = await getJSON('api/search', { q: this.query, regex: this.regex ? 1 : 0, limit: PAGE, in: FIELDS, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
 			if (gen !== this.gen) return false;
 			const add = j.results || [];
 			if (!add.length) { this.total = this.results.length; return false; }
@@ -140,18 +153,42 @@ export class Search {
 		this.app.gotoResult(this.results[this.cur]);
 	}
 
+	/* Tracks whose name or process name matches (for servers that search names only). */
+	matchTracks(q) {
+		const tl = this.app.timeline;
+		if (!tl.tracks) return [];
+		let test;
+		if (this.regex) { try { const re = new RegExp(q, 'i'); test = (s) => re.test(s); } catch { return []; } }
+		else { const lc = q.toLowerCase(); test = (s) => s.toLowerCase().includes(lc); }
+		const out = [];
+		for (const t of tl.tracks.values()) {
+			const p = tl.procs.get(t.process);
+			if (test(t.name) || (p && test(String(p.name || '')))) out.push(t.id);
+		}
+		return out;
+	}
+
 	render(busy) {
 		let t;
 		if (this.error) t = `error: ${this.error}`;
 		else if (busy || this.loading) t = 'searching…';
 		else if (!this.query) t = '';
-		else if (!this.total) t = 'no match';
+		else if (!this.total) t = this.trackHits.length ? '' : 'no match';
 		else t = `${this.cur < 0 ? '–' : fmtInt(this.cur + 1)} / ${fmtInt(this.total)}`;
 		this.countEl.textContent = t;
+		if (!this.error && !busy && !this.loading && this.trackHits.length) {
+			const a = document.createElement('a');
+			a.href = '#';
+			a.className = 's-tracks';
+			a.title = 'Show only the tracks whose name matches';
+			a.textContent = `${t ? ' · ' : ''}${fmtInt(this.trackHits.length)} track${this.trackHits.length === 1 ? '' : 's'}`;
+			this.countEl.appendChild(a);
+		}
 		this.countEl.classList.toggle('error', !!this.error);
 	}
 
 	state() {
-		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, error: this.error || null, pending: !!this.loading || this.stepping > 0 };
+		const r = this.cur >= 0 ? this.results[this.cur] : null;
+		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, error: this.error || null, pending: !!this.loading || this.stepping > 0, field: r ? r.field ?? null : null, trackHits: this.trackHits.length };
 	}
 }

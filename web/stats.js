@@ -38,6 +38,9 @@ export function rowsOf(j) {
 
 /* The unfiltered by-name table is shared by the Overview and Ops pages. */
 let allByName = null;
+
+/* A live session grew: statistics are fetched again when next needed. */
+export function invalidateStats() { allByName = null; }
 export function fetchAllByName() {
 	if (!allByName) allByName = fetchStats({ by: 'name' }).catch((e) => { allByName = null; throw e; });
 	return allByName;

@@ -50,8 +50,11 @@ export function decodeViewport(json, t0) {
 		const flags = new Uint8Array(n);
 		if (Array.isArray(t.flags)) for (let i = 0; i < n; i++) flags[i] = t.flags[i] & 127;
 		if (Array.isArray(t.ekind)) for (let i = 0; i < n; i++) if (t.ekind[i] === 1) flags[i] |= 128;
-		out.push({ id: t.id, counter: false, n, off, dur, depth, name, count, flags });
+		// categories (string ids) when the server sends them: colour by category
+		const cat = Array.isArray(t.cat) && t.cat.length === n ? u32(t.cat, n, 0) : null;
+		out.push({ id: t.id, counter: false, n, off, dur, depth, name, count, flags, cat });
 		transfer.push(off.buffer, dur.buffer, depth.buffer, name.buffer, count.buffer, flags.buffer);
+		if (cat) transfer.push(cat.buffer);
 	}
 	return { tracks: out, strings: (json && json.strings) || {}, rel, transfer };
 }

@@ -2,7 +2,7 @@
 // Tile cache for the timeline: windows quantised to power-of-two resolutions and
 // fixed-width tiles, so panning reuses what was fetched; an LRU bounds memory; a
 // small queue bounds concurrent requests and drops answers nobody needs any more.
-import { apiUrl, authHeaders } from './api.js';
+import { apiUrl, authHeaders, isStatic, staticTile } from './api.js';
 import { decodeViewport } from './tiledata.js';
 
 export const TILE_PX = 512;      // buckets per tile
@@ -19,6 +19,7 @@ let sharedWorker = null;
 let workerReady = false;
 let workerListener = null;
 try {
+	if (isStatic()) throw new Error('static export: tiles are answered in the page');
 	sharedWorker = new Worker(new URL('./tileworker.js', import.meta.url), { type: 'module' });
 	sharedWorker.onmessage = (ev) => {
 		if (ev.data && ev.data.ready) { workerReady = true; return; }
@@ -81,20 +82,30 @@ export class TileStore {
 				const key = TileStore.key(w.L, w.k, id);
 				wanted.add(key);
 				const t = this.tiles.get(key);
-				if (!t || (t.state === 'error' && performance.now() - t.when > 5000)) missing.push(id);
+				if (!t || (t.state === 'error' && performance.now() - t.when > 5000) || (t.stale && !t.refetch)) missing.push(id);
 			}
 			for (let i = 0; i < missing.length; i += MAX_TRACKS_PER_REQ)
 				fresh.push({ L: w.L, k: w.k, tracks: missing.slice(i, i + MAX_TRACKS_PER_REQ), prio: w.prio });
 		}
 		void maxK;
 		for (const r of fresh)
-			for (const id of r.tracks) this.tiles.set(TileStore.key(r.L, r.k, id), { L: r.L, k: r.k, track: id, state: 'queued' });
+			for (const id of r.tracks) {
+				const key = TileStore.key(r.L, r.k, id);
+				const t = this.tiles.get(key);
+				// a stale tile stays drawn until its replacement arrives
+				if (t && t.stale && t.state === 'ok') t.refetch = true;
+				else this.tiles.set(key, { L: r.L, k: r.k, track: id, state: 'queued' });
+			}
 		// Drop queued requests that nobody wants now.
 		const keep = [];
 		for (const r of this.queue) {
 			const still = r.tracks.filter((id) => wanted.has(TileStore.key(r.L, r.k, id)));
-			for (const id of r.tracks)
-				if (!still.includes(id)) this.tiles.delete(TileStore.key(r.L, r.k, id));
+			for (const id of r.tracks) {
+				if (still.includes(id)) continue;
+				const key = TileStore.key(r.L, r.k, id);
+				const t = this.tiles.get(key);
+				if (t && t.state === 'ok') t.refetch = false; else this.tiles.delete(key);
+			}
 			if (still.length) keep.push({ ...r, tracks: still });
 		}
 		this.queue = keep.concat(fresh).sort((a, b) => a.prio - b.prio);
@@ -105,6 +116,7 @@ export class TileStore {
 			for (const key of r.keys) {
 				const t = this.tiles.get(key);
 				if (t && t.state === 'loading') this.tiles.delete(key);
+				else if (t && t.state === 'ok') t.refetch = false;
 			}
 			this.inflight.delete(id);
 			this.stats.aborted++;
@@ -129,15 +141,27 @@ export class TileStore {
 			const keys = r.tracks.map((tid) => TileStore.key(r.L, r.k, tid));
 			for (const key of keys) {
 				const t = this.tiles.get(key);
-				if (t) t.state = 'loading';
+				if (t && t.state !== 'ok') t.state = 'loading';
 			}
 			this.inflight.set(id, { keys, L: r.L, k: r.k, t0 });
 			this.stats.requests++;
-			if (this.worker && workerReady) {
+			if (isStatic()) {
+				this._answerStatic(id, r, t0, t1);
+			} else if (this.worker && workerReady) {
 				this.worker.postMessage({ id, url: url.href, headers: authHeaders(), t0: t0.toString() });
 			} else {
 				this._fetchMain(id, url, t0);
 			}
+		}
+	}
+
+	/* Static export: the window is merged by staticapi.js (in its worker). */
+	async _answerStatic(id, r, t0, t1) {
+		try {
+			const d = await staticTile({ tracks: r.tracks.join(','), t0: t0.toString(), t1: t1.toString(), width: TILE_PX, rel: 1 }, t0.toString());
+			this._answer({ id, ok: true, data: d, bytes: 0 });
+		} catch (e) {
+			this._answer({ id, ok: false, status: e.status || 500, error: e.message });
 		}
 	}
 
@@ -196,6 +220,38 @@ export class TileStore {
 		this._evict();
 		this._pump();
 		this.onChange();
+	}
+
+	/*
+	 * A live session got data after `rel` (ns from the trace start): tiles reaching
+	 * past it become stale (still drawn, fetched again when wanted); requests in
+	 * flight over that range are forgotten (their answers would be older).
+	 */
+	invalidateAfter(rel) {
+		for (const t of this.tiles.values()) {
+			if ((t.k + 1) * tileSpan(t.L) <= rel) continue;
+			if (t.state === 'ok') { t.stale = true; t.refetch = false; }
+		}
+		for (const [id, r] of this.inflight) {
+			if ((r.k + 1) * tileSpan(r.L) <= rel) continue;
+			this._abort(id);
+			this.inflight.delete(id);
+			for (const key of r.keys) {
+				const t = this.tiles.get(key);
+				if (t && t.state === 'loading') this.tiles.delete(key);
+				else if (t) t.refetch = false;
+			}
+		}
+		this.queue = this.queue.filter((r) => {
+			if ((r.k + 1) * tileSpan(r.L) <= rel) return true;
+			for (const id of r.tracks) {
+				const key = TileStore.key(r.L, r.k, id);
+				const t = this.tiles.get(key);
+				if (t && t.state === 'queued') this.tiles.delete(key);
+				else if (t) t.refetch = false;
+			}
+			return false;
+		});
 	}
 
 	_evict() {

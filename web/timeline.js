@@ -2,9 +2,10 @@
 // The Timeline page: tracks grouped by process/device, slices packed into lanes,
 // counters as area charts, drawn on canvas from cached tiles (tiles.js); zoom and
 // pan with wheel, drag and W/A/S/D; hover, selection, flows, area selection, search
-// ticks and an overview strip with a brush. No DOM node is created per event.
+// ticks and an overview strip with a brush; tracks pinned to the top; colour by name,
+// category or duration; live sessions grow in place. No DOM node is created per event.
 import { TileStore, TILE_PX, tileSpan } from './tiles.js';
-import { palette, colorIndex, UNKNOWN, counterColor } from './colors.js';
+import { palette, colorIndex, UNKNOWN, counterColor, durationIndex } from './colors.js';
 import { fmtDur, fmtDurFull, fmtTick, tickStep, fmtOffset, fmtInt, escapeHtml } from './format.js';
 import { big, getJSON } from './api.js';
 
@@ -88,53 +89,39 @@ export class Timeline {
 		this.lastF = null;
 		this.miniData = null;
 		this.frames = [];
+		this.pinned = [];         // track ids pinned to the top, in pin order
+		this.pinRows = [];
+		this.pinH = 0;
+		this.follow = false;      // live: keep the newest data in view
+		this.catSeen = false;     // did any tile carry categories?
+		this.colorBy = 'name';
+		try { const c = localStorage.getItem('tft.colorby'); if (['name', 'category', 'duration'].includes(c)) this.colorBy = c; } catch { /* ignore */ }
 		window.__tft_frames = this.frames;
 		this._bind();
 	}
 
 	/* ---- session and layout ------------------------------------------- */
 
+	/*
+	 * The time origin and end (BigInt ns) of a session: its events' span joined with
+	 * its steps' (a live session's untraced steps have no events, but are shown).
+	 */
+	static extent(s) {
+		let a = null, b = null;
+		if (Number(s.slices || 0) + Number(s.instants || 0) + Number(s.counters || 0) > 0) { a = big(s.start_ns); b = big(s.end_ns); }
+		for (const st of s.step_list || []) {
+			const x = big(st.start_ns), y = x + big(st.dur_ns);
+			if (a === null || x < a) a = x;
+			if (b === null || y > b) b = y;
+		}
+		if (a === null) { a = big(s.start_ns); b = big(s.end_ns); }
+		return { start: a, end: b < a ? a : b };
+	}
+
 	setSession(s) {
 		this.session = s;
-		this.T0 = big(s.start_ns);
-		const end = big(s.end_ns);
-		this.span = Math.max(1, Number(end - this.T0) || Number(s.duration_ns) || 1);
-		this.procs = new Map();
-		for (const p of s.process_list || []) this.procs.set(p.id, p);
-		this.tracks = new Map();
-		const groups = new Map();
-		for (const t of s.track_list || []) {
-			const kind = kindName(t.kind);
-			const tr = {
-				id: t.id, process: t.process, kind, name: t.name || `${kind} ${t.tid ?? t.id}`, tid: t.tid,
-				counter: kind === 'counter', sort: t.sort_index ?? t.id,
-				lanes: Math.max(1, Math.min(MAX_LANES, (Number(t.max_depth) || 0) + 1)), deepest: Number(t.max_depth) || 0,
-				cmax: -Infinity, cmin: Infinity, scaleGen: 0, h: 0,
-				maxRel: t.max_ts_ns !== undefined && t.max_ts_ns !== null ? Number(big(t.max_ts_ns) - this.T0) : this.span,
-				slices: t.slices, counters: t.counters,
-			};
-			tr.h = tr.counter ? COUNTER_H : tr.lanes * LANE_H + TRACK_PAD;
-			this.tracks.set(tr.id, tr);
-			let g = groups.get(t.process);
-			if (!g) {
-				const p = this.procs.get(t.process) || { id: t.process, name: `process ${t.process}` };
-				g = { id: t.process, proc: p, tracks: [], collapsed: false };
-				groups.set(t.process, g);
-			}
-			g.tracks.push(tr);
-		}
-		for (const g of groups.values()) {
-			// compute first, then communication beside it, counters last
-			g.tracks.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.sort - b.sort || a.id - b.id);
-		}
-		this.groups = [...groups.values()].sort((a, b) =>
-			(a.proc.sort_index ?? 0) - (b.proc.sort_index ?? 0) || (a.proc.rank ?? -1) - (b.proc.rank ?? -1) ||
-			(a.proc.pid ?? 0) - (b.proc.pid ?? 0) || a.id - b.id);
-		// Many groups: start with the big ones open and the rest collapsed.
-		if (this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
-		this.steps = (s.step_list || []).map((st) => ({
-			index: st.index, name: st.name, rel: Number(big(st.start_ns) - this.T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false,
-		}));
+		this.T0 = Timeline.extent(s).start;
+		this.buildTracks(s);
 		this.store = new TileStore(this.T0, this.span, () => this.onData(), (msg, status) => this.app.tileError(msg, status));
 		this.canvasPool = new Map();
 		this.store.onCanvasFree = (c) => {
@@ -150,6 +137,147 @@ export class Timeline {
 		this.scheduleFetch();
 	}
 
+	/*
+	 * Tracks, groups and steps from a session summary. Track objects (with their
+	 * lanes, counter scales, pins) and the groups' collapsed state survive a rebuild,
+	 * so a live session can grow in place.
+	 */
+	buildTracks(s) {
+		const end = Timeline.extent(s).end;
+		this.span = Math.max(1, Number(end - this.T0) || Number(s.duration_ns) || 1);
+		this.procs = new Map();
+		for (const p of s.process_list || []) this.procs.set(p.id, p);
+		const old = this.tracks || new Map();
+		const oldGroups = new Map((this.groups || []).map((g) => [g.id, g]));
+		this.tracks = new Map();
+		const groups = new Map();
+		for (const t of s.track_list || []) {
+			const kind = kindName(t.kind);
+			const depth = Number(t.max_depth) || 0;
+			let tr = old.get(t.id);
+			if (!tr) {
+				tr = { id: t.id, cmax: -Infinity, cmin: Infinity, scaleGen: 0, h: 0, deepest: depth, lanes: 1 };
+			}
+			Object.assign(tr, {
+				process: t.process, kind, name: t.name || `${kind} ${t.tid ?? t.id}`, tid: t.tid,
+				counter: kind === 'counter', sort: t.sort_index ?? t.id,
+				maxRel: t.max_ts_ns !== undefined && t.max_ts_ns !== null ? Number(big(t.max_ts_ns) - this.T0) : this.span,
+				slices: t.slices, counters: t.counters,
+			});
+			tr.deepest = Math.max(tr.deepest, depth);
+			tr.lanes = Math.max(tr.lanes, Math.max(1, Math.min(MAX_LANES, depth + 1)));
+			tr.h = tr.counter ? COUNTER_H : tr.lanes * LANE_H + TRACK_PAD;
+			this.tracks.set(tr.id, tr);
+			let g = groups.get(t.process);
+			if (!g) {
+				const p = this.procs.get(t.process) || { id: t.process, name: `process ${t.process}` };
+				const was = oldGroups.get(t.process);
+				g = { id: t.process, proc: p, tracks: [], collapsed: was ? was.collapsed : false };
+				groups.set(t.process, g);
+			}
+			g.tracks.push(tr);
+		}
+		for (const g of groups.values()) {
+			// compute first, then communication beside it, counters last
+			g.tracks.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.sort - b.sort || a.id - b.id);
+		}
+		const fresh = !this.groups;
+		this.groups = [...groups.values()].sort((a, b) =>
+			(a.proc.sort_index ?? 0) - (b.proc.sort_index ?? 0) || (a.proc.rank ?? -1) - (b.proc.rank ?? -1) ||
+			(a.proc.pid ?? 0) - (b.proc.pid ?? 0) || a.id - b.id);
+		// Many groups: start with the big ones open and the rest collapsed.
+		if (fresh && this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
+		this.pinned = this.pinned.filter((id) => this.tracks.has(id));
+		this.steps = (s.step_list || []).map((st) => ({
+			index: st.index, name: st.name, rel: Number(big(st.start_ns) - this.T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false,
+		}));
+	}
+
+	/*
+	 * A live session grew: new summary `s`; cached tiles ending after `dirtyRel`
+	 * (ns from the trace start) are dropped and fetched again. With "follow" on, the
+	 * window slides to keep the newest data in view.
+	 */
+	updateSession(s, dirtyRel) {
+		if (!this.session || Timeline.extent(s).start !== this.T0) {
+			// the origin moved (data before the old start): start over
+			this.store = null;
+			this.session = null;
+			this.tracks = null;
+			this.groups = null;
+			const v = this.view;
+			this.setSession(s);
+			if (v && !this.follow) this.setView(v.s, v.e);
+			return;
+		}
+		const oldSpan = this.span;
+		this.session = s;
+		this.buildTracks(s);
+		this.store.spanNs = this.span;
+		this.store.invalidateAfter(Number.isFinite(dirtyRel) ? dirtyRel : oldSpan);
+		this.layout();
+		if (this.follow) {
+			const w = this.view.e - this.view.s;
+			this.setView(this.span + w * 0.02 - w, this.span + w * 0.02, { follow: true });
+		} else {
+			this.invalidate(true);
+			this.scheduleFetch();
+		}
+		// the overview strip: at most every 2 s while data streams in
+		const now = performance.now();
+		if (this.miniData && now - (this.miniAt || 0) > 2000) { this.miniAt = now; this.fetchMini(); }
+	}
+
+	setFollow(on) {
+		this.follow = !!on;
+		if (this.follow && this.session) {
+			const w = Math.min(this.view.e - this.view.s, this.span);
+			this.setView(this.span + w * 0.02 - w, this.span + w * 0.02, { follow: true });
+		}
+		this.app.followChanged && this.app.followChanged(this.follow);
+	}
+
+	/* ---- pinned tracks ------------------------------------------------------ */
+
+	isPinned(id) { return this.pinned.includes(id); }
+
+	togglePin(id) {
+		if (this.isPinned(id)) this.pinned = this.pinned.filter((x) => x !== id);
+		else if (this.tracks.has(id)) this.pinned.push(id);
+		this.pinsChanged();
+	}
+
+	setPins(ids) {
+		this.pinned = [...new Set(ids)].filter((id) => this.tracks && this.tracks.has(id));
+		this.pinsChanged();
+	}
+
+	unpinAll() { this.pinned = []; this.pinsChanged(); }
+
+	pinsChanged() {
+		this.layout();
+		this.invalidate(true);
+		this.scheduleFetch();
+		this.app.pinsChanged && this.app.pinsChanged(this.pinned.length);
+	}
+
+	/* ---- colour ---------------------------------------------------------- */
+
+	setColorBy(mode) {
+		this.colorBy = ['name', 'category', 'duration'].includes(mode) ? mode : 'name';
+		try { localStorage.setItem('tft.colorby', this.colorBy); } catch { /* ignore */ }
+		this.renderGen++;
+		if (this.store) this.store.dropCanvases();
+		this.invalidate(true);
+	}
+
+	/* Palette index of item i of a tile: by name, category or duration. */
+	colorKey(d, i) {
+		if (this.colorBy === 'duration') return durationIndex(d.dur[i]);
+		if (this.colorBy === 'category' && d.cat) return this.colorOf(d.cat[i]);
+		return this.colorOf(d.name[i]);
+	}
+
 	trackVisible(t) {
 		if (this.hiddenTracks && this.hiddenTracks.has(t.id)) return false;
 		if (!this.filter) return true;
@@ -160,11 +288,22 @@ export class Timeline {
 
 	layout() {
 		const rows = [];
-		let y = 0;
+		const pinRows = [];
+		let y = 0, py = 0;
 		let hidden = 0;
+		const pins = new Set(this.pinned);
+		for (const id of this.pinned) {
+			const t = this.tracks.get(id);
+			if (!t || !this.trackVisible(t)) continue;
+			t.h = t.counter ? COUNTER_H : t.lanes * LANE_H + TRACK_PAD;
+			const g = (this.groups || []).find((x) => x.id === t.process);
+			pinRows.push({ type: 'track', t, g, y: py, h: t.h, pin: true });
+			py += t.h;
+		}
 		for (const g of this.groups || []) {
-			const vis = g.tracks.filter((t) => this.trackVisible(t));
-			hidden += g.tracks.length - vis.length;
+			const shown = g.tracks.filter((t) => this.trackVisible(t));
+			hidden += g.tracks.length - shown.length;
+			const vis = shown.filter((t) => !pins.has(t.id));
 			if (!vis.length) continue;
 			const h = GROUP_H + (g.collapsed ? SUMMARY_H + 4 : 0);
 			rows.push({ type: 'group', g, y, h, vis });
@@ -177,12 +316,29 @@ export class Timeline {
 			}
 		}
 		this.rows = rows;
+		this.pinRows = pinRows;
+		// the pinned area takes at most half of the plot; a 2 px rule under it
+		this.pinH = py ? Math.min(py, Math.max(LANE_H * 2, Math.floor((this.H - RULER_H) * 0.5))) + 2 : 0;
+		this.scroller.style.top = `${RULER_H + this.pinH}px`;
 		this.layoutGen = (this.layoutGen || 0) + 1;
 		this.hiddenCount = hidden;
 		this.contentH = y + 40;
 		this.scrollInner.style.height = `${this.contentH}px`;
 		this.clampScroll();
 		this.app.layoutChanged && this.app.layoutChanged(hidden);
+	}
+
+	/* Screen y (css px) of a row's top: pinned rows stay, the others scroll. */
+	rowTop(row) {
+		return row.pin ? RULER_H + row.y : RULER_H + this.pinH + row.y - this.scrollY;
+	}
+
+	/* Clip ctx to the pinned area (pin) or to the scrolling area under it. */
+	clipArea(ctx, pin, x = 0, w = this.W) {
+		ctx.beginPath();
+		if (pin) ctx.rect(x, RULER_H, w, Math.max(0, this.pinH - 2));
+		else ctx.rect(x, RULER_H + this.pinH, w, Math.max(0, this.H - RULER_H - this.pinH));
+		ctx.clip();
 	}
 
 	setFilter(f) {
@@ -243,7 +399,7 @@ export class Timeline {
 	}
 
 	clampScroll() {
-		const plotH = this.H - RULER_H;
+		const plotH = this.H - RULER_H - this.pinH;
 		const max = Math.max(0, this.contentH - plotH);
 		this.scrollY = Math.max(0, Math.min(max, this.scrollY));
 		if (Math.abs(this.scroller.scrollTop - this.scrollY) > 1) this.scroller.scrollTop = this.scrollY;
@@ -269,6 +425,7 @@ export class Timeline {
 		const mr = this.mini.getBoundingClientRect();
 		this.mini.width = Math.round(Math.max(100, mr.width) * dpr);
 		this.mini.height = Math.round(Math.max(20, mr.height) * dpr);
+		if (this.pinned.length && this.groups) this.layout();
 		this.octx.font = '11px system-ui, sans-serif';
 		this.charW = this.octx.measureText('abcdefghijklmnopqrstuvwxyz_:ABCDEFGH').width / 36;
 		if (dprChanged && this.store) { this.store.dropCanvases(); this.renderGen++; }
@@ -283,7 +440,11 @@ export class Timeline {
 	tOf(x) { return this.view.s + (x - GUTTER) * this.res(); }
 
 	rowAtY(y) {
-		const cy = y - RULER_H + this.scrollY;
+		if (this.pinH && y < RULER_H + this.pinH) {
+			const py = y - RULER_H;
+			return this.pinRows.find((r) => py >= r.y && py < r.y + r.h) || null;
+		}
+		const cy = y - RULER_H - this.pinH + this.scrollY;
 		const rows = this.rows;
 		let lo = 0, hi = rows.length - 1;
 		while (lo <= hi) {
@@ -296,8 +457,8 @@ export class Timeline {
 	}
 
 	visibleRows(margin = 0) {
-		const top = this.scrollY - margin, bot = this.scrollY + this.H - RULER_H + margin;
-		const out = [];
+		const top = this.scrollY - margin, bot = this.scrollY + this.H - RULER_H - this.pinH + margin;
+		const out = this.pinRows.slice();
 		for (const r of this.rows) {
 			if (r.y + r.h < top) continue;
 			if (r.y > bot) break;
@@ -307,7 +468,7 @@ export class Timeline {
 	}
 
 	rowOfTrack(id) {
-		return this.rows.find((r) => r.type === 'track' && r.t.id === id) || null;
+		return this.pinRows.find((r) => r.t.id === id) || this.rows.find((r) => r.type === 'track' && r.t.id === id) || null;
 	}
 
 	/* The row a track is drawn in: its own, or its collapsed group's header. */
@@ -330,6 +491,7 @@ export class Timeline {
 		if (s < lo) { s = lo; e = s + span; }
 		if (e > hi) { e = hi; s = e - span; }
 		if (opts.history) this.pushHistory();
+		if (this.follow && !opts.follow) { this.follow = false; this.app.followChanged && this.app.followChanged(false, true); }
 		this.view = { s, e };
 		this.lastF = opts.keepF ? this.lastF : null;
 		this.invalidate(true);
@@ -387,8 +549,8 @@ export class Timeline {
 	}
 
 	scrollToRow(row) {
-		if (!row) return;
-		const plotH = this.H - RULER_H;
+		if (!row || row.pin) return;
+		const plotH = this.H - RULER_H - this.pinH;
 		if (row.y < this.scrollY || row.y + Math.min(row.h, plotH) > this.scrollY + plotH) {
 			this.scrollY = Math.max(0, row.y - plotH / 3);
 			this.clampScroll();
@@ -547,6 +709,7 @@ export class Timeline {
 
 	renderSliceTile(tile, t) {
 		const d = tile.data;
+		if (d.cat && !this.catSeen) { this.catSeen = true; this.app.catsSeen && this.app.catsSeen(); }
 		const dpr = this.dpr;
 		const ch = Math.max(1, Math.round(t.h * dpr));
 		const c = this.tileSurface(TILE_PX, ch);
@@ -582,7 +745,7 @@ export class Timeline {
 			const x = d.off[i] / res;
 			const w = d.dur[i] / res;
 			if (x > TILE_PX + 1 || x + w < -1) continue;
-			const ci = this.colorOf(d.name[i]);
+			const ci = this.colorKey(d, i);
 			const dim = hl && !this.highlighted(d.name[i]);
 			const key = dim ? ci + 1000 : ci;
 			const cnt = d.count[i];
@@ -836,12 +999,13 @@ export class Timeline {
 			ctx.moveTo(x, RULER_H); ctx.lineTo(x, H);
 		}
 		ctx.stroke();
+		for (const pin of [false, true]) {
+		if (pin && !this.pinH) break;
 		ctx.save();
-		ctx.beginPath();
-		ctx.rect(0, RULER_H, W, H - RULER_H);
-		ctx.clip();
+		this.clipArea(ctx, pin);
 		for (const row of rows) {
-			const sy = RULER_H + row.y - this.scrollY;
+			if (!!row.pin !== pin) continue;
+			const sy = this.rowTop(row);
 			if (row.type === 'group') {
 				ctx.fillStyle = C.group;
 				ctx.fillRect(0, sy, W, row.h);
@@ -872,6 +1036,12 @@ export class Timeline {
 			ctx.restore();
 		}
 		ctx.restore();
+		}
+		if (this.pinH) {
+			// the rule under the pinned tracks
+			ctx.fillStyle = C.accent;
+			ctx.fillRect(0, RULER_H + this.pinH - 2, W, 2);
+		}
 		this.drawGutterCached(ctx, rows);
 		this.drawRuler(ctx);
 	}
@@ -956,7 +1126,7 @@ export class Timeline {
 
 	/* The track names change only with scrolling, layout or theme: reuse an image. */
 	drawGutterCached(ctx, rows) {
-		let sig = `${this.scrollY}:${this.layoutGen}:${this.H}:${this.dpr}:${this.renderGen}`;
+		let sig = `${this.scrollY}:${this.layoutGen}:${this.H}:${this.dpr}:${this.renderGen}:${this.pinH}`;
 		for (const r of rows) if (r.type === 'track' && (r.t.counter || r.t.deepest >= MAX_LANES)) sig += `:${r.t.cmax}:${r.t.deepest}`;
 		const dpr = this.dpr;
 		const w = Math.round(GUTTER * dpr), h = Math.round(this.H * dpr);
@@ -981,13 +1151,15 @@ export class Timeline {
 		ctx.fillRect(0, RULER_H, GUTTER, this.H - RULER_H);
 		ctx.fillStyle = C.border;
 		ctx.fillRect(GUTTER - 1, RULER_H, 1, this.H - RULER_H);
+		for (const pin of [false, true]) {
+		if (pin && !this.pinH) break;
 		ctx.save();
-		ctx.beginPath();
-		ctx.rect(0, RULER_H, GUTTER, this.H - RULER_H);
-		ctx.clip();
+		this.clipArea(ctx, pin, 0, GUTTER);
+		if (pin) { ctx.fillStyle = C.gutter; ctx.fillRect(0, RULER_H, GUTTER, this.pinH); }
 		ctx.textBaseline = 'middle';
 		for (const row of rows) {
-			const sy = RULER_H + row.y - this.scrollY;
+			if (!!row.pin !== pin) continue;
+			const sy = this.rowTop(row);
 			if (row.type === 'group') {
 				ctx.fillStyle = C.group;
 				ctx.fillRect(0, sy, GUTTER, row.h);
@@ -1015,7 +1187,16 @@ export class Timeline {
 			ctx.fillRect(0, sy + row.h - 1, GUTTER, 1);
 			ctx.font = '12px system-ui, sans-serif';
 			ctx.fillStyle = C.fg;
-			ctx.fillText(this.fit(ctx, t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+			if (row.pin) {
+				// pinned: an accent mark, and the process in the label
+				ctx.fillStyle = C.accent;
+				ctx.fillRect(3, sy + 3, 3, Math.min(row.h, LANE_H) - 4);
+				ctx.fillStyle = C.fg;
+				const pn = row.g ? (row.g.proc.name || `process ${row.g.id}`) : '';
+				ctx.fillText(this.fit(ctx, pn ? `${t.name} · ${pn}` : t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+			} else {
+				ctx.fillText(this.fit(ctx, t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+			}
 			ctx.font = '10px system-ui, sans-serif';
 			ctx.fillStyle = t.kind === 'comm' ? C.hl : C.muted;
 			const tag = KIND_LABEL[t.kind] || t.kind;
@@ -1030,6 +1211,7 @@ export class Timeline {
 			}
 		}
 		ctx.restore();
+		}
 	}
 
 	fmtValue(v) {
@@ -1103,24 +1285,37 @@ export class Timeline {
 		if (!this.session) return;
 		const C = this.colors;
 		const r = this.res();
+		// per area (scrolling tracks, then the pinned ones above them)
+		const selRow = this.sel ? this.rowOfTrack(this.sel.track) : null;
+		for (const pin of [false, true]) {
+			if (pin && !this.pinH) break;
+			ctx.save();
+			this.clipArea(ctx, pin, GUTTER, this.PW);
+			this.drawLabels(ctx, r, pin);
+			if (this.hover && !this.drag) this.drawSameName(ctx, this.hover.name, C.fg, 1, pin);
+			if (this.area) {
+				const x0 = Math.max(GUTTER, this.xOf(this.area.s)), x1 = Math.min(GUTTER + this.PW, this.xOf(this.area.e));
+				ctx.fillStyle = C.area;
+				for (const row of this.visibleRows()) {
+					if (!!row.pin !== pin) continue;
+					if (this.area.tracks && (row.type !== 'track' || !this.area.tracks.has(row.t.id))) continue;
+					ctx.fillRect(x0, this.rowTop(row), Math.max(1, x1 - x0), row.h);
+				}
+			}
+			if (this.sel && selRow && !!selRow.pin === pin) this.drawSelection(ctx);
+			ctx.restore();
+		}
 		ctx.save();
 		ctx.beginPath();
 		ctx.rect(GUTTER, RULER_H, this.PW, this.H - RULER_H);
 		ctx.clip();
-		this.drawLabels(ctx, r);
-		if (this.hover && !this.drag) this.drawSameName(ctx, this.hover.name, C.fg, 1);
 		if (this.area) {
 			const x0 = Math.max(GUTTER, this.xOf(this.area.s)), x1 = Math.min(GUTTER + this.PW, this.xOf(this.area.e));
-			ctx.fillStyle = C.area;
-			for (const row of this.visibleRows()) {
-				if (this.area.tracks && (row.type !== 'track' || !this.area.tracks.has(row.t.id))) continue;
-				ctx.fillRect(x0, RULER_H + row.y - this.scrollY, Math.max(1, x1 - x0), row.h);
-			}
 			ctx.fillStyle = C.accent;
 			ctx.fillRect(x0, RULER_H, 1, this.H);
 			ctx.fillRect(x1, RULER_H, 1, this.H);
 		}
-		if (this.sel) this.drawSelection(ctx);
+		// flows cross between pinned and scrolling tracks
 		if (this.flows.length && this.sel) this.drawFlows(ctx);
 		if (this.mouse && this.mouse.x > GUTTER && !this.drag?.pan) {
 			ctx.fillStyle = C.muted;
@@ -1128,17 +1323,25 @@ export class Timeline {
 		}
 		ctx.restore();
 		if (this.gutterHover) {
-			// the hide button of the hovered track name
-			const sy = RULER_H + this.gutterHover.y - this.scrollY;
-			if (sy >= RULER_H) {
+			// the pin and hide buttons of the hovered track name
+			const gh = this.gutterHover;
+			const sy = this.rowTop(gh);
+			if (sy >= RULER_H && (gh.pin || sy >= RULER_H + this.pinH - 2)) {
 				ctx.fillStyle = C.gutter;
-				ctx.fillRect(GUTTER - 24, sy + 1, 23, 17);
+				ctx.fillRect(GUTTER - 46, sy + 1, 45, 17);
 				ctx.strokeStyle = C.muted;
 				ctx.lineWidth = 1.5;
 				ctx.beginPath();
 				const cx = GUTTER - 12, cy = sy + 10;
 				ctx.moveTo(cx - 4, cy - 4); ctx.lineTo(cx + 4, cy + 4);
 				ctx.moveTo(cx + 4, cy - 4); ctx.lineTo(cx - 4, cy + 4);
+				ctx.stroke();
+				// a pin: head and needle; filled while pinned
+				const px = GUTTER - 34;
+				ctx.beginPath();
+				ctx.arc(px, cy - 2, 3.5, 0, Math.PI * 2);
+				ctx.moveTo(px, cy + 1.5); ctx.lineTo(px, cy + 7);
+				if (gh.pin) { ctx.fillStyle = C.accent; ctx.fill(); ctx.strokeStyle = C.accent; }
 				ctx.stroke();
 			}
 		}
@@ -1189,9 +1392,10 @@ export class Timeline {
 		const r = this.res();
 		for (const dr of this.drawn) {
 			if (dr.summary || dr.t.counter) continue;
+			if (opts.pin !== undefined && !!dr.row.pin !== opts.pin) continue;
 			const tile = dr.tile, d = tile.data;
 			if (!d.n) continue;
-			const sy = RULER_H + dr.row.y - this.scrollY;
+			const sy = this.rowTop(dr.row);
 			const list = opts.wide ? this.wideIdx(tile) : null;
 			const n = list ? list.length : d.n;
 			for (let j = 0; j < n; j++) {
@@ -1216,7 +1420,7 @@ export class Timeline {
 		return tile.wide;
 	}
 
-	drawLabels(ctx, r) {
+	drawLabels(ctx, r, pin) {
 		ctx.font = '11px system-ui, sans-serif';
 		ctx.textBaseline = 'middle';
 		const seen = new Set();
@@ -1237,16 +1441,16 @@ export class Timeline {
 			const max = Math.floor((w - 6) / cw);
 			if (max < 3) return;
 			if (text.length > max) text = text.slice(0, max - 1) + '…';
-			const ci = this.colorOf(d.name[i]);
+			const ci = this.colorKey(d, i);
 			const dim = this.highlight && !this.highlighted(d.name[i]);
 			ctx.fillStyle = dim ? '#555' : palette[ci].text;
 			const cx = (Math.max(x0, left) + Math.min(x1, right)) / 2;
 			const tw = text.length * cw;
 			ctx.fillText(text, cx - tw / 2, y + SLICE_H / 2 + 0.5);
-		}, { wide: true });
+		}, { wide: true, pin });
 	}
 
-	drawSameName(ctx, nameId, color, width) {
+	drawSameName(ctx, nameId, color, width, pin) {
 		ctx.strokeStyle = color;
 		ctx.lineWidth = width;
 		ctx.beginPath();
@@ -1255,7 +1459,7 @@ export class Timeline {
 			if (tile.data.name[i] !== nameId) return;
 			ctx.rect(Math.round(x0) + 0.5, y + 0.5, Math.max(1, x1 - x0 - 1), SLICE_H - 1);
 			if (++n > 5000) return false;
-		});
+		}, { pin });
 		ctx.stroke();
 	}
 
@@ -1264,7 +1468,7 @@ export class Timeline {
 		if (!s) return null;
 		const row = this.rowOfTrack(s.track);
 		if (!row) return null;
-		const y = RULER_H + row.y - this.scrollY + s.depth * LANE_H + 1;
+		const y = this.rowTop(row) + s.depth * LANE_H + 1;
 		const x0 = this.xOf(s.rel), x1 = this.xOf(s.rel + s.dur);
 		return { x0, x1, y, h: SLICE_H };
 	}
@@ -1303,7 +1507,7 @@ export class Timeline {
 		for (const f of this.flows) {
 			const row = this.rowOrGroupOfTrack(f.track);
 			if (!row) continue;
-			let ty = RULER_H + row.y - this.scrollY;
+			let ty = this.rowTop(row);
 			if (row.type === 'track') ty += (f.lane ?? (f.lane = this.laneOf(f.track, f.rel))) * LANE_H + SLICE_H / 2 + 1;
 			else ty += GROUP_H / 2;
 			const tx = this.xOf(f.rel);
@@ -1417,7 +1621,7 @@ export class Timeline {
 		const row = this.rowAtY(y);
 		if (!row || row.type !== 'track') return row ? { row } : null;
 		const t = row.t;
-		const sy = RULER_H + row.y - this.scrollY;
+		const sy = this.rowTop(row);
 		const r = this.res();
 		const tm = this.tOf(x);
 		if (t.counter) {
@@ -1616,6 +1820,7 @@ export class Timeline {
 			const row = this.rowAtY(p.y);
 			if (row && row.type === 'group' && e.button === 0) this.toggleGroup(row.g);
 			else if (row && row.type === 'track' && e.button === 0 && p.x > GUTTER - 24) { this.gutterHover = null; this.hideTrack(row.t.id); }
+			else if (row && row.type === 'track' && e.button === 0 && p.x > GUTTER - 46) { this.gutterHover = null; this.togglePin(row.t.id); }
 			return;
 		}
 		if (p.y < RULER_H && e.button === 0 && !e.shiftKey) {
@@ -1654,7 +1859,8 @@ export class Timeline {
 		const gh = p.x < GUTTER ? this.rowAtY(p.y) : null;
 		const gRow = gh && gh.type === 'track' ? gh : null;
 		if (gRow !== this.gutterHover) { this.gutterHover = gRow; this.invalidate(false); }
-		this.over.style.cursor = gRow && p.x > GUTTER - 24 ? 'pointer' : '';
+		this.over.style.cursor = gRow && p.x > GUTTER - 46 ? 'pointer' : '';
+		this.over.title = gRow && p.x > GUTTER - 24 ? 'Hide this track' : gRow && p.x > GUTTER - 46 ? (gRow.pin ? 'Unpin this track' : 'Pin this track to the top') : '';
 		this.mouse = p;
 		const h = this.hit(p.x, p.y);
 		const prev = this.hover;
@@ -1669,7 +1875,7 @@ export class Timeline {
 		const y0 = Math.min(d.y0, p.y), y1 = Math.max(d.y0, p.y);
 		const tracks = new Set();
 		for (const row of this.visibleRows()) {
-			const sy = RULER_H + row.y - this.scrollY;
+			const sy = this.rowTop(row);
 			if (sy + row.h < y0 || sy > y1) continue;
 			if (row.type === 'track') tracks.add(row.t.id);
 			else if (row.g.collapsed) for (const t of row.vis) tracks.add(t.id);
@@ -1876,7 +2082,7 @@ export class Timeline {
 		this.forDrawn((tile, i, x0, x1, y, row, rel) => {
 			const a = Math.max(x0, GUTTER + 2), b = Math.min(x1, GUTTER + this.PW - 2);
 			if (b - a < minPx || (tile.data.count[i] > 1 && !summaries)) return;
-			if (y < RULER_H || y + SLICE_H > this.H) return;
+			if (y < RULER_H + (row.pin ? 0 : this.pinH) || y + SLICE_H > (row.pin ? RULER_H + this.pinH - 2 : this.H)) return;
 			out = { x: (a + b) / 2, y: y + SLICE_H / 2, name: this.nameText(tile.data.name[i]), track: tile.track, depth: tile.data.depth[i], rel };
 			return false;
 		});

@@ -1,8 +1,60 @@
 // SPDX-License-Identifier: MIT
 // A virtualised, sortable table: a fixed pool of row elements re-filled on scroll,
-// so tables of any length keep a few dozen DOM nodes.
+// so tables of any length keep a few dozen DOM nodes. Optional per-column filters:
+// text (substring, /regex/, !negation) and numbers (>1ms, <=50us, 1ms..5ms, >5%).
 
 const ROW_H = 24;
+const UNITS = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9 };
+
+/*
+ * A column filter from its text: a predicate on the cell value, null for an empty
+ * filter, or undefined when the text does not parse. kind: 'text' | 'dur' | 'num' | 'pct'.
+ */
+export function parseFilter(text, kind) {
+	const t = String(text ?? '').trim();
+	if (!t) return null;
+	if (kind === 'text') {
+		const neg = t.startsWith('!');
+		const body = neg ? t.slice(1) : t;
+		let test;
+		const m = /^\/(.*)\/([a-z]*)$/.exec(body);
+		if (m) {
+			let re;
+			try { re = new RegExp(m[1], m[2].includes('i') ? m[2] : m[2] + 'i'); } catch { return undefined; }
+			test = (v) => re.test(String(v ?? ''));
+		} else {
+			const lc = body.toLowerCase();
+			test = (v) => String(v ?? '').toLowerCase().includes(lc);
+		}
+		return neg ? (v) => !test(v) : test;
+	}
+	const num = (s) => {
+		const m = /^(-?\d+(?:\.\d*)?(?:e[+-]?\d+)?|-?\.\d+)\s*(ns|us|µs|ms|s|%)?$/i.exec(s.trim());
+		if (!m) return NaN;
+		let v = parseFloat(m[1]);
+		const u = (m[2] || '').toLowerCase();
+		if (kind === 'dur') { if (u === '%') return NaN; v *= UNITS[u] || 1; }
+		else if (kind === 'pct') { if (u && u !== '%') return NaN; v /= 100; }
+		else if (u) return NaN;
+		return v;
+	};
+	const range = /^(.+?)\s*\.\.\s*(.+)$/.exec(t);
+	if (range) {
+		const a = num(range[1]), b = num(range[2]);
+		if (Number.isNaN(a) || Number.isNaN(b)) return undefined;
+		return (v) => typeof v === 'number' && v >= a && v <= b;
+	}
+	const m = /^(>=|<=|>|<|=|==)?\s*(.+)$/.exec(t);
+	const x = num(m[2]);
+	if (Number.isNaN(x)) return undefined;
+	switch (m[1]) {
+		case '>': return (v) => typeof v === 'number' && v > x;
+		case '<': return (v) => typeof v === 'number' && v < x;
+		case '<=': return (v) => typeof v === 'number' && v <= x;
+		case '=': case '==': return (v) => typeof v === 'number' && Math.abs(v - x) <= Math.abs(x) * 1e-9;
+		default: return (v) => typeof v === 'number' && v >= x; // a bare value: at least
+	}
+}
 
 /*
  * columns: [{key, label, width (CSS grid track), num (bool), fmt(v, row), bar (0..1 getter),
@@ -43,7 +95,28 @@ export class VirtualTable {
 		this.emptyEl = document.createElement('div');
 		this.emptyEl.className = 'vt-empty';
 		this.emptyEl.hidden = true;
-		container.replaceChildren(this.head, this.body, this.emptyEl);
+		this.filters = new Map(); // column key -> predicate
+		this.filterRow = null;
+		if (opts.filters) {
+			this.filterRow = document.createElement('div');
+			this.filterRow.className = 'vt-filters';
+			this.filterRow.style.gridTemplateColumns = tmpl;
+			for (const c of columns) {
+				const kind = c.filter || (c.num ? 'num' : 'text');
+				const inp = document.createElement('input');
+				inp.type = 'search';
+				inp.className = 'vt-f' + (c.num ? ' num' : '');
+				inp.dataset.key = c.key;
+				inp.spellcheck = false;
+				inp.placeholder = kind === 'text' ? 'filter…' : kind === 'dur' ? '>1ms' : kind === 'pct' ? '>5%' : '>10';
+				inp.title = kind === 'text' ? 'contains text, /regex/, !excluded' : `${kind === 'dur' ? 'a time with ns, us, ms or s' : kind === 'pct' ? 'a percentage' : 'a number'}: >x, <x, >=x, <=x, =x, a..b (a bare x means at least x)`;
+				inp.setAttribute('aria-label', `filter ${c.label}`);
+				let timer = 0;
+				inp.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => this.setFilter(c.key, inp.value, kind, inp), 120); });
+				this.filterRow.appendChild(inp);
+			}
+		}
+		container.replaceChildren(...[this.head, this.filterRow, this.body, this.emptyEl].filter(Boolean));
 		this.pool = [];
 		this.tmpl = tmpl;
 		this.body.addEventListener('scroll', () => this.paint());
@@ -54,6 +127,27 @@ export class VirtualTable {
 	setRows(rows, emptyText) {
 		this.rows = rows || [];
 		this.emptyText = emptyText;
+		this.applySort();
+	}
+
+	/* Set column `key`'s filter text (kind as in parseFilter); bad text marks the input. */
+	setFilter(key, text, kind, input) {
+		const c = this.columns.find((x) => x.key === key);
+		kind = kind || (c && (c.filter || (c.num ? 'num' : 'text'))) || 'text';
+		if (!input && this.filterRow) {
+			input = this.filterRow.querySelector(`input[data-key="${key}"]`);
+			if (input) input.value = text;
+		}
+		const f = parseFilter(text, kind);
+		if (input) input.classList.toggle('bad', f === undefined);
+		if (f) this.filters.set(key, f); else this.filters.delete(key);
+		this.applySort();
+		if (this.opts.onFilter) this.opts.onFilter(this.view.length, this.rows.length);
+	}
+
+	clearFilters() {
+		this.filters.clear();
+		if (this.filterRow) for (const i of this.filterRow.querySelectorAll('input')) { i.value = ''; i.classList.remove('bad'); }
 		this.applySort();
 	}
 
@@ -70,7 +164,11 @@ export class VirtualTable {
 
 	applySort() {
 		const k = this.sortKey;
-		const v = this.rows.slice();
+		let v = this.rows.slice();
+		if (this.filters.size) {
+			const fs = [...this.filters];
+			v = v.filter((r) => fs.every(([key, f]) => f(r[key])));
+		}
 		if (k) {
 			const dir = this.sortDesc ? -1 : 1;
 			v.sort((a, b) => {
@@ -83,7 +181,7 @@ export class VirtualTable {
 		this.spacer.style.height = `${v.length * ROW_H}px`;
 		this.markSort();
 		this.emptyEl.hidden = v.length > 0;
-		this.emptyEl.textContent = this.emptyText || 'Nothing to show.';
+		this.emptyEl.textContent = this.rows.length && this.filters.size ? 'No row matches the column filters.' : this.emptyText || 'Nothing to show.';
 		this.paint(true);
 	}
 
@@ -152,7 +250,7 @@ export class VirtualTable {
 		}
 	}
 
-	/* Rows in the current order (for CSV export). */
+	/* Rows that pass the filters, in the current order (for CSV export). */
 	ordered() { return this.view; }
 }
 

@@ -3,17 +3,23 @@
 # Browser tests of the web UI: imports a real trace from shared/data, starts
 # `tftracer serve` on a free port, runs ui.test.mjs in headless Chromium (TAP on
 # stdout, screenshots and metrics in build/test-artifacts/), stops the server.
+# Also: a static HTML export (`tftracer export -f html`, of a TF XSpace session with
+# communication tracks) opened from file://, and the live Runs page against
+# tests/browser/live-job.py under tftracer.TracingServer (when $O/python has the module).
 #
 #   tests/browser/run.sh                      # the default Kineto ResNet-50 trace
 #   TFT_UI_TRACE=path/to/trace.json.gz tests/browser/run.sh
 #   TFT_UI_BIG=10000000 tests/browser/run.sh  # also: first draw / fps on a synthetic N-event session
-# Knobs: TFT (binary; default build/tftracer, built if missing), O (build dir), CHROMIUM.
+# Knobs: TFT (binary; default build/tftracer, built if missing), O (build dir), CHROMIUM,
+# TFT_UI_STATIC_TRACE (the trace of the static export), PYTHON.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 data=${TFT_DATA:-$root/../shared/data}
 trace=${TFT_UI_TRACE:-$data/kineto/tb_plugin_samples/resnet50_num_workers_0/worker0.pt.trace.json.gz}
+static_trace=${TFT_UI_STATIC_TRACE:-$data/tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb}
+PYTHON=${PYTHON:-/usr/bin/python3}
 art=${TFT_UI_ARTIFACTS:-$root/build/test-artifacts}
 O=${O:-build}
 TFT=${TFT:-$root/$O/tftracer}
@@ -77,9 +83,28 @@ stop() {
 rc=0
 echo "# importing $trace" >&2
 "$TFT" import "$trace" -o "$tmp/ui.tft" --quiet >&2 || bail "import failed: $trace"
+
+# the static export: the C exporter, or (an older binary) make-static.mjs from the API
+extra=()
+if [ -f "$static_trace" ] && "$TFT" import "$static_trace" -o "$tmp/static.tft" --quiet >&2; then
+	if "$TFT" export "$tmp/static.tft" -f html -o "$tmp/static.html" --quiet >&2; then
+		extra+=(--static "$tmp/static.html")
+	else
+		echo "# tftracer export -f html failed: building the static page with make-static.mjs" >&2
+		serve "$tmp/static.tft"
+		node "$here/make-static.mjs" "$url" "$tmp/static.html" >&2 && extra+=(--static "$tmp/static.html")
+		stop
+	fi
+fi
+# the live job needs the Python module (make builds it into $O/python with python3-dev)
+pydir=$(dirname "$TFT")/python
+if [ -f "$pydir/tftracer/__init__.py" ] && PYTHONPATH="$pydir" "$PYTHON" -c 'import tftracer' 2>/dev/null; then
+	extra+=(--python-path "$pydir" --python "$PYTHON")
+fi
+
 serve "$tmp/ui.tft"
 echo "# serving $url" >&2
-node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui || rc=1
+node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui "${extra[@]}" || rc=1
 stop
 
 if [ -n "${TFT_UI_BIG:-}" ]; then

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Browser tests of the tftracer web UI: headless Chromium (playwright-core) against a
 // running `tftracer serve`. Drives the Timeline (tracks, wheel and W zoom, D pan,
-// selection and details, search stepping), the Ops page (click an op, see it
-// highlighted), Overview, help; fails on any request to another host or any console
-// error; measures first draw and frame times; saves screenshots. Prints TAP.
+// selection and details, search stepping, colour by, pinned tracks), the Ops page
+// (click an op, see it highlighted; column filters), Overview, Runs, help; a static
+// HTML export opened from file:// with no server; the Runs page of a live job
+// (tests/browser/live-job.py under tftracer.TracingServer). Fails on any request to
+// another host or any console error; measures first draw and frame times; saves
+// screenshots. Prints TAP.
 //
 //   node ui.test.mjs http://127.0.0.1:PORT/ [--artifacts DIR] [--tag NAME] [--perf-only]
+//        [--static FILE.html] [--python-path DIR] [--python BIN]
 import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +24,10 @@ const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args
 const artifacts = path.resolve(opt('--artifacts', path.join(here, '../../build/test-artifacts')));
 const tag = opt('--tag', 'ui');
 const perfOnly = args.includes('--perf-only');
+const staticFile = opt('--static', null);
+const pythonPath = opt('--python-path', null);
+const python = opt('--python', '/usr/bin/python3');
+const allowedHosts = new Set([base.host]);
 const WIDTH = 1400, HEIGHT = 900;
 fs.mkdirSync(artifacts, { recursive: true });
 
@@ -33,6 +42,7 @@ function ok(cond, name, detail) {
 	return cond;
 }
 function note(s) { console.log(`# ${s}`); }
+function skip(name, why) { n++; console.log(`ok ${n} - ${name} # SKIP ${why}`); }
 async function step(name, fn) {
 	try {
 		const r = await fn();
@@ -57,7 +67,7 @@ const foreign = [];
 const consoleErrors = [];
 await ctx.route('**/*', (route) => {
 	const u = new URL(route.request().url());
-	if ((u.protocol === 'http:' || u.protocol === 'https:') && u.host !== base.host) {
+	if ((u.protocol === 'http:' || u.protocol === 'https:') && !allowedHosts.has(u.host)) {
 		foreign.push(u.href);
 		return route.abort();
 	}
@@ -70,7 +80,7 @@ page.on('requestfailed', (r) => {
 	const f = r.failure();
 	const u = new URL(r.url());
 	// aborted tile requests (stale windows) are expected; anything else is not
-	if (u.host === base.host && !(f && /ERR_ABORTED/.test(f.errorText))) consoleErrors.push(`request failed: ${r.url()} ${f && f.errorText}`);
+	if (allowedHosts.has(u.host) && !(f && /ERR_ABORTED/.test(f.errorText)) && !/\/api\/live$/.test(u.pathname)) consoleErrors.push(`request failed: ${r.url()} ${f && f.errorText}`);
 });
 
 const shot = async (name) => {
@@ -85,6 +95,13 @@ const plotCenter = async () => {
 	return { x: b.x + 220 + (b.width - 220 - 14) / 2, y: b.y + Math.min(b.height / 2, 150) };
 };
 const hold = async (code, ms) => { await page.keyboard.down(code); await page.waitForTimeout(ms); await page.keyboard.up(code); };
+
+/* ---- 0. the web files can be inlined by the static exporter ---------------- */
+if (!perfOnly) {
+	const webDir = path.join(here, '../../web');
+	const bad = fs.readdirSync(webDir).filter((f) => /\.(js|css)$/.test(f) && /<\/script|<!--/i.test(fs.readFileSync(path.join(webDir, f), 'utf8')));
+	ok(bad.length === 0, 'no web file holds "</script" or "<!--" (static export inlines them)', bad.join(' '));
+}
 
 /* ---- 1. open a real trace and see the tracks ------------------------------- */
 const t0 = Date.now();
@@ -291,6 +308,136 @@ if (!perfOnly) {
 	});
 }
 
+if (!perfOnly) {
+	/* ---- 5b. checklist items: colour by, pins, search fields, column filters, Runs ---- */
+	const pixelAt = (x, y) => page.evaluate(([x, y]) => {
+		const c = document.querySelector('.tl-base');
+		const dpr = window.devicePixelRatio || 1;
+		return Array.from(c.getContext('2d').getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+	}, [x, y]);
+	await step('colour by duration recolours the slices, and back to names', async () => {
+		await page.click('nav.pages a[data-page=timeline]');
+		await page.keyboard.press('Digit0');
+		await idle();
+		const sl = await page.evaluate(() => window.__tft.findSlice(30));
+		assert(sl, 'no slice to sample');
+		const before = await pixelAt(sl.x, sl.y + 4);
+		await page.selectOption('.tl-color', 'duration');
+		await idle();
+		const s = await state();
+		assert(s.colorBy === 'duration', `colorBy ${s.colorBy}`);
+		const after = await pixelAt(sl.x, sl.y + 4);
+		note(`"${sl.name}" by name rgb(${before}) -> by duration rgb(${after})`);
+		assert(before.join() !== after.join(), 'same colour after switching to duration');
+		await shot('11-colour-duration');
+		await page.selectOption('.tl-color', 'name');
+		await idle();
+		assert((await pixelAt(sl.x, sl.y + 4)).join() === before.join(), 'name colours not restored');
+		return true;
+	});
+	await step('a track pins to the top (and stays there while scrolling), unpin all', async () => {
+		const b = await page.locator('.tl-over').boundingBox();
+		const target = await page.evaluate(() => {
+			const tl = window.__tft.timeline;
+			const rows = tl.rows.filter((r) => r.type === 'track');
+			const r = rows[rows.length - 1];
+			return { id: r.t.id, y: tl.rowTop(r) + 9, name: r.t.name };
+		});
+		await page.mouse.move(b.x + 120, b.y + target.y);
+		await page.mouse.move(b.x + 186, b.y + target.y);
+		await page.mouse.click(b.x + 186, b.y + target.y);
+		let s = await state();
+		assert(s.pinned.length === 1 && s.pinned[0] === target.id, `pinned ${JSON.stringify(s.pinned)}`);
+		assert(s.pinH > 0, 'no pinned area');
+		const top = await page.evaluate(() => { const tl = window.__tft.timeline; return tl.rowTop(tl.pinRows[0]); });
+		assert(top === 32, `pinned row at y=${top}`);
+		await page.mouse.move(b.x + 600, b.y + 300);
+		await page.mouse.wheel(0, 400); // scroll the other tracks (over the names: Alt)
+		await idle();
+		await shot('12-pinned');
+		await page.waitForTimeout(350);
+		assert(/pin=/.test(await page.evaluate(() => location.hash)), 'pin not in the URL');
+		note(`pinned "${target.name}"; pinned area ${s.pinH} px`);
+		await page.click('.tl-unpin');
+		s = await state();
+		assert(s.pinned.length === 0 && s.pinH === 0, 'not unpinned');
+		await page.keyboard.press('Digit0');
+		return true;
+	});
+	await step('search also matches track names', async () => {
+		const tname = await page.evaluate(() => { const t = [...window.__tft.timeline.tracks.values()].find((x) => !x.counter); return t ? t.name : ''; });
+		assert(tname, 'no track');
+		const q = tname.slice(0, Math.min(12, tname.length));
+		const input = page.locator('form.search input');
+		await input.fill(q);
+		await page.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && (s.total > 0 || s.trackHits > 0 || s.error); }, null, { timeout: 10000 });
+		const s = (await state()).search;
+		assert(!s.error, s.error);
+		if (s.trackHits > 0) {
+			// the server searches names only: the UI matched the track itself
+			await page.click('.s-count .s-tracks');
+			const st = await state();
+			note(`"${q}": ${s.total} name results, ${s.trackHits} tracks (matched in the page); filtered to ${st.rows} rows`);
+			assert(st.rows > 0, 'filter hid everything');
+			await page.fill('.tl-filter', '');
+			await page.click('.tl-hidden').catch(() => {});
+		} else {
+			await input.press('Enter');
+			await page.waitForFunction(() => !window.__tft.state().search.pending, null, { timeout: 10000 });
+			const s2 = (await state()).search;
+			note(`"${q}": ${s2.total} results (server-side, field ${s2.field})`);
+			assert(s2.total > 0, 'no result');
+		}
+		await input.fill('');
+		await input.press('Escape');
+		return true;
+	});
+	await step('Ops column filters (Total > 1ms, name text) narrow the table', async () => {
+		await page.click('nav.pages a[data-page=ops]');
+		try {
+			await page.waitForFunction(() => window.__tft.app.ops.table.ordered().length > 0, null, { timeout: 15000 });
+		} catch {
+			throw new Error(`no ops rows: page ${(await state()).page}, status "${await page.locator('#page-ops .o-status').innerText()}", filter "${await page.locator('#page-ops .o-text').inputValue()}"`);
+		}
+		const all = await page.evaluate(() => window.__tft.app.ops.table.ordered().length);
+		await page.fill('#page-ops .vt-f[data-key=total]', '>1ms');
+		await page.waitForFunction((all) => window.__tft.app.ops.table.ordered().length < all, all, { timeout: 5000 });
+		const r = await page.evaluate(() => { const v = window.__tft.app.ops.table.ordered(); return { n: v.length, bad: v.filter((x) => !(x.total > 1e6)).length }; });
+		assert(r.n > 0 && r.bad === 0, `${r.n} rows, ${r.bad} not over 1 ms`);
+		const status = await page.locator('#page-ops .o-status').innerText();
+		assert(/ of /.test(status), `status "${status}"`);
+		await page.fill('#page-ops .vt-f[data-key=total]', '>1xs');
+		await page.waitForSelector('#page-ops .vt-f[data-key=total].bad', { timeout: 3000 });
+		await page.fill('#page-ops .vt-f[data-key=total]', '');
+		note(`Total > 1ms: ${r.n} of ${all} ops`);
+		await page.fill('#page-ops .vt-f[data-key=total]', '>1ms');
+		await page.waitForTimeout(200);
+		await shot('13-ops-filter');
+		await page.fill('#page-ops .vt-f[data-key=total]', '');
+		return true;
+	});
+	await step('Runs page of a recorded session: steps per run kind, no live controls', async () => {
+		await page.click('nav.pages a[data-page=runs]');
+		await page.waitForFunction(() => window.__tft.runs().conn !== undefined && document.querySelector('#page-runs .r-cards'), null, { timeout: 10000 });
+		const r = await page.evaluate(() => window.__tft.runs());
+		assert(!r.live, 'a file server reported live');
+		assert(await page.locator('#page-runs .r-controls').count() === 0, 'live controls shown');
+		assert(await page.locator('#page-runs .r-static').isVisible(), 'no "not live" note');
+		const steps = await page.evaluate(() => (window.__tft.app.session.step_list || []).length);
+		if (steps) assert(r.kinds >= 1 && r.points >= 1, `kinds ${r.kinds} points ${r.points}`);
+		note(`runs: ${r.kinds} kinds, chart of ${r.points} steps (${r.traced} traced)`);
+		await shot('14-runs-recorded');
+		if (r.points) {
+			// a click on a bar opens the step on the Timeline
+			const c = await page.locator('#page-runs .r-chart').boundingBox();
+			await page.mouse.click(c.x + 64, c.y + 190);
+			await page.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: 5000 });
+		}
+		await page.click('nav.pages a[data-page=timeline]');
+		return true;
+	});
+}
+
 /* ---- 6. frame times during a pan/zoom sequence --------------------------------- */
 await step('pan/zoom frame rate', async () => {
 	await page.keyboard.press('Digit0');
@@ -335,6 +482,209 @@ ok(consoleErrors.length === 0, 'no console error', consoleErrors.slice(0, 3).joi
 const st = await state().catch(() => null);
 if (st && st.requests) note(`tile requests ${st.requests.requests}, aborted ${st.requests.aborted}, errors ${st.requests.errors}, ${(st.requests.bytes / 1e6).toFixed(1)} MB`);
 note(`first_draw_ms=${metrics.first_draw_ms} fps=${metrics.fps} (targets: first draw <= 1000 ms on 10M events, >= 30 fps)`);
+
+/* ---- 8. a static HTML export from file://, no server, no network ----------------- */
+if (staticFile && !perfOnly) {
+	const sp = await ctx.newPage();
+	const net = [], errs = [];
+	sp.on('request', (r) => { if (!/^(file|blob|data):/.test(r.url())) net.push(r.url()); });
+	sp.on('console', (m) => { if (m.type() === 'error') errs.push(m.text()); });
+	sp.on('pageerror', (e) => errs.push(`pageerror: ${e.message}`));
+	const sstate = () => sp.evaluate(() => window.__tft.state());
+	const sidle = () => sp.waitForFunction(() => window.__tft && window.__tft.isIdle(), null, { timeout: 15000, polling: 50 });
+	const sshot = async (name) => { const p = path.join(artifacts, `${tag}-${name}.png`); await sp.screenshot({ path: p }); note(`screenshot ${p}`); };
+	let spicked = null;
+	await step('static export: opens from file:// and draws the tracks', async () => {
+		const t1 = Date.now();
+		await sp.goto(`file://${path.resolve(staticFile)}#/timeline`);
+		await sp.waitForFunction(() => window.__tft_first_draw_ms !== undefined, null, { timeout: 30000 });
+		await sidle();
+		const s = await sstate();
+		metrics.static_first_draw_ms = Math.round(await sp.evaluate(() => window.__tft_first_draw_ms));
+		note(`static: ${(fs.statSync(staticFile).size / 1e6).toFixed(1)} MB, ${s.tracks} tracks, first draw ${metrics.static_first_draw_ms} ms (wall ${Date.now() - t1} ms)`);
+		assert(s.static && s.tracks > 0 && s.rows > 0, `static=${s.static} tracks=${s.tracks}`);
+		assert(await sp.evaluate(() => !!window.__tft.findSlice(2, true)), 'nothing drawn');
+		assert(await sp.locator('details.downloads').isHidden(), 'downloads offered in a static page');
+		await sshot('20-static-timeline');
+		return true;
+	});
+	await step('static export: a click selects a slice and the drawer shows it', async () => {
+		// into the first step (or the middle of the trace) where slices are wide enough
+		await sp.evaluate(() => {
+			const app = window.__tft.app, st = (app.session.step_list || [])[0];
+			if (st) app.openStep({ abs: st.start_ns, dur: Number(st.dur_ns) });
+			else { const tl = app.timeline; tl.setView(tl.span * 0.45, tl.span * 0.46); }
+		});
+		await sidle();
+		spicked = await sp.evaluate(() => window.__tft.findSlice(30)) || await sp.evaluate(() => window.__tft.findSlice(6));
+		assert(spicked, 'no clickable slice');
+		const b = await sp.locator('.tl-over').boundingBox();
+		await sp.mouse.click(b.x + spicked.x, b.y + spicked.y);
+		await sp.waitForFunction(() => window.__tft.state().details, null, { timeout: 10000 });
+		const s = await sstate();
+		assert(s.details.name === spicked.name, `details "${s.details.name}" != "${spicked.name}"`);
+		const text = await sp.locator('.dr-sel').innerText();
+		for (const w of ['Duration', 'Self time', 'Thread / track']) assert(text.includes(w), `details lack "${w}"`);
+		await sp.waitForFunction(() => !/loading/.test(document.querySelector('.dr-hist-stats')?.textContent || ''), null, { timeout: 10000 });
+		note(`static: selected "${spicked.name}"`);
+		await sshot('21-static-selected');
+		return true;
+	});
+	await step('static export: search, Ops, Overview and colour by category work in the page', async () => {
+		const input = sp.locator('form.search input');
+		await input.fill(spicked.name.slice(0, 10));
+		await input.press('Enter');
+		await sp.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && (s.cur >= 0 || s.error || !s.total); }, null, { timeout: 10000 });
+		const ss = (await sstate()).search;
+		assert(!ss.error && ss.total >= 1, `search: ${ss.error || ss.total}`);
+		await input.fill('');
+		await input.press('Escape');
+		await sp.selectOption('.tl-color', 'category');
+		await sidle();
+		assert(await sp.evaluate(() => window.__tft.timeline.catSeen), 'no categories in the static tiles');
+		await sshot('22-static-category');
+		await sp.selectOption('.tl-color', 'name');
+		await sp.click('nav.pages a[data-page=ops]');
+		await sp.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 15000 });
+		const rows = await sp.evaluate(() => window.__tft.app.ops.table.ordered().length);
+		await sp.click('nav.pages a[data-page=overview]');
+		await sp.waitForFunction(() => !document.querySelector('#page-overview .topops .loading'), null, { timeout: 15000 });
+		const comm = await sp.evaluate(() => (window.__tft.app.session.track_list || []).some((t) => t.kind === 'comm'));
+		if (comm) {
+			await sp.waitForFunction(() => /compute/.test(document.querySelector('#page-overview .step-breakdown')?.textContent || ''), null, { timeout: 15000 });
+			note(`static: breakdown "${(await sp.locator('#page-overview .step-breakdown').innerText()).replace(/\s+/g, ' ')}"`);
+		}
+		await sshot('23-static-overview');
+		note(`static: search "${ss.query}" ${ss.total} results; ${rows} ops`);
+		return true;
+	});
+	ok(net.length === 0, 'static export: no network request', net.slice(0, 3).join(' '));
+	ok(errs.length === 0, 'static export: no console error', errs.slice(0, 3).join(' | '));
+	await sp.close();
+} else if (!perfOnly) {
+	skip('static export opened from file://', 'no --static FILE (tftracer export -f html)');
+}
+
+/* ---- 9. the Runs page of a live job (tftracer.TracingServer) --------------------- */
+async function startLiveJob() {
+	const job = spawn(python, [path.join(here, 'live-job.py'), '--seconds', '90'], {
+		env: { ...process.env, PYTHONPATH: pythonPath }, stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let err = '';
+	job.stderr.on('data', (d) => { err += d; });
+	const url = await new Promise((resolve) => {
+		let out = '';
+		const t = setTimeout(() => resolve(null), 20000);
+		job.stdout.on('data', (d) => { out += d; const m = /https?:\/\/\S+/.exec(out); if (m) { clearTimeout(t); resolve(m[0]); } });
+		job.on('exit', () => { clearTimeout(t); resolve(null); });
+	});
+	return { job, url, err: () => err };
+}
+if (perfOnly) {
+	// no live test in the performance run
+} else if (!pythonPath) {
+	skip('live Runs page against tftracer.TracingServer', 'no --python-path (the tftracer Python module was not built)');
+} else {
+	const lj = await startLiveJob();
+	if (!lj.url) {
+		skip('live Runs page against tftracer.TracingServer', `the live job did not start: ${lj.err().split('\n').filter(Boolean).slice(-1)[0] || 'no URL'}`);
+		lj.job.kill();
+	} else {
+		const lurl = new URL(lj.url);
+		allowedHosts.add(lurl.host);
+		const lp = await ctx.newPage();
+		const lerrs = [];
+		lp.on('console', (m) => { if (m.type() === 'error') lerrs.push(m.text()); });
+		lp.on('pageerror', (e) => lerrs.push(`pageerror: ${e.message}`));
+		lp.on('dialog', (d) => d.accept());
+		const runs = () => lp.evaluate(() => window.__tft.runs());
+		const lshot = async (name) => { const p = path.join(artifacts, `${tag}-${name}.png`); await lp.screenshot({ path: p }); note(`screenshot ${p}`); };
+		await step('live: the Runs page follows the job (cards, step chart, status)', async () => {
+			await lp.goto(new URL('#/runs', lurl).href);
+			await lp.waitForFunction(() => window.__tft && window.__tft.runs().live && window.__tft.runs().conn === 'open', null, { timeout: 15000 });
+			const p0 = (await runs()).points;
+			await lp.waitForFunction((p0) => window.__tft.runs().points >= p0 + 5, p0, { timeout: 10000 });
+			const r = await runs();
+			assert(r.kinds >= 1 && r.status && r.status.live, 'no run kinds or status');
+			const text = await lp.locator('#page-runs .r-status').innerText();
+			for (const w of ['Events', 'Dropped', 'Tracing', 'Pending']) assert(text.includes(w), `status lacks "${w}"`);
+			note(`live: ${r.kinds} run kinds, chart grew from ${p0} to ${r.points} steps; ${r.status.events} events, ${r.status.dropped} dropped`);
+			return true;
+		});
+		await step('live: "Trace next step" goes armed -> ready and opens the traced step on the Timeline', async () => {
+			await lp.click('#page-runs .r-next');
+			await lp.waitForFunction(() => { const r = window.__tft.runs(); return r.request && (r.request.state === 'ready' || r.request.state === 'error'); }, null, { timeout: 15000 });
+			const r = await runs();
+			assert(r.request.state === 'ready', `request ${JSON.stringify(r.request)}`);
+			assert(r.notes >= 1 && r.traced >= 1, `notes ${r.notes}, traced bars ${r.traced}`);
+			await lp.waitForTimeout(200);
+			await lshot('30-live-runs');
+			await lp.click('#page-runs .r-req .r-open');
+			await lp.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: 5000 });
+			await lp.waitForFunction(() => window.__tft.findSlice(4) !== null, null, { timeout: 10000, polling: 100 });
+			const sl = await lp.evaluate(() => window.__tft.findSlice(4));
+			note(`live: traced step opened, first slice "${sl.name}"`);
+			await lshot('31-live-traced-step');
+			return true;
+		});
+		await step('live: the Timeline follows new data (Follow live), a manual pan pauses it', async () => {
+			const u0 = (await lp.evaluate(() => window.__tft.live())).updates;
+			await lp.click('.tl-follow');
+			await lp.waitForFunction((u0) => { const l = window.__tft.live(); return l.follow && l.updates >= u0 + 2; }, u0, { timeout: 10000 });
+			const v = (await lp.evaluate(() => window.__tft.state())).view;
+			const l = await lp.evaluate(() => window.__tft.live());
+			assert(v.e >= l.span * 0.99, `view ends at ${v.e}, span ${l.span}`);
+			await lp.locator('.tl-over').focus();
+			await lp.keyboard.down('KeyA'); await lp.waitForTimeout(200); await lp.keyboard.up('KeyA');
+			assert(!(await lp.evaluate(() => window.__tft.live())).follow, 'follow not paused by a pan');
+			assert(/Resume/.test(await lp.locator('.tl-follow').innerText()), 'no Resume');
+			note(`live: ${l.updates - u0} timeline updates while following`);
+			return true;
+		});
+		await step('live: trace next N, every k-th, global tracing (confirmed), save', async () => {
+			await lp.click('nav.pages a[data-page=runs]');
+			await lp.fill('#page-runs .r-n', '3');
+			await lp.click('#page-runs .r-nextn');
+			await lp.waitForFunction(() => { const r = window.__tft.runs(); return r.request && r.request.state === 'ready'; }, null, { timeout: 15000 });
+			await lp.fill('#page-runs .r-k', '7');
+			await lp.click('#page-runs .r-every');
+			await lp.waitForFunction(() => Number(window.__tft.runs().status.every) === 7, null, { timeout: 5000 });
+			await lp.click('#page-runs .r-every-off');
+			await lp.click('#page-runs .r-switch');
+			await lp.waitForFunction(() => { const r = window.__tft.runs(); return r.global && r.status.tracing; }, null, { timeout: 5000 });
+			assert(/Global tracing is on/.test(await lp.locator('#page-runs .r-banner').innerText()), 'no global tracing banner');
+			await lshot('32-live-global');
+			await lp.click('#page-runs .r-switch');
+			await lp.waitForFunction(() => !window.__tft.runs().global, null, { timeout: 5000 });
+			await lp.click('#page-runs .r-save');
+			await lp.waitForFunction(() => /Saved|failed/.test(document.querySelector('#page-runs .r-req').textContent), null, { timeout: 10000 });
+			const saved = await lp.locator('#page-runs .r-req').innerText();
+			assert(/Saved/.test(saved), saved);
+			note(`live: ${saved.split('\n').pop()}`);
+			return true;
+		});
+		await step('live: Stop server (confirmed) ends the job\'s server', async () => {
+			await lp.click('#page-runs .r-stop');
+			try {
+				await lp.waitForFunction(() => window.__tft.runs().conn === 'stopped', null, { timeout: 5000 });
+			} catch {
+				const r = await runs();
+				throw new Error(`conn ${r.conn}; "${await lp.locator('#page-runs .r-req').innerText()}"; toast "${await lp.locator('.toast').innerText()}"`);
+			}
+			const exited = await new Promise((resolve) => {
+				if (lj.job.exitCode !== null) return resolve(true);
+				const t = setTimeout(() => resolve(false), 10000);
+				lj.job.on('exit', () => { clearTimeout(t); resolve(true); });
+			});
+			assert(exited, 'the job did not end after the server stopped');
+			await lshot('33-live-stopped');
+			return true;
+		});
+		ok(lerrs.filter((e) => !/ERR_CONNECTION_REFUSED|api\/live/.test(e)).length === 0, 'live: no console error', lerrs.slice(0, 3).join(' | '));
+		await lp.close();
+		if (lj.job.exitCode === null) lj.job.kill();
+	}
+}
 fs.writeFileSync(path.join(artifacts, `${tag}-metrics.json`), JSON.stringify(metrics, null, 2) + '\n');
 console.log(`1..${n}`);
 await ctx.close();

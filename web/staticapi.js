@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: MIT
+// Static mode: a standalone HTML export (`tftracer export -f html`, docs/http-api.md
+// "Static HTML export") inlines the session; this module answers the UI's API queries
+// (session, steps, viewport with per-pixel merging, slice, search, stats) in the page.
+// The data is parsed and queried in a Web Worker (this module and tiledata.js, taken
+// from the page's inlined module texts and run as a classic worker, which file://
+// pages allow) so a big export never blocks drawing; failing that, on the main thread.
+import { decodeViewport } from './tiledata.js';
+
+const KIND_NAMES = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
+const STACK_KINDS = new Set(['thread', 'device', 'gpu_stream', 'comm']);
+const EVF_UNCLOSED = 1, EVF_SUMMARY = 2;
+const MAX_LIMIT = 10000;
+
+function fail(status, message) {
+	const e = new Error(message);
+	e.status = status;
+	return e;
+}
+
+function big(v) {
+	if (typeof v === 'bigint') return v;
+	if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.round(v));
+	if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
+	return 0n;
+}
+
+function kindName(k) { return typeof k === 'number' ? (KIND_NAMES[k] || 'thread') : (k || 'thread'); }
+
+/* JSON.parse keeping integers beyond 2^53 exact (as BigInt); needs source access. */
+function exactReviver(key, value, ctx) {
+	if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) &&
+	    ctx && typeof ctx.source === 'string' && /^-?\d+$/.test(ctx.source))
+		return BigInt(ctx.source);
+	return value;
+}
+
+/*
+ * [start, end) of the value of top-level key `key` in the JSON object `text`, or
+ * null. Walks only the keys before it, so the big event arrays after "session"
+ * are never scanned twice.
+ */
+function findTopLevel(text, key) {
+	const n = text.length;
+	let i = text.indexOf('{');
+	if (i < 0) return null;
+	i++;
+	const ws = () => { while (i < n) { const c = text.charCodeAt(i); if (c === 32 || c === 9 || c === 10 || c === 13) i++; else break; } };
+	const skipString = () => {
+		i++;
+		while (i < n) {
+			const c = text.charCodeAt(i++);
+			if (c === 92) i++;
+			else if (c === 34) return;
+		}
+	};
+	const skipValue = () => {
+		ws();
+		const c = text.charCodeAt(i);
+		if (c === 34) { skipString(); return; }
+		if (c === 123 || c === 91) {
+			let depth = 0;
+			while (i < n) {
+				const ch = text.charCodeAt(i);
+				if (ch === 34) { skipString(); continue; }
+				if (ch === 123 || ch === 91) depth++;
+				else if (ch === 125 || ch === 93) { depth--; if (depth === 0) { i++; return; } }
+				i++;
+			}
+			return;
+		}
+		while (i < n) { const ch = text.charCodeAt(i); if (ch === 44 || ch === 125 || ch === 93) break; i++; }
+	};
+	for (let guard = 0; guard < 64; guard++) {
+		ws();
+		if (text.charCodeAt(i) !== 34) return null;
+		const ks = i;
+		skipString();
+		let k;
+		try { k = JSON.parse(text.slice(ks, i)); } catch { return null; }
+		ws();
+		if (text.charCodeAt(i) !== 58) return null;
+		i++;
+		ws();
+		const vs = i;
+		skipValue();
+		if (k === key) return [vs, i];
+		ws();
+		if (text.charCodeAt(i) !== 44) return null;
+		i++;
+	}
+	return null;
+}
+
+function parseData(text) {
+	const data = JSON.parse(text);
+	const r = findTopLevel(text, 'session');
+	if (r && data && typeof data === 'object') {
+		try { data.session = JSON.parse(text.slice(r[0], r[1]), exactReviver); } catch { /* keep the rounded copy */ }
+	}
+	return data;
+}
+
+/*
+ * The inlined data of this page (window.__TFT_STATIC__ or <script id="tft-data">) as a
+ * client: {query(path, q) -> Promise, tile(q, t0) -> Promise of decoded tracks, info()},
+ * or null when the page is served.
+ */
+export function staticSource() {
+	if (typeof window === 'undefined' || typeof document === 'undefined') return null;
+	const w = window.__TFT_STATIC__;
+	if (w && typeof w === 'object') return new LocalClient(new StaticSession(w, null));
+	const el = document.getElementById('tft-data');
+	if (!el) return null;
+	const text = el.textContent || '';
+	el.textContent = ''; // the worker (or the local session) keeps the only copy
+	const src = workerSource();
+	if (src) {
+		try {
+			const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
+			return new WorkerClient(new Worker(url, { name: 'tftracer-static' }), text);
+		} catch { /* no workers here: answer on the main thread */ }
+	}
+	return localClient(text);
+}
+
+function localClient(text) {
+	let data = null, error = null;
+	try { data = parseData(text); } catch (e) { error = `the inlined session data is damaged (${e.message})`; }
+	return new LocalClient(new StaticSession(data, error));
+}
+
+/*
+ * A classic worker script from the inlined texts of tiledata.js and this module
+ * (imports dropped, exports made plain declarations), or null when they are not
+ * in the page. Module workers from blob: URLs are refused in file:// pages.
+ */
+function workerSource() {
+	const get = (n) => { const el = document.querySelector(`script[data-tft-module="${n}"]`); return el ? el.textContent : null; };
+	const parts = [get('tiledata.js'), get('staticapi.js')];
+	if (parts.some((p) => p === null)) return null;
+	return parts.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '').replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
+}
+
+/* Queries answered on the main thread (no worker, or data given as an object). */
+class LocalClient {
+	constructor(sess) { this.sess = sess; this.ready = Promise.resolve(); }
+	info() { return this.sess.info(); }
+	async query(path, q) { await null; return this.sess.query(path, q); }
+	async tile(q, t0) {
+		await null;
+		const d = decodeViewport(this.sess.query('api/viewport', q), t0);
+		delete d.transfer;
+		return d;
+	}
+}
+
+/* Queries posted to the worker; answers come back by id (BigInt and typed arrays survive the copy). */
+class WorkerClient {
+	constructor(worker, text) {
+		this.worker = worker;
+		this.pending = new Map();
+		this.nextId = 1;
+		this.meta = null;
+		this.ready = new Promise((resolve) => { this.resolveReady = resolve; });
+		worker.onmessage = (ev) => {
+			const m = ev.data;
+			if (m.ready) { this.meta = m.info; this.text = null; this.resolveReady(); return; }
+			const p = this.pending.get(m.id);
+			if (!p) return;
+			this.pending.delete(m.id);
+			if (m.ok) p.resolve(m.result);
+			else p.reject(fail(m.status || 500, m.message));
+		};
+		worker.onerror = (e) => {
+			if (this.fallback === undefined && !this.meta) {
+				// the worker did not start: answer on the main thread instead
+				this.fallback = localClient(this.text);
+				this.meta = this.fallback.info();
+				this.resolveReady();
+				return;
+			}
+			const err = fail(500, `the static viewer's worker failed: ${e.message || 'unknown error'}`);
+			for (const p of this.pending.values()) p.reject(err);
+			this.pending.clear();
+		};
+		this.text = text; // until the worker has it parsed
+		worker.postMessage({ init: text });
+	}
+
+	info() { return this.meta; }
+
+	call(kind, path, q, t0) {
+		return this.ready.then(() => (this.fallback ? (kind === 'tile' ? this.fallback.tile(q, t0) : this.fallback.query(path, q)) : new Promise((resolve, reject) => {
+			if (this.meta && this.meta.error) { reject(fail(500, this.meta.error)); return; }
+			const id = this.nextId++;
+			this.pending.set(id, { resolve, reject });
+			this.worker.postMessage({ id, kind, path, q, t0 });
+		})));
+	}
+
+	query(path, q) { return this.call('query', path, q); }
+	tile(q, t0) { return this.call('tile', 'api/viewport', q, t0); }
+}
+
+/* The worker side: this module, loaded as a module worker by staticSource(). */
+if (typeof window === 'undefined' && typeof self !== 'undefined' && typeof self.postMessage === 'function' && typeof document === 'undefined') {
+	let sess = null;
+	self.onmessage = (ev) => {
+		const m = ev.data;
+		if (m.init !== undefined) {
+			let data = null, error = null;
+			try { data = parseData(m.init); } catch (e) { error = `the inlined session data is damaged (${e.message})`; }
+			sess = new StaticSession(data, error);
+			self.postMessage({ ready: true, info: sess.info() });
+			return;
+		}
+		try {
+			if (m.kind === 'tile') {
+				const d = decodeViewport(sess.query(m.path, m.q), m.t0);
+				const transfer = d.transfer;
+				delete d.transfer;
+				self.postMessage({ id: m.id, ok: true, result: d }, transfer);
+			} else {
+				self.postMessage({ id: m.id, ok: true, result: sess.query(m.path, m.q) });
+			}
+		} catch (e) {
+			self.postMessage({ id: m.id, ok: false, status: e.status || 500, message: String((e && e.message) || e) });
+		}
+	};
+}
+
+function numArray(a, n, what, id, Type = Float64Array) {
+	if (a === undefined || a === null) return null;
+	if (!Array.isArray(a) || a.length !== n) throw new Error(`track ${id}: "${what}" has ${Array.isArray(a) ? a.length : 'no'} items, "ts" has ${n}`);
+	const out = new Type(n);
+	for (let i = 0; i < n; i++) out[i] = +a[i] || 0;
+	return out;
+}
+
+/* Reorder the track's arrays by (ts, depth) when the producer did not sort them. */
+function ensureSorted(t) {
+	const n = t.n;
+	let sorted = true;
+	for (let i = 1; i < n; i++) {
+		if (t.ts[i] < t.ts[i - 1] || (t.ts[i] === t.ts[i - 1] && t.depth && t.depth[i] < t.depth[i - 1])) { sorted = false; break; }
+	}
+	if (sorted) return;
+	const order = Array.from({ length: n }, (_, i) => i);
+	order.sort((a, b) => t.ts[a] - t.ts[b] || (t.depth ? t.depth[a] - t.depth[b] : 0) || a - b);
+	for (const k of ['ts', 'dur', 'depth', 'name', 'cat', 'flags', 'ekind', 'value']) {
+		const a = t[k];
+		if (!a) continue;
+		const b = new a.constructor(n);
+		for (let i = 0; i < n; i++) b[i] = a[order[i]];
+		t[k] = b;
+	}
+	if (t.args) t.args = order.map((i) => t.args[i]);
+}
+
+class StaticSession {
+	constructor(data, error) {
+		this.error = error;
+		this.searchCache = null;
+		if (!error) {
+			try { this.init(data); } catch (e) { this.error = `the inlined session data is not usable: ${e.message}`; }
+		}
+	}
+
+	init(d) {
+		if (!d || typeof d !== 'object' || !d.session || typeof d.session !== 'object') throw new Error('no "session" object');
+		this.session = d.session;
+		this.T0 = big(d.session.start_ns);
+		this.strings = Array.isArray(d.strings) ? d.strings.map((s) => (s === null || s === undefined ? '' : String(s))) : [];
+		this.procs = new Map();
+		for (const p of d.session.process_list || []) this.procs.set(p.id, p);
+		this.trackInfo = new Map();
+		for (const t of d.session.track_list || []) this.trackInfo.set(t.id, t);
+		this.tracks = new Map();
+		for (const t of Array.isArray(d.tracks) ? d.tracks : []) {
+			if (!t || typeof t !== 'object') continue;
+			const info = this.trackInfo.get(t.id);
+			const kind = info ? kindName(info.kind) : (Array.isArray(t.value) ? 'counter' : 'thread');
+			const n = Array.isArray(t.ts) ? t.ts.length : 0;
+			const tr = { id: t.id, kind, counter: kind === 'counter', n, ts: numArray(t.ts || [], n, 'ts', t.id), idx: null };
+			if (tr.counter) {
+				tr.value = numArray(t.value || [], n, 'value', t.id);
+			} else {
+				tr.dur = numArray(t.dur || new Array(n).fill(0), n, 'dur', t.id);
+				tr.depth = numArray(t.depth || new Array(n).fill(0), n, 'depth', t.id, Uint32Array);
+				tr.name = numArray(t.name || new Array(n).fill(0), n, 'name', t.id, Uint32Array);
+				tr.cat = numArray(t.cat, n, 'cat', t.id, Uint32Array);
+				tr.flags = numArray(t.flags, n, 'flags', t.id, Uint8Array);
+				tr.ekind = numArray(t.ekind, n, 'ekind', t.id, Uint8Array);
+				if (t.args !== undefined && t.args !== null) {
+					if (!Array.isArray(t.args) || t.args.length !== n) throw new Error(`track ${t.id}: "args" has ${Array.isArray(t.args) ? t.args.length : 'no'} items, "ts" has ${n}`);
+					tr.args = t.args;
+				}
+			}
+			ensureSorted(tr);
+			this.tracks.set(t.id, tr);
+		}
+		this.flows = [];
+		for (const f of Array.isArray(d.flows) ? d.flows : []) {
+			if (!f || typeof f !== 'object') continue;
+			const has = (k) => f[k] !== null && f[k] !== undefined;
+			this.flows.push({
+				id: f.id ?? 0, name: +f.name || 0, cat: +f.cat || 0, flags: +f.flags || 0,
+				src: has('src_track') && has('src_ts') ? { track: f.src_track, ts: +f.src_ts } : null,
+				dst: has('dst_track') && has('dst_ts') ? { track: f.dst_track, ts: +f.dst_ts } : null,
+			});
+		}
+		this.truncated = Number(d.truncated) || 0;
+	}
+
+	/* What the UI shows about the export (title bar, truncation banner). */
+	info() {
+		return { error: this.error, truncated: this.truncated || 0, producer: this.session ? this.session.producer : null };
+	}
+
+	str(id) { return this.strings[id] ?? ''; }
+	abs(off) { return this.T0 + BigInt(Math.round(off)); }
+	rel(v, dflt) {
+		if (v === undefined || v === null || v === '') return dflt;
+		if (typeof v === 'string' && !/^-?\d+$/.test(v)) throw fail(400, 'bad time parameter');
+		return Number(big(v) - this.T0);
+	}
+
+	query(path, q) {
+		if (this.error) throw fail(500, this.error);
+		switch (path) {
+			case 'api/session': return this.session;
+			case 'api/steps': return { steps: this.session.step_list || [] };
+			case 'api/live/status': return { live: false, generation: 0 };
+			case 'api/viewport': return this.viewport(q);
+			case 'api/slice': return this.slice(q);
+			case 'api/search': return this.search(q);
+			case 'api/stats': return this.stats(q);
+			default: throw fail(404, 'not available in a static export');
+		}
+	}
+
+	trackIds(param, withCounters = true) {
+		if (param === undefined || param === null || param === '') {
+			const all = [...this.trackInfo.keys()].sort((a, b) => a - b);
+			return withCounters ? all : all.filter((id) => kindName(this.trackInfo.get(id).kind) !== 'counter');
+		}
+		const ids = String(param).split(',').filter(Boolean).map((x) => {
+			if (!/^\d+$/.test(x)) throw fail(400, 'bad track list');
+			return +x;
+		});
+		if (ids.length > 4096) throw fail(400, 'too many tracks');
+		return ids;
+	}
+
+	/* Per depth: event indexes in time order and the running maximum of their ends. */
+	index(t) {
+		if (t.idx) return t.idx;
+		const per = new Map();
+		const count = new Map();
+		for (let i = 0; i < t.n; i++) count.set(t.depth[i], (count.get(t.depth[i]) || 0) + 1);
+		for (const [d, c] of count) per.set(d, { ids: new Int32Array(c), maxEnd: new Float64Array(c), n: 0 });
+		for (let i = 0; i < t.n; i++) {
+			const p = per.get(t.depth[i]);
+			const end = t.ts[i] + t.dur[i];
+			p.maxEnd[p.n] = p.n ? Math.max(p.maxEnd[p.n - 1], end) : end;
+			p.ids[p.n++] = i;
+		}
+		t.idx = per;
+		t.maxDepth = count.size ? Math.max(...count.keys()) : 0;
+		return per;
+	}
+
+	/* First position in a depth list whose running max end reaches t. */
+	static firstReaching(p, t) {
+		let lo = 0, hi = p.n;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (p.maxEnd[m] < t) lo = m + 1; else hi = m; }
+		return lo;
+	}
+
+	/* ---- /api/viewport -------------------------------------------------------- */
+
+	viewport(q) {
+		const spanEnd = Number(big(this.session.end_ns) - this.T0);
+		const t0 = this.rel(q.t0, 0), t1 = this.rel(q.t1, spanEnd);
+		if (t1 < t0) throw fail(400, 't1 is before t0');
+		const width = q.width === undefined ? 1000 : +q.width;
+		if (!Number.isInteger(width) || width < 1 || width > 10000) throw fail(400, 'width out of range');
+		const span = Math.max(1, t1 - t0);
+		const res = Math.max(1, Math.floor(span / width));
+		const used = new Set();
+		const out = [];
+		for (const id of this.trackIds(q.tracks)) {
+			const info = this.trackInfo.get(id);
+			if (!info) throw fail(404, `no track ${id}`);
+			const t = this.tracks.get(id);
+			const kind = kindName(info.kind);
+			if (kind === 'counter') { out.push(this.counterWindow(id, t, t0, t1, res)); continue; }
+			out.push(this.sliceWindow(id, kind, t, t0, t1, res, used));
+		}
+		const strings = {};
+		for (const id of used) strings[id] = this.str(id);
+		return { t0: q.t0, t1: q.t1, resolution_ns: res, rel: 1, tracks: out, strings };
+	}
+
+	counterWindow(id, t, t0, t1, res) {
+		const o = { id, kind: 'counter', lod: 0, ts: [], value: [], min: [], max: [] };
+		if (!t || !t.n) return o;
+		let lo = 0, hi = t.n;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[m] < t0) lo = m + 1; else hi = m; }
+		let i = lo > 0 ? lo - 1 : 0; // the sample in force at t0
+		let bucket = null;
+		for (; i < t.n && t.ts[i] <= t1; i++) {
+			const b = Math.floor((t.ts[i] - t0) / res);
+			const v = t.value[i];
+			if (bucket === b) {
+				const k = o.value.length - 1;
+				o.value[k] = v;
+				if (v < o.min[k]) o.min[k] = v;
+				if (v > o.max[k]) o.max[k] = v;
+				continue;
+			}
+			bucket = b;
+			o.ts.push(t.ts[i] - t0);
+			o.value.push(v);
+			o.min.push(v);
+			o.max.push(v);
+		}
+		return o;
+	}
+
+	/*
+	 * The server's rule: per depth, runs of events shorter than a bucket separated by
+	 * gaps shorter than a bucket fold into one block (extent, count, the longest
+	 * event's name); an event of a bucket or more is returned as itself; instants
+	 * merge only with instants.
+	 */
+	sliceWindow(id, kind, t, t0, t1, res, used) {
+		const o = { id, kind, lod: 0, ts: [], dur: [], depth: [], name: [], count: [], flags: [], ekind: [], cat: [] };
+		if (!t || !t.n) return o;
+		const items = [];
+		const emit = (s, d, dep, i, count, flags, ek) => {
+			const name = t.name[i], cat = t.cat ? t.cat[i] : 0;
+			items.push({ s, d, dep, name, cat, count, flags, ek });
+			used.add(name);
+			used.add(cat);
+		};
+		for (const [dep, p] of this.index(t)) {
+			let run = null;
+			const flush = () => {
+				if (!run) return;
+				if (run.count === 1) {
+					const i = run.first;
+					emit(t.ts[i], t.dur[i], dep, i, 1, t.flags ? t.flags[i] : 0, run.ek);
+				} else {
+					emit(run.s, run.e - run.s, dep, run.longest, run.count, EVF_SUMMARY, run.ek);
+				}
+				run = null;
+			};
+			for (let j = StaticSession.firstReaching(p, t0); j < p.n; j++) {
+				const i = p.ids[j];
+				const s = t.ts[i];
+				if (s > t1) break;
+				const d = t.dur[i];
+				if (s + d < t0) continue;
+				const ek = t.ekind ? t.ekind[i] : 0;
+				if (d >= res) {
+					flush();
+					emit(s, d, dep, i, 1, t.flags ? t.flags[i] : 0, ek);
+					continue;
+				}
+				if (run && run.ek === ek && s - run.e < res) {
+					run.count++;
+					if (s + d > run.e) run.e = s + d;
+					if (d > t.dur[run.longest]) run.longest = i;
+					continue;
+				}
+				flush();
+				run = { s, e: s + d, count: 1, first: i, longest: i, ek };
+			}
+			flush();
+		}
+		items.sort((a, b) => a.s - b.s || a.dep - b.dep);
+		for (const it of items) {
+			o.ts.push(it.s - t0);
+			o.dur.push(it.d);
+			o.depth.push(it.dep);
+			o.name.push(it.name);
+			o.count.push(it.count);
+			o.flags.push(it.flags);
+			o.ekind.push(it.ek);
+			o.cat.push(it.cat);
+		}
+		return o;
+	}
+
+	/* ---- /api/slice ------------------------------------------------------------ */
+
+	/* Index of the latest-starting event at `depth` whose [ts, ts+dur] holds `at`, or -1. */
+	eventAt(t, depth, at) {
+		const p = this.index(t).get(depth);
+		if (!p) return -1;
+		let lo = 0, hi = p.n;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[p.ids[m]] <= at) lo = m + 1; else hi = m; }
+		for (let j = lo - 1; j >= 0; j--) {
+			if (p.maxEnd[j] < at) break;
+			const i = p.ids[j];
+			if (t.ts[i] + t.dur[i] >= at) return i;
+		}
+		return -1;
+	}
+
+	/* The deepest slice of track `tid` enclosing `at` (a flow end binds to it), or -1. */
+	deepestAt(tid, at) {
+		const t = this.tracks.get(tid);
+		if (!t || t.counter) return -1;
+		this.index(t);
+		for (let d = t.maxDepth; d >= 0; d--) {
+			const i = this.eventAt(t, d, at);
+			if (i >= 0) return i;
+		}
+		return -1;
+	}
+
+	/* Direct children of event i (depth + 1, inside it) and their clipped union. */
+	children(t, i) {
+		const p = this.index(t).get(t.depth[i] + 1);
+		const s = t.ts[i], e = s + t.dur[i];
+		let n = 0, covered = 0, reach = -Infinity;
+		if (!p) return { n, covered };
+		for (let j = StaticSession.firstReaching(p, s); j < p.n; j++) {
+			const c = p.ids[j];
+			const cs = t.ts[c];
+			if (cs > e) break;
+			const ce = cs + t.dur[c];
+			if (ce < s || cs < s) continue;
+			n++;
+			const a = Math.max(cs, s, reach), b = Math.min(ce, e);
+			if (b > a) covered += b - a;
+			if (b > reach) reach = b;
+		}
+		return { n, covered };
+	}
+
+	stepOf(procId, at) {
+		for (const st of this.session.step_list || []) {
+			if (st.process !== null && st.process !== undefined && st.process !== procId) continue;
+			const s = Number(big(st.start_ns) - this.T0);
+			if (at >= s && at <= s + Number(st.dur_ns || 0)) return st.index;
+		}
+		return null;
+	}
+
+	flowIndex() {
+		if (this.byTrack) return this.byTrack;
+		const m = new Map();
+		const add = (tid, key, f) => {
+			let e = m.get(tid);
+			if (!e) { e = { src: [], dst: [] }; m.set(tid, e); }
+			e[key].push(f);
+		};
+		for (const f of this.flows) {
+			if (f.src) add(f.src.track, 'src', f);
+			if (f.dst) add(f.dst.track, 'dst', f);
+		}
+		this.byTrack = m;
+		return m;
+	}
+
+	slice(q) {
+		if (!/^\d+$/.test(String(q.track ?? ''))) throw fail(400, 'missing or bad track');
+		if (q.ts === undefined || q.ts === null || q.ts === '') throw fail(400, 'missing ts');
+		const tid = +q.track;
+		const info = this.trackInfo.get(tid);
+		if (!info) throw fail(404, `no track ${tid}`);
+		const t = this.tracks.get(tid);
+		const depth = q.depth === undefined || q.depth === '' ? 0 : +q.depth;
+		if (!Number.isInteger(depth) || depth < 0) throw fail(400, 'bad depth');
+		if (!t || t.counter) throw fail(404, 'no slice there');
+		const at = this.rel(q.ts, 0);
+		const i = this.eventAt(t, depth, at);
+		if (i < 0) throw fail(404, 'no slice there');
+		const s = t.ts[i], dur = t.dur[i];
+		const stack = STACK_KINDS.has(t.kind);
+		const ch = this.children(t, i);
+		const proc = this.procs.get(info.process);
+		const flows = this.flowIndex().get(tid) || { src: [], dst: [] };
+		const bound = (end) => end.ts >= s && end.ts <= s + dur && this.deepestAt(tid, end.ts) === i;
+		const flowItem = (f, other) => ({
+			flow_id: f.id, name: this.str(f.name), cat: this.str(f.cat),
+			track: other ? other.track : null, ts: other ? this.abs(other.ts) : null, unmatched: !f.src || !f.dst,
+		});
+		const out = flows.src.filter((f) => bound(f.src)).slice(0, 1000).map((f) => flowItem(f, f.dst));
+		const inn = flows.dst.filter((f) => bound(f.dst)).slice(0, 1000).map((f) => flowItem(f, f.src));
+		return {
+			name: this.str(t.name[i]), cat: t.cat ? this.str(t.cat[i]) : '',
+			kind: t.ekind && t.ekind[i] === 1 ? 'instant' : 'slice',
+			ts: this.abs(s), dur, depth,
+			self_ns: stack ? Math.max(0, dur - ch.covered) : dur,
+			children: ch.n,
+			unclosed: !!(t.flags && (t.flags[i] & EVF_UNCLOSED)),
+			track: { id: tid, name: info.name ?? '', kind: kindName(info.kind) },
+			process: proc ? { id: proc.id, name: proc.name ?? '', pid: proc.pid ?? null, rank: proc.rank ?? -1 } : null,
+			args: (t.args && t.args[i] && typeof t.args[i] === 'object') ? t.args[i] : {},
+			step: this.stepOf(info.process, s),
+			flows_out: out,
+			flows_in: inn,
+		};
+	}
+
+	/* ---- /api/search ------------------------------------------------------------ */
+
+	matcher(q, regex) {
+		if (regex) {
+			let re;
+			try { re = new RegExp(q, 'i'); } catch { throw fail(400, 'invalid regular expression'); }
+			return (s) => re.test(s);
+		}
+		const lc = q.toLowerCase();
+		return (s) => s.toLowerCase().includes(lc);
+	}
+
+	static argMatch(v, test, depth = 0) {
+		if (v === null || v === undefined || depth > 8) return false;
+		if (typeof v === 'string') return test(v);
+		if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return test(String(v));
+		if (Array.isArray(v)) return v.some((x) => StaticSession.argMatch(x, test, depth + 1));
+		if (typeof v === 'object') return Object.values(v).some((x) => StaticSession.argMatch(x, test, depth + 1));
+		return false;
+	}
+
+	/* Every match of a query, per track: [{id, ids: Int32Array, field: Uint8Array}]. */
+	matches(q, regex, fields) {
+		const key = `${regex ? 1 : 0}\u0000${[...fields].sort().join(',')}\u0000${q}`;
+		if (this.searchCache && this.searchCache.key === key) return this.searchCache;
+		const test = this.matcher(q, regex);
+		const nameHit = new Uint8Array(this.strings.length);
+		for (let k = 0; k < this.strings.length; k++) nameHit[k] = test(this.strings[k]) ? 1 : 0;
+		const per = [];
+		let total = 0;
+		for (const [tid, t] of [...this.tracks].sort((a, b) => a[0] - b[0])) {
+			if (t.counter || !t.n) continue;
+			const info = this.trackInfo.get(tid) || {};
+			const proc = this.procs.get(info.process);
+			const trackHit = fields.has('track') && (test(String(info.name ?? '')) || (proc && test(String(proc.name ?? ''))));
+			const ids = [], fld = [];
+			for (let i = 0; i < t.n; i++) {
+				let f = 0;
+				if (fields.has('name') && nameHit[t.name[i]]) f = 1;
+				else if (fields.has('cat') && t.cat && nameHit[t.cat[i]]) f = 2;
+				else if (fields.has('args') && t.args && t.args[i] && StaticSession.argMatch(t.args[i], test)) f = 3;
+				else if (trackHit && !ids.length) f = 4; // one result per matching track: its first event
+				if (f) { ids.push(i); fld.push(f); }
+			}
+			if (ids.length) { per.push({ id: tid, t, ids: Int32Array.from(ids), field: Uint8Array.from(fld) }); total += ids.length; }
+		}
+		this.searchCache = { key, per, total };
+		return this.searchCache;
+	}
+
+	search(q) {
+		const text = String(q.q ?? '');
+		if (!text.length || text.length > 256) throw fail(400, 'q must be 1 to 256 bytes');
+		const regex = String(q.regex ?? '0') === '1';
+		let limit = q.limit === undefined ? 1000 : +q.limit;
+		if (!Number.isInteger(limit) || limit < 1) throw fail(400, 'bad limit');
+		limit = Math.min(limit, MAX_LIMIT);
+		const fields = new Set(String(q.in || 'name').split(',').filter((f) => ['name', 'cat', 'args', 'track'].includes(f)));
+		if (!fields.size) fields.add('name');
+		const m = this.matches(text, regex, fields);
+		const hasAfter = q.after_ts !== undefined && q.after_ts !== '';
+		const aTs = hasAfter ? this.rel(q.after_ts, 0) : -Infinity;
+		const aTrack = q.after_track === undefined || q.after_track === '' ? Infinity : +q.after_track;
+		const aDepth = q.after_depth === undefined || q.after_depth === '' ? Infinity : +q.after_depth;
+		const after = (ts, track, depth) => !hasAfter || ts > aTs || (ts === aTs && (track > aTrack || (track === aTrack && depth > aDepth)));
+		const cand = [];
+		for (const e of m.per) {
+			const { t, ids } = e;
+			// first match not before the cursor's time, then up to limit+1 after it
+			let lo = 0, hi = ids.length;
+			if (hasAfter) while (lo < hi) { const mid = (lo + hi) >> 1; if (t.ts[ids[mid]] < aTs) lo = mid + 1; else hi = mid; }
+			let taken = 0;
+			for (let j = lo; j < ids.length && taken <= limit; j++) {
+				const i = ids[j];
+				if (!after(t.ts[i], e.id, t.depth[i])) continue;
+				cand.push({ ts: t.ts[i], track: e.id, depth: t.depth[i], i, t, f: e.field[j] });
+				taken++;
+			}
+		}
+		cand.sort((a, b) => a.ts - b.ts || a.track - b.track || a.depth - b.depth);
+		const FIELD = ['', 'name', 'cat', 'args', 'track'];
+		const results = cand.slice(0, limit).map((c) => ({
+			track: c.track, ts: this.abs(c.ts), dur: c.t.dur[c.i], depth: c.depth, name: this.str(c.t.name[c.i]), field: FIELD[c.f],
+		}));
+		return { total: m.total, results, more: cand.length > limit };
+	}
+
+	/* ---- /api/stats ---------------------------------------------------------------- */
+
+	stats(q) {
+		const by = q.by || 'name';
+		if (!['name', 'category', 'track'].includes(by)) throw fail(400, 'by must be name, category or track');
+		const hasWin = (q.t0 !== undefined && q.t0 !== '') || (q.t1 !== undefined && q.t1 !== '');
+		const w0 = this.rel(q.t0, -Infinity), w1 = this.rel(q.t1, Infinity);
+		if (w1 < w0) throw fail(400, 't1 is before t0');
+		const clip = hasWin && String(q.clip ?? '0') === '1';
+		const top = q.top === undefined || q.top === '' ? 0 : +q.top;
+		const groups = new Map();
+		let slices = 0, totalAll = 0;
+		for (const tid of this.trackIds(q.track, false)) {
+			const info = this.trackInfo.get(tid);
+			if (!info) throw fail(404, `no track ${tid}`);
+			const t = this.tracks.get(tid);
+			if (!t || t.counter || !t.n) continue;
+			const stack = STACK_KINDS.has(t.kind);
+			const n = t.n;
+			const cd = new Float64Array(n);  // (clipped) duration of counted events
+			const self = new Float64Array(n);
+			const open = [];                  // per depth: the last event seen
+			const counted = new Uint8Array(n);
+			for (let i = 0; i < n; i++) {
+				if (t.ekind && t.ekind[i] === 1) continue;
+				const s = t.ts[i], e = s + t.dur[i];
+				const dep = t.depth[i];
+				open[dep] = i;
+				open.length = dep + 1;
+				if (e < w0 || s > w1) continue;
+				const d = clip ? Math.max(0, Math.min(e, w1) - Math.max(s, w0)) : t.dur[i];
+				cd[i] = d;
+				self[i] += d;
+				counted[i] = 1;
+				if (stack && dep > 0) {
+					const p = open[dep - 1];
+					if (p !== undefined && counted[p] && t.ts[p] <= s) {
+						// the child's time inside its parent (and inside the window when clipping)
+						let a = Math.max(s, t.ts[p]), b = Math.min(e, t.ts[p] + t.dur[p]);
+						if (clip) { a = Math.max(a, w0); b = Math.min(b, w1); }
+						if (b > a) self[p] -= b - a;
+					}
+				}
+			}
+			for (let i = 0; i < n; i++) {
+				if (!counted[i]) continue;
+				let key, name;
+				if (by === 'name') { key = t.name[i]; name = this.str(key); }
+				else if (by === 'category') { key = t.cat ? t.cat[i] : 0; name = this.str(key); }
+				else { key = tid; name = String(info.name ?? `track ${tid}`); }
+				let g = groups.get(key);
+				if (!g) { g = { name, track_id: by === 'track' ? tid : undefined, count: 0, total: 0, self: 0, durs: [] }; groups.set(key, g); }
+				g.count++;
+				g.total += cd[i];
+				g.self += Math.max(0, self[i]);
+				g.durs.push(cd[i]);
+				slices++;
+				totalAll += cd[i];
+			}
+		}
+		const rows = [];
+		for (const g of groups.values()) {
+			const d = Float64Array.from(g.durs).sort();
+			const rank = (p) => d[Math.min(d.length - 1, Math.max(0, Math.ceil(p * d.length) - 1))];
+			const row = {
+				name: g.name, count: g.count, total_ns: g.total, self_ns: g.self, mean_ns: g.count ? g.total / g.count : 0,
+				min_ns: d[0], max_ns: d[d.length - 1], p50_ns: rank(0.5), p99_ns: rank(0.99),
+				share: totalAll ? (g.total / totalAll) * 100 : 0,
+			};
+			if (g.track_id !== undefined) row.track_id = g.track_id;
+			rows.push(row);
+		}
+		rows.sort((a, b) => b.total_ns - a.total_ns || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+		return { group_by: by, slices, total_ns: totalAll, groups: rows.length, rows: top > 0 ? rows.slice(0, top) : rows };
+	}
+}
