@@ -85,7 +85,7 @@ SO_OBJ      := $(SO_SRC:%.c=$(O)/so/%.o)
 SO_LIBS     := -lsqlite3 -lzstd -lz -lpthread -lm
 EXAMPLES_C  := $(wildcard examples/c/*.c)
 EXAMPLES    := $(EXAMPLES_C:examples/c/%.c=$(O)/examples/%)
-BENCH_LTTNG := $(if $(wildcard /usr/include/lttng/tracepoint.h),-llttng-ust -ldl,-DTFT_BENCH_NO_LTTNG)
+BENCH_LTTNG := $(if $(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoint.h),-llttng-ust -ldl,-DTFT_BENCH_NO_LTTNG)
 
 $(O)/so/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -116,6 +116,42 @@ bench-runtime: $(O)/bench/bench_runtime
 .PHONY: runtime examples bench-runtime
 -include $(SO_OBJ:.o=.d)
 # ---- end runtime --------------------------------------------------------------
+
+# ---- python ------------------------------------------------------------------
+# The Python module `tftracer` (python/tftracer, docs/python.md): _tftracer.c
+# against the CPython API of $(PYTHON), linked with libtftracer.a (nothing
+# else needed at run time), plus the package's .py files, in $(O)/python:
+#   PYTHONPATH=$(O)/python $(PYTHON) -c 'import tftracer'
+# Needs python3-dev (python3-config); without it the module is skipped.
+# `pip install .` builds the same sources through setup.py.
+PYTHON      ?= /usr/bin/python3
+PY_CONFIG   := $(firstword $(wildcard $(PYTHON)-config /usr/bin/python3-config))
+PY_INCLUDES := $(if $(PY_CONFIG),$(shell $(PY_CONFIG) --includes 2>/dev/null))
+PY_EXT      := $(if $(PY_CONFIG),$(shell $(PY_CONFIG) --extension-suffix 2>/dev/null))
+PY_DIR      := $(O)/python/tftracer
+PY_MOD      := $(PY_DIR)/_tftracer$(PY_EXT)
+PY_SRC      := $(wildcard python/tftracer/*.py)
+PY_COPIES   := $(PY_SRC:python/tftracer/%=$(PY_DIR)/%)
+
+$(O)/python/_tftracer.o: python/tftracer/_tftracer.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(PY_INCLUDES) -fvisibility=hidden -c $< -o $@
+
+$(PY_MOD): $(O)/python/_tftracer.o $(O)/libtftracer.a
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -shared -o $@ $< $(O)/libtftracer.a -Wl,--exclude-libs,ALL $(LDFLAGS) $(LDLIBS)
+
+$(PY_DIR)/%.py: python/tftracer/%.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+python: $(if $(PY_INCLUDES),$(PY_MOD) $(PY_COPIES))
+all: python
+.PHONY: python
+-include $(O)/python/_tftracer.d
+# ---- end python ----------------------------------------------------------------
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(O)/tests/%)

@@ -16,7 +16,9 @@
 #include "cli/cli.h"
 #include "codec/json_write.h"
 #include "export/export_chrome.h"
+#include "export/export_html.h"
 #include "export/export_tftimeline.h"
+#include "server/live.h"
 #include "store/session.h"
 
 /* Byte consumer the exporters write through (plain file or gzip stream). */
@@ -32,6 +34,7 @@ struct export_opts {
 	bool tf_timeline;   /* chrome: TensorFlow timeline.py's layout */
 	bool show_dataflow; /* tf-timeline: DataFlow flows */
 	bool show_memory;   /* tf-timeline: tensor objects and memory counters */
+	uint64_t max_events; /* html: events inlined at most (0 = default) */
 };
 
 struct export_format {
@@ -70,8 +73,29 @@ static int run_chrome(struct tft_session *s, const struct out_sink *out,
 	return rc;
 }
 
+static int run_html(struct tft_session *s, const struct out_sink *out,
+		    const struct export_opts *o, uint64_t *events, struct tft_error *err)
+{
+	struct tft_json_writer w;
+	struct tft_html_counts n = { 0 };
+	int rc;
+
+	if (tft_json_write_init_sink(&w, out->fn, out->ctx))
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	rc = tft_live_export_html(s, &w, o->max_events, &n, err);
+	if (rc == 0) {
+		rc = tft_json_write_finish(&w);
+		if (rc)
+			tft_error_set(err, rc, -1, "cannot write the output: %s", tft_strerror(rc));
+	}
+	*events = n.events;
+	tft_json_write_fini(&w);
+	return rc;
+}
+
 static const struct export_format formats[] = {
 	{ "chrome", "Chrome trace event JSON (chrome://tracing, Perfetto UI)", run_chrome },
+	{ "html", "one standalone HTML page: the web UI with the session inlined", run_html },
 };
 
 static const char usage_head[] =
@@ -89,6 +113,7 @@ static const char usage_tail[] =
 	"                        (holds one step's nodes in memory)\n"
 	"  --show-dataflow       (tf-timeline) DataFlow arrows producer -> consumer\n"
 	"  --show-memory         (tf-timeline) tensor objects and allocator memory counters\n"
+	"  --max-events N        (html) inline at most N events (default 2000000)\n"
 	"  -o, --output OUT      output file, '-' for standard output\n"
 	"  -z, --gzip            gzip the output (also when OUT ends in .gz)\n"
 	"  -q, --quiet           no summary line on a terminal\n"
@@ -216,6 +241,7 @@ int tft_cmd_export(int argc, char **argv)
 		{ "tf-timeline", no_argument, NULL, 'T' },
 		{ "show-dataflow", no_argument, NULL, 'D' },
 		{ "show-memory", no_argument, NULL, 'M' },
+		{ "max-events", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct export_format *fmt = &formats[0];
@@ -251,6 +277,14 @@ int tft_cmd_export(int argc, char **argv)
 		case 'T': xo.tf_timeline = true; break;
 		case 'D': xo.show_dataflow = true; break;
 		case 'M': xo.show_memory = true; break;
+		case 'E': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-' || v == 0)
+				return cli_fail(TFT_EXIT_BADINPUT, "export: --max-events needs a positive number");
+			xo.max_events = v;
+			break;
+		}
 		default: usage(stderr); return TFT_EXIT_BADINPUT;
 		}
 	}

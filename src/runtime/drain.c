@@ -1261,6 +1261,19 @@ void tft_rt_session_adopt_threads(struct tft_rt_session *s)
 	}
 }
 
+int tft_rt_session_with_writer(struct tft_rt_session *s,
+			       int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
+{
+	int rc;
+
+	if (!s->w)
+		return TFT_EIO;
+	rc = fn(ctx, s->w);
+	if (rc == TFT_EIO)
+		fail(s, rc, "importing into the session", NULL);
+	return rc;
+}
+
 void tft_rt_session_destroy(struct tft_rt_session *s)
 {
 	if (!s)

@@ -147,6 +147,17 @@ void *tft_rt_drain_main(void *arg);
 /* Start of session: skip what rings hold from before and take counter baselines. */
 void tft_rt_session_adopt_threads(struct tft_rt_session *s);
 
+/*
+ * Foreign events into the live session (the Python module imports profiler
+ * traces with it): run fn(ctx, w) on the running session's writer. The
+ * caller holds the work lock, so the drain is excluded. fn appends to its own
+ * tracks only and may commit. A TFT_EIO from fn disables the session like a
+ * failed drain write. Returns fn's result, or TFT_EIO when the writer failed.
+ */
+struct tft_writer;
+int tft_rt_session_with_writer(struct tft_rt_session *s,
+			       int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+
 /* ---- runtime.c: the drain's calls back into control ---- */
 
 /* Snapshot the drain publishes for tft_stats (under the stats lock). */
@@ -168,5 +179,13 @@ void tft_rt_work_begin(void);
 void tft_rt_work_end(void);
 /* Report the flush request `seq` done (and, with final, that the drain ended). */
 void tft_rt_drain_done(uint64_t seq, int final, int rc);
+
+/*
+ * Run fn(ctx, w) on the running session's writer between two drain cycles
+ * (under the control and work locks; see tft_rt_session_with_writer).
+ * Returns fn's result, TFT_EINVAL when no session runs, TFT_EIO when the
+ * session's writer has failed. Never call it from the drain thread or fn.
+ */
+int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
 
 #endif /* TFT_RUNTIME_RT_H */

@@ -278,6 +278,22 @@ void tft_rt_disable(int status, const char *reason)
 	state_update(0, TFT_RT_STEPS | TFT_RT_OPS);
 }
 
+int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
+{
+	int rc;
+
+	pthread_mutex_lock(&ctl_lock);
+	if (!ctl.s) {
+		pthread_mutex_unlock(&ctl_lock);
+		return TFT_EINVAL;
+	}
+	pthread_mutex_lock(&work_lock);
+	rc = tft_rt_session_with_writer(ctl.s, fn, ctx);
+	pthread_mutex_unlock(&work_lock);
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
 /* ---- configuration ----------------------------------------------------------------- */
 
 TFT_API void tft_config_init(struct tft_config *cfg)

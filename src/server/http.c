@@ -300,6 +300,63 @@ int tft_http_reply_stream(struct tft_http_req *r, int fd, const char *type, cons
 	return queue(r, MHD_HTTP_OK, resp);
 }
 
+struct events_ctx {
+	tft_http_reader_fn fn;
+	void *ctx;
+	void (*free_fn)(void *ctx);
+};
+
+static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct events_ctx *e = cls;
+	long n = e->fn(e->ctx, pos, buf, max);
+
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void events_free(void *cls)
+{
+	struct events_ctx *e = cls;
+
+	e->free_fn(e->ctx);
+	free(e);
+}
+
+int tft_http_reply_events(struct tft_http_req *r, tft_http_reader_fn fn, void *ctx,
+			  void (*free_fn)(void *ctx))
+{
+	struct events_ctx *e = malloc(sizeof(*e));
+	struct MHD_Response *resp;
+
+	if (!e) {
+		free_fn(ctx);
+		return TFT_ENOMEM;
+	}
+	e->fn = fn;
+	e->ctx = ctx;
+	e->free_fn = free_fn;
+	/* Small blocks: an event goes out as soon as it is produced. */
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, events_read, e, events_free);
+	if (!resp) {
+		events_free(e);
+		return TFT_ENOMEM;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	return queue(r, MHD_HTTP_OK, resp);
+}
+
+void tft_http_suspend(struct MHD_Connection *conn)
+{
+	MHD_suspend_connection(conn);
+}
+
+void tft_http_resume(struct MHD_Connection *conn)
+{
+	MHD_resume_connection(conn);
+}
+
 const char *tft_http_header(struct tft_http_req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
@@ -481,7 +538,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		r->body_bytes += *upload_data_size; /* bodies are counted, never kept */
+		/* Bodies are counted; the first TFT_HTTP_KEEP_BODY bytes are kept (live controls). */
+		if (r->body_bytes < TFT_HTTP_KEEP_BODY) {
+			size_t take = TFT_HTTP_KEEP_BODY - r->body_bytes;
+			if (take > *upload_data_size)
+				take = *upload_data_size;
+			if (!r->body)
+				r->body = malloc(TFT_HTTP_KEEP_BODY + 1);
+			if (r->body) {
+				memcpy(r->body + r->body_len, upload_data, take);
+				r->body_len += take;
+				r->body[r->body_len] = '\0';
+			}
+		}
+		r->body_bytes += *upload_data_size;
 		*upload_data_size = 0;
 		/* Refuse an oversized body at once (the connection is then closed). */
 		if (r->body_bytes > TFT_HTTP_MAX_BODY && !r->queued)
@@ -503,6 +573,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (r) {
 		free(r->target);
+		free(r->body);
 		free(r);
 		*con_cls = NULL;
 	}
@@ -640,7 +711,8 @@ struct tft_server *tft_server_start(const struct tft_server_opts *opts,
 	if (rc != 0)
 		goto fail;
 
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	/* Suspend/resume: event streams (GET /api/live) wait without holding a worker. */
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	if (srv->tls)
@@ -685,6 +757,8 @@ void tft_server_stop(struct tft_server *srv)
 {
 	if (!srv)
 		return;
+	/* Suspended event streams must end before the daemon stops. */
+	tft_api_live_closing(srv);
 	/* Closes every connection; a download stream then fails its next write. */
 	MHD_stop_daemon(srv->daemon);
 	pthread_mutex_lock(&srv->job_lock);

@@ -14,6 +14,7 @@
 #include "store/session.h"
 
 struct tft_server;
+struct tft_live;
 
 struct tft_server_opts {
 	const char *host;          /* borrowed: IPv4/IPv6 literal or "localhost" */
@@ -42,6 +43,9 @@ struct tft_server_source {
 	struct tft_session *(*open)(void *ctx, struct tft_error *err);
 	void (*close)(void *ctx, struct tft_session *s); /* NULL = tft_session_close */
 	void *ctx;                   /* borrowed; passed to open/close */
+	/* Optional live hub (server/live.h): the live endpoints (/api/live, /api/runs,
+	 * the controls) use it; NULL = a file server. Borrowed. */
+	struct tft_live *live;
 };
 
 /* Defaults: 127.0.0.1:9999, auth as needed, 4 threads, 64 connections, 30 s. */

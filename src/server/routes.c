@@ -23,6 +23,13 @@ static const struct route routes[] = {
 	{ "/api/refresh", TFT_HTTP_POST, tft_api_refresh },
 	{ "/download/session", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_download_session },
 	{ "/download/chrome", TFT_HTTP_GET, tft_api_download_chrome },
+	{ "/api/live", TFT_HTTP_GET, tft_api_live },
+	{ "/api/live/status", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_live_status },
+	{ "/api/runs", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_runs },
+	{ "/api/trace", TFT_HTTP_POST, tft_api_trace },
+	{ "/api/tracing", TFT_HTTP_POST, tft_api_tracing },
+	{ "/api/save", TFT_HTTP_POST, tft_api_save },
+	{ "/api/stop", TFT_HTTP_POST, tft_api_stop },
 };
 
 int tft_routes_dispatch(struct tft_http_req *r)

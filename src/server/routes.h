@@ -114,7 +114,12 @@ struct tft_http_req {
 	bool started;                 /* the access handler has run once */
 	bool queued;                  /* a response was queued */
 	bool token_in_query;          /* authenticated by ?token= (set the cookie) */
+	char *body;                   /* owned: the first TFT_HTTP_KEEP_BODY bytes of a POST
+				       * body (NUL-terminated), or NULL */
+	size_t body_len;              /* bytes kept in body */
 };
+
+#define TFT_HTTP_KEEP_BODY 4096u /* POST body bytes kept for the handler (live controls) */
 
 /* Reply helpers: each queues exactly one response; 0 or a negative status. */
 int tft_http_reply_json(struct tft_http_req *r, unsigned status, struct tft_json_writer *w);
@@ -128,6 +133,19 @@ int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const cha
 int tft_http_reply_stream(struct tft_http_req *r, int fd, const char *type, const char *filename);
 /* A request header (borrowed) or NULL. */
 const char *tft_http_header(struct tft_http_req *r, const char *name);
+
+/*
+ * A streamed response of unknown length produced by fn (server-sent events):
+ * fn(ctx, pos, buf, max) returns the bytes written, 0 after suspending the
+ * connection (tft_http_suspend; resume it with tft_http_resume), or -1 at
+ * the end of the stream. free_fn(ctx) runs when the response is gone. On
+ * failure free_fn(ctx) has run too.
+ */
+typedef long (*tft_http_reader_fn)(void *ctx, uint64_t pos, char *buf, size_t max);
+int tft_http_reply_events(struct tft_http_req *r, tft_http_reader_fn fn, void *ctx,
+			  void (*free_fn)(void *ctx));
+void tft_http_suspend(struct MHD_Connection *conn);
+void tft_http_resume(struct MHD_Connection *conn);
 
 /* Map a tft_status from a handler to an HTTP status and reply. */
 int tft_http_reply_status(struct tft_http_req *r, int status, const struct tft_error *err);
@@ -152,6 +170,16 @@ int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
 int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
 int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
 int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
+/* Live endpoints (api_live.c, docs/http-api.md "Live"). */
+int tft_api_live(struct tft_http_req *r);          /* GET /api/live (SSE) */
+int tft_api_live_status(struct tft_http_req *r);   /* GET /api/live/status */
+int tft_api_runs(struct tft_http_req *r);          /* GET /api/runs */
+int tft_api_trace(struct tft_http_req *r);         /* POST /api/trace */
+int tft_api_tracing(struct tft_http_req *r);       /* POST /api/tracing */
+int tft_api_save(struct tft_http_req *r);          /* POST /api/save */
+int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
+/* Server stop: end the event streams (called before the daemon stops). */
+void tft_api_live_closing(struct tft_server *srv);
 
 /* The session summary object of /api/session (also `info --json`'s shape). */
 void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w);

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Standalone HTML export (export_html.h): index.html with its tft:assets
+ * block replaced by the stylesheet, the session data (DATA, see
+ * docs/http-api.md "Static HTML export") and the UI's modules inlined.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/strtab.h"
+#include "export/export_html.h"
+
+static const char mark_begin[] = "<!--tft:assets-->";
+static const char mark_end[] = "<!--/tft:assets-->";
+
+/* ---- text helpers ------------------------------------------------------------ */
+
+static const struct tft_html_asset *find_asset(const struct tft_html_opts *o, const char *name)
+{
+	for (size_t i = 0; i < o->nassets; i++)
+		if (strcmp(o->assets[i].name, name) == 0)
+			return &o->assets[i];
+	return NULL;
+}
+
+static bool contains(const unsigned char *p, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (p[i] == (unsigned char)needle[0] && strncasecmp((const char *)p + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+/* The line [*b, *e) holding exactly `mark` (surrounding blanks allowed), from `from`. */
+static bool find_line(const unsigned char *p, size_t len, size_t from, const char *mark,
+		      size_t *b, size_t *e)
+{
+	size_t n = strlen(mark);
+
+	for (size_t ls = from; ls < len;) {
+		size_t le = ls, i, j;
+		while (le < len && p[le] != '\n')
+			le++;
+		i = ls;
+		while (i < le && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		j = le;
+		while (j > i && (p[j - 1] == ' ' || p[j - 1] == '\t' || p[j - 1] == '\r'))
+			j--;
+		if (j - i == n && memcmp(p + i, mark, n) == 0) {
+			*b = ls;
+			*e = le < len ? le + 1 : le;
+			return true;
+		}
+		ls = le + 1;
+	}
+	return false;
+}
+
+static int check_file(const struct tft_html_asset *a, struct tft_error *err)
+{
+	if (contains(a->data, a->len, "</script") || contains(a->data, a->len, "<!--"))
+		return tft_error_set(err, TFT_EFORMAT, -1,
+				     "web file %s holds \"</script\" or \"<!--\": it cannot be inlined",
+				     a->name);
+	return 0;
+}
+
+static void raw(struct tft_json_writer *w, const void *p, size_t n)
+{
+	tft_json_write_raw(w, (const char *)p, n);
+}
+
+static void raw_cstr(struct tft_json_writer *w, const char *s)
+{
+	raw(w, s, strlen(s));
+}
+
+/* ---- DATA ------------------------------------------------------------------ */
+
+/* The inner JSON writer's sink: every '<' becomes \u003c (legal JSON, inert HTML). */
+static int data_sink(void *ctx, const void *buf, size_t len)
+{
+	struct tft_json_writer *out = ctx;
+	const char *p = buf, *end = p + len;
+
+	while (p < end) {
+		const char *lt = memchr(p, '<', (size_t)(end - p));
+		size_t run = lt ? (size_t)(lt - p) : (size_t)(end - p);
+		tft_json_write_raw(out, p, run);
+		if (!lt)
+			break;
+		tft_json_write_raw(out, "\\u003c", 6);
+		p = lt + 1;
+	}
+	return out->status;
+}
+
+struct tbuf {
+	int64_t *ts, *dur;
+	double *value;
+	uint32_t *depth, *name, *cat;
+	uint8_t *flags, *ekind;
+	size_t n, cap;
+	bool counter, any_args, any_cat, any_flags, any_instant;
+	struct tft_json_writer args; /* "[null, {...}, ...]" being built */
+};
+
+struct html_ctx {
+	struct tft_session *s;
+	struct tft_strtab *strs; /* dense string table of DATA */
+	struct tbuf t;
+	int64_t origin;
+	uint64_t budget, events, truncated;
+	struct tft_error *err;
+	int rc;
+};
+
+static uint32_t dense(struct html_ctx *c, uint32_t sid)
+{
+	size_t len;
+	const char *p;
+	uint32_t id;
+
+	if (sid == 0)
+		return 0;
+	p = tft_session_str(c->s, sid, &len);
+	id = tft_strtab_intern(c->strs, p, len);
+	if (id == UINT32_MAX)
+		c->rc = TFT_ENOMEM;
+	return id == UINT32_MAX ? 0 : id;
+}
+
+static bool tbuf_grow(struct tbuf *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+#define GROW(f)                                                        \
+	do {                                                           \
+		void *p_ = realloc(t->f, cap * sizeof(*t->f));         \
+		if (!p_)                                               \
+			return false;                                  \
+		t->f = p_;                                             \
+	} while (0)
+	GROW(ts);
+	GROW(dur);
+	GROW(value);
+	GROW(depth);
+	GROW(name);
+	GROW(cat);
+	GROW(flags);
+	GROW(ekind);
+#undef GROW
+	t->cap = cap;
+	return true;
+}
+
+static void tbuf_free(struct tbuf *t)
+{
+	free(t->ts);
+	free(t->dur);
+	free(t->value);
+	free(t->depth);
+	free(t->name);
+	free(t->cat);
+	free(t->flags);
+	free(t->ekind);
+	tft_json_write_fini(&t->args);
+	memset(t, 0, sizeof(*t));
+}
+
+static void write_arg_value(struct html_ctx *c, struct tft_json_writer *w, const struct tft_arg *a)
+{
+	size_t len;
+	const char *p;
+
+	switch (a->type) {
+	case TFT_ARG_BOOL: tft_json_write_bool(w, a->v.i != 0); break;
+	case TFT_ARG_INT: tft_json_write_int(w, a->v.i); break;
+	case TFT_ARG_DOUBLE: tft_json_write_double(w, a->v.d); break;
+	case TFT_ARG_STR:
+		p = tft_session_str(c->s, a->v.str, &len);
+		tft_json_write_str(w, p, len);
+		break;
+	case TFT_ARG_JSON:
+		p = tft_session_str(c->s, a->v.str, &len);
+		if (len)
+			tft_json_write_value_raw(w, p, len);
+		else
+			tft_json_write_null(w);
+		break;
+	default: tft_json_write_null(w); break;
+	}
+}
+
+static int on_event(void *ctx, const struct tft_event *ev)
+{
+	struct html_ctx *c = ctx;
+	struct tbuf *t = &c->t;
+	size_t i;
+
+	if (c->events >= c->budget) {
+		c->truncated++;
+		return 0;
+	}
+	if (t->n == t->cap && !tbuf_grow(t))
+		return c->rc = TFT_ENOMEM;
+	i = t->n++;
+	c->events++;
+	t->ts[i] = ev->ts_ns - c->origin;
+	t->dur[i] = ev->dur_ns;
+	t->value[i] = ev->value;
+	t->depth[i] = ev->depth;
+	t->name[i] = dense(c, ev->name);
+	t->cat[i] = dense(c, ev->cat);
+	t->flags[i] = ev->flags;
+	t->ekind[i] = ev->kind == TFT_EV_INSTANT;
+	t->any_cat |= t->cat[i] != 0;
+	t->any_flags |= ev->flags != 0;
+	t->any_instant |= ev->kind == TFT_EV_INSTANT;
+	if (t->counter)
+		return c->rc;
+	if (ev->nargs) {
+		t->any_args = true;
+		tft_json_write_begin_object(&t->args);
+		for (uint16_t a = 0; a < ev->nargs; a++) {
+			size_t klen;
+			const char *k = tft_session_str(c->s, ev->args[a].key, &klen);
+			/* A key with its length (the key helper takes C strings): the string,
+			 * then ':' and the writer's "after a key" state. */
+			tft_json_write_str(&t->args, k, klen);
+			tft_json_write_raw_char(&t->args, ':');
+			t->args.sep = 2;
+			write_arg_value(c, &t->args, &ev->args[a]);
+		}
+		tft_json_write_end_object(&t->args);
+	} else {
+		tft_json_write_null(&t->args);
+	}
+	return c->rc;
+}
+
+static void write_i64s(struct tft_json_writer *w, const char *key, const int64_t *v, size_t n)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_begin_array(w);
+	for (size_t i = 0; i < n; i++)
+		tft_json_write_int(w, v[i]);
+	tft_json_write_end_array(w);
+}
+
+static void write_u32s(struct tft_json_writer *w, const char *key, const uint32_t *v, size_t n)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_begin_array(w);
+	for (size_t i = 0; i < n; i++)
+		tft_json_write_uint(w, v[i]);
+	tft_json_write_end_array(w);
+}
+
+static void write_u8s(struct tft_json_writer *w, const char *key, const uint8_t *v, size_t n)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_begin_array(w);
+	for (size_t i = 0; i < n; i++)
+		tft_json_write_uint(w, v[i]);
+	tft_json_write_end_array(w);
+}
+
+static int write_track(struct html_ctx *c, struct tft_json_writer *w, uint32_t id)
+{
+	const struct tft_track *tr = tft_session_track(c->s, id);
+	struct tbuf *t = &c->t;
+	int rc;
+
+	if (!tr || tr->slices + tr->instants + tr->counters == 0)
+		return 0;
+	t->n = 0;
+	t->counter = tr->kind == TFT_TRACK_COUNTER;
+	t->any_args = t->any_cat = t->any_flags = t->any_instant = false;
+	tft_json_write_fini(&t->args);
+	tft_json_write_init_mem(&t->args);
+	tft_json_write_begin_array(&t->args);
+	rc = tft_session_scan(c->s, id, INT64_MIN, INT64_MAX, 0, on_event, c, c->err);
+	if (!rc)
+		rc = c->rc;
+	if (rc)
+		return rc;
+	if (!t->n)
+		return 0;
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_uint(w, id);
+	write_i64s(w, "ts", t->ts, t->n);
+	if (t->counter) {
+		tft_json_write_key(w, "value");
+		tft_json_write_begin_array(w);
+		for (size_t i = 0; i < t->n; i++)
+			tft_json_write_double(w, t->value[i]);
+		tft_json_write_end_array(w);
+	} else {
+		size_t len;
+		const char *a;
+		write_i64s(w, "dur", t->dur, t->n);
+		write_u32s(w, "depth", t->depth, t->n);
+		write_u32s(w, "name", t->name, t->n);
+		if (t->any_cat)
+			write_u32s(w, "cat", t->cat, t->n);
+		if (t->any_flags)
+			write_u8s(w, "flags", t->flags, t->n);
+		if (t->any_instant)
+			write_u8s(w, "ekind", t->ekind, t->n);
+		if (t->any_args) {
+			tft_json_write_end_array(&t->args);
+			if (t->args.status)
+				return t->args.status;
+			a = tft_json_write_borrow(&t->args, &len);
+			tft_json_write_key(w, "args");
+			tft_json_write_value_raw(w, a, len);
+		}
+	}
+	tft_json_write_end_object(w);
+	return w->status;
+}
+
+struct flow_ctx {
+	struct html_ctx *c;
+	struct tft_json_writer *w;
+};
+
+static int on_flow(void *ctx, const struct tft_flow *f)
+{
+	struct flow_ctx *fc = ctx;
+	struct tft_json_writer *w = fc->w;
+
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_uint(w, f->flow_id);
+	tft_json_write_key(w, "name");
+	tft_json_write_uint(w, dense(fc->c, f->name));
+	tft_json_write_key(w, "cat");
+	tft_json_write_uint(w, dense(fc->c, f->cat));
+	tft_json_write_key(w, "src_track");
+	if (f->src_track == TFT_NONE)
+		tft_json_write_null(w);
+	else
+		tft_json_write_uint(w, f->src_track);
+	tft_json_write_key(w, "src_ts");
+	if (f->src_track == TFT_NONE)
+		tft_json_write_null(w);
+	else
+		tft_json_write_int(w, f->src_ts_ns - fc->c->origin);
+	tft_json_write_key(w, "dst_track");
+	if (f->dst_track == TFT_NONE)
+		tft_json_write_null(w);
+	else
+		tft_json_write_uint(w, f->dst_track);
+	tft_json_write_key(w, "dst_ts");
+	if (f->dst_track == TFT_NONE)
+		tft_json_write_null(w);
+	else
+		tft_json_write_int(w, f->dst_ts_ns - fc->c->origin);
+	tft_json_write_key(w, "flags");
+	tft_json_write_uint(w, f->flags);
+	tft_json_write_end_object(w);
+	return fc->c->rc ? fc->c->rc : w->status;
+}
+
+static int write_data(struct tft_session *s, struct tft_json_writer *out,
+		      const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
+{
+	struct tft_session_summary sum;
+	struct tft_json_writer w;
+	struct html_ctx c;
+	struct flow_ctx fc;
+	uint32_t ntracks = tft_session_track_count(s), nstr;
+	int rc = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.err = err;
+	c.budget = o->max_events ? o->max_events : TFT_HTML_MAX_EVENTS;
+	c.strs = tft_strtab_create();
+	if (!c.strs)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	tft_session_get_summary(s, &sum);
+	c.origin = sum.start_ns;
+	if (tft_json_write_init_sink(&w, data_sink, out)) {
+		tft_strtab_destroy(c.strs);
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	}
+	tft_json_write_init_mem(&c.t.args);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "tft_static");
+	tft_json_write_int(&w, 1);
+	tft_json_write_key(&w, "session");
+	o->write_session(s, &w);
+	tft_json_write_key(&w, "tracks");
+	tft_json_write_begin_array(&w);
+	for (uint32_t id = 0; id < ntracks && !rc; id++)
+		rc = write_track(&c, &w, id);
+	tft_json_write_end_array(&w);
+	if (!rc) {
+		fc.c = &c;
+		fc.w = &w;
+		tft_json_write_key(&w, "flows");
+		tft_json_write_begin_array(&w);
+		rc = tft_session_flows(s, on_flow, &fc, err);
+		tft_json_write_end_array(&w);
+	}
+	if (!rc) {
+		/* The string table last: it is complete only now (object order is free). */
+		nstr = tft_strtab_count(c.strs);
+		tft_json_write_key(&w, "strings");
+		tft_json_write_begin_array(&w);
+		for (uint32_t i = 0; i < nstr; i++) {
+			size_t len;
+			const char *p = tft_strtab_get(c.strs, i, &len);
+			tft_json_write_str(&w, p ? p : "", p ? len : 0);
+		}
+		tft_json_write_end_array(&w);
+		tft_json_write_key(&w, "truncated");
+		tft_json_write_uint(&w, c.truncated);
+		tft_json_write_end_object(&w);
+		rc = tft_json_write_flush(&w);
+		if (!rc && (w.status || out->status))
+			rc = w.status ? w.status : out->status;
+		if (rc)
+			tft_error_set(err, rc, -1, "cannot write the page: %s", tft_strerror(rc));
+	} else if (rc > 0) {
+		rc = TFT_EIO;
+	}
+	if (rc == TFT_ENOMEM)
+		tft_error_set(err, rc, -1, "out of memory");
+	if (n) {
+		n->events = c.events;
+		n->truncated = c.truncated;
+	}
+	tbuf_free(&c.t);
+	tft_json_write_fini(&w);
+	tft_strtab_destroy(c.strs);
+	return rc;
+}
+
+/* ---- the page ------------------------------------------------------------- */
+
+static int cmp_assets(const void *a, const void *b)
+{
+	const struct tft_html_asset *x = *(const struct tft_html_asset *const *)a;
+	const struct tft_html_asset *y = *(const struct tft_html_asset *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+static bool is_module(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, ".js") == 0 && !strchr(name, '/') &&
+	       strcmp(name, "static-boot.js") != 0 && strcmp(name, "tileworker.js") != 0;
+}
+
+int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
+		    const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
+{
+	const struct tft_html_asset *index, *css, *boot;
+	const struct tft_html_asset **mods = NULL;
+	size_t nmods = 0, b0, b1, e0, e1;
+	int rc;
+
+	if (n)
+		memset(n, 0, sizeof(*n));
+	if (!o || !o->write_session)
+		return tft_error_set(err, TFT_EINVAL, -1, "no web UI assets");
+	index = find_asset(o, "index.html");
+	css = find_asset(o, "style.css");
+	boot = find_asset(o, "static-boot.js");
+	if (!index || !css || !boot)
+		return tft_error_set(err, TFT_EINVAL, -1,
+				     "the embedded web UI lacks index.html, style.css or static-boot.js");
+	if (!find_line(index->data, index->len, 0, mark_begin, &b0, &b1) ||
+	    !find_line(index->data, index->len, b1, mark_end, &e0, &e1))
+		return tft_error_set(err, TFT_EFORMAT, -1,
+				     "index.html has no <!--tft:assets--> ... <!--/tft:assets--> block");
+	if ((rc = check_file(css, err)) || (rc = check_file(boot, err)))
+		return rc;
+	mods = calloc(o->nassets ? o->nassets : 1, sizeof(*mods));
+	if (!mods)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	for (size_t i = 0; i < o->nassets; i++)
+		if (is_module(o->assets[i].name)) {
+			if ((rc = check_file(&o->assets[i], err))) {
+				free(mods);
+				return rc;
+			}
+			mods[nmods++] = &o->assets[i];
+		}
+	qsort(mods, nmods, sizeof(*mods), cmp_assets);
+
+	raw(w, index->data, b0);
+	raw_cstr(w, "<style>\n");
+	raw(w, css->data, css->len);
+	raw_cstr(w, "</style>\n<script type=\"application/json\" id=\"tft-data\">");
+	rc = write_data(s, w, o, n, err);
+	if (rc) {
+		free(mods);
+		return rc;
+	}
+	raw_cstr(w, "</script>\n");
+	for (size_t i = 0; i < nmods; i++) {
+		raw_cstr(w, "<script type=\"text/plain\" data-tft-module=\"");
+		raw_cstr(w, mods[i]->name);
+		raw_cstr(w, "\">");
+		raw(w, mods[i]->data, mods[i]->len);
+		raw_cstr(w, "</script>\n");
+	}
+	raw_cstr(w, "<script>");
+	raw(w, boot->data, boot->len);
+	raw_cstr(w, "</script>\n");
+	raw(w, index->data + e1, index->len - e1);
+	free(mods);
+	if (w->status)
+		return tft_error_set(err, w->status, -1, "cannot write the page: %s",
+				     tft_strerror(w->status));
+	return 0;
+}

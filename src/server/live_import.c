@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profiler traces into the live session (server/live.h, tft_live_import):
+ * a torch.profiler Chrome trace, a TF RunMetadata or an XSpace is imported
+ * into a temporary session, then copied, shifted onto the runtime's clock,
+ * into the runtime's writer between two drain cycles.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/ingest.h"
+#include "collect/ingest_runmeta.h"
+#include "collect/ingest_xspace.h"
+#include "runtime/rt.h"
+#include "server/live.h"
+#include "store/session.h"
+#include "store/writer.h"
+
+#define MAP_PROCS 256   /* imported processes remembered across imports */
+#define MAP_TRACKS 4096 /* imported tracks remembered across imports */
+#define MAX_TRACE_BYTES ((size_t)1 << 30)
+
+/* api_live.c */
+void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
+			  uint64_t events, int64_t t0, int64_t t1);
+
+/*
+ * What earlier imports created in the live session, so that the next import
+ * of the same producer lands on the same tracks (bounded: beyond the caps an
+ * import gets new tracks). Reset when the runtime's writer changes.
+ */
+struct map_proc {
+	uint32_t name, host; /* live string ids */
+	int64_t pid;
+	uint32_t id;         /* live process id */
+};
+
+struct map_track {
+	uint32_t process, kind, name; /* live ids */
+	int64_t tid;
+	uint32_t id;                  /* live track id */
+	int64_t last_ts;              /* last timestamp appended */
+};
+
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* imports run one at a time */
+static struct {
+	const struct tft_writer *w; /* the writer these ids belong to (compared only) */
+	struct map_proc procs[MAP_PROCS];
+	uint32_t nprocs;
+	struct map_track *tracks;   /* owned: MAP_TRACKS */
+	uint32_t ntracks;
+	uint64_t seq;               /* temporary file names */
+} map;
+
+static int64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the copy (runs under the runtime's work lock) --------------------------------- */
+
+struct copy_ctx {
+	struct tft_session *s;   /* borrowed: the temporary session */
+	struct tft_writer *w;    /* borrowed: the live writer (during the copy) */
+	int64_t shift;           /* ns added to every timestamp */
+	uint32_t *track_map;     /* owned: temporary track id -> live track id */
+	uint32_t ntracks;
+	struct map_track *cur;   /* the map entry of the track being copied, or NULL */
+	uint32_t cur_track;
+	int64_t cur_last;
+	struct tft_arg *args;    /* owned scratch */
+	size_t cap_args;
+	uint64_t events;
+	int64_t t0, t1;          /* extent copied (live clock) */
+	struct tft_error *err;
+};
+
+static uint32_t intern_from(struct copy_ctx *c, uint32_t id)
+{
+	size_t len;
+	const char *p;
+
+	if (id == 0)
+		return 0;
+	p = tft_session_str(c->s, id, &len);
+	return tft_writer_intern(c->w, p, len);
+}
+
+static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id)
+{
+	const struct tft_process *p = tft_session_process(c->s, tmp_id);
+	struct tft_process np;
+	uint32_t name, host;
+
+	if (!p)
+		return TFT_NONE;
+	name = intern_from(c, p->name);
+	host = intern_from(c, p->host);
+	if (name == UINT32_MAX || host == UINT32_MAX)
+		return TFT_NONE;
+	for (uint32_t i = 0; i < map.nprocs; i++)
+		if (map.procs[i].name == name && map.procs[i].host == host && map.procs[i].pid == p->pid)
+			return map.procs[i].id;
+	np = *p;
+	np.name = name;
+	np.host = host;
+	np.labels = intern_from(c, p->labels);
+	np.id = tft_writer_add_process(c->w, &np);
+	if (np.id != TFT_NONE && map.nprocs < MAP_PROCS)
+		map.procs[map.nprocs++] = (struct map_proc){ name, host, p->pid, np.id };
+	return np.id;
+}
+
+static int copy_event(void *ctx, const struct tft_event *ev)
+{
+	struct copy_ctx *c = ctx;
+	struct tft_event e = *ev;
+	int rc;
+
+	if (ev->nargs) {
+		if (ev->nargs > c->cap_args) {
+			struct tft_arg *a = realloc(c->args, ev->nargs * sizeof(*a));
+			if (!a)
+				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
+			c->args = a;
+			c->cap_args = ev->nargs;
+		}
+		for (uint16_t i = 0; i < ev->nargs; i++) {
+			c->args[i] = ev->args[i];
+			c->args[i].key = intern_from(c, ev->args[i].key);
+			if (ev->args[i].type == TFT_ARG_STR || ev->args[i].type == TFT_ARG_JSON)
+				c->args[i].v.str = intern_from(c, ev->args[i].v.str);
+		}
+		e.args = c->args;
+	}
+	e.track = c->cur_track;
+	e.name = intern_from(c, ev->name);
+	e.cat = intern_from(c, ev->cat);
+	e.depth = 0;
+	e.count = 1;
+	e.flags &= (uint8_t)~TFT_EVF_SUMMARY;
+	if (__builtin_add_overflow(e.ts_ns, c->shift, &e.ts_ns))
+		return tft_error_set(c->err, TFT_EFORMAT, -1, "timestamps out of range");
+	if (e.ts_ns < c->cur_last)
+		e.ts_ns = c->cur_last; /* rounding in the source: keep the track ordered */
+	rc = tft_writer_append(c->w, &e);
+	if (rc)
+		return tft_error_set(c->err, rc, -1, "appending an imported event");
+	c->cur_last = e.ts_ns;
+	if (!c->events || e.ts_ns < c->t0)
+		c->t0 = e.ts_ns;
+	if (e.ts_ns + e.dur_ns > c->t1)
+		c->t1 = e.ts_ns + e.dur_ns;
+	c->events++;
+	return 0;
+}
+
+static int copy_flow(void *ctx, const struct tft_flow *f)
+{
+	struct copy_ctx *c = ctx;
+	struct tft_flow nf = *f;
+
+	nf.name = intern_from(c, f->name);
+	nf.cat = intern_from(c, f->cat);
+	nf.src_track = f->src_track < c->ntracks ? c->track_map[f->src_track] : TFT_NONE;
+	nf.dst_track = f->dst_track < c->ntracks ? c->track_map[f->dst_track] : TFT_NONE;
+	if (nf.src_track == TFT_NONE && nf.dst_track == TFT_NONE)
+		return 0;
+	if (nf.src_track == TFT_NONE || nf.dst_track == TFT_NONE)
+		nf.flags |= TFT_FLOWF_UNMATCHED;
+	nf.src_ts_ns += c->shift;
+	nf.dst_ts_ns += c->shift;
+	return tft_writer_add_flow(c->w, &nf) ? tft_error_set(c->err, TFT_EIO, -1, "adding a flow") : 0;
+}
+
+static int copy_all(void *ctx, struct tft_writer *w)
+{
+	struct copy_ctx *c = ctx;
+	int rc = 0;
+
+	c->w = w;
+	if (map.w != w) { /* a new runtime session: forget the old ids */
+		map.w = w;
+		map.nprocs = 0;
+		map.ntracks = 0;
+	}
+	for (uint32_t t = 0; t < c->ntracks && !rc; t++) {
+		const struct tft_track *tr = tft_session_track(c->s, t);
+		struct tft_track nt;
+		uint32_t proc, name;
+
+		c->track_map[t] = TFT_NONE;
+		if (!tr || tr->slices + tr->instants + tr->counters == 0)
+			continue;
+		proc = live_process(c, tr->process);
+		name = intern_from(c, tr->name);
+		if (proc == TFT_NONE || name == UINT32_MAX)
+			return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
+		c->cur = NULL;
+		for (uint32_t i = 0; i < map.ntracks; i++) {
+			struct map_track *m = &map.tracks[i];
+			if (m->process == proc && m->kind == tr->kind && m->name == name &&
+			    m->tid == tr->tid && m->last_ts <= tr->min_ts_ns + c->shift) {
+				c->cur = m;
+				break;
+			}
+		}
+		if (c->cur) {
+			c->cur_track = c->cur->id;
+			c->cur_last = c->cur->last_ts;
+		} else {
+			nt = *tr;
+			nt.process = proc;
+			nt.name = name;
+			c->cur_track = tft_writer_add_track(w, &nt);
+			if (c->cur_track == TFT_NONE)
+				return tft_error_set(c->err, TFT_ENOMEM, -1, "cannot add a track");
+			c->cur_last = INT64_MIN;
+			if (map.ntracks < MAP_TRACKS) {
+				c->cur = &map.tracks[map.ntracks++];
+				*c->cur = (struct map_track){ proc, tr->kind, name, tr->tid, c->cur_track,
+							      INT64_MIN };
+			}
+		}
+		c->track_map[t] = c->cur_track;
+		rc = tft_session_scan(c->s, t, INT64_MIN, INT64_MAX, 0, copy_event, c, c->err);
+		if (c->cur)
+			c->cur->last_ts = c->cur_last;
+	}
+	if (!rc)
+		rc = tft_session_flows(c->s, copy_flow, c, c->err);
+	if (!rc)
+		rc = tft_writer_commit(w, c->err);
+	/* TFT_EIO (the writer failed) disables the runtime; anything else leaves a partial
+	 * import that the next drain commit makes durable. */
+	return rc;
+}
+
+/* ---- the temporary session ----------------------------------------------------------- */
+
+static void unlink_session(const char *path)
+{
+	char side[4400];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+static int read_file(const char *path, uint8_t **out, size_t *len, struct tft_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	size_t got = 0;
+	uint8_t *buf;
+
+	if (fd < 0)
+		return tft_error_set(err, errno == ENOENT ? TFT_ENOTFOUND : TFT_EIO, -1, "cannot open %s: %s",
+				     path, strerror(errno));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > MAX_TRACE_BYTES) {
+		close(fd);
+		return tft_error_set(err, TFT_EINVAL, -1, "%s: not a regular file of at most 1 GiB", path);
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	}
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+static int ingest_tmp(const struct tft_live_import *im, const char *tmp, struct tft_error *err)
+{
+	struct tft_writer *w = tft_writer_open(tmp, NULL, err);
+	const char *name = im->path ? im->path : im->name ? im->name : "trace";
+	const uint8_t *data = im->data;
+	size_t len = im->len;
+	uint8_t *owned = NULL;
+	int rc;
+
+	if (!w)
+		return err && err->code ? err->code : TFT_EIO;
+	if (im->source != TFT_LIVE_SRC_TORCH && im->path) {
+		rc = read_file(im->path, &owned, &len, err);
+		if (rc) {
+			tft_writer_abort(w);
+			return rc;
+		}
+		data = owned;
+	}
+	switch (im->source) {
+	case TFT_LIVE_SRC_TORCH:
+		rc = im->path ? tft_ingest_file(w, im->path, NULL, err)
+			      : tft_ingest_mem(w, name, im->data, im->len, NULL, err);
+		break;
+	case TFT_LIVE_SRC_RUNMETA:
+		rc = tft_runmeta_ingest_as(w, name, data, len, TFT_PB_FMT_RUNMETA, NULL, err);
+		break;
+	case TFT_LIVE_SRC_XSPACE:
+		rc = tft_xspace_ingest(w, name, data, len, NULL, err);
+		break;
+	default:
+		rc = tft_error_set(err, TFT_EINVAL, -1, "unknown import source");
+	}
+	free(owned);
+	if (rc) {
+		tft_writer_abort(w);
+		return rc;
+	}
+	return tft_writer_close(w, err);
+}
+
+/* Where the temporary session goes: next to the live file (same disk), else /tmp. */
+static void tmp_path(char *buf, size_t size, uint64_t seq)
+{
+	char rt[4096];
+	int n = tft_runtime_path(rt, sizeof(rt));
+
+	if (n > 0 && (size_t)n < sizeof(rt))
+		snprintf(buf, size, "%s.import-%ld-%llu.tft", rt, (long)getpid(), (unsigned long long)seq);
+	else
+		snprintf(buf, size, "/tmp/tftracer-import-%ld-%llu.tft", (long)getpid(),
+			 (unsigned long long)seq);
+}
+
+int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint64_t *events,
+		    struct tft_error *err)
+{
+	struct tft_session_summary sum;
+	struct copy_ctx c;
+	char tmp[4300];
+	int rc;
+
+	if (events)
+		*events = 0;
+	if (!im || (!im->path && !im->data) || im->source == TFT_LIVE_SRC_RUNTIME)
+		return tft_error_set(err, TFT_EINVAL, -1, "nothing to import");
+	memset(&c, 0, sizeof(c));
+	c.err = err;
+	pthread_mutex_lock(&map_lock);
+	if (!map.tracks) {
+		map.tracks = calloc(MAP_TRACKS, sizeof(*map.tracks));
+		if (!map.tracks) {
+			pthread_mutex_unlock(&map_lock);
+			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		}
+	}
+	tmp_path(tmp, sizeof(tmp), ++map.seq);
+	unlink_session(tmp);
+	rc = ingest_tmp(im, tmp, err);
+	if (!rc) {
+		c.s = tft_session_open(tmp, err);
+		rc = c.s ? 0 : err && err->code ? err->code : TFT_EIO;
+	}
+	if (!rc) {
+		tft_session_get_summary(c.s, &sum);
+		/* Onto the runtime's clock (CLOCK_MONOTONIC): epoch-based traces by the
+		 * clocks' offset now; relative ones from the profiler's start. */
+		if (sum.start_ns > 100000000000000000LL)
+			c.shift = clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_REALTIME);
+		else if (sum.start_ns >= 0 && sum.start_ns <= im->t1_ns - im->t0_ns)
+			c.shift = im->t0_ns;
+		else
+			c.shift = im->t0_ns - sum.start_ns;
+		c.ntracks = tft_session_track_count(c.s);
+		c.track_map = calloc(c.ntracks ? c.ntracks : 1, sizeof(*c.track_map));
+		if (!c.track_map)
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	}
+	if (!rc) {
+		/* Commit what the runtime holds first (the step this trace belongs to), so
+		 * the step is in the file no later than its ops. */
+		tft_flush(1000);
+		rc = tft_rt_with_writer(copy_all, &c);
+		if (rc == TFT_EINVAL)
+			tft_error_set(err, rc, -1, "no runtime session is running");
+		else if (rc == TFT_EIO)
+			tft_error_set(err, rc, -1, "the live session's writer failed");
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (c.s)
+		tft_session_close(c.s);
+	unlink_session(tmp);
+	free(c.track_map);
+	free(c.args);
+	if (events)
+		*events = c.events;
+	tft_live_note_import(lv, im, rc, c.events, c.t0, c.t1);
+	return rc;
+}

@@ -1,0 +1,777 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# The Python module (python/tftracer, built into $TFT_BUILD_DIR/python): import,
+# TracingServer in a real PyTorch loop (runs, SSE, trace on demand -> ops visible
+# within 1 s, controls, save/load), Timeline (PyTorch and TF stand-in), the TF hook
+# and Keras callback glue, disk full, unwritable path, bounded memory, GIL release.
+#
+# TensorFlow is not installable here: the hook, the Keras callback and hook_inject
+# are tested against a SMALL STAND-IN for the TF API they touch (fake_tf below:
+# SessionRunHook/SessionRunArgs/RunOptions/RunMetadata/MonitoredTrainingSession,
+# keras Callback, profiler.experimental). The data they hand to C is real: RunMetadata
+# bytes built with the protobuf wire format (as tests/unit/test_ingest_runmeta.c
+# does) and a real XSpace file from the shared corpus.
+"""Usage: test_python.py [--case NAME]   (each case runs in its own process)"""
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+import urllib.error
+import urllib.request
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("TFT_BUILD_DIR", "build")
+PYDIR = os.path.join(ROOT, BUILD, "python") if not os.path.isabs(BUILD) else os.path.join(BUILD, "python")
+DATA = os.environ.get("TFT_DATA", os.path.join(ROOT, "..", "shared", "data"))
+PYTHON = "/usr/bin/python3"
+SUITE = "python"
+
+
+def emit(kind, name, reason=None):
+    line = "%s %s/%s" % (kind, SUITE, name)
+    if reason:
+        line += " (%s)" % " ".join(str(reason).split())[:600]
+    print(line, flush=True)
+
+
+def check(name, problems):
+    if problems:
+        emit("FAIL", name, "; ".join(problems))
+    else:
+        emit("PASS", name)
+
+
+def note(msg):
+    print("# " + msg, flush=True)
+
+
+# ---- helpers used inside the cases ------------------------------------------------
+
+def http_json(base, path, body=None, headers=None, method=None):
+    data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+    req = urllib.request.Request(base + path, data=data, headers=headers or {},
+                                 method=method or ("POST" if data is not None else "GET"))
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+class SSE:
+    """Reads /api/live in a thread: a list of (time, event, data)."""
+
+    def __init__(self, port, path="/api/live"):
+        self.events = []
+        self.status = None
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.conn.request("GET", path)
+        self.resp = self.conn.getresponse()
+        self.status = self.resp.status
+        self.ctype = self.resp.getheader("Content-Type")
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _run(self):
+        ev, data = None, None
+        try:
+            while True:
+                line = self.resp.readline()
+                if not line:
+                    return
+                line = line.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    ev = line[7:]
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line == "" and ev:
+                    self.events.append((time.monotonic(), ev, json.loads(data)))
+                    ev, data = None, None
+        except Exception:
+            return
+
+    def of(self, kind):
+        return [e for e in self.events if e[1] == kind]
+
+    def close(self):
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+# RunMetadata bytes by the protobuf wire format (tensorflow/core/protobuf/config.proto:
+# RunMetadata.step_stats = 1; step_stats.proto: StepStats.dev_stats = 1;
+# DeviceStepStats.device = 1, node_stats = 2; NodeExecStats.node_name = 1,
+# all_start_micros = 2, op_start_rel_micros = 3, op_end_rel_micros = 4,
+# all_end_rel_micros = 5, timeline_label = 8).
+def _varint(v):
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field_int(num, v):
+    return _varint(num << 3) + _varint(v)
+
+
+def _field_bytes(num, b):
+    return _varint((num << 3) | 2) + _varint(len(b)) + b
+
+
+def node_stats(name, start_us, dur_us, label=None):
+    b = _field_bytes(1, name.encode()) + _field_int(2, start_us) + _field_int(3, 0)
+    b += _field_int(4, dur_us) + _field_int(5, dur_us)
+    if label:
+        b += _field_bytes(8, label.encode())
+    return b
+
+
+def run_metadata_bytes(t0_us):
+    """One step: MatMul/Relu on GPU:0, a RecvTensor on the CPU (communication)."""
+    gpu = _field_bytes(1, b"/job:worker/replica:0/task:0/device:GPU:0")
+    gpu += _field_bytes(2, node_stats("dense/MatMul", t0_us + 10, 100, "dense/MatMul = MatMul(x, w)"))
+    gpu += _field_bytes(2, node_stats("dense/Relu", t0_us + 120, 30, "dense/Relu = Relu(dense/MatMul)"))
+    cpu = _field_bytes(1, b"/job:worker/replica:0/task:0/device:CPU:0")
+    cpu += _field_bytes(2, node_stats("RecvTensor", t0_us, 50, "RecvTensor"))
+    step_stats = _field_bytes(1, gpu) + _field_bytes(1, cpu)
+    return _field_bytes(1, step_stats)
+
+
+def fake_tf(mts_calls=None, xplane=None):
+    """The smallest stand-in for the TF API the glue touches (NOT TensorFlow)."""
+    tf = types.ModuleType("tensorflow")
+    tf.__tftracer_stand_in__ = True
+
+    class RunOptions:
+        FULL_TRACE = 3
+        NO_TRACE = 0
+
+        def __init__(self, trace_level=0, output_partition_graphs=False):
+            self.trace_level = trace_level
+
+    class RunMetadata:
+        def __init__(self):
+            self.data = b""
+
+        def SerializeToString(self):
+            return self.data
+
+        def ByteSize(self):
+            return len(self.data)
+
+    class SessionRunHook:
+        pass
+
+    class SessionRunArgs:
+        def __init__(self, fetches, feed_dict=None, options=None):
+            self.fetches, self.feed_dict, self.options = fetches, feed_dict, options
+
+    def MonitoredTrainingSession(*a, **kw):
+        if mts_calls is not None:
+            mts_calls.append(kw)
+        return "session"
+
+    tf.RunOptions, tf.RunMetadata = RunOptions, RunMetadata
+    tf.train = types.SimpleNamespace(SessionRunHook=SessionRunHook, SessionRunArgs=SessionRunArgs,
+                                     MonitoredTrainingSession=MonitoredTrainingSession)
+
+    class Callback:
+        def __init__(self):
+            self.model = None
+
+    def prof_start(logdir):
+        tf._logdir = logdir
+
+    def prof_stop():
+        d = os.path.join(tf._logdir, "plugins", "profile", "2024_01_01_00_00_00")
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(xplane, os.path.join(d, "host.xplane.pb"))
+
+    tf.keras = types.SimpleNamespace(callbacks=types.SimpleNamespace(Callback=Callback))
+    tf.profiler = types.SimpleNamespace(experimental=types.SimpleNamespace(start=prof_start,
+                                                                           stop=prof_stop))
+    tf.compat = types.SimpleNamespace(v1=tf)
+    return tf
+
+
+def wait_for(fn, timeout=5.0, every=0.02):
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(every)
+
+
+# ---- cases (each runs in a child process) ---------------------------------------------
+
+def case_import(tmp):
+    import tftracer
+    probs = []
+    if not tftracer.__file__.startswith(PYDIR):
+        probs.append("imported from %s, not %s" % (tftracer.__file__, PYDIR))
+    for name in ("TracingServer", "Timeline", "hook_inject", "Error", "zone"):
+        if not hasattr(tftracer, name):
+            probs.append("no tftracer.%s" % name)
+    if not re.match(r"\d+\.\d+\.\d+$", tftracer.__version__):
+        probs.append("version %r" % tftracer.__version__)
+    check("import", probs)
+
+
+def case_live_torch(tmp):
+    import torch
+    import tftracer
+    sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
+    import train_mlp
+    torch.set_num_threads(1)
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "run-%p.tft"), keep_traces=2)
+    base = "http://127.0.0.1:%d" % srv.port
+    probs = []
+    if not srv.url.startswith("http://127.0.0.1:"):
+        probs.append("url %r" % srv.url)
+    sse = SSE(srv.port)
+    if sse.status != 200 or "text/event-stream" not in (sse.ctype or ""):
+        probs.append("/api/live: %s %s" % (sse.status, sse.ctype))
+    train_mlp.train(srv, 200, log_every=0)     # 200 train + 4 eval steps
+    ok = wait_for(lambda: len(sse.of("run")) >= 204, 3)
+    st, runs = http_json(base, "/api/runs?recent=5")
+    kinds = {r["name"]: r for r in runs.get("runs", [])} if st == 200 else {}
+    if kinds.get("train", {}).get("count") != 200 or kinds.get("eval", {}).get("count") != 4:
+        probs.append("/api/runs counts: %s" % {k: v.get("count") for k, v in kinds.items()})
+    tr = kinds.get("train", {})
+    if not (0 < tr.get("min_ns", 0) <= tr.get("p50_ns", 0) <= tr.get("p99_ns", 0) <= tr.get("max_ns", 0)):
+        probs.append("train stats out of order: %s" % {k: tr.get(k) for k in ("min_ns", "p50_ns", "p99_ns", "max_ns")})
+    if len(tr.get("recent", [])) != 5:
+        probs.append("recent: %d items" % len(tr.get("recent", [])))
+    check("runs", probs)
+
+    probs = []
+    if not ok:
+        probs.append("%d run events, want 204" % len(sse.of("run")))
+    if not wait_for(lambda: sse.of("status"), 2.5):
+        probs.append("no status event")
+    else:
+        s = sse.of("status")[-1][2]
+        for k in ("live", "state", "tracing", "pending", "events", "dropped", "steps", "generation"):
+            if k not in s:
+                probs.append("status lacks %s" % k)
+    idx = [e[2]["index"] for e in sse.of("run")]
+    if idx != sorted(idx):
+        probs.append("run events out of order")
+    check("sse", probs)
+
+    # trace the next step on demand: its ops must be queryable within 1 s of its end
+    probs = []
+    st, r = http_json(base, "/api/trace", {"steps": 1})
+    if st != 200 or r.get("pending") != 1:
+        probs.append("POST /api/trace: %s %s" % (st, r))
+    train_mlp.train(srv, 1, log_every=0)
+    seen = wait_for(lambda: http_json(base, "/api/search?q=aten::addmm&limit=5")[1].get("total", 0) > 0, 5, 0.005)
+    t_seen = time.monotonic_ns()   # CLOCK_MONOTONIC: the session clock
+    traced = wait_for(lambda: [s for s in http_json(base, "/api/steps")[1].get("steps", [])
+                               if s["traced"]], 2) or []
+    if not seen:
+        probs.append("aten::addmm never appeared")
+    elif traced:
+        # from the step's end as the runtime recorded it (tft_step_end), profiler export included
+        latency = (t_seen - (traced[0]["start_ns"] + traced[0]["dur_ns"])) / 1e9
+        note("traced step: aten::addmm searchable %.3f s after the step ended" % latency)
+        if latency > 1.0:
+            probs.append("aten::addmm appeared %.3f s after the step ended (> 1 s)" % latency)
+    if len(traced) != 1:
+        probs.append("%d traced steps in /api/steps" % len(traced))
+    else:
+        t = traced[0]
+        st, res = http_json(base, "/api/search?q=aten::&limit=10000")
+        ops = res.get("results", [])
+        inside = [o for o in ops if t["start_ns"] <= o["ts"] and o["ts"] + o["dur"] <= t["start_ns"] + t["dur_ns"]]
+        if len(inside) < 0.95 * len(ops):
+            probs.append("only %d of %d ops inside the traced step's time" % (len(inside), len(ops)))
+        st, sess = http_json(base, "/api/session")
+        tids = [tk["id"] for tk in sess["track_list"] if tk["slices"]]
+        st, vp = http_json(base, "/api/viewport?tracks=%s&t0=%d&t1=%d&width=800" % (
+            ",".join(map(str, tids)), t["start_ns"], t["start_ns"] + t["dur_ns"]))
+        names = set()
+        for tk in vp.get("tracks", []):
+            names |= {vp["strings"][str(n)] for n in tk.get("name", [])}
+        if not any(n.startswith("aten::") for n in names):
+            probs.append("viewport over the step shows no aten:: op: %s" % sorted(names)[:8])
+    if not wait_for(lambda: [e for e in sse.of("trace") if e[2]["source"] == "torch"], 3):
+        probs.append("no trace event with source torch: %s" % [e[2] for e in sse.of("trace")])
+    check("trace_on_demand", probs)
+
+    probs = []
+    st, r = http_json(base, "/api/trace", {"every": 10})
+    if st != 200 or r.get("every") != 10:
+        probs.append("every: %s %s" % (st, r))
+    before = srv.status()["imports"]
+    train_mlp.train(srv, 20, log_every=0)
+    http_json(base, "/api/trace", {"every": 0})
+    srv.wait_imports()
+    got = srv.status()["imports"] - before
+    if got < 2:
+        probs.append("trace every 10 over 20 steps: %d imports" % got)
+    for body, want in (({"steps": -1}, 400), ({"steps": "x"}, 400), ({}, 400), (b"{", 400),
+                       ({"on": 3}, 400)):
+        path = "/api/tracing" if "on" in (body if isinstance(body, dict) else {}) else "/api/trace"
+        st, r = http_json(base, path, body, headers={"Content-Type": "application/json"})
+        if st != want:
+            probs.append("%s %r: %s, want %s" % (path, body, st, want))
+    st, r = http_json(base, "/api/tracing", {"on": True})
+    on = srv.status()["tracing"]
+    st2, r2 = http_json(base, "/api/tracing", {"on": False})
+    if st != 200 or not on or srv.status()["tracing"]:
+        probs.append("/api/tracing on/off did not switch")
+    raw = [f for f in os.listdir(srv._trace_dir())]
+    if len(raw) > 2:
+        probs.append("keep_traces=2 but %d raw trace files" % len(raw))
+    check("controls", probs)
+
+    # save (HTTP and Python), then serve the copy and come back
+    probs = []
+    saved = os.path.join(tmp, "saved-http.tft")
+    st, r = http_json(base, "/api/save", {"path": saved})
+    if st != 200 or not os.path.exists(saved):
+        probs.append("POST /api/save: %s %s" % (st, r))
+    st, r = http_json(base, "/api/save", {"path": saved})
+    if st != 400:
+        probs.append("saving over an existing file: %s" % st)
+    p2 = srv.save_session(os.path.join(tmp, "saved.tft"))
+    summ = tftracer._tftracer.summary(p2)
+    if summ["steps"] < 225 or summ["slices"] < 10:
+        probs.append("saved session: %s" % summ)
+    srv.load_session(p2)
+    st, sess = http_json(base, "/api/session")
+    st2, _ = http_json(base, "/api/live/status")
+    st3, runs = http_json(base, "/api/runs")
+    if st != 200 or sess.get("steps") != summ["steps"] or runs.get("live") is not False:
+        probs.append("serving the saved file: %s steps, runs live=%s" % (sess.get("steps"), runs.get("live")))
+    srv.load_session(None)
+    st, s = http_json(base, "/api/live/status")
+    if not s.get("live"):
+        probs.append("back to live: %s" % s)
+    check("save_load", probs)
+
+    probs = []
+    st, r = http_json(base, "/api/stop", {})
+    if st != 200 or not srv.join(timeout=5):
+        probs.append("POST /api/stop: %s, join did not return" % st)
+    sse.close()
+    with srv.step("train"):   # the job goes on after the server stopped
+        pass
+    srv.stop()
+    check("stop", probs)
+
+
+def case_timeline_torch(tmp):
+    import torch
+    import tftracer
+    probs = []
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    x = torch.randn(16, 32)
+    with tftracer.Timeline() as tl:
+        m(x).sum().backward()
+    out = os.path.join(tmp, "step.html")
+    tl.visualize(out)
+    html = open(out, encoding="utf-8").read()
+    if 'id="tft-data"' not in html or "aten::addmm" not in html:
+        probs.append("page lacks the inlined data")
+    # no reference to another host (an XML namespace name is not a reference)
+    refs = [u for u in re.findall(r"https?://[^\s\"'<>)]+", html) if "www.w3.org/" not in u]
+    if refs:
+        probs.append("references other hosts: %s" % refs[:3])
+    if re.search(r"<script[^>]+src=|<link[^>]+href=\"(?!data:)", html):
+        probs.append("the page loads files (script src / link href)")
+    if not (tl.step_time() > 0 and 0 < tl.computation_time() <= tl.step_time() + 1e-6):
+        probs.append("times: step %s busy %s" % (tl.step_time(), tl.computation_time()))
+    saved = tl.save(os.path.join(tmp, "step.tft"))
+    tl2 = tftracer.Timeline.load(saved)
+    if abs(tl2.step_time() - tl.step_time()) > 1e-6:
+        probs.append("load: step_time %s != %s" % (tl2.step_time(), tl.step_time()))
+    check("timeline_torch", probs)
+
+
+def case_timeline_tf(tmp):
+    sys.modules["tensorflow"] = fake_tf()
+    import tftracer
+    probs = []
+    t0 = 1700000000000000
+    with tftracer.Timeline() as tl:
+        kw = tl.kwargs   # what sess.run(..., **tl.kwargs) gets
+        if kw["options"].trace_level != 3:
+            probs.append("options not FULL_TRACE")
+        kw["run_metadata"].data = run_metadata_bytes(t0)   # sess.run fills it
+    if abs(tl.step_time() - 150.0) > 1e-6:
+        probs.append("step_time %s us, want 150" % tl.step_time())
+    if abs(tl.communication_time() - 50.0) > 1e-6:
+        probs.append("communication_time %s us, want 50" % tl.communication_time())
+    if abs(tl.computation_time() - 140.0) > 1e-6:   # [0,110] and [120,150] are busy
+        probs.append("computation_time %s us, want 140" % tl.computation_time())
+    if abs(tl.step_time("GPU:0") - 140.0) > 1e-6:
+        probs.append("step_time(GPU:0) %s us, want 140" % tl.step_time("GPU:0"))
+    html = tl.visualize()
+    if "dense/MatMul" not in html:
+        probs.append("visualize() text lacks the ops")
+    check("timeline_tf_standin", probs)
+
+
+def case_hook(tmp):
+    mts = []
+    sys.modules["tensorflow"] = fake_tf(mts_calls=mts)
+    tf = sys.modules["tensorflow"]
+    import tftracer
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "hook-%p.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    hook = srv.hook
+    probs = []
+    if not isinstance(hook, tf.train.SessionRunHook):
+        probs.append("hook is not a SessionRunHook")
+
+    def run(fetches, traced_data):
+        ctx = types.SimpleNamespace(original_args=tf.train.SessionRunArgs(fetches))
+        args = hook.before_run(ctx)
+        md = tf.RunMetadata()
+        full = args is not None and args.options is not None and args.options.trace_level == 3
+        if full:
+            md.data = traced_data
+        hook.after_run(ctx, types.SimpleNamespace(results=None, run_metadata=md))
+        return full
+
+    hook.begin()
+    t0 = int(time.time() * 1e6)
+    fulls = [run("train_op", run_metadata_bytes(t0)) for _ in range(5)]
+    srv.trace_next(1)
+    fulls.append(run("train_op", run_metadata_bytes(t0)))
+    run("loss", b"")
+    hook.end(None)
+    if fulls != [False] * 5 + [True]:
+        probs.append("FULL_TRACE requested for runs %s" % fulls)
+    srv.wait_imports()
+    st, r = wait_for(lambda: (lambda x: x if x[1].get("total") else None)(
+        http_json(base, "/api/search?q=dense/MatMul")), 3) or (0, {})
+    if not r.get("total"):
+        probs.append("the RunMetadata ops are not in the live session: %s" % srv.status())
+    st, runs = http_json(base, "/api/runs")
+    counts = sorted(x["count"] for x in wait_for(lambda: http_json(base, "/api/runs")[1]["runs"]
+                                                  if len(http_json(base, "/api/runs")[1]["runs"]) == 2 else None, 3) or [])
+    if counts != [1, 6]:
+        probs.append("run kinds by fetches: %s" % counts)
+    for i in range(200):   # many distinct fetches: the run-kind table stays bounded
+        run("op%d" % i, b"")
+    if len(hook._kinds) > 64:
+        probs.append("%d run kinds kept (LRU bound 64)" % len(hook._kinds))
+    srv.stop()
+    check("hook_standin", probs)
+
+    # hook_inject: MonitoredTrainingSession gets the hook added
+    probs = []
+    server = tftracer.hook_inject(port=0, session=os.path.join(tmp, "inject-%p.tft"))
+    tf.train.MonitoredTrainingSession(hooks=[])
+    tf.compat.v1.train.MonitoredTrainingSession()
+    if len(mts) != 2 or any(server.hook not in kw.get("hooks", []) for kw in mts):
+        probs.append("MonitoredTrainingSession calls: %s" % mts)
+    server.stop()
+    check("hook_inject_standin", probs)
+
+
+def case_hook_inject_no_tf(tmp):
+    import builtins
+    real = builtins.__import__
+
+    def no_tf(name, *a, **kw):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            raise ImportError("no tensorflow here")
+        return real(name, *a, **kw)
+    builtins.__import__ = no_tf
+    import tftracer
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = tftracer.hook_inject(port=0)
+    msgs = [str(x.message) for x in w]
+    check("hook_inject_without_tf", [] if r is None and any("TensorFlow is not installed" in m for m in msgs)
+          else ["returned %r, warnings %s" % (r, msgs)])
+
+
+def case_keras(tmp):
+    xplane = os.path.join(DATA, "tracelens", "jax_mi300", "jax08_gemm", "tw003.xplane.pb")
+    if not os.path.exists(xplane):
+        emit("SKIP", "keras_callback_standin", "no %s" % xplane)
+        return
+    sys.modules["tensorflow"] = fake_tf(xplane=xplane)
+    import tftracer
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "keras-%p.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    cb = srv.keras_callback()
+    probs = []
+    for b in range(3):
+        if b == 1:
+            srv.trace_next(1)
+        cb.on_train_batch_begin(b)
+        time.sleep(0.002)
+        cb.on_train_batch_end(b)
+    srv.wait_imports()
+    s = srv.status()
+    if s["imports"] != 1 or s["import_errors"]:
+        probs.append("imports %s, errors %s (%s)" % (s["imports"], s["import_errors"], s["last_import_error"]))
+    st, sess = http_json(base, "/api/session")
+    if sess.get("slices", 0) < 1000:
+        probs.append("XSpace events not in the live session: %s slices" % sess.get("slices"))
+    st, runs = http_json(base, "/api/runs")
+    if [r["count"] for r in runs["runs"]] != [3]:
+        probs.append("runs %s" % runs)
+    srv.stop()
+    check("keras_callback_standin", probs)
+
+
+def case_disk_full(tmp):
+    # Writes past 1 MiB fail (RLIMIT_FSIZE, EFBIG) like a full disk.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+    import tftracer
+    probs = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "full-%p.tft"))
+        srv.set_tracing(True)
+        done = 0
+        for i in range(4000):   # ~ 400 k zones: far more than 4 MiB
+            with srv.step("train"):
+                for _ in range(100):
+                    with tftracer.zone("op%d" % (i % 1000)):
+                        pass
+            done += 1
+            if i % 100 == 0:
+                time.sleep(0.01)
+        time.sleep(0.3)
+        with srv.step("train"):
+            pass
+    mine = [x for x in w if "tftracer" in str(x.message)]
+    s = srv.status()
+    if done != 4000:
+        probs.append("training stopped at %d" % done)
+    if len(mine) != 1 or "disabled" not in str(mine[0].message):
+        probs.append("warnings: %s" % [str(x.message) for x in mine])
+    if s["state"] != "disabled" or not s["disabled_reason"]:
+        probs.append("state %s (%s)" % (s["state"], s["disabled_reason"]))
+    if not (s["dropped"] > 0 or s["lost_steps"] > 0):
+        probs.append("nothing counted as lost: %s" % s)
+    note("disk full: %s; dropped %d events, %d steps not recorded" % (
+        s["disabled_reason"], s["dropped"], s["lost_steps"]))
+    srv.stop()
+    check("disk_full", probs)
+
+
+def case_unwritable(tmp):
+    import tftracer
+    probs = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        srv = tftracer.TracingServer(port=0, session="/proc/tftracer-no-such-dir/run.tft")
+        for _ in range(100):
+            with srv.step("train"):
+                pass
+    mine = [str(x.message) for x in w if "tftracer" in str(x.message)]
+    if len(mine) != 1 or "tracing is off" not in mine[0]:
+        probs.append("warnings: %s" % mine)
+    srv.stop()
+    check("unwritable_session", probs)
+
+
+def case_memory(tmp):
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        emit("SKIP", "bounded_memory", "under ASan (its quarantine holds freed memory)")
+        return
+    import tftracer
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "mem-%p.tft"))
+    kinds = ["train", "eval", "data"]
+
+    def steps(n):
+        for i in range(n):
+            with srv.step(kinds[i % 3]):
+                pass
+    steps(200)
+    time.sleep(0.3)
+    a = rss_kb()
+    steps(1800)
+    time.sleep(0.3)
+    b = rss_kb()
+    steps(18000)
+    time.sleep(0.5)
+    c = rss_kb()
+    note("RSS after 200 / 2000 / 20000 steps: %d / %d / %d KiB" % (a, b, c))
+    probs = []
+    # The writer's SQLite page cache (capped at 16 MiB) fills as the file grows.
+    if b - a > 4096 or c - a > 20480:
+        probs.append("RSS grew %d KiB (2000 steps) / %d KiB (20000 steps)" % (b - a, c - a))
+    srv.stop()
+    check("bounded_memory", probs)
+
+
+def case_gil(tmp):
+    import tftracer
+    from tftracer import _tftracer as c
+    big = os.path.join(DATA, "hta", "df_index_resolver", "df_index_resolver.json.gz")
+    if not os.path.exists(big):
+        emit("SKIP", "gil_released", "no %s" % big)
+        return
+    count = [0]
+    stop = [False]
+
+    def spin():
+        while not stop[0]:
+            count[0] += 1
+    th = threading.Thread(target=spin)
+    th.start()
+    time.sleep(0.05)
+    out = os.path.join(tmp, "big.tft")
+    c0 = count[0]
+    t = time.monotonic()
+    c.ingest(out, "auto", path=big)
+    dt = time.monotonic() - t
+    c1 = count[0]
+    # a slow flush: many events waiting in the runtime's rings
+    c.init(session=os.path.join(tmp, "gil-%p.tft"), enabled=True, buffer_bytes=64 << 20)
+    for i in range(300000):
+        with tftracer.zone("z"):
+            pass
+    c2 = count[0]
+    t2 = time.monotonic()
+    c.flush(10000)
+    dt2 = time.monotonic() - t2
+    c3 = count[0]
+    stop[0] = True
+    th.join()
+    c.shutdown()
+    note("during a %.2f s import the other thread counted %d; during a %.3f s flush %d" % (
+        dt, c1 - c0, dt2, c3 - c2))
+    probs = []
+    if dt > 0.2 and c1 - c0 < 10000:
+        probs.append("the other thread was stuck during the import (%d)" % (c1 - c0))
+    if dt2 > 0.02 and c3 - c2 < 1000:
+        probs.append("the other thread was stuck during the flush (%d)" % (c3 - c2))
+    check("gil_released", probs)
+
+
+def case_auth(tmp):
+    import tftracer
+    srv = tftracer.TracingServer(port=0, token="secret-token-123", session=os.path.join(tmp, "a-%p.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    probs = []
+    st, _ = http_json(base, "/api/trace", {"steps": 1})
+    if st != 401:
+        probs.append("POST without token: %s" % st)
+    st, _ = http_json(base, "/api/trace", {"steps": 1}, headers={"X-TFT-Token": "secret-token-123"})
+    if st != 200:
+        probs.append("POST with token: %s" % st)
+    st, _ = http_json(base, "/api/trace", {"steps": 1}, headers={"X-TFT-Token": "secret-token-123",
+                                                                "Origin": "http://evil.example"})
+    if st != 403:
+        probs.append("cross-origin POST: %s" % st)
+    if "token=secret-token-123" not in srv.url:
+        probs.append("url %s" % srv.url)
+    srv.stop()
+    check("auth", probs)
+
+
+CASES = {
+    "import": (case_import, False),
+    "live_torch": (case_live_torch, True),
+    "timeline_torch": (case_timeline_torch, True),
+    "timeline_tf": (case_timeline_tf, False),
+    "hook": (case_hook, False),
+    "hook_inject_no_tf": (case_hook_inject_no_tf, False),
+    "keras": (case_keras, False),
+    "disk_full": (case_disk_full, False),
+    "unwritable": (case_unwritable, False),
+    "memory": (case_memory, False),
+    "gil": (case_gil, False),
+    "auth": (case_auth, False),
+}
+
+
+def run_case(name):
+    fn, needs_torch = CASES[name]
+    if needs_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            emit("SKIP", name, "torch not importable")
+            return 0
+    tmp = tempfile.mkdtemp(prefix="tft-py-%s-" % name)
+    old = os.getcwd()
+    os.chdir(tmp)
+    try:
+        fn(tmp)
+    finally:
+        os.chdir(old)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--case":
+        sys.path.insert(0, PYDIR)
+        try:
+            return run_case(sys.argv[2])
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            emit("FAIL", sys.argv[2], "%s: %s" % (type(e).__name__, e))
+            return 1
+    if not os.path.isdir(os.path.join(PYDIR, "tftracer")):
+        emit("FAIL", "module", "not built: %s (make O=%s)" % (PYDIR, BUILD))
+        return 1
+    nfail = 0
+    only = sys.argv[1:]
+    for name in CASES:
+        if only and name not in only:
+            continue
+        env = dict(os.environ, PYTHONPATH=PYDIR, PYTHONDONTWRITEBYTECODE="1")
+        t = time.monotonic()
+        try:
+            r = subprocess.run([PYTHON, os.path.abspath(__file__), "--case", name], env=env,
+                               capture_output=True, text=True, timeout=300)
+            out, rc = r.stdout, r.returncode
+            err = r.stderr
+        except subprocess.TimeoutExpired as e:
+            out, rc, err = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), -1, "timeout"
+        lines = [ln for ln in out.splitlines() if re.match(r"^(PASS|FAIL|SKIP|#) ", ln)]
+        for ln in lines:
+            print(ln, flush=True)
+        nfail += sum(1 for ln in lines if ln.startswith("FAIL "))
+        if rc != 0 and not any(ln.startswith("FAIL ") for ln in lines):
+            emit("FAIL", name, "exit %s: %s" % (rc, " | ".join(err.strip().splitlines()[-4:])))
+            nfail += 1
+        note("%s: %.1f s" % (name, time.monotonic() - t))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
