@@ -2,7 +2,9 @@
 /*
  * libFuzzer target: the streaming JSON reader alone. The first byte picks
  * the window size (so refills and replays happen at every boundary) and
- * how values are consumed; every token is checked against the input.
+ * how values are consumed; the second how objects are walked
+ * (tft_json_next_key or tft_json_next_members) and refilled (in place, or
+ * from windows filled here as the importer's reader thread does).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +13,39 @@
 
 #include "codec/json_read.h"
 #include "codec/source.h"
+
+static unsigned g_mode2; /* bit 0: next_members; bit 1: refill_from; bits 2-3: max - 1 */
+
+/* Refill in place, or from a window filled here with some room in front. */
+static int refill(struct tft_json_reader *r, struct tft_error *err)
+{
+	struct tft_json_window w;
+	size_t head = (g_mode2 >> 4) & 7, block = 1 + ((g_mode2 >> 7) ? 31 : 3), n = 0, got;
+	bool eof = false;
+	int rc;
+
+	if (!(g_mode2 & 2))
+		return tft_json_refill(r, err);
+	w.cap = head + block;
+	w.buf = malloc(w.cap + TFT_JSON_PAD);
+	if (!w.buf)
+		return TFT_ENOMEM;
+	memset(w.buf, 0xa5, w.cap + TFT_JSON_PAD); /* stale bytes must not matter */
+	while (n < block) {
+		if ((rc = tft_source_read(r->src, w.buf + head + n, block - n, &got, err))) {
+			free(w.buf);
+			return rc;
+		}
+		if (!got) {
+			eof = true;
+			break;
+		}
+		n += got;
+	}
+	rc = tft_json_refill_from(r, &w, head, n, eof, err);
+	tft_json_window_free(&w);
+	return rc;
+}
 
 /* Run one reader operation, refilling and replaying it on TFT_JSON_MORE. */
 #define OP(r, err, call)                                                    \
@@ -21,7 +56,7 @@
 			rc_ = (call);                                       \
 			if (rc_ != TFT_JSON_MORE)                           \
 				break;                                      \
-			if ((rc_ = tft_json_refill(r, err)) != 0)           \
+			if ((rc_ = refill(r, err)) != 0)                    \
 				break;                                      \
 		}                                                           \
 		rc_;                                                        \
@@ -74,6 +109,30 @@ static int walk(struct tft_json_reader *r, unsigned mode, struct tft_error *err)
 			return 0;
 		if (r->level[r->depth] & 1) {
 			rc = OP(r, err, tft_json_next_item(r, (mode & 4) ? TFT_JSON_EOF_ENDS_ARRAY : 0, err));
+		} else if (g_mode2 & 1) {
+			struct tft_json_member ms[4];
+			unsigned n = 0;
+			bool ended = false;
+			rc = OP(r, err, tft_json_next_members(r, ms, 1 + ((g_mode2 >> 2) & 3), &n, &ended, err));
+			if (rc)
+				return rc;
+			for (unsigned i = 0; i < n; i++) {
+				touch(ms[i].key.ptr, ms[i].key.len);
+				if (ms[i].v.type == TFT_JSON_STRING || ms[i].v.type == TFT_JSON_NUMBER)
+					touch(ms[i].v.ptr, ms[i].v.len);
+				if (ms[i].v.type == TFT_JSON_NUMBER) {
+					int64_t x;
+					(void)tft_json_value_to_ns(&ms[i].v, &x);
+					(void)tft_json_value_to_i64(&ms[i].v, &x);
+				}
+			}
+			if (n && (ms[n - 1].v.type == TFT_JSON_OBJECT || ms[n - 1].v.type == TFT_JSON_ARRAY)) {
+				rc = OP(r, err, tft_json_read(r, &v, err)); /* enter it */
+				continue;
+			}
+			v.type = 0;
+			v.ptr = NULL;
+			continue;
 		} else {
 			rc = OP(r, err, tft_json_next_key(r, &k, err));
 			if (rc == 1)
@@ -100,9 +159,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tft_source *src;
 	unsigned mode;
 
-	if (size < 1)
+	if (size < 2)
 		return 0;
 	mode = data[0];
+	g_mode2 = data[1];
+	data++;
+	size--;
 	memset(&opts, 0, sizeof(opts));
 	opts.block_size = (mode & 0xe0) ? (size_t)(mode >> 5) * 3 : 4096;
 	opts.max_buffer = 1 << 16;

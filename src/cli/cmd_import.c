@@ -22,7 +22,9 @@ static const char usage_text[] =
 	"Import trace files into one session file. Formats are detected from the\n"
 	"content; gzip-compressed inputs are read transparently:\n"
 	"  Chrome trace JSON (array or object form), PyTorch/Kineto traces,\n"
-	"  TensorFlow tf.timeline JSON.\n"
+	"  TensorFlow tf.timeline JSON, TF RunMetadata/StepStats (binary or text),\n"
+	"  TF2/JAX XSpace (.xplane.pb, or a plugins/profile/<run>/ directory),\n"
+	"  GraphDef/CostGraphDef, tftracer/tfvis saved pickles (never executed).\n"
 	"\n"
 	"  -o, --output FILE     session file to create (replaced if it exists)\n"
 	"  -q, --quiet           no progress display\n"
@@ -105,7 +107,7 @@ int tft_cmd_import(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0)
-			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", argv[i]);
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file or directory", argv[i]);
 	}
 	if (cli_outfile_open(&of, out, 0) != 0)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);

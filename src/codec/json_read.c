@@ -106,6 +106,7 @@ static void scratch_reset(struct tft_json_reader *r)
 	}
 	b->next = NULL;
 	b->used = 0;
+	r->decoded = 0;
 }
 
 /* ---- scanning ----------------------------------------------------------- */
@@ -223,36 +224,32 @@ void tft_json_mark(struct tft_json_reader *r)
 	scratch_reset(r);
 }
 
-int tft_json_refill(struct tft_json_reader *r, struct tft_error *err)
+/* The window must grow (the unit from the mark fills it): the new capacity, 0 on failure. */
+static size_t grown_cap(struct tft_json_reader *r, struct tft_error *err)
 {
-	size_t from = r->mark_pos;
+	if (r->cap >= r->max_buffer) {
+		size_t at = r->mark_pos; /* report where the oversized value starts */
+		while (at < r->len && is_ws[(unsigned char)r->buf[at]])
+			at++;
+		fail(r, err, at, "JSON value larger than the buffer limit (%zu bytes)", r->max_buffer);
+		return 0;
+	}
+	return r->cap * 2 > r->max_buffer ? r->max_buffer : r->cap * 2;
+}
 
-	if (from > 0) {
-		memmove(r->buf, r->buf + from, r->len - from);
-		r->len -= from;
-		r->base += from;
-		r->mark_pos = 0;
-	}
-	if (r->len == r->cap && !r->eof) {
-		size_t ncap;
-		char *nb;
-		if (r->cap >= r->max_buffer) {
-			size_t at = 0; /* report where the oversized value starts */
-			while (at < r->len && is_ws[(unsigned char)r->buf[at]])
-				at++;
-			return fail(r, err, at, "JSON value larger than the buffer limit (%zu bytes)",
-				    r->max_buffer);
-		}
-		ncap = r->cap * 2 > r->max_buffer ? r->max_buffer : r->cap * 2;
-		nb = realloc(r->buf, ncap + TFT_JSON_PAD);
-		if (!nb) {
-			tft_error_set(err, TFT_ENOMEM, -1, "out of memory growing the JSON window");
-			return TFT_ENOMEM;
-		}
-		memset(nb + r->cap, 0, ncap - r->cap + TFT_JSON_PAD);
-		r->buf = nb;
-		r->cap = ncap;
-	}
+/* The window was refilled: rewind to the mark (now at 0). */
+static void rewind_to_mark(struct tft_json_reader *r)
+{
+	r->buf[r->len] = '\0'; /* sentinel for ws_skip() and number scans */
+	r->pos = 0;
+	r->depth = r->mark_depth;
+	r->level[r->depth] = r->mark_level;
+	scratch_reset(r);
+}
+
+/* Read into the window (the kept bytes are at its start), then rewind to the mark. */
+static int fill_window(struct tft_json_reader *r, struct tft_error *err)
+{
 	while (r->len < r->cap && !r->eof) {
 		size_t got;
 		int rc = tft_source_read(r->src, r->buf + r->len, r->cap - r->len, &got, err);
@@ -262,12 +259,110 @@ int tft_json_refill(struct tft_json_reader *r, struct tft_error *err)
 			r->eof = true;
 		r->len += got;
 	}
-	r->buf[r->len] = '\0'; /* sentinel for ws_skip() and number scans */
-	r->pos = 0;
+	rewind_to_mark(r);
+	return 0;
+}
+
+/* A whole document in memory (tft_json_reader_init_mem): nothing to read, rewind only. */
+static int refill_mem(struct tft_json_reader *r)
+{
+	r->pos = r->mark_pos;
 	r->depth = r->mark_depth;
 	r->level[r->depth] = r->mark_level;
 	scratch_reset(r);
 	return 0;
+}
+
+int tft_json_refill(struct tft_json_reader *r, struct tft_error *err)
+{
+	size_t from = r->mark_pos;
+
+	if (!r->mem)
+		return refill_mem(r);
+
+	if (from > 0 || r->buf != r->mem) {
+		memmove(r->mem, r->buf + from, r->len - from);
+		r->len -= from;
+		r->base += from;
+		r->mark_pos = 0;
+		r->buf = r->mem;
+		r->cap = r->mem_cap;
+	}
+	if (r->len == r->cap && !r->eof) {
+		size_t ncap = grown_cap(r, err);
+		char *nb;
+		if (!ncap)
+			return TFT_EFORMAT;
+		nb = realloc(r->mem, ncap + TFT_JSON_PAD);
+		if (!nb) {
+			tft_error_set(err, TFT_ENOMEM, -1, "out of memory growing the JSON window");
+			return TFT_ENOMEM;
+		}
+		memset(nb + r->cap, 0, ncap - r->cap + TFT_JSON_PAD);
+		r->mem = r->buf = nb;
+		r->mem_cap = r->cap = ncap;
+	}
+	return fill_window(r, err);
+}
+
+int tft_json_refill_from(struct tft_json_reader *r, struct tft_json_window *win, size_t at,
+			 size_t n, bool eof, struct tft_error *err)
+{
+	size_t from = r->mark_pos, keep = r->len - from;
+	struct tft_json_window old;
+	char *base;
+	size_t cap;
+
+	if (!r->mem)
+		return refill_mem(r);
+	if (keep >= r->max_buffer && !r->eof) {
+		size_t at0 = from; /* report where the oversized value starts */
+		while (at0 < r->len && is_ws[(unsigned char)r->buf[at0]])
+			at0++;
+		return fail(r, err, at0, "JSON value larger than the buffer limit (%zu bytes)",
+			    r->max_buffer);
+	}
+	if (keep <= at) {
+		/* the usual case: the cut unit goes in the room left in front of the new bytes */
+		base = win->buf + at - keep;
+		cap = win->cap - (at - keep);
+		memcpy(base, r->buf + from, keep);
+	} else {
+		/* a unit longer than that room: make the window hold both */
+		if (win->cap < keep + n) {
+			char *nb = realloc(win->buf, keep + n + TFT_JSON_PAD);
+			if (!nb) {
+				tft_error_set(err, TFT_ENOMEM, -1, "out of memory growing the JSON window");
+				return TFT_ENOMEM;
+			}
+			win->buf = nb;
+			win->cap = keep + n;
+		}
+		memmove(win->buf + keep, win->buf + at, n);
+		memcpy(win->buf, r->buf + from, keep);
+		base = win->buf;
+		cap = win->cap;
+	}
+	old.buf = r->mem;
+	old.cap = r->mem_cap;
+	r->mem = win->buf;
+	r->mem_cap = win->cap;
+	*win = old;
+	r->buf = base;
+	r->cap = cap;
+	r->len = keep + n;
+	r->base += from;
+	r->mark_pos = 0;
+	r->eof = eof;
+	rewind_to_mark(r);
+	return 0;
+}
+
+void tft_json_window_free(struct tft_json_window *win)
+{
+	free(win->buf);
+	win->buf = NULL;
+	win->cap = 0;
 }
 
 int tft_json_reader_init(struct tft_json_reader *r, struct tft_source *src,
@@ -290,12 +385,27 @@ int tft_json_reader_init(struct tft_json_reader *r, struct tft_source *src,
 	r->max_depth = opts && opts->max_depth ? opts->max_depth : TFT_JSON_MAX_DEPTH;
 	if (r->max_depth > TFT_JSON_MAX_DEPTH)
 		r->max_depth = TFT_JSON_MAX_DEPTH;
-	r->buf = calloc(1, r->cap + TFT_JSON_PAD);
+	r->mem = r->buf = calloc(1, r->cap + TFT_JSON_PAD);
+	r->mem_cap = r->cap;
 	if (!r->buf) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return TFT_ENOMEM;
 	}
 	return tft_json_refill(r, err);
+}
+
+void tft_json_reader_init_mem(struct tft_json_reader *r, const char *data, size_t len,
+			      struct tft_source *src, const struct tft_json_reader_opts *opts)
+{
+	memset(r, 0, sizeof(*r));
+	r->src = src;
+	r->buf = (char *)(uintptr_t)data; /* only read: the window is never refilled */
+	r->cap = r->len = len;
+	r->max_buffer = len;
+	r->eof = true;
+	r->max_depth = opts && opts->max_depth ? opts->max_depth : TFT_JSON_MAX_DEPTH;
+	if (r->max_depth > TFT_JSON_MAX_DEPTH)
+		r->max_depth = TFT_JSON_MAX_DEPTH;
 }
 
 void tft_json_reader_fini(struct tft_json_reader *r)
@@ -304,8 +414,8 @@ void tft_json_reader_fini(struct tft_json_reader *r)
 	if (r->scratch)
 		free(r->scratch);
 	r->scratch = NULL;
-	free(r->buf);
-	r->buf = NULL;
+	free(r->mem);
+	r->mem = r->buf = NULL;
 }
 
 /* ---- tokens ------------------------------------------------------------- */
@@ -418,6 +528,7 @@ static int decode_string(struct tft_json_reader *r, const char *s, const char *e
 	}
 	out->ptr = o0;
 	out->len = (size_t)(o - o0);
+	r->decoded += out->len + 1; /* + 1: an empty decoded string counts too */
 	return 0;
 }
 
@@ -460,32 +571,44 @@ static inline bool is_digit(char ch)
 	return (unsigned)(ch - '0') < 10u;
 }
 
-/* One pass: scan and validate; the '\0' sentinel at buf[len] ends every loop. */
+
+/*
+ * One pass: scan and validate, and keep the integer part's value; the '\0'
+ * sentinel at buf[len] ends every loop.
+ */
 static int read_number(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err)
 {
-	const char *s = r->buf + r->pos, *p = s, *e = r->buf + r->len;
-	bool is_int = true;
+	const char *s = r->buf + r->pos, *p = s, *e = r->buf + r->len, *d0, *fp = NULL;
+	bool is_int = true, neg = false;
+	uint64_t m = 0;
 
-	if (*p == '-')
+	if (*p == '-') {
+		neg = true;
 		p++;
+	}
+	d0 = p;
 	if (*p == '0') {
 		p++;
 	} else if (is_digit(*p)) {
-		do
+		while (is_digit(*p)) {
+			m = m * 10 + (unsigned)(*p - '0'); /* wraps past 19 digits: mag_ok is false */
 			p++;
-		while (is_digit(*p));
+		}
 	} else {
 		goto bad;
 	}
+	v->mag_ok = p - d0 <= 19;
 	if (*p == '.') {
 		p++;
 		if (!is_digit(*p))
 			goto bad;
+		fp = p;
 		do
 			p++;
 		while (is_digit(*p));
 		is_int = false;
 	}
+	v->frac_len = fp ? (uint32_t)(p - fp) : 0;
 	if ((*p | 0x20) == 'e') {
 		p++;
 		if (*p == '+' || *p == '-')
@@ -496,6 +619,7 @@ static int read_number(struct tft_json_reader *r, struct tft_json_value *v, stru
 			p++;
 		while (is_digit(*p));
 		is_int = false;
+		v->mag_ok = false;
 	}
 	if (p >= e && !r->eof)
 		return TFT_JSON_MORE; /* the number may go on in the next window */
@@ -503,6 +627,8 @@ static int read_number(struct tft_json_reader *r, struct tft_json_value *v, stru
 		goto bad;
 	v->type = TFT_JSON_NUMBER;
 	v->is_int = is_int;
+	v->neg = neg;
+	v->int_mag = m;
 	v->ptr = s;
 	v->len = (size_t)(p - s);
 	r->pos = (size_t)(p - r->buf);
@@ -673,6 +799,134 @@ int tft_json_next_member(struct tft_json_reader *r, struct tft_json_str *key,
 		return rc;
 	rc = value_start(r, v, false, err);
 	return rc ? rc : 1;
+}
+
+/*
+ * The member loop with the reader's state in locals: the common member
+ * (optional ',', a key without escapes, ':', a string without escapes, a
+ * number, a literal or the start of a container) is read here; anything
+ * else (escapes, the end of the window, malformed input) is handed to
+ * key_step() + value_start() from the start of that member, so results and
+ * errors are those of tft_json_next_member().
+ */
+int tft_json_next_members(struct tft_json_reader *r, struct tft_json_member *out, unsigned max,
+			  unsigned *n, bool *ended, struct tft_error *err)
+{
+	const char *buf = r->buf, *e = buf + r->len, *p = buf + r->pos;
+	uint8_t lv = r->level[r->depth];
+	unsigned k = 0;
+	int rc;
+
+	TFT_ASSERT(r->depth > 0 && !(lv & JL_ARRAY));
+	*ended = false;
+	while (k < max) {
+		struct tft_json_member *m = &out[k];
+		const char *p0 = p, *h;
+
+		while (is_ws[(unsigned char)*p])
+			p++;
+		if (*p == '}' && p < e) {
+			p++;
+			r->depth--;
+			*ended = true;
+			r->pos = (size_t)(p - buf);
+			*n = k;
+			return 0;
+		}
+		if (lv & JL_ITEM) {
+			if (*p != ',')
+				goto generic;
+			p++;
+			while (is_ws[(unsigned char)*p])
+				p++;
+		}
+		if (*p != '"' || p >= e)
+			goto generic;
+		h = find_quote_or_bs(p + 1, e);
+		if (h >= e || *h != '"')
+			goto generic;
+		m->key.ptr = p + 1;
+		m->key.len = (size_t)(h - p - 1);
+		p = h + 1;
+		while (is_ws[(unsigned char)*p])
+			p++;
+		if (*p != ':' || p >= e)
+			goto generic;
+		p++;
+		while (is_ws[(unsigned char)*p])
+			p++;
+		if (p >= e)
+			goto generic;
+		m->v.offset = (int64_t)(r->base + (size_t)(p - buf));
+		m->v.is_int = false;
+		switch (*p) {
+		case '"':
+			h = find_quote_or_bs(p + 1, e);
+			if (h >= e || *h != '"')
+				goto generic;
+			m->v.type = TFT_JSON_STRING;
+			m->v.ptr = p + 1;
+			m->v.len = (size_t)(h - p - 1);
+			p = h + 1;
+			break;
+		case '{':
+		case '[':
+			m->v.type = *p == '{' ? TFT_JSON_OBJECT : TFT_JSON_ARRAY;
+			m->v.ptr = NULL;
+			m->v.len = 0;
+			r->level[r->depth] = lv | JL_ITEM;
+			r->pos = (size_t)(p - buf); /* not consumed */
+			*n = k + 1;
+			return 0;
+		case 't':
+		case 'f':
+		case 'n':
+		case '-':
+		case '0': case '1': case '2': case '3': case '4':
+		case '5': case '6': case '7': case '8': case '9':
+			r->pos = (size_t)(p - buf);
+			m->v.ptr = NULL;
+			m->v.len = 0;
+			rc = *p == 't' ? read_literal(r, "true", 4, TFT_JSON_TRUE, &m->v, err)
+			   : *p == 'f' ? read_literal(r, "false", 5, TFT_JSON_FALSE, &m->v, err)
+			   : *p == 'n' ? read_literal(r, "null", 4, TFT_JSON_NULL, &m->v, err)
+				       : read_number(r, &m->v, err);
+			if (rc)
+				return rc;
+			p = buf + r->pos;
+			break;
+		default:
+			goto generic;
+		}
+		lv |= JL_ITEM;
+		k++;
+		continue;
+generic:
+		/* replay this member with the general code */
+		r->pos = (size_t)(p0 - buf);
+		r->level[r->depth] = lv;
+		rc = key_step(r, &m->key, err);
+		if (rc == 0) {
+			*ended = true;
+			*n = k;
+			return 0;
+		}
+		if (rc != 1)
+			return rc;
+		if ((rc = value_start(r, &m->v, false, err)))
+			return rc;
+		lv = r->level[r->depth];
+		p = buf + r->pos;
+		k++;
+		if (m->v.type == TFT_JSON_OBJECT || m->v.type == TFT_JSON_ARRAY) {
+			*n = k;
+			return 0;
+		}
+	}
+	r->level[r->depth] = lv;
+	r->pos = (size_t)(p - buf);
+	*n = k;
+	return 0;
 }
 
 static int eof_ends(struct tft_json_reader *r)
@@ -889,6 +1143,11 @@ int tft_json_skip_checked(struct tft_json_reader *r, struct tft_json_str *raw,
 	return 0;
 }
 
+static int stream_refill(struct tft_json_reader *r, struct tft_error *err)
+{
+	return r->refill_hook ? r->refill_hook(r->refill_ctx, err) : tft_json_refill(r, err);
+}
+
 int tft_json_skip_stream(struct tft_json_reader *r, struct tft_error *err)
 {
 	int c, rc;
@@ -900,7 +1159,7 @@ int tft_json_skip_stream(struct tft_json_reader *r, struct tft_error *err)
 		if (r->eof)
 			return more_or_eof(r, err, "a value");
 		set_mark(r);
-		rc = tft_json_refill(r, err);
+		rc = stream_refill(r, err);
 		if (rc)
 			return rc;
 	}
@@ -918,7 +1177,7 @@ int tft_json_skip_stream(struct tft_json_reader *r, struct tft_error *err)
 				return fail(r, err, r->len, "unexpected end of input: expected %s",
 					    st.in_str ? "'\"'" : "a closing bracket");
 			set_mark(r);
-			rc = tft_json_refill(r, err);
+			rc = stream_refill(r, err);
 			if (rc)
 				return rc;
 		}
@@ -930,7 +1189,7 @@ int tft_json_skip_stream(struct tft_json_reader *r, struct tft_error *err)
 		rc = tft_json_read(r, &v, err);
 		if (rc != TFT_JSON_MORE)
 			return rc;
-		rc = tft_json_refill(r, err);
+		rc = stream_refill(r, err);
 		if (rc)
 			return rc;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -403,6 +404,66 @@ int tft_source_peek(struct tft_source *s, size_t want, const void **data, size_t
 	*data = s->peek;
 	*len = s->peek_len;
 	return 0;
+}
+
+int tft_source_map(struct tft_source *s, struct tft_source_map *m, struct tft_error *err)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len, total;
+	void *base, *f;
+
+	memset(m, 0, sizeof(*m));
+	if (s->fd < 0 || s->gzip || s->offset != 0 || s->raw_size == 0 ||
+	    s->raw_size > (uint64_t)SIZE_MAX / 2)
+		return 0;
+	len = (size_t)s->raw_size;
+	/* zeros after the file: the file's last page is zero-filled past its end
+	 * and an anonymous mapping follows it */
+	total = (len + TFT_SOURCE_MAP_PAD + page - 1) / page * page + page;
+	base = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return 0;
+	f = mmap(base, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, s->fd, 0);
+	if (f == MAP_FAILED) {
+		munmap(base, total);
+		return 0;
+	}
+	(void)madvise(base, len, MADV_SEQUENTIAL);
+	(void)madvise(base, len < (64u << 20) ? len : (64u << 20), MADV_WILLNEED);
+	m->base = base;
+	m->map_len = total;
+	m->data = base;
+	m->len = len;
+	/* the whole file is the caller's now */
+	s->offset = s->produced = len;
+	s->raw_offset = s->raw_size;
+	s->peek_pos = s->peek_len = 0;
+	s->raw_pos = s->raw_len = 0;
+	s->raw_eof = true;
+	(void)err;
+	return 1;
+}
+
+void tft_source_map_release(struct tft_source_map *m, size_t upto)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!m->base || upto > m->len)
+		return;
+	upto = upto / page * page;
+	if (upto < m->released + (8u << 20))
+		return;
+	(void)madvise((char *)m->base + m->released, upto - m->released, MADV_DONTNEED);
+	m->released = upto;
+	/* ask for what comes next */
+	size_t ahead = m->len - upto < (64u << 20) ? m->len - upto : (64u << 20);
+	(void)madvise((char *)m->base + upto, ahead, MADV_WILLNEED);
+}
+
+void tft_source_unmap(struct tft_source_map *m)
+{
+	if (m->base)
+		munmap(m->base, m->map_len);
+	memset(m, 0, sizeof(*m));
 }
 
 uint64_t tft_source_offset(const struct tft_source *s)

@@ -52,6 +52,37 @@ int tft_source_read(struct tft_source *s, void *buf, size_t cap, size_t *got,
 int tft_source_peek(struct tft_source *s, size_t want, const void **data, size_t *len,
 		    struct tft_error *err);
 
+/*
+ * A whole plain file mapped read-only, for parsers that want it in place
+ * (no read() copies): data[0 .. len) is the file, and the TFT_SOURCE_MAP_PAD
+ * bytes after it read as zeros (a '\0' sentinel at data[len], room for
+ * vector loads).
+ */
+#define TFT_SOURCE_MAP_PAD 4096u
+struct tft_source_map {
+	const char *data;  /* borrowed view of base */
+	size_t len;
+	void *base;        /* owned mapping, map_len bytes */
+	size_t map_len;
+	size_t released;   /* bytes at the start given back (tft_source_map_release) */
+};
+
+/*
+ * Map the input of s when it is a plain file (not gzip) of which nothing
+ * was read yet (a peek is fine); s then counts it as read. Returns 1 with
+ * *m filled, 0 when the input cannot be mapped (s untouched), or TFT_EIO.
+ */
+int tft_source_map(struct tft_source *s, struct tft_source_map *m, struct tft_error *err);
+
+/*
+ * The caller is done with data[0 .. upto): its pages leave the process's
+ * resident set (they are read again from the file if touched). Cheap to
+ * call often: acts once a few MiB have accumulated.
+ */
+void tft_source_map_release(struct tft_source_map *m, size_t upto);
+
+void tft_source_unmap(struct tft_source_map *m);
+
 /* Decompressed bytes consumed through tft_source_read() so far. */
 uint64_t tft_source_offset(const struct tft_source *s);
 /* Raw (possibly compressed) input bytes consumed so far. */

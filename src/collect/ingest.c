@@ -1,26 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Format detection and dispatch: peek at the first bytes of the
- * (decompressed) input and hand the source to the first importer whose
- * probe accepts them. New formats add one row to `formats`.
+ * (decompressed) input and hand it to the importer of its format. JSON is
+ * streamed; the protobuf (XSpace, RunMetadata/StepStats, GraphDef) and
+ * pickle importers take the whole input in memory (a plain file is mapped,
+ * a compressed one inflated). A directory is a profile run: every
+ * *.xplane.pb in it, one per host.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "codec/source.h"
 #include "collect/ingest.h"
 #include "collect/ingest_chrome.h"
+#include "collect/ingest_graph.h"
+#include "collect/ingest_pickle.h"
+#include "collect/ingest_runmeta.h"
+#include "collect/ingest_xspace.h"
+#include "collect/tf_names.h"
 
 /* Bytes the probes get to look at (the source look-ahead). */
 #define PROBE_BYTES 4096u
+/* Inputs read whole (protobuf, pickle) may not inflate past this. */
+#define WHOLE_MAX ((uint64_t)4 << 30)
+#define XPLANE_SUFFIX ".xplane.pb"
 
-struct ingest_format {
-	const char *name;
-	/* 1 if head[0..len) looks like this format; at_eof: len is the whole input */
-	int (*probe)(const unsigned char *head, size_t len, bool at_eof);
-	int (*import)(struct tft_writer *w, struct tft_source *src,
-		      const struct tft_ingest_opts *opts, struct tft_error *err);
-};
+static const char unrecognised[] =
+	"unrecognised format: expected a JSON trace, an XSpace (.xplane.pb), RunMetadata/StepStats "
+	"(binary or text), GraphDef or a tftracer/tfvis pickle";
 
+static bool is_space(unsigned char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* 1 if head looks like JSON; at_eof: head is the whole input. */
 static int probe_json(const unsigned char *head, size_t len, bool at_eof)
 {
 	size_t i = 0;
@@ -28,62 +49,264 @@ static int probe_json(const unsigned char *head, size_t len, bool at_eof)
 	if (len >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0)
 		i = 3; /* UTF-8 byte order mark */
 	for (; i < len; i++) {
-		unsigned char ch = head[i];
-		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+		if (is_space(head[i]))
 			continue;
-		return ch == '{' || ch == '[';
+		return head[i] == '{' || head[i] == '[';
 	}
 	/* only whitespace so far: JSON if more follows (the parser decides) */
 	return !at_eof;
 }
 
-static int import_chrome(struct tft_writer *w, struct tft_source *src,
-			 const struct tft_ingest_opts *opts, struct tft_error *err)
-{
-	return tft_ingest_chrome_source(w, src, opts, NULL, err);
-}
-
-static const struct ingest_format formats[] = {
-	{ "chrome", probe_json, import_chrome },
+/* The whole (decompressed) input, borrowed from memory, mapped or read. */
+struct whole {
+	const uint8_t *data; /* borrowed from one of the below or the caller */
+	size_t len;
+	void *map;           /* owned mapping, map_len bytes */
+	size_t map_len;
+	uint8_t *buf;        /* owned copy */
 };
 
-static int ingest_source(struct tft_writer *w, struct tft_source *src,
+static void whole_free(struct whole *wh)
+{
+	if (wh->map)
+		munmap(wh->map, wh->map_len);
+	free(wh->buf);
+	memset(wh, 0, sizeof(*wh));
+}
+
+/*
+ * mem (len bytes) is the raw input when the source reads memory, path its
+ * file otherwise. Plain input is used in place (mapped); compressed input
+ * is inflated through the source, whose look-ahead comes first.
+ */
+static int whole_input(struct tft_source *src, const char *path, const void *mem, size_t mem_len,
+		       struct whole *wh, struct tft_error *err)
+{
+	memset(wh, 0, sizeof(*wh));
+	if (!tft_source_is_gzip(src)) {
+		if (mem) {
+			wh->data = mem;
+			wh->len = mem_len;
+			return 0;
+		}
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) != 0) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return tft_error_set(err, TFT_EIO, -1, "cannot open: %s", strerror(e));
+		}
+		if (st.st_size > 0) {
+			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (m != MAP_FAILED) {
+				(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+				wh->map = m;
+				wh->map_len = (size_t)st.st_size;
+				wh->data = m;
+				wh->len = (size_t)st.st_size;
+				close(fd);
+				return 0;
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			close(fd);
+			wh->data = (const uint8_t *)"";
+			return 0;
+		}
+		close(fd); /* not mappable (a pipe ...): read it through the source */
+	}
+	size_t cap = 1u << 20;
+	uint64_t raw = tft_source_raw_size(src);
+	if (raw && raw < WHOLE_MAX)
+		cap = (size_t)raw + 1 > cap ? (size_t)raw + 1 : cap;
+	for (;;) {
+		size_t got;
+		int rc;
+		if (!wh->buf || wh->len == cap) {
+			size_t ncap = wh->buf ? cap * 2 : cap;
+			uint8_t *nb;
+			if ((uint64_t)ncap > WHOLE_MAX + 1)
+				ncap = (size_t)(WHOLE_MAX + 1);
+			if (wh->buf && ncap <= cap) {
+				whole_free(wh);
+				return tft_error_set(err, TFT_EFORMAT, (int64_t)WHOLE_MAX,
+						     "input larger than %llu bytes once decompressed",
+						     (unsigned long long)WHOLE_MAX);
+			}
+			nb = realloc(wh->buf, ncap);
+			if (!nb) {
+				whole_free(wh);
+				return tft_error_set(err, TFT_ENOMEM, -1, "out of memory reading the input");
+			}
+			wh->buf = nb;
+			cap = ncap;
+		}
+		rc = tft_source_read(src, wh->buf + wh->len, cap - wh->len, &got, err);
+		if (rc) {
+			whole_free(wh);
+			return rc;
+		}
+		if (got == 0)
+			break;
+		wh->len += got;
+	}
+	wh->data = wh->buf;
+	return 0;
+}
+
+/* Import src (positioned at its start); name for errors; path or mem: see whole_input(). */
+static int ingest_source(struct tft_writer *w, struct tft_source *src, const char *name,
+			 const char *path, const void *mem, size_t mem_len,
 			 const struct tft_ingest_opts *opts, struct tft_error *err)
 {
-	const void *head;
+	const unsigned char *head;
+	const void *peek;
+	struct whole wh;
 	size_t len, i;
-	int rc = tft_source_peek(src, PROBE_BYTES, &head, &len, err);
+	int rc, fmt = 0, kind;
 
-	if (rc)
+	if ((rc = tft_source_peek(src, PROBE_BYTES, &peek, &len, err)))
 		return rc;
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].probe(head, len, len < PROBE_BYTES))
-			return formats[i].import(w, src, opts, err);
-	/* point at the first significant byte */
-	for (i = 0; i < len; i++) {
-		unsigned char ch = ((const unsigned char *)head)[i];
-		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+	head = peek;
+	if (probe_json(head, len, len < PROBE_BYTES))
+		return tft_ingest_chrome_source(w, src, opts, NULL, err);
+	if (tft_ingest_pickle_probe(head, len, len < PROBE_BYTES)) {
+		kind = 'p';
+	} else {
+		fmt = tft_pb_sniff(head, len, name);
+		switch (fmt) {
+		case TFT_PB_FMT_XSPACE:
+			kind = 'x';
 			break;
+		case TFT_PB_FMT_RUNMETA:
+		case TFT_PB_FMT_STEPSTATS:
+		case TFT_PB_FMT_RUNMETA_TEXT:
+		case TFT_PB_FMT_STEPSTATS_TEXT:
+			kind = 'r';
+			break;
+		case TFT_PB_FMT_GRAPHDEF:
+		case TFT_PB_FMT_GRAPHDEF_TEXT:
+			kind = 'g';
+			break;
+		default:
+			for (i = 0; i < len && is_space(head[i]); i++)
+				; /* point at the first significant byte */
+			return tft_error_set(err, TFT_EFORMAT, (int64_t)i, "%s", unrecognised);
+		}
 	}
-	return tft_error_set(err, TFT_EFORMAT, (int64_t)i,
-			     "unrecognised format: expected a JSON trace ('{' or '[')");
+	if ((rc = whole_input(src, path, mem, mem_len, &wh, err)))
+		return rc;
+	if (kind == 'p')
+		rc = tft_ingest_pickle_mem(w, name, wh.data, wh.len, opts, err);
+	else if (kind == 'x')
+		rc = tft_xspace_ingest(w, name, wh.data, wh.len, opts, err);
+	else if (kind == 'g')
+		rc = tft_graph_ingest(w, name, wh.data, wh.len, fmt, opts, err);
+	else
+		rc = tft_runmeta_ingest_as(w, name, wh.data, wh.len, fmt, opts, err);
+	whole_free(&wh);
+	return rc;
+}
+
+static int ingest_path(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
+		       struct tft_error *err)
+{
+	struct tft_source *src = tft_source_open_file(path, err);
+	int rc;
+
+	if (!src)
+		return err && err->code ? err->code : TFT_EIO;
+	rc = ingest_source(w, src, path, path, NULL, 0, opts, err);
+	if (rc)
+		tft_error_set_file(err, path);
+	tft_source_close(src);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && memcmp(s + n - m, suf, m) == 0;
+}
+
+/* A profile run directory (plugins/profile/<run>/): every *.xplane.pb, in name order. */
+static int ingest_dir(struct tft_writer *w, const char *dir, const struct tft_ingest_opts *opts,
+		      struct tft_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!d) {
+		rc = tft_error_set(err, errno == ENOENT ? TFT_ENOTFOUND : TFT_EIO, -1,
+				   "cannot open the directory: %s", strerror(errno));
+		tft_error_set_file(err, dir);
+		return rc;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *full;
+		struct stat st;
+		if (!has_suffix(de->d_name, XPLANE_SUFFIX))
+			continue;
+		size_t len = strlen(dir) + 1 + strlen(de->d_name) + 1;
+		full = malloc(len);
+		if (!full) {
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+			goto out;
+		}
+		snprintf(full, len, "%s/%s", dir, de->d_name);
+		if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+			free(full);
+			continue;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nn = realloc(names, ncap * sizeof(*nn));
+			if (!nn) {
+				free(full);
+				rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+			names = nn;
+			cap = ncap;
+		}
+		names[n++] = full;
+	}
+	if (n == 0) {
+		rc = tft_error_set(err, TFT_ENOTFOUND, -1,
+				   "no *" XPLANE_SUFFIX " file in this directory: expected a trace file "
+				   "or a profile run directory (plugins/profile/<run>/)");
+		tft_error_set_file(err, dir);
+		goto out;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = ingest_path(w, names[i], opts, err); /* host: from the file name */
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rc;
 }
 
 int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
 		    struct tft_error *err)
 {
-	struct tft_source *src;
-	int rc;
+	struct stat st;
 
 	tft_error_clear(err); /* err describes this call only */
-	src = tft_source_open_file(path, err);
-	if (!src)
-		return err && err->code ? err->code : TFT_EIO;
-	rc = ingest_source(w, src, opts, err);
-	if (rc)
-		tft_error_set_file(err, path);
-	tft_source_close(src);
-	return rc;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return ingest_dir(w, path, opts, err);
+	return ingest_path(w, path, opts, err);
 }
 
 int tft_ingest_mem(struct tft_writer *w, const char *name, const void *data, size_t len,
@@ -96,7 +319,7 @@ int tft_ingest_mem(struct tft_writer *w, const char *name, const void *data, siz
 	src = tft_source_open_mem(data, len, name, err);
 	if (!src)
 		return err && err->code ? err->code : TFT_ENOMEM;
-	rc = ingest_source(w, src, opts, err);
+	rc = ingest_source(w, src, name ? name : "", NULL, data ? data : "", data ? len : 0, opts, err);
 	if (rc)
 		tft_error_set_file(err, name);
 	tft_source_close(src);

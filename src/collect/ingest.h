@@ -25,7 +25,10 @@ struct tft_ingest_opts {
 	void *progress_ctx;
 };
 
-/* Import one file into w. Several files may be imported into one writer. */
+/*
+ * Import one file into w. Several files may be imported into one writer.
+ * A directory is a profile run: each *.xplane.pb in it (one per host).
+ */
 int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
 		    struct tft_error *err);
 

@@ -4,7 +4,20 @@
  * tf.timeline): walks the document one event at a time, maps pids/tids to
  * processes and tracks, pairs B/E, b/e, N/D and flow events, and pushes
  * every event through the sorter (the input is not ordered).
+ *
+ * Stages: the parser (JSON -> batches of parsed events whose strings are
+ * borrowed from the JSON window) and the committer (batches -> tracks,
+ * pairing, sorter, writer). On a large input the committer runs on a
+ * second thread, and the input is either mapped whole (a plain file: the
+ * window is the file, its pages released behind the committer) or read
+ * and inflated ahead by a third thread into windows that circulate with
+ * the batches. Batches and windows are few and recycled, so memory stays
+ * bounded. Only the committer touches the writer and the importer's
+ * tables, except for the few top-level keys, which the parser handles
+ * after waiting for the committer to go idle. Flow points are kept to the
+ * end and paired in time order (emit_flows).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +67,7 @@ enum {
 	K_ASYNC,       /* (proc, cat, name, id)   -> newest open span */
 	K_OBJ_TRACK,   /* (proc, name)            -> track id */
 	K_OBJ,         /* (proc, name, id)        -> newest open span */
-	K_FLOW,        /* (local proc, cat, scope, id) -> chain of open starts */
-	K_FLOW_END,    /* same key                -> chain of ends seen before their start */
+	K_FLOW,        /* (local proc, cat, scope, id) -> flow key index */
 };
 
 struct hkey {
@@ -237,21 +249,19 @@ struct span {
 };
 
 /*
- * A flow half waiting for its other half: a started segment (s / t /
- * flow_out) under its key, or an end seen before its start (f / t /
- * flow_in; Kineto writes many 'f' before their 's'), chained under the
- * key's K_FLOW_END twin.
+ * A flow point: s / t / f, or a flow-v2 slice (flow_out = s, flow_in = f,
+ * both = t). Points are kept until the end of the input and paired per key
+ * in timestamp order (see emit_flows), because producers write them in any
+ * order (Kineto writes many 'f' before their 's').
  */
-struct pflow {
-	uint64_t id;
-	uint32_t name, cat;
-	uint32_t track;
-	uint32_t flags;        /* ends: TFT_FLOWF_BIND_ENCLOSING */
+enum { FP_S = 0, FP_T = 1, FP_F = 2 }; /* also the order of points at equal ts */
+
+struct fpoint {
 	int64_t ts;
-	bool stepped;          /* starts: opened by a step, so the chain may end here */
-	bool live;
-	bool is_end;
-	uint32_t next;         /* next orphan end under the same key, or next free */
+	uint32_t key;           /* index into chrome.fkey_ids */
+	uint32_t track, name, cat;
+	uint8_t ph;             /* FP_* */
+	uint8_t flags;          /* ends: TFT_FLOWF_BIND_ENCLOSING */
 };
 
 /* A pid / tid / id as written: integer or string. */
@@ -264,11 +274,18 @@ struct xid {
 /* A parsed argument before interning (borrowed from the reader). */
 struct parg {
 	struct tft_json_str key;
-	uint8_t type; /* enum tft_arg_type */
-	struct tft_json_str s;
-	int64_t i;
-	double d;
+	uint8_t type;         /* enum tft_arg_type */
+	struct tft_json_str s; /* STR, JSON: the text; DOUBLE: the number's text */
+	int64_t i;            /* INT, BOOL */
 };
+
+/* A DOUBLE arg's value: strtod is left to the committer (the parser is the busier thread). */
+static double parg_double(const struct parg *p)
+{
+	double d;
+
+	return tft_json_number_to_double(p->s.ptr, p->s.len, &d) ? 0 : d;
+}
 
 /* One event as parsed (strings borrowed from the reader until the next mark). */
 struct cev {
@@ -277,8 +294,23 @@ struct cev {
 	bool id_local;
 	bool flow_in, flow_out;
 	bool has_ts, has_dur;
+	bool has_ph;           /* a "ph" key was present (whatever its value) */
 	int64_t ts, dur;
 	int64_t offset;
+};
+
+/* metadata.processes[] / metadata.tracks[] entries of a tftracer export. */
+struct md_proc {
+	int64_t pid, source_pid;
+	uint32_t host;   /* string id */
+	int32_t rank;
+	bool has_source_pid, has_host, has_rank;
+};
+
+struct md_track {
+	int64_t pid, tid, source_tid;
+	uint32_t kind;   /* enum tft_track_kind, 0 if unknown */
+	bool has_source_tid;
 };
 
 /*
@@ -286,21 +318,25 @@ struct cev {
  * categories and arg keys repeat millions of times, and hashing a few
  * bytes here is cheaper than the table's full hash + probe.
  */
+#ifndef ICACHE_BITS
 #define ICACHE_BITS 12
+#endif
+#define ICACHE_INLINE 16 /* strings this short are compared in the entry (no pointer chase) */
 struct icache_ent {
 	uint64_t h;
 	const char *s; /* borrowed: the writer's interned copy */
 	uint32_t len, id;
+	char head[ICACHE_INLINE]; /* the first bytes of s */
 };
 
 struct chrome {
 	struct icache_ent *icache;  /* owned; 1 << ICACHE_BITS entries */
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
-	struct tft_source *src;     /* borrowed */
-	struct tft_json_reader r;
+	struct tft_source *src;     /* borrowed; only its constant size is read here */
 	const struct tft_ingest_opts *opts; /* borrowed, may be NULL */
-	struct tft_error *err;      /* borrowed, may be NULL */
+	struct tft_error *err;      /* borrowed, may be NULL: store/table errors */
+	struct tft_error berr;      /* err while a committer thread runs */
 
 	struct hmap map;            /* every keyed table (K_* tags) */
 	struct proc *procs;         /* owned */
@@ -309,15 +345,15 @@ struct chrome {
 	uint32_t nthreads, cap_threads;
 	struct span *spans;         /* owned; free list through next_free */
 	uint32_t nspans, cap_spans, free_span;
-	struct pflow *pflows;       /* owned; free list through next */
-	uint32_t npflows, cap_pflows, free_pflow;
-	struct tft_flow *flows;     /* owned; added at the end (time shift) */
-	uint32_t nflows, cap_flows;
+	struct fpoint *fpoints;     /* owned; every flow point, in input order */
+	uint32_t nfpoints, cap_fpoints;
+	uint64_t *fkey_ids;         /* owned; flow id per flow key index */
+	uint32_t nfkeys, cap_fkeys;
 	struct tft_step *steps;     /* owned; added at the end (time shift) */
 	uint32_t nsteps, cap_steps;
 
-	struct parg *pargs;         /* owned; parsed args of the current event */
-	uint32_t npargs, cap_pargs;
+	const struct parg *pargs;   /* borrowed from the batch: args of the current event */
+	uint32_t npargs;
 	struct tft_arg *args;       /* owned; interned args of the current event */
 	uint32_t nargs, cap_args;
 
@@ -344,6 +380,19 @@ struct chrome {
 
 	uint32_t s_id;              /* interned "id" */
 	struct timespec last_progress;
+	uint64_t raw_offset;        /* input position of the batch being committed */
+	bool truncated;             /* the events array was cut by end of input */
+
+	/* What a tftracer export wrote under "metadata" (restored at the end). */
+	bool md_tftracer;           /* metadata.exporter is "tftracer ..." */
+	bool md_has_steps;
+	struct md_proc *md_procs;   /* owned */
+	uint32_t md_nprocs, md_cap_procs;
+	struct md_track *md_tracks; /* owned */
+	uint32_t md_ntracks, md_cap_tracks;
+	struct tft_step *md_steps;  /* owned; process = exported pid index into md_step_pid */
+	int64_t *md_step_pid;       /* owned; exported pid per md step (INT64_MIN: none) */
+	uint32_t md_nsteps, md_cap_steps, md_cap_step_pid;
 };
 
 /* ---- errors / small helpers -------------------------------------------------- */
@@ -372,7 +421,8 @@ static int intern(struct chrome *c, const char *s, size_t len, uint32_t *id)
 	struct icache_ent *e = &c->icache[(h ^ (h >> 29)) & ((1u << ICACHE_BITS) - 1)];
 	uint32_t v;
 
-	if (e->s && e->h == h && e->len == len && memcmp(e->s, s, len) == 0) {
+	if (e->s && e->h == h && e->len == len &&
+	    memcmp(len <= ICACHE_INLINE ? e->head : e->s, s, len) == 0) {
 		*id = e->id;
 		return 0;
 	}
@@ -388,6 +438,7 @@ static int intern(struct chrome *c, const char *s, size_t len, uint32_t *id)
 			e->s = copy;
 			e->len = (uint32_t)len;
 			e->id = v;
+			memcpy(e->head, copy, len < ICACHE_INLINE ? len : ICACHE_INLINE);
 		}
 	}
 	return 0;
@@ -726,7 +777,7 @@ static int intern_args(struct chrome *c)
 				return rc;
 			break;
 		case TFT_ARG_DOUBLE:
-			a->v.d = p->d;
+			a->v.d = parg_double(p);
 			break;
 		default:
 			a->v.i = p->i;
@@ -818,23 +869,26 @@ static int push(struct chrome *c, uint32_t track, int kind, uint8_t flags, int64
 	return tft_sorter_push(c->sorter, &ev, c->err);
 }
 
-static int add_flow(struct chrome *c, uint64_t id, uint32_t name, uint32_t cat, uint32_t src_track,
-		    int64_t src_ts, uint32_t dst_track, int64_t dst_ts, uint32_t flags)
+/* Keep a flow point under key k (flow id `id`) for emit_flows(). */
+static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8_t ph, uint32_t track,
+		      int64_t ts, uint32_t name, uint32_t cat, uint32_t flags)
 {
-	if (vec_grow((void **)&c->flows, &c->cap_flows, (uint64_t)c->nflows + 1, sizeof(*c->flows)))
+	uint32_t key = hmap_get(&c->map, k);
+
+	if (key == TFT_NONE) {
+		if (vec_grow((void **)&c->fkey_ids, &c->cap_fkeys, (uint64_t)c->nfkeys + 1,
+			     sizeof(*c->fkey_ids)))
+			return nomem(c);
+		key = c->nfkeys++;
+		c->fkey_ids[key] = id;
+		if (hmap_put(&c->map, k, key))
+			return nomem(c);
+	}
+	if (tft_unlikely(c->nfpoints == c->cap_fpoints) &&
+	    vec_grow((void **)&c->fpoints, &c->cap_fpoints, (uint64_t)c->nfpoints + 1, sizeof(*c->fpoints)))
 		return nomem(c);
-	struct tft_flow *f = &c->flows[c->nflows++];
-	memset(f, 0, sizeof(*f));
-	f->flow_id = id;
-	f->name = name;
-	f->cat = cat;
-	f->src_track = src_track;
-	f->src_ts_ns = src_track == TFT_NONE ? 0 : src_ts;
-	f->dst_track = dst_track;
-	f->dst_ts_ns = dst_track == TFT_NONE ? 0 : dst_ts;
-	f->flags = flags;
-	if (flags & TFT_FLOWF_UNMATCHED)
-		c->unmatched_flows++;
+	c->fpoints[c->nfpoints++] = (struct fpoint){ .ts = ts, .key = key, .track = track, .name = name,
+						     .cat = cat, .ph = ph, .flags = (uint8_t)flags };
 	return 0;
 }
 
@@ -942,131 +996,6 @@ static int span_unlink(struct chrome *c, uint32_t idx)
 
 /* ---- phases ------------------------------------------------------------------ */
 
-static int pflow_alloc(struct chrome *c, uint32_t *pi)
-{
-	*pi = TFT_NONE;
-	if (c->free_pflow != TFT_NONE) {
-		*pi = c->free_pflow;
-		c->free_pflow = c->pflows[*pi].next;
-		return 0;
-	}
-	if (vec_grow((void **)&c->pflows, &c->cap_pflows, (uint64_t)c->npflows + 1, sizeof(*c->pflows)))
-		return nomem(c);
-	*pi = c->npflows++;
-	return 0;
-}
-
-static void pflow_free(struct chrome *c, uint32_t pi)
-{
-	c->pflows[pi].live = false;
-	c->pflows[pi].next = c->free_pflow;
-	c->free_pflow = pi;
-}
-
-static struct hkey end_key(const struct hkey *k)
-{
-	struct hkey e = *k;
-
-	e.a = (e.a & ((1ULL << 56) - 1)) | ((uint64_t)K_FLOW_END << 56);
-	return e;
-}
-
-/* Flow halves waiting under one key are chained; scans look this far. */
-#define CHAIN_SCAN 256
-
-/*
- * Take the waiting half under key k that pairs with a half at ts: for an
- * end (want_start), the earliest start at or before ts; for a start, the
- * earliest end at or after ts. TFT_NONE if none.
- */
-static int chain_take(struct chrome *c, const struct hkey *k, int64_t ts, bool want_start,
-		      uint32_t *out)
-{
-	uint32_t head = hmap_get(&c->map, k), best = TFT_NONE, bprev = TFT_NONE, n = 0;
-
-	*out = TFT_NONE;
-	for (uint32_t i = head, prev = TFT_NONE; i != TFT_NONE && n < CHAIN_SCAN;
-	     prev = i, i = c->pflows[i].next, n++) {
-		const struct pflow *p = &c->pflows[i];
-		if ((want_start ? p->ts <= ts : p->ts >= ts) &&
-		    (best == TFT_NONE || p->ts < c->pflows[best].ts)) {
-			best = i;
-			bprev = prev;
-		}
-	}
-	if (best == TFT_NONE)
-		return 0;
-	if (bprev != TFT_NONE)
-		c->pflows[bprev].next = c->pflows[best].next;
-	else if (c->pflows[best].next == TFT_NONE)
-		hmap_del(&c->map, k);
-	else if (hmap_put(&c->map, k, c->pflows[best].next))
-		return nomem(c);
-	*out = best;
-	return 0;
-}
-
-static int chain_push(struct chrome *c, const struct hkey *k, bool is_end, uint64_t id, uint32_t name,
-		      uint32_t cat, uint32_t track, int64_t ts, uint32_t flags, bool stepped)
-{
-	uint32_t pi;
-	int rc = pflow_alloc(c, &pi);
-
-	if (rc)
-		return rc;
-	struct pflow *p = &c->pflows[pi];
-	p->id = id;
-	p->name = name;
-	p->cat = cat;
-	p->track = track;
-	p->ts = ts;
-	p->flags = flags;
-	p->stepped = stepped;
-	p->live = true;
-	p->is_end = is_end;
-	p->next = hmap_get(&c->map, k);
-	return hmap_put(&c->map, k, pi) ? nomem(c) : 0;
-}
-
-/*
- * A segment ends at (track, ts): pair it with the earliest open start of
- * its key (first in, first out: Chrome reuses ids for back-to-back flows),
- * or park it until its start shows up (Kineto writes many 'f' before 's').
- */
-static int flow_end(struct chrome *c, const struct hkey *k, uint64_t id, uint32_t name, uint32_t cat,
-		    uint32_t track, int64_t ts, uint32_t flags)
-{
-	uint32_t pi;
-	int rc = chain_take(c, k, ts, true, &pi);
-
-	if (rc)
-		return rc;
-	if (pi == TFT_NONE) {
-		struct hkey ek = end_key(k);
-		return chain_push(c, &ek, true, id, name, cat, track, ts, flags, false);
-	}
-	struct pflow p = c->pflows[pi];
-	pflow_free(c, pi);
-	return add_flow(c, p.id, p.name, p.cat, p.track, p.ts, track, ts, flags);
-}
-
-/* A segment starts at (track, ts): pair it with a parked end, or open it. */
-static int flow_start(struct chrome *c, const struct hkey *k, uint64_t id, uint32_t name, uint32_t cat,
-		      uint32_t track, int64_t ts, bool stepped)
-{
-	struct hkey ek = end_key(k);
-	uint32_t pi;
-	int rc = chain_take(c, &ek, ts, false, &pi);
-
-	if (rc)
-		return rc;
-	if (pi == TFT_NONE)
-		return chain_push(c, k, false, id, name, cat, track, ts, 0, stepped);
-	struct pflow o = c->pflows[pi];
-	pflow_free(c, pi);
-	return add_flow(c, id, name, cat, track, ts, o.track, o.ts, o.flags);
-}
-
 static int do_complete(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track, tidx;
@@ -1084,9 +1013,8 @@ static int do_complete(struct chrome *c, const struct cev *e, uint32_t name, uin
 	if (e->bind_id.kind && (e->flow_in || e->flow_out)) {
 		uint64_t id = xid_value(&e->bind_id);
 		struct hkey k = mkkey(K_FLOW, 1ULL << 40, 0, id); /* v2 ids: own namespace */
-		if (e->flow_in && (rc = flow_end(c, &k, id, name, cat, track, e->ts, 0)))
-			return rc;
-		if (e->flow_out && (rc = flow_start(c, &k, id, name, cat, track, e->ts, e->flow_in)))
+		uint8_t ph = e->flow_in && e->flow_out ? FP_T : e->flow_in ? FP_F : FP_S;
+		if ((rc = flow_point(c, &k, id, ph, track, e->ts, name, cat, 0)))
 			return rc;
 	}
 	return 0;
@@ -1220,7 +1148,7 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 		if (p->type == TFT_ARG_INT)
 			v = (double)p->i;
 		else if (p->type == TFT_ARG_DOUBLE)
-			v = p->d;
+			v = parg_double(p);
 		else if (p->type == TFT_ARG_STR && p->s.len > 0 &&
 			 tft_json_number_to_double(p->s.ptr, p->s.len, &v) == 0)
 			;
@@ -1348,11 +1276,8 @@ static int do_flow(struct chrome *c, const struct cev *e, char ph, uint32_t name
 	/* key: (cat, scope, id), plus the process for id2.local ids */
 	struct hkey k = mkkey(K_FLOW, e->id_local ? (uint64_t)pidx + 1 : 0,
 			      ((uint64_t)cat << 32) | scope, id);
-	if (ph != 's' && (rc = flow_end(c, &k, id, name, cat, track, e->ts, bind)))
-		return rc;
-	if (ph != 'f')
-		return flow_start(c, &k, id, name, cat, track, e->ts, ph == 't');
-	return 0;
+	return flow_point(c, &k, id, ph == 's' ? FP_S : ph == 't' ? FP_T : FP_F, track, e->ts, name,
+			  cat, ph == 's' ? 0 : bind);
 }
 
 static int async_track(struct chrome *c, uint32_t pidx, uint32_t cat, uint32_t *track)
@@ -1527,19 +1452,573 @@ static int commit(struct chrome *c, const struct cev *e)
 	}
 }
 
+/* ---- batches: parsed events on their way to commit() ---------------------------- */
+
+#define BATCH_EVENTS 1024u          /* events per batch */
+#define MAX_BATCHES 4u              /* batches in circulation (each may pin one JSON window) */
+#define STR_BLOCK (16u << 10)       /* decoded-string block size */
+#define PIPELINE_MIN_BYTES (4u << 20) /* smaller plain inputs are imported on one thread */
+/*
+ * JSON window with threads: windows circulate between the reader, the
+ * parser and the committer (MAX_WINDOWS of them), and should stay in the
+ * shared cache; a larger one makes every read() and parse miss it.
+ */
+#ifndef PIPE_BLOCK
+#define PIPE_BLOCK (512u << 10)
+#endif
+
+/* Copies of decoded strings (escapes), which the reader only keeps until the next mark. */
+struct sblock {
+	struct sblock *next; /* owned; older block */
+	size_t cap, used;
+	char data[];
+};
+
+/* One parsed event: strings borrowed from the batch's window(s) or its sblocks. */
+struct pev {
+	struct cev e;
+	uint32_t parg0, npargs; /* its args: batch pargs[parg0 .. parg0 + npargs) */
+};
+
+struct batch {
+	struct batch *next;         /* queue / free list link */
+	struct pev *ev;             /* owned */
+	uint32_t nev, cap_ev;
+	struct parg *pargs;         /* owned */
+	uint32_t npargs, cap_pargs;
+	struct sblock *strs;        /* owned list, newest first */
+	struct tft_json_window win; /* owned: a retired window that this and earlier
+				     * batches borrow from, released after commit */
+	uint64_t raw_offset;        /* raw input bytes read when the batch was handed over */
+	int64_t end_off;            /* input offset its events all end before */
+};
+
+static struct batch *batch_new(void)
+{
+	return calloc(1, sizeof(struct batch));
+}
+
+/* Empty the batch for reuse (its window must have been taken). */
+static void batch_reset(struct batch *b)
+{
+	struct sblock *k = b->strs;
+
+	if (k) {
+		for (struct sblock *o = k->next, *n; o; o = n) {
+			n = o->next;
+			free(o);
+		}
+		k->next = NULL;
+		k->used = 0;
+	}
+	b->nev = 0;
+	b->npargs = 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	if (!b)
+		return;
+	for (struct sblock *k = b->strs, *n; k; k = n) {
+		n = k->next;
+		free(k);
+	}
+	tft_json_window_free(&b->win);
+	free(b->ev);
+	free(b->pargs);
+	free(b);
+}
+
+/* Copy s into the batch (s then points at the copy). 0 or TFT_ENOMEM. */
+static int batch_keep(struct batch *b, struct tft_json_str *s)
+{
+	struct sblock *k = b->strs;
+
+	if (!k || k->cap - k->used < s->len) {
+		size_t cap = s->len > STR_BLOCK ? s->len : STR_BLOCK;
+		struct sblock *nk = malloc(sizeof(*nk) + cap);
+		if (!nk)
+			return TFT_ENOMEM;
+		nk->next = k;
+		nk->cap = cap;
+		nk->used = 0;
+		b->strs = k = nk;
+	}
+	memcpy(k->data + k->used, s->ptr, s->len);
+	s->ptr = k->data + k->used;
+	k->used += s->len;
+	return 0;
+}
+
+/* ---- committing a batch ------------------------------------------------------------ */
+
+static void progress(struct chrome *c, bool force)
+{
+	struct timespec now;
+
+	if (!c->opts || !c->opts->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t dt = (int64_t)(now.tv_sec - c->last_progress.tv_sec) * 1000000000LL +
+		     (now.tv_nsec - c->last_progress.tv_nsec);
+	if (!force && dt < PROGRESS_NS)
+		return;
+	c->last_progress = now;
+	c->opts->progress(c->opts->progress_ctx, c->raw_offset, tft_source_raw_size(c->src),
+			  c->events);
+}
+
+static int commit_batch(struct chrome *c, const struct batch *b)
+{
+	int rc;
+
+	c->raw_offset = b->raw_offset;
+	for (uint32_t i = 0; i < b->nev; i++) {
+		const struct pev *pe = &b->ev[i];
+		c->pargs = pe->npargs ? b->pargs + pe->parg0 : NULL;
+		c->npargs = pe->npargs;
+		if ((rc = commit(c, &pe->e))) {
+			tft_error_set(c->err, rc, pe->e.offset, "cannot import the event at this offset");
+			return rc;
+		}
+		if ((c->events & (PROGRESS_EVERY - 1)) == 0)
+			progress(c, false);
+	}
+	c->pargs = NULL;
+	c->npargs = 0;
+	return 0;
+}
+
+/* ---- the committer and reader threads ------------------------------------------------ */
+
+/*
+ * With threads, the parser (the caller's thread) only parses. A reader
+ * thread reads (and inflates) the input into windows ahead of it; the
+ * parser takes a filled window at each refill and hands the previous one
+ * on with its last batch; a committer thread commits batches in order and
+ * puts their windows in the pool the reader fills again. Batches and
+ * windows are few and recycled, so memory stays bounded.
+ */
+#define READ_AHEAD 2u                  /* filled windows waiting for the parser */
+#define MAX_WINDOWS (MAX_BATCHES + 4u) /* windows in circulation (see reader_main) */
+
+/* A window filled by the reader: new bytes at buf[at .. at + n). */
+struct filled {
+	struct tft_json_window win;
+	size_t at, n;
+	bool eof;
+	uint64_t raw_offset; /* raw input bytes read so far (progress) */
+};
+
+/* All fields below are guarded by mu. */
+struct pipe {
+	struct chrome *c;            /* borrowed */
+	struct tft_source *src;      /* borrowed; read by the reader thread only while it runs */
+	pthread_t committer, reader;
+	bool have_reader;
+	pthread_mutex_t mu;
+	pthread_cond_t work;         /* committer waits: a batch queued, or done */
+	pthread_cond_t idle;         /* parser waits: a batch freed, the queue drained */
+	pthread_cond_t filled_cv;    /* parser waits: a window filled */
+	pthread_cond_t room;         /* reader waits: a window free and room to fill it */
+	struct batch *head, *tail;   /* owned; queued, oldest first */
+	struct batch *free;          /* owned; free list */
+	struct tft_json_window pool[MAX_WINDOWS]; /* owned; empty windows */
+	unsigned npool, nwindows;    /* in the pool; allocated by the reader, in all */
+	struct filled ready[READ_AHEAD]; /* owned; filled, oldest first */
+	unsigned nready;
+	size_t win_size, win_head;   /* reader windows: bytes, room kept in front */
+	bool busy;                   /* the committer holds a batch */
+	bool done;                   /* no more batches will come; the reader stops too */
+	bool read_end;               /* the reader has stopped (end of input or error) */
+	int rc;                      /* the committer's first error (message in c->err) */
+	int64_t done_off;            /* input before this offset is committed */
+	int read_rc;                 /* the reader's error, after the windows it filled */
+	struct tft_error read_err;
+};
+
+static void *committer_main(void *arg)
+{
+	struct pipe *q = arg;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		struct batch *b;
+		int rc;
+		while (!q->head && !q->done)
+			pthread_cond_wait(&q->work, &q->mu);
+		if (!q->head)
+			break;
+		b = q->head;
+		q->head = b->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->busy = true;
+		rc = q->rc;
+		pthread_mutex_unlock(&q->mu);
+
+		if (!rc) /* after a failure batches are only recycled */
+			rc = commit_batch(q->c, b);
+		struct tft_json_window win = b->win;
+		b->win.buf = NULL;
+		b->win.cap = 0;
+		batch_reset(b);
+
+		pthread_mutex_lock(&q->mu);
+		if (rc && !q->rc)
+			q->rc = rc;
+		q->done_off = b->end_off;
+		if (win.buf && q->npool < MAX_WINDOWS) {
+			q->pool[q->npool++] = win;
+			pthread_cond_signal(&q->room);
+		} else {
+			tft_json_window_free(&win);
+		}
+		b->next = q->free;
+		q->free = b;
+		q->busy = false;
+		pthread_cond_signal(&q->idle);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/*
+ * Fill windows ahead of the parser until the input ends, fails, or the
+ * parser is done. Windows in circulation: the parser's, one per queued or
+ * committing batch (MAX_BATCHES), READ_AHEAD filled ones, and the one
+ * being filled: MAX_WINDOWS is enough for the reader never to wait on a
+ * window that only the parser could release.
+ */
+static void *reader_main(void *arg)
+{
+	struct pipe *q = arg;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->done) {
+		struct filled f;
+		memset(&f, 0, sizeof(f));
+		if (q->nready >= READ_AHEAD || (!q->npool && q->nwindows >= MAX_WINDOWS)) {
+			pthread_cond_wait(&q->room, &q->mu);
+			continue;
+		}
+		if (q->npool)
+			f.win = q->pool[--q->npool];
+		else
+			q->nwindows++;
+		pthread_mutex_unlock(&q->mu);
+
+		int rc = 0;
+		if (!f.win.buf || f.win.cap < q->win_head + 1) {
+			tft_json_window_free(&f.win);
+			f.win.buf = malloc(q->win_size + TFT_JSON_PAD);
+			f.win.cap = q->win_size;
+			if (f.win.buf)
+				memset(f.win.buf + f.win.cap, 0, TFT_JSON_PAD);
+			else
+				rc = tft_error_set(&q->read_err, TFT_ENOMEM, -1, "out of memory for a JSON window");
+		}
+		f.at = q->win_head;
+		while (!rc && f.at + f.n < f.win.cap) {
+			size_t got;
+			rc = tft_source_read(q->src, f.win.buf + f.at + f.n, f.win.cap - f.at - f.n, &got,
+					     &q->read_err);
+			if (!rc && got == 0) {
+				f.eof = true;
+				break;
+			}
+			f.n += got;
+		}
+		f.raw_offset = tft_source_raw_offset(q->src);
+
+		pthread_mutex_lock(&q->mu);
+		if (rc) {
+			q->read_rc = rc;
+			if (f.win.buf && q->npool < MAX_WINDOWS)
+				q->pool[q->npool++] = f.win;
+			else
+				tft_json_window_free(&f.win);
+		} else {
+			q->ready[q->nready++] = f;
+		}
+		pthread_cond_signal(&q->filled_cv);
+		if (rc || f.eof)
+			break;
+	}
+	q->read_end = true;
+	pthread_cond_signal(&q->filled_cv);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+static void pipe_destroy(struct pipe *q)
+{
+	for (struct batch *b = q->free, *n; b; b = n) {
+		n = b->next;
+		batch_free(b);
+	}
+	for (struct batch *b = q->head, *n; b; b = n) {
+		n = b->next;
+		batch_free(b);
+	}
+	for (unsigned i = 0; i < q->npool; i++)
+		tft_json_window_free(&q->pool[i]);
+	for (unsigned i = 0; i < q->nready; i++)
+		tft_json_window_free(&q->ready[i].win);
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->idle);
+	pthread_cond_destroy(&q->filled_cv);
+	pthread_cond_destroy(&q->room);
+	pthread_mutex_destroy(&q->mu);
+	free(q);
+}
+
+/* Let the threads finish (the committer: what is queued) and join them; the committer's error or 0. */
+static int pipe_stop(struct pipe *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->done = true;
+	pthread_cond_signal(&q->work);
+	pthread_cond_signal(&q->room);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->committer, NULL);
+	if (q->have_reader)
+		pthread_join(q->reader, NULL);
+	return q->rc;
+}
+
+/*
+ * Start the committer (and, unless the reader r has seen the whole input,
+ * the reader) for c; NULL when that is not possible (run on one thread).
+ */
+static struct pipe *pipe_start(struct chrome *c, const struct tft_json_reader *r)
+{
+	struct pipe *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->c = c;
+	q->src = r->src;
+	/* reader windows: the parser's block size, plus room for a cut event in front */
+	q->win_head = r->cap / 8 < 8 ? 8 : r->cap / 8 > (64u << 10) ? (64u << 10) : r->cap / 8;
+	q->win_size = q->win_head + r->cap;
+	if (pthread_mutex_init(&q->mu, NULL)) {
+		free(q);
+		return NULL;
+	}
+	if (pthread_cond_init(&q->work, NULL) || pthread_cond_init(&q->idle, NULL) ||
+	    pthread_cond_init(&q->filled_cv, NULL) || pthread_cond_init(&q->room, NULL)) {
+		/* (a failed pthread_cond_init leaves nothing to destroy on Linux) */
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		return NULL;
+	}
+	/* MAX_BATCHES - 1 on the free list: the parser holds the other one */
+	for (unsigned i = 0; i + 1 < MAX_BATCHES; i++) {
+		struct batch *b = batch_new();
+		if (!b) {
+			pipe_destroy(q);
+			return NULL;
+		}
+		b->next = q->free;
+		q->free = b;
+	}
+	if (pthread_create(&q->committer, NULL, committer_main, q)) {
+		pipe_destroy(q);
+		return NULL;
+	}
+	if (!r->eof) {
+		if (pthread_create(&q->reader, NULL, reader_main, q) == 0) {
+			q->have_reader = true;
+		} else {
+			pipe_stop(q);
+			pipe_destroy(q);
+			return NULL;
+		}
+	}
+	return q;
+}
+
+/* Queue b; returns a free batch in *next (waits for one), or the committer's error. */
+static int pipe_put(struct pipe *q, struct batch *b, struct batch **next)
+{
+	int rc;
+
+	pthread_mutex_lock(&q->mu);
+	b->next = NULL;
+	if (q->tail)
+		q->tail->next = b;
+	else
+		q->head = b;
+	q->tail = b;
+	pthread_cond_signal(&q->work);
+	while (!q->free)
+		pthread_cond_wait(&q->idle, &q->mu);
+	*next = q->free;
+	q->free = (*next)->next;
+	rc = q->rc;
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+/* Wait until every queued batch is committed; the committer's error or 0. */
+static int pipe_wait_idle(struct pipe *q)
+{
+	int rc;
+
+	pthread_mutex_lock(&q->mu);
+	while (q->head || q->busy)
+		pthread_cond_wait(&q->idle, &q->mu);
+	rc = q->rc;
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+/* The next filled window (waits for it); 0, or the reader's error (in *err). */
+static int pipe_take_filled(struct pipe *q, struct filled *f, struct tft_error *err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->nready && !q->read_end)
+		pthread_cond_wait(&q->filled_cv, &q->mu);
+	if (q->nready) {
+		*f = q->ready[0];
+		memmove(q->ready, q->ready + 1, (q->nready - 1) * sizeof(*q->ready));
+		q->nready--;
+		pthread_cond_signal(&q->room);
+	} else {
+		rc = q->read_rc ? q->read_rc : TFT_EIO;
+		if (err)
+			*err = q->read_err;
+		if (!q->read_rc)
+			tft_error_set(err, TFT_EIO, -1, "input reader stopped");
+	}
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+/* Input before this offset is committed (its strings are no longer needed). */
+static size_t pipe_done_off(struct pipe *q)
+{
+	int64_t off;
+
+	pthread_mutex_lock(&q->mu);
+	off = q->done_off;
+	pthread_mutex_unlock(&q->mu);
+	return off > 0 ? (size_t)off : 0;
+}
+
+/* Give an unused window back to the pool. */
+static void pipe_put_window(struct pipe *q, struct tft_json_window *w)
+{
+	pthread_mutex_lock(&q->mu);
+	if (w->buf && q->npool < MAX_WINDOWS) {
+		q->pool[q->npool++] = *w;
+		pthread_cond_signal(&q->room);
+	} else {
+		tft_json_window_free(w);
+	}
+	w->buf = NULL;
+	w->cap = 0;
+	pthread_mutex_unlock(&q->mu);
+}
+
 /* ---- parsing ------------------------------------------------------------------ */
 
+struct parser {
+	struct chrome *c;           /* borrowed */
+	struct tft_json_reader r;
+	struct tft_error *err;      /* borrowed, may be NULL: parse errors */
+	struct batch *cur;          /* owned; being filled */
+	struct pipe *pipe;          /* owned; NULL: read, parse and commit on this thread */
+	struct tft_source_map map;  /* owned; the input file when parsed in place */
+	uint64_t raw_offset;        /* raw input read so far, with a reader thread */
+	uint64_t nonobj;            /* events-array elements that are not objects */
+	bool saw_events;            /* a traceEvents array was found */
+};
+
+/* Hand the current batch over: commit it now, or queue it for the committer. */
+static int p_flush(struct parser *p)
+{
+	struct batch *b = p->cur;
+	int rc;
+
+	b->end_off = tft_json_offset(&p->r); /* its events all end before this */
+	if (p->map.base)
+		b->raw_offset = (uint64_t)b->end_off;
+	else
+		b->raw_offset = p->pipe ? p->raw_offset : tft_source_raw_offset(p->r.src);
+	if (!p->pipe) {
+		rc = commit_batch(p->c, b);
+		batch_reset(b);
+		tft_source_map_release(&p->map, (size_t)b->end_off);
+		return rc;
+	}
+	rc = pipe_put(p->pipe, b, &p->cur);
+	if (p->map.base)
+		tft_source_map_release(&p->map, pipe_done_off(p->pipe));
+	return rc;
+}
+
+/*
+ * After TFT_JSON_MORE (nothing since the mark is kept): read more input.
+ * On one thread the batch is committed first and the window refilled in
+ * place. With threads the reader has filled the next window; the previous
+ * one, which the batch borrows from, leaves with the batch.
+ */
+static int p_refill(struct parser *p)
+{
+	struct filled f;
+	int rc;
+
+	if (!p->pipe) {
+		if (p->cur->nev && (rc = p_flush(p)))
+			return rc;
+		return tft_json_refill(&p->r, p->err);
+	}
+	if ((rc = pipe_take_filled(p->pipe, &f, p->err)))
+		return rc;
+	rc = tft_json_refill_from(&p->r, &f.win, f.at, f.n, f.eof, p->err);
+	if (rc) {
+		pipe_put_window(p->pipe, &f.win);
+		return rc;
+	}
+	p->raw_offset = f.raw_offset;
+	p->cur->win = f.win; /* the previous window, released with the batch */
+	return p_flush(p);
+}
+
+/* p_refill() as the reader's refill hook (tft_json_skip_stream refills by itself). */
+static int p_refill_hook(void *ctx, struct tft_error *err)
+{
+	(void)err; /* the parser's own: p->err */
+	return p_refill(ctx);
+}
+
+/* Commit everything parsed so far; afterwards the parser may touch c and the writer. */
+static int p_drain(struct parser *p)
+{
+	int rc;
+
+	if (p->cur->nev == 0 && !p->cur->win.buf && !p->pipe)
+		return 0;
+	if ((p->cur->nev || p->cur->win.buf) && (rc = p_flush(p)))
+		return rc;
+	return p->pipe ? pipe_wait_idle(p->pipe) : 0;
+}
+
 /* Enter an object value; *is_obj = false when the value was something else (consumed). */
-static int enter_object(struct chrome *c, bool *is_obj)
+static int enter_object(struct parser *p, bool *is_obj)
 {
 	struct tft_json_value v;
-	int rc = tft_json_read(&c->r, &v, c->err);
+	int rc = tft_json_read(&p->r, &v, p->err);
 
 	*is_obj = false;
 	if (rc)
 		return rc;
 	if (v.type == TFT_JSON_ARRAY)
-		return tft_json_skip_rest(&c->r, c->err);
+		return tft_json_skip_rest(&p->r, p->err);
 	*is_obj = v.type == TFT_JSON_OBJECT;
 	return 0;
 }
@@ -1550,7 +2029,7 @@ static inline bool is_container(const struct tft_json_value *v)
 }
 
 /* Member values as the importer wants them (v from tft_json_next_member). */
-static void val_str(const struct tft_json_value *v, struct tft_json_str *out)
+static inline void val_str(const struct tft_json_value *v, struct tft_json_str *out)
 {
 	if (v->type == TFT_JSON_STRING || v->type == TFT_JSON_NUMBER) {
 		out->ptr = v->ptr;
@@ -1561,11 +2040,11 @@ static void val_str(const struct tft_json_value *v, struct tft_json_str *out)
 	}
 }
 
-static void val_xid(const struct tft_json_value *v, struct xid *x)
+static inline void val_xid(const struct tft_json_value *v, struct xid *x)
 {
 	x->kind = 0;
 	if (v->type == TFT_JSON_NUMBER) {
-		if (v->is_int && tft_json_number_to_i64(v->ptr, v->len, &x->i) == 0) {
+		if (tft_json_value_to_i64(v, &x->i) == 0) {
 			x->kind = 1;
 		} else {
 			x->kind = 2; /* fractional / huge: keyed by its text */
@@ -1579,12 +2058,12 @@ static void val_xid(const struct tft_json_value *v, struct xid *x)
 	}
 }
 
-static int val_time(struct chrome *c, const struct tft_json_value *v, int64_t *out, bool *has)
+static inline int val_time(struct parser *p, const struct tft_json_value *v, int64_t *out, bool *has)
 {
 	*has = false;
 	if (v->type == TFT_JSON_NUMBER) {
-		if (tft_json_number_to_ns(v->ptr, v->len, out))
-			return tft_error_set(c->err, TFT_EFORMAT, v->offset,
+		if (tft_json_value_to_ns(v, out))
+			return tft_error_set(p->err, TFT_EFORMAT, v->offset,
 					     "expected a time in microseconds within the int64 nanosecond range");
 		*has = true;
 	} else if (v->type == TFT_JSON_STRING) {
@@ -1600,10 +2079,10 @@ static bool val_bool(const struct tft_json_value *v)
 }
 
 /* A string-ish value read whole (top-level keys). */
-static int read_str(struct chrome *c, struct tft_json_str *out)
+static int read_str(struct parser *p, struct tft_json_str *out)
 {
 	struct tft_json_value v;
-	int rc = tft_json_read_flat(&c->r, &v, false, c->err);
+	int rc = tft_json_read_flat(&p->r, &v, false, p->err);
 
 	if (rc)
 		return rc;
@@ -1612,18 +2091,18 @@ static int read_str(struct chrome *c, struct tft_json_str *out)
 }
 
 /* "id2": {"local": ...} or {"global": ...}; the '{' is next. */
-static int read_id2(struct chrome *c, struct cev *e)
+static int read_id2(struct parser *p, struct cev *e)
 {
 	struct tft_json_value v;
 	struct tft_json_str k;
 	bool is_obj;
-	int rc = enter_object(c, &is_obj);
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
-	while ((rc = tft_json_next_member(&c->r, &k, &v, c->err)) == 1) {
+	while ((rc = tft_json_next_member(&p->r, &k, &v, p->err)) == 1) {
 		if (is_container(&v)) {
-			if ((rc = tft_json_skip(&c->r, NULL, c->err)))
+			if ((rc = tft_json_skip(&p->r, NULL, p->err)))
 				return rc;
 		} else if (STR_EQ(&k, "local") || STR_EQ(&k, "global")) {
 			e->id_local = k.ptr[0] == 'l';
@@ -1633,213 +2112,248 @@ static int read_id2(struct chrome *c, struct cev *e)
 	return rc;
 }
 
-/* "args": {...}; the '{' is next. */
-static int read_args(struct chrome *c)
+#define MEMBERS 16 /* members read per tft_json_next_members() call */
+
+/* One arg from its parsed member; containers are validated and kept verbatim. */
+static inline int put_arg(struct parser *p, struct parg *a, const struct tft_json_member *m)
 {
-	struct tft_json_value v;
-	struct tft_json_str k;
-	bool is_obj;
-	int rc = enter_object(c, &is_obj);
+	int rc;
+
+	a->key = m->key;
+	switch (m->v.type) {
+	case TFT_JSON_STRING:
+		a->type = TFT_ARG_STR;
+		a->s.ptr = m->v.ptr;
+		a->s.len = m->v.len;
+		break;
+	case TFT_JSON_NUMBER:
+		if (tft_json_value_to_i64(&m->v, &a->i) == 0) {
+			a->type = TFT_ARG_INT;
+		} else {
+			a->type = TFT_ARG_DOUBLE; /* converted by the committer (parg_double) */
+			a->s.ptr = m->v.ptr;
+			a->s.len = m->v.len;
+		}
+		break;
+	case TFT_JSON_TRUE:
+	case TFT_JSON_FALSE:
+		a->type = TFT_ARG_BOOL;
+		a->i = m->v.type == TFT_JSON_TRUE;
+		break;
+	case TFT_JSON_OBJECT:
+	case TFT_JSON_ARRAY:
+		/* kept verbatim: validated so that exporters can copy it out */
+		if ((rc = tft_json_skip_checked(&p->r, &a->s, p->err)))
+			return rc;
+		a->type = TFT_ARG_JSON;
+		break;
+	default:
+		a->type = TFT_ARG_NULL;
+		a->i = 0;
+		break;
+	}
+	return 0;
+}
+
+/* "args": {...} of the event in pe; the '{' is next. Appends to b->pargs. */
+static int read_args(struct parser *p, struct batch *b, const struct pev *pe)
+{
+	struct tft_json_member ms[MEMBERS];
+	bool is_obj, ended = false;
+	unsigned n;
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
-	while ((rc = tft_json_next_member(&c->r, &k, &v, c->err)) == 1) {
-		struct parg *a;
-		if (c->npargs >= MAX_ARGS) {
-			if (is_container(&v) && (rc = tft_json_skip(&c->r, NULL, c->err)))
-				return rc;
-			continue;
-		}
-		if (c->npargs == c->cap_pargs &&
-		    vec_grow((void **)&c->pargs, &c->cap_pargs, (uint64_t)c->npargs + 1, sizeof(*c->pargs)))
-			return nomem(c);
-		a = &c->pargs[c->npargs];
-		a->key = k;
-		switch (v.type) {
-		case TFT_JSON_STRING:
-			a->type = TFT_ARG_STR;
-			a->s.ptr = v.ptr;
-			a->s.len = v.len;
-			break;
-		case TFT_JSON_NUMBER:
-			if (v.is_int && tft_json_number_to_i64(v.ptr, v.len, &a->i) == 0) {
-				a->type = TFT_ARG_INT;
-			} else {
-				a->type = TFT_ARG_DOUBLE;
-				if (tft_json_number_to_double(v.ptr, v.len, &a->d))
-					a->d = 0;
+	while (!ended) {
+		if ((rc = tft_json_next_members(&p->r, ms, MEMBERS, &n, &ended, p->err)))
+			return rc;
+		if (tft_unlikely(b->npargs + n > b->cap_pargs) &&
+		    vec_grow((void **)&b->pargs, &b->cap_pargs, (uint64_t)b->npargs + n, sizeof(*b->pargs)))
+			return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
+		for (unsigned i = 0; i < n; i++) {
+			if (b->npargs - pe->parg0 >= MAX_ARGS) {
+				if (is_container(&ms[i].v) && (rc = tft_json_skip(&p->r, NULL, p->err)))
+					return rc;
+				continue;
 			}
-			break;
-		case TFT_JSON_TRUE:
-		case TFT_JSON_FALSE:
-			a->type = TFT_ARG_BOOL;
-			a->i = v.type == TFT_JSON_TRUE;
-			break;
-		case TFT_JSON_OBJECT:
-		case TFT_JSON_ARRAY:
-			/* kept verbatim: validated so that exporters can copy it out */
-			if ((rc = tft_json_skip_checked(&c->r, &a->s, c->err)))
+			if ((rc = put_arg(p, &b->pargs[b->npargs], &ms[i])))
 				return rc;
-			a->type = TFT_ARG_JSON;
-			break;
-		default:
-			a->type = TFT_ARG_NULL;
-			a->i = 0;
-			break;
+			b->npargs++;
 		}
-		c->npargs++;
 	}
-	return rc;
+	return 0;
 }
 
 /*
- * Parse one traceEvents element into *e and c->pargs. Returns 1 for an
- * event object, 0 for an element that is not an object (skipped),
+ * Parse one events-array element into *pe (args appended to b). Returns 1
+ * for an event object, 0 for an element that is not an object (skipped),
  * TFT_JSON_MORE or an error.
  */
-static int parse_event(struct chrome *c, struct cev *e)
+static int parse_event(struct parser *p, struct batch *b, struct pev *pe)
 {
-	struct tft_json_value v;
-	struct tft_json_str k;
-	bool is_obj;
+	struct cev *e = &pe->e;
+	struct tft_json_member ms[MEMBERS];
+	bool is_obj, ended = false;
+	unsigned n;
 	int rc;
 
 	memset(e, 0, sizeof(*e));
-	c->npargs = 0;
-	e->offset = tft_json_offset(&c->r); /* next_item stopped at the element's first byte */
-	if ((rc = enter_object(c, &is_obj)))
+	e->offset = tft_json_offset(&p->r); /* next_item stopped at the element's first byte */
+	if ((rc = enter_object(p, &is_obj)))
 		return rc;
 	if (!is_obj)
 		return 0;
-	while ((rc = tft_json_next_member(&c->r, &k, &v, c->err)) == 1) {
-		const char *p = k.ptr;
-		rc = 0;
-		if (tft_unlikely(is_container(&v))) {
-			if (k.len == 4 && memcmp(p, "args", 4) == 0)
-				rc = read_args(c);
-			else if (k.len == 3 && memcmp(p, "id2", 3) == 0)
-				rc = read_id2(c, e);
-			else
-				rc = tft_json_skip(&c->r, NULL, c->err);
+	while (!ended) {
+		if ((rc = tft_json_next_members(&p->r, ms, MEMBERS, &n, &ended, p->err)))
+			return rc;
+		for (unsigned i = 0; i < n; i++) {
+			const struct tft_json_member *m = &ms[i];
+			const char *kp = m->key.ptr;
+			const struct tft_json_value *v = &m->v;
+			if (tft_unlikely(is_container(v))) {
+				if (m->key.len == 4 && memcmp(kp, "args", 4) == 0)
+					rc = read_args(p, b, pe);
+				else if (m->key.len == 3 && memcmp(kp, "id2", 3) == 0)
+					rc = read_id2(p, e);
+				else
+					rc = tft_json_skip(&p->r, NULL, p->err);
+				if (rc)
+					return rc;
+				continue;
+			}
+			switch (m->key.len) {
+			case 1:
+				if (kp[0] == 's')
+					val_str(v, &e->s);
+				break;
+			case 2:
+				if (kp[0] == 'p' && kp[1] == 'h') {
+					val_str(v, &e->ph);
+					e->has_ph = true;
+				} else if (kp[0] == 't' && kp[1] == 's') {
+					rc = val_time(p, v, &e->ts, &e->has_ts);
+				} else if (kp[0] == 'i' && kp[1] == 'd') {
+					val_xid(v, &e->id);
+				} else if (kp[0] == 'b' && kp[1] == 'p') {
+					val_str(v, &e->bp);
+				}
+				break;
+			case 3:
+				if (memcmp(kp, "pid", 3) == 0)
+					val_xid(v, &e->pid);
+				else if (memcmp(kp, "tid", 3) == 0)
+					val_xid(v, &e->tid);
+				else if (memcmp(kp, "cat", 3) == 0)
+					val_str(v, &e->cat);
+				else if (memcmp(kp, "dur", 3) == 0)
+					rc = val_time(p, v, &e->dur, &e->has_dur);
+				break;
+			case 4:
+				if (memcmp(kp, "name", 4) == 0)
+					val_str(v, &e->name);
+				break;
+			case 5:
+				if (memcmp(kp, "scope", 5) == 0)
+					val_str(v, &e->scope);
+				break;
+			case 7:
+				if (memcmp(kp, "bind_id", 7) == 0)
+					val_xid(v, &e->bind_id);
+				else if (memcmp(kp, "flow_in", 7) == 0)
+					e->flow_in = val_bool(v);
+				break;
+			case 8:
+				if (memcmp(kp, "flow_out", 8) == 0)
+					e->flow_out = val_bool(v);
+				break;
+			default:
+				break;
+			}
 			if (rc)
 				return rc;
-			continue;
 		}
-		switch (k.len) {
-		case 1:
-			if (p[0] == 's')
-				val_str(&v, &e->s);
-			break;
-		case 2:
-			if (p[0] == 'p' && p[1] == 'h')
-				val_str(&v, &e->ph);
-			else if (p[0] == 't' && p[1] == 's')
-				rc = val_time(c, &v, &e->ts, &e->has_ts);
-			else if (p[0] == 'i' && p[1] == 'd')
-				val_xid(&v, &e->id);
-			else if (p[0] == 'b' && p[1] == 'p')
-				val_str(&v, &e->bp);
-			break;
-		case 3:
-			if (memcmp(p, "pid", 3) == 0)
-				val_xid(&v, &e->pid);
-			else if (memcmp(p, "tid", 3) == 0)
-				val_xid(&v, &e->tid);
-			else if (memcmp(p, "cat", 3) == 0)
-				val_str(&v, &e->cat);
-			else if (memcmp(p, "dur", 3) == 0)
-				rc = val_time(c, &v, &e->dur, &e->has_dur);
-			break;
-		case 4:
-			if (memcmp(p, "name", 4) == 0)
-				val_str(&v, &e->name);
-			break;
-		case 5:
-			if (memcmp(p, "scope", 5) == 0)
-				val_str(&v, &e->scope);
-			break;
-		case 7:
-			if (memcmp(p, "bind_id", 7) == 0)
-				val_xid(&v, &e->bind_id);
-			else if (memcmp(p, "flow_in", 7) == 0)
-				e->flow_in = val_bool(&v);
-			break;
-		case 8:
-			if (memcmp(p, "flow_out", 8) == 0)
-				e->flow_out = val_bool(&v);
-			break;
-		default:
-			break;
-		}
-		if (rc)
-			return rc;
 	}
-	if (rc)
-		return rc;
 	if (!e->has_dur)
 		e->dur = 0;
+	pe->npargs = b->npargs - pe->parg0;
 	return 1;
 }
 
-/* ---- progress ----------------------------------------------------------------- */
-
-static void progress(struct chrome *c, bool force)
+/* Strings decoded into the reader's scratch die at the next mark: copy them into b. */
+static int keep_decoded(struct parser *p, struct batch *b, struct pev *pe)
 {
-	struct timespec now;
+	struct cev *e = &pe->e;
+	struct tft_json_str *strs[] = { &e->ph, &e->name, &e->cat, &e->scope, &e->bp, &e->s,
+					&e->pid.s, &e->tid.s, &e->id.s, &e->bind_id.s };
 
-	if (!c->opts || !c->opts->progress)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t dt = (int64_t)(now.tv_sec - c->last_progress.tv_sec) * 1000000000LL +
-		     (now.tv_nsec - c->last_progress.tv_nsec);
-	if (!force && dt < PROGRESS_NS)
-		return;
-	c->last_progress = now;
-	c->opts->progress(c->opts->progress_ctx, tft_source_raw_offset(c->src),
-			  tft_source_raw_size(c->src), c->events);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (strs[i]->len && !tft_json_in_window(&p->r, strs[i]->ptr) && batch_keep(b, strs[i]))
+			goto oom;
+	for (uint32_t i = 0; i < pe->npargs; i++) {
+		struct parg *a = &b->pargs[pe->parg0 + i];
+		if (a->key.len && !tft_json_in_window(&p->r, a->key.ptr) && batch_keep(b, &a->key))
+			goto oom;
+		if ((a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) && a->s.len &&
+		    !tft_json_in_window(&p->r, a->s.ptr) && batch_keep(b, &a->s))
+			goto oom;
+	}
+	return 0;
+oom:
+	return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
 }
 
 /* ---- document walk --------------------------------------------------------------- */
 
-static int refill(struct chrome *c)
+static int read_events(struct parser *p, unsigned flags)
 {
-	return tft_json_refill(&c->r, c->err);
-}
-
-static int read_events(struct chrome *c, unsigned flags)
-{
-	struct cev e;
+	uint64_t items = 0, with_ph = 0;
+	int64_t first = -1;
 	int rc;
 
 	for (;;) {
-		tft_json_mark(&c->r);
-		rc = tft_json_next_item(&c->r, flags, c->err);
+		struct batch *b = p->cur;
+		struct pev *pe;
+		if (tft_unlikely(b->nev == b->cap_ev) &&
+		    vec_grow((void **)&b->ev, &b->cap_ev, (uint64_t)b->nev + 1, sizeof(*b->ev)))
+			return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
+		pe = &b->ev[b->nev];
+		pe->parg0 = b->npargs;
+		tft_json_mark(&p->r);
+		rc = tft_json_next_item(&p->r, flags, p->err);
 		if (rc == 1)
-			rc = parse_event(c, &e);
+			rc = parse_event(p, b, pe);
 		else if (rc == 0)
-			return 0;
+			break;
 		if (rc == TFT_JSON_MORE) {
-			if ((rc = refill(c)))
+			b->npargs = pe->parg0; /* drop the partial event's args */
+			if ((rc = p_refill(p)))
 				return rc;
 			continue;
 		}
 		if (rc < 0)
 			return rc;
+		if (items++ == 0)
+			first = pe->e.offset;
 		if (rc == 0) {
-			c->events++;
-			c->skipped++;
+			p->nonobj++;
 			continue;
 		}
-		if ((rc = commit(c, &e))) {
-			tft_error_set(c->err, rc, e.offset, "cannot import the event at this offset");
+		with_ph += pe->e.has_ph;
+		if (p->r.decoded && (rc = keep_decoded(p, b, pe)))
 			return rc;
-		}
-		if ((c->events & (PROGRESS_EVERY - 1)) == 0)
-			progress(c, false);
+		if (++b->nev >= BATCH_EVENTS && (rc = p_flush(p)))
+			return rc;
 	}
+	/* [1, 2, 3] or [{"a": 1}] is valid JSON but not a trace */
+	if (items && !with_ph)
+		return tft_error_set(p->err, TFT_EFORMAT, first,
+				     "expected trace event objects (with a \"ph\" key) in the events array");
+	return 0;
 }
 
-/* Top-level value under a mark: run fn until it does not need more input. */
+/* ---- top-level keys (the committer is idle: see p_drain) ----------------------------- */
+
 static int set_meta_str(struct chrome *c, const char *key, const struct tft_json_str *s)
 {
 	char *tmp = malloc(s->len + 1);
@@ -1854,63 +2368,63 @@ static int set_meta_str(struct chrome *c, const char *key, const struct tft_json
 	return rc;
 }
 
-static int meta_json(struct chrome *c, const char *key)
+static int set_meta_compact(struct chrome *c, const char *key, const char *json, size_t len)
 {
-	struct tft_json_str raw;
-	int rc = tft_json_skip_checked(&c->r, &raw, c->err);
-	char *tmp;
+	char *tmp = malloc(len + 1);
 	size_t n;
+	int rc;
 
-	if (rc)
-		return rc;
-	tmp = malloc(raw.len + 1);
 	if (!tmp)
 		return nomem(c);
-	n = tft_json_compact(raw.ptr, raw.len, tmp);
+	n = tft_json_compact(json, len, tmp);
 	tmp[n] = '\0';
 	rc = tft_writer_set_meta(c->w, key, tmp);
 	free(tmp);
 	return rc;
 }
 
-static int meta_scalar(struct chrome *c, const char *key)
+static int meta_json(struct parser *p, const char *key, struct tft_json_str *raw_out)
 {
-	struct tft_json_value v;
-	int rc = tft_json_read_flat(&c->r, &v, true, c->err);
+	struct tft_json_str raw;
+	int rc = tft_json_skip_checked(&p->r, &raw, p->err);
 
 	if (rc)
 		return rc;
-	if (v.type == TFT_JSON_OBJECT || v.type == TFT_JSON_ARRAY) {
-		char *tmp = malloc(v.len + 1);
-		size_t n;
-		if (!tmp)
-			return nomem(c);
-		n = tft_json_compact(v.ptr, v.len, tmp);
-		tmp[n] = '\0';
-		rc = tft_writer_set_meta(c->w, key, tmp);
-		free(tmp);
+	if (raw_out)
+		*raw_out = raw;
+	return set_meta_compact(p->c, key, raw.ptr, raw.len);
+}
+
+static int meta_scalar(struct parser *p, const char *key)
+{
+	struct tft_json_value v;
+	int rc = tft_json_read_flat(&p->r, &v, true, p->err);
+
+	if (rc)
 		return rc;
-	}
+	if (v.type == TFT_JSON_OBJECT || v.type == TFT_JSON_ARRAY)
+		return set_meta_compact(p->c, key, v.ptr, v.len);
 	if (v.type == TFT_JSON_STRING || v.type == TFT_JSON_NUMBER) {
 		struct tft_json_str s = { v.ptr, v.len };
-		return set_meta_str(c, key, &s);
+		return set_meta_str(p->c, key, &s);
 	}
 	return 0;
 }
 
-static int read_distributed(struct chrome *c)
+static int read_distributed(struct parser *p)
 {
+	struct chrome *c = p->c;
 	struct tft_json_value v;
 	struct tft_json_str k;
 	bool is_obj;
-	int rc = enter_object(c, &is_obj);
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
-	while ((rc = tft_json_next_key(&c->r, &k, c->err)) == 1) {
+	while ((rc = tft_json_next_key(&p->r, &k, p->err)) == 1) {
 		if (STR_EQ(&k, "rank")) {
 			int64_t r;
-			if ((rc = tft_json_read_flat(&c->r, &v, false, c->err)))
+			if ((rc = tft_json_read_flat(&p->r, &v, false, p->err)))
 				return rc;
 			if (v.type == TFT_JSON_NUMBER && tft_json_number_to_i64(v.ptr, v.len, &r) == 0 &&
 			    r >= 0 && r <= INT32_MAX) {
@@ -1918,11 +2432,11 @@ static int read_distributed(struct chrome *c)
 				c->rank = (int32_t)r;
 			}
 		} else if (STR_EQ(&k, "backend")) {
-			rc = meta_scalar(c, "distributed_backend");
+			rc = meta_scalar(p, "distributed_backend");
 		} else if (STR_EQ(&k, "world_size")) {
-			rc = meta_scalar(c, "world_size");
+			rc = meta_scalar(p, "world_size");
 		} else {
-			rc = tft_json_skip(&c->r, NULL, c->err);
+			rc = tft_json_skip(&p->r, NULL, p->err);
 		}
 		if (rc)
 			return rc;
@@ -1930,10 +2444,11 @@ static int read_distributed(struct chrome *c)
 	return rc;
 }
 
-static int read_base_time(struct chrome *c)
+static int read_base_time(struct parser *p)
 {
+	struct chrome *c = p->c;
 	struct tft_json_value v;
-	int rc = tft_json_read_flat(&c->r, &v, false, c->err);
+	int rc = tft_json_read_flat(&p->r, &v, false, p->err);
 	int64_t ns;
 
 	if (rc)
@@ -1944,7 +2459,7 @@ static int read_base_time(struct chrome *c)
 	if (tft_json_number_to_i64(v.ptr, v.len, &ns) != 0) {
 		double d;
 		if (tft_json_number_to_double(v.ptr, v.len, &d) || !(d > -9.2e18 && d < 9.2e18))
-			return tft_error_set(c->err, TFT_EFORMAT, v.offset,
+			return tft_error_set(p->err, TFT_EFORMAT, v.offset,
 					     "expected baseTimeNanoseconds as an integer number of nanoseconds");
 		ns = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 	}
@@ -1955,39 +2470,199 @@ static int read_base_time(struct chrome *c)
 	return tft_writer_set_meta(c->w, "base_time_ns", buf);
 }
 
-/* Handle one top-level key's value (the key was consumed). */
-static int top_value(struct chrome *c, const struct tft_json_str *k)
+/* ---- metadata written by tftracer's Chrome exporter ------------------------------------ */
+
+/* An int64 member value; false for anything else. */
+static bool md_int(const struct tft_json_value *v, int64_t *out)
 {
+	return v->type == TFT_JSON_NUMBER && tft_json_value_to_i64(v, out) == 0;
+}
+
+/* One object of metadata.processes / .tracks / .steps (entered); which: 'p', 't', 's'. */
+static int md_entry(struct chrome *c, struct tft_json_reader *r, char which)
+{
+	struct md_proc mp = { .rank = -1 };
+	struct md_track mt = { 0 };
+	struct tft_step st = { .process = TFT_NONE };
+	int64_t step_pid = INT64_MIN, iv;
+	bool has_pid = false, has_tid = false, has_index = false, has_start = false;
+	struct tft_json_value v;
+	struct tft_json_str k;
+	char kind[16] = "";
+	int rc;
+
+	while ((rc = tft_json_next_member(r, &k, &v, NULL)) == 1) {
+		if (is_container(&v)) {
+			if ((rc = tft_json_skip(r, NULL, NULL)))
+				return rc;
+			continue;
+		}
+		if (STR_EQ(&k, "pid")) {
+			if (md_int(&v, &iv)) {
+				has_pid = true;
+				mp.pid = mt.pid = step_pid = iv;
+			}
+		} else if (STR_EQ(&k, "source_pid")) {
+			mp.has_source_pid = md_int(&v, &mp.source_pid);
+		} else if (STR_EQ(&k, "host") && v.type == TFT_JSON_STRING && v.len) {
+			if ((rc = intern(c, v.ptr, v.len, &mp.host)))
+				return rc;
+			mp.has_host = true;
+		} else if (STR_EQ(&k, "rank")) {
+			if (md_int(&v, &iv) && iv >= INT32_MIN && iv <= INT32_MAX) {
+				mp.rank = (int32_t)iv;
+				mp.has_rank = true;
+			}
+		} else if (STR_EQ(&k, "tid")) {
+			has_tid = md_int(&v, &mt.tid);
+		} else if (STR_EQ(&k, "source_tid")) {
+			mt.has_source_tid = md_int(&v, &mt.source_tid);
+		} else if (STR_EQ(&k, "kind") && v.type == TFT_JSON_STRING && v.len < sizeof(kind)) {
+			memcpy(kind, v.ptr, v.len);
+			kind[v.len] = '\0';
+		} else if (STR_EQ(&k, "index")) {
+			has_index = md_int(&v, &st.index);
+		} else if (STR_EQ(&k, "name") && v.type == TFT_JSON_STRING && which == 's') {
+			if ((rc = intern(c, v.ptr, v.len, &st.name)))
+				return rc;
+		} else if (STR_EQ(&k, "start_ns")) {
+			has_start = md_int(&v, &st.start_ns);
+		} else if (STR_EQ(&k, "dur_ns")) {
+			if (!md_int(&v, &st.dur_ns) || st.dur_ns < 0)
+				st.dur_ns = 0;
+		} else if (STR_EQ(&k, "traced")) {
+			st.traced = v.type == TFT_JSON_TRUE;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (which == 'p' && has_pid) {
+		if (vec_grow((void **)&c->md_procs, &c->md_cap_procs, (uint64_t)c->md_nprocs + 1,
+			     sizeof(*c->md_procs)))
+			return nomem(c);
+		c->md_procs[c->md_nprocs++] = mp;
+	} else if (which == 't' && has_pid && has_tid) {
+		mt.kind = (uint32_t)tft_track_kind_parse(kind);
+		if (vec_grow((void **)&c->md_tracks, &c->md_cap_tracks, (uint64_t)c->md_ntracks + 1,
+			     sizeof(*c->md_tracks)))
+			return nomem(c);
+		c->md_tracks[c->md_ntracks++] = mt;
+	} else if (which == 's' && has_index && has_start) {
+		if (vec_grow((void **)&c->md_steps, &c->md_cap_steps, (uint64_t)c->md_nsteps + 1,
+			     sizeof(*c->md_steps)) ||
+		    vec_grow((void **)&c->md_step_pid, &c->md_cap_step_pid, (uint64_t)c->md_nsteps + 1,
+			     sizeof(*c->md_step_pid)))
+			return nomem(c);
+		c->md_step_pid[c->md_nsteps] = step_pid;
+		c->md_steps[c->md_nsteps++] = st;
+	}
+	return 0;
+}
+
+/*
+ * The "metadata" object (validated JSON text): a tftracer export lists what
+ * Chrome's fields cannot carry (track kinds, hosts, ranks, steps without a
+ * slice); keep it for finish(). Anything unexpected is ignored.
+ */
+static int md_parse(struct chrome *c, const char *text, size_t len)
+{
+	struct tft_json_reader_opts ro = { .block_size = len + 1, .max_buffer = len + 1 };
+	struct tft_source *src = tft_source_open_mem(text, len, "metadata", NULL);
+	struct tft_json_reader r;
+	struct tft_json_value v;
+	struct tft_json_str k;
+	int rc;
+
+	if (!src)
+		return nomem(c);
+	if ((rc = tft_json_reader_init(&r, src, &ro, NULL))) {
+		tft_source_close(src);
+		return rc == TFT_ENOMEM ? nomem(c) : 0;
+	}
+	if (tft_json_read(&r, &v, NULL) || v.type != TFT_JSON_OBJECT)
+		goto out;
+	while ((rc = tft_json_next_member(&r, &k, &v, NULL)) == 1) {
+		char which = STR_EQ(&k, "processes") ? 'p' : STR_EQ(&k, "tracks") ? 't'
+			   : STR_EQ(&k, "steps") ? 's' : 0;
+		if (STR_EQ(&k, "exporter")) {
+			if (v.type == TFT_JSON_STRING && v.len >= 8 && memcmp(v.ptr, "tftracer", 8) == 0)
+				c->md_tftracer = true;
+			continue;
+		}
+		if (!is_container(&v))
+			continue;
+		if (!which || v.type != TFT_JSON_ARRAY) {
+			if (tft_json_skip(&r, NULL, NULL))
+				break;
+			continue;
+		}
+		if (which == 's')
+			c->md_has_steps = true;
+		if (tft_json_read(&r, &v, NULL))
+			break;
+		while ((rc = tft_json_next_item(&r, 0, NULL)) == 1) {
+			bool is_obj;
+			if ((rc = tft_json_read(&r, &v, NULL)))
+				break;
+			is_obj = v.type == TFT_JSON_OBJECT;
+			if (v.type == TFT_JSON_ARRAY)
+				rc = tft_json_skip_rest(&r, NULL);
+			else if (is_obj)
+				rc = md_entry(c, &r, which);
+			if (rc)
+				break;
+		}
+		if (rc == TFT_ENOMEM)
+			break;
+		if (rc)
+			goto out;
+	}
+out:
+	tft_json_reader_fini(&r);
+	tft_source_close(src);
+	return rc == TFT_ENOMEM ? rc : 0;
+}
+
+/* Handle one top-level key's value (the key was consumed). */
+static int top_value(struct parser *p, const struct tft_json_str *k)
+{
+	struct chrome *c = p->c;
+
 	if (STR_EQ(k, "displayTimeUnit"))
-		return meta_scalar(c, "display_time_unit");
+		return meta_scalar(p, "display_time_unit");
 	if (STR_EQ(k, "otherData"))
-		return meta_json(c, "other_data");
-	if (STR_EQ(k, "metadata"))
-		return meta_json(c, "metadata");
+		return meta_json(p, "other_data", NULL);
+	if (STR_EQ(k, "metadata")) {
+		struct tft_json_str raw;
+		int rc = meta_json(p, "metadata", &raw);
+		if (rc)
+			return rc;
+		return md_parse(c, raw.ptr, raw.len);
+	}
 	if (STR_EQ(k, "schemaVersion")) {
 		c->kineto = true;
-		return meta_scalar(c, "kineto_schema_version");
+		return meta_scalar(p, "kineto_schema_version");
 	}
 	if (STR_EQ(k, "deviceProperties")) {
 		c->kineto = true;
-		return meta_json(c, "device_properties");
+		return meta_json(p, "device_properties", NULL);
 	}
 	if (STR_EQ(k, "distributedInfo")) {
 		c->kineto = true;
-		return read_distributed(c);
+		return read_distributed(p);
 	}
 	if (STR_EQ(k, "baseTimeNanoseconds"))
-		return read_base_time(c);
+		return read_base_time(p);
 	if (STR_EQ(k, "traceName"))
-		return meta_scalar(c, "trace_name");
+		return meta_scalar(p, "trace_name");
 	if (STR_EQ(k, "host_name")) {
 		struct tft_json_str s;
-		int rc = read_str(c, &s);
+		int rc = read_str(p, &s);
 		if (rc || s.len == 0)
 			return rc;
 		return intern(c, s.ptr, s.len, &c->host);
 	}
-	return tft_json_skip(&c->r, NULL, c->err);
+	return tft_json_skip(&p->r, NULL, p->err);
 }
 
 /* Keys whose values may be huge and are not kept: skipped without buffering. */
@@ -2004,89 +2679,95 @@ static bool is_known_key(const struct tft_json_str *k)
 	       STR_EQ(k, "traceName") || STR_EQ(k, "host_name");
 }
 
-static int read_object_doc(struct chrome *c)
+static int read_object_doc(struct parser *p, int64_t obj_offset)
 {
 	struct tft_json_str k;
 	struct tft_json_value v;
 	int rc;
 
 	for (;;) {
-		tft_json_mark(&c->r);
-		rc = tft_json_next_key(&c->r, &k, c->err);
+		tft_json_mark(&p->r);
+		rc = tft_json_next_key(&p->r, &k, p->err);
 		if (rc == 1) {
 			if (STR_EQ(&k, "traceEvents")) {
-				if ((rc = tft_json_read(&c->r, &v, c->err)) == 0) {
-					if (v.type == TFT_JSON_OBJECT)
-						rc = tft_json_skip_rest(&c->r, c->err);
-					else if (v.type == TFT_JSON_ARRAY)
-						rc = read_events(c, 0);
-					/* anything else is not a list of events: ignored */
-					if (rc == 0)
+				if ((rc = tft_json_read(&p->r, &v, p->err)) == 0) {
+					if (v.type != TFT_JSON_ARRAY)
+						return tft_error_set(p->err, TFT_EFORMAT, v.offset,
+								     "expected an array of trace events as the value of \"traceEvents\"");
+					p->saw_events = true;
+					if ((rc = read_events(p, 0)) == 0)
 						continue;
 				}
+			} else if ((rc = p_drain(p))) {
+				return rc;
 			} else if (is_streamed_key(&k)) {
 				if (STR_EQ(&k, "systemTraceEvents") &&
-				    (rc = tft_writer_set_meta(c->w, "system_trace_events",
+				    (rc = tft_writer_set_meta(p->c->w, "system_trace_events",
 							      "present (not imported)")))
 					return rc;
-				if ((rc = tft_json_skip_stream(&c->r, c->err)))
+				if ((rc = tft_json_skip_stream(&p->r, p->err)))
 					return rc;
 				continue;
 			} else if (is_known_key(&k)) {
-				if ((rc = top_value(c, &k)) == 0)
+				if ((rc = top_value(p, &k)) == 0)
 					continue;
 			} else {
-				if ((rc = tft_json_skip_stream(&c->r, c->err)))
+				if ((rc = tft_json_skip_stream(&p->r, p->err)))
 					return rc;
 				continue;
 			}
 		}
 		if (rc == TFT_JSON_MORE) {
-			if ((rc = refill(c)))
+			if ((rc = p_refill(p)))
 				return rc;
 			continue;
 		}
+		if (rc == 0 && !p->saw_events)
+			return tft_error_set(p->err, TFT_EFORMAT, obj_offset,
+					     "expected a \"traceEvents\" array in the top-level object: not a Chrome trace");
 		return rc; /* 0: end of the object; <0: error */
 	}
 }
 
-static int read_document(struct chrome *c)
+static int read_document(struct parser *p)
 {
 	struct tft_json_value v;
 	int rc;
 
 	/* a UTF-8 byte order mark is tolerated */
-	if (c->r.len >= 3 && memcmp(c->r.buf, "\xef\xbb\xbf", 3) == 0)
-		c->r.pos = 3;
+	if (p->r.len >= 3 && memcmp(p->r.buf, "\xef\xbb\xbf", 3) == 0)
+		p->r.pos = 3;
 	for (;;) {
-		tft_json_mark(&c->r);
-		rc = tft_json_read(&c->r, &v, c->err);
+		tft_json_mark(&p->r);
+		rc = tft_json_read(&p->r, &v, p->err);
 		if (rc != TFT_JSON_MORE)
 			break;
-		if ((rc = refill(c)))
+		if ((rc = p_refill(p)))
 			return rc;
 	}
 	if (rc)
 		return rc;
 	if (v.type == TFT_JSON_ARRAY)
-		rc = read_events(c, TFT_JSON_EOF_ENDS_ARRAY);
+		rc = read_events(p, TFT_JSON_EOF_ENDS_ARRAY);
 	else if (v.type == TFT_JSON_OBJECT)
-		rc = read_object_doc(c);
+		rc = read_object_doc(p, v.offset);
 	else
-		return tft_error_set(c->err, TFT_EFORMAT, v.offset,
+		return tft_error_set(p->err, TFT_EFORMAT, v.offset,
 				     "expected '{' or '[' at the start of a JSON trace");
 	if (rc)
 		return rc;
 	for (;;) {
-		tft_json_mark(&c->r);
-		rc = tft_json_finish(&c->r, c->err);
+		tft_json_mark(&p->r);
+		rc = tft_json_finish(&p->r, p->err);
 		if (rc != TFT_JSON_MORE)
-			return rc;
-		if ((rc = refill(c)))
+			break;
+		if ((rc = p_refill(p)))
 			return rc;
 	}
+	if (rc)
+		return rc;
+	return p_drain(p);
 }
-
 /* ---- end of input ------------------------------------------------------------- */
 
 static int close_open(struct chrome *c)
@@ -2119,22 +2800,138 @@ static int close_open(struct chrome *c)
 		if (s->kind == SPAN_ASYNC)
 			c->unclosed++;
 	}
-	for (uint32_t i = 0; i < c->npflows; i++) {
-		struct pflow *p = &c->pflows[i];
-		if (!p->live)
-			continue;
-		if (p->is_end)
-			rc = add_flow(c, p->id, p->name, p->cat, TFT_NONE, 0, p->track, p->ts,
-				      p->flags | TFT_FLOWF_UNMATCHED);
-		else if (!p->stepped) /* a chain that ended with a step is complete */
-			rc = add_flow(c, p->id, p->name, p->cat, p->track, p->ts, TFT_NONE, 0,
-				      TFT_FLOWF_UNMATCHED);
-		else
-			continue;
-		if (rc)
-			return rc;
-	}
 	return 0;
+}
+
+/* One flow to the writer: from point `from` (NULL: never seen) to point `to` (NULL: never seen). */
+static int put_flow(struct chrome *c, const struct fpoint *from, const struct fpoint *to)
+{
+	const struct fpoint *named = from ? from : to;
+	struct tft_flow f;
+
+	memset(&f, 0, sizeof(f));
+	f.flow_id = c->fkey_ids[named->key];
+	f.name = named->name;
+	f.cat = named->cat;
+	f.src_track = from ? from->track : TFT_NONE;
+	f.src_ts_ns = from ? from->ts + c->shift_ns : 0;
+	f.dst_track = to ? to->track : TFT_NONE;
+	f.dst_ts_ns = to ? to->ts + c->shift_ns : 0;
+	f.flags = to ? to->flags : 0;
+	if (!from || !to) {
+		f.flags |= TFT_FLOWF_UNMATCHED;
+		c->unmatched_flows++;
+	}
+	return tft_writer_add_flow(c->w, &f);
+}
+
+/* Points of one key sort by (ts, s < t < f, input order). */
+struct fp_ord {
+	int64_t ts;
+	uint32_t idx;
+	uint8_t ph;
+};
+
+static int fp_cmp(const void *a, const void *b)
+{
+	const struct fp_ord *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->ph != y->ph)
+		return x->ph < y->ph ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Pair the flow points of each key in timestamp order: an s opens a
+ * segment (and ends the chains left open by a t); a t ends the oldest open
+ * segment (one flow) and opens the next; an f ends the oldest open segment,
+ * or is an unmatched flow when none is open. An s never ended is an
+ * unmatched flow; a trailing t ends its chain. Reused ids thus pair first
+ * in, first out. Flows go to the writer, shifted by shift_ns.
+ */
+static int emit_flows(struct chrome *c)
+{
+	uint32_t n = c->nfpoints, nk = c->nfkeys;
+	uint32_t *start = NULL, *order = NULL, *open = NULL;
+	struct fp_ord *seg = NULL;
+	uint32_t cap_seg = 0;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	start = calloc((size_t)nk + 1, sizeof(*start));
+	order = malloc((size_t)n * sizeof(*order));
+	open = malloc((size_t)n * sizeof(*open));
+	if (!start || !order || !open) {
+		rc = nomem(c);
+		goto out;
+	}
+	/* group by key (counting sort: input order kept within a key) */
+	for (uint32_t i = 0; i < n; i++)
+		start[c->fpoints[i].key + 1]++;
+	for (uint32_t k = 0; k < nk; k++)
+		start[k + 1] += start[k];
+	for (uint32_t i = 0; i < n; i++)
+		order[start[c->fpoints[i].key]++] = i;
+	for (uint32_t k = nk; k > 0; k--) /* the cursors moved each start to the next key's */
+		start[k] = start[k - 1];
+	start[0] = 0;
+	for (uint32_t k = 0; k < nk && !rc; k++) {
+		uint32_t lo = start[k], m = start[k + 1] - lo, head = 0, nopen = 0;
+		if (m > cap_seg) {
+			struct fp_ord *ns = realloc(seg, (size_t)m * sizeof(*seg));
+			if (!ns) {
+				rc = nomem(c);
+				break;
+			}
+			seg = ns;
+			cap_seg = m;
+		}
+		for (uint32_t j = 0; j < m; j++) {
+			const struct fpoint *p = &c->fpoints[order[lo + j]];
+			seg[j] = (struct fp_ord){ p->ts, order[lo + j], p->ph };
+		}
+		if (m > 16) {
+			qsort(seg, m, sizeof(*seg), fp_cmp);
+		} else {
+			for (uint32_t j = 1; j < m; j++) /* mostly 2 points: insertion sort */
+				for (uint32_t i = j; i > 0 && fp_cmp(&seg[i], &seg[i - 1]) < 0; i--) {
+					struct fp_ord t = seg[i];
+					seg[i] = seg[i - 1];
+					seg[i - 1] = t;
+				}
+		}
+		/* open[head .. nopen): open points of this key, oldest first */
+		for (uint32_t j = 0; j < m && !rc; j++) {
+			const struct fpoint *p = &c->fpoints[seg[j].idx];
+			if (p->ph == FP_S) {
+				uint32_t w = head;
+				for (uint32_t i = head; i < nopen; i++) /* chains ended by a t are done */
+					if (c->fpoints[open[i]].ph == FP_S)
+						open[w++] = open[i];
+				nopen = w;
+				open[nopen++] = seg[j].idx;
+				continue;
+			}
+			if (head < nopen)
+				rc = put_flow(c, &c->fpoints[open[head++]], p);
+			else if (p->ph == FP_F)
+				rc = put_flow(c, NULL, p);
+			if (p->ph == FP_T)
+				open[nopen++] = seg[j].idx;
+		}
+		for (uint32_t i = head; i < nopen && !rc; i++)
+			if (c->fpoints[open[i]].ph == FP_S)
+				rc = put_flow(c, &c->fpoints[open[i]], NULL);
+	}
+out:
+	free(start);
+	free(order);
+	free(open);
+	free(seg);
+	return rc;
 }
 
 /* The formats already imported into a writer, per thread (one thread drives a writer). */
@@ -2199,6 +2996,69 @@ static int set_format(struct chrome *c, const char *fmt)
 	return tft_writer_set_meta(c->w, "format", joined);
 }
 
+/* Apply the process and track fields a tftracer export listed under "metadata" (md_parse). */
+static void apply_md(struct chrome *c)
+{
+	for (uint32_t i = 0; i < c->md_nprocs; i++) {
+		const struct md_proc *m = &c->md_procs[i];
+		struct hkey k = mkkey(K_PROC, 0, (uint64_t)m->pid, 0);
+		uint32_t idx = hmap_get(&c->map, &k);
+		struct tft_process *wp;
+		if (idx == TFT_NONE || c->procs[idx].id == TFT_NONE ||
+		    !(wp = tft_writer_process(c->w, c->procs[idx].id)))
+			continue;
+		if (m->has_source_pid)
+			wp->pid = m->source_pid;
+		if (m->has_host)
+			wp->host = m->host;
+		if (m->has_rank)
+			wp->rank = m->rank;
+	}
+	for (uint32_t i = 0; i < c->md_ntracks; i++) {
+		const struct md_track *m = &c->md_tracks[i];
+		struct hkey pk = mkkey(K_PROC, 0, (uint64_t)m->pid, 0);
+		uint32_t pidx = hmap_get(&c->map, &pk), tidx;
+		struct tft_track *wt;
+		if (pidx == TFT_NONE)
+			continue;
+		struct hkey tk = mkkey(K_THREAD, 0, pidx, (uint64_t)m->tid);
+		tidx = hmap_get(&c->map, &tk);
+		/* thread-like tracks only: counter/async/object tracks are re-created by kind */
+		if (tidx == TFT_NONE || c->threads[tidx].track == TFT_NONE ||
+		    !(wt = tft_writer_track(c->w, c->threads[tidx].track)))
+			continue;
+		if (m->kind == TFT_TRACK_THREAD || m->kind == TFT_TRACK_DEVICE ||
+		    m->kind == TFT_TRACK_GPU_STREAM || m->kind == TFT_TRACK_COMM)
+			wt->kind = m->kind;
+		if (m->has_source_tid)
+			wt->tid = m->source_tid;
+	}
+}
+
+/*
+ * A tftracer export lists every step (with or without a slice): they
+ * replace the ones found from ProfilerStep#N slices, which the list
+ * includes. Its times are absolute (a tftracer export has no time shift).
+ */
+static int add_md_steps(struct chrome *c)
+{
+	int rc;
+
+	for (uint32_t i = 0; i < c->md_nsteps; i++) {
+		struct tft_step s = c->md_steps[i];
+		s.process = TFT_NONE;
+		if (c->md_step_pid[i] != INT64_MIN) {
+			struct hkey k = mkkey(K_PROC, 0, (uint64_t)c->md_step_pid[i], 0);
+			uint32_t idx = hmap_get(&c->map, &k);
+			if (idx != TFT_NONE && (rc = ensure_proc(c, idx, &s.process)))
+				return rc;
+		}
+		if ((rc = tft_writer_add_step(c->w, &s)))
+			return rc;
+	}
+	return 0;
+}
+
 static int finish(struct chrome *c)
 {
 	int rc;
@@ -2223,6 +3083,9 @@ static int finish(struct chrome *c)
 		if (c->host)
 			wp->host = c->host;
 	}
+	/* tftracer metadata: after the kinds, ranks and hosts set above */
+	if (c->md_tftracer)
+		apply_md(c);
 	if (c->shift_ns && c->have_end) {
 		int64_t t;
 		if (__builtin_add_overflow(c->trace_start, c->shift_ns, &t) ||
@@ -2232,13 +3095,11 @@ static int finish(struct chrome *c)
 	}
 	if ((rc = tft_sorter_finish(c->sorter, c->shift_ns, c->err)))
 		return rc;
-	for (uint32_t i = 0; i < c->nflows; i++) {
-		struct tft_flow f = c->flows[i];
-		if (f.src_track != TFT_NONE)
-			f.src_ts_ns += c->shift_ns;
-		if (f.dst_track != TFT_NONE)
-			f.dst_ts_ns += c->shift_ns;
-		if ((rc = tft_writer_add_flow(c->w, &f)))
+	if ((rc = emit_flows(c)))
+		return rc;
+	if (c->md_tftracer && c->md_has_steps) {
+		c->nsteps = 0;
+		if ((rc = add_md_steps(c)))
 			return rc;
 	}
 	for (uint32_t i = 0; i < c->nsteps; i++) {
@@ -2253,7 +3114,7 @@ static int finish(struct chrome *c)
 	     (rc = tft_writer_add_count(c->w, "unmatched_flows", c->unmatched_flows))) ||
 	    (c->skipped && (rc = tft_writer_add_count(c->w, "skipped_events", c->skipped))))
 		return rc;
-	if (c->r.truncated && (rc = tft_writer_set_meta(c->w, "truncated", "1")))
+	if (c->truncated && (rc = tft_writer_set_meta(c->w, "truncated", "1")))
 		return rc;
 	const char *fmt = c->kineto ? "kineto" : c->tf_timeline ? "tf_timeline" : "chrome";
 	if ((rc = set_format(c, fmt)))
@@ -2276,20 +3137,92 @@ static void destroy(struct chrome *c)
 	free(c->threads);
 	free(c->procs);
 	free(c->spans);
-	free(c->pflows);
-	free(c->flows);
+	free(c->fpoints);
+	free(c->fkey_ids);
 	free(c->steps);
-	free(c->pargs);
 	free(c->args);
 	free(c->map.slots);
 	free(c->icache);
+	free(c->md_procs);
+	free(c->md_tracks);
+	free(c->md_steps);
+	free(c->md_step_pid);
 	tft_sorter_destroy(c->sorter);
-	tft_json_reader_fini(&c->r);
+}
+
+/* Run the parser over the document (the committer, if any, on a second thread). */
+static int parse_all(struct chrome *c, struct tft_source *src, const struct tft_chrome_opts *copts,
+		     struct tft_error *err)
+{
+	struct parser p;
+	int threads = copts ? copts->threads : 0;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.c = c;
+	p.err = err;
+	p.cur = batch_new();
+	if (!p.cur)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	if (threads == 0) {
+		/* worth threads: large or compressed inputs (known size 0: a pipe) */
+		uint64_t size = tft_source_raw_size(src);
+		threads = tft_source_is_gzip(src) || size == 0 || size >= PIPELINE_MIN_BYTES ? 2 : 1;
+	}
+	struct tft_json_reader_opts ro = { 0 };
+	if (copts && copts->reader)
+		ro = *copts->reader;
+	/* a plain file: parsed in place, mapped (no read() copies, no windows) */
+	if (!ro.block_size && tft_source_raw_size(src) >= PIPELINE_MIN_BYTES &&
+	    (rc = tft_source_map(src, &p.map, err)) != 0) {
+		if (rc < 0)
+			goto out;
+		tft_json_reader_init_mem(&p.r, p.map.data, p.map.len, src, &ro);
+		rc = 0;
+	} else {
+		if (threads > 1 && !ro.block_size)
+			ro.block_size = PIPE_BLOCK;
+		if ((rc = tft_json_reader_init(&p.r, src, &ro, err)))
+			goto out;
+	}
+	/*
+	 * Store errors go to berr: the committer works on input that precedes
+	 * what the parser is reading, so its error (once everything parsed
+	 * before a parse error is committed) is the first one in the input,
+	 * whatever the batch boundaries and threads.
+	 */
+	tft_error_clear(&c->berr);
+	c->err = &c->berr;
+	if (threads > 1)
+		p.pipe = pipe_start(c, &p.r); /* NULL: one thread after all */
+	p.r.refill_hook = p_refill_hook;
+	p.r.refill_ctx = &p;
+	rc = read_document(&p);
+	if (rc)
+		(void)p_drain(&p);
+	if (p.pipe) {
+		pipe_stop(p.pipe);
+		pipe_destroy(p.pipe);
+	}
+	c->err = err;
+	if (c->berr.code) {
+		if (err)
+			*err = c->berr;
+		rc = c->berr.code;
+	}
+	c->truncated = p.r.truncated;
+	c->events += p.nonobj;
+	c->skipped += (int64_t)p.nonobj;
+out:
+	batch_free(p.cur);
+	tft_json_reader_fini(&p.r);
+	tft_source_unmap(&p.map);
+	return rc;
 }
 
 int tft_ingest_chrome_source(struct tft_writer *w, struct tft_source *src,
-			     const struct tft_ingest_opts *opts,
-			     const struct tft_json_reader_opts *ropts, struct tft_error *err)
+			     const struct tft_ingest_opts *opts, const struct tft_chrome_opts *copts,
+			     struct tft_error *err)
 {
 	struct chrome c;
 	int rc;
@@ -2303,7 +3236,6 @@ int tft_ingest_chrome_source(struct tft_writer *w, struct tft_source *src,
 	c.global_proc = TFT_NONE;
 	c.global_track = TFT_NONE;
 	c.free_span = TFT_NONE;
-	c.free_pflow = TFT_NONE;
 	c.last_cat_checked = TFT_NONE;
 	clock_gettime(CLOCK_MONOTONIC, &c.last_progress);
 	c.icache = calloc(1u << ICACHE_BITS, sizeof(*c.icache));
@@ -2318,11 +3250,10 @@ int tft_ingest_chrome_source(struct tft_writer *w, struct tft_source *src,
 	}
 	if ((rc = intern(&c, "id", 2, &c.s_id)))
 		goto out;
-	if ((rc = tft_json_reader_init(&c.r, src, ropts, err)))
-		goto out;
-	if ((rc = read_document(&c)))
+	if ((rc = parse_all(&c, src, copts, err)))
 		goto out;
 	rc = finish(&c);
+	c.raw_offset = tft_source_raw_offset(src);
 	progress(&c, true);
 out:
 	if (rc)

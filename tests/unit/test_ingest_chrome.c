@@ -4,13 +4,18 @@
  * documents for every phase, read back through the session reader, then a
  * few real traces from the shared corpus (counts checked with python3).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "codec/json_write.h"
 #include "collect/ingest.h"
 #include "collect/ingest_chrome.h"
+#include "export/export_chrome.h"
 #include "store/session.h"
 #include "store/writer.h"
 #include "tap.h"
@@ -51,6 +56,9 @@ static struct tft_session *close_and_open(struct tft_writer *w)
 	return s;
 }
 
+/* Threads for import_block(): 0 = automatic, 1 = one, 2 = parser + committer. */
+static int g_threads;
+
 /*
  * Import doc with a JSON window of `block` bytes (0 = default) and open the
  * result. Returns NULL (and *rc) on an import error.
@@ -58,12 +66,13 @@ static struct tft_session *close_and_open(struct tft_writer *w)
 static struct tft_session *import_block(const char *doc, size_t block, int *rc, struct tft_error *err)
 {
 	struct tft_json_reader_opts ro = { .block_size = block };
+	struct tft_chrome_opts co = { .reader = block ? &ro : NULL, .threads = g_threads };
 	struct tft_writer *w = open_writer();
 	struct tft_source *src;
 
 	tft_error_clear(err);
 	src = tft_source_open_mem(doc, strlen(doc), "doc.json", err);
-	*rc = tft_ingest_chrome_source(w, src, NULL, block ? &ro : NULL, err);
+	*rc = tft_ingest_chrome_source(w, src, NULL, &co, err);
 	tft_source_close(src);
 	if (*rc) {
 		tft_writer_abort(w);
@@ -555,21 +564,24 @@ static void test_refills(void)
 		char ref[4096];
 		snprintf(ref, sizeof(ref), "%s", events(s, 0));
 		done(s);
-		for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
-			s = import_block(docs[d], blocks[i], &rc, &err);
+		for (size_t i = 0; i < 2 * sizeof(blocks) / sizeof(blocks[0]); i++) {
+			size_t block = blocks[i % (sizeof(blocks) / sizeof(blocks[0]))];
+			g_threads = i < sizeof(blocks) / sizeof(blocks[0]) ? 1 : 2;
+			s = import_block(docs[d], block, &rc, &err);
+			g_threads = 0;
 			if (!s) {
-				printf("# block %zu: %s at %lld\n", blocks[i], err.msg, (long long)err.offset);
+				printf("# block %zu: %s at %lld\n", block, err.msg, (long long)err.offset);
 				same = 0;
 				continue;
 			}
 			tft_session_get_summary(s, &b);
 			if (a.slices != b.slices || a.instants != b.instants || a.counters != b.counters ||
 			    a.flows != b.flows || a.tracks != b.tracks || a.start_ns != b.start_ns ||
-			    a.end_ns != b.end_ns || strcmp(ref, events(s, 0)) != 0)
+			    a.end_ns != b.end_ns || a.steps != b.steps || strcmp(ref, events(s, 0)) != 0)
 				same = 0;
 			done(s);
 		}
-		ok(same, "doc %zu: same result with 1, 7 and 64-byte windows", d);
+		ok(same, "doc %zu: same result with 1, 7 and 64-byte windows, on one and two threads", d);
 	}
 }
 
@@ -588,7 +600,10 @@ static void check_bad(const char *doc, int64_t offset, const char *msg, const ch
 
 static void test_malformed(void)
 {
-	check_bad("hello", 0, "unrecognised format: expected a JSON trace ('{' or '[')", "not JSON");
+	check_bad("hello", 0,
+		  "unrecognised format: expected a JSON trace, an XSpace (.xplane.pb), RunMetadata/StepStats "
+		  "(binary or text), GraphDef or a tftracer/tfvis pickle",
+		  "not JSON");
 	check_bad("   x", 3, "unrecognised format", "not JSON after spaces");
 	check_bad("", 0, "unrecognised format", "empty file");
 	check_bad("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,}]}", 33, "expected a string key after ','",
@@ -605,6 +620,267 @@ static void test_malformed(void)
 	check_bad("[{\"ph\":\"X\",\"ts\":01}]", 16, "invalid number", "leading zero");
 	check_bad("\"just a string\"", 0, "unrecognised format", "top-level string");
 	check_bad("[{\"ph\":\"X\"}] [", 13, "expected end of input", "garbage after the array");
+	/* valid JSON that is not a trace */
+	check_bad("{\"foo\": 1, \"bar\": [1, 2]}", 0, "expected a \"traceEvents\" array",
+		  "object without traceEvents");
+	check_bad("{\"traceEvents\": 5}", 16, "expected an array of trace events",
+		  "traceEvents is a number");
+	check_bad("{\"traceEvents\": {\"ph\": \"X\"}}", 16, "expected an array of trace events",
+		  "traceEvents is an object");
+	check_bad("[1,2,3]", 1, "expected trace event objects", "array of numbers");
+	check_bad("{\"traceEvents\": [{\"a\": 1}, 7]}", 17, "expected trace event objects",
+		  "events without \"ph\"");
+	check_bad("{\"traceEvents\": [], \"traceEvents\": 1}", 35, "expected an array of trace events",
+		  "a second traceEvents that is not an array");
+}
+
+/* Valid traces that are empty or hold odd elements. */
+static void test_empty_and_odd(void)
+{
+	struct tft_session_summary sum;
+	struct tft_session *s = import("{\"traceEvents\": []}");
+
+	ok(s != NULL, "empty traceEvents: an empty session");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		ok(sum.slices == 0 && sum.tracks == 0, "  nothing in it");
+	}
+	done(s);
+	s = import("[]");
+	ok(s != NULL, "empty array: an empty session");
+	done(s);
+	s = import("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}, 7, [1], {}]");
+	ok(s != NULL, "non-event elements next to an event are skipped");
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		ok(sum.slices == 1 && meta_int(s, "skipped_events") == 3, "  1 slice, 3 skipped");
+	}
+	done(s);
+}
+
+struct esc_check {
+	struct tft_session *s;
+	int n, bad;
+};
+
+static int check_esc(void *ctx, const struct tft_event *ev)
+{
+	struct esc_check *e = ctx;
+	char want[64], wantv[32];
+	int i = (int)(ev->ts_ns / 10000);
+
+	snprintf(want, sizeof(want), "op\xc3\xa9\"%d", i);
+	snprintf(wantv, sizeof(wantv), "v\t%d", i);
+	if (strcmp(tft_session_str(e->s, ev->name, NULL), want) != 0 || ev->nargs != 1 ||
+	    strcmp(tft_session_str(e->s, ev->args[0].key, NULL), "k\n") != 0 ||
+	    strcmp(tft_session_str(e->s, ev->args[0].v.str, NULL), wantv) != 0)
+		e->bad++;
+	e->n++;
+	return 0;
+}
+
+/* Escaped strings (decoded into the reader's scratch) survive batching on two threads. */
+static void test_escapes_threads(void)
+{
+	char doc[65536];
+	size_t n = 0;
+	int ok_all = 1;
+
+	n += (size_t)snprintf(doc + n, sizeof(doc) - n, "[");
+	for (int i = 0; i < 300; i++)
+		n += (size_t)snprintf(doc + n, sizeof(doc) - n,
+				      "%s{\"ph\":\"X\",\"name\":\"op\\u00e9\\\"%d\",\"cat\":\"c\\/%d\","
+				      "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1,\"args\":{\"k\\n\":\"v\\t%d\"}}",
+				      i ? "," : "", i, i % 3, i * 10, i);
+	n += (size_t)snprintf(doc + n, sizeof(doc) - n, "]");
+	for (int th = 1; th <= 2; th++) {
+		struct tft_error err;
+		int rc;
+		g_threads = th;
+		struct tft_session *s = import_block(doc, 97, &rc, &err);
+		g_threads = 0;
+		if (!s) {
+			printf("# threads %d: %s\n", th, err.msg);
+			ok_all = 0;
+			continue;
+		}
+		struct esc_check ec = { s, 0, 0 };
+		tft_session_scan(s, 0, INT64_MIN, INT64_MAX, 0, check_esc, &ec, NULL);
+		if (ec.n != 300 || ec.bad)
+			printf("# threads %d: %d events, %d wrong\n", th, ec.n, ec.bad);
+		ok_all &= ec.n == 300 && !ec.bad;
+		done(s);
+	}
+	ok(ok_all, "escaped names decoded the same on one and two threads");
+
+	/* a larger document: many windows, batches and a streamed key after the events */
+	size_t cap = 16u << 20, m = 0;
+	char *big = malloc(cap);
+	if (!big) {
+		ok(0, "malloc");
+		return;
+	}
+	m += (size_t)snprintf(big + m, cap - m, "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+	for (int i = 0; i < 20000; i++)
+		m += (size_t)snprintf(big + m, cap - m,
+				      "%s{\"ph\": \"X\", \"name\": \"op%d\\n\", \"cat\": \"cpu_op\", "
+				      "\"pid\": 1, \"tid\": %d, \"ts\": %d.%03d, \"dur\": %d,"
+				      " \"args\": {\"a\": %d, \"d\": [%d, [1, 2.5]], \"s\": \"%*s\"}}",
+				      i ? ",\n" : "", i % 97, i % 3, i * 7, i % 1000, i % 5 + 1, i, i,
+				      i % 200, "x");
+	m += (size_t)snprintf(big + m, cap - m,
+			      "],\n\"systemTraceEvents\": \"%*s\", \"traceName\": \"big\"}", 100000, "y");
+	struct tft_session_summary sums[2];
+	char refs[2][4096];
+	int got = 0;
+	for (int th = 1; th <= 2; th++) {
+		struct tft_error err;
+		int rc;
+		g_threads = th;
+		struct tft_session *s = import_block(big, 8192, &rc, &err);
+		g_threads = 0;
+		if (!s) {
+			printf("# threads %d: %s at %lld\n", th, err.msg, (long long)err.offset);
+			continue;
+		}
+		tft_session_get_summary(s, &sums[th - 1]);
+		snprintf(refs[th - 1], sizeof(refs[th - 1]), "%s", events(s, 1));
+		got += strcmp(meta(s, "trace_name"), "big") == 0;
+		done(s);
+	}
+	free(big);
+	ok(got == 2 && sums[0].slices == 20000 && sums[1].slices == 20000 &&
+		   sums[0].start_ns == sums[1].start_ns && sums[0].end_ns == sums[1].end_ns &&
+		   strcmp(refs[0], refs[1]) == 0,
+	   "20000 events in 8 KiB windows: the same session on one and two threads");
+}
+
+/* ---- round trip of a tftracer export -------------------------------------- */
+
+static uint32_t track_named(struct tft_session *s, const char *name)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++)
+		if (strcmp(tft_session_str(s, tft_session_track(s, i)->name, NULL), name) == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+/*
+ * Track kinds, hosts, ranks and steps without a slice are not Chrome
+ * concepts: the exporter lists them under "metadata" and the importer
+ * restores them.
+ */
+static void test_tftracer_metadata(void)
+{
+	struct tft_error err;
+	struct tft_writer *w = open_writer();
+	struct tft_process p = { .pid = 4242, .rank = 5, .sort_index = 0 };
+	struct tft_track t = { .sort_index = 0 };
+	struct tft_event ev = { .dur_ns = 500, .count = 1, .kind = TFT_EV_SLICE };
+	struct tft_step st = { 0 };
+	static const struct { const char *name; uint32_t kind; int64_t tid; } tracks[] = {
+		{ "lane a", TFT_TRACK_DEVICE, 3 },     /* a name the classifier reads as a thread */
+		{ "lane b", TFT_TRACK_COMM, 4 },
+		{ "stream 7", TFT_TRACK_THREAD, 7 },   /* ... and one it reads as a GPU stream */
+	};
+	uint32_t pid, ids[3];
+
+	if (!w) {
+		ok(0, "writer");
+		return;
+	}
+	p.name = tft_writer_intern_cstr(w, "worker");
+	p.host = tft_writer_intern_cstr(w, "node3");
+	pid = tft_writer_add_process(w, &p);
+	for (int i = 0; i < 3; i++) {
+		t.process = pid;
+		t.kind = tracks[i].kind;
+		t.name = tft_writer_intern_cstr(w, tracks[i].name);
+		t.tid = tracks[i].tid;
+		ids[i] = tft_writer_add_track(w, &t);
+		ev.track = ids[i];
+		ev.name = tft_writer_intern_cstr(w, i == 0 ? "ProfilerStep#4" : "op");
+		ev.ts_ns = 1000000 + 1000 * i;
+		tft_writer_append(w, &ev);
+	}
+	/* step 4 is shown by its slice; step 9 has none (an untraced step) */
+	st.index = 4;
+	st.name = tft_writer_intern_cstr(w, "ProfilerStep#4");
+	st.process = pid;
+	st.start_ns = 1000000;
+	st.dur_ns = 500;
+	st.traced = true;
+	tft_writer_add_step(w, &st);
+	st.index = 9;
+	st.name = tft_writer_intern_cstr(w, "run 9");
+	st.start_ns = 5000000;
+	st.dur_ns = 250000;
+	st.traced = false;
+	tft_writer_add_step(w, &st);
+	struct tft_session *a = close_and_open(w);
+	if (!a) {
+		ok(0, "first session");
+		return;
+	}
+	struct tft_json_writer jw;
+	tft_json_write_init_mem(&jw);
+	int rc = tft_export_chrome(a, &jw, NULL, &err);
+	rc = rc ? rc : tft_json_write_finish(&jw);
+	size_t len;
+	const char *text = tft_json_write_borrow(&jw, &len);
+	tft_session_close(a);
+	ok(rc == 0 && strstr(text, "\"slice\":false"), "export lists a step without a slice");
+
+	w = open_writer();
+	rc = tft_ingest_mem(w, "export.json", text, len, NULL, &err);
+	tft_json_write_fini(&jw);
+	ok(rc == 0, "re-import of the export (%s)", rc ? err.msg : "ok");
+	if (rc) {
+		tft_writer_abort(w);
+		return;
+	}
+	struct tft_session *b = close_and_open(w);
+	if (!b) {
+		ok(0, "second session");
+		return;
+	}
+	int kinds_ok = 1;
+	for (int i = 0; i < 3; i++) {
+		uint32_t id = track_named(b, tracks[i].name);
+		const struct tft_track *bt = id == UINT32_MAX ? NULL : tft_session_track(b, id);
+		if (!bt || bt->kind != tracks[i].kind || bt->tid != tracks[i].tid) {
+			printf("# track %s: kind %d tid %lld\n", tracks[i].name, bt ? (int)bt->kind : -1,
+			       bt ? (long long)bt->tid : -1LL);
+			kinds_ok = 0;
+		}
+	}
+	ok(kinds_ok, "device, comm and thread kinds (and tids) restored");
+	const struct tft_process *bp = tft_session_process_count(b) == 1 ? tft_session_process(b, 0) : NULL;
+	ok(bp && bp->rank == 5 && bp->pid == 4242 &&
+		   strcmp(tft_session_str(b, bp->host, NULL), "node3") == 0,
+	   "host, rank and pid restored");
+	is_int(tft_session_step_count(b), 2, "both steps come back, once each");
+	int steps_ok = 0;
+	for (uint32_t i = 0; i < tft_session_step_count(b); i++) {
+		const struct tft_step *bs = tft_session_step(b, i);
+		if (bs->index == 9 && bs->start_ns == 5000000 && bs->dur_ns == 250000 && !bs->traced &&
+		    bs->process == 0 && strcmp(tft_session_str(b, bs->name, NULL), "run 9") == 0)
+			steps_ok |= 1;
+		if (bs->index == 4 && bs->start_ns == 1000000 && bs->dur_ns == 500 && bs->traced)
+			steps_ok |= 2;
+	}
+	ok(steps_ok == 3, "the slice-less step and the slice step keep index, name, times, traced");
+	done(b);
+
+	/* the same keys in a file not written by tftracer are only kept as meta */
+	static const char foreign[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}],"
+		"\"metadata\":{\"exporter\":\"other\",\"tracks\":[{\"pid\":1,\"tid\":1,\"kind\":\"device\"}],"
+		"\"steps\":[{\"index\":1,\"start_ns\":0}]}}";
+	b = import(foreign);
+	ok(b && tft_session_track(b, 0)->kind == TFT_TRACK_THREAD && tft_session_step_count(b) == 0,
+	   "metadata of another exporter is not applied");
+	done(b);
 }
 
 /* Several files into one writer: formats joined with '+'. */
@@ -680,6 +956,172 @@ static struct tft_session *import_file(const char *rel, struct progress_rec *pr)
 		return NULL;
 	}
 	return close_and_open(w);
+}
+
+static const char *data_path(const char *rel, char *path, size_t size)
+{
+	const char *data = getenv("TFT_DATA");
+
+	char tmp[1024];
+
+	snprintf(tmp, sizeof(tmp), "%s/%s", data ? data : "../shared/data", rel);
+	if (access(tmp, R_OK) != 0)
+		snprintf(tmp, sizeof(tmp), "/work/shared/data/%s", rel);
+	if (size < PATH_MAX || !realpath(tmp, path)) /* absolute: symlinks point at it */
+		return NULL;
+	return path;
+}
+
+/* Import path (file or directory) into a fresh session; rc and err out. */
+static struct tft_session *import_any(const char *path, int *rc, struct tft_error *err)
+{
+	struct tft_writer *w = open_writer();
+
+	*rc = tft_ingest_file(w, path, NULL, err);
+	if (*rc) {
+		tft_writer_abort(w);
+		unlink(g_path);
+		return NULL;
+	}
+	return close_and_open(w);
+}
+
+/* gzip of data[0..len) (caller frees), or NULL. */
+static unsigned char *gzip_mem(const void *data, size_t len, size_t *out_len)
+{
+	z_stream z;
+	size_t cap = len + len / 2 + 1024;
+	unsigned char *out = malloc(cap);
+
+	memset(&z, 0, sizeof(z));
+	if (!out || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (unsigned char *)(uintptr_t)data;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	int zr = deflate(&z, Z_FINISH);
+	*out_len = cap - z.avail_out;
+	deflateEnd(&z);
+	if (zr != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static unsigned char *read_all(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, fp) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* The dispatch: protobuf (binary, text, gzip'd), directories of hosts, GraphDef, garbage. */
+static void test_dispatch(void)
+{
+	char path[PATH_MAX], path2[PATH_MAX];
+	struct tft_session_summary sum;
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	if (!data_path("tracelens/jax_mi300/jax08_gemm/tw003.xplane.pb", path, sizeof(path))) {
+		ok(1, "# SKIP shared data not found");
+		return;
+	}
+	s = import_any(path, &rc, &err);
+	ok(s != NULL, "an .xplane.pb imports (%s)", s ? "ok" : err.msg);
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		ok(strcmp(sum.format, "xspace") == 0 && sum.slices > 0, "  as xspace, %llu slices",
+		   (unsigned long long)sum.slices);
+	}
+	done(s);
+
+	/* the same bytes gzip'd, from memory */
+	size_t len, zlen;
+	unsigned char *raw = read_all(path, &len), *gz = raw ? gzip_mem(raw, len, &zlen) : NULL;
+	struct tft_writer *w = open_writer();
+	rc = gz ? tft_ingest_mem(w, "host.xplane.pb.gz", gz, zlen, NULL, &err) : -1;
+	s = rc == 0 ? close_and_open(w) : (tft_writer_abort(w), NULL);
+	ok(s != NULL, "a gzip'd XSpace from memory imports (%s)", s ? "ok" : err.msg);
+	done(s);
+	free(raw);
+	free(gz);
+
+	/* a profile run directory: one .xplane.pb per host, other files ignored */
+	char dir[128];
+	snprintf(dir, sizeof(dir), "/tmp/tft_test_run_%d", (int)getpid());
+	mkdir(dir, 0700);
+	snprintf(path2, sizeof(path2), "%s/hostA.xplane.pb", dir);
+	symlink(path, path2);
+	data_path("tracelens/jax_mi300/jax08_elementwise/tw003.xplane.pb", path, sizeof(path));
+	snprintf(path2, sizeof(path2), "%s/hostB.xplane.pb", dir);
+	symlink(path, path2);
+	snprintf(path2, sizeof(path2), "%s/notes.txt", dir);
+	FILE *fp = fopen(path2, "w");
+	if (fp) {
+		fputs("not a trace\n", fp);
+		fclose(fp);
+	}
+	s = import_any(dir, &rc, &err);
+	ok(s != NULL, "a directory of .xplane.pb files imports (%s)", s ? "ok" : err.msg);
+	if (s) {
+		tft_session_get_summary(s, &sum);
+		ok(sum.processes >= 2, "  processes of both hosts (%llu)", (unsigned long long)sum.processes);
+	}
+	done(s);
+	snprintf(path2, sizeof(path2), "%s/hostA.xplane.pb", dir);
+	unlink(path2);
+	snprintf(path2, sizeof(path2), "%s/hostB.xplane.pb", dir);
+	unlink(path2);
+	s = import_any(dir, &rc, &err);
+	ok(!s && rc == TFT_ENOTFOUND && strstr(err.msg, "no *.xplane.pb file"),
+	   "a directory without .xplane.pb: %s", err.msg);
+	snprintf(path2, sizeof(path2), "%s/notes.txt", dir);
+	unlink(path2);
+	rmdir(dir);
+
+	if (data_path("xprof/test_xplanes/tpu_inference_2.xplane.pb", path, sizeof(path))) {
+		s = import_any(path, &rc, &err);
+		ok(!s && rc == TFT_EFORMAT && err.offset >= 0, "the corrupted tpu_inference_2.xplane.pb: %s",
+		   err.msg);
+	}
+	if (data_path("tensorboard/run_metadata_run_step99_tag_train.pbtxt", path, sizeof(path))) {
+		s = import_any(path, &rc, &err);
+		ok(s != NULL, "a text RunMetadata (.pbtxt) imports (%s)", s ? "ok" : err.msg);
+		if (s) {
+			tft_session_get_summary(s, &sum);
+			ok(strcmp(sum.format, "runmeta") == 0 && sum.slices == 1, "  one node_stats");
+		}
+		done(s);
+	}
+	if (data_path("tensorboard/graphdef/graphdef_mnist.pbtxt", path, sizeof(path))) {
+		s = import_any(path, &rc, &err);
+		ok(s != NULL, "a text GraphDef goes to the graph importer (%s)", s ? "ok" : err.msg);
+		done(s);
+	}
+	static const unsigned char junk[] = { 0xf3, 0x01, 0x02, 0x99, 0x00, 0xff };
+	w = open_writer();
+	rc = tft_ingest_mem(w, "junk.bin", junk, sizeof(junk), NULL, &err);
+	tft_writer_abort(w);
+	unlink(g_path);
+	ok(rc == TFT_EFORMAT && strstr(err.msg, "unrecognised format"), "unknown binary: %s", err.msg);
 }
 
 /* Counts verified with python3's json module (see the report in the tests' header). */
@@ -765,7 +1207,11 @@ int main(void)
 	test_kineto();
 	test_refills();
 	test_malformed();
+	test_empty_and_odd();
+	test_escapes_threads();
+	test_tftracer_metadata();
 	test_multi();
 	test_real();
+	test_dispatch();
 	return done_testing();
 }

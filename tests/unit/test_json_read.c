@@ -50,6 +50,45 @@ static void put_str(struct out *o, const char *s, size_t n)
 	put(o, "\"", 1);
 }
 
+/*
+ * How emit_value() walks a document: 0 = tft_json_next_key and in-place
+ * refills; 1 = tft_json_next_members (g_max at a time) and refills from
+ * windows filled here (g_head bytes of room in front, g_block new bytes),
+ * as the importer's reader thread does.
+ */
+static int g_mode;
+static unsigned g_max = 1;
+static size_t g_head, g_block;
+
+static int refill(struct tft_json_reader *r, struct tft_error *err)
+{
+	struct tft_json_window w;
+	size_t n = 0, got;
+	bool eof = false;
+	int rc;
+
+	if (!g_mode)
+		return tft_json_refill(r, err);
+	w.cap = g_head + g_block;
+	w.buf = malloc(w.cap + TFT_JSON_PAD);
+	if (!w.buf)
+		return TFT_ENOMEM;
+	while (n < g_block) {
+		if ((rc = tft_source_read(r->src, w.buf + g_head + n, g_block - n, &got, err))) {
+			free(w.buf);
+			return rc;
+		}
+		if (!got) {
+			eof = true;
+			break;
+		}
+		n += got;
+	}
+	rc = tft_json_refill_from(r, &w, g_head, n, eof, err);
+	tft_json_window_free(&w); /* the previous window, or the unused new one */
+	return rc;
+}
+
 /* Run one reader operation, refilling and replaying it on TFT_JSON_MORE. */
 #define OP(r, err, call)                                                    \
 	({                                                                  \
@@ -59,11 +98,55 @@ static void put_str(struct out *o, const char *s, size_t n)
 			rc_ = (call);                                       \
 			if (rc_ != TFT_JSON_MORE)                           \
 				break;                                      \
-			if ((rc_ = tft_json_refill(r, err)) != 0)           \
+			if ((rc_ = refill(r, err)) != 0)                    \
 				break;                                      \
 		}                                                           \
 		rc_;                                                        \
 	})
+
+static int emit_value(struct tft_json_reader *r, struct out *o, struct tft_error *err);
+
+static void emit_scalar(const struct tft_json_value *v, struct out *o)
+{
+	switch (v->type) {
+	case TFT_JSON_NULL: put(o, "null", 4); break;
+	case TFT_JSON_TRUE: put(o, "true", 4); break;
+	case TFT_JSON_FALSE: put(o, "false", 5); break;
+	case TFT_JSON_NUMBER: put(o, v->ptr, v->len); break;
+	default: put_str(o, v->ptr, v->len); break;
+	}
+}
+
+/* The members of an entered object through tft_json_next_members(). */
+static int emit_members(struct tft_json_reader *r, struct out *o, struct tft_error *err)
+{
+	struct tft_json_member ms[3];
+	bool ended = false, first = true;
+	unsigned n;
+	int rc;
+
+	put(o, "{", 1);
+	while (!ended) {
+		rc = OP(r, err, tft_json_next_members(r, ms, g_max, &n, &ended, err));
+		if (rc)
+			return rc;
+		for (unsigned i = 0; i < n; i++) {
+			if (!first)
+				put(o, ",", 1);
+			first = false;
+			put_str(o, ms[i].key.ptr, ms[i].key.len);
+			put(o, ":", 1);
+			if (ms[i].v.type == TFT_JSON_OBJECT || ms[i].v.type == TFT_JSON_ARRAY) {
+				if ((rc = emit_value(r, o, err))) /* enters it */
+					return rc;
+			} else {
+				emit_scalar(&ms[i].v, o);
+			}
+		}
+	}
+	put(o, "}", 1);
+	return 0;
+}
 
 static int emit_value(struct tft_json_reader *r, struct out *o, struct tft_error *err)
 {
@@ -80,6 +163,8 @@ static int emit_value(struct tft_json_reader *r, struct out *o, struct tft_error
 	case TFT_JSON_NUMBER: put(o, v.ptr, v.len); return 0;
 	case TFT_JSON_STRING: put_str(o, v.ptr, v.len); return 0;
 	case TFT_JSON_OBJECT:
+		if (g_mode)
+			return emit_members(r, o, err);
 		put(o, "{", 1);
 		for (int first = 1;; first = 0) {
 			rc = OP(r, err, tft_json_next_key(r, &k, err));
@@ -144,13 +229,20 @@ static void check_canon(const char *doc, const char *want, const char *what)
 	int bad = 0;
 	size_t len = strlen(doc);
 
-	/* every window size from 1 byte up, then the default */
+	/* every window size from 1 byte up, then the default; both walks */
 	for (size_t block = 1; block <= len + 1 && !bad; block++) {
-		int rc = canon(doc, len, block, &o, &err);
-		if (rc || strcmp(o.buf, want) != 0) {
-			printf("# block %zu: rc %d (%s) got %s\n", block, rc, err.msg, o.buf);
-			bad = 1;
+		for (g_mode = 0; g_mode < 2 && !bad; g_mode++) {
+			g_max = 1 + block % 3;
+			g_head = block % 4;
+			g_block = block;
+			int rc = canon(doc, len, block, &o, &err);
+			if (rc || strcmp(o.buf, want) != 0) {
+				printf("# block %zu mode %d: rc %d (%s) got %s\n", block, g_mode, rc, err.msg,
+				       o.buf);
+				bad = 1;
+			}
 		}
+		g_mode = 0;
 	}
 	if (!bad && (canon(doc, len, 0, &o, &err) || strcmp(o.buf, want) != 0))
 		bad = 1;
@@ -166,12 +258,18 @@ static void check_error(const char *doc, int64_t offset, const char *msg, const 
 	size_t len = strlen(doc);
 
 	for (size_t block = 1; block <= len + 1 && !bad; block++) {
-		int rc = canon(doc, len, block, &o, &err);
-		if (rc != TFT_EFORMAT || err.offset != offset || !strstr(err.msg, msg)) {
-			printf("# block %zu: rc %d offset %lld msg '%s'\n", block, rc,
-			       (long long)err.offset, err.msg);
-			bad = 1;
+		for (g_mode = 0; g_mode < 2 && !bad; g_mode++) {
+			g_max = 1 + block % 3;
+			g_head = block % 4;
+			g_block = block;
+			int rc = canon(doc, len, block, &o, &err);
+			if (rc != TFT_EFORMAT || err.offset != offset || !strstr(err.msg, msg)) {
+				printf("# block %zu mode %d: rc %d offset %lld msg '%s'\n", block, g_mode, rc,
+				       (long long)err.offset, err.msg);
+				bad = 1;
+			}
 		}
+		g_mode = 0;
 	}
 	ok(!bad, "%s", what);
 }
@@ -318,6 +416,48 @@ static void test_numbers(void)
 	ok(tft_json_number_to_double("18446744073709551615", 20, &d) == 0 && d == 18446744073709551615.0,
 	   "u64 max as double");
 	ok(tft_json_number_to_double("1e-320", 6, &d) == 0 && d > 0, "subnormal");
+
+	/* the reader's one-pass conversions agree with the text ones */
+	static const char *nums[] = {
+		"0", "-0", "7", "-7", "1.0015", "-1.0015", "1.0014999", "0.0005", "0.00049999",
+		"3.136", "1e3", "1E-3", "12.5e-1", "1712195495519689.047", "3605057436108.407",
+		"9223372036854775.807", "-9223372036854775.808", "9223372036854775.808",
+		"9223372036854775.8074", "9223372036854775.8075", "9999999999999999.9995",
+		"99999999999999999", "123456789012345678", "9223372036854775807",
+		"-9223372036854775808", "9223372036854775808", "18446744073709551615",
+		"99999999999999999999", "123456789012345678901234567890", "0.5", "-0.5e0",
+	};
+	int agree = 1;
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		char doc[64];
+		struct tft_error err;
+		struct tft_json_reader r;
+		struct tft_json_value jv;
+		snprintf(doc, sizeof(doc), "%s ", nums[i]);
+		struct tft_source *src = tft_source_open_mem(doc, strlen(doc), "n", &err);
+		if (!src || tft_json_reader_init(&r, src, NULL, &err) || tft_json_read(&r, &jv, &err) ||
+		    jv.type != TFT_JSON_NUMBER) {
+			agree = 0;
+		} else {
+			int64_t a = 0, b = 0;
+			int ra = tft_json_value_to_ns(&jv, &a), rb = tft_json_number_to_ns(jv.ptr, jv.len, &b);
+			if (ra != rb || (ra == 0 && a != b)) {
+				printf("# to_ns %s: %d %lld vs %d %lld\n", nums[i], ra, (long long)a, rb,
+				       (long long)b);
+				agree = 0;
+			}
+			ra = tft_json_value_to_i64(&jv, &a);
+			rb = jv.is_int ? tft_json_number_to_i64(jv.ptr, jv.len, &b) : -1;
+			if (ra != rb || (ra == 0 && a != b)) {
+				printf("# to_i64 %s: %d %lld vs %d %lld\n", nums[i], ra, (long long)a, rb,
+				       (long long)b);
+				agree = 0;
+			}
+		}
+		tft_json_reader_fini(&r);
+		tft_source_close(src);
+	}
+	ok(agree, "tft_json_value_to_ns/_i64 agree with the text conversions");
 }
 
 static void test_eof_allowance(void)
@@ -618,6 +758,111 @@ static void test_sources(void)
 	   "missing file: TFT_ENOTFOUND with the path");
 }
 
+/* A document in memory as the window; refill_from's size limit. */
+static void test_mem_and_refill_from(void)
+{
+	static const char doc[] = "{\"a\": [1, 2, {\"b\": \"x\\ny\"}], \"c\": 3.5}";
+	char *buf = calloc(1, sizeof(doc) + TFT_JSON_PAD);
+	struct tft_json_reader r;
+	struct tft_error err;
+	struct out o;
+
+	if (!buf) {
+		ok(0, "calloc");
+		return;
+	}
+	memcpy(buf, doc, sizeof(doc) - 1);
+	tft_json_reader_init_mem(&r, buf, sizeof(doc) - 1, NULL, NULL);
+	o.n = 0;
+	int rc = emit_value(&r, &o, &err);
+	if (rc == 0)
+		rc = OP(&r, &err, tft_json_finish(&r, &err));
+	tft_json_reader_fini(&r);
+	ok(rc == 0 && strcmp(o.buf, "{\"a\":[1,2,{\"b\":\"x\\u000ay\"}],\"c\":3.5}") == 0,
+	   "a document in memory is its own window: %s", o.buf);
+	free(buf);
+
+	/* a value that outgrows max_buffer through caller-filled windows */
+	char big[300];
+	memset(big, ' ', sizeof(big));
+	big[0] = '[';
+	big[5] = '"';
+	memset(big + 6, 'x', 250);
+	big[sizeof(big) - 1] = '\0';
+	struct tft_json_reader_opts ro = { .block_size = 16, .max_buffer = 64 };
+	struct tft_source *src = tft_source_open_mem(big, strlen(big), "big", &err);
+	tft_error_clear(&err);
+	rc = tft_json_reader_init(&r, src, &ro, &err);
+	g_mode = 1;
+	g_head = 4;
+	g_block = 16;
+	struct tft_json_value v;
+	rc = rc ? rc : OP(&r, &err, tft_json_read(&r, &v, &err));
+	if (rc == 0) {
+		rc = OP(&r, &err, tft_json_next_item(&r, 0, &err));
+		if (rc == 1)
+			rc = OP(&r, &err, tft_json_read(&r, &v, &err));
+	}
+	g_mode = 0;
+	ok(rc == TFT_EFORMAT && strstr(err.msg, "buffer limit") && err.offset == 5,
+	   "refill_from: a string larger than max_buffer fails at its start (%s at %lld)", err.msg,
+	   (long long)err.offset);
+	tft_json_reader_fini(&r);
+	tft_source_close(src);
+}
+
+/* tft_source_map: plain files only, zeros after the end, nothing read before. */
+static void test_source_map(void)
+{
+	char path[64];
+	struct tft_source_map m;
+	struct tft_error err;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int good = 1;
+
+	snprintf(path, sizeof(path), "/tmp/tft_test_map_%d", (int)getpid());
+	/* a page-sized file (the zeros come from the mapping after it) and a short one */
+	for (int k = 0; k < 2; k++) {
+		size_t n = k ? 1000 : page;
+		FILE *fp = fopen(path, "wb");
+		for (size_t i = 0; fp && i < n; i++)
+			fputc('a' + (int)(i % 26), fp);
+		if (fp)
+			fclose(fp);
+		struct tft_source *s = tft_source_open_file(path, &err);
+		const void *pk;
+		size_t pl;
+		int rc = s ? tft_source_peek(s, 16, &pk, &pl, &err) : -1;
+		rc = rc ? -1 : tft_source_map(s, &m, &err);
+		if (rc != 1 || m.len != n || memcmp(m.data, "abcdefghij", 10) != 0) {
+			good = 0;
+		} else {
+			for (size_t i = 0; i < TFT_SOURCE_MAP_PAD; i++)
+				good &= m.data[n + i] == 0;
+			size_t got = 1;
+			good &= tft_source_read(s, (char[8]){ 0 }, 8, &got, &err) == 0 && got == 0;
+			tft_source_map_release(&m, n);
+			good &= m.data[0] == 'a'; /* released pages read again from the file */
+		}
+		tft_source_unmap(&m);
+		tft_source_close(s);
+	}
+	ok(good, "a plain file maps whole, with zeros after it, and then reads as consumed");
+
+	/* gzip or already read: not mapped */
+	unsigned char gz[256];
+	size_t gl = gzip_buf("[1]", 3, gz, sizeof(gz));
+	FILE *fp = fopen(path, "wb");
+	if (fp) {
+		fwrite(gz, 1, gl, fp);
+		fclose(fp);
+	}
+	struct tft_source *s = tft_source_open_file(path, &err);
+	ok(s && tft_source_map(s, &m, &err) == 0 && !m.base, "a gzip file is not mapped");
+	tft_source_close(s);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_documents();
@@ -629,5 +874,7 @@ int main(void)
 	test_skip_stream();
 	test_members();
 	test_sources();
+	test_mem_and_refill_from();
+	test_source_map();
 	return done_testing();
 }
