@@ -170,7 +170,7 @@ $(O)/tftracer: $(CLI_OBJ) $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/%: tests/unit/%.c tests/lib/tap.h $(O)/libtftracer.a
+$(O)/tests/%: tests/unit/%.c $(wildcard tests/lib/*.h) $(O)/libtftracer.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(O)/libtftracer.a $(LDFLAGS) $(LDLIBS)
 

@@ -14,61 +14,10 @@
 #include "collect/tf_names.h"
 #include "store/graph.h"
 #include "store/session.h"
+#include "pbenc.h"
 #include "tap.h"
 
 /* ---- a tiny protobuf encoder ----------------------------------------------------- */
-
-struct enc {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void e_byte(struct enc *e, uint8_t b)
-{
-	if (e->len == e->cap) {
-		e->cap = e->cap ? e->cap * 2 : 256;
-		e->p = realloc(e->p, e->cap);
-		if (!e->p)
-			abort();
-	}
-	e->p[e->len++] = b;
-}
-
-static void e_varint(struct enc *e, uint64_t v)
-{
-	while (v >= 0x80) {
-		e_byte(e, (uint8_t)(v | 0x80));
-		v >>= 7;
-	}
-	e_byte(e, (uint8_t)v);
-}
-
-static void e_int(struct enc *e, uint32_t num, uint64_t v)
-{
-	e_varint(e, (uint64_t)num << 3);
-	e_varint(e, v);
-}
-
-static void e_bytes(struct enc *e, uint32_t num, const void *p, size_t n)
-{
-	e_varint(e, (uint64_t)num << 3 | 2);
-	e_varint(e, n);
-	for (size_t i = 0; i < n; i++)
-		e_byte(e, ((const uint8_t *)p)[i]);
-}
-
-static void e_str(struct enc *e, uint32_t num, const char *s)
-{
-	e_bytes(e, num, s, strlen(s));
-}
-
-/* Append sub as field num and reset sub. */
-static void e_msg(struct enc *e, uint32_t num, struct enc *sub)
-{
-	e_bytes(e, num, sub->p, sub->len);
-	free(sub->p);
-	memset(sub, 0, sizeof(*sub));
-}
 
 /* TensorShapeProto with dims (size, name) into e as field num. */
 static void e_shape(struct enc *e, uint32_t num, const int64_t *dims, const char *const *names,
