@@ -14,6 +14,7 @@
 #include "codec/pb_text.h"
 #include "codec/pb_wire.h"
 #include "collect/ingest_runmeta.h"
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "collect/ingest_graph.h"
 #include "store/sorter.h"
@@ -514,27 +515,6 @@ struct rm {
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 };
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > UINT32_MAX / 2)
-			return TFT_ENOMEM;
-		nc *= 2;
-	}
-	np = realloc(*p, (size_t)nc * elem);
-	if (!np)
-		return TFT_ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static uint32_t intern(struct rm *rm, const void *s, size_t n)
 {
 	if (!n)
@@ -856,7 +836,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 	for (uint32_t i = 0; i < rm->ndevs; i++)
 		if (rm->devs[i].name == name_id)
 			return &rm->devs[i];
-	if (grow((void **)&rm->devs, &rm->cdevs, rm->ndevs + 1, sizeof(*rm->devs)))
+	if (tft_grow((void **)&rm->devs, &rm->cdevs, rm->ndevs + 1, sizeof(*rm->devs)))
 		return NULL;
 	dev = &rm->devs[rm->ndevs];
 	memset(dev, 0, sizeof(*dev));
@@ -879,7 +859,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 		if (pid == TFT_NONE)
 			return NULL;
 	}
-	if (grow((void **)&rm->procs, &rm->cprocs, rm->nprocs + 1, sizeof(*rm->procs)))
+	if (tft_grow((void **)&rm->procs, &rm->cprocs, rm->nprocs + 1, sizeof(*rm->procs)))
 		return NULL;
 	{
 		int known = 0;
@@ -966,7 +946,7 @@ static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const cha
 
 	if (!tensor.len || !src[0] || !dst[0])
 		return 0;
-	if (grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + 1, sizeof(*rm->comm)))
+	if (tft_grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + 1, sizeof(*rm->comm)))
 		return TFT_ENOMEM;
 	b->len = 0;
 	jb_raw(b, tensor.p, tensor.len);
@@ -1047,8 +1027,8 @@ static int queue_event(struct rm *rm, const struct tft_event *ev)
 
 		return r ? r : tft_sorter_push(rm->sorter, ev, rm->err);
 	}
-	if (grow((void **)&rm->pend, &rm->cpend, rm->npend + 1, sizeof(*rm->pend)) ||
-	    grow((void **)&rm->pargs, &rm->cpargs, rm->npargs + ev->nargs, sizeof(*rm->pargs)))
+	if (tft_grow((void **)&rm->pend, &rm->cpend, rm->npend + 1, sizeof(*rm->pend)) ||
+	    tft_grow((void **)&rm->pargs, &rm->cpargs, rm->npargs + ev->nargs, sizeof(*rm->pargs)))
 		return TFT_ENOMEM;
 	pe = &rm->pend[rm->npend];
 	pe->ev = *ev;
@@ -1479,7 +1459,7 @@ static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, co
 	r = tft_pb_wire_decode_sub(&v->sub, &thread_name_msg, &e, ctx);
 	if (r)
 		return r;
-	if (grow((void **)&rm->threads, &rm->cthreads, rm->nthreads + 1, sizeof(*rm->threads)))
+	if (tft_grow((void **)&rm->threads, &rm->cthreads, rm->nthreads + 1, sizeof(*rm->threads)))
 		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, -1, "out of memory");
 	rm->threads[rm->nthreads].tid = (uint32_t)e.key;
 	rm->threads[rm->nthreads].name = intern(rm, e.value.p, e.value.len);

@@ -12,6 +12,7 @@
 
 #include "codec/pb_wire.h"
 #include "collect/ingest_xspace.h"
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "store/sorter.h"
 
@@ -473,27 +474,6 @@ struct xs {
 	uint32_t k_long_name, k_num_occ, k_metadata_id, c_event, flow_cat, flow_name;
 };
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > UINT32_MAX / 2)
-			return TFT_ENOMEM;
-		nc *= 2;
-	}
-	np = realloc(*p, (size_t)nc * elem);
-	if (!np)
-		return TFT_ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int oom(struct xs *x)
 {
 	return tft_pb_wire_fail(x->dec, TFT_ENOMEM, -1, "out of memory");
@@ -852,7 +832,7 @@ static int on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, cons
 		return oom(x);
 	if (!r)
 		return 0;
-	if (grow((void **)&x->meta_args, &x->cmeta_args, x->nmeta_args + 1, sizeof(*x->meta_args)))
+	if (tft_grow((void **)&x->meta_args, &x->cmeta_args, x->nmeta_args + 1, sizeof(*x->meta_args)))
 		return oom(x);
 	x->meta_args[x->nmeta_args++] = a;
 	return 0;
@@ -889,7 +869,7 @@ static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	r = tft_pb_wire_decode_sub(&v->sub, &smeta_entry_msg, &e, x);
 	if (r)
 		return r;
-	if (grow((void **)&x->smeta, &x->csmeta, x->nsmeta + 1, sizeof(*x->smeta)))
+	if (tft_grow((void **)&x->smeta, &x->csmeta, x->nsmeta + 1, sizeof(*x->smeta)))
 		return oom(x);
 	m = &x->smeta[x->nsmeta];
 	m->name = intern(x, e.value.name.p, e.value.name.len);
@@ -915,7 +895,7 @@ static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 	r = tft_pb_wire_decode_sub(&v->sub, &emeta_entry_msg, &e, x);
 	if (r)
 		return r;
-	if (grow((void **)&x->emeta, &x->cemeta, x->nemeta + 1, sizeof(*x->emeta)))
+	if (tft_grow((void **)&x->emeta, &x->cemeta, x->nemeta + 1, sizeof(*x->emeta)))
 		return oom(x);
 	m = &x->emeta[x->nemeta];
 	m->long_name = TFT_NONE;
@@ -1039,7 +1019,7 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 	struct xs_corr *c;
 
 	if (i == TFT_NONE) {
-		if (grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+		if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
 			return TFT_ENOMEM;
 		i = x->ncorr++;
 		c = &x->corr[i];
@@ -1070,7 +1050,7 @@ static int note_group(struct xs *x, int64_t start, int64_t end)
 	if (i == TFT_NONE) {
 		if (x->ngroups >= MAX_GROUPS)
 			return 0;
-		if (grow((void **)&x->groups, &x->cgroups, x->ngroups + 1, sizeof(*x->groups)))
+		if (tft_grow((void **)&x->groups, &x->cgroups, x->ngroups + 1, sizeof(*x->groups)))
 			return TFT_ENOMEM;
 		i = x->ngroups++;
 		g = &x->groups[i];
@@ -1097,7 +1077,7 @@ static int add_step_marker(struct xs *x, const struct tft_event *ev)
 	const char *nm;
 	size_t nlen = 0;
 
-	if (grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
+	if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
 		return TFT_ENOMEM;
 	st = &x->steps[x->nsteps];
 	memset(st, 0, sizeof(*st));
@@ -1190,8 +1170,8 @@ static int queue_event(struct xs *x, const struct tft_event *ev)
 
 		return r ? r : tft_sorter_push(x->sorter, ev, x->err);
 	}
-	if (grow((void **)&x->pend, &x->cpend, x->npend + 1, sizeof(*x->pend)) ||
-	    grow((void **)&x->pargs, &x->cpargs, x->npargs + ev->nargs, sizeof(*x->pargs)))
+	if (tft_grow((void **)&x->pend, &x->cpend, x->npend + 1, sizeof(*x->pend)) ||
+	    tft_grow((void **)&x->pargs, &x->cpargs, x->npargs + ev->nargs, sizeof(*x->pargs)))
 		return TFT_ENOMEM;
 	pe = &x->pend[x->npend];
 	pe->ev = *ev;
