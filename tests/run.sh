@@ -105,7 +105,8 @@ run_suite() { # name script [args]
 	local rc=$?
 	# suites that speak TAP (the browser tests): one PASS/FAIL line per test point
 	if grep -qE '^(not )?ok [0-9]+' "$log"; then
-		sed -E -n -e "s|^ok [0-9]+ - (.*)|PASS $name/\1|p" \
+		sed -E -n -e "s|^ok [0-9]+ - (.*) # SKIP (.*)|SKIP $name/\1 (\2)|p" \
+			-e "s|^ok [0-9]+ - (.*)|PASS $name/\1|p" \
 			-e "s|^not ok [0-9]+ - (.*)|FAIL $name/\1 (see $log)|p" "$log" >"$log.tap"
 		cat "$log.tap" >>"$log"
 	fi
