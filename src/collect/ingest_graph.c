@@ -74,47 +74,17 @@ static struct tft_graph_text text_of(struct tft_pb_bytes b)
 
 /* ---- DataType ------------------------------------------------------------------- */
 
-static const struct tft_pb_enum_val dtype_vals[] = {
-	{"DT_INVALID", 0},    {"DT_FLOAT", 1},     {"DT_DOUBLE", 2},     {"DT_INT32", 3},
-	{"DT_UINT8", 4},      {"DT_INT16", 5},     {"DT_INT8", 6},       {"DT_STRING", 7},
-	{"DT_COMPLEX64", 8},  {"DT_INT64", 9},     {"DT_BOOL", 10},      {"DT_QINT8", 11},
-	{"DT_QUINT8", 12},    {"DT_QINT32", 13},   {"DT_BFLOAT16", 14},  {"DT_QINT16", 15},
-	{"DT_QUINT16", 16},   {"DT_UINT16", 17},   {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
-	{"DT_RESOURCE", 20},  {"DT_VARIANT", 21},  {"DT_UINT32", 22},    {"DT_UINT64", 23},
-	{"DT_FLOAT8_E5M2", 24}, {"DT_FLOAT8_E4M3FN", 25}, {"DT_INT4", 29}, {"DT_UINT4", 30},
-};
-#define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
-#define DT_UNKNOWN_NAME 999 /* a DT_* name this table does not know */
 
-/* "DT_FLOAT_REF" -> 101; other unknown DT_* names -> DT_UNKNOWN_NAME. */
-static int64_t dtype_lookup(const char *name, size_t len)
-{
-	if (len > 4 && memcmp(name + len - 4, "_REF", 4) == 0) {
-		for (size_t i = 0; i < NDTYPES; i++)
-			if (strlen(dtype_vals[i].name) == len - 4 &&
-			    memcmp(dtype_vals[i].name, name, len - 4) == 0)
-				return dtype_vals[i].value + 100;
-	}
-	if (len > 3 && memcmp(name, "DT_", 3) == 0)
-		return DT_UNKNOWN_NAME;
-	return -1;
-}
-
-static const struct tft_pb_enum dtype_enum = {dtype_vals, NDTYPES, dtype_lookup};
 
 static void write_dtype(struct tft_json_writer *w, int64_t v)
 {
-	int64_t base = v >= 100 && v < 200 ? v - 100 : v;
 	char buf[48];
+	const char *name = tft_tf_dtype_name(v, buf, sizeof(buf));
 
-	for (size_t i = 0; i < NDTYPES; i++) {
-		if (dtype_vals[i].value == base) {
-			snprintf(buf, sizeof(buf), "%s%s", dtype_vals[i].name, v != base ? "_REF" : "");
-			tft_json_write_cstr(w, buf);
-			return;
-		}
-	}
-	tft_json_write_int(w, v);
+	if (name)
+		tft_json_write_cstr(w, name);
+	else
+		tft_json_write_int(w, v);
 }
 
 /* ---- TensorShapeProto ------------------------------------------------------------- */
@@ -204,7 +174,7 @@ static int on_tensor_shape(void *ctx, void *msg, const struct tft_pb_field *f,
 }
 
 static const struct tft_pb_field tensor_fields[] = {
-	F(1, TFT_PB_ENUM, 0, struct g_tensor, dtype, "dtype", NULL, &dtype_enum),
+	F(1, TFT_PB_ENUM, 0, struct g_tensor, dtype, "dtype", NULL, &tft_tf_dtype_enum),
 	H(2, TFT_PB_MESSAGE, 0, "tensor_shape", on_tensor_shape, NULL),
 };
 static const struct tft_pb_msg tensor_msg = {"TensorProto", tensor_fields, 2,
@@ -324,7 +294,7 @@ static const struct tft_pb_field list_fields[] = {
 	H(3, TFT_PB_INT64, TFT_PB_F_REPEATED, "i", on_list_elem, NULL),
 	H(4, TFT_PB_FLOAT, TFT_PB_F_REPEATED, "f", on_list_elem, NULL),
 	H(5, TFT_PB_BOOL, TFT_PB_F_REPEATED, "b", on_list_elem, NULL),
-	H(6, TFT_PB_ENUM, TFT_PB_F_REPEATED, "type", on_list_elem, &dtype_enum),
+	H(6, TFT_PB_ENUM, TFT_PB_F_REPEATED, "type", on_list_elem, &tft_tf_dtype_enum),
 	H(7, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "shape", on_list_elem, NULL),
 	H(8, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "tensor", on_list_elem, NULL),
 	H(9, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "func", on_list_elem, NULL),
@@ -356,7 +326,7 @@ static const struct tft_pb_field attr_value_fields[] = {
 	H(3, TFT_PB_INT64, 0, "i", on_attr_value, NULL),
 	H(4, TFT_PB_FLOAT, 0, "f", on_attr_value, NULL),
 	H(5, TFT_PB_BOOL, 0, "b", on_attr_value, NULL),
-	H(6, TFT_PB_ENUM, 0, "type", on_attr_value, &dtype_enum),
+	H(6, TFT_PB_ENUM, 0, "type", on_attr_value, &tft_tf_dtype_enum),
 	H(7, TFT_PB_MESSAGE, 0, "shape", on_attr_value, NULL),
 	H(8, TFT_PB_MESSAGE, 0, "tensor", on_attr_value, NULL),
 	H(9, TFT_PB_STRING, 0, "placeholder", on_attr_value, NULL),
@@ -577,7 +547,7 @@ static const struct tft_pb_field output_info_fields[] = {
 	F(1, TFT_PB_INT64, 0, struct g_output_info, size, "size", NULL, NULL),
 	F(2, TFT_PB_INT64, 0, struct g_output_info, alias, "alias_input_port", NULL, NULL),
 	H(3, TFT_PB_MESSAGE, 0, "shape", on_out_shape, NULL),
-	F(4, TFT_PB_ENUM, 0, struct g_output_info, dtype, "dtype", NULL, &dtype_enum),
+	F(4, TFT_PB_ENUM, 0, struct g_output_info, dtype, "dtype", NULL, &tft_tf_dtype_enum),
 };
 static const struct tft_pb_msg output_info_msg = {"CostGraphDef.Node.OutputInfo",
 						  output_info_fields, 4,

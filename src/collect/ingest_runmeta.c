@@ -14,6 +14,7 @@
 #include "codec/pb_text.h"
 #include "codec/pb_wire.h"
 #include "collect/ingest_runmeta.h"
+#include "collect/tf_names.h"
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "collect/ingest_graph.h"
@@ -104,45 +105,20 @@ static void jb_key(struct jbuf *b, const char *k)
 
 /* ---- message structs and tables -------------------------------------------- */
 
-static const struct tft_pb_enum_val dtype_vals[] = {
-	{"DT_INVALID", 0},  {"DT_FLOAT", 1},       {"DT_DOUBLE", 2},   {"DT_INT32", 3},
-	{"DT_UINT8", 4},    {"DT_INT16", 5},       {"DT_INT8", 6},     {"DT_STRING", 7},
-	{"DT_COMPLEX64", 8}, {"DT_INT64", 9},      {"DT_BOOL", 10},    {"DT_QINT8", 11},
-	{"DT_QUINT8", 12},  {"DT_QINT32", 13},     {"DT_BFLOAT16", 14}, {"DT_QINT16", 15},
-	{"DT_QUINT16", 16}, {"DT_UINT16", 17},     {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
-	{"DT_RESOURCE", 20}, {"DT_VARIANT", 21},   {"DT_UINT32", 22},  {"DT_UINT64", 23},
-};
-#define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
 
-/* "DT_FLOAT_REF" -> 101 (reference types are the base value + 100). */
-static int64_t dtype_lookup(const char *name, size_t len)
-{
-	if (len > 4 && memcmp(name + len - 4, "_REF", 4) == 0) {
-		for (size_t i = 0; i < NDTYPES; i++)
-			if (strlen(dtype_vals[i].name) == len - 4 &&
-			    memcmp(dtype_vals[i].name, name, len - 4) == 0)
-				return dtype_vals[i].value + 100;
-	}
-	return -1;
-}
-
-static const struct tft_pb_enum dtype_enum = {dtype_vals, NDTYPES, dtype_lookup};
 
 static void jb_dtype(struct jbuf *b, int64_t v)
 {
-	int64_t base = v >= 100 ? v - 100 : v;
+	char buf[48];
+	const char *name = tft_tf_dtype_name(v, buf, sizeof(buf));
 
-	for (size_t i = 0; i < NDTYPES; i++) {
-		if (dtype_vals[i].value == base) {
-			jb_raw(b, "\"", 1);
-			jb_lit(b, dtype_vals[i].name);
-			if (v >= 100)
-				jb_lit(b, "_REF");
-			jb_raw(b, "\"", 1);
-			return;
-		}
+	if (!name) {
+		jb_int(b, v);
+		return;
 	}
-	jb_int(b, v);
+	jb_raw(b, "\"", 1);
+	jb_lit(b, name);
+	jb_raw(b, "\"", 1);
 }
 
 #define F(num, kind, flags, type, member, name, fn, aux)                                         \
@@ -203,7 +179,7 @@ struct rm_tensor_desc {
 };
 
 static const struct tft_pb_field tensor_desc_fields[] = {
-	F(1, TFT_PB_ENUM, 0, struct rm_tensor_desc, dtype, "dtype", NULL, &dtype_enum),
+	F(1, TFT_PB_ENUM, 0, struct rm_tensor_desc, dtype, "dtype", NULL, &tft_tf_dtype_enum),
 	F(2, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, shape, "shape", NULL, &shape_msg),
 	F(4, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, alloc, "allocation_description", NULL,
 	  &alloc_desc_msg),

@@ -816,3 +816,44 @@ const char *tft_tf_names_format_name(int fmt)
 	default: return "unknown";
 	}
 }
+
+/* ---- DataType ---------------------------------------------------------------- */
+
+static const struct tft_pb_enum_val dtype_vals[] = {
+	{"DT_INVALID", 0},    {"DT_FLOAT", 1},     {"DT_DOUBLE", 2},     {"DT_INT32", 3},
+	{"DT_UINT8", 4},      {"DT_INT16", 5},     {"DT_INT8", 6},       {"DT_STRING", 7},
+	{"DT_COMPLEX64", 8},  {"DT_INT64", 9},     {"DT_BOOL", 10},      {"DT_QINT8", 11},
+	{"DT_QUINT8", 12},    {"DT_QINT32", 13},   {"DT_BFLOAT16", 14},  {"DT_QINT16", 15},
+	{"DT_QUINT16", 16},   {"DT_UINT16", 17},   {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
+	{"DT_RESOURCE", 20},  {"DT_VARIANT", 21},  {"DT_UINT32", 22},    {"DT_UINT64", 23},
+	{"DT_FLOAT8_E5M2", 24}, {"DT_FLOAT8_E4M3FN", 25}, {"DT_INT4", 29}, {"DT_UINT4", 30},
+};
+#define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
+
+/* "DT_FLOAT_REF" -> 101; other unknown DT_* names -> TFT_TF_DT_UNKNOWN. */
+static int64_t dtype_lookup(const char *name, size_t len)
+{
+	if (len > 4 && memcmp(name + len - 4, "_REF", 4) == 0) {
+		for (size_t i = 0; i < NDTYPES; i++)
+			if (strlen(dtype_vals[i].name) == len - 4 &&
+			    memcmp(dtype_vals[i].name, name, len - 4) == 0)
+				return dtype_vals[i].value + 100;
+	}
+	if (len > 3 && memcmp(name, "DT_", 3) == 0)
+		return TFT_TF_DT_UNKNOWN;
+	return -1;
+}
+
+const struct tft_pb_enum tft_tf_dtype_enum = {dtype_vals, NDTYPES, dtype_lookup};
+
+const char *tft_tf_dtype_name(int64_t v, char *buf, size_t size)
+{
+	int64_t base = v >= 100 && v < 200 ? v - 100 : v;
+
+	for (size_t i = 0; i < NDTYPES; i++)
+		if (dtype_vals[i].value == base) {
+			snprintf(buf, size, "%s%s", dtype_vals[i].name, v != base ? "_REF" : "");
+			return buf;
+		}
+	return NULL;
+}

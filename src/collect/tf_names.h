@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/pb_wire.h"
+
 /* A borrowed slice of some input text (not NUL-terminated). */
 struct tft_tf_str {
 	const char *p; /* borrowed; NULL when absent */
@@ -143,5 +145,16 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename);
 
 /* Stable name of a tft_pb_format ("xspace", "runmeta", ...). */
 const char *tft_tf_names_format_name(int fmt);
+
+/*
+ * TensorFlow's DataType enum for the protobuf readers (wire and text): DT_*
+ * names, "DT_X_REF" = base + 100, and any other DT_* name -> TFT_TF_DT_UNKNOWN
+ * (newer TF versions add types; their tensors are still readable).
+ */
+#define TFT_TF_DT_UNKNOWN 999
+extern const struct tft_pb_enum tft_tf_dtype_enum;
+
+/* "DT_FLOAT", "DT_FLOAT_REF" ... for a DataType value; NULL if unknown. */
+const char *tft_tf_dtype_name(int64_t v, char *buf, size_t size);
 
 #endif /* TFT_COLLECT_TF_NAMES_H */
