@@ -80,6 +80,7 @@ int tft_cmd_import(int argc, char **argv)
 	int quiet = 0, c, rc;
 	size_t budget_mb = 0;
 	struct tft_error err;
+	struct tft_writer_opts wopts = {0};
 	struct cli_outfile of;
 	struct tft_writer *w;
 
@@ -113,7 +114,8 @@ int tft_cmd_import(int argc, char **argv)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);
 
 	tft_error_clear(&err);
-	w = tft_writer_open(of.tmp, NULL, &err);
+	wopts.threads = tft_writer_default_threads();
+	w = tft_writer_open(of.tmp, &wopts, &err);
 	if (!w) {
 		tft_error_set_file(&err, out);
 		cli_outfile_discard(&of);

@@ -91,6 +91,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 	const char *tmpdir = getenv("TMPDIR");
 	const char *base = strrchr(inputs[0], '/');
 	struct tft_error err;
+	struct tft_writer_opts wopts = {0};
 	struct tft_writer *w;
 	int rc;
 
@@ -106,7 +107,8 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 	if (!quiet)
 		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");
 	tft_error_clear(&err);
-	w = tft_writer_open(t->path, NULL, &err);
+	wopts.threads = tft_writer_default_threads();
+	w = tft_writer_open(t->path, &wopts, &err);
 	if (!w) {
 		tmp_remove(t);
 		return cli_fail_error(&err);

@@ -3,9 +3,18 @@
  * Session writer: per-track depth assignment, stats and LOD, events encoded
  * into per-track open chunks that are compressed and inserted as they fill.
  * One SQLite write transaction stays open between commits.
+ *
+ * Threaded mode (opts.threads > 0): tft_writer_append() checks the event on
+ * the caller's thread and copies it into the current batch of the worker
+ * that owns its track; full batches are queued to that worker, which runs
+ * store_event() on them. Each worker has its own store context (zstd
+ * context, buffers, open-chunk budget); inserts into SQLite are serialized by
+ * db_mu. A bounded pool of batches per worker keeps memory bounded: the
+ * caller waits for a free batch when a worker falls behind.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,22 +22,72 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "store/chunk.h"
 #include "store/lod.h"
 #include "store/schema.h"
 #include "store/writer.h"
 
+/*
+ * A store context: what chunk writing needs besides the track. The writer's
+ * own (main) context serves the caller's thread; each worker has one.
+ */
+struct wctx {
+	ZSTD_CCtx *cctx; /* owned */
+	struct tft_chunk_buf scratch, blob;
+	size_t open_bytes;     /* bytes buffered in the open chunks of this context's tracks */
+	struct wtrack **own;   /* owned array (borrowed tracks): a worker's tracks, in first-event order */
+	uint32_t nown, cap_own;
+};
+
 struct wtrack {
 	struct tft_track t;   /* the public copy; stats are filled here */
 	struct tft_writer *w; /* borrowed: the owner */
-	int64_t last_ts;      /* INT64_MIN before the first event */
+	struct wctx *ctx;     /* borrowed: the context that stores this track */
+	struct wworker *wk;   /* borrowed: its worker, NULL without threads */
+	int owned;            /* listed in ctx->own */
+	int64_t last_ts;      /* INT64_MIN before the first event; the caller's thread's */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
 	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
 	uint32_t skip_mask; /* LOD levels counted but not encoded: predicted to be dropped */
 	struct tft_lod lod;
+};
+
+/* Threaded mode: a batch of events queued to one worker. */
+#define WB_EVENTS 4096u
+#define WB_ARGS 16384u
+#define WB_POOL 4u /* batches per worker */
+
+struct wjob {
+	struct tft_event ev; /* ev.args is rebuilt from args_off by the worker */
+	struct wtrack *wt;   /* borrowed */
+	uint32_t args_off;
+};
+
+struct wbatch {
+	struct wbatch *next;
+	uint32_t n, nargs;
+	struct wjob job[WB_EVENTS];
+	struct tft_arg args[WB_ARGS];
+};
+
+struct wworker {
+	struct tft_writer *w; /* borrowed */
+	pthread_t thread;
+	int started;
+	struct wctx ctx;
+	struct wbatch *cur;   /* owned by the caller's thread: being filled */
+	/* Guarded by mu: */
+	pthread_mutex_t mu;
+	pthread_cond_t work;  /* worker waits: a batch queued, or stop */
+	pthread_cond_t idle;  /* caller waits: a batch freed, or the queue drained */
+	struct wbatch *head, *tail; /* owned: queued, oldest first */
+	struct wbatch *free;  /* owned: free list */
+	uint32_t nalloc;      /* batches allocated */
+	int busy, stop;
 };
 
 struct meta_ent {
@@ -79,15 +138,20 @@ static const char *const stmt_sql[ST_COUNT] = {
 	" JOIN temp.lod_keep k ON k.track = s.track AND k.level = s.level"                 \
 	" ORDER BY s.track, s.level, s.t_min, s.id"
 #define STAGE_ZSTD_LEVEL (-1)
+#define TFT_WRITER_MAX_THREADS 16
 
 struct tft_writer {
 	sqlite3 *db;              /* owned */
 	sqlite3_stmt *st[ST_COUNT]; /* owned */
-	ZSTD_CCtx *cctx;          /* owned */
+	struct wctx main;         /* the caller's thread's store context */
+	struct wworker *wk;       /* owned: nwk_alloc workers, the first nwk running (threaded mode) */
+	uint32_t nwk, nwk_alloc;
+	size_t open_max;          /* open-chunk bytes per context before it flushes them all */
+	pthread_mutex_t db_mu;    /* threaded mode: chunk inserts, failed, errmsg */
 	int zstd_level;
 	uint32_t chunk_events;
 	int flush_partial;
-	int failed; /* sticky error status: once set, every call returns it */
+	int failed; /* sticky error status: once set, every call returns it (atomic in threaded mode) */
 	struct tft_strtab *strs; /* owned */
 	uint32_t strs_written;   /* ids below this are in the strings table */
 	uint32_t nstr;           /* tft_strtab_count(strs), cached for the append path */
@@ -97,21 +161,30 @@ struct tft_writer {
 	uint32_t ntracks, cap_tracks;
 	struct meta_ent *meta; /* owned */
 	uint32_t nmeta, cap_meta;
-	size_t open_bytes; /* bytes buffered in all open chunks */
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
 	struct tft_flow *fbuf; /* owned: flows of the open flow chunk */
 	uint32_t nfbuf;
-	struct tft_chunk_buf scratch, blob;
 	char errmsg[TFT_ERROR_MSG_MAX];
 };
 
 /* ---- small helpers -------------------------------------------------------------- */
 
+/* The sticky failure, read from any thread (workers set it under db_mu). */
+static inline int failed_now(const struct tft_writer *w)
+{
+	return __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE);
+}
+
+static void set_failed(struct tft_writer *w, int rc)
+{
+	if (!failed_now(w))
+		__atomic_store_n(&w->failed, rc, __ATOMIC_RELEASE);
+}
+
 static int db_fail(struct tft_writer *w, const char *what)
 {
 	snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", what, sqlite3_errmsg(w->db));
-	if (!w->failed)
-		w->failed = TFT_EIO;
+	set_failed(w, TFT_EIO);
 	return w->failed;
 }
 
@@ -147,14 +220,27 @@ static inline int str_ok(const struct tft_writer *w, uint32_t id)
 
 /* ---- open ------------------------------------------------------------------------- */
 
+static void ctx_fini(struct wctx *c)
+{
+	if (c->cctx)
+		ZSTD_freeCCtx(c->cctx);
+	tft_chunk_buf_free(&c->scratch);
+	tft_chunk_buf_free(&c->blob);
+	free(c->own);
+	memset(c, 0, sizeof(*c));
+}
+
+static void workers_stop(struct tft_writer *w);
+static int workers_start(struct tft_writer *w, uint32_t n);
+
 static void writer_free(struct tft_writer *w)
 {
+	workers_stop(w);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(w->st[i]);
 	if (w->db)
 		sqlite3_close(w->db);
-	if (w->cctx)
-		ZSTD_freeCCtx(w->cctx);
+	ctx_fini(&w->main);
 	for (uint32_t i = 0; i < w->ntracks; i++) {
 		struct wtrack *wt = w->tracks[i];
 		for (int k = 0; k < TFT_STORE_LEVELS; k++) {
@@ -176,8 +262,7 @@ static void writer_free(struct tft_writer *w)
 	free(w->procs);
 	free(w->fbuf);
 	tft_strtab_destroy(w->strs);
-	tft_chunk_buf_free(&w->scratch);
-	tft_chunk_buf_free(&w->blob);
+	pthread_mutex_destroy(&w->db_mu);
 	free(w);
 }
 
@@ -185,7 +270,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 				   struct tft_error *err)
 {
 	struct tft_writer *w;
-	int is_mem, fd;
+	int is_mem, fd, threads;
 
 	if (!path || !*path) {
 		tft_error_set(err, TFT_EINVAL, -1, "no session path");
@@ -209,6 +294,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto fail_unlink;
 	}
+	pthread_mutex_init(&w->db_mu, NULL);
 	w->zstd_level = opts && opts->zstd_level ? opts->zstd_level : 3;
 	if (w->zstd_level > ZSTD_maxCLevel())
 		w->zstd_level = ZSTD_maxCLevel();
@@ -217,15 +303,22 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	if (w->chunk_events > TFT_STORE_MAX_CHUNK_EVENTS)
 		w->chunk_events = TFT_STORE_MAX_CHUNK_EVENTS;
 	w->flush_partial = opts ? opts->flush_partial : 0;
+	w->open_max = TFT_STORE_OPEN_BYTES_MAX;
+	threads = opts && !w->flush_partial && opts->threads > 0 ? opts->threads : 0;
+	if (threads > TFT_WRITER_MAX_THREADS)
+		threads = TFT_WRITER_MAX_THREADS;
 	w->strs = tft_strtab_create();
 	w->nstr = w->strs ? tft_strtab_count(w->strs) : 0;
-	w->cctx = ZSTD_createCCtx();
-	if (!w->strs || !w->cctx) {
+	w->main.cctx = ZSTD_createCCtx();
+	if (!w->strs || !w->main.cctx) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
+	/* Serialized: with workers, chunk inserts and the caller's statements share it. */
+	if (sqlite3_open_v2(path, &w->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				    (threads ? SQLITE_OPEN_FULLMUTEX : 0),
+			    NULL) != SQLITE_OK) {
 		tft_error_set(err, TFT_EIO, -1, "cannot open session: %s",
 			      w->db ? sqlite3_errmsg(w->db) : "out of memory");
 		goto fail;
@@ -251,6 +344,10 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	    tft_writer_set_meta(w, "created_by", "tftracer " TFT_VERSION_STRING) ||
 	    tft_writer_commit(w, err))
 		goto fail;
+	if (threads && workers_start(w, (uint32_t)threads)) {
+		tft_error_set(err, TFT_ENOMEM, -1, "cannot start store threads");
+		goto fail;
+	}
 	return w;
 fail:
 	writer_free(w);
@@ -330,6 +427,11 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 	wt->t.max_ts_ns = INT64_MIN;
 	wt->t.max_depth = 0;
 	wt->w = w;
+	wt->ctx = &w->main;
+	if (w->nwk) {
+		wt->wk = &w->wk[w->ntracks % w->nwk];
+		wt->ctx = &wt->wk->ctx;
+	}
 	wt->last_ts = INT64_MIN;
 	tft_lod_init(&wt->lod, wt->t.id);
 	w->tracks[w->ntracks] = wt;
@@ -341,9 +443,14 @@ struct tft_process *tft_writer_process(struct tft_writer *w, uint32_t id)
 	return id < w->nprocs ? &w->procs[id] : NULL;
 }
 
+static int writer_sync(struct tft_writer *w);
+
 struct tft_track *tft_writer_track(struct tft_writer *w, uint32_t id)
 {
-	return id < w->ntracks ? &w->tracks[id]->t : NULL;
+	if (id >= w->ntracks)
+		return NULL;
+	writer_sync(w); /* workers read the kind; the caller may change it */
+	return &w->tracks[id]->t;
 }
 
 uint32_t tft_writer_process_count(const struct tft_writer *w)
@@ -358,23 +465,30 @@ uint32_t tft_writer_track_count(const struct tft_writer *w)
 
 /* ---- chunks ------------------------------------------------------------------------ */
 
-/* Compress e and insert it with statement st (chunks or the LOD stage). */
-static int write_chunk(struct tft_writer *w, uint32_t track, int level, const struct tft_chunk_enc *e,
-		       sqlite3_stmt *st, int zlevel)
+/* Compress e with c's state (outside the lock) and insert it with statement
+ * st (chunks or the LOD stage). */
+static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int level,
+		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel)
 {
-	int rc = tft_chunk_enc_finish(e, w->cctx, zlevel, &w->scratch, &w->blob);
+	int rc = tft_chunk_enc_finish(e, c->cctx, zlevel, &c->scratch, &c->blob);
 
+	if (w->nwk)
+		pthread_mutex_lock(&w->db_mu);
 	if (rc) {
 		snprintf(w->errmsg, sizeof(w->errmsg), "chunk compression failed");
-		return w->failed = rc;
+		set_failed(w, rc);
+	} else {
+		sqlite3_bind_int64(st, 1, track);
+		sqlite3_bind_int(st, 2, level);
+		sqlite3_bind_int64(st, 3, e->t_min);
+		sqlite3_bind_int64(st, 4, e->t_max);
+		sqlite3_bind_int64(st, 5, e->n);
+		sqlite3_bind_blob(st, 6, c->blob.p, (int)c->blob.len, SQLITE_STATIC);
+		rc = step_reset(w, st, "insert chunk");
 	}
-	sqlite3_bind_int64(st, 1, track);
-	sqlite3_bind_int(st, 2, level);
-	sqlite3_bind_int64(st, 3, e->t_min);
-	sqlite3_bind_int64(st, 4, e->t_max);
-	sqlite3_bind_int64(st, 5, e->n);
-	sqlite3_bind_blob(st, 6, w->blob.p, (int)w->blob.len, SQLITE_STATIC);
-	return step_reset(w, st, "insert chunk");
+	if (w->nwk)
+		pthread_mutex_unlock(&w->db_mu);
+	return rc;
 }
 
 /*
@@ -402,7 +516,7 @@ static void predict_skips(struct tft_writer *w, struct wtrack *wt)
 			continue;
 		wt->skip_mask |= 1u << k;
 		if (wt->enc[k]) {
-			w->open_bytes -= wt->enc[k]->bytes;
+			wt->ctx->open_bytes -= wt->enc[k]->bytes;
 			tft_chunk_enc_reset(wt->enc[k], 1);
 		}
 	}
@@ -421,25 +535,48 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 	}
 	/* Staged LOD chunks are compressed fast: most are dropped at close, the
 	 * kept ones are recompressed at the session's level then. */
-	rc = write_chunk(w, wt->t.id, level, e, w->st[staged ? ST_STAGE : ST_CHUNK],
+	rc = write_chunk(w, wt->ctx, wt->t.id, level, e, w->st[staged ? ST_STAGE : ST_CHUNK],
 			 staged ? STAGE_ZSTD_LEVEL : w->zstd_level);
 	if (rc)
 		return rc;
-	w->open_bytes -= e->bytes;
+	wt->ctx->open_bytes -= e->bytes;
 	tft_chunk_enc_reset(e, release);
 	if (level == 0)
 		predict_skips(w, wt);
 	return 0;
 }
 
+static int flush_track(struct tft_writer *w, struct wtrack *wt, int release)
+{
+	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+		int rc = flush_chunk(w, wt, k, release);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Every track; from the caller's thread with the workers drained. */
 static int flush_all(struct tft_writer *w, int release)
 {
-	for (uint32_t i = 0; i < w->ntracks; i++)
-		for (int k = 0; k < TFT_STORE_LEVELS; k++) {
-			int rc = flush_chunk(w, w->tracks[i], k, release);
-			if (rc)
-				return rc;
-		}
+	for (uint32_t i = 0; i < w->ntracks; i++) {
+		int rc = flush_track(w, w->tracks[i], release);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The open chunks of c's tracks are over budget: write them all. */
+static int flush_ctx(struct tft_writer *w, struct wctx *c)
+{
+	if (c == &w->main)
+		return flush_all(w, 1);
+	for (uint32_t i = 0; i < c->nown; i++) {
+		int rc = flush_track(w, c->own[i], 1);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -461,7 +598,7 @@ static int enc_add(struct tft_writer *w, struct wtrack *wt, int level, const str
 	rc = tft_chunk_enc_add(e, ev);
 	if (rc)
 		return rc;
-	w->open_bytes += e->bytes - before;
+	wt->ctx->open_bytes += e->bytes - before;
 	wt->n_level[level]++;
 	if (tft_chunk_enc_is_full(e, w->chunk_events))
 		return flush_chunk(w, wt, level, 0);
@@ -510,26 +647,24 @@ static int grow_stack(struct wtrack *wt)
 	return 0;
 }
 
-int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
+/*
+ * Store one checked event of wt: depth, encoding, stats, LOD. Runs on the
+ * thread that owns wt's context (a worker, or the caller without threads).
+ */
+static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev)
 {
-	struct wtrack *wt;
 	struct tft_event e;
-	int64_t end;
+	int64_t end = ev->ts_ns + ev->dur_ns; /* checked by the caller */
 	uint32_t depth = 0;
 	int push = 0, lane = -1, rc;
 
-	if (tft_unlikely(w->failed))
-		return w->failed;
-	if (tft_unlikely(ev->track >= w->ntracks || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
-			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
-			 !str_ok(w, ev->name) || !str_ok(w, ev->cat)))
-		return TFT_EINVAL;
-	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
-		return TFT_EINVAL;
-	wt = w->tracks[ev->track];
-	if (tft_unlikely(ev->ts_ns < wt->last_ts))
-		return TFT_EINVAL;
-
+	if (tft_unlikely(wt->wk && !wt->owned)) {
+		struct wctx *c = wt->ctx;
+		if (tft_grow((void **)&c->own, &c->cap_own, c->nown + 1, sizeof(*c->own)))
+			return TFT_ENOMEM;
+		c->own[c->nown++] = wt;
+		wt->owned = 1;
+	}
 	/* Depth: stack nesting, lane packing, or 0 for counters. */
 	if (ev->kind != TFT_EV_COUNTER && wt->t.kind != TFT_TRACK_COUNTER) {
 		if (wt->t.kind == TFT_TRACK_ASYNC || wt->t.kind == TFT_TRACK_OBJECT) {
@@ -578,7 +713,6 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	} else if (lane >= 0 && ev->kind == TFT_EV_SLICE) {
 		wt->stack[lane] = end; /* reuse a free (or the soonest free) lane */
 	}
-	wt->last_ts = ev->ts_ns;
 	switch (ev->kind) {
 	case TFT_EV_SLICE: wt->t.slices++; break;
 	case TFT_EV_INSTANT: wt->t.instants++; break;
@@ -594,10 +728,245 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	e.args = NULL;
 	rc = tft_lod_add(&wt->lod, &e, emit_lod, wt);
 	if (tft_unlikely(rc))
-		return w->failed ? w->failed : rc;
-	if (tft_unlikely(w->open_bytes > TFT_STORE_OPEN_BYTES_MAX))
-		return flush_all(w, 1);
+		return failed_now(w) ? failed_now(w) : rc;
+	if (tft_unlikely(wt->ctx->open_bytes > w->open_max))
+		return flush_ctx(w, wt->ctx);
 	return 0;
+}
+
+static int queue_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev);
+
+int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
+{
+	struct wtrack *wt;
+	int64_t end;
+	int rc;
+
+	if (tft_unlikely(failed_now(w)))
+		return failed_now(w);
+	if (tft_unlikely(ev->track >= w->ntracks || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
+			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
+			 !str_ok(w, ev->name) || !str_ok(w, ev->cat)))
+		return TFT_EINVAL;
+	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
+		return TFT_EINVAL;
+	wt = w->tracks[ev->track];
+	if (tft_unlikely(ev->ts_ns < wt->last_ts))
+		return TFT_EINVAL;
+	rc = wt->wk ? queue_event(w, wt, ev) : store_event(w, wt, ev);
+	if (tft_likely(!rc))
+		wt->last_ts = ev->ts_ns;
+	return rc;
+}
+
+/* ---- worker threads ---------------------------------------------------------------- */
+
+static struct wbatch *batch_get(struct wworker *k)
+{
+	struct wbatch *b = NULL;
+
+	pthread_mutex_lock(&k->mu);
+	for (;;) {
+		if (k->free) {
+			b = k->free;
+			k->free = b->next;
+			break;
+		}
+		if (k->nalloc < WB_POOL) {
+			b = malloc(sizeof(*b));
+			if (b)
+				k->nalloc++;
+			break;
+		}
+		pthread_cond_wait(&k->idle, &k->mu);
+	}
+	pthread_mutex_unlock(&k->mu);
+	if (b) {
+		b->next = NULL;
+		b->n = b->nargs = 0;
+	}
+	return b;
+}
+
+static void batch_submit(struct wworker *k, struct wbatch *b)
+{
+	pthread_mutex_lock(&k->mu);
+	if (k->tail)
+		k->tail->next = b;
+	else
+		k->head = b;
+	k->tail = b;
+	pthread_cond_signal(&k->work);
+	pthread_mutex_unlock(&k->mu);
+}
+
+static int queue_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev)
+{
+	struct wworker *k = wt->wk;
+	struct wbatch *b = k->cur;
+	struct wjob *j;
+
+	if (tft_unlikely(!b || b->n == WB_EVENTS || b->nargs + ev->nargs > WB_ARGS)) {
+		if (b)
+			batch_submit(k, b);
+		k->cur = b = batch_get(k);
+		if (!b)
+			return TFT_ENOMEM;
+		if (tft_unlikely(ev->nargs > WB_ARGS)) { /* cannot be queued: store it here */
+			int rc;
+			writer_sync(w);
+			rc = failed_now(w) ? failed_now(w) : store_event(w, wt, ev);
+			return rc;
+		}
+	}
+	j = &b->job[b->n++];
+	j->ev = *ev;
+	j->wt = wt;
+	j->args_off = b->nargs;
+	if (ev->nargs) {
+		memcpy(b->args + b->nargs, ev->args, ev->nargs * sizeof(*ev->args));
+		b->nargs += ev->nargs;
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct wworker *k = arg;
+	struct tft_writer *w = k->w;
+
+	pthread_mutex_lock(&k->mu);
+	for (;;) {
+		struct wbatch *b;
+		while (!k->head && !k->stop)
+			pthread_cond_wait(&k->work, &k->mu);
+		if (!k->head)
+			break;
+		b = k->head;
+		k->head = b->next;
+		if (!k->head)
+			k->tail = NULL;
+		k->busy = 1;
+		pthread_mutex_unlock(&k->mu);
+
+		for (uint32_t i = 0; i < b->n && !failed_now(w); i++) {
+			struct wjob *j = &b->job[i];
+			int rc;
+			j->ev.args = j->ev.nargs ? b->args + j->args_off : NULL;
+			rc = store_event(w, j->wt, &j->ev);
+			if (tft_unlikely(rc)) {
+				pthread_mutex_lock(&w->db_mu);
+				if (!w->errmsg[0])
+					snprintf(w->errmsg, sizeof(w->errmsg), "storing an event: %s",
+						 tft_strerror(rc));
+				set_failed(w, rc);
+				pthread_mutex_unlock(&w->db_mu);
+			}
+		}
+
+		pthread_mutex_lock(&k->mu);
+		b->next = k->free;
+		k->free = b;
+		k->busy = 0;
+		pthread_cond_broadcast(&k->idle);
+	}
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+/* Queue every partial batch and wait until all workers are idle. */
+static int writer_sync(struct tft_writer *w)
+{
+	for (uint32_t i = 0; i < w->nwk; i++) {
+		struct wworker *k = &w->wk[i];
+		if (k->cur && k->cur->n) {
+			batch_submit(k, k->cur);
+			k->cur = NULL;
+		}
+	}
+	for (uint32_t i = 0; i < w->nwk; i++) {
+		struct wworker *k = &w->wk[i];
+		pthread_mutex_lock(&k->mu);
+		while (k->head || k->busy)
+			pthread_cond_wait(&k->idle, &k->mu);
+		pthread_mutex_unlock(&k->mu);
+	}
+	return failed_now(w);
+}
+
+static int workers_start(struct tft_writer *w, uint32_t n)
+{
+	w->wk = calloc(n, sizeof(*w->wk));
+	if (!w->wk)
+		return TFT_ENOMEM;
+	w->nwk_alloc = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct wworker *k = &w->wk[i];
+		k->w = w;
+		pthread_mutex_init(&k->mu, NULL);
+		pthread_cond_init(&k->work, NULL);
+		pthread_cond_init(&k->idle, NULL);
+		k->ctx.cctx = ZSTD_createCCtx();
+		if (!k->ctx.cctx || pthread_create(&k->thread, NULL, worker_main, k))
+			break;
+		k->started = 1;
+		w->nwk = i + 1;
+	}
+	if (w->nwk != n)
+		return TFT_ENOMEM; /* writer_free() stops the started ones */
+	w->open_max = TFT_STORE_OPEN_BYTES_MAX / n;
+	return 0;
+}
+
+static void batch_list_free(struct wbatch *b)
+{
+	while (b) {
+		struct wbatch *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/* Stop and join the workers (queued work is dropped: call writer_sync first to keep it). */
+static void workers_stop(struct tft_writer *w)
+{
+	if (!w->wk)
+		return;
+	for (uint32_t i = 0; i < w->nwk_alloc; i++) {
+		struct wworker *k = &w->wk[i];
+		if (k->started) {
+			pthread_mutex_lock(&k->mu);
+			batch_list_free(k->head); /* dropped unless synced */
+			k->head = k->tail = NULL;
+			k->stop = 1;
+			pthread_cond_signal(&k->work);
+			pthread_mutex_unlock(&k->mu);
+			pthread_join(k->thread, NULL);
+		}
+		free(k->cur);
+		batch_list_free(k->head);
+		batch_list_free(k->free);
+		ctx_fini(&k->ctx);
+		pthread_mutex_destroy(&k->mu);
+		pthread_cond_destroy(&k->work);
+		pthread_cond_destroy(&k->idle);
+	}
+	free(w->wk);
+	w->wk = NULL;
+	w->nwk = w->nwk_alloc = 0;
+}
+
+int tft_writer_default_threads(void)
+{
+	const char *e = getenv("TFT_STORE_THREADS");
+	long n;
+
+	if (e && *e) {
+		n = strtol(e, NULL, 10);
+		return n < 0 ? 0 : n > TFT_WRITER_MAX_THREADS ? TFT_WRITER_MAX_THREADS : (int)n;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
 /* ---- flows, steps, meta -------------------------------------------------------- */
@@ -611,17 +980,23 @@ static int flush_flows(struct tft_writer *w)
 
 	if (!w->nfbuf)
 		return 0;
-	rc = tft_flow_chunk_encode(w->fbuf, w->nfbuf, w->cctx, w->zstd_level, &w->scratch, &w->blob,
-				   &t_min, &t_max);
+	rc = tft_flow_chunk_encode(w->fbuf, w->nfbuf, w->main.cctx, w->zstd_level, &w->main.scratch,
+				   &w->main.blob, &t_min, &t_max);
+	if (w->nwk)
+		pthread_mutex_lock(&w->db_mu);
 	if (rc) {
 		snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
-		return w->failed = rc;
+		set_failed(w, rc);
+	} else {
+		sqlite3_bind_int64(st, 1, w->nfbuf);
+		sqlite3_bind_int64(st, 2, t_min);
+		sqlite3_bind_int64(st, 3, t_max);
+		sqlite3_bind_blob(st, 4, w->main.blob.p, (int)w->main.blob.len, SQLITE_STATIC);
+		rc = step_reset(w, st, "insert flow chunk");
 	}
-	sqlite3_bind_int64(st, 1, w->nfbuf);
-	sqlite3_bind_int64(st, 2, t_min);
-	sqlite3_bind_int64(st, 3, t_max);
-	sqlite3_bind_blob(st, 4, w->blob.p, (int)w->blob.len, SQLITE_STATIC);
-	if ((rc = step_reset(w, st, "insert flow chunk")))
+	if (w->nwk)
+		pthread_mutex_unlock(&w->db_mu);
+	if (rc)
 		return rc;
 	w->nfbuf = 0;
 	return 0;
@@ -629,8 +1004,8 @@ static int flush_flows(struct tft_writer *w)
 
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
 {
-	if (w->failed)
-		return w->failed;
+	if (failed_now(w))
+		return failed_now(w);
 	if ((f->src_track != TFT_NONE && f->src_track >= w->ntracks) ||
 	    (f->dst_track != TFT_NONE && f->dst_track >= w->ntracks) || !str_ok(w, f->name) ||
 	    !str_ok(w, f->cat))
@@ -650,11 +1025,14 @@ int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 {
 	sqlite3_stmt *st = w->st[ST_STEP];
+	int rc;
 
-	if (w->failed)
-		return w->failed;
+	if (failed_now(w))
+		return failed_now(w);
 	if ((s->process != TFT_NONE && s->process >= w->nprocs) || !str_ok(w, s->name))
 		return TFT_EINVAL;
+	if (w->nwk)
+		pthread_mutex_lock(&w->db_mu);
 	sqlite3_bind_int64(st, 1, s->index);
 	sqlite3_bind_int64(st, 2, s->name);
 	if (s->process == TFT_NONE)
@@ -664,7 +1042,10 @@ int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 	sqlite3_bind_int64(st, 4, s->start_ns);
 	sqlite3_bind_int64(st, 5, s->dur_ns);
 	sqlite3_bind_int(st, 6, s->traced ? 1 : 0);
-	return step_reset(w, st, "insert step");
+	rc = step_reset(w, st, "insert step");
+	if (w->nwk)
+		pthread_mutex_unlock(&w->db_mu);
+	return rc;
 }
 
 static struct meta_ent *meta_get(struct tft_writer *w, const char *key)
@@ -822,6 +1203,7 @@ int tft_writer_commit(struct tft_writer *w, struct tft_error *err)
 {
 	int rc;
 
+	writer_sync(w);
 	if (w->failed)
 		return report(w, err, w->failed);
 	if (w->flush_partial) {
@@ -862,7 +1244,8 @@ static int rebuild_emit(void *ctx, int level, const struct tft_event *ev)
 	if ((rc = tft_chunk_enc_add(e, ev)))
 		return rc;
 	if (tft_chunk_enc_is_full(e, rb->w->chunk_events)) {
-		rc = write_chunk(rb->w, rb->wt->t.id, level, e, rb->w->st[ST_CHUNK], rb->w->zstd_level);
+		rc = write_chunk(rb->w, &rb->w->main, rb->wt->t.id, level, e, rb->w->st[ST_CHUNK],
+				 rb->w->zstd_level);
 		tft_chunk_enc_reset(e, 0);
 	}
 	return rc;
@@ -914,7 +1297,8 @@ static int rebuild_levels(struct tft_writer *w, struct wtrack *wt, uint32_t mask
 		rc = tft_lod_flush(&lod, rebuild_emit, rb);
 	for (int k = 1; k < TFT_STORE_LEVELS && !rc; k++)
 		if (rb->enc[k].n)
-			rc = write_chunk(w, wt->t.id, k, &rb->enc[k], w->st[ST_CHUNK], w->zstd_level);
+			rc = write_chunk(w, &w->main, wt->t.id, k, &rb->enc[k], w->st[ST_CHUNK],
+					 w->zstd_level);
 out:
 	sqlite3_finalize(sel);
 	for (int k = 0; k < TFT_STORE_LEVELS; k++)
@@ -978,6 +1362,7 @@ static int prune_lod(struct tft_writer *w, struct wtrack *wt)
 static int unstage(struct tft_writer *w)
 {
 	sqlite3_stmt *sel = NULL, *ins = w->st[ST_CHUNK];
+	struct wctx *c = &w->main;
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	int rc = 0, step;
 
@@ -992,20 +1377,20 @@ static int unstage(struct tft_writer *w)
 		size_t len = (size_t)sqlite3_column_bytes(sel, 5), r;
 		unsigned long long raw = ZSTD_getFrameContentSize(blob, len);
 
-		w->scratch.len = 0;
+		c->scratch.len = 0;
 		if (raw == ZSTD_CONTENTSIZE_UNKNOWN || raw == ZSTD_CONTENTSIZE_ERROR ||
-		    raw > TFT_CHUNK_MAX_PAYLOAD_BYTES || tft_chunk_buf_reserve(&w->scratch, raw + 1) ||
-		    ZSTD_isError(r = ZSTD_decompressDCtx(dctx, w->scratch.p, raw, blob, len)) || r != raw) {
+		    raw > TFT_CHUNK_MAX_PAYLOAD_BYTES || tft_chunk_buf_reserve(&c->scratch, raw + 1) ||
+		    ZSTD_isError(r = ZSTD_decompressDCtx(dctx, c->scratch.p, raw, blob, len)) || r != raw) {
 			snprintf(w->errmsg, sizeof(w->errmsg), "staged lod chunk unreadable");
 			rc = w->failed = TFT_EIO;
 			goto out;
 		}
-		w->blob.len = 0;
-		if (tft_chunk_buf_reserve(&w->blob, ZSTD_compressBound(raw))) {
+		c->blob.len = 0;
+		if (tft_chunk_buf_reserve(&c->blob, ZSTD_compressBound(raw))) {
 			rc = w->failed = TFT_ENOMEM;
 			goto out;
 		}
-		r = ZSTD_compressCCtx(w->cctx, w->blob.p, w->blob.cap, w->scratch.p, raw, w->zstd_level);
+		r = ZSTD_compressCCtx(c->cctx, c->blob.p, c->blob.cap, c->scratch.p, raw, w->zstd_level);
 		if (ZSTD_isError(r)) {
 			snprintf(w->errmsg, sizeof(w->errmsg), "chunk compression failed");
 			rc = w->failed = TFT_EIO;
@@ -1013,7 +1398,7 @@ static int unstage(struct tft_writer *w)
 		}
 		for (int i = 0; i < 5; i++)
 			sqlite3_bind_int64(ins, i + 1, sqlite3_column_int64(sel, i));
-		sqlite3_bind_blob(ins, 6, w->blob.p, (int)r, SQLITE_STATIC);
+		sqlite3_bind_blob(ins, 6, c->blob.p, (int)r, SQLITE_STATIC);
 		if ((rc = step_reset(w, ins, "insert chunk")))
 			goto out;
 	}
@@ -1037,6 +1422,7 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 
 	if (!w)
 		return 0;
+	writer_sync(w);
 	if (w->failed) {
 		rc = report(w, err, w->failed);
 		goto out;

@@ -15,7 +15,15 @@
  * of the writer (SQLite WAL). Memory is bounded: one open chunk per track
  * and per LOD level, whatever the number of events.
  *
- * Not thread-safe: one thread drives a writer.
+ * Threads: one thread drives a writer (calls its functions). With
+ * opts.threads > 0 (offline imports), that thread only checks and queues
+ * each event; `threads` worker threads do the per-track work (depth, stats,
+ * LOD, chunk encoding, zstd, inserts), each owning the tracks whose id is
+ * congruent to its index. Results are the same as without threads: every
+ * track's events are processed in append order by one worker. Worker errors
+ * (EIO, ENOMEM) surface as the writer's sticky failure on a later call.
+ * Calls that read or change what workers own (tft_writer_track, _db,
+ * _commit, _close) first wait for the workers to drain.
  */
 #ifndef TFT_STORE_WRITER_H
 #define TFT_STORE_WRITER_H
@@ -32,7 +40,13 @@ struct tft_writer_opts {
 	int zstd_level;          /* 0 = default (3) */
 	uint32_t chunk_events;   /* events per chunk, 0 = default (4096) */
 	int flush_partial;       /* commit() also writes partially filled chunks (live tracing) */
+	int threads;             /* store worker threads; 0 = none (ignored with flush_partial) */
 };
+
+/* Worker threads an offline import should ask for on this machine: the
+ * online CPUs (at most 4); the TFT_STORE_THREADS environment variable
+ * overrides it (0 = store on the importing thread). */
+int tft_writer_default_threads(void);
 
 /*
  * Create a new session file at `path` (it must not exist). opts may be NULL.
@@ -101,7 +115,9 @@ void tft_writer_abort(struct tft_writer *w);
 /*
  * Borrow the writer's SQLite handle, for store modules that keep tables of
  * their own in the session (store/graph.c). Valid until close/abort; use it
- * only from the thread driving the writer.
+ * only from the thread driving the writer. With worker threads the
+ * connection is opened in serialized mode, so such statements may run while
+ * workers insert chunks.
  */
 struct sqlite3 *tft_writer_db(struct tft_writer *w);
 

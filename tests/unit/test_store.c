@@ -93,6 +93,8 @@ static int collect_fn(void *ctx, const struct tft_event *ev)
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 256;
 		c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
+		for (size_t i = 0; i < c->n; i++) /* the array moved: re-point the args */
+			c->ev[i].ev.args = c->ev[i].args;
 	}
 	if (c->n && ev->ts_ns < c->last_ts)
 		c->sorted = 0;
@@ -1802,6 +1804,121 @@ static void test_live(void)
 	}
 }
 
+/* ---- threaded writer ------------------------------------------------------------------ */
+
+/* Write the same stream with `threads` store workers; returns the path. */
+static const char *write_threaded(int threads)
+{
+	static char path[512];
+	struct tft_writer_opts o = {.threads = threads, .chunk_events = 512};
+	struct tft_error err;
+	struct tft_writer *w;
+	int64_t ts[7] = {0};
+	uint32_t tr[7];
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s", tpath(threads == 0 ? "thr0.tft" : threads == 1 ? "thr1.tft" : "thr3.tft"));
+	w = tft_writer_open(path, &o, &err);
+	if (!w)
+		return NULL;
+	for (int i = 0; i < 60; i++) {
+		char b[16];
+		snprintf(b, sizeof(b), "s%d", i);
+		tft_writer_intern_cstr(w, b);
+	}
+	struct tft_process p = {.name = 1, .rank = -1};
+	uint32_t pid = tft_writer_add_process(w, &p);
+	for (int i = 0; i < 7; i++) {
+		struct tft_track t = {.process = pid, .name = (uint32_t)(2 + i), .tid = i,
+				      .kind = i == 5 ? TFT_TRACK_ASYNC : i == 6 ? TFT_TRACK_COUNTER : TFT_TRACK_THREAD};
+		tr[i] = tft_writer_add_track(w, &t);
+	}
+	rng = 0x1234567ULL;
+	for (int i = 0; i < 150000 && !bad; i++) {
+		struct xev x;
+		int k = (int)(rnd() % 7);
+		random_event(&x, &ts[k], 1);
+		x.ev.track = tr[k];
+		if (k == 6) {
+			x.ev.kind = TFT_EV_COUNTER;
+			x.ev.dur_ns = 0;
+		}
+		bad |= tft_writer_append(w, &x.ev) != 0;
+		if (i == 70000) {
+			tft_writer_track(w, tr[2])->sort_index = 5; /* waits for the workers */
+			bad |= tft_writer_commit(w, &err) != 0;
+		}
+		if (i % 1000 == 0) {
+			struct tft_flow f = {.src_track = tr[0], .dst_track = tr[1], .src_ts_ns = ts[0],
+					     .dst_ts_ns = ts[1], .flow_id = (uint64_t)i, .name = 3};
+			bad |= tft_writer_add_flow(w, &f) != 0;
+		}
+	}
+	/* An out-of-order event is refused at once, threads or not. */
+	{
+		struct tft_event e = {.track = tr[0], .ts_ns = ts[0] - 1, .count = 1};
+		bad |= tft_writer_append(w, &e) != TFT_EINVAL;
+	}
+	bad |= tft_writer_close(w, &err) != 0;
+	return bad ? NULL : path;
+}
+
+static void test_threads(void)
+{
+	struct collect a = {0}, b = {0};
+	struct tft_error err;
+	char p0[512];
+	const char *p;
+
+	p = write_threaded(0);
+	ok(p != NULL, "threads: write without workers");
+	if (!p)
+		return;
+	snprintf(p0, sizeof(p0), "%s", p);
+	for (int n = 1; n <= 3; n += 2) {
+		struct tft_session *s0, *s1;
+		int same = 1;
+		p = write_threaded(n);
+		ok(p != NULL, "threads: write with %d worker(s)", n);
+		if (!p)
+			continue;
+		s0 = tft_session_open(p0, &err);
+		s1 = tft_session_open(p, &err);
+		ok(s0 && s1, "threads: both sessions open");
+		if (!s0 || !s1) {
+			tft_session_close(s0);
+			tft_session_close(s1);
+			continue;
+		}
+		same = tft_session_track_count(s0) == tft_session_track_count(s1);
+		for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++) {
+			const struct tft_track *x = tft_session_track(s0, t), *y = tft_session_track(s1, t);
+			same = x->slices == y->slices && x->instants == y->instants &&
+			       x->counters == y->counters && x->max_depth == y->max_depth &&
+			       x->sort_index == y->sort_index && x->min_ts_ns == y->min_ts_ns &&
+			       x->max_ts_ns == y->max_ts_ns;
+			/* raw events, then a coarse view served from the LOD levels */
+			for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
+				collect_reset(&a);
+				collect_reset(&b);
+				same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, &a, &err) == 0 &&
+				       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, &b, &err) == 0 &&
+				       a.n == b.n && a.n > 0;
+				for (size_t i = 0; same && i < a.n; i++)
+					same = ev_eq(&a.ev[i].ev, &b.ev[i].ev, 1);
+				if (!same)
+					printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a.n, b.n);
+			}
+		}
+		ok(same, "threads: %d worker(s) store exactly what the caller's thread stores", n);
+		is_int(tft_session_track(s1, 2)->sort_index, 5, "threads: track change after a sync kept");
+		tft_session_close(s0);
+		tft_session_close(s1);
+	}
+	free(a.ev);
+	free(b.ev);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s/tft-store-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -1822,6 +1939,7 @@ int main(void)
 	test_strings_lazy();
 	test_cache();
 	test_live();
+	test_threads();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
