@@ -115,6 +115,7 @@ int tft_cmd_import(int argc, char **argv)
 
 	tft_error_clear(&err);
 	wopts.threads = tft_writer_default_threads();
+	wopts.bulk = 1; /* a temporary name, renamed only on success */
 	w = tft_writer_open(of.tmp, &wopts, &err);
 	if (!w) {
 		tft_error_set_file(&err, out);

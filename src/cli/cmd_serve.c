@@ -108,6 +108,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");
 	tft_error_clear(&err);
 	wopts.threads = tft_writer_default_threads();
+	wopts.bulk = 1; /* a temporary name, renamed only on success */
 	w = tft_writer_open(t->path, &wopts, &err);
 	if (!w) {
 		tmp_remove(t);

@@ -295,7 +295,8 @@ static int read_file(const char *path, uint8_t **out, size_t *len, struct tft_er
 
 static int ingest_tmp(const struct tft_live_import *im, const char *tmp, struct tft_error *err)
 {
-	struct tft_writer_opts wo = {.threads = tft_writer_default_threads()};
+	/* Inside the traced job: no extra store threads competing with training. */
+	struct tft_writer_opts wo = {.bulk = 1};
 	struct tft_writer *w = tft_writer_open(tmp, &wo, err);
 	const char *name = im->path ? im->path : im->name ? im->name : "trace";
 	const uint8_t *data = im->data;

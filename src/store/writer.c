@@ -151,6 +151,8 @@ struct tft_writer {
 	int zstd_level;
 	uint32_t chunk_events;
 	int flush_partial;
+	int bulk;   /* no journal, no syncs; fsync at close */
+	char *path; /* owned; bulk mode, NULL for :memory: */
 	int failed; /* sticky error status: once set, every call returns it (atomic in threaded mode) */
 	struct tft_strtab *strs; /* owned */
 	uint32_t strs_written;   /* ids below this are in the strings table */
@@ -263,6 +265,7 @@ static void writer_free(struct tft_writer *w)
 	free(w->fbuf);
 	tft_strtab_destroy(w->strs);
 	pthread_mutex_destroy(&w->db_mu);
+	free(w->path);
 	free(w);
 }
 
@@ -270,7 +273,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 				   struct tft_error *err)
 {
 	struct tft_writer *w;
-	int is_mem, fd, threads;
+	int is_mem, fd, threads, bulk;
 
 	if (!path || !*path) {
 		tft_error_set(err, TFT_EINVAL, -1, "no session path");
@@ -304,6 +307,12 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 		w->chunk_events = TFT_STORE_MAX_CHUNK_EVENTS;
 	w->flush_partial = opts ? opts->flush_partial : 0;
 	w->open_max = TFT_STORE_OPEN_BYTES_MAX;
+	bulk = opts && opts->bulk && !w->flush_partial;
+	w->bulk = bulk;
+	if (bulk && !is_mem && !(w->path = strdup(path))) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto fail;
+	}
 	threads = opts && !w->flush_partial && opts->threads > 0 ? opts->threads : 0;
 	if (threads > TFT_WRITER_MAX_THREADS)
 		threads = TFT_WRITER_MAX_THREADS;
@@ -324,8 +333,10 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 		goto fail;
 	}
 	/* page_size must precede the first table; WAL lets readers follow a live writer. */
-	if (exec_sql(w, "PRAGMA page_size=4096") || exec_sql(w, "PRAGMA journal_mode=WAL") ||
-	    exec_sql(w, "PRAGMA synchronous=NORMAL") || exec_sql(w, "PRAGMA cache_size=-16384") ||
+	/* Bulk: pages go to the file once (no WAL copy); the file is only kept if close succeeds. */
+	if (exec_sql(w, "PRAGMA page_size=4096") ||
+	    exec_sql(w, bulk ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL") ||
+	    exec_sql(w, bulk ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=NORMAL") || exec_sql(w, "PRAGMA cache_size=-16384") ||
 	    exec_sql(w, "PRAGMA temp_store=FILE") || exec_sql(w, "BEGIN") ||
 	    exec_sql(w, TFT_SCHEMA_SQL) || (!w->flush_partial && exec_sql(w, STAGE_SQL))) {
 		report(w, err, w->failed);
@@ -1460,6 +1471,16 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 		sqlite3_close_v2(w->db);
 	}
 	w->db = NULL;
+	/* Bulk mode never synced: make the finished file durable before a caller renames it. */
+	if (!rc && w->bulk && w->path) {
+		int fd = open(w->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) != 0) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "sync: %s", strerror(errno));
+			rc = report(w, err, TFT_EIO);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 out:
 	writer_free(w);
 	return rc;

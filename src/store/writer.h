@@ -41,6 +41,9 @@ struct tft_writer_opts {
 	uint32_t chunk_events;   /* events per chunk, 0 = default (4096) */
 	int flush_partial;       /* commit() also writes partially filled chunks (live tracing) */
 	int threads;             /* store worker threads; 0 = none (ignored with flush_partial) */
+	int bulk;                /* a scratch file, deleted unless closed successfully (imports
+				  * into a temporary name): no journal, no syncs until close;
+				  * commit() is then no durability point (ignored with flush_partial) */
 };
 
 /* Worker threads an offline import should ask for on this machine: the
