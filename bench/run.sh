@@ -3,7 +3,9 @@
 # `make bench`: import/export throughput and peak RSS of the CLI, the ratio to
 # python3's json.load, and bytes per slice, on the real 83 MB MTIA Kineto trace
 # and a generated Kineto-style trace (bench/gen_chrome.c), and a generated
-# TF2-profiler XSpace (bench/gen_xspace.c; no python baseline for it); then
+# TF2-profiler XSpace and a generated TF1 RunMetadata (bench/gen_xspace.c; no
+# python baseline for them: their peer is the same import with the store on
+# the importing thread, TFT_STORE_THREADS=0, run in the same script); then
 # the session store alone (bench/bench_store.c: append rate, bytes per slice,
 # reopen, first-window and overview query times on a generated Kineto-like
 # session).
@@ -11,8 +13,8 @@
 # Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (1: best
 # of N import runs), BENCH_DIR (/tmp/tft-bench: inputs and scratch, never the
 # repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
-# the file in RAM), BENCH_INPUTS ("mtia gen xspace"), BENCH_XSPACE_MB (300: size
-# of the generated XSpace), BENCH_STORE_SLICES (2000000: slices bench_store
+# the file in RAM), BENCH_INPUTS ("mtia gen xspace runmeta store"), BENCH_XSPACE_MB
+# (300: size of the generated XSpace), BENCH_RUNMETA_MB (200), BENCH_STORE_SLICES (2000000: slices bench_store
 # generates; 10000000 is the reference size), TFT_BIN (build/tftracer;
 # bench_store links the libtftracer.a next to it), TFT_DATA (../shared/data).
 # Output: one JSON line per result (also appended to bench/results/<date>.jsonl)
@@ -26,9 +28,10 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-1}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen xspace store}
+INPUTS=${BENCH_INPUTS:-mtia gen xspace runmeta store}
 STORE_SLICES=${BENCH_STORE_SLICES:-2000000}
 XSPACE_MB=${BENCH_XSPACE_MB:-300}
+RUNMETA_MB=${BENCH_RUNMETA_MB:-200}
 DATA=${TFT_DATA:-$ROOT/../shared/data}
 PY=/usr/bin/python3
 TIME=/usr/bin/time
@@ -100,6 +103,34 @@ prepare_mtia() {
 	echo "$out"
 }
 
+prepare_runmeta() {
+	local gen=$WORK/gen_xspace out=$WORK/gen_${RUNMETA_MB}MB.runmeta.pb
+	if [ ! -x "$gen" ] || [ bench/gen_xspace.c -nt "$gen" ]; then
+		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_xspace.c
+	fi
+	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
+		"$gen" --runmeta "$RUNMETA_MB" "$out.part" >/dev/null 2>&1 && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
+# The same import with the store on the importing thread (the peer of the
+# protobuf imports): best of REPS, emitted with the ratio to the default.
+bench_single_thread() { # label file
+	local label=$1 in=$2 bytes best="" best_cpu="" i tft=$WORK/bench1.tft
+	bytes=$(stat -c %s "$in")
+	for i in $(seq 1 "$REPS"); do
+		rm -f "$tft"
+		TFT_STORE_THREADS=0 measure "$BIN" import "$in" -o "$tft" || return 0
+		if [ -z "$best" ] || awk -v a="$WALL" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$WALL
+			best_cpu=$CPU
+		fi
+	done
+	rm -f "$tft" "$tft"-*
+	emit "\"bench\":\"import_store_threads_0\",\"input\":\"$label\",\"input_mb\":$(mbps "$bytes" 1),\"seconds\":$best,\"mb_per_s\":$(mbps "$bytes" "$best"),\"cpu_s\":$best_cpu,\"cpu_mb_per_s\":$(mbps "$bytes" "$best_cpu"),\"ratio\":$(awk -v p="$best" -v t="$IMPORT_S" 'BEGIN { printf "%.2f", p / t }')"
+}
+
 bench_input() { # label file [nopy: no python json.load baseline]
 	local label=$1 in=$2 nopy=${3:-} bytes best="" best_cpu="" rss_peak=0 i tft=$WORK/bench.tft exp=$WORK/bench-export.json
 	bytes=$(stat -c %s "$in")
@@ -131,7 +162,7 @@ bench_input() { # label file [nopy: no python json.load baseline]
 	fi
 
 	if [ -n "$nopy" ]; then
-		: # not JSON: no python baseline
+		bench_single_thread "$label" "$in" # not JSON: the single-threaded import is the peer
 	elif awk -v b="$bytes" -v m="$PY_MAX_MB" 'BEGIN { exit !(b / 1e6 <= m) }'; then
 		if measure "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$in"; then
 			local py=$WALL pycpu=$CPU
@@ -189,6 +220,10 @@ for what in $INPUTS; do
 	xspace)
 		f=$(prepare_xspace)
 		bench_input "xspace_${XSPACE_MB}MB" "$f" nopy
+		;;
+	runmeta)
+		f=$(prepare_runmeta)
+		bench_input "runmeta_${RUNMETA_MB}MB" "$f" nopy
 		;;
 	store) bench_store ;;
 	*) echo "bench: unknown input '$what'" >&2 ;;
