@@ -3,6 +3,12 @@
  * RunMetadata / StepStats importer (binary or text): NodeExecStats become
  * slices with every recorded field kept as args; network ops go to a comm
  * track per device and _Send -> RecvTensor -> _Recv chains become flows.
+ *
+ * Speed (the per-node cost is the import's): binary nodes are decoded by a
+ * direct reader (fast_node) that hands anything unusual back to the table
+ * decoder, and what a node's label and name imply (parse, args, category,
+ * flow key) is memoised per (device, node_name, timeline_label) in node
+ * templates. Both give byte-for-byte what the general path gives.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -30,13 +36,11 @@ struct jbuf {
 	int oom;
 };
 
-static int jb_reserve(struct jbuf *b, size_t n)
+static int jb_grow(struct jbuf *b, size_t n)
 {
 	size_t cap;
 	char *np;
 
-	if (b->cap - b->len >= n)
-		return 0;
 	if (b->oom)
 		return -1;
 	cap = b->cap ? b->cap : 256;
@@ -52,7 +56,15 @@ static int jb_reserve(struct jbuf *b, size_t n)
 	return 0;
 }
 
-static void jb_raw(struct jbuf *b, const char *s, size_t n)
+/* Room for n more bytes: 0, or -1 (b->oom set) when out of memory. */
+static inline int jb_reserve(struct jbuf *b, size_t n)
+{
+	if (__builtin_expect(b->cap - b->len >= n, 1))
+		return 0;
+	return jb_grow(b, n);
+}
+
+static inline void jb_raw(struct jbuf *b, const char *s, size_t n)
 {
 	if (!n || jb_reserve(b, n + 1))
 		return;
@@ -74,33 +86,35 @@ static void jb_str(struct jbuf *b, const void *s, size_t n)
 	b->p[b->len++] = '"';
 }
 
+/* Integers are formatted in place (at most 20 characters). */
 static void jb_int(struct jbuf *b, int64_t v)
 {
-	char tmp[24];
-
-	jb_raw(b, tmp, tft_json_fmt_int(tmp, v));
+	if (jb_reserve(b, 24))
+		return;
+	b->len += tft_json_fmt_int(b->p + b->len, v);
 }
 
 static void jb_uint(struct jbuf *b, uint64_t v)
 {
-	char tmp[24];
-
-	jb_raw(b, tmp, tft_json_fmt_uint(tmp, v));
+	if (jb_reserve(b, 24))
+		return;
+	b->len += tft_json_fmt_uint(b->p + b->len, v);
 }
 
 /* ',' unless the buffer is empty or ends with an opener. */
-static void jb_sep(struct jbuf *b)
+static inline void jb_sep(struct jbuf *b)
 {
 	if (b->len && b->p[b->len - 1] != '[' && b->p[b->len - 1] != '{')
 		jb_raw(b, ",", 1);
 }
 
-static void jb_key(struct jbuf *b, const char *k)
+/* "key": after a separator; k is a string literal (its length is a constant). */
+#define jb_key(b, k) jb_keyn((b), "\"" k "\":", sizeof("\"" k "\":") - 1)
+
+static inline void jb_keyn(struct jbuf *b, const char *quoted, size_t n)
 {
 	jb_sep(b);
-	jb_raw(b, "\"", 1);
-	jb_lit(b, k);
-	jb_raw(b, "\":", 2);
+	jb_raw(b, quoted, n);
 }
 
 /* ---- message structs and tables -------------------------------------------- */
@@ -428,6 +442,39 @@ struct rm_pend {
 	uint32_t seq;        /* arrival order, for a stable sort */
 };
 
+/*
+ * A node template: what emit_node() derives from (device, node_name,
+ * timeline_label) alone, memoised because a trace repeats the same nodes
+ * with the same labels step after step. It holds the label's parse turned
+ * into args (op, inputs, timeline_label, kernel, tensor, ...: always the
+ * first args of a node, so they are copied as a block), the category, the
+ * event name and the send/recv matching key, all as string ids of the
+ * writer's table (stable for the whole import). A hit skips the label
+ * parse, the annotation split and about ten string interns; the result is
+ * the same because every value is a pure function of the key bytes, and
+ * on a miss the original code runs in the original order (so string ids
+ * are handed out in the same order too).
+ */
+#define TMPL_SLOTS 8192u   /* direct-mapped; a power of two */
+#define TMPL_MAX_KEY 1024u /* longer node_name + label: not cached (bounds the keys' memory) */
+#define TMPL_MAX_ARGS 16   /* label-derived args (at most 16 today); a multiple of 4 */
+
+struct rm_tmpl {
+	uint64_t hash;
+	char *key;          /* owned: node_name bytes, then label bytes */
+	uint32_t key_cap;
+	uint32_t name_len, label_len;
+	uint32_t dev;       /* index in rm->devs + 1; 0: empty slot */
+	uint32_t cat, ev_name;
+	uint32_t comm_tensor; /* send/recv: string id of the tensor */
+	uint64_t comm_key;  /* send/recv: add_comm()'s key */
+	uint8_t nargs;
+	uint8_t comm;       /* emitted on the comm track */
+	uint8_t has_comm;   /* adds a send/recv/transfer endpoint */
+	uint8_t role;       /* ROLE_* when has_comm */
+	struct tft_arg args[TMPL_MAX_ARGS];
+};
+
 struct rm {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
@@ -456,7 +503,12 @@ struct rm {
 	struct rm_comm *comm; /* owned */
 	uint32_t ncomm, ccomm;
 
-	struct tft_arg args[MAX_ARGS];
+	/*
+	 * The current node's args: args_buf, or in direct mode the free tail of
+	 * pargs (reserved before the node), so queue_event() need not copy them.
+	 */
+	struct tft_arg *args;
+	struct tft_arg args_buf[MAX_ARGS];
 	uint16_t nargs;
 
 	struct tft_graph_import *graphs; /* owned, lazy: partition_graphs, cost_graph */
@@ -489,6 +541,8 @@ struct rm {
 		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
 		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index;
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
+
+	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
 };
 
 static uint32_t intern(struct rm *rm, const void *s, size_t n)
@@ -547,6 +601,8 @@ static int arg_tfstr(struct rm *rm, uint32_t key, struct tft_tf_str s)
 
 /* ---- nested-message handlers (write JSON into the per-node buffers) ----------- */
 
+static void json_dim(struct rm *rm, const struct rm_dim *dim);
+
 static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
@@ -557,13 +613,19 @@ static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const stru
 	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &dim, ctx);
 	if (r)
 		return r;
+	json_dim(rm, &dim);
+	return 0;
+}
+
+/* One TensorShapeProto.Dim: its size to j_dims, its name to j_dnames. */
+static void json_dim(struct rm *rm, const struct rm_dim *dim)
+{
 	jb_sep(&rm->j_dims);
-	jb_int(&rm->j_dims, dim.size);
+	jb_int(&rm->j_dims, dim->size);
 	/* Dim names ("batch", ...) go to a parallel array: "shape" stays ints. */
 	jb_sep(&rm->j_dnames);
-	jb_str(&rm->j_dnames, dim.name.p, dim.name.len);
-	rm->dim_named |= dim.name.len != 0;
-	return 0;
+	jb_str(&rm->j_dnames, dim->name.p, dim->name.len);
+	rm->dim_named |= dim->name.len != 0;
 }
 
 static void json_alloc_desc(struct jbuf *b, const struct rm_alloc_desc *a)
@@ -594,11 +656,12 @@ static void json_alloc_desc(struct jbuf *b, const struct rm_alloc_desc *a)
 	}
 }
 
+static void json_output(struct rm *rm, const struct rm_output *o);
+
 static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
 	struct rm_output o;
-	struct jbuf *b = &rm->j_output;
 	int r;
 
 	memset(&o, 0, sizeof(o));
@@ -608,14 +671,23 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 	r = tft_pb_wire_decode_sub(&v->sub, &output_msg, &o, ctx);
 	if (r)
 		return r;
+	json_output(rm, &o);
+	return 0;
+}
+
+/* One NodeOutput, appended to j_output (its dims are in j_dims / j_dnames). */
+static void json_output(struct rm *rm, const struct rm_output *o)
+{
+	struct jbuf *b = &rm->j_output;
+
 	jb_raw(b, b->len ? ",{" : "[{", 2);
 	jb_key(b, "slot");
-	jb_int(b, o.slot);
-	if (o.td.has & (1u << 0)) {
+	jb_int(b, o->slot);
+	if (o->td.has & (1u << 0)) {
 		jb_key(b, "dtype");
-		jb_dtype(b, o.td.dtype);
+		jb_dtype(b, o->td.dtype);
 	}
-	if (o.td.has & (1u << 1)) {
+	if (o->td.has & (1u << 1)) {
 		jb_key(b, "shape");
 		jb_raw(b, "[", 1);
 		jb_raw(b, rm->j_dims.p, rm->j_dims.len);
@@ -626,58 +698,67 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 			jb_raw(b, rm->j_dnames.p, rm->j_dnames.len);
 			jb_raw(b, "]", 1);
 		}
-		if (o.td.shape.unknown_rank) {
+		if (o->td.shape.unknown_rank) {
 			jb_key(b, "unknown_rank");
 			jb_lit(b, "true");
 		}
 	}
-	json_alloc_desc(b, &o.td.alloc);
+	json_alloc_desc(b, &o->td.alloc);
 	jb_raw(b, "}", 1);
-	return 0;
+}
+
+static void json_ref_tensor(struct jbuf *b, const struct rm_alloc_desc *a)
+{
+	jb_raw(b, b->len ? ",{" : "[{", 2);
+	json_alloc_desc(b, a);
+	jb_raw(b, "}", 1);
 }
 
 static int on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
 	struct rm_alloc_desc a;
-	struct jbuf *b = &rm->j_ref;
 	int r;
 
 	memset(&a, 0, sizeof(a));
 	r = tft_pb_wire_decode_sub(&v->sub, &alloc_desc_msg, &a, ctx);
 	if (r)
 		return r;
-	jb_raw(b, b->len ? ",{" : "[{", 2);
-	json_alloc_desc(b, &a);
-	jb_raw(b, "}", 1);
+	json_ref_tensor(&rm->j_ref, &a);
 	return 0;
+}
+
+/* One AllocationRecord, appended to j_tmp (the current AllocatorMemoryUsed's records). */
+static void json_alloc_rec(struct jbuf *b, const struct rm_alloc_rec *a)
+{
+	jb_raw(b, b->len ? ",{" : "{", b->len ? 2 : 1);
+	jb_key(b, "alloc_micros");
+	jb_int(b, a->alloc_micros);
+	jb_key(b, "alloc_bytes");
+	jb_int(b, a->alloc_bytes);
+	jb_raw(b, "}", 1);
 }
 
 static int on_alloc_rec(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
 	struct rm_alloc_rec a;
-	struct jbuf *b = &rm->j_tmp;
 	int r;
 
 	memset(&a, 0, sizeof(a));
 	r = tft_pb_wire_decode_sub(&v->sub, &alloc_rec_msg, &a, ctx);
 	if (r)
 		return r;
-	jb_raw(b, b->len ? ",{" : "{", b->len ? 2 : 1);
-	jb_key(b, "alloc_micros");
-	jb_int(b, a.alloc_micros);
-	jb_key(b, "alloc_bytes");
-	jb_int(b, a.alloc_bytes);
-	jb_raw(b, "}", 1);
+	json_alloc_rec(&rm->j_tmp, &a);
 	return 0;
 }
+
+static void json_memory(struct rm *rm, const struct rm_mem_used *m);
 
 static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
 	struct rm_mem_used m;
-	struct jbuf *b = &rm->j_memory;
 	int r;
 
 	memset(&m, 0, sizeof(m));
@@ -685,24 +766,33 @@ static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const s
 	r = tft_pb_wire_decode_sub(&v->sub, &mem_used_msg, &m, ctx);
 	if (r)
 		return r;
+	json_memory(rm, &m);
+	return 0;
+}
+
+/* One AllocatorMemoryUsed, appended to j_memory (its records are in j_tmp). */
+static void json_memory(struct rm *rm, const struct rm_mem_used *m)
+{
+	struct jbuf *b = &rm->j_memory;
+
 	jb_raw(b, b->len ? ",{" : "[{", 2);
 	jb_key(b, "allocator_name");
-	jb_str(b, m.allocator_name.p, m.allocator_name.len);
-	if (m.has & (1u << 1)) {
+	jb_str(b, m->allocator_name.p, m->allocator_name.len);
+	if (m->has & (1u << 1)) {
 		jb_key(b, "total_bytes");
-		jb_int(b, m.total_bytes);
+		jb_int(b, m->total_bytes);
 	}
-	if (m.has & (1u << 2)) {
+	if (m->has & (1u << 2)) {
 		jb_key(b, "peak_bytes");
-		jb_int(b, m.peak_bytes);
+		jb_int(b, m->peak_bytes);
 	}
-	if (m.has & (1u << 3)) {
+	if (m->has & (1u << 3)) {
 		jb_key(b, "live_bytes");
-		jb_int(b, m.live_bytes);
+		jb_int(b, m->live_bytes);
 	}
-	if (m.has & (1u << 4)) {
+	if (m->has & (1u << 4)) {
 		jb_key(b, "allocator_bytes_in_use");
-		jb_int(b, m.allocator_bytes_in_use);
+		jb_int(b, m->allocator_bytes_in_use);
 	}
 	if (rm->j_tmp.len) {
 		jb_key(b, "allocation_records");
@@ -711,7 +801,6 @@ static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const s
 		jb_raw(b, "]", 1);
 	}
 	jb_raw(b, "}", 1);
-	return 0;
 }
 
 static int on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -724,11 +813,12 @@ static int on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const
 	return 0;
 }
 
+static void json_mem_stats(struct rm *rm, const struct rm_mem_stats *m);
+
 static int on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
 	struct rm_mem_stats m;
-	struct jbuf *b = &rm->j_memstats;
 	int r;
 
 	memset(&m, 0, sizeof(m));
@@ -736,23 +826,32 @@ static int on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	r = tft_pb_wire_decode_sub(&v->sub, &mem_stats_msg, &m, ctx);
 	if (r)
 		return r;
+	json_mem_stats(rm, &m);
+	return 0;
+}
+
+/* The MemoryStats, into j_memstats (its id lists are in j_ids / j_ids2). */
+static void json_mem_stats(struct rm *rm, const struct rm_mem_stats *m)
+{
+	struct jbuf *b = &rm->j_memstats;
+
 	b->len = 0;
 	jb_raw(b, "{", 1);
-	if (m.has & (1u << 0)) {
+	if (m->has & (1u << 0)) {
 		jb_key(b, "temp_memory_size");
-		jb_int(b, m.temp_memory_size);
+		jb_int(b, m->temp_memory_size);
 	}
-	if (m.has & (1u << 1)) {
+	if (m->has & (1u << 1)) {
 		jb_key(b, "device_temp_memory_size");
-		jb_int(b, m.device_temp_memory_size);
+		jb_int(b, m->device_temp_memory_size);
 	}
-	if (m.has & (1u << 2)) {
+	if (m->has & (1u << 2)) {
 		jb_key(b, "persistent_memory_size");
-		jb_int(b, m.persistent_memory_size);
+		jb_int(b, m->persistent_memory_size);
 	}
-	if (m.has & (1u << 3)) {
+	if (m->has & (1u << 3)) {
 		jb_key(b, "device_persistent_memory_size");
-		jb_int(b, m.device_persistent_memory_size);
+		jb_int(b, m->device_persistent_memory_size);
 	}
 	if (rm->j_ids.len) {
 		jb_key(b, "persistent_tensor_alloc_ids");
@@ -767,6 +866,394 @@ static int on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 		jb_raw(b, "]", 1);
 	}
 	jb_raw(b, "}", 1);
+}
+
+/* ---- fast path: NodeExecStats straight off the wire --------------------------
+ *
+ * The table decoder (codec/pb_wire.c) pays per field for the table lookup,
+ * the error path bookkeeping and a handler call per sub-message. The
+ * functions below decode a binary NodeExecStats and its sub-messages in one
+ * pass with the same results: the same structs (last value wins, in-place
+ * sub-messages merge, presence bits), the same JSON via the json_*()
+ * writers. They only handle well-formed input with known fields and wire
+ * types; on anything else (a malformed varint or length, an unknown field,
+ * an unexpected wire type) they return -1 and the caller decodes the node
+ * again with the table decoder, which reports errors exactly as before.
+ */
+
+/*
+ * Zero a small struct with plain vector stores. GCC's generic tuning turns
+ * a memset of 128 bytes or more into `rep stosq`, whose start-up cost
+ * exceeds the whole store sequence; this runs twice per node.
+ */
+static inline void zero_small(void *p, size_t n)
+{
+	char *c = p;
+
+	for (; n >= 64; c += 64, n -= 64)
+		memset(c, 0, 64);
+	if (n)
+		memset(c, 0, n);
+}
+
+/* Read a varint; -1 when it is malformed. */
+static inline int fp_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	return tft_pb_wire_varint(pp, end, v) ? -1 : 0;
+}
+
+/* Read a length prefix and take the payload; -1 when it does not fit. */
+static inline int fp_bytes(const uint8_t **pp, const uint8_t *end, struct tft_pb_bytes *b)
+{
+	uint64_t n;
+
+	if (tft_pb_wire_varint(pp, end, &n) || n > (uint64_t)(end - *pp))
+		return -1;
+	b->p = *pp;
+	b->len = (size_t)n;
+	*pp += n;
+	return 0;
+}
+
+static int fast_alloc_desc(const uint8_t *p, const uint8_t *end, struct rm_alloc_desc *a)
+{
+	while (p < end) {
+		uint64_t key, v = 0;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if ((key & 7) == TFT_PB_WT_VARINT && fp_varint(&p, end, &v))
+			return -1;
+		switch (key) {
+		case 1 << 3:
+			a->requested_bytes = (int64_t)v;
+			a->has |= 1u << 0;
+			break;
+		case 2 << 3:
+			a->allocated_bytes = (int64_t)v;
+			a->has |= 1u << 1;
+			break;
+		case 3 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &a->allocator_name))
+				return -1;
+			a->has |= 1u << 2;
+			break;
+		case 4 << 3:
+			a->allocation_id = (int64_t)v;
+			a->has |= 1u << 3;
+			break;
+		case 5 << 3:
+			a->has_single_reference = v != 0;
+			a->has |= 1u << 4;
+			break;
+		case 6 << 3:
+			a->ptr = v;
+			a->has |= 1u << 5;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int fast_shape(struct rm *rm, const uint8_t *p, const uint8_t *end, struct rm_shape *sh)
+{
+	while (p < end) {
+		uint64_t key, v;
+		struct tft_pb_bytes b;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if (key == (2 << 3 | TFT_PB_WT_LEN)) {
+			struct rm_dim dim;
+			const uint8_t *q, *qe;
+
+			if (fp_bytes(&p, end, &b))
+				return -1;
+			memset(&dim, 0, sizeof(dim));
+			for (q = b.p, qe = b.p + b.len; q < qe;) {
+				if (fp_varint(&q, qe, &key))
+					return -1;
+				if (key == (1 << 3)) {
+					if (fp_varint(&q, qe, &v))
+						return -1;
+					dim.size = (int64_t)v;
+				} else if (key == (2 << 3 | TFT_PB_WT_LEN)) {
+					if (fp_bytes(&q, qe, &dim.name))
+						return -1;
+				} else {
+					return -1;
+				}
+			}
+			json_dim(rm, &dim);
+			sh->has |= 1u << 0;
+		} else if (key == (3 << 3)) {
+			if (fp_varint(&p, end, &v))
+				return -1;
+			sh->unknown_rank = v != 0;
+			sh->has |= 1u << 1;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int fast_output(struct rm *rm, const uint8_t *p, const uint8_t *end)
+{
+	struct rm_output o;
+
+	zero_small(&o, sizeof(o));
+	rm->j_dims.len = 0;
+	rm->j_dnames.len = 0;
+	rm->dim_named = 0;
+	while (p < end) {
+		uint64_t key, v;
+		struct tft_pb_bytes b;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if (key == (1 << 3)) {
+			if (fp_varint(&p, end, &v))
+				return -1;
+			o.slot = (int32_t)(uint32_t)v;
+			o.has |= 1u << 0;
+		} else if (key == (3 << 3 | TFT_PB_WT_LEN)) {
+			const uint8_t *q, *qe;
+
+			if (fp_bytes(&p, end, &b))
+				return -1;
+			for (q = b.p, qe = b.p + b.len; q < qe;) {
+				struct tft_pb_bytes c;
+
+				if (fp_varint(&q, qe, &key))
+					return -1;
+				if (key == (1 << 3)) {
+					if (fp_varint(&q, qe, &v))
+						return -1;
+					o.td.dtype = (int32_t)(uint32_t)v;
+					o.td.has |= 1u << 0;
+				} else if (key == (2 << 3 | TFT_PB_WT_LEN)) {
+					if (fp_bytes(&q, qe, &c) ||
+					    fast_shape(rm, c.p, c.p + c.len, &o.td.shape))
+						return -1;
+					o.td.has |= 1u << 1;
+				} else if (key == (4 << 3 | TFT_PB_WT_LEN)) {
+					if (fp_bytes(&q, qe, &c) ||
+					    fast_alloc_desc(c.p, c.p + c.len, &o.td.alloc))
+						return -1;
+					o.td.has |= 1u << 2;
+				} else {
+					return -1;
+				}
+			}
+			o.has |= 1u << 1;
+		} else {
+			return -1;
+		}
+	}
+	json_output(rm, &o);
+	return 0;
+}
+
+static int fast_memory(struct rm *rm, const uint8_t *p, const uint8_t *end)
+{
+	struct rm_mem_used m;
+
+	memset(&m, 0, sizeof(m));
+	rm->j_tmp.len = 0;
+	while (p < end) {
+		uint64_t key, v = 0;
+		struct tft_pb_bytes b;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if ((key & 7) == TFT_PB_WT_VARINT && fp_varint(&p, end, &v))
+			return -1;
+		switch (key) {
+		case 1 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &m.allocator_name))
+				return -1;
+			m.has |= 1u << 0;
+			break;
+		case 2 << 3:
+			m.total_bytes = (int64_t)v;
+			m.has |= 1u << 1;
+			break;
+		case 3 << 3:
+			m.peak_bytes = (int64_t)v;
+			m.has |= 1u << 2;
+			break;
+		case 4 << 3:
+			m.live_bytes = (int64_t)v;
+			m.has |= 1u << 3;
+			break;
+		case 5 << 3:
+			m.allocator_bytes_in_use = (int64_t)v;
+			m.has |= 1u << 4;
+			break;
+		case 6 << 3 | TFT_PB_WT_LEN: {
+			struct rm_alloc_rec a;
+			const uint8_t *q, *qe;
+
+			if (fp_bytes(&p, end, &b))
+				return -1;
+			memset(&a, 0, sizeof(a));
+			for (q = b.p, qe = b.p + b.len; q < qe;) {
+				if (fp_varint(&q, qe, &key) || fp_varint(&q, qe, &v))
+					return -1;
+				if (key == (1 << 3))
+					a.alloc_micros = (int64_t)v;
+				else if (key == (2 << 3))
+					a.alloc_bytes = (int64_t)v;
+				else
+					return -1;
+			}
+			json_alloc_rec(&rm->j_tmp, &a);
+			m.has |= 1u << 5;
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	json_memory(rm, &m);
+	return 0;
+}
+
+static int fast_mem_stats(struct rm *rm, const uint8_t *p, const uint8_t *end)
+{
+	struct rm_mem_stats m;
+
+	memset(&m, 0, sizeof(m));
+	rm->j_ids.len = rm->j_ids2.len = 0;
+	while (p < end) {
+		uint64_t key, v = 0;
+		struct tft_pb_bytes b;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if ((key & 7) == TFT_PB_WT_VARINT && fp_varint(&p, end, &v))
+			return -1;
+		switch (key) {
+		case 1 << 3:
+			m.temp_memory_size = (int64_t)v;
+			m.has |= 1u << 0;
+			break;
+		case 2 << 3:
+			m.device_temp_memory_size = (int64_t)v;
+			m.has |= 1u << 1;
+			break;
+		case 3 << 3:
+			m.persistent_memory_size = (int64_t)v;
+			m.has |= 1u << 2;
+			break;
+		case 4 << 3:
+			m.device_persistent_memory_size = (int64_t)v;
+			m.has |= 1u << 3;
+			break;
+		case 5 << 3:
+		case 6 << 3:
+			jb_sep(key == (5 << 3) ? &rm->j_ids : &rm->j_ids2);
+			jb_int(key == (5 << 3) ? &rm->j_ids : &rm->j_ids2, (int64_t)v);
+			m.has |= key == (5 << 3) ? 1u << 4 : 1u << 5;
+			break;
+		case 5 << 3 | TFT_PB_WT_LEN:
+		case 6 << 3 | TFT_PB_WT_LEN: { /* packed */
+			struct jbuf *ids = key >> 3 == 5 ? &rm->j_ids : &rm->j_ids2;
+			const uint8_t *q, *qe;
+
+			if (fp_bytes(&p, end, &b))
+				return -1;
+			for (q = b.p, qe = b.p + b.len; q < qe;) {
+				if (fp_varint(&q, qe, &v))
+					return -1;
+				jb_sep(ids);
+				jb_int(ids, (int64_t)v);
+			}
+			m.has |= key >> 3 == 5 ? 1u << 4 : 1u << 5;
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	json_mem_stats(rm, &m);
+	return 0;
+}
+
+/* Decode one binary NodeExecStats into *n (zeroed) and the per-node JSON buffers. */
+static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct rm_node *n)
+{
+	while (p < end) {
+		uint64_t key, v = 0;
+		struct tft_pb_bytes b;
+		int64_t *slot;
+		int fi;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		switch (key) {
+		case 1 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &n->node_name))
+				return -1;
+			n->has |= 1ull << NF_NAME;
+			continue;
+		case 8 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &n->timeline_label))
+				return -1;
+			n->has |= 1ull << NF_LABEL;
+			continue;
+		case 6 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &b) || fast_memory(rm, b.p, b.p + b.len))
+				return -1;
+			n->has |= 1ull << NF_MEMORY;
+			continue;
+		case 7 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &b) || fast_output(rm, b.p, b.p + b.len))
+				return -1;
+			n->has |= 1ull << NF_OUTPUT;
+			continue;
+		case 11 << 3 | TFT_PB_WT_LEN: {
+			struct rm_alloc_desc a;
+
+			memset(&a, 0, sizeof(a));
+			if (fp_bytes(&p, end, &b) || fast_alloc_desc(b.p, b.p + b.len, &a))
+				return -1;
+			json_ref_tensor(&rm->j_ref, &a);
+			n->has |= 1ull << NF_REF;
+			continue;
+		}
+		case 12 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &b) || fast_mem_stats(rm, b.p, b.p + b.len))
+				return -1;
+			n->has |= 1ull << NF_MEMSTATS;
+			continue;
+		case 10 << 3:
+			if (fp_varint(&p, end, &v))
+				return -1;
+			n->thread_id = (uint32_t)v;
+			n->has |= 1ull << NF_THREAD;
+			continue;
+		case 2 << 3: slot = &n->all_start_micros; fi = NF_ALL_START_US; break;
+		case 3 << 3: slot = &n->op_start_rel_micros; fi = NF_OP_START_US; break;
+		case 4 << 3: slot = &n->op_end_rel_micros; fi = NF_OP_END_US; break;
+		case 5 << 3: slot = &n->all_end_rel_micros; fi = NF_ALL_END_US; break;
+		case 9 << 3: slot = &n->scheduled_micros; fi = NF_SCHED_US; break;
+		case 13 << 3: slot = &n->all_start_nanos; fi = NF_ALL_START_NS; break;
+		case 14 << 3: slot = &n->op_start_rel_nanos; fi = NF_OP_START_NS; break;
+		case 15 << 3: slot = &n->op_end_rel_nanos; fi = NF_OP_END_NS; break;
+		case 16 << 3: slot = &n->all_end_rel_nanos; fi = NF_ALL_END_NS; break;
+		case 17 << 3: slot = &n->scheduled_nanos; fi = NF_SCHED_NS; break;
+		default:
+			return -1;
+		}
+		if (fp_varint(&p, end, &v))
+			return -1;
+		*slot = (int64_t)v;
+		n->has |= 1ull << fi;
+	}
 	return 0;
 }
 
@@ -914,12 +1401,15 @@ static void progress(struct rm *rm, uint64_t pos)
 	rm->opts->progress(rm->opts->progress_ctx, pos, rm->input_len, rm->nodes);
 }
 
+/* Record one endpoint; *added (if not NULL) is the entry, or NULL when there is none. */
 static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const char *src,
-		    const char *dst, uint32_t track, int64_t ts)
+		    const char *dst, uint32_t track, int64_t ts, const struct rm_comm **added)
 {
 	struct rm_comm *c;
 	struct jbuf *b = &rm->scratch;
 
+	if (added)
+		*added = NULL;
 	if (!tensor.len || !src[0] || !dst[0])
 		return 0;
 	if (tft_grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + 1, sizeof(*rm->comm)))
@@ -939,6 +1429,26 @@ static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const cha
 	c->role = (uint8_t)role;
 	c->seq = rm->ncomm;
 	c->tensor = intern(rm, tensor.p, tensor.len);
+	rm->ncomm++;
+	if (added)
+		*added = c;
+	return 0;
+}
+
+/* An endpoint whose key and tensor a template already knows. */
+static int add_comm_known(struct rm *rm, const struct rm_tmpl *t, uint32_t track, int64_t ts)
+{
+	struct rm_comm *c;
+
+	if (tft_grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + 1, sizeof(*rm->comm)))
+		return TFT_ENOMEM;
+	c = &rm->comm[rm->ncomm];
+	c->key = t->comm_key;
+	c->ts = ts;
+	c->track = track;
+	c->role = t->role;
+	c->seq = rm->ncomm;
+	c->tensor = t->comm_tensor;
 	rm->ncomm++;
 	return 0;
 }
@@ -1011,7 +1521,7 @@ static int queue_event(struct rm *rm, const struct tft_event *ev)
 	pe->ev.args = NULL;
 	pe->args_off = rm->npargs;
 	pe->seq = rm->npend++;
-	if (ev->nargs)
+	if (ev->nargs && ev->args != rm->pargs + rm->npargs)
 		memcpy(rm->pargs + rm->npargs, ev->args, ev->nargs * sizeof(*ev->args));
 	rm->npargs += ev->nargs;
 	return 0;
@@ -1171,19 +1681,83 @@ static int runmeta_devices_unique(const uint8_t *p, size_t len)
 	return nss <= 1 && (!ss || devices_unique(ss, ss_len));
 }
 
+/*
+ * The template slot for (current device, node_name, label), or NULL when
+ * the key is too long to cache or the cache could not be allocated. *hit:
+ * the slot holds exactly this key.
+ */
+static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_str name,
+				 const struct tft_pb_bytes *label, uint64_t *hash, int *hit)
+{
+	struct rm_tmpl *t;
+	uint64_t h;
+
+	*hit = 0;
+	if (name.len + label->len > TMPL_MAX_KEY)
+		return NULL;
+	if (!rm->tmpl) {
+		rm->tmpl = calloc(TMPL_SLOTS, sizeof(*rm->tmpl));
+		if (!rm->tmpl)
+			return NULL; /* run without the cache */
+	}
+	/* Two independent hashes: the CPU overlaps them. */
+	h = tft_hash_fast(label->p, label->len, devno);
+	h ^= tft_hash_fast(name.p, name.len, 0) * 0x9e3779b97f4a7c15ULL;
+	t = &rm->tmpl[h & (TMPL_SLOTS - 1)];
+	*hash = h;
+	/* (absent strings have p == NULL and len 0: memcmp must not see them) */
+	*hit = t->dev == devno && t->hash == h && t->name_len == name.len &&
+	       t->label_len == label->len &&
+	       (!name.len || memcmp(t->key, name.p, name.len) == 0) &&
+	       (!label->len || memcmp(t->key + name.len, label->p, label->len) == 0);
+	return t;
+}
+
+/* Fill slot t with the template nt built for this key (best effort: no memory, no entry). */
+static void tmpl_store(struct rm_tmpl *t, const struct rm_tmpl *nt, struct tft_tf_str name,
+		       const struct tft_pb_bytes *label)
+{
+	size_t klen = name.len + label->len;
+	char *key = t->key;
+	uint32_t cap = t->key_cap;
+
+	if (klen > cap || !key) {
+		cap = klen < 64 ? 64 : (uint32_t)klen;
+		free(key);
+		key = malloc(cap);
+		if (!key) {
+			memset(t, 0, sizeof(*t));
+			return;
+		}
+	}
+	*t = *nt;
+	t->key = key;
+	t->key_cap = cap;
+	if (name.len)
+		memcpy(key, name.p, name.len);
+	if (label->len)
+		memcpy(key + name.len, label->p, label->len);
+}
+
 static int emit_node(struct rm *rm, struct rm_node *n)
 {
 	struct rm_dev *dev = rm->cur;
+	uint32_t devno = (uint32_t)(dev - rm->devs) + 1;
 	struct tft_tf_label lb;
 	struct tft_tf_str node_name = {(const char *)n->node_name.p, n->node_name.len};
 	struct tft_tf_str op = {NULL, 0}, ann_name = {NULL, 0};
 	struct tft_event ev;
+	struct rm_tmpl *slot, nt;
+	uint64_t hash = 0;
 	int64_t ts, dur;
-	int comm, r;
+	int comm, r, hit;
 	uint32_t cat;
 
 	rm->nargs = 0;
-	tft_tf_names_parse_label((const char *)n->timeline_label.p, n->timeline_label.len, &lb);
+	rm->args = rm->args_buf;
+	if (rm->direct && !rm->spilled && rm->npargs < UINT32_MAX - MAX_ARGS &&
+	    !tft_grow((void **)&rm->pargs, &rm->cpargs, rm->npargs + MAX_ARGS, sizeof(*rm->pargs)))
+		rm->args = rm->pargs + rm->npargs;
 
 	/* Time: nanosecond fields when present (TF >= 1.13), else micros. */
 	if (n->has & (1ull << NF_ALL_START_NS))
@@ -1202,6 +1776,24 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 		dur = 0;
 	if (ts > 0 && dur > INT64_MAX - ts)
 		dur = INT64_MAX - ts; /* garbage input: keep ts + dur representable */
+
+	slot = tmpl_slot(rm, devno, node_name, &n->timeline_label, &hash, &hit);
+	if (hit) {
+		/*
+		 * Whole 64-byte blocks (4 args): a variable-length memcpy compiles to
+		 * `rep movsq` here, slower than the few vector moves. The spare args
+		 * copied past nargs fit (TMPL_MAX_ARGS and MAX_ARGS are multiples of
+		 * 4) and are overwritten or ignored.
+		 */
+		for (uint32_t i = 0; i < slot->nargs; i += 4)
+			memcpy(rm->args + i, slot->args + i, 4 * sizeof(rm->args[0]));
+		rm->nargs = slot->nargs;
+		comm = slot->comm;
+		cat = slot->cat;
+		goto per_node;
+	}
+
+	tft_tf_names_parse_label((const char *)n->timeline_label.p, n->timeline_label.len, &lb);
 
 	/* Op type. */
 	if (str_is(node_name, "RecvTensor")) {
@@ -1263,6 +1855,30 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 		arg_bool(rm, rm->k_async, lb.async);
 	if (lb.to_device >= 0)
 		arg_int(rm, rm->k_to_device, lb.to_device);
+
+	if (comm)
+		cat = rm->c_comm;
+	else if (lb.kind == TFT_TF_LABEL_MEMCPY)
+		cat = rm->c_memcpy;
+	else if (dev->gputrace)
+		cat = rm->c_kernel;
+	else
+		cat = rm->c_op;
+	if (slot && rm->nargs <= TMPL_MAX_ARGS) {
+		memset(&nt, 0, sizeof(nt));
+		nt.hash = hash;
+		nt.name_len = (uint32_t)node_name.len;
+		nt.label_len = (uint32_t)n->timeline_label.len;
+		nt.dev = devno;
+		nt.cat = cat;
+		nt.comm = (uint8_t)comm;
+		nt.nargs = (uint8_t)rm->nargs;
+		memcpy(nt.args, rm->args, rm->nargs * sizeof(rm->args[0]));
+	} else {
+		slot = NULL;
+	}
+
+per_node:
 	if (n->has & (1ull << NF_ALL_START_US))
 		arg_int(rm, rm->k_all_start_us, n->all_start_micros);
 	if (n->has & (1ull << NF_OP_START_US))
@@ -1320,14 +1936,6 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom || rm->j_dnames.oom)
 		return TFT_ENOMEM;
 
-	if (comm)
-		cat = rm->c_comm;
-	else if (lb.kind == TFT_TF_LABEL_MEMCPY)
-		cat = rm->c_memcpy;
-	else if (dev->gputrace)
-		cat = rm->c_kernel;
-	else
-		cat = rm->c_op;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TFT_EV_SLICE;
 	ev.ts_ns = ts;
@@ -1335,7 +1943,9 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 	ev.track = comm ? comm_track(rm, dev) : main_track(rm, dev);
 	if (ev.track == TFT_NONE)
 		return TFT_ENOMEM;
-	if (node_name.len)
+	if (hit)
+		ev.name = slot->ev_name;
+	else if (node_name.len)
 		ev.name = intern(rm, node_name.p, node_name.len);
 	else if (op.len)
 		ev.name = intern(rm, op.p, op.len);
@@ -1354,26 +1964,46 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 		return r;
 
 	/* Send/recv matching. */
-	if (lb.kind == TFT_TF_LABEL_SEND || lb.kind == TFT_TF_LABEL_RECV ||
-	    lb.kind == TFT_TF_LABEL_TRANSFER) {
+	if (hit) {
+		if (slot->has_comm && (r = add_comm_known(rm, slot, ev.track, ts)))
+			return r;
+	} else if (lb.kind == TFT_TF_LABEL_SEND || lb.kind == TFT_TF_LABEL_RECV ||
+		   lb.kind == TFT_TF_LABEL_TRANSFER) {
 		char src[160], dst[160];
+		const struct rm_comm *added;
+		int role;
 
 		if (lb.kind == TFT_TF_LABEL_SEND) {
+			role = ROLE_SEND;
 			snprintf(src, sizeof(src), "%s", dev->canon);
 			canon_of(lb.dst_device, dst, sizeof(dst));
-			r = add_comm(rm, ROLE_SEND, lb.tensor, src, dst, ev.track, ts);
+			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, &added);
 		} else if (lb.kind == TFT_TF_LABEL_RECV) {
+			role = ROLE_RECV;
 			canon_of(lb.src_device, src, sizeof(src));
 			snprintf(dst, sizeof(dst), "%s", dev->canon);
-			r = add_comm(rm, ROLE_RECV, lb.tensor, src, dst, ev.track, ts);
+			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, &added);
 		} else {
+			role = ROLE_TRANSFER;
 			canon_of(lb.src_device, src, sizeof(src));
 			canon_of(lb.dst_device, dst, sizeof(dst));
-			r = add_comm(rm, ROLE_TRANSFER, tft_tf_names_rendezvous_tensor(lb.tensor), src,
-				     dst, ev.track, ts);
+			r = add_comm(rm, role, tft_tf_names_rendezvous_tensor(lb.tensor), src,
+				     dst, ev.track, ts, &added);
 		}
 		if (r)
 			return r;
+		if (added && added->tensor == UINT32_MAX)
+			slot = NULL; /* out of memory: do not remember a bad id */
+		if (slot && added) {
+			nt.has_comm = 1;
+			nt.role = (uint8_t)role;
+			nt.comm_key = added->key;
+			nt.comm_tensor = added->tensor;
+		}
+	}
+	if (!hit && slot) {
+		nt.ev_name = ev.name;
+		tmpl_store(slot, &nt, node_name, &n->timeline_label);
 	}
 
 	if (rm->nodes == 0 || ts < rm->min_ts)
@@ -1395,11 +2025,16 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	struct rm_node n;
 	int r;
 
-	memset(&n, 0, sizeof(n));
+	zero_small(&n, sizeof(n));
 	rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
-	r = tft_pb_wire_decode_sub(s, &node_msg, &n, rm);
-	if (r)
-		return r;
+	if (rm->dec->decode_text_sub || fast_node(rm, s->p, s->p + s->len, &n)) {
+		/* Text input, or not the simple case: the table decoder judges. */
+		memset(&n, 0, sizeof(n));
+		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		r = tft_pb_wire_decode_sub(s, &node_msg, &n, rm);
+		if (r)
+			return r;
+	}
 	r = emit_node(rm, &n);
 	rm->node_index++;
 	if (r)
@@ -1445,6 +2080,34 @@ static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, co
 	return 0;
 }
 
+/*
+ * The first walk of a binary DeviceStepStats for the common shape (a
+ * device name and node_stats, no thread_names): the device and the node
+ * count as the table decoder would give them. -1 on anything else (thread
+ * names, other fields, malformed input): the table decoder then walks it.
+ */
+static int fast_devstats_scan(struct rm *rm, const struct tft_pb_sub *s, struct rm_devstats *ds)
+{
+	const uint8_t *p = s->p, *end = s->p + s->len;
+
+	while (p < end) {
+		struct tft_pb_bytes b;
+		uint64_t key;
+
+		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
+			return -1;
+		if (key == (2 << 3 | TFT_PB_WT_LEN)) {
+			rm->dev_nodes++;
+		} else if (key == (1 << 3 | TFT_PB_WT_LEN)) {
+			ds->device = b;
+			ds->has |= 1u << 0;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
@@ -1455,9 +2118,13 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	rm->dev_nodes = 0;
 	rm->nthreads = 0;
 	rm->node_index = 0;
-	r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
-	if (r)
-		return r;
+	if (rm->dec->decode_text_sub || fast_devstats_scan(rm, &v->sub, &ds)) {
+		memset(&ds, 0, sizeof(ds));
+		rm->dev_nodes = 0;
+		r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
+		if (r)
+			return r;
+	}
 	rm->cur = get_device(rm, ds.device.p, ds.device.len);
 	if (!rm->cur)
 		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
@@ -1606,6 +2273,11 @@ static void rm_free(struct rm *rm)
 	free(rm->j_ids.p);
 	free(rm->j_ids2.p);
 	free(rm->scratch.p);
+	if (rm->tmpl) {
+		for (uint32_t i = 0; i < TMPL_SLOTS; i++)
+			free(rm->tmpl[i].key);
+		free(rm->tmpl);
+	}
 }
 
 static int intern_keys(struct rm *rm)

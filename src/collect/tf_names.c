@@ -852,7 +852,17 @@ const char *tft_tf_dtype_name(int64_t v, char *buf, size_t size)
 
 	for (size_t i = 0; i < NDTYPES; i++)
 		if (dtype_vals[i].value == base) {
-			snprintf(buf, size, "%s%s", dtype_vals[i].name, v != base ? "_REF" : "");
+			/* As snprintf("%s%s") would, without printf (once per tensor on import). */
+			const char *name = dtype_vals[i].name;
+			size_t n = strlen(name), k = 0;
+
+			if (!size)
+				return buf;
+			for (size_t j = 0; j < n && k + 1 < size; j++)
+				buf[k++] = name[j];
+			for (size_t j = 0; v != base && j < 4 && k + 1 < size; j++)
+				buf[k++] = "_REF"[j];
+			buf[k] = '\0';
 			return buf;
 		}
 	return NULL;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * String interning with an open-addressing hash table (linear probing) over
- * an arena of NUL-terminated copies.
+ * an arena of NUL-terminated copies. Slots hash with tft_hash_fast(): the
+ * hash never leaves this file (ids are dense in insertion order), so it
+ * can be the fast one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +123,7 @@ void tft_strtab_destroy(struct tft_strtab *t)
 
 uint32_t tft_strtab_find(const struct tft_strtab *t, const char *s, size_t len)
 {
-	uint32_t h = (uint32_t)tft_hash_bytes(s, len);
+	uint32_t h = (uint32_t)tft_hash_fast(s, len, 0);
 	uint32_t j = h & t->mask;
 
 	for (;;) {
@@ -141,7 +143,7 @@ uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 
 	if (len > UINT32_MAX - 1)
 		return UINT32_MAX;
-	h = (uint32_t)tft_hash_bytes(s, len);
+	h = (uint32_t)tft_hash_fast(s, len, 0);
 	j = h & t->mask;
 	for (;;) {
 		uint32_t id1 = t->slots[j];
