@@ -2,7 +2,17 @@
 /*
  * XSpace importer: walks planes (two passes: metadata first, then lines,
  * since the wire order puts lines before the metadata maps), resolves event
- * and stat metadata, and streams XEvents through the sorter.
+ * and stat metadata, and streams XEvents to the writer.
+ *
+ * Each line is read twice: pass 1 takes its header (name, ids, which come
+ * after the events on the wire) and checks, from the events' times alone,
+ * whether they are already in the writer's order; pass 2 decodes the
+ * events. An ordered line (the usual case) goes straight to the writer as
+ * it is decoded; any other line is held back, sorted and then written, or
+ * goes through the sorter when it is too large to hold. The hot paths
+ * (fast_line_header(), fast_event()) accept the canonical encoding only
+ * and hand anything else to the table decoder, which checks it and reports
+ * errors with their message path.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -376,6 +386,18 @@ struct xs_smeta {
 	uint8_t special; /* SPECIAL_* */
 };
 
+/*
+ * The last str_value interned for a stat (xs.strs[i] goes with xs.smeta[i])
+ * and its id: a stat such as tf_op or hlo_module often repeats its value
+ * from event to event, and comparing the bytes is cheaper than hashing them
+ * again. Kept apart from xs_smeta so that the table the refs look into
+ * stays small.
+ */
+struct xs_strcache {
+	const uint8_t *p; /* borrowed: inside the input; NULL = none yet */
+	uint32_t len, id;
+};
+
 struct xs_emeta {
 	uint32_t name;      /* slice name: display_name, else name */
 	uint32_t long_name; /* name when display_name was used, else TFT_NONE */
@@ -405,6 +427,7 @@ struct xs {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
 	struct tft_pb_dec *dec;     /* borrowed */
+	const uint8_t *lim;         /* borrowed: end of the whole input (see xs_varint) */
 	struct tft_error *err;      /* borrowed */
 	const struct tft_ingest_opts *opts; /* borrowed */
 	size_t input_len;
@@ -416,6 +439,7 @@ struct xs {
 
 	/* Current plane. */
 	struct xs_smeta *smeta; /* owned */
+	struct xs_strcache *strs; /* owned: csmeta entries */
 	uint32_t nsmeta, csmeta;
 	struct idmap smeta_map;
 	struct xs_emeta *emeta; /* owned */
@@ -448,9 +472,17 @@ struct xs {
 	uint32_t npargs, cpargs;
 	size_t pend_budget;
 	int spilled, unsorted;
+	/*
+	 * Pass 1 found the line's events already in the writer's order: they
+	 * go to the writer as they are decoded, nothing is held back. A writer
+	 * failure is kept in store_err and reported once the line is done, as
+	 * flush_line() would.
+	 */
+	int direct;
+	int store_err;
 
 	/* Current event. */
-	struct tft_arg args[MAX_ARGS];
+	struct tft_arg args[MAX_ARGS + 1]; /* the extra slot takes the stats past MAX_ARGS */
 	uint32_t nargs;
 	int collecting_meta;  /* stats go to meta_args instead of args */
 	uint64_t ev_corr, ev_group, ev_step_num;
@@ -511,7 +543,7 @@ static int bytes_eq(struct tft_pb_bytes b, const char *lit)
 {
 	size_t n = strlen(lit);
 
-	return b.len == n && memcmp(b.p, lit, n) == 0;
+	return b.len == n && (!n || memcmp(b.p, lit, n) == 0); /* b.p may be NULL when empty */
 }
 
 static int bytes_prefix(struct tft_pb_bytes b, const char *lit)
@@ -524,9 +556,15 @@ static int bytes_prefix(struct tft_pb_bytes b, const char *lit)
 /* ---- stats -> args -------------------------------------------------------------------- */
 
 /* Round ps to the nearest ns (floor division, no overflow). */
-static int64_t ps_to_ns(int64_t ps)
+static inline int64_t ps_to_ns(int64_t ps)
 {
-	int64_t q = ps / 1000, r = ps % 1000;
+	int64_t q, r;
+
+	/* The usual case: floor((ps + 500) / 1000), unsigned (a multiply, no sign fix-up). */
+	if (tft_likely(ps >= 0 && ps <= INT64_MAX - 500))
+		return (int64_t)(((uint64_t)ps + 500) / 1000);
+	q = ps / 1000;
+	r = ps % 1000;
 
 	if (r < 0) {
 		q--;
@@ -535,7 +573,7 @@ static int64_t ps_to_ns(int64_t ps)
 	return r >= 500 ? q + 1 : q;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
+static inline int64_t sat_add(int64_t a, int64_t b)
 {
 	int64_t r;
 
@@ -771,11 +809,333 @@ static int fast_stat(const uint8_t *p, const uint8_t *end, struct xs_stat *s)
 	return 1;
 }
 
+/* Four input bytes as a little-endian number, in one load where the CPU allows. */
+static inline uint32_t load_le32(const uint8_t *p)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+#else
+	return tft_pb_wire_le32(p);
+#endif
+}
+
+/*
+ * Varint reader for the hot loops: one byte, else eight bytes decoded at
+ * once without a branch per byte, when eight can be loaded before `lim`
+ * (the end of the whole input, which may lie past `end`, the end of the
+ * message). Longer varints and the last bytes of the input go to
+ * tft_pb_wire_varint(); the results and returns are the same as its.
+ */
+static inline __attribute__((always_inline)) int xs_varint(const uint8_t **pp, const uint8_t *end,
+							   const uint8_t *lim, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+
+	if (tft_likely(p < end && *p < 0x80)) {
+		*out = *p;
+		*pp = p + 1;
+		return 0;
+	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (tft_likely(p < end && lim - p >= 8)) {
+		uint64_t w, stop;
+		unsigned n;
+
+		memcpy(&w, p, 8); /* p[0] in the low byte */
+		if (!(w & 0x8000)) { /* two bytes (ids, small counts): short path */
+			if (tft_unlikely(end - p < 2))
+				return -1;
+			*out = (w & 0x7f) | (w >> 1 & 0x3f80);
+			*pp = p + 2;
+			return 0;
+		}
+		stop = ~w & 0x8080808080808080ull;
+		if (tft_likely(stop)) {
+			n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1; /* bytes, 3..8 */
+			if (tft_unlikely((size_t)(end - p) < n))
+				return -1; /* truncated by the message end */
+			/* Its n bytes without their continuation bits: n 7-bit groups. */
+			w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
+			/* Join neighbours (each lane's value only shrinks: no borrow). */
+			w -= (w & 0x7f007f007f007f00ull) >> 1;       /* 16-bit lanes: a + 128 b */
+			w -= ((w & 0x3fff00003fff0000ull) >> 2) * 3; /* 32-bit lanes: a + 2^14 b */
+			w = (w & 0xffffffffull) | (w >> 32) << 28;   /* a + 2^28 b */
+			*out = w;
+			*pp = p + n;
+			return 0;
+		}
+	}
+#else
+	(void)lim;
+#endif
+	return tft_pb_wire_varint(pp, end, out);
+}
+
+/* Skip a varint as xs_varint() would read it (same checks and returns). */
+static inline __attribute__((always_inline)) int xs_skip_varint(const uint8_t **pp,
+								const uint8_t *end,
+								const uint8_t *lim)
+{
+	const uint8_t *p = *pp;
+	uint64_t v;
+
+	if (tft_likely(p < end && *p < 0x80)) {
+		*pp = p + 1;
+		return 0;
+	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (tft_likely(p < end && lim - p >= 8)) {
+		uint64_t w, stop;
+		unsigned n;
+
+		memcpy(&w, p, 8);
+		if (!(w & 0x8000)) { /* two bytes */
+			if (tft_unlikely(end - p < 2))
+				return -1;
+			*pp = p + 2;
+			return 0;
+		}
+		stop = ~w & 0x8080808080808080ull;
+		if (tft_likely(stop)) {
+			n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+			if (tft_unlikely((size_t)(end - p) < n))
+				return -1;
+			*pp = p + n;
+			return 0;
+		}
+	}
+#else
+	(void)lim;
+#endif
+	return tft_pb_wire_varint(pp, end, &v);
+}
+
+/*
+ * Where an event sorts in its line: the writer's order (cmp_pend) without
+ * the arrival index. The duration only breaks ties, so it is read only for
+ * them (order_dur()).
+ */
+struct xs_order {
+	int64_t ts;             /* ns, as line_event() computes it */
+	int64_t off;            /* offset_ps, 0 if absent */
+	const uint8_t *dp;      /* borrowed: the duration_ps varint (checked), NULL if absent */
+};
+
+/*
+ * The start of an event as line_event() computes it, from the layout
+ * fast_event() accepts at the event level (keep the two in step): its stats
+ * are skipped whole, since a stat that fast_event() does not take sends
+ * the event to the tables, which then find the same metadata_id, offset_ps,
+ * num_occurrences and duration_ps fields (each once, or num_occurrences
+ * twice in the places both take it, the last one counting). 1 = *o filled,
+ * 0 = another layout (the line is then held back and sorted if need be, as
+ * any line could be).
+ */
+static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, const uint8_t *end,
+							    const uint8_t *lim, int64_t line_ts,
+							    struct xs_order *o)
+{
+	uint64_t v = 0;
+
+	if (p < end && *p == 0x08) {
+		p++;
+		if (xs_skip_varint(&p, end, lim))
+			return 0;
+	}
+	if (p < end && *p == 0x10) {
+		p++;
+		if (xs_varint(&p, end, lim, &v))
+			return 0;
+	}
+	o->off = (int64_t)v;
+	if (p < end && *p == 0x28) {
+		p++;
+		if (xs_skip_varint(&p, end, lim))
+			return 0;
+	}
+	o->dp = NULL;
+	if (p < end && *p == 0x18) {
+		o->dp = ++p;
+		if (xs_skip_varint(&p, end, lim))
+			return 0;
+	}
+	/* The stats: key and a length below 128 in one load (most stats are short). */
+	if (tft_likely(lim - end >= 2)) { /* no bounds check per load */
+		while (p < end) {
+			uint32_t head = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+
+			if (tft_unlikely((head & 0x80ff) != 0x22))
+				break;
+			p += 2 + (head >> 8);
+			if (tft_unlikely(p > end))
+				return 0;
+		}
+	}
+	while (p < end && *p == 0x22) {
+		p++;
+		if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+			return 0;
+		p += v;
+	}
+	if (p < end && *p == 0x28) {
+		p++;
+		if (xs_skip_varint(&p, end, lim))
+			return 0;
+	}
+	o->ts = sat_add(line_ts, ps_to_ns(o->off));
+	return p == end;
+}
+
+/* The duration of a scanned event, in ns, as line_event() computes it. */
+static int64_t order_dur(const struct xs_order *o, int64_t line_ts, const uint8_t *lim)
+{
+	const uint8_t *p = o->dp;
+	int64_t dur = 0, stop;
+	uint64_t v;
+
+	/* It ends inside its event (scan_event() skipped it): lim bounds it as well. */
+	if (p && !xs_varint(&p, lim, lim, &v))
+		dur = (int64_t)v;
+	stop = sat_add(line_ts, ps_to_ns(sat_add(o->off, dur > 0 ? dur : 0)));
+	return dur > 0 && stop > o->ts ? stop - o->ts : 0;
+}
+
+static inline uint32_t smeta_index(const struct xs *x, uint64_t id)
+{
+	return idmap_get(&x->smeta_map, id);
+}
+
+/* intern() for a str_value of stat metadata mi, through its one-entry cache. */
+static inline uint32_t intern_str_stat(struct xs *x, uint32_t mi, const uint8_t *p, size_t n)
+{
+	struct xs_strcache *c = &x->strs[mi];
+	uint32_t id;
+
+	if (c->p && n == c->len && memcmp(p, c->p, n) == 0)
+		return c->id;
+	id = intern(x, p, n);
+	if (id != UINT32_MAX && n <= UINT32_MAX) {
+		c->p = p;
+		c->len = (uint32_t)n;
+		c->id = id;
+	}
+	return id;
+}
+
+/* Note a stat with a meaning (add_event_stat's switch). */
+static inline void note_special(struct xs *x, uint8_t special, const struct tft_arg *a)
+{
+	switch (special) {
+	case SPECIAL_CORRELATION:
+		if (a->type == TFT_ARG_INT) {
+			x->ev_corr = (uint64_t)a->v.i;
+			x->has_corr = 1;
+		}
+		break;
+	case SPECIAL_GROUP:
+		if (a->type == TFT_ARG_INT) {
+			x->ev_group = (uint64_t)a->v.i;
+			x->has_group = 1;
+		}
+		break;
+	case SPECIAL_STEP_NUM:
+		if (a->type == TFT_ARG_INT) {
+			x->ev_step_num = (uint64_t)a->v.i;
+			x->has_step_num = 1;
+		}
+		break;
+	case SPECIAL_STEP_NAME:
+		if (a->type == TFT_ARG_STR)
+			x->ev_step_name = a->v.str;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The value of an event stat whose metadata_id was `mid`, at p (its key)
+ * up to end, in the usual layout: one int64/uint64/double/str/ref value,
+ * then the end. Fills *a as add_event_stat() would. 2 = *a filled, 1 = no
+ * arg (as stat_to_arg() skips it), 0 = another layout (the caller tries
+ * fast_stat()), TFT_ENOMEM.
+ */
+static inline __attribute__((always_inline)) int tight_value(struct xs *x, const uint8_t *p,
+							     const uint8_t *end, uint64_t mid,
+							     struct tft_arg *a)
+{
+	const struct xs_smeta *m;
+	uint64_t v;
+	uint32_t mi;
+	uint8_t k;
+
+	if (tft_unlikely(p >= end))
+		return 0;
+	k = *p++;
+	if (tft_likely((k & 7) == TFT_PB_WT_VARINT)) {
+		/* int64_value, uint64_value, ref_value: one varint, then the end. */
+		if (xs_varint(&p, end, x->lim, &v) || p != end)
+			return 0;
+		mi = smeta_index(x, mid);
+		a->v.i = (int64_t)v;
+		a->type = TFT_ARG_INT;
+		if (tft_unlikely(k != 0x20)) {
+			if (k == 0x18) {
+				if (v > (uint64_t)INT64_MAX)
+					return 0; /* text, on the general path */
+			} else if (k == 0x38) {
+				uint32_t ri;
+
+				if (mi == TFT_NONE)
+					return 1;
+				ri = smeta_index(x, v);
+				if (ri == TFT_NONE) /* a ref to nothing: stat_to_arg() skips it */
+					return 1;
+				a->type = TFT_ARG_STR;
+				a->v.i = 0;
+				a->v.str = x->smeta[ri].name;
+			} else {
+				return 0; /* metadata_id again, or an unknown field */
+			}
+		}
+	} else if (k == 0x11) { /* double_value */
+		if (end - p != 8)
+			return 0;
+		v = (uint64_t)load_le32(p) | (uint64_t)load_le32(p + 4) << 32;
+		a->type = TFT_ARG_DOUBLE;
+		memcpy(&a->v.d, &v, sizeof(a->v.d));
+		mi = smeta_index(x, mid);
+	} else if (k == 0x2a) { /* str_value */
+		if (xs_varint(&p, end, x->lim, &v) || v != (uint64_t)(end - p))
+			return 0;
+		mi = smeta_index(x, mid);
+		if (mi == TFT_NONE)
+			return 1;
+		a->type = TFT_ARG_STR;
+		a->v.i = 0;
+		a->v.str = intern_str_stat(x, mi, p, (size_t)v);
+		if (a->v.str == UINT32_MAX)
+			return TFT_ENOMEM;
+	} else {
+		return 0;
+	}
+	if (mi == TFT_NONE)
+		return 1; /* stat without metadata: nothing to name it by */
+	m = &x->smeta[mi];
+	a->key = m->name;
+	if (tft_unlikely(m->special))
+		note_special(x, m->special, a);
+	return 2;
+}
+
 /* Read a varint field value if the next key byte is `key`. */
 #define TAKE_VARINT(key, dst, bit)                                                      \
 	if (p < end && *p == (key)) {                                                   \
 		p++;                                                                    \
-		if (tft_pb_wire_varint(&p, end, &v))                                    \
+		if (xs_varint(&p, end, lim, &v))                                        \
 			return 0;                                                       \
 		(dst) = (int64_t)v;                                                     \
 		e->has |= 1u << (bit);                                                  \
@@ -784,10 +1144,18 @@ static int fast_stat(const uint8_t *p, const uint8_t *end, struct xs_stat *s)
 /*
  * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
  * Fields are tried in the order writers emit them (metadata_id, offset_ps,
- * duration_ps, stats...), which keeps the branches predictable.
+ * duration_ps, stats...), which keeps the branches predictable. Stats in
+ * the usual layout take tight_value(), the others fast_stat().
+ *
+ * scan_event() accepts the same event-level layout: pass 1 orders a line by
+ * the times it reads there, so both must see the same fields (the tables,
+ * when a stat sends the event to them, then find exactly those too).
  */
-static int fast_event(struct xs *x, const uint8_t *p, const uint8_t *end, struct xs_event *e)
+static inline __attribute__((always_inline)) int fast_event(struct xs *x, const uint8_t *p,
+							    const uint8_t *end, struct xs_event *e)
 {
+	const uint8_t *lim = x->lim;
+	uint32_t n = 0;
 	uint64_t v;
 	int r;
 
@@ -796,22 +1164,56 @@ static int fast_event(struct xs *x, const uint8_t *p, const uint8_t *end, struct
 	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
 	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION)
 	while (p < end) {
-		struct xs_stat s;
+		const uint8_t *q;
+		uint32_t head;
 
-		if (*p != 0x22)
-			break;
-		p++;
-		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
-			return 0;
-		if (!fast_stat(p, p + v, &s))
-			return 0;
-		r = add_event_stat(x, &s);
-		if (r < 0)
-			return r;
-		p += v;
-		e->has |= 1u << XE_STATS;
+		/*
+		 * The usual stat head in one load: the key, a length below 128,
+		 * metadata_id's key and a metadata_id below 128.
+		 */
+		head = lim - p >= 4 ? load_le32(p) : 0;
+		if (tft_likely((head & 0x80ff80ffu) == 0x00080022u)) {
+			q = p + 2;
+			p = q + (head >> 8 & 0xff);
+			if (tft_unlikely(p > end))
+				return 0;
+			r = tight_value(x, q + 2, p, head >> 24, &x->args[n]);
+		} else {
+			uint64_t mid = 0;
+
+			if (*p != 0x22)
+				break;
+			p++;
+			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+				return 0;
+			q = p;
+			p += v;
+			r = 0;
+			if (q < p && *q == 0x08) {
+				const uint8_t *t = q + 1;
+
+				if (!xs_varint(&t, p, lim, &mid))
+					r = tight_value(x, t, p, mid, &x->args[n]);
+			}
+		}
+		if (tft_likely(r == 2)) {
+			n += n < MAX_ARGS; /* past MAX_ARGS the spare slot is overwritten */
+		} else if (tft_unlikely(r <= 0)) {
+			struct xs_stat s;
+
+			if (r < 0)
+				return r;
+			if (!fast_stat(q, p, &s))
+				return 0;
+			x->nargs = n;
+			r = add_event_stat(x, &s);
+			n = x->nargs;
+			if (r < 0)
+				return r;
+		}
 	}
 	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	x->nargs = n;
 	return p == end; /* anything else in another order: the tables handle it */
 }
 #undef TAKE_VARINT
@@ -869,9 +1271,22 @@ static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	r = tft_pb_wire_decode_sub(&v->sub, &smeta_entry_msg, &e, x);
 	if (r)
 		return r;
-	if (tft_grow((void **)&x->smeta, &x->csmeta, x->nsmeta + 1, sizeof(*x->smeta)))
-		return oom(x);
+	if (x->nsmeta + 1 > x->csmeta) {
+		uint32_t cap = x->csmeta;
+		struct xs_strcache *ns;
+
+		if (tft_grow((void **)&x->smeta, &cap, x->nsmeta + 1, sizeof(*x->smeta)))
+			return oom(x);
+		ns = realloc(x->strs, (size_t)cap * sizeof(*x->strs));
+		if (!ns)
+			return oom(x); /* x->smeta is larger than csmeta says: harmless */
+		x->strs = ns;
+		x->csmeta = cap;
+	}
 	m = &x->smeta[x->nsmeta];
+	x->strs[x->nsmeta].p = NULL;
+	x->strs[x->nsmeta].len = 0;
+	x->strs[x->nsmeta].id = 0;
 	m->name = intern(x, e.value.name.p, e.value.name.len);
 	if (m->name == UINT32_MAX)
 		return oom(x);
@@ -1207,72 +1622,88 @@ static int flush_line(struct xs *x)
 	return r;
 }
 
-static int line_event(struct xs *x, const struct tft_pb_sub *es)
+/* Decode an event with the tables (any layout; errors reported with its path). */
+static int __attribute__((noinline)) table_event(struct xs *x, const uint8_t *p, size_t len,
+						  uint32_t index, struct xs_event *e)
+{
+	struct tft_pb_sub es = {x->dec, p, len, "events", index};
+
+	event_reset(x, e);
+	return tft_pb_wire_decode_sub(&es, &event_msg, e, x);
+}
+
+/* One event of the line, the events field's payload p[0..len). */
+static inline __attribute__((always_inline)) int line_event(struct xs *x, const uint8_t *p,
+							    size_t len, uint32_t index)
 {
 	struct xs_event e;
 	struct tft_event ev;
-	uint32_t mi, nev;
+	uint32_t mi, n, nev;
 	int64_t start_ps, start, end;
 	int r;
 
 	event_reset(x, &e);
-	r = fast_event(x, es->p, es->p + es->len, &e);
-	if (r < 0)
-		return oom(x);
-	if (r == 0) {
-		event_reset(x, &e);
-		r = tft_pb_wire_decode_sub(es, &event_msg, &e, x);
+	r = fast_event(x, p, p + len, &e);
+	if (tft_unlikely(r <= 0)) {
+		if (r < 0)
+			return oom(x);
+		r = table_event(x, p, len, index, &e);
 		if (r)
 			return r;
 	}
-	r = line_track(x);
-	if (r)
-		return r;
+	if (tft_unlikely(x->track == TFT_NONE)) {
+		r = line_track(x);
+		if (r)
+			return r;
+	}
 	memset(&ev, 0, sizeof(ev));
 	mi = idmap_get(&x->emeta_map, (uint64_t)e.metadata_id);
-	nev = x->nargs;
-	if (mi != TFT_NONE) {
+	n = nev = x->nargs;
+	if (tft_likely(mi != TFT_NONE)) {
 		const struct xs_emeta *m = &x->emeta[mi];
 
 		ev.name = m->name;
 		/* Metadata-level stats, unless the event has its own value. */
-		for (uint32_t k = 0; k < m->nargs && x->nargs < MAX_ARGS; k++) {
-			const struct tft_arg *a = &x->meta_args[m->args_off + k];
-			uint32_t j = 0;
+		if (tft_unlikely(m->nargs)) {
+			for (uint32_t k = 0; k < m->nargs && n < MAX_ARGS; k++) {
+				const struct tft_arg *a = &x->meta_args[m->args_off + k];
+				uint32_t j = 0;
 
-			while (j < nev && x->args[j].key != a->key)
-				j++;
-			if (j == nev)
-				x->args[x->nargs++] = *a;
+				while (j < nev && x->args[j].key != a->key)
+					j++;
+				if (j == nev)
+					x->args[n++] = *a;
+			}
 		}
-		if (m->long_name != TFT_NONE && x->nargs < MAX_ARGS) {
-			struct tft_arg *a = &x->args[x->nargs++];
+		if (m->long_name != TFT_NONE && n < MAX_ARGS) {
+			struct tft_arg *a = &x->args[n++];
 
 			a->key = x->k_long_name;
 			a->type = TFT_ARG_STR;
 			a->v.str = m->long_name;
 		}
 	} else {
-		int n = snprintf(x->scratch, sizeof(x->scratch), "#%lld", (long long)e.metadata_id);
+		int k = snprintf(x->scratch, sizeof(x->scratch), "#%lld", (long long)e.metadata_id);
 
-		ev.name = intern(x, x->scratch, (size_t)n);
+		ev.name = intern(x, x->scratch, (size_t)k);
 		if (ev.name == UINT32_MAX)
 			return oom(x);
-		if (x->nargs < MAX_ARGS) {
-			struct tft_arg *a = &x->args[x->nargs++];
+		if (n < MAX_ARGS) {
+			struct tft_arg *a = &x->args[n++];
 
 			a->key = x->k_metadata_id;
 			a->type = TFT_ARG_INT;
 			a->v.i = e.metadata_id;
 		}
 	}
-	if ((e.has & (1u << XE_NUMOCC)) && x->nargs < MAX_ARGS) {
-		struct tft_arg *a = &x->args[x->nargs++];
+	if ((e.has & (1u << XE_NUMOCC)) && n < MAX_ARGS) {
+		struct tft_arg *a = &x->args[n++];
 
 		a->key = x->k_num_occ;
 		a->type = TFT_ARG_INT;
 		a->v.i = e.num_occurrences;
 	}
+	x->nargs = n;
 	/* offset_ps and num_occurrences share a oneof: aggregated events sit at line start. */
 	start_ps = (e.has & (1u << XE_OFFSET)) ? e.offset_ps : 0;
 	start = sat_add(x->line_ts_ns, ps_to_ns(start_ps));
@@ -1283,11 +1714,20 @@ static int line_event(struct xs *x, const struct tft_pb_sub *es)
 	ev.track = x->track;
 	ev.cat = x->c_event;
 	ev.count = 1;
-	ev.nargs = (uint16_t)x->nargs;
+	ev.nargs = (uint16_t)n;
 	ev.args = x->args;
-	r = queue_event(x, &ev);
-	if (r)
-		return tft_pb_wire_fail(x->dec, r, es->p - x->dec->base, "could not store the event");
+	if (x->direct) {
+		r = tft_writer_append(x->w, &ev);
+		if (r) {
+			x->store_err = r;
+			return r;
+		}
+	} else {
+		r = queue_event(x, &ev);
+		if (r)
+			return tft_pb_wire_fail(x->dec, r, p - x->dec->base,
+						"could not store the event");
+	}
 	if (x->has_corr && note_corr(x, x->track, ev.ts_ns))
 		return oom(x);
 	if (x->has_group && note_group(x, ev.ts_ns, ev.ts_ns + ev.dur_ns))
@@ -1295,25 +1735,54 @@ static int line_event(struct xs *x, const struct tft_pb_sub *es)
 	if (x->steps_line && add_step_marker(x, &ev))
 		return oom(x);
 	if ((++x->events & 0xFFFF) == 0)
-		progress(x, (uint64_t)(es->p - x->dec->base));
+		progress(x, (uint64_t)(p - x->dec->base));
 	return 0;
 }
 
 /*
  * Pass 1 fast path: the line's own fields, skipping the events. 0 on
  * anything unusual (the table decoder then checks and reports it).
+ * While it skips the events it also checks whether they are already in the
+ * writer's order (*sorted = 1; the events' bytes are being read anyway).
+ * That needs the line's timestamp before the first event, where the
+ * field-number order of the wire puts it.
  */
-static int fast_line_header(const uint8_t *p, const uint8_t *end, struct xs_line *ln)
+static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t *end,
+						  const uint8_t *lim, struct xs_line *ln,
+						  int *sorted)
 {
+	struct xs_order prev = {0, 0, NULL}, cur;
+	int seen_event = 0, in_order = 1;
 	uint64_t v;
 
+	*sorted = 0;
 	while (p < end) {
 		uint8_t k = *p++;
 
-		if (k == 0x22 || k == 0x12 || k == 0x5a) {
-			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+		/* A run of events while they are in order: the hot loop of this pass. */
+		while (k == 0x22 && in_order) {
+			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
 				return 0;
-			if (k == 0x12) {
+			if (!scan_event(p, p + v, lim, ln->timestamp_ns, &cur))
+				in_order = 0;
+			else if (seen_event && (cur.ts < prev.ts ||
+						(cur.ts == prev.ts &&
+						 order_dur(&cur, ln->timestamp_ns, lim) >
+							 order_dur(&prev, ln->timestamp_ns, lim))))
+				in_order = 0; /* would sort before the previous event */
+			prev = cur;
+			seen_event = 1;
+			p += v;
+			if (p >= end)
+				goto done;
+			k = *p++;
+		}
+		if (k == 0x22 || k == 0x12 || k == 0x5a) {
+			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+				return 0;
+			if (k == 0x22) {
+				seen_event = 1; /* out of order: skipped whole */
+			} else if (k == 0x12) {
 				ln->name.p = p;
 				ln->name.len = (size_t)v;
 				ln->has |= 1u << LN_NAME;
@@ -1324,11 +1793,16 @@ static int fast_line_header(const uint8_t *p, const uint8_t *end, struct xs_line
 			}
 			p += v;
 		} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
-			if (tft_pb_wire_varint(&p, end, &v))
+			if (xs_varint(&p, end, lim, &v))
 				return 0;
 			switch (k) {
 			case 0x08: ln->id = (int64_t)v; ln->has |= 1u << LN_ID; break;
-			case 0x18: ln->timestamp_ns = (int64_t)v; ln->has |= 1u << LN_TS; break;
+			case 0x18:
+				ln->timestamp_ns = (int64_t)v;
+				ln->has |= 1u << LN_TS;
+				if (seen_event)
+					in_order = 0;
+				break;
 			case 0x48: ln->duration_ps = (int64_t)v; ln->has |= 1u << LN_DUR; break;
 			default: ln->display_id = (int64_t)v; ln->has |= 1u << LN_DISPLAY_ID; break;
 			}
@@ -1336,20 +1810,23 @@ static int fast_line_header(const uint8_t *p, const uint8_t *end, struct xs_line
 			return 0;
 		}
 	}
+done:
+	*sorted = in_order;
 	return 1;
 }
 
-static int do_line(struct xs *x, const struct tft_pb_sub *ls)
+static __attribute__((hot)) int do_line(struct xs *x, const struct tft_pb_sub *ls)
 {
 	struct tft_pb_dec *d = x->dec;
 	const uint8_t *p = ls->p, *end = ls->p + ls->len;
 	struct xs_line ln;
 	struct tft_pb_bytes tname;
 	uint32_t index = 0;
-	int r = 0;
+	int sorted, r = 0;
 
 	memset(&ln, 0, sizeof(ln));
-	if (!fast_line_header(p, end, &ln)) {
+	if (!fast_line_header(p, end, x->lim, &ln, &sorted)) {
+		sorted = 0;
 		memset(&ln, 0, sizeof(ln));
 		r = tft_pb_wire_decode_sub(ls, &line_hdr_msg, &ln, x);
 		if (r)
@@ -1368,6 +1845,8 @@ static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 	x->steps_line = bytes_eq(tname, "Steps");
 	x->npend = x->npargs = 0;
 	x->spilled = x->unsorted = 0;
+	x->direct = sorted;
+	x->store_err = 0;
 
 	/* Pass 2: the events (field 4), with this line on the error path. */
 	if (d->depth >= d->max_depth)
@@ -1383,10 +1862,8 @@ static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 			const uint8_t *q = p + 1;
 			uint64_t n;
 
-			if (tft_pb_wire_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
-				struct tft_pb_sub es = {d, q, (size_t)n, "events", index++};
-
-				r = line_event(x, &es);
+			if (xs_varint(&q, end, x->lim, &n) == 0 && n <= (uint64_t)(end - q)) {
+				r = line_event(x, q, (size_t)n, index++);
 				if (r)
 					break;
 				p = q + n;
@@ -1405,7 +1882,10 @@ static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 		p = it.p;
 	}
 	d->depth--;
-	if (!r) {
+	if (x->store_err) {
+		r = tft_pb_wire_fail(d, x->store_err, ls->p - d->base,
+				     "could not store the line's events");
+	} else if (!r) {
 		r = flush_line(x);
 		if (r)
 			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
@@ -1544,6 +2024,7 @@ static void xs_free(struct xs *x)
 	if (x->sorter)
 		tft_sorter_destroy(x->sorter);
 	free(x->smeta);
+	free(x->strs);
 	idmap_free(&x->smeta_map);
 	free(x->emeta);
 	idmap_free(&x->emeta_map);
@@ -1590,6 +2071,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 	x.host_process = TFT_NONE;
 	clock_gettime(CLOCK_MONOTONIC, &x.last_progress);
 	tft_pb_wire_init(&dec, data, len, err);
+	x.lim = data + len;
 	x.k_long_name = tft_writer_intern_cstr(w, "long_name");
 	x.k_num_occ = tft_writer_intern_cstr(w, "num_occurrences");
 	x.k_metadata_id = tft_writer_intern_cstr(w, "metadata_id");
