@@ -1159,7 +1159,9 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 		struct hkey k = mkkey(K_COUNTER, pidx, name, key);
 		track = hmap_get(&c->map, &k);
 		if (track == TFT_NONE) {
-			if ((p->key.len == e->name.len && memcmp(p->key.ptr, e->name.ptr, e->name.len) == 0) ||
+			/* (empty names may have NULL pointers: no memcmp/memcpy on them) */
+			if ((p->key.len == e->name.len &&
+			     (!e->name.len || memcmp(p->key.ptr, e->name.ptr, e->name.len) == 0)) ||
 			    STR_EQ(&p->key, "value")) {
 				tname = name;
 			} else {
@@ -1167,9 +1169,11 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 				char *tmp = malloc(n);
 				if (!tmp)
 					return nomem(c);
-				memcpy(tmp, e->name.ptr, e->name.len);
+				if (e->name.len)
+					memcpy(tmp, e->name.ptr, e->name.len);
 				tmp[e->name.len] = '.';
-				memcpy(tmp + e->name.len + 1, p->key.ptr, p->key.len);
+				if (p->key.len)
+					memcpy(tmp + e->name.len + 1, p->key.ptr, p->key.len);
 				rc = intern(c, tmp, n, &tname);
 				free(tmp);
 				if (rc)
