@@ -14,6 +14,15 @@
  *     -o  session path (default $TMPDIR/tft-bench-store.tft)   -k  keep the file
  *     -W  write only (skip the read measurements)
  *     -d  dry run: generate events without storing them (the generator's cost)
+ *   bench_store -r SESSION [-R REPS] [-P 1|2|3]
+ *     replay: load the raw events of an existing session into memory, then time
+ *     the store's per-event codec alone (no SQLite, no zstd, no writer): "enc"
+ *     feeds every event to a chunk encoder per track (payload built per full
+ *     chunk), "lod" feeds them to the LOD builder with a counting emit, "lod_enc"
+ *     encodes the LOD blocks too. Best CPU time of REPS (default 3) runs; "hash"
+ *     is an FNV-1a over every chunk payload in order, "hash_lod" over the LOD
+ *     blocks in emission order: equal hashes from two builds mean
+ *     byte-identical chunks and the same LOD output.
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/chunk.h"
+#include "store/lod.h"
+#include "store/schema.h"
 #include "store/session.h"
 #include "store/sorter.h"
 #include "store/writer.h"
@@ -319,6 +331,189 @@ static double rss_mb(void)
 	return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* ---- replay: the codec alone on a session's events ----------------------------------- */
+
+struct replay {
+	struct tft_event *ev; /* all tracks, track by track; args point into `args` */
+	size_t n, cap;
+	struct tft_arg *args;
+	size_t nargs, cap_args;
+	uint32_t *track_end; /* events of track t: [track_end[t-1], track_end[t]) */
+	uint32_t ntracks;
+	/* per run */
+	struct tft_chunk_enc enc[TFT_STORE_LEVELS];
+	struct tft_chunk_buf payload;
+	uint64_t hash, ehash, lod_events, chunks;
+	int encode_lod, hashing;
+};
+
+static int replay_collect(void *ctx, const struct tft_event *ev)
+{
+	struct replay *r = ctx;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 1 << 16;
+		r->ev = realloc(r->ev, r->cap * sizeof(*r->ev));
+		if (!r->ev)
+			exit(1);
+	}
+	if (r->nargs + ev->nargs > r->cap_args) {
+		while (r->nargs + ev->nargs > r->cap_args)
+			r->cap_args = r->cap_args ? r->cap_args * 2 : 1 << 16;
+		r->args = realloc(r->args, r->cap_args * sizeof(*r->args));
+		if (!r->args)
+			exit(1);
+	}
+	r->ev[r->n] = *ev;
+	/* args are relinked after loading (the array moves): keep the offset */
+	r->ev[r->n].args = (const struct tft_arg *)(uintptr_t)r->nargs;
+	if (ev->nargs)
+		memcpy(&r->args[r->nargs], ev->args, ev->nargs * sizeof(*ev->args));
+	r->nargs += ev->nargs;
+	r->n++;
+	return 0;
+}
+
+static void replay_chunk_done(struct replay *r, struct tft_chunk_enc *e)
+{
+	if (tft_chunk_enc_payload(e, &r->payload)) {
+		fprintf(stderr, "bench_store: payload failed\n");
+		exit(1);
+	}
+	r->chunks++;
+	if (r->hashing)
+		for (size_t i = 0; i < r->payload.len; i++)
+			r->hash = (r->hash ^ r->payload.p[i]) * 0x100000001b3ULL;
+	tft_chunk_enc_reset(e, 0);
+}
+
+static void replay_add(struct replay *r, int level, const struct tft_event *ev)
+{
+	struct tft_chunk_enc *e = &r->enc[level];
+
+	if (tft_chunk_enc_add(e, ev)) {
+		fprintf(stderr, "bench_store: encode failed\n");
+		exit(1);
+	}
+	if (tft_chunk_enc_is_full(e, TFT_STORE_DEFAULT_CHUNK_EVENTS))
+		replay_chunk_done(r, e);
+}
+
+static int replay_emit(void *ctx, int level, const struct tft_event *ev)
+{
+	struct replay *r = ctx;
+
+	r->lod_events++;
+	if (r->hashing) {
+		/* the emission order itself, across levels */
+		uint64_t v[8] = { (uint64_t)level, (uint64_t)ev->ts_ns, (uint64_t)ev->dur_ns, 0,
+				  ev->name | (uint64_t)ev->cat << 32, ev->depth | (uint64_t)ev->count << 32,
+				  ev->kind | (uint64_t)ev->flags << 8 | (uint64_t)ev->nargs << 16, ev->track };
+		memcpy(&v[3], &ev->value, sizeof(v[3]));
+		for (int i = 0; i < 8; i++)
+			r->ehash = (r->ehash ^ v[i]) * 0x100000001b3ULL;
+	}
+	if (r->encode_lod)
+		replay_add(r, level, ev);
+	return 0;
+}
+
+/* One pass over every track: raw encode (do_enc) and/or LOD (do_lod). CPU seconds. */
+static double replay_run(struct replay *r, int do_enc, int do_lod)
+{
+	double c0 = cpu_now();
+
+	r->lod_events = r->chunks = 0;
+	r->hash = r->ehash = 0xcbf29ce484222325ULL;
+	for (uint32_t t = 0, i = 0; t < r->ntracks; t++) {
+		struct tft_lod lod;
+
+		tft_lod_init(&lod, t);
+		for (int k = 0; k < TFT_STORE_LEVELS; k++)
+			tft_chunk_enc_init(&r->enc[k]);
+		for (; i < r->track_end[t]; i++) {
+			if (do_enc)
+				replay_add(r, 0, &r->ev[i]);
+			if (do_lod) {
+				struct tft_event e = r->ev[i];
+				e.nargs = 0;
+				e.args = NULL;
+				if (tft_lod_add(&lod, &e, replay_emit, r))
+					exit(1);
+			}
+		}
+		if (do_lod && tft_lod_flush(&lod, replay_emit, r))
+			exit(1);
+		for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+			if (r->enc[k].n)
+				replay_chunk_done(r, &r->enc[k]);
+			tft_chunk_enc_fini(&r->enc[k]);
+		}
+		tft_lod_fini(&lod);
+	}
+	return cpu_now() - c0;
+}
+
+static int replay_main(const char *path, int reps, int only)
+{
+	struct replay r = { 0 };
+	struct tft_error err;
+	struct tft_session *s;
+	double best[3] = { 1e9, 1e9, 1e9 };
+	uint64_t h_enc, h_all;
+
+	tft_error_clear(&err);
+	s = tft_session_open(path, &err);
+	if (!s) {
+		fprintf(stderr, "bench_store: %s\n", err.msg);
+		return 1;
+	}
+	r.ntracks = tft_session_track_count(s);
+	r.track_end = calloc(r.ntracks ? r.ntracks : 1, sizeof(*r.track_end));
+	for (uint32_t t = 0; t < r.ntracks; t++) {
+		if (tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, replay_collect, &r, &err)) {
+			fprintf(stderr, "bench_store: scan: %s\n", err.msg);
+			return 1;
+		}
+		r.track_end[t] = (uint32_t)r.n;
+	}
+	tft_session_close(s);
+	for (size_t i = 0; i < r.n; i++)
+		r.ev[i].args = r.ev[i].nargs ? &r.args[(uintptr_t)r.ev[i].args] : NULL;
+	for (int rep = 0; rep < reps; rep++) {
+		double c;
+		r.encode_lod = 0;
+		if ((!only || only == 1) && (c = replay_run(&r, 1, 0)) < best[0])
+			best[0] = c;
+		if ((!only || only == 2) && (c = replay_run(&r, 0, 1)) < best[1])
+			best[1] = c;
+		r.encode_lod = 1;
+		if ((!only || only == 3) && (c = replay_run(&r, 0, 1)) < best[2])
+			best[2] = c;
+	}
+	if (only)
+		return 0;
+	r.hashing = 1;
+	r.encode_lod = 0;
+	replay_run(&r, 1, 0);
+	h_enc = r.hash;
+	r.encode_lod = 1;
+	replay_run(&r, 1, 1);
+	h_all = r.hash;
+	printf("{\"bench\":\"store_replay\",\"events\":%zu,\"args\":%zu,\"lod_events\":%llu,"
+	       "\"chunks\":%llu,\"enc_ns\":%.1f,\"lod_ns\":%.1f,\"lod_enc_ns\":%.1f,"
+	       "\"hash_raw\":\"%016llx\",\"hash_all\":\"%016llx\",\"hash_lod\":\"%016llx\"}\n",
+	       r.n, r.nargs, (unsigned long long)r.lod_events, (unsigned long long)r.chunks,
+	       best[0] * 1e9 / (double)r.n, best[1] * 1e9 / (double)r.n,
+	       best[2] * 1e9 / (double)r.n, (unsigned long long)h_enc, (unsigned long long)h_all,
+	       (unsigned long long)r.ehash);
+	tft_chunk_buf_free(&r.payload);
+	free(r.ev);
+	free(r.args);
+	free(r.track_end);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = 10000000;
@@ -331,10 +526,14 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/tft-bench-store.tft", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	int write_only = 0;
+	int write_only = 0, reps = 3, only = 0;
+	const char *replay_path = NULL;
 
-	while ((opt = getopt(argc, argv, "n:z:so:kdW")) != -1) {
+	while ((opt = getopt(argc, argv, "n:z:so:kdWr:R:P:")) != -1) {
 		switch (opt) {
+		case 'r': replay_path = optarg; break;
+		case 'R': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+		case 'P': only = atoi(optarg); break;
 		case 'W': write_only = 1; break;
 		case 'd': g.dry = 1; break;
 		case 'n': n = strtoull(optarg, NULL, 10); break;
@@ -345,6 +544,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (replay_path)
+		return replay_main(replay_path, reps, only);
 	unlink(path);
 	wo.zstd_level = level;
 	tft_error_clear(&err);

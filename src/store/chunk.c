@@ -2,6 +2,13 @@
 /*
  * Chunk codec: incremental columnar encoder (LEB128 varints, lazy columns,
  * per-(key,type) arg columns) plus zstd, and a validating decoder.
+ *
+ * The encoder's cost is per event and per arg. Events of one track mostly
+ * repeat the arg keys of recent events at the same positions, so each arg
+ * position remembers its last two columns (aslot): an arg that matches
+ * one, in a column with room, skips the column hash, and validation, lookup
+ * and the room check are one pass. Column numbering (creation order) is what a
+ * lookup of every arg gives: the payload does not depend on the cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +33,16 @@ static inline size_t put_uv(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
 
+	/* ids and small deltas: one or two bytes without the loop */
+	if (v < 0x80) {
+		p[0] = (uint8_t)v;
+		return 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return 2;
+	}
 	while (v >= 0x80) {
 		p[n++] = (uint8_t)(v | 0x80);
 		v >>= 7;
@@ -102,10 +119,11 @@ void tft_chunk_enc_fini(struct tft_chunk_enc *e)
 {
 	for (int c = 0; c < TFT_CHUNK_NCOLS; c++)
 		tft_chunk_buf_free(&e->col[c]);
-	for (uint32_t i = 0; i < e->nacols; i++)
+	for (uint32_t i = 0; i < e->nacols_buf; i++)
 		tft_chunk_buf_free(&e->acols[i].data);
 	free(e->acols);
 	free(e->ahash);
+	free(e->aslot);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -118,9 +136,10 @@ void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release)
 	}
 	for (int c = 0; c < TFT_CHUNK_NCOLS; c++)
 		e->col[c].len = 0;
-	for (uint32_t i = 0; i < e->nacols; i++)
-		tft_chunk_buf_free(&e->acols[i].data);
+	/* Arg column buffers are kept, like the columns': the next chunk's
+	 * columns take them over in creation order (see acol_get). */
 	e->nacols = 0;
+	e->naslots = 0;
 	if (e->ahash)
 		memset(e->ahash, 0, ((size_t)e->ahash_mask + 1) * sizeof(*e->ahash));
 	e->n = 0;
@@ -135,32 +154,48 @@ void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release)
 	e->bytes = 0;
 }
 
+/* A tag is its arg type, except for bool true; UINT32_MAX for a bad type. */
+_Static_assert((int)TFT_CHUNK_TAG_NULL == (int)TFT_ARG_NULL &&
+		       (int)TFT_CHUNK_TAG_FALSE == (int)TFT_ARG_BOOL &&
+		       (int)TFT_CHUNK_TAG_INT == (int)TFT_ARG_INT &&
+		       (int)TFT_CHUNK_TAG_DOUBLE == (int)TFT_ARG_DOUBLE &&
+		       (int)TFT_CHUNK_TAG_STR == (int)TFT_ARG_STR &&
+		       (int)TFT_CHUNK_TAG_JSON == (int)TFT_ARG_JSON,
+	       "chunk tags follow enum tft_arg_type");
+
 static inline uint32_t arg_tag(const struct tft_arg *a)
 {
-	switch (a->type) {
-	case TFT_ARG_NULL: return TFT_CHUNK_TAG_NULL;
-	case TFT_ARG_BOOL: return a->v.i ? TFT_CHUNK_TAG_TRUE : TFT_CHUNK_TAG_FALSE;
-	case TFT_ARG_INT: return TFT_CHUNK_TAG_INT;
-	case TFT_ARG_DOUBLE: return TFT_CHUNK_TAG_DOUBLE;
-	case TFT_ARG_STR: return TFT_CHUNK_TAG_STR;
-	case TFT_ARG_JSON: return TFT_CHUNK_TAG_JSON;
-	}
-	return UINT32_MAX;
+	uint32_t t = a->type;
+
+	if (t > TFT_ARG_JSON)
+		return UINT32_MAX;
+	return t == TFT_ARG_BOOL && a->v.i ? TFT_CHUNK_TAG_TRUE : t;
+}
+
+/* Fibonacci hashing: the codes are small, clustered integers. */
+static inline uint32_t ahash_slot(uint64_t code, uint32_t mask)
+{
+	return (uint32_t)((code * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+static inline uint64_t acol_code(const struct tft_chunk_acol *ac)
+{
+	return (uint64_t)ac->key << 3 | ac->tag;
 }
 
 static int ahash_grow(struct tft_chunk_enc *e)
 {
 	uint32_t ncap = e->ahash ? (e->ahash_mask + 1) * 2 : 16;
-	uint32_t *h = calloc(ncap, sizeof(*h));
+	struct tft_chunk_ahent *h = calloc(ncap, sizeof(*h));
 
 	if (!h)
 		return TFT_ENOMEM;
 	for (uint32_t i = 0; i < e->nacols; i++) {
-		uint64_t code = ((uint64_t)e->acols[i].key << 3) | e->acols[i].tag;
-		uint32_t j = (uint32_t)tft_hash_u64(code) & (ncap - 1);
-		while (h[j])
+		uint64_t code = acol_code(&e->acols[i]);
+		uint32_t j = ahash_slot(code, ncap - 1);
+		while (h[j].code1)
 			j = (j + 1) & (ncap - 1);
-		h[j] = i + 1;
+		h[j] = (struct tft_chunk_ahent){ .code1 = code + 1, .idx = i };
 	}
 	free(e->ahash);
 	e->ahash = h;
@@ -172,20 +207,21 @@ static int ahash_grow(struct tft_chunk_enc *e)
 static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 {
 	uint64_t code = ((uint64_t)key << 3) | tag;
+	struct tft_chunk_acol *ac;
 	uint32_t j;
 
-	if (!e->ahash || (uint64_t)(e->nacols + 1) * 2 > (uint64_t)e->ahash_mask + 1) {
+	if (!e->ahash && ahash_grow(e))
+		return -1;
+	for (j = ahash_slot(code, e->ahash_mask); e->ahash[j].code1; j = (j + 1) & e->ahash_mask)
+		if (e->ahash[j].code1 == code + 1)
+			return e->ahash[j].idx;
+	/* A new column: keep the table at most half full. */
+	if ((uint64_t)(e->nacols + 1) * 2 > (uint64_t)e->ahash_mask + 1) {
 		if (ahash_grow(e))
 			return -1;
-	}
-	j = (uint32_t)tft_hash_u64(code) & e->ahash_mask;
-	for (;;) {
-		uint32_t i1 = e->ahash[j];
-		if (!i1)
-			break;
-		if (e->acols[i1 - 1].key == key && e->acols[i1 - 1].tag == tag)
-			return i1 - 1;
-		j = (j + 1) & e->ahash_mask;
+		for (j = ahash_slot(code, e->ahash_mask); e->ahash[j].code1;
+		     j = (j + 1) & e->ahash_mask)
+			;
 	}
 	if (e->nacols == e->cap_acols) {
 		uint32_t ncap = e->cap_acols ? e->cap_acols * 2 : 8;
@@ -195,9 +231,17 @@ static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 		e->acols = na;
 		e->cap_acols = ncap;
 	}
-	e->acols[e->nacols] = (struct tft_chunk_acol){ .key = key, .tag = tag };
-	e->ahash[j] = ++e->nacols;
-	return e->nacols - 1;
+	ac = &e->acols[e->nacols];
+	if (e->nacols < e->nacols_buf) {
+		/* reuse the buffer a column of an earlier chunk left here */
+		*ac = (struct tft_chunk_acol){ .key = key, .tag = tag, .data = ac->data };
+		ac->data.len = 0;
+	} else {
+		*ac = (struct tft_chunk_acol){ .key = key, .tag = tag };
+		e->nacols_buf = e->nacols + 1;
+	}
+	e->ahash[j] = (struct tft_chunk_ahent){ .code1 = code + 1, .idx = e->nacols };
+	return e->nacols++;
 }
 
 #define BIT(c) (1u << (c))
@@ -261,41 +305,92 @@ static int value_to_raw(struct tft_chunk_enc *e)
 	return 0;
 }
 
-static void arg_put(struct tft_chunk_acol *ac, const struct tft_arg *a)
+/* Append arg a to its column (room reserved); returns the bytes written. */
+static inline size_t arg_put(struct tft_chunk_acol *ac, const struct tft_arg *a)
 {
-	switch (ac->tag) {
-	case TFT_CHUNK_TAG_INT:
-		buf_uv(&ac->data, zz_enc((int64_t)((uint64_t)a->v.i - (uint64_t)ac->prev_i)));
-		ac->prev_i = a->v.i;
-		break;
-	case TFT_CHUNK_TAG_DOUBLE: {
+	uint8_t *p = ac->data.p + ac->data.len;
+	uint32_t tag = ac->tag;
+	size_t k;
+
+	/* Most frequent first (a chain of tests predicts better than a jump table). */
+	if (tag == TFT_CHUNK_TAG_INT) {
+		int64_t i = a->v.i;
+		k = put_uv(p, zz_enc((int64_t)((uint64_t)i - (uint64_t)ac->prev_i)));
+		ac->prev_i = i;
+	} else if (tag == TFT_CHUNK_TAG_STR || tag == TFT_CHUNK_TAG_JSON) {
+		k = put_uv(p, a->v.str);
+	} else if (tag == TFT_CHUNK_TAG_DOUBLE) {
 		uint64_t bits;
 		memcpy(&bits, &a->v.d, sizeof(bits));
-		put_u64le(ac->data.p + ac->data.len, bits);
-		ac->data.len += 8;
-		break;
+		put_u64le(p, bits);
+		k = 8;
+	} else {
+		return 0; /* null, false, true: presence only */
 	}
-	case TFT_CHUNK_TAG_STR:
-	case TFT_CHUNK_TAG_JSON:
-		buf_uv(&ac->data, a->v.str);
-		break;
-	default: /* null, false, true: presence only */
-		break;
-	}
+	ac->data.len += k;
+	return k;
 }
 
-/* Args: find/create each arg's column and reserve room, before anything is written. */
-static int args_prepare(struct tft_chunk_enc *e, const struct tft_event *ev, int64_t *idx)
+static inline uint64_t arg_code(uint32_t key, uint32_t tag)
 {
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		idx[i] = acol_get(e, ev->args[i].key, arg_tag(&ev->args[i]));
-		if (idx[i] < 0)
+	return (uint64_t)key << 3 | tag;
+}
+
+/* If way 1 of slot s holds code, make it way 0 (the latest); true if so. */
+static inline int aslot_swap(struct tft_chunk_aslot *s, uint64_t code)
+{
+	uint32_t idx = s->idx[1];
+
+	if (s->code[1] != code)
+		return 0;
+	s->code[1] = s->code[0];
+	s->idx[1] = s->idx[0];
+	s->code[0] = code;
+	s->idx[0] = idx;
+	return 1;
+}
+
+/*
+ * Look up the columns of args [from, nargs) into aslot[from, nargs) (args
+ * before `from` hit the cache). Columns are created in arg order, as a
+ * lookup of every arg would: the cache never changes the column numbering.
+ */
+static int args_lookup(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t from)
+{
+	if (ev->nargs > e->cap_aslots) {
+		uint32_t ncap = e->cap_aslots ? e->cap_aslots : 4;
+		struct tft_chunk_aslot *ns;
+
+		while (ncap < ev->nargs)
+			ncap *= 2;
+		ns = realloc(e->aslot, (size_t)ncap * sizeof(*ns));
+		if (!ns)
 			return TFT_ENOMEM;
+		e->aslot = ns;
+		e->cap_aslots = ncap;
 	}
-	/* Several args of one event may share a column: reserve for all of them. */
-	for (uint16_t i = 0; i < ev->nargs; i++)
-		if (tft_chunk_buf_reserve(&e->acols[idx[i]].data, (size_t)ev->nargs * 10))
+	for (uint32_t i = from; i < ev->nargs; i++) {
+		struct tft_chunk_aslot *s = &e->aslot[i];
+		uint32_t tag = arg_tag(&ev->args[i]);
+		uint64_t code = arg_code(ev->args[i].key, tag);
+		int64_t idx;
+
+		if (i < e->naslots && (s->code[0] == code || aslot_swap(s, code)))
+			continue;
+		idx = acol_get(e, ev->args[i].key, tag);
+		if (idx < 0)
 			return TFT_ENOMEM;
+		if (i < e->naslots) {
+			s->code[1] = s->code[0];
+			s->idx[1] = s->idx[0];
+		} else {
+			s->code[1] = UINT64_MAX;
+			s->idx[1] = 0;
+			e->naslots = i + 1; /* slots below i are all set */
+		}
+		s->code[0] = code;
+		s->idx[0] = (uint32_t)idx;
+	}
 	return 0;
 }
 
@@ -338,18 +433,44 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 {
 	uint64_t vbits;
 	int64_t end;
-	uint32_t want, fresh, cols;
+	uint32_t want, fresh, cols, nargs = ev->nargs, slow = nargs;
+	size_t aneed = (size_t)nargs * 10; /* room per arg column (args may share one) */
 	size_t wrote = 0;
-	int64_t idx_small[16], *idx = idx_small;
-	int value_int = e->value_int, vint, rc = 0;
+	int value_int = e->value_int, vint;
 
 	if (tft_unlikely(ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
 			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
-			 (ev->nargs && !ev->args)))
+			 (nargs && !ev->args)))
 		return TFT_EINVAL;
-	for (uint16_t i = 0; i < ev->nargs; i++)
-		if (tft_unlikely(arg_tag(&ev->args[i]) == UINT32_MAX))
-			return TFT_EINVAL;
+	/*
+	 * Validate the args. Up to the first that needs the slow path (its
+	 * column is not the cached one of its position, or lacks room), also
+	 * check each one's column: the common case then needs no other pass.
+	 */
+	if (nargs) {
+		const struct tft_arg *args = ev->args;
+		struct tft_chunk_aslot *slot = e->aslot;
+		const struct tft_chunk_acol *acols = e->acols;
+		uint32_t i = 0, nfast = nargs < e->naslots ? nargs : e->naslots;
+
+		for (; i < nfast; i++) {
+			uint32_t tag = arg_tag(&args[i]);
+			uint64_t code = arg_code(args[i].key, tag);
+			const struct tft_chunk_buf *b;
+
+			if (tft_unlikely(tag == UINT32_MAX))
+				return TFT_EINVAL;
+			if (slot[i].code[0] != code && !aslot_swap(&slot[i], code))
+				break;
+			b = &acols[slot[i].idx[0]].data;
+			if (b->cap - b->len < aneed)
+				break;
+		}
+		slow = i;
+		for (; i < nargs; i++)
+			if (tft_unlikely(arg_tag(&args[i]) == UINT32_MAX))
+				return TFT_EINVAL;
+	}
 	if (tft_unlikely(e->n >= TFT_CHUNK_MAX_EVENTS))
 		return TFT_ENOSPC;
 	memcpy(&vbits, &ev->value, sizeof(vbits));
@@ -383,15 +504,21 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 		if (enc_reserve(e, ev, fresh, cols, value_int))
 			return TFT_ENOMEM;
 	}
-	if (ev->nargs) {
+	if (nargs) {
 		struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_ARGREF];
-		if (b->cap - b->len < (size_t)ev->nargs * 5 &&
-		    tft_chunk_buf_reserve(b, (size_t)ev->nargs * 5))
+		size_t need = (size_t)nargs * 5; /* argref: column indexes, 5 bytes up to 2^35 */
+
+		if (b->cap - b->len < need && tft_chunk_buf_reserve(b, need))
 			return TFT_ENOMEM;
-		if (ev->nargs > 16 && !(idx = malloc(ev->nargs * sizeof(*idx))))
-			return TFT_ENOMEM;
-		if ((rc = args_prepare(e, ev, idx)))
-			goto out;
+		if (tft_unlikely(slow < nargs)) {
+			if (args_lookup(e, ev, slow))
+				return TFT_ENOMEM;
+			for (uint32_t i = slow; i < nargs; i++) {
+				b = &e->acols[e->aslot[i].idx[0]].data;
+				if (b->cap - b->len < aneed && tft_chunk_buf_reserve(b, aneed))
+					return TFT_ENOMEM;
+			}
+		}
 	}
 
 	if (tft_unlikely(fresh & ~BIT(TFT_CHUNK_COL_ARGREF))) {
@@ -446,13 +573,22 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 	}
 	if (cols & BIT(TFT_CHUNK_COL_NARGS))
 		PUT(TFT_CHUNK_COL_NARGS, ev->nargs);
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		struct tft_chunk_acol *ac = &e->acols[idx[i]];
-		size_t l0 = ac->data.len;
+	if (nargs) {
+		/* Locals: byte stores may alias any field, which would be reloaded. */
+		struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
+		uint8_t *ref = rb->p + rb->len, *ref0 = ref;
+		struct tft_chunk_acol *acols = e->acols;
+		const struct tft_chunk_aslot *slot = e->aslot;
+		const struct tft_arg *args = ev->args;
 
-		PUT(TFT_CHUNK_COL_ARGREF, (uint64_t)idx[i]);
-		arg_put(ac, &ev->args[i]);
-		wrote += ac->data.len - l0;
+		for (uint32_t i = 0; i < nargs; i++) {
+			uint32_t idx = slot[i].idx[0];
+
+			ref += put_uv(ref, idx);
+			wrote += arg_put(&acols[idx], &args[i]);
+		}
+		rb->len += (size_t)(ref - ref0);
+		wrote += (size_t)(ref - ref0);
 	}
 #undef PUT
 	e->present = cols;
@@ -462,10 +598,7 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 	e->kind_mask |= 1u << ev->kind;
 	e->prev_ts = ev->ts_ns;
 	e->n++;
-out:
-	if (idx != idx_small)
-		free(idx);
-	return rc;
+	return 0;
 }
 
 int tft_chunk_enc_payload(const struct tft_chunk_enc *e, struct tft_chunk_buf *out)

@@ -77,6 +77,22 @@ struct tft_chunk_acol {
 	struct tft_chunk_buf data;
 };
 
+/* An entry of the arg column hash: code + 1 (0 = empty) and the column. */
+struct tft_chunk_ahent {
+	uint64_t code1; /* (key << 3 | tag) + 1 */
+	uint32_t idx;
+};
+
+/*
+ * The arg columns used at one arg position by recent events (a cache): way 0
+ * the latest, way 1 the one before (code UINT64_MAX: none). Two ways, as a
+ * track often alternates two kinds of events (say kernels and memcpys).
+ */
+struct tft_chunk_aslot {
+	uint64_t code[2]; /* key << 3 | tag */
+	uint32_t idx[2];  /* index into acols */
+};
+
 /* An open chunk being filled. Plain struct: init/fini in caller storage. */
 struct tft_chunk_enc {
 	uint32_t n;         /* events added */
@@ -92,8 +108,14 @@ struct tft_chunk_enc {
 	struct tft_chunk_buf col[TFT_CHUNK_NCOLS];
 	struct tft_chunk_acol *acols; /* owned, nacols used */
 	uint32_t nacols, cap_acols;
-	uint32_t *ahash; /* owned; open addressing over acols (index + 1, 0 = empty) */
+	uint32_t nacols_buf; /* acols[0, nacols_buf) own data buffers (kept by reset) */
+	struct tft_chunk_ahent *ahash; /* owned; open addressing over acols */
 	uint32_t ahash_mask;
+	/* Arg position i of recent events used the columns of aslot[i] (i <
+	 * naslots): events of one kind repeat their arg keys, so most args skip
+	 * the hash. Emptied with acols. */
+	struct tft_chunk_aslot *aslot; /* owned */
+	uint32_t naslots, cap_aslots;
 };
 
 void tft_chunk_enc_init(struct tft_chunk_enc *e);

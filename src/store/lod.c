@@ -3,6 +3,14 @@
  * Level-of-detail builder: per depth, one open block per level; a block that
  * closes at level k is emitted and becomes an input item of level k + 1. A
  * slice at least as long as a level's gap passes through that level unmerged.
+ *
+ * This runs once per event, and most events end at their first level (they
+ * merge, or open a block) or are long slices that pass through the levels
+ * 1..m whose gap is <= their duration. So: a long slice's levels are found
+ * from its duration and its summary event is built once for all of them
+ * (tft_lod_add); a closing chain is a loop, not a recursion, that moves each
+ * closed block up one level (cascade); the merge/open outcome is inline
+ * (offer). Blocks are emitted in the order of the recursive formulation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +76,8 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 	if (it->end_ns > b->end_ns)
 		b->end_ns = it->end_ns;
 	b->busy_ns = sat_add(b->busy_ns, it->busy_ns);
-	b->count = b->count + it->count < b->count ? UINT64_MAX : b->count + it->count;
+	if (__builtin_add_overflow(b->count, it->count, &b->count))
+		b->count = UINT64_MAX;
 	if (!b->is_counter && it->longest_ns > b->longest_ns) {
 		b->longest_ns = it->longest_ns;
 		b->name = it->name;
@@ -80,10 +89,11 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 	b->single = 0;
 }
 
-static int emit_block(struct tft_lod *l, int level, uint32_t depth, const struct tft_lod_block *b,
-		      tft_lod_emit_fn emit, void *ctx)
+/* The summary event of block b (at `depth`). */
+static inline void block_event(const struct tft_lod *l, uint32_t depth,
+			       const struct tft_lod_block *b, struct tft_event *ev)
 {
-	struct tft_event ev = {
+	*ev = (struct tft_event){
 		.ts_ns = b->start_ns,
 		.dur_ns = b->end_ns - b->start_ns,
 		.value = b->is_counter ? b->vmax : (double)b->busy_ns,
@@ -95,61 +105,78 @@ static int emit_block(struct tft_lod *l, int level, uint32_t depth, const struct
 		.kind = b->is_counter ? TFT_EV_COUNTER : b->has_slice ? TFT_EV_SLICE : TFT_EV_INSTANT,
 		.flags = TFT_EVF_SUMMARY,
 	};
+}
+
+static inline int emit_block(struct tft_lod *l, int level, uint32_t depth,
+			     const struct tft_lod_block *b, tft_lod_emit_fn emit, void *ctx)
+{
+	struct tft_event ev;
+
+	block_event(l, depth, b, &ev);
 	return emit(ctx, level, &ev);
 }
 
 /*
- * A long item stands alone at a level: a single slice at least as long as the
- * level's gap (a "pixel" at the resolution the level serves) is never merged.
+ * Offer `it`, which is not long at level k or above (a closed block, or an
+ * item shorter than level k's gap), to level k at `depth`. It merges into the
+ * open block or opens one; otherwise it replaces the open block, which is
+ * emitted and offered to level k + 1 in the same way. Each closed level thus
+ * takes the block of the level below: when the chain stops at level j, the
+ * blocks of levels k..j-2 move up one level and level k takes `it` (which
+ * must not point into this depth's levels >= k). On an emit error the level
+ * that failed is replaced all the same, as the recursive version did.
  */
-static inline int is_long(const struct tft_lod_block *it, int64_t gap)
+static int cascade(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
+		   tft_lod_emit_fn emit, void *ctx)
 {
-	return it->single && it->end_ns - it->start_ns >= gap;
+	struct tft_lod_block *row = l->blk[depth];
+	const struct tft_lod_block *c = it;
+	int j, rc = 0;
+
+	for (j = k; j <= TFT_LOD_LEVELS; j++) {
+		struct tft_lod_block *b = &row[j - 1];
+
+		if (!b->open) {
+			*b = *c;
+			b->open = 1;
+			break;
+		}
+		if (joins(b, c, tft_lod_gap_ns(j))) {
+			merge(b, c);
+			break;
+		}
+		/* b closes: emitted here, then offered to level j + 1 */
+		if ((rc = emit_block(l, j, depth, b, emit, ctx))) {
+			j++; /* b is replaced all the same */
+			break;
+		}
+		c = b;
+	}
+	if (j > k) {
+		for (int i = j - 2; i >= k; i--) /* usually 0..2 blocks: no memmove call */
+			row[i] = row[i - 1];
+		row[k - 1] = *it;
+		row[k - 1].open = 1;
+	}
+	return rc;
 }
 
-/*
- * Offer item `it` to level k at `depth`. Closed blocks (and long items, which
- * close the open block and pass through as themselves) are emitted and offered
- * to level k + 1 in start order; recursion depth is at most TFT_LOD_LEVELS.
- */
-static int push(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
-		tft_lod_emit_fn emit, void *ctx)
+/* cascade(), with the common outcomes at level k (merge, open) inline. */
+static inline int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
+			tft_lod_emit_fn emit, void *ctx)
 {
-	struct tft_lod_block *b, closed;
-	int64_t gap;
-	int rc;
+	struct tft_lod_block *b = &l->blk[depth][k - 1];
 
-	if (k > TFT_LOD_LEVELS)
-		return 0;
-	b = &l->blk[depth][k - 1];
-	gap = tft_lod_gap_ns(k);
-	if (is_long(it, gap)) {
-		if (b->open) {
-			closed = *b;
-			b->open = 0;
-			if ((rc = emit_block(l, k, depth, &closed, emit, ctx)) ||
-			    (rc = push(l, k + 1, depth, &closed, emit, ctx)))
-				return rc;
-		}
-		if ((rc = emit_block(l, k, depth, it, emit, ctx)))
-			return rc;
-		return push(l, k + 1, depth, it, emit, ctx);
-	}
 	if (!b->open) {
 		*b = *it;
 		b->open = 1;
 		return 0;
 	}
-	if (joins(b, it, gap)) {
+	if (joins(b, it, tft_lod_gap_ns(k))) {
 		merge(b, it);
 		return 0;
 	}
-	closed = *b;
-	*b = *it;
-	b->open = 1;
-	if ((rc = emit_block(l, k, depth, &closed, emit, ctx)))
-		return rc;
-	return push(l, k + 1, depth, &closed, emit, ctx);
+	return cascade(l, k, depth, it, emit, ctx);
 }
 
 int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn emit, void *ctx)
@@ -167,14 +194,44 @@ int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn e
 		.has_slice = ev->kind == TFT_EV_SLICE,
 		.single = ev->kind == TFT_EV_SLICE,
 	};
-	int rc = ensure_depth(l, ev->depth);
+	uint32_t depth = ev->depth;
+	int k = 1, rc = ensure_depth(l, depth);
 
 	if (rc)
 		return rc;
 	/* Counter buckets are point samples: a bucket's extent is first..last sample. */
 	if (it.is_counter)
 		it.end_ns = it.start_ns;
-	return push(l, 1, ev->depth, &it, emit, ctx);
+	if (it.single && ev->dur_ns >= tft_lod_gap_ns(1)) {
+		/*
+		 * A long slice: at levels 1..m (the gaps <= its duration) it
+		 * closes the open block and stands alone. Its summary event is
+		 * the same at each of these levels: built once.
+		 */
+		uint64_t q = (uint64_t)ev->dur_ns / (uint64_t)tft_lod_gap_ns(1); /* >= 1 */
+		int m = (63 - __builtin_clzll(q)) / 2 + 1; /* gap_k = 1 us * 4^(k-1) <= dur */
+		struct tft_lod_block *row = l->blk[depth];
+		struct tft_event sev;
+
+		if (m > TFT_LOD_LEVELS)
+			m = TFT_LOD_LEVELS;
+		block_event(l, depth, &it, &sev);
+		for (; k <= m; k++) {
+			struct tft_lod_block *b = &row[k - 1];
+
+			if (b->open) {
+				b->open = 0;
+				if ((rc = emit_block(l, k, depth, b, emit, ctx)) ||
+				    (rc = cascade(l, k + 1, depth, b, emit, ctx)))
+					return rc;
+			}
+			if ((rc = emit(ctx, k, &sev)))
+				return rc;
+		}
+		if (k > TFT_LOD_LEVELS)
+			return 0;
+	}
+	return offer(l, k, depth, &it, emit, ctx);
 }
 
 int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
@@ -182,16 +239,14 @@ int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
 	for (int k = 1; k <= TFT_LOD_LEVELS; k++) {
 		for (uint32_t d = 0; d < l->cap_depth; d++) {
 			struct tft_lod_block *b = &l->blk[d][k - 1];
-			struct tft_lod_block closed;
 			int rc;
 
 			if (!b->open)
 				continue;
-			closed = *b;
 			b->open = 0;
-			rc = emit_block(l, k, d, &closed, emit, ctx);
-			if (!rc)
-				rc = push(l, k + 1, d, &closed, emit, ctx);
+			rc = emit_block(l, k, d, b, emit, ctx);
+			if (!rc && k < TFT_LOD_LEVELS)
+				rc = cascade(l, k + 1, d, b, emit, ctx);
 			if (rc)
 				return rc;
 		}
