@@ -107,6 +107,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 	if (!quiet)
 		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");
 	tft_error_clear(&err);
+	wopts.zstd_level = TFT_IMPORT_ZSTD_LEVEL;
 	wopts.threads = tft_writer_default_threads();
 	wopts.bulk = 1; /* a temporary name, renamed only on success */
 	w = tft_writer_open(t->path, &wopts, &err);

@@ -36,6 +36,10 @@
 
 struct tft_writer;
 
+/* zstd level for offline imports: 2x faster to compress than the default 3,
+ * chunks ~5% larger (measured on XSpace chunk payloads, BENCHMARKS.md). */
+#define TFT_IMPORT_ZSTD_LEVEL 1
+
 struct tft_writer_opts {
 	int zstd_level;          /* 0 = default (3) */
 	uint32_t chunk_events;   /* events per chunk, 0 = default (4096) */
