@@ -13,7 +13,10 @@
 # Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (1: best
 # of N import runs), BENCH_DIR (/tmp/tft-bench: inputs and scratch, never the
 # repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
-# the file in RAM), BENCH_INPUTS ("mtia gen xspace runmeta store"), BENCH_XSPACE_MB
+# the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real runmeta store";
+# xspace_real is the real TF2 GPU profile tf-profiler-demo/GPU-multi-worker/
+# 34.83.195.179_6003.xplane.pb concatenated 50 times: protobuf concatenation
+# merges messages, so it is one valid XSpace with 50x the planes), BENCH_XSPACE_MB
 # (300: size of the generated XSpace), BENCH_RUNMETA_MB (200), BENCH_STORE_SLICES (2000000: slices bench_store
 # generates; 10000000 is the reference size), TFT_BIN (build/tftracer;
 # bench_store links the libtftracer.a next to it), TFT_DATA (../shared/data).
@@ -28,7 +31,7 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-1}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen xspace runmeta store}
+INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store}
 STORE_SLICES=${BENCH_STORE_SLICES:-2000000}
 XSPACE_MB=${BENCH_XSPACE_MB:-300}
 RUNMETA_MB=${BENCH_RUNMETA_MB:-200}
@@ -99,6 +102,16 @@ prepare_mtia() {
 	[ -f "$src" ] || { echo ""; return; }
 	if [ ! -s "$out" ]; then
 		zcat "$src" >"$out.part" && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
+prepare_xspace_real() {
+	local src=$DATA/tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb
+	local out=$WORK/real_x50.xplane.pb i
+	[ -f "$src" ] || return 0
+	if [ ! -s "$out" ]; then
+		for i in $(seq 50); do cat "$src"; done >"$out.part" && mv "$out.part" "$out"
 	fi
 	echo "$out"
 }
@@ -220,6 +233,10 @@ for what in $INPUTS; do
 	xspace)
 		f=$(prepare_xspace)
 		bench_input "xspace_${XSPACE_MB}MB" "$f" nopy
+		;;
+	xspace_real)
+		f=$(prepare_xspace_real)
+		if [ -n "$f" ]; then bench_input xspace_real_x50 "$f" nopy; else echo "# real XSpace not found under $DATA" >&2; fi
 		;;
 	runmeta)
 		f=$(prepare_runmeta)
