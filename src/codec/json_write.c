@@ -140,27 +140,46 @@ static const char digit_pairs[201] =
 	"80818283848586878889"
 	"90919293949596979899";
 
+/* Decimal digits of v (1..20). */
+static inline unsigned count_digits(uint64_t v)
+{
+	unsigned n = 1;
+
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/*
+ * Digits are written straight into out, last pair first: counting them
+ * first costs a few compares, a scratch buffer and its variable-length
+ * memcpy (a libc call) cost more, and args of every node go through here.
+ */
 size_t tft_json_fmt_uint(char *out, uint64_t v)
 {
-	char tmp[24];
-	char *p = tmp + sizeof(tmp);
-	size_t n;
+	size_t n = count_digits(v);
+	char *p = out + n;
 
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
+
 		v /= 100;
-		*--p = digit_pairs[d + 1];
-		*--p = digit_pairs[d];
+		p -= 2;
+		memcpy(p, digit_pairs + d, 2);
 	}
-	if (v >= 10) {
-		unsigned d = (unsigned)v * 2;
-		*--p = digit_pairs[d + 1];
-		*--p = digit_pairs[d];
-	} else {
-		*--p = (char)('0' + v);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(out, p, n);
+	if (v >= 10)
+		memcpy(p - 2, digit_pairs + (unsigned)v * 2, 2);
+	else
+		p[-1] = (char)('0' + v);
 	return n;
 }
 
@@ -338,6 +357,23 @@ size_t tft_json_escape(char *out, const char *str, size_t len)
 	while (i < len) {
 		size_t run = i;
 
+		/*
+		 * Eight bytes at a time while none needs a look: no control
+		 * character, '"', '\\' or non-ASCII byte (the zero-byte tests
+		 * below are exact for "none at all", which is all they answer).
+		 */
+		while (len - run >= 8) {
+			const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+			uint64_t x, q, b;
+
+			memcpy(&x, s + run, 8);
+			q = x ^ (ones * '"');
+			b = x ^ (ones * '\\');
+			if (((x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) &
+			     highs) != 0)
+				break;
+			run += 8;
+		}
 		while (run < len && esc_class[s[run]] == 0)
 			run++;
 		if (run > i) {

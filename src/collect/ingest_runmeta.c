@@ -9,6 +9,12 @@
  * decoder, and what a node's label and name imply (parse, args, category,
  * flow key) is memoised per (device, node_name, timeline_label) in node
  * templates. Both give byte-for-byte what the general path gives.
+ *
+ * Binary input is walked twice in all: one pre-pass over the dev_stats
+ * (scan_devices: are the devices unique, what each DeviceStepStats holds)
+ * and the decode, whose nodes skip the table decoder when the pre-pass
+ * found their DeviceStepStats simple (nodes_direct). The per-node JSON
+ * records (memory, output, ...) are written with one reservation each.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -94,13 +100,6 @@ static void jb_int(struct jbuf *b, int64_t v)
 	b->len += tft_json_fmt_int(b->p + b->len, v);
 }
 
-static void jb_uint(struct jbuf *b, uint64_t v)
-{
-	if (jb_reserve(b, 24))
-		return;
-	b->len += tft_json_fmt_uint(b->p + b->len, v);
-}
-
 /* ',' unless the buffer is empty or ends with an opener. */
 static inline void jb_sep(struct jbuf *b)
 {
@@ -117,23 +116,49 @@ static inline void jb_keyn(struct jbuf *b, const char *quoted, size_t n)
 	jb_raw(b, quoted, n);
 }
 
+/*
+ * Unchecked writers for the per-node JSON records: the caller reserves room
+ * for a whole record once (a bound of everything it writes) and then writes
+ * through a cursor, instead of a bounds check and a call per piece. Same
+ * bytes as the jb_*() writers.
+ */
+#define JU_INT 21 /* '-' and 20 digits */
+
+static inline char *ju_raw(char *o, const void *s, size_t n)
+{
+	if (n)
+		memcpy(o, s, n);
+	return o + n;
+}
+
+#define ju_lit(o, s) ju_raw((o), (s), sizeof(s) - 1)
+
+/* "key": after ',' unless the object or array was just opened (as jb_key). */
+#define ju_key(o, k) ju_keyn((o), "\"" k "\":", sizeof("\"" k "\":") - 1)
+
+static inline char *ju_keyn(char *o, const char *quoted, size_t n)
+{
+	if (o[-1] != '[' && o[-1] != '{')
+		*o++ = ',';
+	return ju_raw(o, quoted, n);
+}
+
+static inline char *ju_int(char *o, int64_t v)
+{
+	return o + tft_json_fmt_int(o, v);
+}
+
+static inline char *ju_str(char *o, const void *s, size_t n)
+{
+	*o++ = '"';
+	o += tft_json_escape(o, s, n);
+	*o++ = '"';
+	return o;
+}
+
 /* ---- message structs and tables -------------------------------------------- */
 
 
-
-static void jb_dtype(struct jbuf *b, int64_t v)
-{
-	char buf[48];
-	const char *name = tft_tf_dtype_name(v, buf, sizeof(buf));
-
-	if (!name) {
-		jb_int(b, v);
-		return;
-	}
-	jb_raw(b, "\"", 1);
-	jb_lit(b, name);
-	jb_raw(b, "\"", 1);
-}
 
 #define F(num, kind, flags, type, member, name, fn, aux)                                         \
 	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
@@ -326,7 +351,9 @@ static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, co
 /*
  * DeviceStepStats is walked twice: the device name and thread names first
  * (thread_names follow the nodes on the wire), then the nodes. Nothing is
- * buffered, so memory does not grow with the number of nodes.
+ * buffered, so memory does not grow with the number of nodes. For binary
+ * input the first walk is usually the pre-pass's (scan_devices), and the
+ * nodes of a simple DeviceStepStats are read by nodes_direct().
  */
 static const struct tft_pb_field devstats_fields[] = {
 	F(1, TFT_PB_STRING, 0, struct rm_devstats, device, "device", NULL, NULL),
@@ -455,7 +482,9 @@ struct rm_pend {
  * on a miss the original code runs in the original order (so string ids
  * are handed out in the same order too).
  */
-#define TMPL_SLOTS 8192u   /* direct-mapped; a power of two */
+#define TMPL_SLOTS 8192u   /* a power of two */
+#define TMPL_WAYS 4u       /* slots per set: keys whose hashes share a set do not evict each other */
+#define TMPL_SETS (TMPL_SLOTS / TMPL_WAYS)
 #define TMPL_MAX_KEY 1024u /* longer node_name + label: not cached (bounds the keys' memory) */
 #define TMPL_MAX_ARGS 16   /* label-derived args (at most 16 today); a multiple of 4 */
 
@@ -543,6 +572,19 @@ struct rm {
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 
 	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
+	uint64_t *tmpl_tag;   /* owned, lazy: per slot its hash | 1, 0 when empty (one line per set) */
+	uint8_t *tmpl_next;   /* owned, lazy: per set the way to evict next */
+
+	/* Binary input: the dev_stats the pre-pass walked (scan_devices). */
+	struct rm_dinfo *dinfo; /* owned */
+	uint32_t ndinfo, next_dinfo;
+	/*
+	 * A direct node walk (nodes_direct) that stopped hands its device to the
+	 * table decoder, which skips the skip_nodes nodes already done and then
+	 * reports redo_err (when not 0) at the node that failed.
+	 */
+	uint64_t skip_nodes;
+	int redo_err;
 };
 
 static uint32_t intern(struct rm *rm, const void *s, size_t n)
@@ -620,40 +662,59 @@ static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const stru
 /* One TensorShapeProto.Dim: its size to j_dims, its name to j_dnames. */
 static void json_dim(struct rm *rm, const struct rm_dim *dim)
 {
-	jb_sep(&rm->j_dims);
-	jb_int(&rm->j_dims, dim->size);
+	struct jbuf *d = &rm->j_dims, *nm = &rm->j_dnames;
+	char *p;
+
+	if (jb_reserve(d, 1 + JU_INT) || jb_reserve(nm, 3 + tft_json_escape_bound(dim->name.len)))
+		return;
+	p = d->p + d->len;
+	if (d->len)
+		*p++ = ','; /* (these lists hold values only: no opener to follow) */
+	p = ju_int(p, dim->size);
+	d->len = (size_t)(p - d->p);
 	/* Dim names ("batch", ...) go to a parallel array: "shape" stays ints. */
-	jb_sep(&rm->j_dnames);
-	jb_str(&rm->j_dnames, dim->name.p, dim->name.len);
+	p = nm->p + nm->len;
+	if (nm->len)
+		*p++ = ',';
+	p = ju_str(p, dim->name.p, dim->name.len);
+	nm->len = (size_t)(p - nm->p);
 	rm->dim_named |= dim->name.len != 0;
 }
 
-static void json_alloc_desc(struct jbuf *b, const struct rm_alloc_desc *a)
+/* Room json_alloc_desc() needs at most. */
+static inline size_t alloc_desc_bound(const struct rm_alloc_desc *a)
+{
+	return 256 + tft_json_escape_bound(a->allocator_name.len);
+}
+
+/* The AllocationDescription's fields at o, inside an open object. */
+static char *json_alloc_desc(char *o, const struct rm_alloc_desc *a)
 {
 	if (a->has & (1u << 0)) {
-		jb_key(b, "requested_bytes");
-		jb_int(b, a->requested_bytes);
+		o = ju_key(o, "requested_bytes");
+		o = ju_int(o, a->requested_bytes);
 	}
 	if (a->has & (1u << 1)) {
-		jb_key(b, "allocated_bytes");
-		jb_int(b, a->allocated_bytes);
+		o = ju_key(o, "allocated_bytes");
+		o = ju_int(o, a->allocated_bytes);
 	}
 	if (a->has & (1u << 2)) {
-		jb_key(b, "allocator_name");
-		jb_str(b, a->allocator_name.p, a->allocator_name.len);
+		o = ju_key(o, "allocator_name");
+		o = ju_str(o, a->allocator_name.p, a->allocator_name.len);
 	}
 	if (a->has & (1u << 3)) {
-		jb_key(b, "allocation_id");
-		jb_int(b, a->allocation_id);
+		o = ju_key(o, "allocation_id");
+		o = ju_int(o, a->allocation_id);
 	}
 	if (a->has & (1u << 4)) {
-		jb_key(b, "has_single_reference");
-		jb_lit(b, a->has_single_reference ? "true" : "false");
+		o = ju_key(o, "has_single_reference");
+		o = a->has_single_reference ? ju_lit(o, "true") : ju_lit(o, "false");
 	}
 	if (a->has & (1u << 5)) {
-		jb_key(b, "ptr");
-		jb_uint(b, a->ptr);
+		o = ju_key(o, "ptr");
+		o += tft_json_fmt_uint(o, a->ptr);
 	}
+	return o;
 }
 
 static void json_output(struct rm *rm, const struct rm_output *o);
@@ -679,39 +740,64 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 static void json_output(struct rm *rm, const struct rm_output *o)
 {
 	struct jbuf *b = &rm->j_output;
+	char dbuf[48];
+	const char *dname = NULL;
+	size_t dlen = 0;
+	char *p;
 
-	jb_raw(b, b->len ? ",{" : "[{", 2);
-	jb_key(b, "slot");
-	jb_int(b, o->slot);
 	if (o->td.has & (1u << 0)) {
-		jb_key(b, "dtype");
-		jb_dtype(b, o->td.dtype);
+		dname = tft_tf_dtype_name(o->td.dtype, dbuf, sizeof(dbuf));
+		dlen = dname ? strlen(dname) : 0;
+	}
+	if (jb_reserve(b, 160 + dlen + rm->j_dims.len + rm->j_dnames.len +
+			      alloc_desc_bound(&o->td.alloc)))
+		return;
+	p = b->p + b->len;
+	p = b->len ? ju_lit(p, ",{") : ju_lit(p, "[{");
+	p = ju_key(p, "slot");
+	p = ju_int(p, o->slot);
+	if (o->td.has & (1u << 0)) {
+		p = ju_key(p, "dtype");
+		if (dname) {
+			*p++ = '"';
+			p = ju_raw(p, dname, dlen);
+			*p++ = '"';
+		} else {
+			p = ju_int(p, o->td.dtype);
+		}
 	}
 	if (o->td.has & (1u << 1)) {
-		jb_key(b, "shape");
-		jb_raw(b, "[", 1);
-		jb_raw(b, rm->j_dims.p, rm->j_dims.len);
-		jb_raw(b, "]", 1);
+		p = ju_key(p, "shape");
+		*p++ = '[';
+		p = ju_raw(p, rm->j_dims.p, rm->j_dims.len);
+		*p++ = ']';
 		if (rm->dim_named) {
-			jb_key(b, "dim_names");
-			jb_raw(b, "[", 1);
-			jb_raw(b, rm->j_dnames.p, rm->j_dnames.len);
-			jb_raw(b, "]", 1);
+			p = ju_key(p, "dim_names");
+			*p++ = '[';
+			p = ju_raw(p, rm->j_dnames.p, rm->j_dnames.len);
+			*p++ = ']';
 		}
 		if (o->td.shape.unknown_rank) {
-			jb_key(b, "unknown_rank");
-			jb_lit(b, "true");
+			p = ju_key(p, "unknown_rank");
+			p = ju_lit(p, "true");
 		}
 	}
-	json_alloc_desc(b, &o->td.alloc);
-	jb_raw(b, "}", 1);
+	p = json_alloc_desc(p, &o->td.alloc);
+	*p++ = '}';
+	b->len = (size_t)(p - b->p);
 }
 
 static void json_ref_tensor(struct jbuf *b, const struct rm_alloc_desc *a)
 {
-	jb_raw(b, b->len ? ",{" : "[{", 2);
-	json_alloc_desc(b, a);
-	jb_raw(b, "}", 1);
+	char *p;
+
+	if (jb_reserve(b, 4 + alloc_desc_bound(a)))
+		return;
+	p = b->p + b->len;
+	p = b->len ? ju_lit(p, ",{") : ju_lit(p, "[{");
+	p = json_alloc_desc(p, a);
+	*p++ = '}';
+	b->len = (size_t)(p - b->p);
 }
 
 static int on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -731,12 +817,18 @@ static int on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, con
 /* One AllocationRecord, appended to j_tmp (the current AllocatorMemoryUsed's records). */
 static void json_alloc_rec(struct jbuf *b, const struct rm_alloc_rec *a)
 {
-	jb_raw(b, b->len ? ",{" : "{", b->len ? 2 : 1);
-	jb_key(b, "alloc_micros");
-	jb_int(b, a->alloc_micros);
-	jb_key(b, "alloc_bytes");
-	jb_int(b, a->alloc_bytes);
-	jb_raw(b, "}", 1);
+	char *p;
+
+	if (jb_reserve(b, 48 + 2 * JU_INT))
+		return;
+	p = b->p + b->len;
+	p = b->len ? ju_lit(p, ",{") : ju_lit(p, "{");
+	p = ju_key(p, "alloc_micros");
+	p = ju_int(p, a->alloc_micros);
+	p = ju_key(p, "alloc_bytes");
+	p = ju_int(p, a->alloc_bytes);
+	*p++ = '}';
+	b->len = (size_t)(p - b->p);
 }
 
 static int on_alloc_rec(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -774,33 +866,38 @@ static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const s
 static void json_memory(struct rm *rm, const struct rm_mem_used *m)
 {
 	struct jbuf *b = &rm->j_memory;
+	char *p;
 
-	jb_raw(b, b->len ? ",{" : "[{", 2);
-	jb_key(b, "allocator_name");
-	jb_str(b, m->allocator_name.p, m->allocator_name.len);
+	if (jb_reserve(b, 256 + tft_json_escape_bound(m->allocator_name.len) + rm->j_tmp.len))
+		return;
+	p = b->p + b->len;
+	p = b->len ? ju_lit(p, ",{") : ju_lit(p, "[{");
+	p = ju_key(p, "allocator_name");
+	p = ju_str(p, m->allocator_name.p, m->allocator_name.len);
 	if (m->has & (1u << 1)) {
-		jb_key(b, "total_bytes");
-		jb_int(b, m->total_bytes);
+		p = ju_key(p, "total_bytes");
+		p = ju_int(p, m->total_bytes);
 	}
 	if (m->has & (1u << 2)) {
-		jb_key(b, "peak_bytes");
-		jb_int(b, m->peak_bytes);
+		p = ju_key(p, "peak_bytes");
+		p = ju_int(p, m->peak_bytes);
 	}
 	if (m->has & (1u << 3)) {
-		jb_key(b, "live_bytes");
-		jb_int(b, m->live_bytes);
+		p = ju_key(p, "live_bytes");
+		p = ju_int(p, m->live_bytes);
 	}
 	if (m->has & (1u << 4)) {
-		jb_key(b, "allocator_bytes_in_use");
-		jb_int(b, m->allocator_bytes_in_use);
+		p = ju_key(p, "allocator_bytes_in_use");
+		p = ju_int(p, m->allocator_bytes_in_use);
 	}
 	if (rm->j_tmp.len) {
-		jb_key(b, "allocation_records");
-		jb_raw(b, "[", 1);
-		jb_raw(b, rm->j_tmp.p, rm->j_tmp.len);
-		jb_raw(b, "]", 1);
+		p = ju_key(p, "allocation_records");
+		*p++ = '[';
+		p = ju_raw(p, rm->j_tmp.p, rm->j_tmp.len);
+		*p++ = ']';
 	}
-	jb_raw(b, "}", 1);
+	*p++ = '}';
+	b->len = (size_t)(p - b->p);
 }
 
 static int on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -896,9 +993,37 @@ static inline void zero_small(void *p, size_t n)
 		memset(c, 0, n);
 }
 
-/* Read a varint; -1 when it is malformed. */
+/*
+ * Read a varint; -1 when it is malformed. Up to 8 bytes (56 bits: micros
+ * timestamps, sizes) are decoded from one 64-bit load without a loop: the
+ * first byte without its high bit ends the varint, the bytes up to it are
+ * masked in and their 7-bit groups packed together in three steps. Longer
+ * ones, and the last bytes of the input, take tft_pb_wire_varint().
+ */
 static inline int fp_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
+	const uint8_t *p = *pp;
+
+	if (__builtin_expect(p < end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	if (end - p >= 8) {
+		uint64_t w, stop, x;
+
+		w = tft_pb_wire_le64(p); /* (one load where the host is little-endian) */
+		stop = ~w & 0x8080808080808080ULL;
+		if (stop) {
+			x = w & (stop ^ (stop - 1)) & 0x7F7F7F7F7F7F7F7FULL;
+			x = (x & 0x00FF00FF00FF00FFULL) | (x & 0xFF00FF00FF00FF00ULL) >> 1;
+			x = (x & 0x0000FFFF0000FFFFULL) | (x & 0xFFFF0000FFFF0000ULL) >> 2;
+			x = (x & 0x00000000FFFFFFFFULL) | (x & 0xFFFFFFFF00000000ULL) >> 4;
+			*v = x;
+			*pp = p + ((__builtin_ctzll(stop) + 1) >> 3);
+			return 0;
+		}
+	}
 	return tft_pb_wire_varint(pp, end, v) ? -1 : 0;
 }
 
@@ -1569,76 +1694,101 @@ static int flush_device(struct rm *rm)
 }
 
 /*
- * Whether every dev_stats of the binary StepStats in p[0..len) names a
- * different device: then no device's events can be split over two places
- * and each device can go straight to the writer. 0 when unsure.
+ * What the pre-pass (scan_devices) learned about one binary DeviceStepStats,
+ * so that on_dev_stats need not walk it once more before its nodes.
  */
-static int devices_unique(const uint8_t *p, size_t len)
+struct rm_dinfo {
+	const uint8_t *p;           /* borrowed: the DeviceStepStats payload */
+	size_t len;
+	struct tft_pb_bytes device; /* its last device field, as the decoder keeps it */
+	uint64_t nodes;             /* node_stats fields */
+	int simple;                 /* only device and node_stats fields, both length-delimited */
+};
+
+/*
+ * One walk over the dev_stats of the binary StepStats in p[0..len): fills
+ * rm->dinfo (each dev_stats in input order, up to the first one the walk
+ * cannot take) and returns whether every dev_stats names a different
+ * device: then no device's events can be split over two places and each
+ * device can go straight to the writer. 0 when unsure.
+ */
+static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 {
 	enum { MAXDEV = 4096 };
-	struct tft_pb_bytes *names;
 	const uint8_t *end = p + len;
-	uint32_t n = 0;
-	int ok = 1;
+	int unique = 1;
 
-	names = malloc(MAXDEV * sizeof(*names));
-	if (!names)
+	rm->dinfo = malloc(MAXDEV * sizeof(*rm->dinfo));
+	if (!rm->dinfo)
 		return 0;
-	while (p < end && ok) {
+	while (p < end) {
 		uint64_t key, l;
 
 		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != 2 ||
-		    tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
-			ok = 0; /* anything but length-delimited fields: let the decoder judge */
-			break;
-		}
+		    tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return 0; /* anything but length-delimited fields: let the decoder judge */
 		if (key >> 3 == 1) {
 			const uint8_t *q = p, *qe = p + l;
-			struct tft_pb_bytes nm = {(const uint8_t *)"unknown device", 14};
+			struct rm_dinfo *di;
+			struct tft_pb_bytes nm;
 
+			if (rm->ndinfo == MAXDEV)
+				return 0;
+			di = &rm->dinfo[rm->ndinfo];
+			memset(di, 0, sizeof(*di));
+			di->p = p;
+			di->len = (size_t)l;
+			di->simple = 1;
 			while (q < qe) {
 				uint64_t k2, v;
 
-				if (tft_pb_wire_varint(&q, qe, &k2)) {
-					ok = 0;
-					break;
-				}
+				if (tft_pb_wire_varint(&q, qe, &k2))
+					return 0;
 				if ((k2 & 7) == 0) {
-					if (tft_pb_wire_varint(&q, qe, &v)) {
-						ok = 0;
-						break;
-					}
+					if (tft_pb_wire_varint(&q, qe, &v))
+						return 0;
+					di->simple = 0;
 				} else if ((k2 & 7) == 2) {
-					if (tft_pb_wire_varint(&q, qe, &v) || v > (uint64_t)(qe - q)) {
-						ok = 0;
-						break;
-					}
-					if (k2 >> 3 == 1 && v) {
-						nm.p = q;
-						nm.len = (size_t)v;
+					if (tft_pb_wire_varint(&q, qe, &v) || v > (uint64_t)(qe - q))
+						return 0;
+					if (k2 >> 3 == 1) {
+						di->device.p = q; /* the last one wins, empty or not */
+						di->device.len = (size_t)v;
+					} else if (k2 >> 3 == 2) {
+						di->nodes++;
+					} else {
+						di->simple = 0;
 					}
 					q += v;
 				} else {
-					ok = 0;
-					break;
+					return 0;
 				}
 			}
-			for (uint32_t i = 0; i < n && ok; i++)
-				if (names[i].len == nm.len && memcmp(names[i].p, nm.p, nm.len) == 0)
-					ok = 0;
-			if (n == MAXDEV)
-				ok = 0;
-			else
-				names[n++] = nm;
+			/* get_device()'s name for it */
+			nm = di->device;
+			if (!nm.len) {
+				nm.p = (const uint8_t *)"unknown device";
+				nm.len = 14;
+			}
+			for (uint32_t i = 0; i < rm->ndinfo && unique; i++) {
+				struct tft_pb_bytes o = rm->dinfo[i].device;
+
+				if (!o.len) {
+					o.p = (const uint8_t *)"unknown device";
+					o.len = 14;
+				}
+				if (o.len == nm.len && memcmp(o.p, nm.p, nm.len) == 0)
+					unique = 0;
+			}
+			rm->ndinfo++;
 		}
 		p += l;
 	}
-	free(names);
-	return ok;
+	return unique;
 }
 
 /* Same for a binary RunMetadata: one step_stats, unique devices in it. */
-static int runmeta_devices_unique(const uint8_t *p, size_t len)
+static int runmeta_scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 {
 	const uint8_t *end = p + len, *ss = NULL;
 	size_t ss_len = 0;
@@ -1678,55 +1828,88 @@ static int runmeta_devices_unique(const uint8_t *p, size_t len)
 			return 0;
 		}
 	}
-	return nss <= 1 && (!ss || devices_unique(ss, ss_len));
+	/* (several step_stats: their dev_stats are not told apart, no dinfo) */
+	return nss <= 1 && (!ss || scan_devices(rm, ss, ss_len));
 }
 
 /*
  * The template slot for (current device, node_name, label), or NULL when
  * the key is too long to cache or the cache could not be allocated. *hit:
- * the slot holds exactly this key.
+ * the slot holds exactly this key; else the slot is the one to fill
+ * (tmpl_store): an empty way of the key's set, or its ways in turn. The
+ * tags are probed first so that a lookup reads one line, not four slots.
  */
 static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_str name,
 				 const struct tft_pb_bytes *label, uint64_t *hash, int *hit)
 {
 	struct rm_tmpl *t;
+	const uint64_t *tags;
 	uint64_t h;
+	uint32_t set, w;
 
 	*hit = 0;
 	if (name.len + label->len > TMPL_MAX_KEY)
 		return NULL;
 	if (!rm->tmpl) {
 		rm->tmpl = calloc(TMPL_SLOTS, sizeof(*rm->tmpl));
-		if (!rm->tmpl)
+		rm->tmpl_tag = calloc(TMPL_SLOTS, sizeof(*rm->tmpl_tag));
+		rm->tmpl_next = calloc(TMPL_SETS, sizeof(*rm->tmpl_next));
+		if (!rm->tmpl || !rm->tmpl_tag || !rm->tmpl_next) {
+			free(rm->tmpl);
+			free(rm->tmpl_tag);
+			free(rm->tmpl_next);
+			rm->tmpl = NULL;
+			rm->tmpl_tag = NULL;
+			rm->tmpl_next = NULL;
 			return NULL; /* run without the cache */
+		}
 	}
 	/* Two independent hashes: the CPU overlaps them. */
 	h = tft_hash_fast(label->p, label->len, devno);
 	h ^= tft_hash_fast(name.p, name.len, 0) * 0x9e3779b97f4a7c15ULL;
-	t = &rm->tmpl[h & (TMPL_SLOTS - 1)];
 	*hash = h;
-	/* (absent strings have p == NULL and len 0: memcmp must not see them) */
-	*hit = t->dev == devno && t->hash == h && t->name_len == name.len &&
-	       t->label_len == label->len &&
-	       (!name.len || memcmp(t->key, name.p, name.len) == 0) &&
-	       (!label->len || memcmp(t->key + name.len, label->p, label->len) == 0);
-	return t;
+	set = (uint32_t)h & (TMPL_SETS - 1);
+	tags = rm->tmpl_tag + set * TMPL_WAYS;
+	for (w = 0; w < TMPL_WAYS; w++) {
+		if (tags[w] != (h | 1))
+			continue;
+		t = &rm->tmpl[set * TMPL_WAYS + w];
+		/* (absent strings have p == NULL and len 0: memcmp must not see them) */
+		if (t->dev == devno && t->hash == h && t->name_len == name.len &&
+		    t->label_len == label->len &&
+		    (!name.len || memcmp(t->key, name.p, name.len) == 0) &&
+		    (!label->len || memcmp(t->key + name.len, label->p, label->len) == 0)) {
+			*hit = 1;
+			return t;
+		}
+	}
+	for (w = 0; w < TMPL_WAYS && tags[w]; w++)
+		;
+	if (w == TMPL_WAYS) {
+		w = rm->tmpl_next[set];
+		rm->tmpl_next[set] = (uint8_t)((w + 1) & (TMPL_WAYS - 1));
+	}
+	return &rm->tmpl[set * TMPL_WAYS + w];
 }
 
 /* Fill slot t with the template nt built for this key (best effort: no memory, no entry). */
-static void tmpl_store(struct rm_tmpl *t, const struct rm_tmpl *nt, struct tft_tf_str name,
-		       const struct tft_pb_bytes *label)
+static void tmpl_store(struct rm *rm, struct rm_tmpl *t, const struct rm_tmpl *nt,
+		       struct tft_tf_str name, const struct tft_pb_bytes *label)
 {
 	size_t klen = name.len + label->len;
 	char *key = t->key;
 	uint32_t cap = t->key_cap;
 
 	if (klen > cap || !key) {
-		cap = klen < 64 ? 64 : (uint32_t)klen;
+		/* Powers of two: a slot that sees ever other keys reallocates rarely. */
+		cap = 128;
+		while (cap < klen)
+			cap *= 2;
 		free(key);
 		key = malloc(cap);
 		if (!key) {
 			memset(t, 0, sizeof(*t));
+			rm->tmpl_tag[t - rm->tmpl] = 0;
 			return;
 		}
 	}
@@ -1737,6 +1920,7 @@ static void tmpl_store(struct rm_tmpl *t, const struct rm_tmpl *nt, struct tft_t
 		memcpy(key, name.p, name.len);
 	if (label->len)
 		memcpy(key + name.len, label->p, label->len);
+	rm->tmpl_tag[t - rm->tmpl] = nt->hash | 1;
 }
 
 static int emit_node(struct rm *rm, struct rm_node *n)
@@ -2003,7 +2187,7 @@ per_node:
 	}
 	if (!hit && slot) {
 		nt.ev_name = ev.name;
-		tmpl_store(slot, &nt, node_name, &n->timeline_label);
+		tmpl_store(rm, slot, &nt, node_name, &n->timeline_label);
 	}
 
 	if (rm->nodes == 0 || ts < rm->min_ts)
@@ -2018,6 +2202,12 @@ per_node:
 	}
 	rm->nodes++;
 	return 0;
+}
+
+static int node_fail(struct rm *rm, int r, const struct tft_pb_sub *s)
+{
+	return tft_pb_wire_fail(rm->dec, r, s->p - rm->dec->base, "%s",
+				r == TFT_ENOMEM ? "out of memory" : "could not store the node");
 }
 
 static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
@@ -2038,10 +2228,51 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	r = emit_node(rm, &n);
 	rm->node_index++;
 	if (r)
-		return tft_pb_wire_fail(rm->dec, r, s->p - rm->dec->base, "%s",
-					r == TFT_ENOMEM ? "out of memory" : "could not store the node");
+		return node_fail(rm, r, s);
 	if ((rm->nodes & 1023) == 0)
 		progress(rm, (uint64_t)(s->p - rm->dec->base));
+	return 0;
+}
+
+/*
+ * The nodes of a DeviceStepStats the pre-pass found simple (device and
+ * node_stats fields only, lengths checked), without the table decoder's
+ * per-field dispatch. Returns 0, or -1 after the first node that the fast
+ * reader does not take or that fails (nothing of it stored when the reader
+ * refused it): the caller then runs the table decoder over the device,
+ * which skips the nodes done here and goes on exactly as it would have
+ * (same message paths in errors).
+ */
+static int nodes_direct(struct rm *rm, const struct tft_pb_sub *ds)
+{
+	const uint8_t *p = ds->p, *end = ds->p + ds->len;
+	struct rm_node n;
+
+	rm->skip_nodes = 0;
+	rm->redo_err = 0;
+	while (p < end) {
+		struct tft_pb_bytes b;
+		uint64_t key;
+		int r;
+
+		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
+			return -1; /* (checked by the pre-pass: cannot happen) */
+		if (key != (2 << 3 | TFT_PB_WT_LEN))
+			continue;
+		zero_small(&n, sizeof(n));
+		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		if (fast_node(rm, b.p, b.p + b.len, &n))
+			return -1;
+		r = emit_node(rm, &n);
+		rm->node_index++;
+		if (r) {
+			rm->redo_err = r;
+			return -1;
+		}
+		rm->skip_nodes++;
+		if ((rm->nodes & 1023) == 0)
+			progress(rm, (uint64_t)(b.p - rm->dec->base));
+	}
 	return 0;
 }
 
@@ -2057,7 +2288,19 @@ static int on_node_count(void *ctx, void *msg, const struct tft_pb_field *f, con
 
 static int on_node_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
-	return decode_node(ctx, &v->sub);
+	struct rm *rm = ctx;
+
+	if (rm->skip_nodes) {
+		rm->skip_nodes--;
+		return 0;
+	}
+	if (rm->redo_err) {
+		int r = rm->redo_err;
+
+		rm->redo_err = 0;
+		return node_fail(rm, r, &v->sub);
+	}
+	return decode_node(rm, &v->sub);
 }
 
 static int on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -2108,9 +2351,24 @@ static int fast_devstats_scan(struct rm *rm, const struct tft_pb_sub *s, struct 
 	return 0;
 }
 
+/* The pre-pass's record of this dev_stats, or NULL (text input, or not walked). */
+static const struct rm_dinfo *take_dinfo(struct rm *rm, const struct tft_pb_sub *s)
+{
+	const struct rm_dinfo *di;
+
+	if (rm->next_dinfo >= rm->ndinfo)
+		return NULL;
+	di = &rm->dinfo[rm->next_dinfo];
+	if (di->p != s->p || di->len != s->len)
+		return NULL;
+	rm->next_dinfo++;
+	return di;
+}
+
 static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
+	const struct rm_dinfo *di = rm->dec->decode_text_sub ? NULL : take_dinfo(rm, &v->sub);
 	struct rm_devstats ds;
 	int r;
 
@@ -2118,7 +2376,12 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	rm->dev_nodes = 0;
 	rm->nthreads = 0;
 	rm->node_index = 0;
-	if (rm->dec->decode_text_sub || fast_devstats_scan(rm, &v->sub, &ds)) {
+	if (di && di->simple) {
+		/* what fast_devstats_scan() would find, known from the pre-pass */
+		ds.device = di->device;
+		rm->dev_nodes = di->nodes;
+	} else if (rm->dec->decode_text_sub || (di && !di->simple) ||
+		   fast_devstats_scan(rm, &v->sub, &ds)) {
 		memset(&ds, 0, sizeof(ds));
 		rm->dev_nodes = 0;
 		r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
@@ -2135,7 +2398,12 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 						"could not register the device");
 		return 0;
 	}
-	r = tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+	if (di && di->simple && nodes_direct(rm, &v->sub) == 0)
+		r = 0;
+	else
+		r = tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+	rm->skip_nodes = 0;
+	rm->redo_err = 0;
 	if (!r) {
 		r = flush_device(rm);
 		if (r)
@@ -2273,11 +2541,14 @@ static void rm_free(struct rm *rm)
 	free(rm->j_ids.p);
 	free(rm->j_ids2.p);
 	free(rm->scratch.p);
+	free(rm->dinfo);
 	if (rm->tmpl) {
 		for (uint32_t i = 0; i < TMPL_SLOTS; i++)
 			free(rm->tmpl[i].key);
 		free(rm->tmpl);
 	}
+	free(rm->tmpl_tag);
+	free(rm->tmpl_next);
 }
 
 static int intern_keys(struct rm *rm)
@@ -2375,7 +2646,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	}
 	/* Binary input with each device once: devices go straight to the writer. */
 	if (!text)
-		rm.direct = stepstats ? devices_unique(data, len) : runmeta_devices_unique(data, len);
+		rm.direct = stepstats ? scan_devices(&rm, data, len) : runmeta_scan_devices(&rm, data, len);
 	rm.pend_budget = opts && opts->mem_budget ? opts->mem_budget / 2 : (size_t)64 << 20;
 	if (stepstats)
 		r = tft_pb_wire_decode(&dec, &stepstats_msg, NULL, &rm);

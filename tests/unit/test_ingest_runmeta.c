@@ -667,6 +667,36 @@ static void test_binary_stepstats(void)
 	free(ss.p);
 }
 
+/* A device field repeated with an empty last value: the decoder keeps the
+ * last (empty: "unknown device"), so both DeviceStepStats are the same device. */
+static void test_repeated_empty_device(void)
+{
+	struct enc ss = {0}, dev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:GPU:0");
+	node(&dev, "a", 20, 5, "a = Const()", NULL);
+	e_str(&dev, 1, "");
+	e_msg(&ss, 1, &dev);
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+	node(&dev, "b", 10, 1, "b = Add(a, a)", NULL);
+	node(&dev, "c", 30, 1, "c = Add(b, b)", NULL);
+	e_str(&dev, 1, "");
+	e_msg(&ss, 1, &dev);
+	s = import_mem("dupdev_step_stats.pb", ss.p, ss.len, &rc, &err);
+	ok(s != NULL, "repeated device field, empty last: imports%s%s", s ? "" : ": ", s ? "" : err.msg);
+	if (s) {
+		struct tft_session_summary sum;
+
+		tft_session_get_summary(s, &sum);
+		is_int(sum.slices, 3, "repeated device field: three slices");
+		tft_session_close(s);
+	}
+	free(ss.p);
+}
+
 static void test_names(void)
 {
 	struct tft_tf_device d;
@@ -770,6 +800,7 @@ int main(void)
 	test_binary();
 	test_nested_error_path();
 	test_binary_stepstats();
+	test_repeated_empty_device();
 	test_text(data);
 	{
 		char cmd[400];
