@@ -51,6 +51,28 @@ static inline size_t put_uv(uint8_t *p, uint64_t v)
 	return n;
 }
 
+/*
+ * put_uv without data-dependent branches for values below 2^28, for columns
+ * whose value sizes vary unpredictably (time deltas): stores 4 bytes at p
+ * (room needed), of which the varint's length is returned. Larger values
+ * take put_uv.
+ */
+static inline size_t put_uv_nb(uint8_t *p, uint64_t v)
+{
+	uint32_t w, len;
+
+	if (tft_unlikely(v >> 28))
+		return put_uv(p, v);
+	len = (uint32_t)(64 - __builtin_clzll(v | 1) + 6) / 7; /* 1..4 */
+	w = (uint32_t)((v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) | (v << 3 & 0x7f000000));
+	w |= 0x808080u & ((1u << (8 * (len - 1))) - 1); /* continuation bits */
+	p[0] = (uint8_t)w; /* byte stores: one 32-bit store once optimized */
+	p[1] = (uint8_t)(w >> 8);
+	p[2] = (uint8_t)(w >> 16);
+	p[3] = (uint8_t)(w >> 24);
+	return len;
+}
+
 static inline void put_u64le(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -1151,112 +1173,191 @@ static const uint64_t flow_col_max[TFT_FLOW_NCOLS] = {
 	UINT32_MAX,
 };
 
+/* Bytes a column's varint can take per flow (64-bit values: 10, 32-bit: 5). */
+static const uint8_t flow_col_bytes[TFT_FLOW_NCOLS] = { 10, 10, 10, 5, 5, 10, 5, 5, 5 };
+#define FLOW_MAX_BYTES 65 /* their sum */
+
 struct flow_key {
 	int64_t ts;
 	uint32_t i;
 };
 
-static int cmp_flow_key(const void *a, const void *b)
+/* Index after the ascending (non-decreasing ts) run of k that starts at i < n. */
+static inline uint32_t flow_run_end(const struct flow_key *k, uint32_t i, uint32_t n)
 {
-	const struct flow_key *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	for (i++; i < n && k[i].ts >= k[i - 1].ts; i++)
+		;
+	return i;
 }
 
-int64_t tft_flow_time(const struct tft_flow *f)
+/* Merge adjacent runs a[0, na) and b[0, nb) into out; on equal ts a's (earlier) flow first. */
+static void flow_merge(const struct flow_key *a, uint32_t na, const struct flow_key *b,
+		       uint32_t nb, struct flow_key *out)
+{
+	const struct flow_key *ae = a + na, *be = b + nb;
+
+	while (a < ae && b < be)
+		*out++ = b->ts < a->ts ? *b++ : *a++;
+	memcpy(out, a, (size_t)(ae - a) * sizeof(*a));
+	out += ae - a;
+	memcpy(out, b, (size_t)(be - b) * sizeof(*b));
+}
+
+/*
+ * Sort key[0, n) by ts, ties in index order (the order of a stable sort),
+ * with tmp[0, n) as the other buffer; returns the one holding the result.
+ * Natural merge sort: flows arrive as a few ascending runs (one per producer
+ * thread or line), so the common cases cost one or two linear passes; the
+ * worst case is O(n log n).
+ */
+static struct flow_key *flow_sort(struct flow_key *key, struct flow_key *tmp, uint32_t n)
+{
+	struct flow_key *src = key, *dst = tmp, *t;
+
+	for (;;) {
+		uint32_t i = 0, runs = 0;
+
+		while (i < n) {
+			uint32_t m = flow_run_end(src, i, n), e;
+
+			if (m == n) {
+				if (i == 0)
+					return src; /* one run: sorted */
+				memcpy(dst + i, src + i, (size_t)(n - i) * sizeof(*src));
+				runs++;
+				break;
+			}
+			e = flow_run_end(src, m, n);
+			flow_merge(src + i, m - i, src + m, e - m, dst + i);
+			runs++;
+			i = e;
+		}
+		t = src;
+		src = dst;
+		dst = t;
+		if (runs == 1)
+			return src;
+	}
+}
+
+/* Is column data p[0, len) of n values all zeros (one 0 byte per value)? */
+static int flow_col_zero(const uint8_t *p, size_t len, uint32_t n)
+{
+	size_t i = 0;
+
+	if (len != n)
+		return 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, sizeof(w));
+		if (w)
+			return 0;
+	}
+	for (; i < len; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static inline int64_t flow_time(const struct tft_flow *f)
 {
 	return f->src_track == TFT_NONE && f->dst_track != TFT_NONE ? f->dst_ts_ns : f->src_ts_ns;
 }
 
+int64_t tft_flow_time(const struct tft_flow *f)
+{
+	return flow_time(f);
+}
+
+/*
+ * Working space, reused across calls instead of allocated per chunk:
+ * scratch first holds the sort keys (and the merge buffer), out the columns
+ * (at fixed offsets, FLOW_MAX_BYTES per flow); then scratch receives the
+ * payload and out the compressed blob.
+ */
 int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int level,
 			  struct tft_chunk_buf *scratch, struct tft_chunk_buf *out, int64_t *t_min,
 			  int64_t *t_max)
 {
-	struct tft_chunk_buf col[TFT_FLOW_NCOLS];
+	uint8_t *col[TFT_FLOW_NCOLS], *p[TFT_FLOW_NCOLS];
 	struct flow_key *key;
 	uint32_t present = 0;
-	int64_t prev_ts;
+	int64_t prev_ts, base_ts;
 	uint64_t prev_id = 0;
-	size_t need, bound, r;
-	int rc = TFT_ENOMEM;
+	size_t need, bound, r, off = 0;
 
 	if (n == 0 || n > TFT_FLOW_CHUNK_MAX_FLOWS)
 		return TFT_EINVAL;
-	memset(col, 0, sizeof(col));
-	key = malloc((size_t)n * sizeof(*key));
-	if (!key)
+	scratch->len = out->len = 0;
+	if (tft_chunk_buf_reserve(scratch, (size_t)n * 2 * sizeof(*key)) ||
+	    tft_chunk_buf_reserve(out, (size_t)n * FLOW_MAX_BYTES + 8 * TFT_FLOW_NCOLS))
 		return TFT_ENOMEM;
+	key = (struct flow_key *)(void *)scratch->p; /* malloc'd: aligned */
 	for (uint32_t i = 0; i < n; i++)
-		key[i] = (struct flow_key){ tft_flow_time(&f[i]), i };
-	qsort(key, n, sizeof(*key), cmp_flow_key); /* stable: ties keep insertion order */
-	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
-		if (tft_chunk_buf_reserve(&col[c], (size_t)n * 10))
-			goto out;
-	prev_ts = key[0].ts;
+		key[i] = (struct flow_key){ flow_time(&f[i]), i };
+	key = flow_sort(key, key + n, n);
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+		col[c] = p[c] = out->p + off;
+		off += (size_t)n * flow_col_bytes[c] + 8; /* put_uv_nb stores 4 bytes */
+	}
+	base_ts = prev_ts = key[0].ts;
 	*t_min = key[0].ts;
 	*t_max = key[n - 1].ts;
 	for (uint32_t j = 0; j < n; j++) {
 		const struct tft_flow *x = &f[key[j].i];
 		uint64_t t = (uint64_t)key[j].ts;
-		uint64_t v[TFT_FLOW_NCOLS] = {
-			[TFT_FLOW_COL_TS] = zz_enc((int64_t)(t - (uint64_t)prev_ts)),
-			/* a missing end's ts (usually 0) is stored as is */
-			[TFT_FLOW_COL_SRC_TS] = zz_enc((int64_t)((uint64_t)x->src_ts_ns -
-								 (x->src_track == TFT_NONE ? 0 : t))),
-			[TFT_FLOW_COL_DST_TS] = zz_enc((int64_t)((uint64_t)x->dst_ts_ns -
-								 (x->dst_track == TFT_NONE ? 0 : t))),
-			[TFT_FLOW_COL_SRC_TRACK] = x->src_track == TFT_NONE ? 0 : (uint64_t)x->src_track + 1,
-			[TFT_FLOW_COL_DST_TRACK] = x->dst_track == TFT_NONE ? 0 : (uint64_t)x->dst_track + 1,
-			[TFT_FLOW_COL_ID] = zz_enc((int64_t)(x->flow_id - prev_id)),
-			[TFT_FLOW_COL_NAME] = x->name,
-			[TFT_FLOW_COL_CAT] = x->cat,
-			[TFT_FLOW_COL_FLAGS] = x->flags,
-		};
-		for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
-			buf_uv(&col[c], v[c]);
-			if (v[c])
-				present |= BIT(c);
-		}
-		prev_ts = key[j].ts;
+
+		/* time deltas and ids: sizes vary from flow to flow */
+		p[TFT_FLOW_COL_TS] += put_uv_nb(p[TFT_FLOW_COL_TS], zz_enc((int64_t)(t - (uint64_t)prev_ts)));
+		/* a missing end's ts (usually 0) is stored as is */
+		p[TFT_FLOW_COL_SRC_TS] += put_uv(p[TFT_FLOW_COL_SRC_TS], /* mostly 0 */
+			zz_enc((int64_t)((uint64_t)x->src_ts_ns - (x->src_track == TFT_NONE ? 0 : t))));
+		p[TFT_FLOW_COL_DST_TS] += put_uv_nb(p[TFT_FLOW_COL_DST_TS],
+			zz_enc((int64_t)((uint64_t)x->dst_ts_ns - (x->dst_track == TFT_NONE ? 0 : t))));
+		p[TFT_FLOW_COL_SRC_TRACK] += put_uv(p[TFT_FLOW_COL_SRC_TRACK],
+						    (uint32_t)(x->src_track + 1)); /* TFT_NONE -> 0 */
+		p[TFT_FLOW_COL_DST_TRACK] += put_uv(p[TFT_FLOW_COL_DST_TRACK],
+						    (uint32_t)(x->dst_track + 1));
+		p[TFT_FLOW_COL_ID] += put_uv_nb(p[TFT_FLOW_COL_ID], zz_enc((int64_t)(x->flow_id - prev_id)));
+		p[TFT_FLOW_COL_NAME] += put_uv(p[TFT_FLOW_COL_NAME], x->name);
+		p[TFT_FLOW_COL_CAT] += put_uv(p[TFT_FLOW_COL_CAT], x->cat);
+		p[TFT_FLOW_COL_FLAGS] += put_uv(p[TFT_FLOW_COL_FLAGS], x->flags);
+		prev_ts = (int64_t)t;
 		prev_id = x->flow_id;
 	}
-	present |= BIT(TFT_FLOW_COL_TS); /* always stored: it bounds n for a decoder */
+	/* An all-zero column is left out; ts is always stored: it bounds n for a decoder. */
+	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
+		if (c == TFT_FLOW_COL_TS || !flow_col_zero(col[c], (size_t)(p[c] - col[c]), n))
+			present |= BIT(c);
 	need = 2 + 4 * 10;
 	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
-		need += 10 + col[c].len;
-	scratch->len = 0;
+		need += 10 + (size_t)(p[c] - col[c]);
+	/* The keys are dead: scratch takes the payload. */
 	if (tft_chunk_buf_reserve(scratch, need))
-		goto out;
+		return TFT_ENOMEM;
 	scratch->p[scratch->len++] = TFT_FLOW_CHUNK_MAGIC;
 	scratch->p[scratch->len++] = TFT_FLOW_CHUNK_VERSION;
 	buf_uv(scratch, n);
 	buf_uv(scratch, present);
-	buf_uv(scratch, zz_enc(key[0].ts));
+	buf_uv(scratch, zz_enc(base_ts));
 	for (int c = 0; c < TFT_FLOW_NCOLS; c++) {
+		size_t len = (size_t)(p[c] - col[c]);
+
 		if (!(present & BIT(c)))
 			continue;
-		buf_uv(scratch, col[c].len);
-		memcpy(scratch->p + scratch->len, col[c].p, col[c].len);
-		scratch->len += col[c].len;
+		buf_uv(scratch, len);
+		memcpy(scratch->p + scratch->len, col[c], len);
+		scratch->len += len;
 	}
+	/* The columns are dead: out takes the blob. */
 	bound = ZSTD_compressBound(scratch->len);
-	out->len = 0;
 	if (tft_chunk_buf_reserve(out, bound))
-		goto out;
+		return TFT_ENOMEM;
 	r = ZSTD_compressCCtx(cctx, out->p, bound, scratch->p, scratch->len, level);
-	if (ZSTD_isError(r)) {
-		rc = TFT_EIO;
-		goto out;
-	}
+	if (ZSTD_isError(r))
+		return TFT_EIO;
 	out->len = r;
-	rc = 0;
-out:
-	for (int c = 0; c < TFT_FLOW_NCOLS; c++)
-		tft_chunk_buf_free(&col[c]);
-	free(key);
-	return rc;
+	return 0;
 }
 
 void tft_flow_dec_init(struct tft_flow_dec *d)

@@ -218,9 +218,10 @@ int64_t tft_flow_time(const struct tft_flow *f);
 
 /*
  * Encode n (1..TFT_FLOW_CHUNK_MAX_FLOWS) flows, stored sorted by time (ties
- * in the given order), into one compressed blob in out (scratch: the payload
- * in between; cctx: a ZSTD_CCtx). The smallest and largest time are
- * returned. 0, TFT_EINVAL, TFT_ENOMEM or TFT_EIO.
+ * in the given order), into one compressed blob in out (scratch: the sort
+ * keys, then the payload; out also holds the columns before the blob; both
+ * are reused across calls; cctx: a ZSTD_CCtx). The smallest and largest
+ * time are returned. 0, TFT_EINVAL, TFT_ENOMEM or TFT_EIO.
  */
 int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int level,
 			  struct tft_chunk_buf *scratch, struct tft_chunk_buf *out, int64_t *t_min,

@@ -11,6 +11,7 @@
  * (tft_lod_add); a closing chain is a loop, not a recursion, that moves each
  * closed block up one level (cascade); the merge/open outcome is inline
  * (offer). Blocks are emitted in the order of the recursive formulation.
+ * Blocks of quiet levels are only counted: no summary event, no call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +108,16 @@ static inline void block_event(const struct tft_lod *l, uint32_t depth,
 	};
 }
 
+/* Block b closed at `level`: emitted, or counted at a quiet level. */
 static inline int emit_block(struct tft_lod *l, int level, uint32_t depth,
 			     const struct tft_lod_block *b, tft_lod_emit_fn emit, void *ctx)
 {
 	struct tft_event ev;
 
+	if (l->quiet & (1u << level)) {
+		l->count[level]++;
+		return 0;
+	}
 	block_event(l, depth, b, &ev);
 	return emit(ctx, level, &ev);
 }
@@ -212,10 +218,13 @@ int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn e
 		int m = (63 - __builtin_clzll(q)) / 2 + 1; /* gap_k = 1 us * 4^(k-1) <= dur */
 		struct tft_lod_block *row = l->blk[depth];
 		struct tft_event sev;
+		uint32_t quiet = l->quiet;
 
 		if (m > TFT_LOD_LEVELS)
 			m = TFT_LOD_LEVELS;
-		block_event(l, depth, &it, &sev);
+		/* levels 1..m: bits 1..m */
+		if (~quiet & ((2u << m) - 2u))
+			block_event(l, depth, &it, &sev);
 		for (; k <= m; k++) {
 			struct tft_lod_block *b = &row[k - 1];
 
@@ -225,7 +234,9 @@ int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn e
 				    (rc = cascade(l, k + 1, depth, b, emit, ctx)))
 					return rc;
 			}
-			if ((rc = emit(ctx, k, &sev)))
+			if (quiet & (1u << k))
+				l->count[k]++;
+			else if ((rc = emit(ctx, k, &sev)))
 				return rc;
 		}
 		if (k > TFT_LOD_LEVELS)

@@ -41,6 +41,16 @@ struct tft_lod {
 	struct tft_lod_block (*blk)[TFT_LOD_LEVELS]; /* owned: [depth][level - 1] */
 	uint32_t cap_depth;
 	uint32_t track;
+	/*
+	 * Quiet levels (bit k for level k, set by the caller between calls):
+	 * their closed blocks are counted in count[k] instead of emitted (a
+	 * caller that only needs to know how many there are saves the call and
+	 * the summary event). Blocks still cascade into coarser levels, so the
+	 * output of the other levels does not change. count (borrowed,
+	 * TFT_LOD_LEVELS + 1 entries) may be NULL while quiet is 0.
+	 */
+	uint32_t quiet;
+	uint64_t *count;
 };
 
 void tft_lod_init(struct tft_lod *l, uint32_t track);

@@ -52,7 +52,8 @@ struct wtrack {
 	uint32_t nstack, cap_stack;
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
 	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
-	uint32_t skip_mask; /* LOD levels counted but not encoded: predicted to be dropped */
+	/* lod.quiet: the LOD levels counted (into n_level) but not encoded,
+	 * predicted to be dropped (see predict_skips) */
 	struct tft_lod lod;
 };
 
@@ -445,6 +446,7 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 	}
 	wt->last_ts = INT64_MIN;
 	tft_lod_init(&wt->lod, wt->t.id);
+	wt->lod.count = wt->n_level;
 	w->tracks[w->ntracks] = wt;
 	return w->ntracks++;
 }
@@ -523,9 +525,9 @@ static void predict_skips(struct tft_writer *w, struct wtrack *wt)
 			continue;
 		}
 		/* skip from 1.2x the threshold on */
-		if ((wt->skip_mask & (1u << k)) || n * 5 * TFT_LOD_KEEP_DIV < finer * 6)
+		if ((wt->lod.quiet & (1u << k)) || n * 5 * TFT_LOD_KEEP_DIV < finer * 6)
 			continue;
-		wt->skip_mask |= 1u << k;
+		wt->lod.quiet |= 1u << k;
 		if (wt->enc[k]) {
 			wt->ctx->open_bytes -= wt->enc[k]->bytes;
 			tft_chunk_enc_reset(wt->enc[k], 1);
@@ -591,39 +593,45 @@ static int flush_ctx(struct tft_writer *w, struct wctx *c)
 	return 0;
 }
 
-/* Add ev to the open chunk of (track, level); write the chunk when full. */
-static int enc_add(struct tft_writer *w, struct wtrack *wt, int level, const struct tft_event *ev)
+/* The first event of (track, level): its encoder. NULL on ENOMEM. */
+static __attribute__((noinline, cold)) struct tft_chunk_enc *enc_new(struct wtrack *wt, int level)
+{
+	struct tft_chunk_enc *e = malloc(sizeof(*e));
+
+	if (e) {
+		tft_chunk_enc_init(e);
+		wt->enc[level] = e;
+	}
+	return e;
+}
+
+/* Add ev to the open chunk of (track, level); write the chunk when full.
+ * Inline: once per raw event and per encoded summary event. */
+static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
+			  const struct tft_event *ev)
 {
 	struct tft_chunk_enc *e = wt->enc[level];
 	size_t before;
 	int rc;
 
-	if (!e) {
-		e = malloc(sizeof(*e));
-		if (!e)
-			return TFT_ENOMEM;
-		tft_chunk_enc_init(e);
-		wt->enc[level] = e;
-	}
+	if (tft_unlikely(!e) && !(e = enc_new(wt, level)))
+		return TFT_ENOMEM;
 	before = e->bytes;
 	rc = tft_chunk_enc_add(e, ev);
-	if (rc)
+	if (tft_unlikely(rc))
 		return rc;
 	wt->ctx->open_bytes += e->bytes - before;
 	wt->n_level[level]++;
-	if (tft_chunk_enc_is_full(e, w->chunk_events))
+	if (tft_unlikely(tft_chunk_enc_is_full(e, w->chunk_events)))
 		return flush_chunk(w, wt, level, 0);
 	return 0;
 }
 
+/* A summary event of a level that is not quiet (the LOD builder counts those). */
 static int emit_lod(void *ctx, int level, const struct tft_event *ev)
 {
 	struct wtrack *wt = ctx;
 
-	if (wt->skip_mask & (1u << level)) {
-		wt->n_level[level]++;
-		return 0;
-	}
 	return enc_add(wt->w, wt, level, ev);
 }
 
@@ -1343,7 +1351,7 @@ static int prune_lod(struct tft_writer *w, struct wtrack *wt)
 			if ((rc = write_lod_row(w, wt->t.id, k, n)))
 				return rc;
 			finer = n;
-			if (wt->skip_mask & (1u << k)) {
+			if (wt->lod.quiet & (1u << k)) {
 				rebuild |= 1u << k;
 			} else if (!w->flush_partial) {
 				st = w->st[ST_KEEP];

@@ -704,6 +704,57 @@ static void random_flow(struct tft_flow *f, int64_t *ts, uint32_t ntracks)
 		   (rnd() % 3 == 0 ? TFT_FLOWF_BIND_ENCLOSING : 0);
 }
 
+static int cmp_time_idx(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Runs and ties: the chunk's order is a stable sort by time (ties in input order). */
+static void test_flow_order(void)
+{
+	enum { N = 3000 };
+	struct tft_flow *f = calloc(N, sizeof(*f));
+	int64_t (*key)[2] = calloc(N, sizeof(*key));
+	struct tft_flow_dec d;
+	struct tft_chunk_buf scratch = { 0 }, blob = { 0 };
+	struct tft_error err;
+	void *cctx = ZSTD_createCCtx();
+	int64_t t_min, t_max;
+	int same = 1;
+
+	for (int i = 0; i < N; i++) {
+		/* 5 ascending runs, times in steps of 10 so that many collide */
+		int run = i / (N / 5), k = i % (N / 5);
+		f[i].flow_id = (uint64_t)i;
+		f[i].src_track = i % 3 == 0 ? TFT_NONE : 1; /* no source: dst time is the key */
+		f[i].src_ts_ns = f[i].src_track == TFT_NONE ? 0 : (int64_t)(k / 3) * 10 + run;
+		f[i].dst_track = 2;
+		f[i].dst_ts_ns = (int64_t)(k / 3) * 10 + (run & 1);
+		key[i][0] = tft_flow_time(&f[i]);
+		key[i][1] = i;
+	}
+	qsort(key, N, sizeof(*key), cmp_time_idx);
+	tft_flow_dec_init(&d);
+	ok(tft_flow_chunk_encode(f, N, cctx, 1, &scratch, &blob, &t_min, &t_max) == 0 &&
+		   tft_flow_chunk_decode(&d, blob.p, blob.len, 1, &err) == 0 && d.n == N,
+	   "flow order: encode and decode 5 runs with ties");
+	for (uint32_t i = 0; same && i < d.n; i++)
+		same = d.f[i].flow_id == (uint64_t)key[i][1];
+	ok(same, "flow order: a stable sort by time (ties keep input order)");
+	is_int(t_min, key[0][0], "flow order: t_min");
+	is_int(t_max, key[N - 1][0], "flow order: t_max");
+	tft_flow_dec_fini(&d);
+	tft_chunk_buf_free(&scratch);
+	tft_chunk_buf_free(&blob);
+	ZSTD_freeCCtx(cctx);
+	free(key);
+	free(f);
+}
+
 static void test_flow_codec(void)
 {
 	enum { N = 5000 };
@@ -1930,6 +1981,7 @@ int main(void)
 	test_roundtrip();
 	test_flows_steps();
 	test_flow_codec();
+	test_flow_order();
 	test_flows_many();
 	test_lod();
 	test_lod_rule();
