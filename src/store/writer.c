@@ -755,6 +755,50 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 
 static int queue_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev);
 
+/* A job's ev.kind meaning "end this track" rather than an event. */
+#define WJOB_END_TRACK 0xFFu
+
+/* Flush wt's LOD summaries and open chunks and free its encoders (owner's thread). */
+static int end_track(struct tft_writer *w, struct wtrack *wt)
+{
+	int rc = tft_lod_flush(&wt->lod, emit_lod, wt);
+
+	if (!rc)
+		rc = flush_track(w, wt, 1);
+	if (rc)
+		return failed_now(w) ? failed_now(w) : rc;
+	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+		if (wt->enc[k]) {
+			tft_chunk_enc_fini(wt->enc[k]);
+			free(wt->enc[k]);
+			wt->enc[k] = NULL;
+		}
+	}
+	free(wt->stack);
+	wt->stack = NULL;
+	wt->nstack = wt->cap_stack = 0;
+	return 0;
+}
+
+int tft_writer_end_track(struct tft_writer *w, uint32_t track)
+{
+	struct wtrack *wt;
+
+	if (failed_now(w))
+		return failed_now(w);
+	if (track >= w->ntracks)
+		return TFT_EINVAL;
+	wt = w->tracks[track];
+	if (wt->last_ts == INT64_MAX)
+		return 0; /* already ended */
+	wt->last_ts = INT64_MAX; /* later appends fail the order check */
+	if (wt->wk) {
+		struct tft_event mark = {.kind = WJOB_END_TRACK};
+		return queue_event(w, wt, &mark);
+	}
+	return end_track(w, wt);
+}
+
 int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 {
 	struct wtrack *wt;
@@ -872,7 +916,8 @@ static void *worker_main(void *arg)
 			struct wjob *j = &b->job[i];
 			int rc;
 			j->ev.args = j->ev.nargs ? b->args + j->args_off : NULL;
-			rc = store_event(w, j->wt, &j->ev);
+			rc = tft_likely(j->ev.kind != WJOB_END_TRACK) ? store_event(w, j->wt, &j->ev)
+								      : end_track(w, j->wt);
 			if (tft_unlikely(rc)) {
 				pthread_mutex_lock(&w->db_mu);
 				if (!w->errmsg[0])

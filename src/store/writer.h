@@ -94,6 +94,15 @@ uint32_t tft_writer_track_count(const struct tft_writer *w);
 int tft_writer_append(struct tft_writer *w, const struct tft_event *ev);
 
 /*
+ * The caller appends no more events to `track`: its LOD summaries and open
+ * chunks are written and its encoders freed now rather than at close, which
+ * bounds memory over inputs with many tracks (an XSpace line per track).
+ * Later appends to the track return TFT_EINVAL. 0 (also if already ended),
+ * TFT_EINVAL for an unknown track, or the writer's failure.
+ */
+int tft_writer_end_track(struct tft_writer *w, uint32_t track);
+
+/*
  * Flows are buffered and stored in compressed chunks of 16384, each sorted by
  * time (src_ts, or dst_ts when the source is unknown); in live mode commit()
  * also writes the partial chunk. TFT_EINVAL for an unknown track or string.

@@ -1857,9 +1857,12 @@ static void test_live(void)
 
 /* ---- threaded writer ------------------------------------------------------------------ */
 
-/* Write the same stream with `threads` store workers; returns the path. */
+/* Write the same stream with `threads` store workers (threads < 0: none, and
+ * track 3 is left open instead of ended); returns the path. */
 static const char *write_threaded(int threads)
 {
+	int end = threads >= 0;
+
 	static char path[512];
 	struct tft_writer_opts o = {.threads = threads, .chunk_events = 512, .bulk = threads == 3};
 	struct tft_error err;
@@ -1868,7 +1871,10 @@ static const char *write_threaded(int threads)
 	uint32_t tr[7];
 	int bad = 0;
 
-	snprintf(path, sizeof(path), "%s", tpath(threads == 0 ? "thr0.tft" : threads == 1 ? "thr1.tft" : "thr3.tft"));
+	snprintf(path, sizeof(path), "%s",
+		 tpath(threads < 0 ? "thr0n.tft" : threads == 0 ? "thr0.tft" : threads == 1 ? "thr1.tft" : "thr3.tft"));
+	if (threads < 0)
+		o.threads = 0;
 	w = tft_writer_open(path, &o, &err);
 	if (!w)
 		return NULL;
@@ -1894,7 +1900,13 @@ static const char *write_threaded(int threads)
 			x.ev.kind = TFT_EV_COUNTER;
 			x.ev.dur_ns = 0;
 		}
+		if (k == 3 && i > 100000) { /* ended: refused, threads or not */
+			bad |= end && tft_writer_append(w, &x.ev) != TFT_EINVAL;
+			continue;
+		}
 		bad |= tft_writer_append(w, &x.ev) != 0;
+		if (i == 100000 && end) /* its chunks and LOD written now, encoders freed */
+			bad |= tft_writer_end_track(w, tr[3]) != 0 || tft_writer_end_track(w, tr[3]) != 0;
 		if (i == 70000) {
 			tft_writer_track(w, tr[2])->sort_index = 5; /* waits for the workers */
 			bad |= tft_writer_commit(w, &err) != 0;
@@ -1926,11 +1938,11 @@ static void test_threads(void)
 	if (!p)
 		return;
 	snprintf(p0, sizeof(p0), "%s", p);
-	for (int n = 1; n <= 3; n += 2) {
+	for (int n = -1; n <= 3; n += 2) {
 		struct tft_session *s0, *s1;
 		int same = 1;
 		p = write_threaded(n);
-		ok(p != NULL, "threads: write with %d worker(s)", n);
+		ok(p != NULL, "threads: write with %d worker(s)%s", n < 0 ? 0 : n, n < 0 ? ", track 3 not ended" : "");
 		if (!p)
 			continue;
 		s0 = tft_session_open(p0, &err);
@@ -1961,7 +1973,10 @@ static void test_threads(void)
 					printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a.n, b.n);
 			}
 		}
-		ok(same, "threads: %d worker(s)%s store exactly what the caller's thread stores", n, n == 3 ? " (bulk mode)" : "");
+		ok(same, "threads: %s",
+		   n < 0 ? "a track ended early (tft_writer_end_track) stores what ending it at close stores" :
+		   n == 1 ? "1 worker stores exactly what the caller's thread stores" :
+			    "3 workers (bulk mode) store exactly what the caller's thread stores");
 		is_int(tft_session_track(s1, 2)->sort_index, 5, "threads: track change after a sync kept");
 		tft_session_close(s0);
 		tft_session_close(s1);
