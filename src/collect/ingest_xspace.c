@@ -13,6 +13,13 @@
  * (fast_line_header(), fast_event()) accept the canonical encoding only
  * and hand anything else to the table decoder, which checks it and reports
  * errors with their message path.
+ *
+ * A plane is walked in passes too (stat metadata, event metadata, stats,
+ * lines): its pass 1 checks every field and notes where each repeated
+ * field lies, so each later pass walks only its own span (plane_pass()),
+ * and the metadata map entries take a fast path (fast_meta_entry()) in
+ * their usual layout; real profiles carry much metadata (a third of the
+ * bytes of a TF GPU profile).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -138,13 +145,10 @@ static int hash_put(struct idmap *m, uint64_t key, uint32_t val)
 	}
 }
 
-/* Insert or replace. 0 or TFT_ENOMEM. `live` = entries in the map (density check). */
-static int idmap_put(struct idmap *m, uint64_t key, uint32_t val, uint32_t live)
+/* idmap_put() for a key past the dense array. */
+static int __attribute__((noinline)) idmap_put_slow(struct idmap *m, uint64_t key, uint32_t val,
+						     uint32_t live)
 {
-	if (key < m->ndense) {
-		m->dense[key] = val;
-		return 0;
-	}
 	/*
 	 * Ids are usually small and dense (1..N; correlation ids interleaved
 	 * across threads): grow the array while it stays within 16 slots per
@@ -168,6 +172,16 @@ static int idmap_put(struct idmap *m, uint64_t key, uint32_t val, uint32_t live)
 		return 0;
 	}
 	return hash_put(m, key, val);
+}
+
+/* Insert or replace. 0 or TFT_ENOMEM. `live` = entries in the map (density check). */
+static inline int idmap_put(struct idmap *m, uint64_t key, uint32_t val, uint32_t live)
+{
+	if (tft_likely(key < m->ndense)) { /* new correlation ids, mostly: no call */
+		m->dense[key] = val;
+		return 0;
+	}
+	return idmap_put_slow(m, key, val, live);
 }
 
 /* ---- message structs and tables ------------------------------------------------ */
@@ -325,14 +339,20 @@ static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 static int on_plane_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 
-/* Plane pass 1: id and name; the rest is checked for its wire type only. */
+static int on_plane_later(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+/*
+ * Plane pass 1: id and name; the rest is checked for its wire type only,
+ * and where each repeated field lies is noted (on_plane_later()) so that
+ * the later passes walk only that part of the plane.
+ */
 static const struct tft_pb_field plane_fields[] = {
 	F(1, TFT_PB_INT64, 0, struct xs_plane, id, "id", NULL, NULL),
 	F(2, TFT_PB_STRING, 0, struct xs_plane, name, "name", NULL, NULL),
-	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "lines", on_later, NULL),
-	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "event_metadata", on_later, NULL),
-	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stat_metadata", on_later, NULL),
-	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_later, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "lines", on_plane_later, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "event_metadata", on_plane_later, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stat_metadata", on_plane_later, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "stats", on_plane_later, NULL),
 };
 static const struct tft_pb_msg plane_msg = {"XPlane", plane_fields, 6, offsetof(struct xs_plane, has)};
 
@@ -454,6 +474,14 @@ struct xs {
 	struct xs_plane plane;
 	uint32_t plane_index;
 	int device_plane;     /* /device:... */
+	/*
+	 * Where the plane's lines, event_metadata, stat_metadata and stats
+	 * (fields 3..6, [num - 3]) lie: from the end of the field before the
+	 * first one (or the plane start) to the end of the last one, NULL if
+	 * none; a key boundary at each end. Noted by plane pass 1.
+	 */
+	const uint8_t *span_lo[4], *span_hi[4];
+	const uint8_t *span_last; /* end of the last field noted so far */
 
 	/* Current line. */
 	uint32_t track;           /* TFT_NONE until the line's first event */
@@ -590,6 +618,20 @@ static int printable_utf8ish(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* v in decimal, as "%llu" writes it, at buf (room for 20 digits); returns the length. */
+static size_t fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(buf, tmp + sizeof(tmp) - n, n);
+	return n;
+}
+
 /* Convert a decoded XStat into *a; 1 = filled, 0 = skip, <0 error. */
 static int stat_to_arg(struct xs *x, const struct xs_stat *s, struct tft_arg *a,
 		       const struct xs_smeta **meta_out)
@@ -612,9 +654,8 @@ static int stat_to_arg(struct xs *x, const struct xs_stat *s, struct tft_arg *a,
 			a->type = TFT_ARG_INT;
 			a->v.i = (int64_t)s->u;
 		} else {
-			int n = snprintf(x->scratch, sizeof(x->scratch), "%llu", (unsigned long long)s->u);
-
-			id = intern(x, x->scratch, (size_t)n);
+			/* Text, as "%llu" would write it (snprintf costs ten times more). */
+			id = intern(x, x->scratch, fmt_u64(x->scratch, s->u));
 			if (id == UINT32_MAX)
 				return TFT_ENOMEM;
 			a->type = TFT_ARG_STR;
@@ -640,9 +681,13 @@ static int stat_to_arg(struct xs *x, const struct xs_stat *s, struct tft_arg *a,
 		if (s->bytes.len <= 256 && printable_utf8ish(s->bytes.p, s->bytes.len)) {
 			id = intern(x, s->bytes.p, s->bytes.len);
 		} else {
-			int n = snprintf(x->scratch, sizeof(x->scratch), "<%zu bytes>", s->bytes.len);
+			/* "<%zu bytes>" */
+			size_t n = 1;
 
-			id = intern(x, x->scratch, (size_t)n);
+			x->scratch[0] = '<';
+			n += fmt_u64(x->scratch + 1, s->bytes.len);
+			memcpy(x->scratch + n, " bytes>", 7);
+			id = intern(x, x->scratch, n + 7);
 		}
 		if (id == UINT32_MAX)
 			return TFT_ENOMEM;
@@ -1247,6 +1292,25 @@ static int on_later(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	return 0; /* handled by a later pass */
 }
 
+/*
+ * A plane field left to a later pass (num 3..6): extend its span. A span
+ * starts where the field before its first value ended, so it may hold
+ * other fields (the pass skips them, as it would over the whole plane);
+ * what it leaves out holds none of its values.
+ */
+static int on_plane_later(void *ctx, void *msg, const struct tft_pb_field *f,
+			  const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	uint32_t k = f->num - 3;
+
+	if (!x->span_lo[k])
+		x->span_lo[k] = x->span_last;
+	x->span_last = v->p + v->len;
+	x->span_hi[k] = x->span_last;
+	return 0;
+}
+
 static uint8_t special_of(struct tft_pb_bytes name)
 {
 	if (bytes_eq(name, "correlation_id"))
@@ -1260,6 +1324,84 @@ static uint8_t special_of(struct tft_pb_bytes name)
 	return SPECIAL_NONE;
 }
 
+/* Read a length-delimited value at *pp (after its key) that fits before end. */
+static inline __attribute__((always_inline)) int take_bytes(const uint8_t **pp, const uint8_t *end, const uint8_t *lim,
+			     struct tft_pb_bytes *b)
+{
+	uint64_t n;
+
+	if (xs_varint(pp, end, lim, &n) || n > (uint64_t)(end - *pp))
+		return -1;
+	b->p = *pp;
+	b->len = (size_t)n;
+	*pp += n;
+	return 0;
+}
+
+/*
+ * The usual layout of a metadata map entry: key, then the value: id, name
+ * and, in an event metadata entry (`event`), display_name; each at most
+ * once, in field-number order, nothing else but a stat metadata's
+ * description or an event metadata's metadata bytes (not used) in their
+ * places. Fills the entry (zeroed by the caller) as the tables would:
+ * 1 = done, 0 = another layout (the tables decode it, skipping unknown
+ * fields and reporting errors). `value` is the value's struct inside it.
+ */
+static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *lim, int event,
+			   uint64_t *has, int64_t *key, uint64_t *vhas, int64_t *id,
+			   struct tft_pb_bytes *name, struct tft_pb_bytes *display_name)
+{
+	struct tft_pb_bytes val, skip;
+	const uint8_t *q, *qend;
+	uint64_t v;
+
+	if (p < end && *p == 0x08) {
+		p++;
+		if (xs_varint(&p, end, lim, &v))
+			return 0;
+		*key = (int64_t)v;
+		*has |= 1u << 0;
+	}
+	if (p < end && *p == 0x12) {
+		p++;
+		if (take_bytes(&p, end, lim, &val))
+			return 0;
+		*has |= 1u << 1;
+		q = val.p;
+		qend = q + val.len;
+		if (q < qend && *q == 0x08) {
+			q++;
+			if (xs_varint(&q, qend, lim, &v))
+				return 0;
+			*id = (int64_t)v;
+			*vhas |= 1u << 0;
+		}
+		if (q < qend && *q == 0x12) {
+			q++;
+			if (take_bytes(&q, qend, lim, name))
+				return 0;
+			*vhas |= 1u << 1;
+		}
+		/* XStatMetadata.description (stored, unused) / XEventMetadata.metadata (skipped). */
+		if (q < qend && *q == 0x1a) {
+			q++;
+			if (take_bytes(&q, qend, lim, &skip))
+				return 0;
+			if (!event)
+				*vhas |= 1u << 2;
+		}
+		if (event && q < qend && *q == 0x22) {
+			q++;
+			if (take_bytes(&q, qend, lim, display_name))
+				return 0;
+			*vhas |= 1u << 2;
+		}
+		if (q != qend)
+			return 0;
+	}
+	return p == end;
+}
+
 static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct xs *x = ctx;
@@ -1268,9 +1410,13 @@ static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	r = tft_pb_wire_decode_sub(&v->sub, &smeta_entry_msg, &e, x);
-	if (r)
-		return r;
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 0, &e.has, &e.key,
+			     &e.value.has, &e.value.id, &e.value.name, NULL)) {
+		memset(&e, 0, sizeof(e));
+		r = tft_pb_wire_decode_sub(&v->sub, &smeta_entry_msg, &e, x);
+		if (r)
+			return r;
+	}
 	if (x->nsmeta + 1 > x->csmeta) {
 		uint32_t cap = x->csmeta;
 		struct xs_strcache *ns;
@@ -1307,9 +1453,13 @@ static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	r = tft_pb_wire_decode_sub(&v->sub, &emeta_entry_msg, &e, x);
-	if (r)
-		return r;
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 1, &e.has, &e.key,
+			     &e.value.has, &e.value.id, &e.value.name, &e.value.display_name)) {
+		memset(&e, 0, sizeof(e));
+		r = tft_pb_wire_decode_sub(&v->sub, &emeta_entry_msg, &e, x);
+		if (r)
+			return r;
+	}
 	if (tft_grow((void **)&x->emeta, &x->cemeta, x->nemeta + 1, sizeof(*x->emeta)))
 		return oom(x);
 	m = &x->emeta[x->nemeta];
@@ -1555,6 +1705,12 @@ static int cmp_pend(const void *a, const void *b)
 	return p->seq < q->seq ? -1 : (p->seq > q->seq);
 }
 
+/* A held-back event's args (NULL when the line has none: no pointer arithmetic on NULL). */
+static inline const struct tft_arg *pend_args(const struct xs *x, const struct xs_pend *pe)
+{
+	return x->pargs ? x->pargs + pe->args_off : NULL;
+}
+
 /* The line is too large to hold: its events so far, and the rest, go through the sorter. */
 static int spill_line(struct xs *x)
 {
@@ -1562,7 +1718,7 @@ static int spill_line(struct xs *x)
 		struct tft_event ev = x->pend[i].ev;
 		int r;
 
-		ev.args = x->pargs + x->pend[i].args_off;
+		ev.args = pend_args(x, &x->pend[i]);
 		r = tft_sorter_push(x->sorter, &ev, x->err);
 		if (r)
 			return r;
@@ -1613,7 +1769,7 @@ static int flush_line(struct xs *x)
 		for (uint32_t i = 0; i < x->npend && !r; i++) {
 			struct tft_event ev = x->pend[i].ev;
 
-			ev.args = x->pargs + x->pend[i].args_off;
+			ev.args = pend_args(x, &x->pend[i]);
 			r = tft_writer_append(x->w, &ev);
 		}
 	}
@@ -1886,7 +2042,16 @@ static __attribute__((hot)) int do_line(struct xs *x, const struct tft_pb_sub *l
 		r = tft_pb_wire_fail(d, x->store_err, ls->p - d->base,
 				     "could not store the line's events");
 	} else if (!r) {
+		int spilled = x->spilled;
+
 		r = flush_line(x);
+		/*
+		 * The line's track gets no more events (one track per line):
+		 * the writer can store and free it now. Not when the line went
+		 * through the sorter, which appends its events at the end.
+		 */
+		if (!r && !spilled && x->track != TFT_NONE)
+			r = tft_writer_end_track(x->w, x->track);
 		if (r)
 			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
 	}
@@ -1896,6 +2061,117 @@ static __attribute__((hot)) int do_line(struct xs *x, const struct tft_pb_sub *l
 static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	return do_line(ctx, &v->sub);
+}
+
+/*
+ * A later pass over the plane, for field num (m lists it alone, with its
+ * handler): over its span only, handing each value to the handler as the
+ * table decoder would. Pass 1 has checked every field's key, wire type and
+ * length, so the fields around it can only be skipped, without error; the
+ * values' indexes and the error paths are those of a pass over the whole
+ * plane (same path element, all the field's values inside).
+ */
+static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
+		      const struct tft_pb_msg *m)
+{
+	struct tft_pb_dec *d = x->dec;
+	const struct tft_pb_field *f = &m->fields[0];
+	const uint8_t *p = x->span_lo[num - 3], *end = x->span_hi[num - 3];
+	const char *saved = d->cur_field;
+	uint32_t saved_index = d->cur_index, index = 0;
+	int r = 0;
+
+	if (!p)
+		return 0; /* none */
+	/* What tft_pb_wire_decode_sub(span, m, NULL, x) does, without the table walk. */
+	if (d->depth >= d->max_depth)
+		return tft_pb_wire_fail(d, TFT_EFORMAT, p - d->base, "messages nested deeper than %u",
+					d->max_depth);
+	d->path[d->depth].name = ps->name;
+	d->path[d->depth].index = ps->index;
+	d->depth++;
+	d->cur_field = NULL;
+	while (p < end) {
+		const uint8_t *key_at = p;
+		struct tft_pb_val v;
+		struct tft_pb_bytes b;
+		uint64_t key;
+
+		if (xs_varint(&p, end, x->lim, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
+		    (v.offset = p - d->base, take_bytes(&p, end, x->lim, &b))) {
+			/*
+			 * Another field: skip it. (Pass 1 has checked every key
+			 * and length; were one bad, the iterator would report
+			 * it as the tables do.)
+			 */
+			struct tft_pb_iter it;
+			struct tft_pb_raw raw;
+
+			tft_pb_wire_iter_init(&it, key_at, (size_t)(end - key_at));
+			r = tft_pb_wire_iter_next(d, &it, &raw);
+			if (r < 0)
+				break;
+			r = 0;
+			p = it.p;
+			continue;
+		}
+		/* v.offset: the length's, as the tables give it. */
+		v.index = index;
+		v.p = b.p;
+		v.len = b.len;
+		v.sub.dec = d;
+		v.sub.p = b.p;
+		v.sub.len = b.len;
+		v.sub.name = f->name;
+		v.sub.index = index++;
+		d->cur_field = f->name;
+		d->cur_index = v.index;
+		r = f->fn(x, NULL, f, &v);
+		if (r < 0) {
+			r = tft_pb_wire_fail(d, r, v.offset, "%s", tft_strerror(r));
+			break;
+		}
+		r = 0;
+	}
+	d->depth--;
+	d->cur_field = saved;
+	d->cur_index = saved_index;
+	return r;
+}
+
+static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *lim = x->lim;
+	struct tft_pb_bytes b;
+	uint64_t v;
+
+	while (p < end) {
+		const uint8_t *at = p;
+		uint8_t k = *p++;
+
+		if (k == 0x08) {
+			if (xs_varint(&p, end, lim, &v))
+				return 0;
+			x->plane.id = (int64_t)v;
+			x->plane.has |= 1u << 0;
+		} else if (k == 0x12) {
+			if (take_bytes(&p, end, lim, &x->plane.name))
+				return 0;
+			x->plane.has |= 1u << 1;
+		} else if (k == 0x1a || k == 0x22 || k == 0x2a || k == 0x32) {
+			uint32_t i = (k >> 3) - 3; /* lines, event_metadata, stat_metadata, stats */
+
+			if (take_bytes(&p, end, lim, &b))
+				return 0;
+			if (!x->span_lo[i])
+				x->span_lo[i] = at;
+			x->span_hi[i] = p;
+			x->plane.has |= 1u << (i + 2);
+		} else {
+			return 0;
+		}
+	}
+	return 1;
 }
 
 static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
@@ -1909,13 +2185,20 @@ static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 	x->labels = 0;
 	x->labels_len = 0;
 	memset(&x->plane, 0, sizeof(x->plane));
-	r = tft_pb_wire_decode_sub(ps, &plane_msg, &x->plane, x);
+	memset(x->span_lo, 0, sizeof(x->span_lo));
+	r = 0;
+	if (!fast_plane_fields(x, ps->p, ps->p + ps->len)) {
+		memset(&x->plane, 0, sizeof(x->plane));
+		memset(x->span_lo, 0, sizeof(x->span_lo));
+		x->span_last = ps->p;
+		r = tft_pb_wire_decode_sub(ps, &plane_msg, &x->plane, x);
+	}
 	if (!r)
-		r = tft_pb_wire_decode_sub(ps, &plane_smeta_msg, NULL, x);
+		r = plane_pass(x, ps, 5, &plane_smeta_msg);
 	if (!r)
-		r = tft_pb_wire_decode_sub(ps, &plane_emeta_msg, NULL, x);
+		r = plane_pass(x, ps, 4, &plane_emeta_msg);
 	if (!r)
-		r = tft_pb_wire_decode_sub(ps, &plane_stats_msg, NULL, x);
+		r = plane_pass(x, ps, 6, &plane_stats_msg);
 	if (r)
 		return r;
 	if (x->labels_len) {
@@ -1924,7 +2207,7 @@ static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 			return oom(x);
 	}
 	x->device_plane = bytes_prefix(x->plane.name, "/device:");
-	return tft_pb_wire_decode_sub(ps, &plane_lines_msg, NULL, x);
+	return plane_pass(x, ps, 3, &plane_lines_msg);
 }
 
 static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
