@@ -47,7 +47,6 @@ struct wtrack {
 	struct wctx *ctx;     /* borrowed: the context that stores this track */
 	struct wworker *wk;   /* borrowed: its worker, NULL without threads */
 	int owned;            /* listed in ctx->own */
-	int64_t last_ts;      /* INT64_MIN before the first event; the caller's thread's */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
@@ -60,7 +59,7 @@ struct wtrack {
 /* Threaded mode: a batch of events queued to one worker. */
 #define WB_EVENTS 4096u
 #define WB_ARGS 16384u
-#define WB_POOL 4u /* batches per worker */
+#define WB_POOL 16u /* batches per worker */
 
 struct wjob {
 	struct tft_event ev; /* ev.args is rebuilt from args_off by the worker */
@@ -75,12 +74,28 @@ struct wbatch {
 	struct tft_arg args[WB_ARGS];
 };
 
+/*
+ * The caller's thread's view of a track, kept apart from struct wtrack (which
+ * the owning worker writes per event) so that the two threads never write
+ * the same cache line per event.
+ */
+struct wcall {
+	int64_t last_ts;    /* INT64_MIN before the first event; INT64_MAX once ended */
+	struct wtrack *wt;  /* borrowed */
+	struct wworker *wk; /* borrowed; NULL without threads */
+};
+
+#define WPAD 128 /* bytes between fields written per event by different threads */
+
 struct wworker {
+	struct wbatch *cur;   /* owned by the caller's thread: being filled */
+	char pad0[WPAD];
+	/* The worker's own: */
 	struct tft_writer *w; /* borrowed */
 	pthread_t thread;
 	int started;
 	struct wctx ctx;
-	struct wbatch *cur;   /* owned by the caller's thread: being filled */
+	char pad1[WPAD];
 	/* Guarded by mu: */
 	pthread_mutex_t mu;
 	pthread_cond_t work;  /* worker waits: a batch queued, or stop */
@@ -89,6 +104,7 @@ struct wworker {
 	struct wbatch *free;  /* owned: free list */
 	uint32_t nalloc;      /* batches allocated */
 	int busy, stop;
+	char pad2[WPAD];
 };
 
 struct meta_ent {
@@ -162,6 +178,7 @@ struct tft_writer {
 	uint32_t nprocs, cap_procs;
 	struct wtrack **tracks; /* owned, each owned */
 	uint32_t ntracks, cap_tracks;
+	struct wcall *calls;    /* owned: per track, the caller's thread's (cap_tracks entries) */
 	struct meta_ent *meta; /* owned */
 	uint32_t nmeta, cap_meta;
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
@@ -257,6 +274,7 @@ static void writer_free(struct tft_writer *w)
 		free(wt);
 	}
 	free(w->tracks);
+	free(w->calls);
 	for (uint32_t i = 0; i < w->nmeta; i++) {
 		free(w->meta[i].key);
 		free(w->meta[i].text);
@@ -424,9 +442,14 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 	if (w->ntracks == w->cap_tracks) {
 		uint32_t ncap = w->cap_tracks ? w->cap_tracks * 2 : 16;
 		struct wtrack **nt = realloc(w->tracks, (size_t)ncap * sizeof(*nt));
+		struct wcall *nc;
 		if (!nt)
 			return TFT_NONE;
 		w->tracks = nt;
+		nc = realloc(w->calls, (size_t)ncap * sizeof(*nc));
+		if (!nc)
+			return TFT_NONE;
+		w->calls = nc;
 		w->cap_tracks = ncap;
 	}
 	wt = calloc(1, sizeof(*wt));
@@ -444,7 +467,7 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 		wt->wk = &w->wk[w->ntracks % w->nwk];
 		wt->ctx = &wt->wk->ctx;
 	}
-	wt->last_ts = INT64_MIN;
+	w->calls[w->ntracks] = (struct wcall){ .last_ts = INT64_MIN, .wt = wt, .wk = wt->wk };
 	tft_lod_init(&wt->lod, wt->t.id);
 	wt->lod.count = wt->n_level;
 	w->tracks[w->ntracks] = wt;
@@ -753,7 +776,8 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 	return 0;
 }
 
-static int queue_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev);
+static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *wt,
+		       const struct tft_event *ev);
 
 /* A job's ev.kind meaning "end this track" rather than an event. */
 #define WJOB_END_TRACK 0xFFu
@@ -789,19 +813,19 @@ int tft_writer_end_track(struct tft_writer *w, uint32_t track)
 	if (track >= w->ntracks)
 		return TFT_EINVAL;
 	wt = w->tracks[track];
-	if (wt->last_ts == INT64_MAX)
+	if (w->calls[track].last_ts == INT64_MAX)
 		return 0; /* already ended */
-	wt->last_ts = INT64_MAX; /* later appends fail the order check */
+	w->calls[track].last_ts = INT64_MAX; /* later appends fail the order check */
 	if (wt->wk) {
 		struct tft_event mark = {.kind = WJOB_END_TRACK};
-		return queue_event(w, wt, &mark);
+		return queue_event(w, wt->wk, wt, &mark);
 	}
 	return end_track(w, wt);
 }
 
 int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 {
-	struct wtrack *wt;
+	struct wcall *c;
 	int64_t end;
 	int rc;
 
@@ -813,12 +837,12 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 		return TFT_EINVAL;
 	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
 		return TFT_EINVAL;
-	wt = w->tracks[ev->track];
-	if (tft_unlikely(ev->ts_ns < wt->last_ts))
+	c = &w->calls[ev->track];
+	if (tft_unlikely(ev->ts_ns < c->last_ts))
 		return TFT_EINVAL;
-	rc = wt->wk ? queue_event(w, wt, ev) : store_event(w, wt, ev);
+	rc = c->wk ? queue_event(w, c->wk, c->wt, ev) : store_event(w, c->wt, ev);
 	if (tft_likely(!rc))
-		wt->last_ts = ev->ts_ns;
+		c->last_ts = ev->ts_ns;
 	return rc;
 }
 
@@ -863,9 +887,9 @@ static void batch_submit(struct wworker *k, struct wbatch *b)
 	pthread_mutex_unlock(&k->mu);
 }
 
-static int queue_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev)
+static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *wt,
+		       const struct tft_event *ev)
 {
-	struct wworker *k = wt->wk;
 	struct wbatch *b = k->cur;
 	struct wjob *j;
 
