@@ -17,7 +17,7 @@
 # xspace_real is the real TF2 GPU profile tf-profiler-demo/GPU-multi-worker/
 # 34.83.195.179_6003.xplane.pb concatenated 50 times: protobuf concatenation
 # merges messages, so it is one valid XSpace with 50x the planes), BENCH_XSPACE_MB
-# (300: size of the generated XSpace), BENCH_RUNMETA_MB (200), BENCH_STORE_SLICES (2000000: slices bench_store
+# (300: size of the generated XSpace), BENCH_RUNMETA_MB (100: one step's RunMetadata; at 200 its per-device events pass the 96 MB sort budget and spill), BENCH_STORE_SLICES (2000000: slices bench_store
 # generates; 10000000 is the reference size), TFT_BIN (build/tftracer;
 # bench_store links the libtftracer.a next to it), TFT_DATA (../shared/data).
 # Output: one JSON line per result (also appended to bench/results/<date>.jsonl)
@@ -34,7 +34,7 @@ PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
 INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store}
 STORE_SLICES=${BENCH_STORE_SLICES:-2000000}
 XSPACE_MB=${BENCH_XSPACE_MB:-300}
-RUNMETA_MB=${BENCH_RUNMETA_MB:-200}
+RUNMETA_MB=${BENCH_RUNMETA_MB:-100}
 DATA=${TFT_DATA:-$ROOT/../shared/data}
 PY=/usr/bin/python3
 TIME=/usr/bin/time
