@@ -86,16 +86,21 @@ prepare_gen() {
 	echo "$out"
 }
 
-prepare_xspace() {
-	local gen=$WORK/gen_xspace out=$WORK/gen_${XSPACE_MB}MB.xplane.pb
+# bench/gen_xspace output: prepare_pb OUT [--runmeta] MB
+prepare_pb() {
+	local gen=$WORK/gen_xspace out=$1
+	shift
 	if [ ! -x "$gen" ] || [ bench/gen_xspace.c -nt "$gen" ]; then
 		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_xspace.c
 	fi
 	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
-		"$gen" "$XSPACE_MB" "$out.part" >/dev/null 2>&1 && mv "$out.part" "$out"
+		"$gen" "$@" "$out.part" >/dev/null 2>&1 && mv "$out.part" "$out"
 	fi
 	echo "$out"
 }
+
+prepare_xspace() { prepare_pb "$WORK/gen_${XSPACE_MB}MB.xplane.pb" "$XSPACE_MB"; }
+prepare_runmeta() { prepare_pb "$WORK/gen_${RUNMETA_MB}MB.runmeta.pb" --runmeta "$RUNMETA_MB"; }
 
 prepare_mtia() {
 	local src=$DATA/hta/mtia_trace_single_rank/mtia_rank_0.json.gz out=$WORK/mtia_rank_0.json
@@ -112,17 +117,6 @@ prepare_xspace_real() {
 	[ -f "$src" ] || return 0
 	if [ ! -s "$out" ]; then
 		for i in $(seq 50); do cat "$src"; done >"$out.part" && mv "$out.part" "$out"
-	fi
-	echo "$out"
-}
-
-prepare_runmeta() {
-	local gen=$WORK/gen_xspace out=$WORK/gen_${RUNMETA_MB}MB.runmeta.pb
-	if [ ! -x "$gen" ] || [ bench/gen_xspace.c -nt "$gen" ]; then
-		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_xspace.c
-	fi
-	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
-		"$gen" --runmeta "$RUNMETA_MB" "$out.part" >/dev/null 2>&1 && mv "$out.part" "$out"
 	fi
 	echo "$out"
 }
