@@ -375,7 +375,8 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	    tft_writer_commit(w, err))
 		goto fail;
 	if (threads && workers_start(w, (uint32_t)threads)) {
-		tft_error_set(err, TFT_ENOMEM, -1, "cannot start store threads");
+		tft_error_set(err, TFT_ENOMEM, -1,
+			      "cannot start store threads (TFT_STORE_THREADS=0 stores on this thread)");
 		goto fail;
 	}
 	return w;

@@ -9,6 +9,7 @@
 #include "collect/tf_names.h"
 #include "store/session.h"
 #include "store/writer.h"
+#include "importfix.h"
 #include "pbenc.h"
 #include "tap.h"
 
@@ -144,35 +145,26 @@ static void build_runmeta(struct enc *rm)
 /* ---- session helpers ------------------------------------------------------------------- */
 
 static char tmpdir[256];
-static int seq;
+
+struct mem_input {
+	const char *name;
+	const void *p;
+	size_t n;
+};
+
+static int ingest_mem(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct mem_input *in = ctx;
+
+	return tft_runmeta_ingest(w, in->name, in->p, in->n, NULL, err);
+}
 
 static struct tft_session *import_mem(const char *name, const void *p, size_t n, int *rc,
 				      struct tft_error *err)
 {
-	char path[512];
-	struct tft_writer *w;
-	int r;
+	struct mem_input in = { name, p, n };
 
-	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
-	tft_error_clear(err);
-	w = tft_writer_open(path, NULL, err);
-	if (!w) {
-		*rc = err->code;
-		return NULL;
-	}
-	r = tft_runmeta_ingest(w, name, p, n, NULL, err);
-	*rc = r;
-	if (r) {
-		tft_writer_abort(w);
-		unlink(path);
-		return NULL;
-	}
-	r = tft_writer_close(w, err);
-	if (r) {
-		*rc = r;
-		return NULL;
-	}
-	return tft_session_open(path, err);
+	return tft_test_import(tmpdir, ingest_mem, &in, rc, err);
 }
 
 struct got_ev {

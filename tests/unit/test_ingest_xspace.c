@@ -9,6 +9,7 @@
 #include "collect/ingest_xspace.h"
 #include "store/session.h"
 #include "store/writer.h"
+#include "importfix.h"
 #include "pbenc.h"
 #include "tap.h"
 
@@ -67,7 +68,6 @@ static void event_meta(struct enc *plane, int64_t id, const char *name, const ch
 /* ---- session helpers ----------------------------------------------------------------- */
 
 static char tmpdir[256];
-static int seq;
 
 static struct tft_session *import_mem_opts(const char *name, const uint8_t *p, size_t n,
 					   const struct tft_ingest_opts *opts, int *rc,
@@ -79,34 +79,27 @@ static struct tft_session *import_mem(const char *name, const uint8_t *p, size_t
 	return import_mem_opts(name, p, n, NULL, rc, err);
 }
 
+struct mem_input {
+	const char *name;
+	const uint8_t *p;
+	size_t n;
+	const struct tft_ingest_opts *opts;
+};
+
+static int ingest_mem(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct mem_input *in = ctx;
+
+	return tft_xspace_ingest(w, in->name, in->p, in->n, in->opts, err);
+}
+
 static struct tft_session *import_mem_opts(const char *name, const uint8_t *p, size_t n,
 					   const struct tft_ingest_opts *opts, int *rc,
 					   struct tft_error *err)
 {
-	char path[512];
-	struct tft_writer *w;
-	int r;
+	struct mem_input in = { name, p, n, opts };
 
-	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
-	tft_error_clear(err);
-	w = tft_writer_open(path, NULL, err);
-	if (!w) {
-		*rc = err->code;
-		return NULL;
-	}
-	r = tft_xspace_ingest(w, name, p, n, opts, err);
-	*rc = r;
-	if (r) {
-		tft_writer_abort(w);
-		unlink(path);
-		return NULL;
-	}
-	r = tft_writer_close(w, err);
-	if (r) {
-		*rc = r;
-		return NULL;
-	}
-	return tft_session_open(path, err);
+	return tft_test_import(tmpdir, ingest_mem, &in, rc, err);
 }
 
 struct got_ev {

@@ -149,8 +149,11 @@ static void test_shared(const char *path)
 	is_int(http(tft_server_port(srv), "GET", "/download/session", NULL, NULL), 404,
 	       "no file to download");
 	is_int(http(tft_server_port(srv), "POST", "/api/refresh", NULL, NULL), 200, "POST /api/refresh");
-	tft_server_stop(srv);
-	ok(1, "stopped");
+	{
+		uint16_t port = tft_server_port(srv);
+		tft_server_stop(srv);
+		is_int(http(port, "GET", "/api/steps", NULL, NULL), -1, "stopped: the port no longer answers");
+	}
 	tft_session_close(s);
 }
 
@@ -186,8 +189,11 @@ static void test_path_token(const char *path)
 	busy = tft_server_start(&o, &src, &err);
 	ok(busy == NULL && err.code == TFT_EIO, "port in use: TFT_EIO");
 	tft_server_stop(busy);
-	tft_server_stop(srv);
-	ok(1, "stopped");
+	{
+		uint16_t port = tft_server_port(srv);
+		tft_server_stop(srv);
+		is_int(http(port, "GET", "/api/steps", hdr, NULL), -1, "stopped: the port no longer answers");
+	}
 
 	tft_server_opts_init(&o);
 	o.port = 0;
