@@ -11,6 +11,10 @@
  * context, buffers, open-chunk budget); inserts into SQLite are serialized by
  * db_mu. A bounded pool of batches per worker keeps memory bounded: the
  * caller waits for a free batch when a worker falls behind.
+ *
+ * Lanes (tft_writer_lane_open): an importer's own threads store the tracks
+ * they claim on their own thread, each with a store context of its own, as
+ * a worker would; inserts are serialized by db_mu and interning by str_mu.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +50,7 @@ struct wtrack {
 	struct tft_writer *w; /* borrowed: the owner */
 	struct wctx *ctx;     /* borrowed: the context that stores this track */
 	struct wworker *wk;   /* borrowed: its worker, NULL without threads */
+	struct tft_writer_lane *lane; /* borrowed: the lane that claimed it (set once, atomically) */
 	int owned;            /* listed in ctx->own */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
@@ -164,7 +169,9 @@ struct tft_writer {
 	struct wworker *wk;       /* owned: nwk_alloc workers, the first nwk running (threaded mode) */
 	uint32_t nwk, nwk_alloc;
 	size_t open_max;          /* open-chunk bytes per context before it flushes them all */
-	pthread_mutex_t db_mu;    /* threaded mode: chunk inserts, failed, errmsg */
+	pthread_mutex_t db_mu;    /* threaded mode or lanes: chunk inserts, failed, errmsg */
+	pthread_mutex_t str_mu;   /* lanes open: the string table */
+	uint32_t nlanes;          /* lanes open (changed by the driving thread only) */
 	int zstd_level;
 	uint32_t chunk_events;
 	int flush_partial;
@@ -173,7 +180,7 @@ struct tft_writer {
 	int failed; /* sticky error status: once set, every call returns it (atomic in threaded mode) */
 	struct tft_strtab *strs; /* owned */
 	uint32_t strs_written;   /* ids below this are in the strings table */
-	uint32_t nstr;           /* tft_strtab_count(strs), cached for the append path */
+	uint32_t nstr;           /* tft_strtab_count(strs), cached for the append path (atomic with lanes) */
 	struct tft_process *procs; /* owned */
 	uint32_t nprocs, cap_procs;
 	struct wtrack **tracks; /* owned, each owned */
@@ -284,6 +291,7 @@ static void writer_free(struct tft_writer *w)
 	free(w->fbuf);
 	tft_strtab_destroy(w->strs);
 	pthread_mutex_destroy(&w->db_mu);
+	pthread_mutex_destroy(&w->str_mu);
 	free(w->path);
 	free(w);
 }
@@ -317,6 +325,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 		goto fail_unlink;
 	}
 	pthread_mutex_init(&w->db_mu, NULL);
+	pthread_mutex_init(&w->str_mu, NULL);
 	w->zstd_level = opts && opts->zstd_level ? opts->zstd_level : 3;
 	if (w->zstd_level > ZSTD_maxCLevel())
 		w->zstd_level = ZSTD_maxCLevel();
@@ -399,9 +408,15 @@ fail_unlink:
 
 uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len)
 {
-	uint32_t id = tft_strtab_intern(w->strs, s ? s : "", s ? len : 0);
+	int locked = w->nlanes != 0;
+	uint32_t id;
 
-	w->nstr = tft_strtab_count(w->strs);
+	if (locked)
+		pthread_mutex_lock(&w->str_mu);
+	id = tft_strtab_intern(w->strs, s ? s : "", s ? len : 0);
+	__atomic_store_n(&w->nstr, tft_strtab_count(w->strs), __ATOMIC_RELEASE);
+	if (locked)
+		pthread_mutex_unlock(&w->str_mu);
 	return id;
 }
 
@@ -412,7 +427,16 @@ uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s)
 
 const char *tft_writer_str(const struct tft_writer *w, uint32_t id, size_t *len)
 {
-	return tft_strtab_get(w->strs, id, len);
+	struct tft_writer *mw = (struct tft_writer *)w; /* the lock only */
+	int locked = w->nlanes != 0;
+	const char *s;
+
+	if (locked)
+		pthread_mutex_lock(&mw->str_mu);
+	s = tft_strtab_get(w->strs, id, len); /* the bytes never move; the index may */
+	if (locked)
+		pthread_mutex_unlock(&mw->str_mu);
+	return s;
 }
 
 uint32_t tft_writer_add_process(struct tft_writer *w, const struct tft_process *p)
@@ -508,8 +532,9 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel)
 {
 	int rc = tft_chunk_enc_finish(e, c->cctx, zlevel, &c->scratch, &c->blob);
+	int locked = w->nwk || w->nlanes;
 
-	if (w->nwk)
+	if (locked)
 		pthread_mutex_lock(&w->db_mu);
 	if (rc) {
 		snprintf(w->errmsg, sizeof(w->errmsg), "chunk compression failed");
@@ -523,7 +548,7 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		sqlite3_bind_blob(st, 6, c->blob.p, (int)c->blob.len, SQLITE_STATIC);
 		rc = step_reset(w, st, "insert chunk");
 	}
-	if (w->nwk)
+	if (locked)
 		pthread_mutex_unlock(&w->db_mu);
 	return rc;
 }
@@ -607,8 +632,15 @@ static int flush_all(struct tft_writer *w, int release)
 /* The open chunks of c's tracks are over budget: write them all. */
 static int flush_ctx(struct tft_writer *w, struct wctx *c)
 {
-	if (c == &w->main)
-		return flush_all(w, 1);
+	if (c == &w->main) {
+		/* Its tracks: every track without workers or lanes, else those handed back. */
+		for (uint32_t i = 0; i < w->ntracks; i++) {
+			int rc = w->tracks[i]->ctx == c ? flush_track(w, w->tracks[i], 1) : 0;
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
 	for (uint32_t i = 0; i < c->nown; i++) {
 		int rc = flush_track(w, c->own[i], 1);
 		if (rc)
@@ -845,6 +877,128 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	if (tft_likely(!rc))
 		c->last_ts = ev->ts_ns;
 	return rc;
+}
+
+/* ---- lanes ----------------------------------------------------------------------- */
+
+struct tft_writer_lane {
+	struct tft_writer *w; /* borrowed */
+	struct wctx ctx;      /* ctx.own: the tracks this lane claimed */
+};
+
+struct tft_writer_lane *tft_writer_lane_open(struct tft_writer *w)
+{
+	struct tft_writer_lane *l;
+
+	if (failed_now(w))
+		return NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->w = w;
+	l->ctx.cctx = ZSTD_createCCtx();
+	if (!l->ctx.cctx) {
+		free(l);
+		return NULL;
+	}
+	w->nlanes++;
+	return l;
+}
+
+/* Make wt the lane's (its first event): it must be unclaimed and have no events. */
+static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall *c)
+{
+	struct tft_writer_lane *none = NULL;
+	struct wctx *x = &l->ctx;
+
+	if (c->last_ts != INT64_MIN ||
+	    !__atomic_compare_exchange_n(&wt->lane, &none, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return TFT_EINVAL;
+	if (tft_grow((void **)&x->own, &x->cap_own, x->nown + 1, sizeof(*x->own)))
+		return TFT_ENOMEM;
+	x->own[x->nown++] = wt;
+	wt->owned = 1;
+	wt->wk = NULL;
+	wt->ctx = x;
+	c->wk = NULL;
+	return 0;
+}
+
+int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev)
+{
+	struct tft_writer *w = l->w;
+	uint32_t nstr = __atomic_load_n(&w->nstr, __ATOMIC_ACQUIRE);
+	struct wcall *c;
+	int64_t end;
+	int rc;
+
+	if (tft_unlikely(failed_now(w)))
+		return failed_now(w);
+	if (tft_unlikely(ev->track >= w->ntracks || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
+			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) || ev->name >= nstr ||
+			 ev->cat >= nstr))
+		return TFT_EINVAL;
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *a = &ev->args[i];
+		if (tft_unlikely(a->key >= nstr || a->type > TFT_ARG_JSON ||
+				 ((a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) && a->v.str >= nstr)))
+			return TFT_EINVAL;
+	}
+	c = &w->calls[ev->track];
+	if (tft_unlikely(c->wt->lane != l) && (rc = lane_claim(l, c->wt, c)))
+		return rc;
+	if (tft_unlikely(ev->ts_ns < c->last_ts))
+		return TFT_EINVAL;
+	rc = store_event(w, c->wt, ev);
+	if (tft_likely(!rc))
+		c->last_ts = ev->ts_ns;
+	return rc;
+}
+
+int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track)
+{
+	struct tft_writer *w = l->w;
+	struct wcall *c;
+	int rc;
+
+	if (failed_now(w))
+		return failed_now(w);
+	if (track >= w->ntracks)
+		return TFT_EINVAL;
+	c = &w->calls[track];
+	if (c->last_ts == INT64_MAX)
+		return 0;
+	if (c->wt->lane != l && (rc = lane_claim(l, c->wt, c)))
+		return rc;
+	c->last_ts = INT64_MAX;
+	return end_track(w, c->wt);
+}
+
+int tft_writer_lane_close(struct tft_writer_lane *l)
+{
+	struct tft_writer *w;
+	int rc = 0;
+
+	if (!l)
+		return 0;
+	w = l->w;
+	/* Tracks the lane did not end go back to the driving thread's context. */
+	for (uint32_t i = 0; i < l->ctx.nown; i++) {
+		struct wtrack *wt = l->ctx.own[i];
+		int r = w->calls[wt->t.id].last_ts == INT64_MAX ? 0 : flush_track(w, wt, 1);
+
+		if (r && !rc)
+			rc = r;
+		wt->ctx = &w->main;
+		wt->owned = 0;
+		wt->lane = NULL; /* with events now: no lane can claim it again */
+	}
+	ctx_fini(&l->ctx);
+	free(l);
+	w->nlanes--;
+	if (rc)
+		set_failed(w, rc);
+	return failed_now(w);
 }
 
 /* ---- worker threads ---------------------------------------------------------------- */

@@ -103,6 +103,34 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev);
 int tft_writer_end_track(struct tft_writer *w, uint32_t track);
 
 /*
+ * Lanes: parallel importers. An importer whose input splits into runs of
+ * whole tracks (XSpace lines, RunMetadata devices) can store several runs at
+ * once, one per thread: the driving thread opens one lane per thread before starting them and closes each after joining
+ * its thread. A lane's thread appends through its lane only; the lane's
+ * thread then does all of a track's store work itself (depth, stats, LOD,
+ * encoding, zstd; inserts are serialized), whatever opts.threads says.
+ *
+ * A track belongs to the lane that appends to (or ends) it first, and must
+ * have no events before that. While a lane is open, every thread (the
+ * driving one included) may call only the lane functions, tft_writer_intern
+ * and tft_writer_str (both thread-safe then); tracks, processes, flows,
+ * steps, meta and commits wait until every lane is closed. The session is
+ * what appending each track's events on one thread gives, except that
+ * string ids follow the order in which the threads interned the strings.
+ *
+ * lane_open: NULL on out-of-memory or a failed writer. lane_append and
+ * lane_end_track: as tft_writer_append and tft_writer_end_track, plus
+ * TFT_EINVAL for a track another lane claimed or that already has events.
+ * lane_close: tracks the lane did not end go back to the driving thread
+ * (their open chunks written); returns the writer's failure status.
+ */
+struct tft_writer_lane;
+struct tft_writer_lane *tft_writer_lane_open(struct tft_writer *w);
+int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev);
+int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track);
+int tft_writer_lane_close(struct tft_writer_lane *l);
+
+/*
  * Flows are buffered and stored in compressed chunks of 16384, each sorted by
  * time (src_ts, or dst_ts when the source is unknown); in live mode commit()
  * also writes the partial chunk. TFT_EINVAL for an unknown track or string.
