@@ -141,6 +141,7 @@ int tft_cmd_import(int argc, char **argv)
 		.mem_budget = budget_mb << 20,
 		.progress = show_progress,
 		.progress_ctx = &prog,
+		.threads = wopts.threads, /* the same knob: TFT_STORE_THREADS, else the CPUs */
 	};
 	for (int i = optind; i < argc; i++) {
 		prog.file = argv[i];

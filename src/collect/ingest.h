@@ -20,6 +20,10 @@
 
 struct tft_ingest_opts {
 	size_t mem_budget; /* sorter budget in bytes; 0 = default */
+	/* Threads an importer that splits its input (XSpace lines, RunMetadata
+	 * devices) may use at once, through writer lanes; 0 or 1 = only the
+	 * calling thread. The session holds the same events either way. */
+	int threads;
 	/* Called now and then (never more than ~10 times a second); may be NULL. */
 	void (*progress)(void *ctx, uint64_t bytes_in, uint64_t bytes_total, uint64_t events);
 	void *progress_ctx;
