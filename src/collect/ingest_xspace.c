@@ -21,6 +21,7 @@
  * their usual layout; real profiles carry much metadata (a third of the
  * bytes of a TF GPU profile).
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,17 +425,62 @@ struct xs_emeta {
 	uint32_t args_off, nargs; /* metadata-level stats in xs.meta_args */
 };
 
+/*
+ * Keys order what the events note by their place in the file: (line number
+ * in the file << 32 | event index in the line). Parallel lines
+ * (run_jobs()) merge what each thread noted by them, so that the result is
+ * the serial one (first source and destination of each correlation id,
+ * last step name of each group, order of first appearance).
+ */
 struct xs_corr {
 	uint64_t id; /* correlation id */
 	uint32_t src_track, dst_track;
 	int64_t src_ts, dst_ts;
+	uint64_t first_key, src_key, dst_key;
 };
 
 struct xs_group {
 	uint64_t id; /* group_id */
 	int64_t start, end;
 	uint32_t name; /* step_name or TFT_NONE */
+	uint64_t first_key, name_key;
 };
+
+/* A step of a Steps line: where it was noted, and whether its index is its position. */
+struct xs_stepkey {
+	uint64_t key;
+	int by_count;
+};
+
+/* A line of the plane, read by the header pre-pass (line_header()). */
+struct xs_job {
+	struct tft_pb_sub sub;    /* sub.dec: the pre-pass's; a thread uses its own */
+	uint32_t plane;           /* parallel lines: its plane's snapshot (xs.snaps) */
+	struct tft_track pending; /* the line's track, before it is registered */
+	uint32_t track;           /* TFT_NONE: registered with the first event (serial) */
+	uint64_t key_line;        /* file line number << 32 */
+	int64_t ts_ns;
+	int sorted, steps, nonempty;
+};
+
+/* A plane's tables, kept for its lines' jobs (parallel lines). All owned. */
+struct xs_psnap {
+	struct xs_smeta *smeta;
+	struct xs_strcache *strs; /* the reading thread's cache, freed with the rest */
+	uint32_t nsmeta;
+	struct idmap smeta_map;
+	struct xs_emeta *emeta;
+	uint32_t nemeta;
+	struct idmap emeta_map;
+	struct tft_arg *meta_args;
+	uint32_t nmeta_args;
+	uint32_t process;
+	int device_plane;
+	struct tft_pb_sub ps; /* the plane, for the error path */
+	size_t bytes;
+};
+
+struct xs_clone;
 
 /* An event held back until its line is complete. */
 struct xs_pend {
@@ -532,11 +578,77 @@ struct xs {
 	char scratch[128];
 
 	uint32_t k_long_name, k_num_occ, k_metadata_id, c_event, flow_cat, flow_name;
+
+	/* Keys (see struct xs_corr). */
+	uint32_t nlines_seen; /* lines of the file so far */
+	uint64_t key_line;    /* the current line's, << 32 */
+	uint64_t ev_key;      /* the current event's */
+	struct xs_stepkey *step_keys; /* owned: csteps entries, with steps */
+
+	/*
+	 * Parallel lines. In the importer's own state: the plane's line jobs
+	 * and the threads' states (clones[0] runs on the calling thread). A
+	 * clone is a copy of the plane's state with its own buffers, maps and
+	 * decoder; it appends through its lane and notes into its own maps.
+	 */
+	int parallel;        /* lines as jobs (see "parallel lines") */
+	struct xs_job *jobs; /* owned: the group's */
+	uint32_t njobs, cjobs;
+	struct xs_psnap *snaps; /* owned: the group's planes */
+	uint32_t nsnaps, csnaps;
+	size_t group_bytes;  /* held by snaps */
+	size_t group_max;    /* a group ends past this (PAR_GROUP_BYTES, or half the memory budget) */
+	struct xs_clone *clones; /* owned: nclones */
+	uint32_t nclones;
+	uint32_t next_job;   /* atomic: the next job to take */
+	uint32_t fail_job;   /* atomic: lowest job index that failed (UINT32_MAX: none) */
+	pthread_mutex_t sorter_mu;
+	/* In a clone: */
+	struct xs *parent;              /* borrowed; NULL in the importer's own state */
+	struct tft_writer_lane *lane;   /* borrowed; NULL: append to the writer */
+	int quiet;                      /* no progress calls (not the calling thread) */
+};
+
+struct xs_clone {
+	struct xs x;
+	struct tft_pb_dec dec;
+	struct tft_error err;
+	pthread_t thread;
+	int started;
+	uint32_t base_depth; /* dec.depth outside any plane */
+	uint32_t cur_plane;  /* snapshot loaded, UINT32_MAX: none */
+	uint32_t fail_job; /* the job this clone failed on, UINT32_MAX: none */
+	int fail_rc;
 };
 
 static int oom(struct xs *x)
 {
 	return tft_pb_wire_fail(x->dec, TFT_ENOMEM, -1, "out of memory");
+}
+
+/* Store through the clone's lane, or the writer. */
+static inline int xs_append(struct xs *x, const struct tft_event *ev)
+{
+	return x->lane ? tft_writer_lane_append(x->lane, ev) : tft_writer_append(x->w, ev);
+}
+
+static int xs_end_track(struct xs *x, uint32_t track)
+{
+	return x->lane ? tft_writer_lane_end_track(x->lane, track) : tft_writer_end_track(x->w, track);
+}
+
+/* The sorter is shared by the clones. */
+static int sorter_push(struct xs *x, const struct tft_event *ev)
+{
+	pthread_mutex_t *mu = x->parent ? &x->parent->sorter_mu : NULL;
+	int r;
+
+	if (mu)
+		pthread_mutex_lock(mu);
+	r = tft_sorter_push(x->sorter, ev, x->err);
+	if (mu)
+		pthread_mutex_unlock(mu);
+	return r;
 }
 
 static uint32_t intern(struct xs *x, const void *s, size_t n)
@@ -1567,7 +1679,7 @@ static void progress(struct xs *x, uint64_t pos)
 {
 	struct timespec now;
 
-	if (!x->opts || !x->opts->progress)
+	if (!x->opts || !x->opts->progress || x->quiet)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if ((now.tv_sec - x->last_progress.tv_sec) * 1000000000LL +
@@ -1575,7 +1687,7 @@ static void progress(struct xs *x, uint64_t pos)
 	    100000000LL)
 		return;
 	x->last_progress = now;
-	x->opts->progress(x->opts->progress_ctx, pos, x->input_len, x->events);
+	x->opts->progress(x->opts->progress_ctx, pos, x->input_len, x->events + (x->parent ? x->parent->events : 0));
 }
 
 static int note_corr(struct xs *x, uint32_t track, int64_t ts)
@@ -1591,6 +1703,8 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		c->id = x->ev_corr;
 		c->src_track = c->dst_track = TFT_NONE;
 		c->src_ts = c->dst_ts = 0;
+		c->first_key = x->ev_key;
+		c->src_key = c->dst_key = 0;
 		if (idmap_put(&x->corr_map, x->ev_corr, i, i))
 			return TFT_ENOMEM;
 	}
@@ -1599,10 +1713,12 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		if (c->dst_track == TFT_NONE) {
 			c->dst_track = track;
 			c->dst_ts = ts;
+			c->dst_key = x->ev_key;
 		}
 	} else if (c->src_track == TFT_NONE) {
 		c->src_track = track;
 		c->src_ts = ts;
+		c->src_key = x->ev_key;
 	}
 	return 0;
 }
@@ -1623,6 +1739,8 @@ static int note_group(struct xs *x, int64_t start, int64_t end)
 		g->start = start;
 		g->end = end;
 		g->name = TFT_NONE;
+		g->first_key = x->ev_key;
+		g->name_key = 0;
 		if (idmap_put(&x->group_map, x->ev_group, i, i))
 			return TFT_ENOMEM;
 	}
@@ -1631,8 +1749,10 @@ static int note_group(struct xs *x, int64_t start, int64_t end)
 		g->start = start;
 	if (end > g->end)
 		g->end = end;
-	if (x->ev_step_name != TFT_NONE)
+	if (x->ev_step_name != TFT_NONE) {
 		g->name = x->ev_step_name;
+		g->name_key = x->ev_key;
+	}
 	return 0;
 }
 
@@ -1642,8 +1762,19 @@ static int add_step_marker(struct xs *x, const struct tft_event *ev)
 	const char *nm;
 	size_t nlen = 0;
 
+	uint32_t cap = x->csteps;
+
 	if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
 		return TFT_ENOMEM;
+	if (x->csteps != cap) {
+		struct xs_stepkey *nk = realloc(x->step_keys, (size_t)x->csteps * sizeof(*nk));
+
+		if (!nk)
+			return TFT_ENOMEM;
+		x->step_keys = nk;
+	}
+	x->step_keys[x->nsteps].key = x->ev_key;
+	x->step_keys[x->nsteps].by_count = 0;
 	st = &x->steps[x->nsteps];
 	memset(st, 0, sizeof(*st));
 	st->name = x->ev_step_name != TFT_NONE ? x->ev_step_name : ev->name;
@@ -1658,6 +1789,7 @@ static int add_step_marker(struct xs *x, const struct tft_event *ev)
 		nm = tft_writer_str(x->w, ev->name, &nlen);
 		v = nm && nlen ? strtoll(nm, &end, 10) : 0;
 		st->index = (nm && nlen && *end == '\0') ? v : (int64_t)x->nsteps;
+		x->step_keys[x->nsteps].by_count = !(nm && nlen && *end == '\0');
 	}
 	st->process = x->process;
 	st->start_ns = ev->ts_ns;
@@ -1719,7 +1851,7 @@ static int spill_line(struct xs *x)
 		int r;
 
 		ev.args = pend_args(x, &x->pend[i]);
-		r = tft_sorter_push(x->sorter, &ev, x->err);
+		r = sorter_push(x, &ev);
 		if (r)
 			return r;
 	}
@@ -1733,13 +1865,13 @@ static int queue_event(struct xs *x, const struct tft_event *ev)
 	struct xs_pend *pe;
 
 	if (x->spilled)
-		return tft_sorter_push(x->sorter, ev, x->err);
+		return sorter_push(x, ev);
 	if ((size_t)x->npend * sizeof(*x->pend) + (size_t)x->npargs * sizeof(*x->pargs) >
 		    x->pend_budget ||
 	    x->npargs > UINT32_MAX - MAX_ARGS - 1 || x->npend == UINT32_MAX - 1) {
 		int r = spill_line(x);
 
-		return r ? r : tft_sorter_push(x->sorter, ev, x->err);
+		return r ? r : sorter_push(x, ev);
 	}
 	if (tft_grow((void **)&x->pend, &x->cpend, x->npend + 1, sizeof(*x->pend)) ||
 	    tft_grow((void **)&x->pargs, &x->cpargs, x->npargs + ev->nargs, sizeof(*x->pargs)))
@@ -1770,7 +1902,7 @@ static int flush_line(struct xs *x)
 			struct tft_event ev = x->pend[i].ev;
 
 			ev.args = pend_args(x, &x->pend[i]);
-			r = tft_writer_append(x->w, &ev);
+			r = xs_append(x, &ev);
 		}
 	}
 	x->npend = x->npargs = 0;
@@ -1872,8 +2004,9 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
 	ev.count = 1;
 	ev.nargs = (uint16_t)n;
 	ev.args = x->args;
+	x->ev_key = x->key_line | index;
 	if (x->direct) {
-		r = tft_writer_append(x->w, &ev);
+		r = xs_append(x, &ev);
 		if (r) {
 			x->store_err = r;
 			return r;
@@ -1901,14 +2034,15 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
  * While it skips the events it also checks whether they are already in the
  * writer's order (*sorted = 1; the events' bytes are being read anyway).
  * That needs the line's timestamp before the first event, where the
- * field-number order of the wire puts it.
+ * field-number order of the wire puts it. check = 0: no order check
+ * (*sorted = 0), the events are only skipped.
  */
 static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t *end,
 						  const uint8_t *lim, struct xs_line *ln,
-						  int *sorted)
+						  int *sorted, int *nonempty, int check)
 {
 	struct xs_order prev = {0, 0, NULL}, cur;
-	int seen_event = 0, in_order = 1;
+	int seen_event = 0, in_order = check;
 	uint64_t v;
 
 	*sorted = 0;
@@ -1968,43 +2102,86 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 	}
 done:
 	*sorted = in_order;
+	*nonempty = seen_event;
 	return 1;
 }
 
-static __attribute__((hot)) int do_line(struct xs *x, const struct tft_pb_sub *ls)
+/*
+ * Pass 1 over a line: its header, into j (the track's name interned).
+ * check = 0 leaves the order check to line_order() (j->sorted = -1).
+ */
+static int line_header(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j, int check)
 {
-	struct tft_pb_dec *d = x->dec;
-	const uint8_t *p = ls->p, *end = ls->p + ls->len;
 	struct xs_line ln;
 	struct tft_pb_bytes tname;
-	uint32_t index = 0;
-	int sorted, r = 0;
+	int sorted, nonempty, r;
 
 	memset(&ln, 0, sizeof(ln));
-	if (!fast_line_header(p, end, x->lim, &ln, &sorted)) {
+	if (fast_line_header(ls->p, ls->p + ls->len, x->lim, &ln, &sorted, &nonempty, check)) {
+		if (!check)
+			sorted = -1;
+	} else {
 		sorted = 0;
 		memset(&ln, 0, sizeof(ln));
 		r = tft_pb_wire_decode_sub(ls, &line_hdr_msg, &ln, x);
 		if (r)
 			return r;
+		nonempty = (ln.has & (1u << LN_EVENTS)) != 0;
 	}
 	tname = ln.display_name.len ? ln.display_name : ln.name;
-	memset(&x->pending, 0, sizeof(x->pending));
-	x->pending.kind = (uint32_t)line_kind(x, tname);
-	x->pending.name = intern(x, tname.p, tname.len);
-	if (x->pending.name == UINT32_MAX)
+	memset(&j->pending, 0, sizeof(j->pending));
+	j->pending.kind = (uint32_t)line_kind(x, tname);
+	j->pending.name = intern(x, tname.p, tname.len);
+	if (j->pending.name == UINT32_MAX)
 		return oom(x);
-	x->pending.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
-	x->pending.sort_index = (int32_t)(ls->index == TFT_PB_SINGULAR ? 0 : ls->index);
-	x->track = TFT_NONE; /* registered with the first event: no empty tracks */
-	x->line_ts_ns = ln.timestamp_ns;
-	x->steps_line = bytes_eq(tname, "Steps");
+	j->pending.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
+	j->pending.sort_index = (int32_t)(ls->index == TFT_PB_SINGULAR ? 0 : ls->index);
+	j->sub = *ls;
+	j->track = TFT_NONE;
+	j->key_line = (uint64_t)x->nlines_seen++ << 32;
+	j->ts_ns = ln.timestamp_ns;
+	j->steps = bytes_eq(tname, "Steps");
+	j->sorted = sorted;
+	j->nonempty = nonempty;
+	return 0;
+}
+
+/* The order check line_header(check = 0) left out: are j's events in the writer's order? */
+static void line_order(struct xs *x, struct xs_job *j)
+{
+	struct xs_line ln;
+	int nonempty;
+
+	if (j->sorted >= 0)
+		return;
+	memset(&ln, 0, sizeof(ln));
+	if (!fast_line_header(j->sub.p, j->sub.p + j->sub.len, x->lim, &ln, &j->sorted, &nonempty, 1))
+		j->sorted = 0; /* not reached: the same walk succeeded without the check */
+}
+
+/*
+ * Pass 2 over a line: its events (field 4), with this line on the error
+ * path. j->sub.dec must be x->dec. The track is j's, or registered with
+ * the first event (no empty tracks).
+ */
+static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
+{
+	const struct tft_pb_sub *ls = &j->sub;
+	struct tft_pb_dec *d = x->dec;
+	const uint8_t *p = ls->p, *end = ls->p + ls->len;
+	uint32_t index = 0;
+	int r = 0;
+
+	x->pending = j->pending;
+	x->track = j->track;
+	x->line_ts_ns = j->ts_ns;
+	x->steps_line = j->steps;
+	x->key_line = j->key_line;
 	x->npend = x->npargs = 0;
 	x->spilled = x->unsorted = 0;
-	x->direct = sorted;
+	x->direct = j->sorted;
 	x->store_err = 0;
 
-	/* Pass 2: the events (field 4), with this line on the error path. */
 	if (d->depth >= d->max_depth)
 		return tft_pb_wire_fail(d, TFT_EFORMAT, ls->p - d->base, "messages nested too deep");
 	d->path[d->depth].name = ls->name;
@@ -2051,11 +2228,19 @@ static __attribute__((hot)) int do_line(struct xs *x, const struct tft_pb_sub *l
 		 * through the sorter, which appends its events at the end.
 		 */
 		if (!r && !spilled && x->track != TFT_NONE)
-			r = tft_writer_end_track(x->w, x->track);
+			r = xs_end_track(x, x->track);
 		if (r)
 			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
 	}
 	return r;
+}
+
+static int do_line(struct xs *x, const struct tft_pb_sub *ls)
+{
+	struct xs_job j;
+	int r = line_header(x, ls, &j, 1);
+
+	return r ? r : line_body(x, &j);
 }
 
 static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -2139,6 +2324,498 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 	return r;
 }
 
+/* ---- parallel lines ------------------------------------------------------------ */
+
+/*
+ * With opts->threads >= 2 and an input of PAR_MIN_BYTES or more, lines are
+ * decoded and stored by several threads at once. The planes are read in
+ * groups: for each plane of a group this thread does everything but the
+ * lines' events (plane passes, metadata, each line's header, the plane's
+ * process and the tracks of its lines with events, in line order, so ids
+ * are those of the serial import), keeping the plane's metadata in a
+ * snapshot; then the group's lines (jobs, in file order) are decoded and
+ * stored by `threads` threads, each taking the next job and storing it
+ * through its own writer lane. A group ends with the input or when its
+ * snapshots hold PAR_GROUP_BYTES (half of opts->mem_budget when set): lines
+ * of different planes balance each other, and memory stays bounded.
+ *
+ * What the events note for the whole file (correlation ids, groups,
+ * steps) is noted per thread and merged by key after each group
+ * (merge_notes()). The error reported is the serial import's: the reading
+ * of the group stops at its first error, the jobs before it still run,
+ * and the first failing job's error comes first.
+ */
+#define PAR_MIN_BYTES ((size_t)1 << 20)
+#define PAR_GROUP_BYTES ((size_t)48 << 20)
+#define PAR_MAX_THREADS 16
+
+/* Move the plane's metadata (as do_plane() left it) into a new snapshot. */
+static int snap_plane(struct xs *x, const struct tft_pb_sub *ps)
+{
+	struct xs_psnap *sn;
+
+	if (tft_grow((void **)&x->snaps, &x->csnaps, x->nsnaps + 1, sizeof(*x->snaps)))
+		return oom(x);
+	sn = &x->snaps[x->nsnaps++];
+	memset(sn, 0, sizeof(*sn));
+	sn->smeta = x->smeta;
+	sn->strs = x->strs;
+	sn->nsmeta = x->nsmeta;
+	sn->smeta_map = x->smeta_map;
+	sn->emeta = x->emeta;
+	sn->nemeta = x->nemeta;
+	sn->emeta_map = x->emeta_map;
+	sn->meta_args = x->meta_args;
+	sn->nmeta_args = x->nmeta_args;
+	sn->process = x->process;
+	sn->device_plane = x->device_plane;
+	sn->ps = *ps;
+	sn->bytes = (size_t)x->csmeta * (sizeof(*x->smeta) + sizeof(*x->strs)) +
+		    (size_t)x->cemeta * sizeof(*x->emeta) + (size_t)x->cmeta_args * sizeof(*x->meta_args) +
+		    ((size_t)x->smeta_map.ndense + x->emeta_map.ndense) * sizeof(uint32_t) +
+		    ((size_t)x->smeta_map.cap + x->emeta_map.cap) * sizeof(struct idmap_slot);
+	x->group_bytes += sn->bytes;
+	/* The next plane starts from empty tables. */
+	x->smeta = NULL;
+	x->strs = NULL;
+	x->nsmeta = x->csmeta = 0;
+	memset(&x->smeta_map, 0, sizeof(x->smeta_map));
+	x->emeta = NULL;
+	x->nemeta = x->cemeta = 0;
+	memset(&x->emeta_map, 0, sizeof(x->emeta_map));
+	x->meta_args = NULL;
+	x->nmeta_args = x->cmeta_args = 0;
+	return 0;
+}
+
+static void snaps_free(struct xs *x)
+{
+	for (uint32_t i = 0; i < x->nsnaps; i++) {
+		struct xs_psnap *sn = &x->snaps[i];
+
+		free(sn->smeta);
+		free(sn->strs);
+		idmap_free(&sn->smeta_map);
+		free(sn->emeta);
+		idmap_free(&sn->emeta_map);
+		free(sn->meta_args);
+	}
+	x->nsnaps = 0;
+	x->group_bytes = 0;
+}
+
+/* Pre-pass handler: read a line's header; a line with events becomes a job. */
+static int on_line_job(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_job *j;
+	int r;
+
+	if (tft_grow((void **)&x->jobs, &x->cjobs, x->njobs + 1, sizeof(*x->jobs)))
+		return oom(x);
+	j = &x->jobs[x->njobs];
+	r = line_header(x, &v->sub, j, 0); /* the order check runs on the job's thread */
+	if (r || !j->nonempty)
+		return r;
+	x->pending = j->pending;
+	x->track = TFT_NONE;
+	r = line_track(x);
+	if (r)
+		return r;
+	j->track = x->track;
+	j->plane = x->nsnaps; /* the snapshot snap_plane() is about to make */
+	x->njobs++;
+	return 0;
+}
+
+static const struct tft_pb_field plane_jobs_fields[] = {
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "lines", on_line_job, NULL),
+};
+static const struct tft_pb_msg plane_jobs_msg = {"XPlane", plane_jobs_fields, 1, TFT_PB_NOOFF};
+
+/* Empty a map of the keys ids[0..n) (stride apart) and of its hashed part. */
+static void idmap_forget(struct idmap *m, const void *ids, size_t stride, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t id;
+
+		memcpy(&id, (const char *)ids + (size_t)i * stride, sizeof(id));
+		if (id < m->ndense)
+			m->dense[id] = TFT_NONE;
+	}
+	if (m->count) {
+		for (uint32_t i = 0; i < m->cap; i++)
+			m->slots[i].val = TFT_NONE;
+		m->count = 0;
+	}
+}
+
+/* Ready clone i for a group: x's state, its own buffers, notes and decoder. */
+static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
+{
+	struct xs *y = &c->x;
+	struct xs keep = *y;
+
+	*y = *x;
+	y->strs = keep.strs;
+	y->csmeta = keep.csmeta;
+	y->pend = keep.pend;
+	y->cpend = keep.cpend;
+	y->pargs = keep.pargs;
+	y->cpargs = keep.cpargs;
+	y->npend = y->npargs = 0;
+	y->corr_map = keep.corr_map;
+	y->corr = keep.corr;
+	y->ccorr = keep.ccorr;
+	y->ncorr = 0;
+	y->group_map = keep.group_map;
+	y->groups = keep.groups;
+	y->cgroups = keep.cgroups;
+	y->ngroups = 0;
+	y->steps = keep.steps;
+	y->step_keys = keep.step_keys;
+	y->csteps = keep.csteps;
+	y->nsteps = 0;
+	/* The plane's tables come from the jobs' snapshots (clone_plane()). */
+	y->smeta = NULL;
+	y->nsmeta = 0;
+	memset(&y->smeta_map, 0, sizeof(y->smeta_map));
+	y->emeta = NULL;
+	y->nemeta = 0;
+	memset(&y->emeta_map, 0, sizeof(y->emeta_map));
+	y->meta_args = NULL;
+	y->nmeta_args = 0;
+	y->jobs = NULL;
+	y->njobs = y->cjobs = 0;
+	y->snaps = NULL;
+	y->nsnaps = y->csnaps = 0;
+	y->clones = NULL;
+	y->nclones = 0;
+	y->parent = x;
+	y->lane = NULL;
+	y->quiet = i != 0;
+	y->events = 0;
+	y->dec = &c->dec;
+	y->err = &c->err;
+	c->base_depth = x->dec->depth;
+	c->cur_plane = UINT32_MAX;
+	c->dec = *x->dec;
+	c->dec.err = &c->err;
+	tft_error_clear(&c->err);
+	c->fail_job = UINT32_MAX;
+	c->fail_rc = 0;
+}
+
+/* Load snapshot k (the plane of the clone's next job) into the clone. */
+static int clone_plane(struct xs_clone *c, uint32_t k)
+{
+	struct xs *y = &c->x;
+	const struct xs_psnap *sn;
+
+	if (c->cur_plane == k)
+		return 0;
+	if (k >= y->parent->nsnaps)
+		return TFT_ENOMEM; /* snap_plane() could not keep it */
+	sn = &y->parent->snaps[k];
+	if (sn->nsmeta > y->csmeta) {
+		struct xs_strcache *ns = realloc(y->strs, (size_t)sn->nsmeta * sizeof(*ns));
+
+		if (!ns)
+			return TFT_ENOMEM;
+		y->strs = ns;
+		y->csmeta = sn->nsmeta;
+	}
+	if (sn->nsmeta)
+		memset(y->strs, 0, (size_t)sn->nsmeta * sizeof(*y->strs));
+	y->smeta = sn->smeta;
+	y->nsmeta = sn->nsmeta;
+	y->smeta_map = sn->smeta_map;
+	y->emeta = sn->emeta;
+	y->nemeta = sn->nemeta;
+	y->emeta_map = sn->emeta_map;
+	y->meta_args = sn->meta_args;
+	y->nmeta_args = sn->nmeta_args;
+	y->process = sn->process;
+	y->device_plane = sn->device_plane;
+	/* The decoder as plane_pass() has it: the plane on the path. */
+	c->dec.depth = c->base_depth;
+	c->dec.path[c->dec.depth].name = sn->ps.name;
+	c->dec.path[c->dec.depth].index = sn->ps.index;
+	c->dec.depth++;
+	c->cur_plane = k;
+	return 0;
+}
+
+static void clone_free(struct xs_clone *c)
+{
+	struct xs *y = &c->x;
+
+	free(y->strs);
+	free(y->pend);
+	free(y->pargs);
+	idmap_free(&y->corr_map);
+	free(y->corr);
+	idmap_free(&y->group_map);
+	free(y->groups);
+	free(y->steps);
+	free(y->step_keys);
+}
+
+/* A thread's loop: the next job until none is left or one before it failed. */
+static void *clone_main(void *arg)
+{
+	struct xs_clone *c = arg;
+	struct xs *y = &c->x, *x = y->parent;
+
+	for (;;) {
+		uint32_t k = __atomic_fetch_add(&x->next_job, 1, __ATOMIC_RELAXED);
+		uint32_t cur;
+		struct xs_job j;
+		int r;
+
+		if (k >= x->njobs || k > __atomic_load_n(&x->fail_job, __ATOMIC_RELAXED))
+			break;
+		j = x->jobs[k];
+		r = clone_plane(c, j.plane);
+		if (!r) {
+			j.sub.dec = &c->dec;
+			c->dec.cur_field = j.sub.name; /* as plane_pass() calls the handler */
+			c->dec.cur_index = j.sub.index;
+			line_order(y, &j);
+			r = line_body(y, &j);
+		} else {
+			r = oom(y);
+		}
+		if (!r)
+			continue;
+		c->fail_job = k;
+		c->fail_rc = r;
+		cur = __atomic_load_n(&x->fail_job, __ATOMIC_RELAXED);
+		while (k < cur && !__atomic_compare_exchange_n(&x->fail_job, &cur, k, 0,
+							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		break; /* its later jobs come after this failure */
+	}
+	return NULL;
+}
+
+/* The clones' notes into x's, in key order: what the serial import notes. */
+static int merge_notes(struct xs *x, uint32_t n)
+{
+	uint32_t pos[PAR_MAX_THREADS];
+
+	/* Correlation ids: first appearance order; first source and destination. */
+	memset(pos, 0, sizeof(pos));
+	for (;;) {
+		const struct xs_corr *e = NULL;
+		struct xs_corr *m;
+		uint32_t best = 0, ix;
+
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xs *y = &x->clones[i].x;
+
+			if (pos[i] < y->ncorr && (!e || y->corr[pos[i]].first_key < e->first_key)) {
+				e = &y->corr[pos[i]];
+				best = i;
+			}
+		}
+		if (!e)
+			break;
+		pos[best]++;
+		ix = idmap_get(&x->corr_map, e->id);
+		if (ix == TFT_NONE) {
+			if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+				return TFT_ENOMEM;
+			x->corr[x->ncorr] = *e;
+			if (idmap_put(&x->corr_map, e->id, x->ncorr, x->ncorr))
+				return TFT_ENOMEM;
+			x->ncorr++;
+			continue;
+		}
+		m = &x->corr[ix];
+		if (e->src_track != TFT_NONE && (m->src_track == TFT_NONE || e->src_key < m->src_key)) {
+			m->src_track = e->src_track;
+			m->src_ts = e->src_ts;
+			m->src_key = e->src_key;
+		}
+		if (e->dst_track != TFT_NONE && (m->dst_track == TFT_NONE || e->dst_key < m->dst_key)) {
+			m->dst_track = e->dst_track;
+			m->dst_ts = e->dst_ts;
+			m->dst_key = e->dst_key;
+		}
+	}
+	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
+	memset(pos, 0, sizeof(pos));
+	for (;;) {
+		const struct xs_group *e = NULL;
+		struct xs_group *m;
+		uint32_t best = 0, ix;
+
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xs *y = &x->clones[i].x;
+
+			if (pos[i] < y->ngroups && (!e || y->groups[pos[i]].first_key < e->first_key)) {
+				e = &y->groups[pos[i]];
+				best = i;
+			}
+		}
+		if (!e)
+			break;
+		pos[best]++;
+		ix = idmap_get(&x->group_map, e->id);
+		if (ix == TFT_NONE) {
+			if (x->ngroups >= MAX_GROUPS)
+				continue;
+			if (tft_grow((void **)&x->groups, &x->cgroups, x->ngroups + 1, sizeof(*x->groups)))
+				return TFT_ENOMEM;
+			x->groups[x->ngroups] = *e;
+			if (idmap_put(&x->group_map, e->id, x->ngroups, x->ngroups))
+				return TFT_ENOMEM;
+			x->ngroups++;
+			continue;
+		}
+		m = &x->groups[ix];
+		if (e->start < m->start)
+			m->start = e->start;
+		if (e->end > m->end)
+			m->end = e->end;
+		if (e->name != TFT_NONE && (m->name == TFT_NONE || e->name_key > m->name_key)) {
+			m->name = e->name;
+			m->name_key = e->name_key;
+		}
+	}
+	/* Steps of Steps lines: in file order; an index by position is recounted. */
+	memset(pos, 0, sizeof(pos));
+	for (;;) {
+		const struct xs *by = NULL;
+		uint32_t best = 0, cap;
+
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xs *y = &x->clones[i].x;
+
+			if (pos[i] < y->nsteps &&
+			    (!by || y->step_keys[pos[i]].key < by->step_keys[pos[best]].key)) {
+				by = y;
+				best = i;
+			}
+		}
+		if (!by)
+			break;
+		cap = x->csteps;
+		if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
+			return TFT_ENOMEM;
+		if (x->csteps != cap) {
+			struct xs_stepkey *nk = realloc(x->step_keys, (size_t)x->csteps * sizeof(*nk));
+
+			if (!nk)
+				return TFT_ENOMEM;
+			x->step_keys = nk;
+		}
+		x->steps[x->nsteps] = by->steps[pos[best]];
+		x->step_keys[x->nsteps] = by->step_keys[pos[best]];
+		if (x->step_keys[x->nsteps].by_count)
+			x->steps[x->nsteps].index = (int64_t)x->nsteps;
+		x->nsteps++;
+		pos[best]++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct xs *y = &x->clones[i].x;
+
+		idmap_forget(&y->corr_map, y->ncorr ? &y->corr[0].id : NULL, sizeof(*y->corr), y->ncorr);
+		idmap_forget(&y->group_map, y->ngroups ? &y->groups[0].id : NULL, sizeof(*y->groups),
+			     y->ngroups);
+		y->ncorr = y->ngroups = y->nsteps = 0;
+		x->events += y->events;
+	}
+	return 0;
+}
+
+/*
+ * Decode and store the group's jobs on up to opts->threads threads (this
+ * one included), then merge their notes. `err_r`: the status of the
+ * reading that ended the group (0 if none), reported unless a job failed.
+ */
+static int run_jobs(struct xs *x, int err_r)
+{
+	uint32_t n = (uint32_t)x->opts->threads, lr = 0;
+	struct xs_clone *failed = NULL;
+	int r = 0;
+
+	if (n > x->njobs)
+		n = x->njobs;
+	if (n > PAR_MAX_THREADS)
+		n = PAR_MAX_THREADS;
+	if (n < 1)
+		n = 1;
+	if (x->nclones < n) {
+		struct xs_clone *nc = realloc(x->clones, (size_t)n * sizeof(*nc));
+
+		if (!nc)
+			return oom(x);
+		memset(nc + x->nclones, 0, (size_t)(n - x->nclones) * sizeof(*nc));
+		x->clones = nc;
+		x->nclones = n;
+	}
+	x->next_job = 0;
+	x->fail_job = UINT32_MAX;
+	for (uint32_t i = 0; i < n && !r; i++) {
+		struct xs_clone *c = &x->clones[i];
+
+		c->started = 0;
+		clone_begin(c, x, i);
+		if (!(c->x.lane = tft_writer_lane_open(x->w)))
+			r = TFT_ENOMEM;
+	}
+	for (uint32_t i = 1; i < n && !r; i++)
+		x->clones[i].started =
+			pthread_create(&x->clones[i].thread, NULL, clone_main, &x->clones[i]) == 0;
+	if (!r)
+		clone_main(&x->clones[0]); /* threads that did not start: this one does their share */
+	for (uint32_t i = 1; i < n; i++)
+		if (x->clones[i].started)
+			pthread_join(x->clones[i].thread, NULL);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xs_clone *c = &x->clones[i];
+		int cr = c->x.lane ? tft_writer_lane_close(c->x.lane) : 0;
+
+		c->x.lane = NULL;
+		if (cr && !lr)
+			lr = (uint32_t)-cr;
+		if (c->fail_job != UINT32_MAX && (!failed || c->fail_job < failed->fail_job))
+			failed = c;
+	}
+	x->njobs = 0;
+	snaps_free(x);
+	if (r)
+		return oom(x);
+	if (failed) {
+		if (x->err)
+			*x->err = failed->err;
+		return failed->fail_rc;
+	}
+	if (err_r)
+		return err_r;
+	if (lr)
+		return tft_pb_wire_fail(x->dec, -(int)lr, -1, "could not store the lines' events");
+	return merge_notes(x, n) ? oom(x) : 0;
+}
+
+/* The plane's lines: serially, or as jobs of the group (run when it is full). */
+static int plane_lines(struct xs *x, const struct tft_pb_sub *ps)
+{
+	int r;
+
+	if (!x->parallel)
+		return plane_pass(x, ps, 3, &plane_lines_msg);
+	r = plane_pass(x, ps, 3, &plane_jobs_msg);
+	/* Also after an error: the jobs queued before it need the plane's tables. */
+	if (snap_plane(x, ps) && !r)
+		r = TFT_ENOMEM;
+	if (r)
+		return r;
+	return x->group_bytes >= x->group_max ? run_jobs(x, 0) : 0;
+}
+
 static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
 {
 	const uint8_t *lim = x->lim;
@@ -2207,7 +2884,7 @@ static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 			return oom(x);
 	}
 	x->device_plane = bytes_prefix(x->plane.name, "/device:");
-	return plane_pass(x, ps, 3, &plane_lines_msg);
+	return plane_lines(x, ps);
 }
 
 static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -2317,8 +2994,16 @@ static void xs_free(struct xs *x)
 	idmap_free(&x->group_map);
 	free(x->groups);
 	free(x->steps);
+	free(x->step_keys);
 	free(x->pend);
 	free(x->pargs);
+	for (uint32_t i = 0; i < x->nclones; i++)
+		clone_free(&x->clones[i]);
+	free(x->clones);
+	free(x->jobs);
+	snaps_free(x);
+	free(x->snaps);
+	pthread_mutex_destroy(&x->sorter_mu);
 }
 
 /* Host from the file name: base name without ".xplane.pb" / ".pb". */
@@ -2352,6 +3037,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 	x.opts = opts;
 	x.input_len = len;
 	x.host_process = TFT_NONE;
+	pthread_mutex_init(&x.sorter_mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &x.last_progress);
 	tft_pb_wire_init(&dec, data, len, err);
 	x.lim = data + len;
@@ -2385,7 +3071,11 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 		}
 	}
 	/* Pass 2: the planes, one at a time. */
+	x.parallel = opts && opts->threads >= 2 && len >= PAR_MIN_BYTES;
+	x.group_max = opts && opts->mem_budget ? opts->mem_budget / 2 : PAR_GROUP_BYTES;
 	r = tft_pb_wire_decode(&dec, &space_planes_msg, NULL, &x);
+	if (x.parallel && (x.njobs || x.nsnaps))
+		r = run_jobs(&x, r); /* the last group; an error of its reading comes after its jobs' */
 	if (r)
 		goto out;
 	r = tft_sorter_finish(x.sorter, 0, err);

@@ -700,6 +700,325 @@ static void test_garbage(void)
 	ok(r == TFT_EFORMAT && strstr(err.msg, "planes[0]"), "truncated plane name: %s", err.msg);
 }
 
+/* ---- parallel lines ------------------------------------------------------------------ */
+
+/* FNV-1a over bytes, then a string's text. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t fnv_str(uint64_t h, struct tft_session *s, uint32_t id)
+{
+	size_t n = 0;
+	const char *t = tft_session_str(s, id, &n);
+
+	return fnv(h, t, n + 1);
+}
+
+struct canon {
+	struct tft_session *s;
+	uint64_t h, n;
+};
+
+/* Everything an event holds, strings by their text. */
+static int canon_ev(void *ctx, const struct tft_event *ev)
+{
+	struct canon *c = ctx;
+	uint64_t h = c->h;
+
+	h = fnv(h, &ev->ts_ns, sizeof(ev->ts_ns));
+	h = fnv(h, &ev->dur_ns, sizeof(ev->dur_ns));
+	h = fnv(h, &ev->kind, sizeof(ev->kind));
+	h = fnv(h, &ev->depth, sizeof(ev->depth));
+	h = fnv(h, &ev->flags, sizeof(ev->flags));
+	h = fnv(h, &ev->count, sizeof(ev->count));
+	h = fnv(h, &ev->value, sizeof(ev->value));
+	h = fnv_str(h, c->s, ev->name);
+	h = fnv_str(h, c->s, ev->cat);
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *a = &ev->args[i];
+
+		h = fnv_str(h, c->s, a->key);
+		h = fnv(h, &a->type, sizeof(a->type));
+		if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON)
+			h = fnv_str(h, c->s, a->v.str);
+		else
+			h = fnv(h, &a->v, sizeof(a->v));
+	}
+	c->h = h;
+	c->n++;
+	return 0;
+}
+
+static int canon_flow(void *ctx, const struct tft_flow *f)
+{
+	struct canon *c = ctx;
+
+	c->h = fnv(c->h, &f->flow_id, sizeof(f->flow_id));
+	c->h = fnv(c->h, &f->src_track, sizeof(f->src_track));
+	c->h = fnv(c->h, &f->src_ts_ns, sizeof(f->src_ts_ns));
+	c->h = fnv(c->h, &f->dst_track, sizeof(f->dst_track));
+	c->h = fnv(c->h, &f->dst_ts_ns, sizeof(f->dst_ts_ns));
+	c->h = fnv(c->h, &f->flags, sizeof(f->flags));
+	c->h = fnv_str(c->h, c->s, f->name);
+	c->h = fnv_str(c->h, c->s, f->cat);
+	c->n++;
+	return 0;
+}
+
+/*
+ * A digest of the whole session, strings by their text: processes, tracks
+ * and their stats, every event (raw and the LOD view), flows, steps.
+ */
+static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
+{
+	struct tft_session_summary sum;
+	struct tft_error err;
+	struct canon c = {s, 0xcbf29ce484222325ULL, 0};
+
+	tft_session_get_summary(s, &sum);
+	c.h = fnv(c.h, &sum.slices, sizeof(sum.slices) * 5);
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const struct tft_process *p = tft_session_process(s, i);
+
+		c.h = fnv_str(c.h, s, p->name);
+		c.h = fnv_str(c.h, s, p->host);
+		c.h = fnv_str(c.h, s, p->labels);
+		c.h = fnv(c.h, &p->pid, sizeof(p->pid));
+		c.h = fnv(c.h, &p->sort_index, sizeof(p->sort_index));
+	}
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+
+		c.h = fnv_str(c.h, s, t->name);
+		c.h = fnv(c.h, &t->process, sizeof(t->process));
+		c.h = fnv(c.h, &t->kind, sizeof(t->kind));
+		c.h = fnv(c.h, &t->tid, sizeof(t->tid));
+		c.h = fnv(c.h, &t->sort_index, sizeof(t->sort_index));
+		c.h = fnv(c.h, &t->slices, sizeof(t->slices));
+		c.h = fnv(c.h, &t->instants, sizeof(t->instants));
+		c.h = fnv(c.h, &t->min_ts_ns, sizeof(t->min_ts_ns));
+		c.h = fnv(c.h, &t->max_ts_ns, sizeof(t->max_ts_ns));
+		c.h = fnv(c.h, &t->max_depth, sizeof(t->max_depth));
+		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 0, canon_ev, &c, &err);
+		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000000, canon_ev, &c, &err);
+	}
+	tft_session_flows(s, canon_flow, &c, &err);
+	for (uint32_t i = 0; i < tft_session_step_count(s); i++) {
+		const struct tft_step *st = tft_session_step(s, i);
+
+		c.h = fnv(c.h, &st->index, sizeof(st->index));
+		c.h = fnv_str(c.h, s, st->name);
+		c.h = fnv(c.h, &st->process, sizeof(st->process));
+		c.h = fnv(c.h, &st->start_ns, sizeof(st->start_ns));
+		c.h = fnv(c.h, &st->dur_ns, sizeof(st->dur_ns));
+	}
+	*nev = c.n;
+	return c.h;
+}
+
+/*
+ * A generated XSpace of a few MB that exercises what parallel lines must
+ * merge: correlation ids whose source and destination lines are read by
+ * different threads (some ids seen twice, on several planes), group ids
+ * spread over lines with step names that change, a Steps line with and
+ * without numeric names, a line out of order, str stats that miss the
+ * per-stat cache, and planes with one, three and six lines. Without the
+ * Steps line, the groups (and their last step names) become the steps.
+ */
+static void build_big(struct enc *space, int with_steps)
+{
+	static const char *const ops[] = {"conv", "relu", "matmul", "add", "softmax", "reduce", "cast"};
+	uint64_t rng = 12345;
+
+	for (int pl = 0; pl < 6; pl++) {
+		struct enc plane = {0}, line = {0}, ev = {0}, st = {0};
+		int host = pl % 3 == 0, nlines = host ? 6 : pl == 4 ? 1 : 3;
+		char buf[64];
+
+		e_int(&plane, 1, (uint64_t)pl + 1);
+		snprintf(buf, sizeof(buf), host ? "/host:CPU" : "/device:GPU:%d", pl);
+		e_str(&plane, 2, buf);
+		for (int ln = 0; ln < nlines; ln++) {
+			int n = 3000 + 500 * ln, steps = with_steps && !host && ln == 2;
+
+			e_int(&line, 1, (uint64_t)ln + 100);
+			snprintf(buf, sizeof(buf), steps ? "Steps" : host ? "thread %d" : "Stream #%d", ln);
+			e_str(&line, 2, buf);
+			e_int(&line, 3, 1000000 + (uint64_t)pl * 7);
+			for (int i = 0; i < n; i++) {
+				/* line 3 of a host plane: pairs swapped (held back, sorted) */
+				int k = host && ln == 3 ? (i ^ 1) : i;
+				uint64_t corr = (uint64_t)(k * nlines + ln) % 9000 + 1;
+
+				rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+				e_int(&ev, 1, (uint64_t)(k % 40) + 1);
+				e_int(&ev, 2, (uint64_t)k * 2000000 + 1000);
+				e_int(&ev, 3, k % 17 ? 1500000 + (rng >> 60) * 1000 : 0);
+				if (steps) {
+					/* some with a group, some a step_num, some neither
+					 * (then the step index is the name, or the position) */
+					if (k % 2 == 0)
+						x_stat(&ev, 4, 3, 'u', (uint64_t)k / 4, 0, NULL);
+					if (k % 3 == 0)
+						x_stat(&ev, 4, 6, 'i', (uint64_t)k, 0, NULL);
+				} else {
+					x_stat(&ev, 4, 1, 'u', corr, 0, NULL);
+					if (k % 5 == 0)
+						x_stat(&ev, 4, 2, 'i', (uint64_t)(k / 50), 0, NULL);
+					if (k % 7 == 0) {
+						snprintf(buf, sizeof(buf), "step %d", (int)(rng >> 58));
+						x_stat(&ev, 4, 4, 's', 0, 0, buf);
+					}
+					x_stat(&ev, 4, 5, 's', 0, 0, ops[(rng >> 33) % 7]);
+					x_stat(&ev, 4, 7, 'd', 0, (double)(rng >> 40) / 7.0, NULL);
+				}
+				e_msg(&line, 4, &ev);
+			}
+			e_msg(&plane, 3, &line);
+		}
+		for (int m = 1; m <= 40; m++) {
+			snprintf(buf, sizeof(buf), m % 4 ? "op_%d" : "%d", m + pl);
+			event_meta(&plane, m, buf, NULL, NULL);
+		}
+		stat_meta(&plane, 1, "correlation_id");
+		stat_meta(&plane, 2, "group_id");
+		stat_meta(&plane, 3, "group_id");
+		stat_meta(&plane, 4, "step_name");
+		stat_meta(&plane, 5, "tf_op");
+		stat_meta(&plane, 6, "step_num");
+		stat_meta(&plane, 7, "flops");
+		x_stat(&st, 6, 7, 'i', (uint64_t)pl * 11, 0, NULL);
+		for (size_t i = 0; i < st.len; i++)
+			e_byte(&plane, st.p[i]);
+		free(st.p);
+		e_msg(space, 1, &plane);
+	}
+}
+
+static void test_parallel(const char *data)
+{
+	struct enc big = {0}, big2 = {0};
+	char path[2048];
+	uint8_t *real, *triple = NULL;
+	size_t rlen = 0;
+	struct {
+		const char *name;
+		const uint8_t *p;
+		size_t n;
+	} in[3];
+	int nin = 0;
+
+	build_big(&big, 1);
+	in[nin].name = "generated";
+	in[nin].p = big.p;
+	in[nin++].n = big.len;
+	build_big(&big2, 0);
+	in[nin].name = "generated, steps from groups";
+	in[nin].p = big2.p;
+	in[nin++].n = big2.len;
+	/* The real GPU profile three times over: three hosts' planes, ids repeated. */
+	snprintf(path, sizeof(path), "%s/%s", data, real_files[4]);
+	real = read_file(path, &rlen);
+	if (real && (triple = malloc(rlen * 3))) {
+		for (int i = 0; i < 3; i++)
+			memcpy(triple + (size_t)i * rlen, real, rlen);
+		in[nin].name = "real GPU profile x3";
+		in[nin].p = triple;
+		in[nin++].n = rlen * 3;
+	} else {
+		ok(1, "# SKIP %s not found", real_files[4]);
+	}
+	ok(big.len > (2u << 20), "generated XSpace is past the parallel threshold (%zu bytes)", big.len);
+	for (int i = 0; i < nin; i++) {
+		uint64_t h0 = 0, n0 = 0;
+
+		for (int v = 0; v < 5; v++) {
+			/* threads 0; 2; 3; 2 with lines spilled to the sorter and one-plane
+			 * groups; 2 with groups of a plane or two */
+			static const int th[] = {0, 2, 3, 2, 2};
+			static const size_t budget[] = {0, 0, 0, 4096, 2u << 20};
+			struct tft_ingest_opts o = {.threads = th[v], .mem_budget = budget[v]};
+			struct tft_error err;
+			struct tft_session *s;
+			uint64_t h, n = 0;
+			int rc;
+
+			s = import_mem_opts(in[i].name, in[i].p, in[i].n, &o, &rc, &err);
+			if (!ok(s != NULL, "%s: import with %d thread(s)%s", in[i].name, th[v],
+				v == 3 ? ", lines spilled" : "")) {
+				printf("#   %s\n", err.msg);
+				continue;
+			}
+			h = session_digest(s, &n);
+			tft_session_close(s);
+			if (v == 0) {
+				h0 = h;
+				n0 = n;
+				ok(n0 > 10000, "%s: %llu events", in[i].name, (unsigned long long)n0);
+			} else {
+				ok(h == h0 && n == n0,
+				   "%s: %d threads (memory budget %zu) store exactly what one thread stores (%llu events)",
+				   in[i].name, th[v], budget[v], (unsigned long long)n);
+			}
+		}
+	}
+	/* Errors: the one the serial import reports, at the same offset. */
+	for (int i = 0; i < nin; i++) {
+		uint8_t *copy = malloc(in[i].n);
+		uint64_t r = 0x2545F4914F6CDD1DULL;
+		int same = 1, refused = 0;
+
+		for (int k = 0; k < 40 && copy; k++) {
+			struct tft_ingest_opts o0 = {0}, o2 = {.threads = 2};
+			struct tft_error e0, e2;
+			struct tft_writer *w;
+			size_t len = in[i].n;
+			int r0, r2;
+
+			memcpy(copy, in[i].p, len);
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			if (k % 2)
+				len = (size_t)(r % len);
+			else
+				for (int f = 0; f < 1 + k % 5; f++) {
+					r ^= r << 13;
+					r ^= r >> 7;
+					r ^= r << 17;
+					copy[r % len] ^= (uint8_t)(1u << (r >> 61));
+				}
+			tft_error_clear(&e0);
+			tft_error_clear(&e2);
+			w = tft_writer_open(":memory:", NULL, &e0);
+			r0 = tft_xspace_ingest(w, "m.xplane.pb", copy, len, &o0, &e0);
+			tft_writer_abort(w);
+			w = tft_writer_open(":memory:", NULL, &e2);
+			r2 = tft_xspace_ingest(w, "m.xplane.pb", copy, len, &o2, &e2);
+			tft_writer_abort(w);
+			refused += r0 != 0;
+			if (r0 != r2 || (r0 && (e0.offset != e2.offset || strcmp(e0.msg, e2.msg)))) {
+				same = 0;
+				printf("#   serial %d at %lld: %s\n#   parallel %d at %lld: %s\n", r0,
+				       (long long)e0.offset, e0.msg, r2, (long long)e2.offset, e2.msg);
+			}
+		}
+		ok(same && refused > 0, "%s: 40 damaged copies: parallel reports the serial error (%d refused)",
+		   in[i].name, refused);
+		free(copy);
+	}
+	free(big.p);
+	free(big2.p);
+	free(real);
+	free(triple);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -717,6 +1036,7 @@ int main(void)
 	test_garbage();
 	test_corrupt(data);
 	test_real(data);
+	test_parallel(data);
 	{
 		char cmd[400];
 
