@@ -436,8 +436,14 @@ struct xs_corr {
 	uint64_t id; /* correlation id */
 	uint32_t src_track, dst_track;
 	int64_t src_ts, dst_ts;
-	uint64_t first_key, src_key, dst_key;
+	uint64_t src_key, dst_key; /* of an end not seen: UINT64_MAX */
 };
+
+/* Where a correlation id first appeared: one of its ends made its entry. */
+static inline uint64_t corr_first(const struct xs_corr *c)
+{
+	return c->src_key < c->dst_key ? c->src_key : c->dst_key;
+}
 
 struct xs_group {
 	uint64_t id; /* group_id */
@@ -1703,8 +1709,7 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		c->id = x->ev_corr;
 		c->src_track = c->dst_track = TFT_NONE;
 		c->src_ts = c->dst_ts = 0;
-		c->first_key = x->ev_key;
-		c->src_key = c->dst_key = 0;
+		c->src_key = c->dst_key = UINT64_MAX;
 		if (idmap_put(&x->corr_map, x->ev_corr, i, i))
 			return TFT_ENOMEM;
 	}
@@ -2614,7 +2619,7 @@ static int merge_notes(struct xs *x, uint32_t n)
 		for (uint32_t i = 0; i < n; i++) {
 			const struct xs *y = &x->clones[i].x;
 
-			if (pos[i] < y->ncorr && (!e || y->corr[pos[i]].first_key < e->first_key)) {
+			if (pos[i] < y->ncorr && (!e || corr_first(&y->corr[pos[i]]) < corr_first(e))) {
 				e = &y->corr[pos[i]];
 				best = i;
 			}
