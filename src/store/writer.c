@@ -51,6 +51,10 @@ struct wtrack {
 	struct wctx *ctx;     /* borrowed: the context that stores this track */
 	struct wworker *wk;   /* borrowed: its worker, NULL without threads */
 	struct tft_writer_lane *lane; /* borrowed: the lane that claimed it (set once, atomically) */
+	/* A lane's track: its calls[].last_ts, kept here while the lane has it
+	 * (written per event by the lane's thread: neighbouring calls[] entries
+	 * belong to other lanes' threads, and would share cache lines). */
+	int64_t lane_last;
 	int owned;            /* listed in ctx->own */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
@@ -160,6 +164,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	" JOIN temp.lod_keep k ON k.track = s.track AND k.level = s.level"                 \
 	" ORDER BY s.track, s.level, s.t_min, s.id"
 #define STAGE_ZSTD_LEVEL (-1)
+#define WRITEBACK_BYTES ((size_t)16 << 20)
 #define TFT_WRITER_MAX_THREADS 16
 
 struct tft_writer {
@@ -177,6 +182,13 @@ struct tft_writer {
 	int flush_partial;
 	int bulk;   /* no journal, no syncs; fsync at close */
 	char *path; /* owned; bulk mode, NULL for :memory: */
+	/*
+	 * Bulk mode: a descriptor of the file to start its writeback early
+	 * (every WRITEBACK_BYTES of chunks), so that the one fsync at close has
+	 * little left to wait for. -1 if none.
+	 */
+	int wb_fd;
+	size_t wb_bytes; /* chunk bytes inserted since the last kick (under db_mu) */
 	int failed; /* sticky error status: once set, every call returns it (atomic in threaded mode) */
 	struct tft_strtab *strs; /* owned */
 	uint32_t strs_written;   /* ids below this are in the strings table */
@@ -293,6 +305,8 @@ static void writer_free(struct tft_writer *w)
 	pthread_mutex_destroy(&w->db_mu);
 	pthread_mutex_destroy(&w->str_mu);
 	free(w->path);
+	if (w->wb_fd >= 0)
+		close(w->wb_fd);
 	free(w);
 }
 
@@ -337,10 +351,13 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	w->open_max = TFT_STORE_OPEN_BYTES_MAX;
 	bulk = opts && opts->bulk && !w->flush_partial;
 	w->bulk = bulk;
+	w->wb_fd = -1;
 	if (bulk && !is_mem && !(w->path = strdup(path))) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto fail;
 	}
+	if (w->path)
+		w->wb_fd = open(path, O_RDONLY | O_CLOEXEC); /* -1: no early writeback, no harm */
 	threads = opts && !w->flush_partial && opts->threads > 0 ? opts->threads : 0;
 	if (threads > TFT_WRITER_MAX_THREADS)
 		threads = TFT_WRITER_MAX_THREADS;
@@ -408,7 +425,7 @@ fail_unlink:
 
 uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len)
 {
-	int locked = w->nlanes != 0;
+	int locked = __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED) != 0;
 	uint32_t id;
 
 	if (locked)
@@ -428,7 +445,7 @@ uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s)
 const char *tft_writer_str(const struct tft_writer *w, uint32_t id, size_t *len)
 {
 	struct tft_writer *mw = (struct tft_writer *)w; /* the lock only */
-	int locked = w->nlanes != 0;
+	int locked = __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED) != 0;
 	const char *s;
 
 	if (locked)
@@ -532,7 +549,7 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel)
 {
 	int rc = tft_chunk_enc_finish(e, c->cctx, zlevel, &c->scratch, &c->blob);
-	int locked = w->nwk || w->nlanes;
+	int locked = w->nwk || __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED);
 
 	if (locked)
 		pthread_mutex_lock(&w->db_mu);
@@ -547,6 +564,12 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		sqlite3_bind_int64(st, 5, e->n);
 		sqlite3_bind_blob(st, 6, c->blob.p, (int)c->blob.len, SQLITE_STATIC);
 		rc = step_reset(w, st, "insert chunk");
+		w->wb_bytes += c->blob.len;
+		if (w->wb_fd >= 0 && w->wb_bytes >= WRITEBACK_BYTES) {
+			/* Start writing what SQLite has written so far; does not wait. */
+			(void)sync_file_range(w->wb_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			w->wb_bytes = 0;
+		}
 	}
 	if (locked)
 		pthread_mutex_unlock(&w->db_mu);
@@ -901,7 +924,7 @@ struct tft_writer_lane *tft_writer_lane_open(struct tft_writer *w)
 		free(l);
 		return NULL;
 	}
-	w->nlanes++;
+	__atomic_fetch_add(&w->nlanes, 1, __ATOMIC_RELAXED);
 	return l;
 }
 
@@ -911,15 +934,21 @@ static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall
 	struct tft_writer_lane *none = NULL;
 	struct wctx *x = &l->ctx;
 
-	if (c->last_ts != INT64_MIN ||
-	    !__atomic_compare_exchange_n(&wt->lane, &none, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return TFT_EINVAL;
 	if (tft_grow((void **)&x->own, &x->cap_own, x->nown + 1, sizeof(*x->own)))
 		return TFT_ENOMEM;
+	/* The claim first: another lane's track is refused without reading its
+	 * c->last_ts, which that lane's thread writes per event. */
+	if (!__atomic_compare_exchange_n(&wt->lane, &none, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return TFT_EINVAL;
+	if (c->last_ts != INT64_MIN) { /* events from the driving thread or a closed lane */
+		__atomic_store_n(&wt->lane, NULL, __ATOMIC_RELEASE);
+		return TFT_EINVAL;
+	}
 	x->own[x->nown++] = wt;
 	wt->owned = 1;
 	wt->wk = NULL;
 	wt->ctx = x;
+	wt->lane_last = INT64_MIN;
 	c->wk = NULL;
 	return 0;
 }
@@ -929,6 +958,7 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 	struct tft_writer *w = l->w;
 	uint32_t nstr = __atomic_load_n(&w->nstr, __ATOMIC_ACQUIRE);
 	struct wcall *c;
+	struct wtrack *wt;
 	int64_t end;
 	int rc;
 
@@ -938,6 +968,8 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) || ev->name >= nstr ||
 			 ev->cat >= nstr))
 		return TFT_EINVAL;
+	if (tft_unlikely(ev->nargs && !ev->args))
+		return TFT_EINVAL;
 	for (uint16_t i = 0; i < ev->nargs; i++) {
 		const struct tft_arg *a = &ev->args[i];
 		if (tft_unlikely(a->key >= nstr || a->type > TFT_ARG_JSON ||
@@ -945,13 +977,15 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 			return TFT_EINVAL;
 	}
 	c = &w->calls[ev->track];
-	if (tft_unlikely(c->wt->lane != l) && (rc = lane_claim(l, c->wt, c)))
+	wt = c->wt;
+	if (tft_unlikely(__atomic_load_n(&wt->lane, __ATOMIC_RELAXED) != l) &&
+	    (rc = lane_claim(l, wt, c)))
 		return rc;
-	if (tft_unlikely(ev->ts_ns < c->last_ts))
+	if (tft_unlikely(ev->ts_ns < wt->lane_last))
 		return TFT_EINVAL;
-	rc = store_event(w, c->wt, ev);
+	rc = store_event(w, wt, ev);
 	if (tft_likely(!rc))
-		c->last_ts = ev->ts_ns;
+		wt->lane_last = ev->ts_ns;
 	return rc;
 }
 
@@ -966,11 +1000,14 @@ int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track)
 	if (track >= w->ntracks)
 		return TFT_EINVAL;
 	c = &w->calls[track];
-	if (c->last_ts == INT64_MAX)
+	if (__atomic_load_n(&c->wt->lane, __ATOMIC_RELAXED) != l) {
+		if ((rc = lane_claim(l, c->wt, c)))
+			return rc;
+	} else if (c->wt->lane_last == INT64_MAX) {
 		return 0;
-	if (c->wt->lane != l && (rc = lane_claim(l, c->wt, c)))
-		return rc;
-	c->last_ts = INT64_MAX;
+	}
+	c->wt->lane_last = INT64_MAX;
+	c->last_ts = INT64_MAX; /* once per track: handed back ended */
 	return end_track(w, c->wt);
 }
 
@@ -985,17 +1022,19 @@ int tft_writer_lane_close(struct tft_writer_lane *l)
 	/* Tracks the lane did not end go back to the driving thread's context. */
 	for (uint32_t i = 0; i < l->ctx.nown; i++) {
 		struct wtrack *wt = l->ctx.own[i];
-		int r = w->calls[wt->t.id].last_ts == INT64_MAX ? 0 : flush_track(w, wt, 1);
+		int r;
 
+		w->calls[wt->t.id].last_ts = wt->lane_last; /* the order check goes back too */
+		r = wt->lane_last == INT64_MAX ? 0 : flush_track(w, wt, 1);
 		if (r && !rc)
 			rc = r;
 		wt->ctx = &w->main;
 		wt->owned = 0;
-		wt->lane = NULL; /* with events now: no lane can claim it again */
+		__atomic_store_n(&wt->lane, NULL, __ATOMIC_RELEASE); /* with events now: no lane can claim it again */
 	}
 	ctx_fini(&l->ctx);
 	free(l);
-	w->nlanes--;
+	__atomic_fetch_sub(&w->nlanes, 1, __ATOMIC_RELAXED);
 	if (rc)
 		set_failed(w, rc);
 	return failed_now(w);

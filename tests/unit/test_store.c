@@ -4,9 +4,11 @@
  * writer -> reader round trip of every field, depth/lanes, window queries,
  * the LOD rule (long slices stand alone) and level selection, error paths
  * (order, corrupt blob, newer schema, truncation), strings loaded on demand,
- * the chunk cache under any budget, live mode.
+ * the chunk cache under any budget, live mode, store worker threads, and
+ * writer lanes (parallel importers: same session as one thread, refusals).
  */
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1988,6 +1990,519 @@ static void test_threads(void)
 	free(b.ev);
 }
 
+/* ---- writer lanes ------------------------------------------------------------------ */
+
+/*
+ * Lanes: the same per-track streams stored on one thread (tft_writer_append)
+ * and through 2 or 3 lanes on their own threads, with and without store
+ * workers. Tracks: 0 appended by the driving thread only (before the lanes
+ * open and after they close: with workers, its batches are stored while the
+ * lanes run); 1-6 by the lanes, where 3 is ended mid-way (later appends
+ * refused), 4 is not ended by its lane (handed back at lane close, then
+ * finished by the driving thread), 5 is async and 6 a counter track. Every
+ * 4th event is named by a string interned on the appending thread, and a
+ * string argument names a string every lane interns: ids then depend on how
+ * the threads interleave, so sessions are compared by string text.
+ */
+enum { LN_TRACKS = 7, LN_EVENTS = 12000, LN_END3 = LN_EVENTS * 3 / 4, LN_HAND4 = LN_EVENTS * 2 / 3 };
+
+static struct xev *lane_ev[LN_TRACKS]; /* the streams, generated once */
+
+static void lane_streams(void)
+{
+	rng = 0x7a11e5ULL;
+	for (int k = 0; k < LN_TRACKS; k++) {
+		int64_t ts = 0;
+		lane_ev[k] = malloc(LN_EVENTS * sizeof(*lane_ev[k]));
+		for (int j = 0; j < LN_EVENTS; j++) {
+			struct xev *x = &lane_ev[k][j];
+			random_event(x, &ts, 1);
+			if (k == 6) {
+				x->ev.kind = TFT_EV_COUNTER;
+				x->ev.dur_ns = 0;
+			}
+		}
+	}
+}
+
+/* Event j of track k, its strings interned on the calling thread; *bad on a
+ * string that does not read back (tft_writer_str while others intern). */
+static void lane_event(struct tft_writer *w, uint32_t track, int k, int j, struct xev *out,
+		       int *bad)
+{
+	char b[32];
+	size_t len;
+	const char *s;
+
+	*out = lane_ev[k][j];
+	out->ev.args = out->args;
+	out->ev.track = track;
+	if (j % 4 == 0) {
+		snprintf(b, sizeof(b), "t%d-op%d", k, j); /* new: the table grows */
+		out->ev.name = tft_writer_intern_cstr(w, b);
+		s = tft_writer_str(w, out->ev.name, &len);
+		*bad |= !s || len != strlen(b) || strcmp(s, b) != 0;
+	}
+	if (out->ev.nargs && (out->args[0].type == TFT_ARG_STR || out->args[0].type == TFT_ARG_JSON)) {
+		snprintf(b, sizeof(b), "shared-%d", j % 997);
+		out->args[0].v.str = tft_writer_intern_cstr(w, b);
+		s = tft_writer_str(w, out->args[0].v.str, NULL);
+		*bad |= !s || strcmp(s, b) != 0;
+	}
+}
+
+/* How many events of track k a lane appends (track 4: the rest after close). */
+static int lane_count(int k)
+{
+	return k == 4 ? LN_HAND4 : LN_EVENTS;
+}
+
+struct lane_job {
+	struct tft_writer *w;
+	struct tft_writer_lane *l;
+	const uint32_t *tr;
+	int idx, nlanes;
+	int bad;       /* an unexpected status */
+	int refused;   /* appends to track 3 after its end refused (TFT_EINVAL) */
+	pthread_t thread;
+};
+
+/* A lane's thread: tracks 1-6 with (k - 1) % nlanes == idx, interleaved. */
+static void *lane_main(void *arg)
+{
+	struct lane_job *jb = arg;
+	struct xev x;
+
+	for (int j = 0; j < LN_EVENTS; j++) {
+		for (int k = 1; k < LN_TRACKS; k++) {
+			if ((k - 1) % jb->nlanes != jb->idx || j >= lane_count(k))
+				continue;
+			lane_event(jb->w, jb->tr[k], k, j, &x, &jb->bad);
+			if (k == 3 && j >= LN_END3) {
+				jb->refused += tft_writer_lane_append(jb->l, &x.ev) == TFT_EINVAL;
+				continue;
+			}
+			jb->bad |= tft_writer_lane_append(jb->l, &x.ev) != 0;
+			if (k == 3 && j == LN_END3 - 1) /* ended twice: the second is a no-op */
+				jb->bad |= tft_writer_lane_end_track(jb->l, jb->tr[3]) != 0 ||
+					   tft_writer_lane_end_track(jb->l, jb->tr[3]) != 0;
+		}
+	}
+	/* 4 is handed back; the others end here. */
+	for (int k = 1; k < LN_TRACKS; k++)
+		if ((k - 1) % jb->nlanes == jb->idx && k != 4 && k != 3)
+			jb->bad |= tft_writer_lane_end_track(jb->l, jb->tr[k]) != 0;
+	return NULL;
+}
+
+/*
+ * Write the streams: nlanes = 0 on the calling thread only, else through
+ * nlanes lanes; `threads` store workers. Returns the path or NULL (diagnosed).
+ */
+static const char *write_lanes(int nlanes, int threads)
+{
+	static char path[512];
+	struct tft_writer_opts o = {.threads = threads, .chunk_events = 512};
+	struct lane_job jb[3];
+	struct tft_error err;
+	struct tft_writer *w;
+	uint32_t tr[LN_TRACKS];
+	struct xev x;
+	int bad = 0, refused = 0;
+	char name[64];
+
+	snprintf(name, sizeof(name), "lanes%d-thr%d.tft", nlanes, threads);
+	snprintf(path, sizeof(path), "%s", tpath(name));
+	w = tft_writer_open(path, &o, &err);
+	if (!w) {
+		printf("# open %s: %s\n", name, err.msg);
+		return NULL;
+	}
+	for (int i = 0; i < 60; i++) {
+		char b[16];
+		snprintf(b, sizeof(b), "s%d", i);
+		tft_writer_intern_cstr(w, b);
+	}
+	uint32_t pid = tft_writer_add_process(w, &(struct tft_process){ .name = 1, .rank = -1 });
+	for (int k = 0; k < LN_TRACKS; k++) {
+		struct tft_track t = {.process = pid, .name = (uint32_t)(2 + k), .tid = k,
+				      .kind = k == 5 ? TFT_TRACK_ASYNC : k == 6 ? TFT_TRACK_COUNTER : TFT_TRACK_THREAD};
+		tr[k] = tft_writer_add_track(w, &t);
+	}
+	/* Track 0, first half: queued to a worker that stores it while the lanes run. */
+	for (int j = 0; j < LN_EVENTS / 2; j++) {
+		lane_event(w, tr[0], 0, j, &x, &bad);
+		bad |= tft_writer_append(w, &x.ev) != 0;
+	}
+	if (nlanes == 0) {
+		for (int j = 0; j < LN_EVENTS; j++) {
+			for (int k = 1; k < LN_TRACKS; k++) {
+				lane_event(w, tr[k], k, j, &x, &bad);
+				if (k == 3 && j >= LN_END3) {
+					refused += tft_writer_append(w, &x.ev) == TFT_EINVAL;
+					continue;
+				}
+				bad |= tft_writer_append(w, &x.ev) != 0;
+				if (k == 3 && j == LN_END3 - 1)
+					bad |= tft_writer_end_track(w, tr[3]) != 0;
+			}
+		}
+		for (int k = 1; k < LN_TRACKS; k++)
+			if (k != 4 && k != 3)
+				bad |= tft_writer_end_track(w, tr[k]) != 0;
+	} else {
+		/* Open every lane first, then start the threads (writer.h). */
+		for (int i = 0; i < nlanes; i++) {
+			jb[i] = (struct lane_job){ .w = w, .l = tft_writer_lane_open(w), .tr = tr, .idx = i,
+						   .nlanes = nlanes };
+			bad |= jb[i].l == NULL;
+		}
+		if (bad) {
+			printf("# %s: lane open failed\n", name);
+			for (int i = 0; i < nlanes; i++)
+				tft_writer_lane_close(jb[i].l);
+			tft_writer_abort(w);
+			return NULL;
+		}
+		for (int i = 0; i < nlanes; i++)
+			if (pthread_create(&jb[i].thread, NULL, lane_main, &jb[i]))
+				abort();
+		/* The driving thread interns too while the lanes run. */
+		for (int i = 0; i < 2000; i++) {
+			char b[32];
+			snprintf(b, sizeof(b), i & 1 ? "drv-%d" : "shared-%d", i & 1 ? i : i % 997);
+			uint32_t id = tft_writer_intern_cstr(w, b);
+			const char *s = tft_writer_str(w, id, NULL);
+			bad |= !s || strcmp(s, b) != 0;
+		}
+		/* Each lane closed once its thread is joined, the later ones still running. */
+		for (int i = 0; i < nlanes; i++) {
+			pthread_join(jb[i].thread, NULL);
+			bad |= jb[i].bad || tft_writer_lane_close(jb[i].l) != 0;
+			if (jb[i].bad)
+				printf("# %s: lane %d saw an unexpected status\n", name, i);
+			refused += jb[i].refused;
+		}
+	}
+	/* After the lanes: the rest of track 0 and of the handed-back track 4. */
+	for (int j = LN_EVENTS / 2; j < LN_EVENTS; j++) {
+		lane_event(w, tr[0], 0, j, &x, &bad);
+		bad |= tft_writer_append(w, &x.ev) != 0;
+	}
+	if (nlanes) {
+		for (int j = LN_HAND4; j < LN_EVENTS; j++) {
+			lane_event(w, tr[4], 4, j, &x, &bad);
+			bad |= tft_writer_append(w, &x.ev) != 0;
+		}
+	}
+	{	/* out of order on the handed-back track: refused */
+		struct tft_event e = lane_ev[4][LN_EVENTS - 1].ev;
+		e.track = tr[4];
+		e.nargs = 0;
+		e.ts_ns--;
+		bad |= tft_writer_append(w, &e) != TFT_EINVAL;
+	}
+	tft_writer_track(w, tr[2])->sort_index = 7;
+	bad |= tft_writer_commit(w, &err) != 0;
+	if (refused != LN_EVENTS - LN_END3) {
+		printf("# %s: %d appends after the end of track 3 refused, want %d\n", name, refused,
+		       LN_EVENTS - LN_END3);
+		bad = 1;
+	}
+	if (tft_writer_close(w, &err) != 0) {
+		printf("# %s: close: %s\n", name, err.msg);
+		bad = 1;
+	}
+	return bad ? NULL : path;
+}
+
+/* a and b (from sessions sa and sb) equal, their strings compared by text. */
+static int str_eq(struct tft_session *sa, uint32_t a, struct tft_session *sb, uint32_t b)
+{
+	size_t la, lb;
+	const char *x = tft_session_str(sa, a, &la), *y = tft_session_str(sb, b, &lb);
+
+	return la == lb && memcmp(x, y, la) == 0;
+}
+
+static int ev_eq_text(struct tft_session *sa, const struct tft_event *a, struct tft_session *sb,
+		      const struct tft_event *b)
+{
+	if (a->ts_ns != b->ts_ns || a->dur_ns != b->dur_ns || a->count != b->count ||
+	    a->kind != b->kind || a->flags != b->flags || a->nargs != b->nargs ||
+	    a->depth != b->depth || memcmp(&a->value, &b->value, sizeof(double)) != 0 ||
+	    !str_eq(sa, a->name, sb, b->name) || !str_eq(sa, a->cat, sb, b->cat))
+		return 0;
+	for (int i = 0; i < a->nargs && i < MAXA; i++) {
+		const struct tft_arg *x = &a->args[i], *y = &b->args[i];
+		if (x->type != y->type || !str_eq(sa, x->key, sb, y->key))
+			return 0;
+		if (x->type == TFT_ARG_STR || x->type == TFT_ARG_JSON) {
+			if (!str_eq(sa, x->v.str, sb, y->v.str))
+				return 0;
+		} else if (!arg_eq(x, y)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Compare two sessions track by track: stats, raw events, the LOD view. */
+static int lane_same(const char *p0, const char *p1)
+{
+	struct collect a = {0}, b = {0};
+	struct tft_session *s0, *s1;
+	struct tft_error err;
+	size_t other_ids = 0; /* events named by another id (interning order) */
+	int same;
+
+	s0 = tft_session_open(p0, &err);
+	s1 = tft_session_open(p1, &err);
+	same = s0 && s1 && tft_session_track_count(s0) == tft_session_track_count(s1) &&
+	       tft_session_track_count(s0) == LN_TRACKS;
+	for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++) {
+		const struct tft_track *x = tft_session_track(s0, t), *y = tft_session_track(s1, t);
+		same = x->slices == y->slices && x->instants == y->instants &&
+		       x->counters == y->counters && x->max_depth == y->max_depth &&
+		       x->sort_index == y->sort_index && x->min_ts_ns == y->min_ts_ns &&
+		       x->max_ts_ns == y->max_ts_ns && x->kind == y->kind &&
+		       str_eq(s0, x->name, s1, y->name);
+		if (!same)
+			printf("# track %u: stats differ\n", t);
+		for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
+			collect_reset(&a);
+			collect_reset(&b);
+			same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, &a, &err) == 0 &&
+			       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, &b, &err) == 0 &&
+			       a.n == b.n && a.n > 0;
+			for (size_t i = 0; same && i < a.n; i++) {
+				if (!(same = ev_eq_text(s0, &a.ev[i].ev, s1, &b.ev[i].ev)))
+					printf("# track %u res %lld: event %zu differs\n", t, (long long)res, i);
+				other_ids += a.ev[i].ev.name != b.ev[i].ev.name;
+			}
+			if (!same)
+				printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a.n, b.n);
+		}
+	}
+	if (same)
+		printf("# %zu events named by another string id than on one thread\n", other_ids);
+	tft_session_close(s0);
+	tft_session_close(s1);
+	free(a.ev);
+	free(b.ev);
+	return same;
+}
+
+static void *lane_claim_a(void *arg)
+{
+	struct lane_job *jb = arg;
+	struct tft_event e = {.track = jb->tr[0], .ts_ns = 100, .count = 1};
+
+	jb->bad = tft_writer_lane_append(jb->l, &e);
+	return NULL;
+}
+
+/* The refusals, each leaving the track as it was. */
+static void test_lane_refusals(void)
+{
+	const char *path = tpath("lanes-refuse.tft");
+	struct tft_writer *w;
+	struct tft_writer_lane *l1, *l2;
+	struct tft_session *s;
+	struct tft_error err;
+	struct lane_job jb = {0};
+	uint32_t tr[4], name;
+
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "lanes: refusals: writer open"))
+		return;
+	name = tft_writer_intern_cstr(w, "op");
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	for (int k = 0; k < 4; k++)
+		tr[k] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = k });
+	/* 1: has events from tft_writer_append; 2: ended before the lanes. */
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[1], .ts_ns = 10, .name = name, .count = 1 }),
+	       0, "lanes: refusals: an event appended before the lanes");
+	is_int(tft_writer_end_track(w, tr[2]), 0, "lanes: refusals: a track ended before the lanes");
+	l1 = tft_writer_lane_open(w);
+	l2 = tft_writer_lane_open(w);
+	if (!ok(l1 && l2, "lanes: refusals: two lanes open")) {
+		tft_writer_lane_close(l1);
+		tft_writer_lane_close(l2);
+		tft_writer_abort(w);
+		return;
+	}
+	/* l1 claims track 0 on a thread of its own. */
+	jb = (struct lane_job){ .w = w, .l = l1, .tr = tr };
+	if (pthread_create(&jb.thread, NULL, lane_claim_a, &jb))
+		abort();
+	pthread_join(jb.thread, NULL);
+	is_int(jb.bad, 0, "lanes: refusals: lane 1 claims track 0 by appending to it");
+	is_int(tft_writer_lane_append(l2, &(struct tft_event){ .track = tr[0], .ts_ns = 200, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: a second lane appending to a claimed track");
+	is_int(tft_writer_lane_end_track(l2, tr[0]), TFT_EINVAL,
+	       "lanes: refusals: a second lane ending a claimed track");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[1], .ts_ns = 20, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: a lane appending to a track with events from tft_writer_append");
+	is_int(tft_writer_lane_end_track(l2, tr[1]), TFT_EINVAL,
+	       "lanes: refusals: a lane ending a track with events from tft_writer_append");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[2], .ts_ns = 20, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: a lane appending to a track ended before");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[0], .ts_ns = 99, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: out-of-order ts in a lane");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[0], .ts_ns = 100, .name = 999, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: an unknown string in a lane");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = 99, .ts_ns = 100, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: an unknown track in a lane");
+	/* l2 may still claim a fresh track; l1 then may not. */
+	is_int(tft_writer_lane_append(l2, &(struct tft_event){ .track = tr[3], .ts_ns = 5, .count = 1 }),
+	       0, "lanes: refusals: the second lane claims a fresh track");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[3], .ts_ns = 6, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: the first lane then may not append to it");
+	is_int(tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[0], .ts_ns = 150, .count = 1 }),
+	       0, "lanes: refusals: the owner appends on after the refusals");
+	is_int(tft_writer_lane_close(l1), 0, "lanes: refusals: lane 1 closes");
+	is_int(tft_writer_lane_close(l2), 0, "lanes: refusals: lane 2 closes");
+	/* Handed back: the driving thread appends on, in order only. */
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[0], .ts_ns = 149, .count = 1 }),
+	       TFT_EINVAL, "lanes: refusals: out of order on a handed-back track");
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[0], .ts_ns = 300, .count = 1 }),
+	       0, "lanes: refusals: the driving thread appends on to a handed-back track");
+	/* A closed lane's tracks cannot be claimed by a later lane. */
+	l1 = tft_writer_lane_open(w);
+	is_int(l1 ? tft_writer_lane_append(l1, &(struct tft_event){ .track = tr[3], .ts_ns = 50, .count = 1 }) : -1,
+	       TFT_EINVAL, "lanes: refusals: a later lane may not claim a handed-back track");
+	is_int(tft_writer_lane_close(l1), 0, "lanes: refusals: the later lane closes");
+	is_int(tft_writer_close(w, &err), 0, "lanes: refusals: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "lanes: refusals: session opens"))
+		return;
+	ok(tft_session_track(s, tr[0])->slices + tft_session_track(s, tr[0])->instants == 3 &&
+	   tft_session_track(s, tr[0])->min_ts_ns == 100 && tft_session_track(s, tr[0])->max_ts_ns == 300,
+	   "lanes: refusals: track 0 holds exactly its 3 accepted events");
+	ok(tft_session_track(s, tr[1])->slices + tft_session_track(s, tr[1])->instants == 1 &&
+	   tft_session_track(s, tr[1])->max_ts_ns == 10, "lanes: refusals: track 1 holds only its first event");
+	ok(tft_session_track(s, tr[2])->slices + tft_session_track(s, tr[2])->instants == 0,
+	   "lanes: refusals: track 2 (ended) stays empty");
+	ok(tft_session_track(s, tr[3])->slices + tft_session_track(s, tr[3])->instants == 1 &&
+	   tft_session_track(s, tr[3])->min_ts_ns == 5, "lanes: refusals: track 3 holds lane 2's event only");
+	tft_session_close(s);
+}
+
+/* Two lanes race to claim the same fresh tracks: each track goes to exactly one. */
+enum { LR_TRACKS = 32, LR_ROUNDS = 100 };
+
+struct lane_racer {
+	struct tft_writer_lane *l;
+	const uint32_t *tr;
+	pthread_barrier_t *start;
+	int rev;
+	int got[LR_TRACKS], refused[LR_TRACKS], other;
+	pthread_t thread;
+};
+
+static void *lane_race_main(void *arg)
+{
+	struct lane_racer *r = arg;
+
+	pthread_barrier_wait(r->start);
+	for (int n = 0; n < LR_ROUNDS; n++) {
+		for (int i = 0; i < LR_TRACKS; i++) {
+			int k = r->rev ? LR_TRACKS - 1 - i : i;
+			int rc = tft_writer_lane_append(r->l, &(struct tft_event){ .track = r->tr[k],
+						.ts_ns = n * 10, .dur_ns = 5, .count = 1 });
+			r->got[k] += rc == 0;
+			r->refused[k] += rc == TFT_EINVAL;
+			r->other += rc != 0 && rc != TFT_EINVAL;
+		}
+	}
+	return NULL;
+}
+
+static void test_lane_race(void)
+{
+	const char *path = tpath("lanes-race.tft");
+	struct tft_writer_opts o = {.chunk_events = 16};
+	struct lane_racer r[2] = {0};
+	pthread_barrier_t start;
+	struct tft_session *s;
+	struct tft_error err;
+	struct tft_writer *w;
+	uint32_t tr[LR_TRACKS];
+	int one = 1, stored = 1;
+
+	w = tft_writer_open(path, &o, &err);
+	if (!ok(w != NULL, "lanes: race: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	for (int k = 0; k < LR_TRACKS; k++)
+		tr[k] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = k });
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		r[i].l = tft_writer_lane_open(w);
+		r[i].tr = tr;
+		r[i].start = &start;
+		r[i].rev = i;
+	}
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&r[i].thread, NULL, lane_race_main, &r[i]))
+			abort();
+	for (int i = 0; i < 2; i++) {
+		pthread_join(r[i].thread, NULL);
+		is_int(tft_writer_lane_close(r[i].l), 0, "lanes: race: lane closes");
+	}
+	pthread_barrier_destroy(&start);
+	for (int k = 0; k < LR_TRACKS; k++) {
+		int a = r[0].got[k] == LR_ROUNDS && r[1].refused[k] == LR_ROUNDS;
+		int b = r[1].got[k] == LR_ROUNDS && r[0].refused[k] == LR_ROUNDS;
+		if (a == b) {
+			printf("# track %d: lane 0 stored %d refused %d, lane 1 stored %d refused %d\n", k,
+			       r[0].got[k], r[0].refused[k], r[1].got[k], r[1].refused[k]);
+			one = 0;
+		}
+	}
+	ok(one && !r[0].other && !r[1].other,
+	   "lanes: race: every contended track went to one lane, the other lane refused (TFT_EINVAL)");
+	is_int(tft_writer_close(w, &err), 0, "lanes: race: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "lanes: race: session opens"))
+		return;
+	for (int k = 0; k < LR_TRACKS; k++)
+		stored &= tft_session_track(s, tr[k])->slices == LR_ROUNDS &&
+			  tft_session_track(s, tr[k])->max_ts_ns == (LR_ROUNDS - 1) * 10 + 5;
+	ok(stored, "lanes: race: each track holds its winner's events once");
+	tft_session_close(s);
+}
+
+static void test_lanes(void)
+{
+	char p0[512];
+	const char *p;
+
+	lane_streams();
+	p = write_lanes(0, 0);
+	ok(p != NULL, "lanes: write on one thread");
+	if (p) {
+		snprintf(p0, sizeof(p0), "%s", p);
+		for (int threads = 0; threads <= 2; threads += 2) {
+			for (int n = 2; n <= 3; n++) {
+				p = write_lanes(n, threads);
+				ok(p != NULL, "lanes: write through %d lanes, %d store workers", n, threads);
+				if (p)
+					ok(lane_same(p0, p),
+					   "lanes: %d lanes, %d store workers store what one thread stores",
+					   n, threads);
+			}
+		}
+	}
+	for (int k = 0; k < LN_TRACKS; k++) {
+		free(lane_ev[k]);
+		lane_ev[k] = NULL;
+	}
+	test_lane_refusals();
+	test_lane_race();
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s/tft-store-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -2010,6 +2525,7 @@ int main(void)
 	test_cache();
 	test_live();
 	test_threads();
+	test_lanes();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
