@@ -119,8 +119,9 @@ int tft_writer_end_track(struct tft_writer *w, uint32_t track);
  * string ids follow the order in which the threads interned the strings.
  *
  * lane_open: NULL on out-of-memory or a failed writer. lane_append and
- * lane_end_track: as tft_writer_append and tft_writer_end_track, plus
- * TFT_EINVAL for a track another lane claimed or that already has events.
+ * lane_end_track: as tft_writer_append and tft_writer_end_track (ending a
+ * track twice is 0 only within its lane), plus TFT_EINVAL for a track
+ * another lane claimed or that already has events (or was ended).
  * lane_close: tracks the lane did not end go back to the driving thread
  * (their open chunks written); returns the writer's failure status.
  */
