@@ -1693,7 +1693,9 @@ static void progress(struct xs *x, uint64_t pos)
 	    100000000LL)
 		return;
 	x->last_progress = now;
-	x->opts->progress(x->opts->progress_ctx, pos, x->input_len, x->events + (x->parent ? x->parent->events : 0));
+	/* A clone's count plus what the groups before it stored. */
+	x->opts->progress(x->opts->progress_ctx, pos, x->input_len,
+			  x->events + (x->parent ? x->parent->events : 0));
 }
 
 static int note_corr(struct xs *x, uint32_t track, int64_t ts)
@@ -1766,7 +1768,6 @@ static int add_step_marker(struct xs *x, const struct tft_event *ev)
 	struct tft_step *st;
 	const char *nm;
 	size_t nlen = 0;
-
 	uint32_t cap = x->csteps;
 
 	if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
