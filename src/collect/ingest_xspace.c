@@ -612,6 +612,7 @@ struct xs {
 	/* In a clone: */
 	struct xs *parent;              /* borrowed; NULL in the importer's own state */
 	struct tft_writer_lane *lane;   /* borrowed; NULL: append to the writer */
+	struct xs_icache *icache;       /* owned: ICACHE_SLOTS entries (see intern()) */
 	int quiet;                      /* no progress calls (not the calling thread) */
 };
 
@@ -657,11 +658,38 @@ static int sorter_push(struct xs *x, const struct tft_event *ev)
 	return r;
 }
 
+/*
+ * A clone's interned strings of the input (a direct-mapped cache in front of
+ * the writer's table, whose lock the threads would otherwise take for every
+ * string stat of a real profile: kernel details, op names ...).
+ */
+#define ICACHE_SLOTS 4096u /* a power of two */
+
+struct xs_icache {
+	const uint8_t *p; /* borrowed: inside the input; NULL = empty */
+	uint32_t len, id;
+};
+
 static uint32_t intern(struct xs *x, const void *s, size_t n)
 {
+	const uint8_t *b = s;
+	struct xs_icache *c;
+	uint32_t id;
+
 	if (!n)
 		return 0; /* id 0 is "" (and s may be NULL) */
-	return tft_writer_intern(x->w, (const char *)s, n);
+	if (!x->icache || b < x->dec->base || b + n > x->lim || n > UINT32_MAX)
+		return tft_writer_intern(x->w, (const char *)s, n);
+	c = &x->icache[tft_hash_fast(b, n, 0) & (ICACHE_SLOTS - 1)];
+	if (c->p && c->len == n && memcmp(c->p, b, n) == 0)
+		return c->id;
+	id = tft_writer_intern(x->w, (const char *)s, n);
+	if (id != UINT32_MAX) {
+		c->p = b;
+		c->len = (uint32_t)n;
+		c->id = id;
+	}
+	return id;
 }
 
 static int has_ci(const uint8_t *s, size_t n, const char *needle)
@@ -2482,6 +2510,7 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->step_keys = keep.step_keys;
 	y->csteps = keep.csteps;
 	y->nsteps = 0;
+	y->icache = keep.icache; /* ids stay valid: the writer's table only grows */
 	/* The plane's tables come from the jobs' snapshots (clone_plane()). */
 	y->smeta = NULL;
 	y->nsmeta = 0;
@@ -2565,6 +2594,7 @@ static void clone_free(struct xs_clone *c)
 	free(y->groups);
 	free(y->steps);
 	free(y->step_keys);
+	free(y->icache);
 }
 
 /* A thread's loop: the next job until none is left or one before it failed. */
@@ -2769,7 +2799,9 @@ static int run_jobs(struct xs *x, int err_r)
 
 		c->started = 0;
 		clone_begin(c, x, i);
-		if (!(c->x.lane = tft_writer_lane_open(x->w)))
+		if (!c->x.icache && !(c->x.icache = calloc(ICACHE_SLOTS, sizeof(*c->x.icache))))
+			r = TFT_ENOMEM;
+		else if (!(c->x.lane = tft_writer_lane_open(x->w)))
 			r = TFT_ENOMEM;
 	}
 	for (uint32_t i = 1; i < n && !r; i++)
