@@ -436,14 +436,15 @@ struct xs_corr {
 	uint64_t id; /* correlation id */
 	uint32_t src_track, dst_track;
 	int64_t src_ts, dst_ts;
-	uint64_t src_key, dst_key; /* of an end not seen: UINT64_MAX */
 };
 
-/* Where a correlation id first appeared: one of its ends made its entry. */
-static inline uint64_t corr_first(const struct xs_corr *c)
-{
-	return c->src_key < c->dst_key ? c->src_key : c->dst_key;
-}
+/* A clone's note of one end of a correlation id (merged by merge_notes()). */
+struct xs_cnote {
+	uint64_t id, key;
+	int64_t ts;
+	uint32_t track;
+	uint32_t dst; /* a destination (device plane), else a source */
+};
 
 struct xs_group {
 	uint64_t id; /* group_id */
@@ -613,6 +614,8 @@ struct xs {
 	struct xs *parent;              /* borrowed; NULL in the importer's own state */
 	struct tft_writer_lane *lane;   /* borrowed; NULL: append to the writer */
 	struct xs_icache *icache;       /* owned: ICACHE_SLOTS entries (see intern()) */
+	struct xs_cnote *cnotes;        /* owned: correlation ends noted, in key order */
+	uint32_t ncnotes, ccnotes;
 	int quiet;                      /* no progress calls (not the calling thread) */
 };
 
@@ -1728,9 +1731,23 @@ static void progress(struct xs *x, uint64_t pos)
 
 static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 {
-	uint32_t i = idmap_get(&x->corr_map, x->ev_corr);
+	uint32_t i;
 	struct xs_corr *c;
 
+	if (x->parent) { /* a clone: note it, merge_notes() keeps the first of each end */
+		struct xs_cnote *n;
+
+		if (tft_grow((void **)&x->cnotes, &x->ccnotes, x->ncnotes + 1, sizeof(*x->cnotes)))
+			return TFT_ENOMEM;
+		n = &x->cnotes[x->ncnotes++];
+		n->id = x->ev_corr;
+		n->key = x->ev_key;
+		n->ts = ts;
+		n->track = track;
+		n->dst = (uint32_t)x->device_plane;
+		return 0;
+	}
+	i = idmap_get(&x->corr_map, x->ev_corr);
 	if (i == TFT_NONE) {
 		if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
 			return TFT_ENOMEM;
@@ -1739,7 +1756,6 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		c->id = x->ev_corr;
 		c->src_track = c->dst_track = TFT_NONE;
 		c->src_ts = c->dst_ts = 0;
-		c->src_key = c->dst_key = UINT64_MAX;
 		if (idmap_put(&x->corr_map, x->ev_corr, i, i))
 			return TFT_ENOMEM;
 	}
@@ -1748,12 +1764,10 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		if (c->dst_track == TFT_NONE) {
 			c->dst_track = track;
 			c->dst_ts = ts;
-			c->dst_key = x->ev_key;
 		}
 	} else if (c->src_track == TFT_NONE) {
 		c->src_track = track;
 		c->src_ts = ts;
-		c->src_key = x->ev_key;
 	}
 	return 0;
 }
@@ -2498,10 +2512,12 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->pargs = keep.pargs;
 	y->cpargs = keep.cpargs;
 	y->npend = y->npargs = 0;
-	y->corr_map = keep.corr_map;
-	y->corr = keep.corr;
-	y->ccorr = keep.ccorr;
-	y->ncorr = 0;
+	memset(&y->corr_map, 0, sizeof(y->corr_map)); /* a clone notes ends instead */
+	y->corr = NULL;
+	y->ncorr = y->ccorr = 0;
+	y->cnotes = keep.cnotes;
+	y->ccnotes = keep.ccnotes;
+	y->ncnotes = 0;
 	y->group_map = keep.group_map;
 	y->groups = keep.groups;
 	y->cgroups = keep.cgroups;
@@ -2588,8 +2604,7 @@ static void clone_free(struct xs_clone *c)
 	free(y->strs);
 	free(y->pend);
 	free(y->pargs);
-	idmap_free(&y->corr_map);
-	free(y->corr);
+	free(y->cnotes);
 	idmap_free(&y->group_map);
 	free(y->groups);
 	free(y->steps);
@@ -2640,18 +2655,22 @@ static int merge_notes(struct xs *x, uint32_t n)
 {
 	uint32_t pos[PAR_MAX_THREADS];
 
-	/* Correlation ids: first appearance order; first source and destination. */
+	/*
+	 * Correlation ids: the clones' notes in key (file) order, so an id's
+	 * entry is made by its first end and each end set by its first note,
+	 * as note_corr() does serially.
+	 */
 	memset(pos, 0, sizeof(pos));
 	for (;;) {
-		const struct xs_corr *e = NULL;
+		const struct xs_cnote *e = NULL;
 		struct xs_corr *m;
 		uint32_t best = 0, ix;
 
 		for (uint32_t i = 0; i < n; i++) {
 			const struct xs *y = &x->clones[i].x;
 
-			if (pos[i] < y->ncorr && (!e || corr_first(&y->corr[pos[i]]) < corr_first(e))) {
-				e = &y->corr[pos[i]];
+			if (pos[i] < y->ncnotes && (!e || y->cnotes[pos[i]].key < e->key)) {
+				e = &y->cnotes[pos[i]];
 				best = i;
 			}
 		}
@@ -2662,22 +2681,22 @@ static int merge_notes(struct xs *x, uint32_t n)
 		if (ix == TFT_NONE) {
 			if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
 				return TFT_ENOMEM;
-			x->corr[x->ncorr] = *e;
-			if (idmap_put(&x->corr_map, e->id, x->ncorr, x->ncorr))
+			ix = x->ncorr;
+			m = &x->corr[ix];
+			m->id = e->id;
+			m->src_track = m->dst_track = TFT_NONE;
+			m->src_ts = m->dst_ts = 0;
+			if (idmap_put(&x->corr_map, e->id, ix, ix))
 				return TFT_ENOMEM;
 			x->ncorr++;
-			continue;
 		}
 		m = &x->corr[ix];
-		if (e->src_track != TFT_NONE && (m->src_track == TFT_NONE || e->src_key < m->src_key)) {
-			m->src_track = e->src_track;
-			m->src_ts = e->src_ts;
-			m->src_key = e->src_key;
-		}
-		if (e->dst_track != TFT_NONE && (m->dst_track == TFT_NONE || e->dst_key < m->dst_key)) {
-			m->dst_track = e->dst_track;
-			m->dst_ts = e->dst_ts;
-			m->dst_key = e->dst_key;
+		if (e->dst && m->dst_track == TFT_NONE) {
+			m->dst_track = e->track;
+			m->dst_ts = e->ts;
+		} else if (!e->dst && m->src_track == TFT_NONE) {
+			m->src_track = e->track;
+			m->src_ts = e->ts;
 		}
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
@@ -2757,7 +2776,7 @@ static int merge_notes(struct xs *x, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		struct xs *y = &x->clones[i].x;
 
-		idmap_forget(&y->corr_map, y->ncorr ? &y->corr[0].id : NULL, sizeof(*y->corr), y->ncorr);
+		y->ncnotes = 0;
 		idmap_forget(&y->group_map, y->ngroups ? &y->groups[0].id : NULL, sizeof(*y->groups),
 			     y->ngroups);
 		y->ncorr = y->ngroups = y->nsteps = 0;

@@ -549,7 +549,7 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel)
 {
 	int rc = tft_chunk_enc_finish(e, c->cctx, zlevel, &c->scratch, &c->blob);
-	int locked = w->nwk || __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED);
+	int locked = w->nwk || __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED), kick = 0;
 
 	if (locked)
 		pthread_mutex_lock(&w->db_mu);
@@ -565,14 +565,16 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		sqlite3_bind_blob(st, 6, c->blob.p, (int)c->blob.len, SQLITE_STATIC);
 		rc = step_reset(w, st, "insert chunk");
 		w->wb_bytes += c->blob.len;
-		if (w->wb_fd >= 0 && w->wb_bytes >= WRITEBACK_BYTES) {
-			/* Start writing what SQLite has written so far; does not wait. */
-			(void)sync_file_range(w->wb_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		kick = w->wb_fd >= 0 && w->wb_bytes >= WRITEBACK_BYTES;
+		if (kick)
 			w->wb_bytes = 0;
-		}
 	}
 	if (locked)
 		pthread_mutex_unlock(&w->db_mu);
+	/* Start writing what SQLite has written so far (outside the lock: it
+	 * may wait for the device queue). */
+	if (kick)
+		(void)sync_file_range(w->wb_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return rc;
 }
 
