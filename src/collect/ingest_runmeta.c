@@ -15,12 +15,21 @@
  * and the decode, whose nodes skip the table decoder when the pre-pass
  * found their DeviceStepStats simple (nodes_direct). The per-node JSON
  * records (memory, output, ...) are written with one reservation each.
+ *
+ * Threads: with opts->threads >= 2, binary input whose devices each appear
+ * once is decoded on several threads, devices (or runs of a large device's
+ * nodes) at a time, each thread storing what it decoded through a writer
+ * lane; the session is the one-thread import's (see "parallel import").
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "codec/json_write.h"
 #include "codec/pb_text.h"
@@ -585,7 +594,25 @@ struct rm {
 	 */
 	uint64_t skip_nodes;
 	int redo_err;
+
+	/*
+	 * A worker of the parallel import (see "parallel import" below): the
+	 * device it decodes (registered beforehand), the lane its events go
+	 * through, the shared state (progress) and its pend budget; deferred
+	 * is set when the device outgrows that budget (it is then redone
+	 * serially). All NULL / 0 in the serial import.
+	 */
+	struct rm_dev *job_dev;        /* borrowed */
+	struct tft_writer_lane *lane;  /* owned by the driving thread */
+	struct rm_par *par;            /* borrowed */
+	uint64_t par_pos;              /* input offset up to which progress was counted */
+	uint64_t par_nodes;            /* rm->nodes counted into the shared progress */
+	int deferred;
+	int try_par;                   /* the driving import may try par_stepstats() */
 };
+
+/* par_stepstats(): the input is not for it (nothing done); decode it serially. */
+#define RM_SERIAL 1
 
 static uint32_t intern(struct rm *rm, const void *s, size_t n)
 {
@@ -1476,8 +1503,8 @@ static uint32_t main_track(struct rm *rm, struct rm_dev *dev)
 {
 	struct tft_track tr;
 
-	if (dev->track != TFT_NONE)
-		return dev->track;
+	if (dev->track != TFT_NONE || rm->lane)
+		return dev->track; /* (a worker's tracks are registered before the lanes open) */
 	memset(&tr, 0, sizeof(tr));
 	tr.process = dev->process;
 	tr.name = dev->name;
@@ -1495,7 +1522,7 @@ static uint32_t comm_track(struct rm *rm, struct rm_dev *dev)
 	size_t n = 0;
 	const char *s;
 
-	if (dev->comm_track != TFT_NONE)
+	if (dev->comm_track != TFT_NONE || rm->lane)
 		return dev->comm_track;
 	s = tft_writer_str(rm->w, dev->name, &n);
 	snprintf(buf, sizeof(buf), "%.*s (comm)", (int)(n > 480 ? 480 : n), s ? s : "");
@@ -1511,10 +1538,16 @@ static uint32_t comm_track(struct rm *rm, struct rm_dev *dev)
 
 /* ---- per-node conversion ------------------------------------------------------- */
 
+static void par_progress(struct rm *rm, uint64_t pos);
+
 static void progress(struct rm *rm, uint64_t pos)
 {
 	struct timespec now;
 
+	if (rm->par) {
+		par_progress(rm, pos);
+		return;
+	}
 	if (!rm->opts || !rm->opts->progress)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -1634,7 +1667,14 @@ static int queue_event(struct rm *rm, const struct tft_event *ev)
 		return tft_sorter_push(rm->sorter, ev, rm->err);
 	bytes = (size_t)rm->npend * sizeof(*rm->pend) + (size_t)rm->npargs * sizeof(*rm->pargs);
 	if (bytes > rm->pend_budget || rm->npargs > UINT32_MAX - ev->nargs - 1) {
-		int r = spill_pending(rm);
+		int r;
+
+		if (rm->lane) {
+			/* A worker has no sorter: the device is redone serially after the join. */
+			rm->deferred = 1;
+			return TFT_ENOMEM;
+		}
+		r = spill_pending(rm);
 
 		return r ? r : tft_sorter_push(rm->sorter, ev, rm->err);
 	}
@@ -1685,7 +1725,7 @@ static int flush_device(struct rm *rm)
 		int r;
 
 		ev.args = rm->pargs + rm->pend[i].args_off;
-		r = tft_writer_append(rm->w, &ev);
+		r = rm->lane ? tft_writer_lane_append(rm->lane, &ev) : tft_writer_append(rm->w, &ev);
 		if (r)
 			return r;
 	}
@@ -1700,6 +1740,7 @@ static int flush_device(struct rm *rm)
 struct rm_dinfo {
 	const uint8_t *p;           /* borrowed: the DeviceStepStats payload */
 	size_t len;
+	const uint8_t *at;          /* borrowed: its length prefix (the decoder's value offset) */
 	struct tft_pb_bytes device; /* its last device field, as the decoder keeps it */
 	uint64_t nodes;             /* node_stats fields */
 	int simple;                 /* only device and node_stats fields, both length-delimited */
@@ -1722,9 +1763,10 @@ static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 	if (!rm->dinfo)
 		return 0;
 	while (p < end) {
+		const uint8_t *at;
 		uint64_t key, l;
 
-		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != 2 ||
+		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != 2 || (at = p, 0) ||
 		    tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p))
 			return 0; /* anything but length-delimited fields: let the decoder judge */
 		if (key >> 3 == 1) {
@@ -1738,6 +1780,7 @@ static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 			memset(di, 0, sizeof(*di));
 			di->p = p;
 			di->len = (size_t)l;
+			di->at = at;
 			di->simple = 1;
 			while (q < qe) {
 				uint64_t k2, v;
@@ -1923,6 +1966,35 @@ static void tmpl_store(struct rm *rm, struct rm_tmpl *t, const struct rm_tmpl *n
 	rm->tmpl_tag[t - rm->tmpl] = nt->hash | 1;
 }
 
+/*
+ * A node's op type (and, on stream devices, the node named by its
+ * annotation) from its name and parsed label; returns whether it goes to
+ * the comm track. *op and *ann_name are {NULL, 0} when absent. Also the
+ * parallel import's track prediction (predict_node), so both agree.
+ */
+static int node_op(int gputrace, struct tft_tf_str node_name, const struct tft_tf_label *lb,
+		   struct tft_tf_str *op, struct tft_tf_str *ann_name)
+{
+	if (str_is(node_name, "RecvTensor")) {
+		op->p = "RecvTensor";
+		op->len = 10;
+	} else if (lb->kind == TFT_TF_LABEL_OP || lb->kind == TFT_TF_LABEL_SEND ||
+		   lb->kind == TFT_TF_LABEL_RECV) {
+		*op = lb->op;
+	} else if (gputrace) {
+		struct tft_tf_str nm;
+
+		if (lb->annotation.len)
+			tft_tf_names_split_annotation(lb->annotation, ann_name, op);
+		if (!op->len) {
+			tft_tf_names_split_annotation(node_name, &nm, op);
+			if (op->len)
+				*ann_name = nm;
+		}
+	}
+	return tft_tf_names_is_comm(node_name, *op);
+}
+
 static int emit_node(struct rm *rm, struct rm_node *n)
 {
 	struct rm_dev *dev = rm->cur;
@@ -1978,26 +2050,7 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 	}
 
 	tft_tf_names_parse_label((const char *)n->timeline_label.p, n->timeline_label.len, &lb);
-
-	/* Op type. */
-	if (str_is(node_name, "RecvTensor")) {
-		op.p = "RecvTensor";
-		op.len = 10;
-	} else if (lb.kind == TFT_TF_LABEL_OP || lb.kind == TFT_TF_LABEL_SEND ||
-		   lb.kind == TFT_TF_LABEL_RECV) {
-		op = lb.op;
-	} else if (dev->gputrace) {
-		struct tft_tf_str nm;
-
-		if (lb.annotation.len)
-			tft_tf_names_split_annotation(lb.annotation, &ann_name, &op);
-		if (!op.len) {
-			tft_tf_names_split_annotation(node_name, &nm, &op);
-			if (op.len)
-				ann_name = nm;
-		}
-	}
-	comm = tft_tf_names_is_comm(node_name, op);
+	comm = node_op(dev->gputrace, node_name, &lb, &op, &ann_name);
 
 	if (op.len && (r = arg_tfstr(rm, rm->k_op, op)))
 		return r;
@@ -2365,10 +2418,18 @@ static const struct rm_dinfo *take_dinfo(struct rm *rm, const struct tft_pb_sub 
 	return di;
 }
 
+static int dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_dinfo *di);
+
 static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
-	const struct rm_dinfo *di = rm->dec->decode_text_sub ? NULL : take_dinfo(rm, &v->sub);
+
+	return dev_stats(rm, v, rm->dec->decode_text_sub ? NULL : take_dinfo(rm, &v->sub));
+}
+
+/* One DeviceStepStats; di: the pre-pass's record of it, or NULL. */
+static int dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_dinfo *di)
+{
 	struct rm_devstats ds;
 	int r;
 
@@ -2384,11 +2445,12 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 		   fast_devstats_scan(rm, &v->sub, &ds)) {
 		memset(&ds, 0, sizeof(ds));
 		rm->dev_nodes = 0;
-		r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, ctx);
+		r = tft_pb_wire_decode_sub(&v->sub, &devstats_msg, &ds, rm);
 		if (r)
 			return r;
 	}
-	rm->cur = get_device(rm, ds.device.p, ds.device.len);
+	/* (a worker's device was registered, with its tracks, before the lanes opened) */
+	rm->cur = rm->job_dev ? rm->job_dev : get_device(rm, ds.device.p, ds.device.len);
 	if (!rm->cur)
 		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
 	if (!rm->dev_nodes) {
@@ -2401,7 +2463,7 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	if (di && di->simple && nodes_direct(rm, &v->sub) == 0)
 		r = 0;
 	else
-		r = tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, ctx);
+		r = tft_pb_wire_decode_sub(&v->sub, &devstats_nodes_msg, NULL, rm);
 	rm->skip_nodes = 0;
 	rm->redo_err = 0;
 	if (!r) {
@@ -2412,8 +2474,18 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	return r;
 }
 
+static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss);
+
 static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
+	struct rm *rm = ctx;
+
+	if (rm->try_par) {
+		int r = par_stepstats(rm, &v->sub);
+
+		if (r != RM_SERIAL)
+			return r;
+	}
 	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
 }
 
@@ -2446,6 +2518,1088 @@ static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	else
 		snprintf(gname, sizeof(gname), "%.200s:partition_graphs[%u]", base, v->index);
 	return tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
+}
+
+/* ---- parallel import: devices on several threads ------------------------------------
+ *
+ * With opts->threads >= 2 and binary input whose devices each appear once
+ * (rm->direct), par_stepstats() decodes the dev_stats on several threads,
+ * each owning whole devices: a worker decodes a device's nodes with the
+ * serial code (dev_stats(), its own struct rm: scratch, templates, pend
+ * buffer, comm records, counts) and appends the device's events through its
+ * own writer lane, which does their store work on that thread too. The
+ * session is the serial import's:
+ *  - processes and tracks are registered before the lanes open, in the
+ *    order the serial import registers them (same ids). Tracks are created
+ *    on first use, so a first parallel walk (predict_tracks) finds which of
+ *    a device's tracks its nodes use, and which first, by emit_node()'s own
+ *    rule (node_op);
+ *  - comm records are kept per device and concatenated in device order
+ *    after the join, so the flows come out as from one thread;
+ *  - each worker decodes with its own decoder, set up as the serial one is
+ *    at that dev_stats (same message paths), and its own error: the error
+ *    reported is the first failed device's in file order;
+ *  - a device whose events outgrow the worker's share of the memory budget
+ *    (what the serial pend buffer and sorter may hold), or whose parts
+ *    together outgrow the whole of it, is dropped and redone serially after
+ *    the join (through the sorter, as the serial import spills it); so is
+ *    a device no worker reached;
+ *  - a large device (more than a worker's share of the bytes or of the
+ *    budget) whose DeviceStepStats holds only its name and nodes is
+ *    split into runs of nodes (parts) that workers decode into pend
+ *    buffers of their own; the worker that finishes the last part appends
+ *    the device (the parts in order are the serial pend buffer). A part the
+ *    direct reader does not take sends its device to the serial redo.
+ * Anything else (a walk that cannot tell, other StepStats fields, a single
+ * job) leaves the input to the serial decode.
+ */
+
+static void rm_free(struct rm *rm);
+
+enum { PT_MAIN = 1, PT_COMM = 2, PT_COMM_FIRST = 4 }; /* a device's tracks, as used */
+enum { PD_TODO, PD_DONE, PD_FAILED, PD_DEFERRED };    /* a device's fate in the workers */
+
+struct rm_pdev {
+	uint8_t tracks;      /* PT_* (predicted) */
+	uint8_t state;       /* PD_* */
+	uint32_t worker;     /* PD_FAILED: the worker that holds its error */
+	uint32_t job0, njobs; /* its jobs: the whole device, or its parts in order */
+	uint32_t parts_left; /* (atomic) parts not decoded yet */
+	uint64_t held;       /* (atomic) pend bytes of its decoded parts */
+	int bad;             /* (atomic) a part failed: the device is redone serially */
+};
+
+/*
+ * One job of the decode: a whole device (dev_stats()), or one part of it
+ * (a run of node_stats fields, part_nodes()), with what it produced.
+ */
+struct rm_job {
+	uint32_t dev;
+	uint32_t part;           /* its index among the device's jobs */
+	const uint8_t *p, *end;  /* parts: its fields */
+	uint64_t node0;          /* parts: node_stats index of its first node */
+	size_t size;             /* bytes to decode (job order) */
+	/* Results, when decoded. */
+	uint32_t worker, comm_off, ncomm; /* its comm records in the worker's rm.comm */
+	uint64_t nodes;          /* what emit_node() counted */
+	int64_t min_ts, max_end;
+	uint32_t step_process;
+	int procs_seen;
+	struct rm_pend *pend;    /* owned (parts, until the device is appended) */
+	struct tft_arg *pargs;   /* owned (idem) */
+	uint32_t npend, npargs;
+	uint32_t cpend, cpargs;  /* their capacities */
+};
+
+/* A device smaller than this is never split (parts cost a buffer and a merge each). */
+#define RM_PART_MIN (16u << 10)
+/* A node's buffered event and args, roughly (sizeof(struct rm_pend) + 16 args): part sizing. */
+#define RM_NODE_EST 320u
+
+/* predict_node()'s memo: node_name and label bytes (borrowed from the input) -> comm. */
+#define PRED_SLOTS 4096u /* a power of two; direct-mapped */
+
+struct rm_pmemo {
+	uint64_t hash;
+	const uint8_t *name, *label; /* borrowed */
+	uint32_t name_len, label_len;
+	uint8_t used, gputrace, comm;
+};
+
+struct rm_worker {
+	struct rm rm;            /* its own decode state; shares the driver's devs (read only) */
+	struct rm_par *par;      /* borrowed */
+	uint32_t index;
+	struct tft_pb_dec dec;   /* set up per device (par_dec) */
+	struct tft_error err;    /* the current device's */
+	struct tft_error fail_err; /* its first failure in device order */
+	uint32_t fail_dev;       /* that device, UINT32_MAX: none */
+	int fail_rc;
+	struct rm_pmemo *memo;   /* owned, lazy */
+	size_t budget;           /* pend bytes for a device or a part */
+	pthread_t th;
+};
+
+struct rm_par {
+	struct rm *rm;          /* borrowed: the driving import */
+	struct tft_pb_dec dec0; /* the decoder as it is in StepStats (the step_stats path pushed) */
+	struct rm_pdev *pdev;   /* owned: per rm->dinfo */
+	struct rm_job *job;     /* owned: the devices' jobs, device by device */
+	uint32_t njob;
+	uint32_t *order;        /* owned: the current phase's work (phase 0 devices,
+				 * phase 1 jobs, largest first) */
+	uint32_t norder;
+	size_t part_bytes;      /* a device larger than this is split */
+	size_t dev_budget;      /* pend bytes a device's parts may hold together */
+	struct rm_worker *wk;   /* owned: nwk */
+	uint32_t nwk;
+	int phase;              /* 0: predict_tracks, 1: decode */
+	/* Shared between the threads (atomics). */
+	uint32_t next;          /* next job */
+	uint32_t min_fail;      /* lowest failed device, UINT32_MAX: none */
+	int unsure;             /* a prediction walk could not tell */
+	uint64_t bytes, nodes;  /* progress */
+	uint64_t base_pos;      /* progress: input offset of the StepStats */
+	/* Pend buffers of appended parts, for the next parts (their pages are already in). */
+	pthread_mutex_t pool_mu;
+	struct rm_job pool[8];  /* (only pend, pargs, cpend, cpargs) */
+	uint32_t npool;
+};
+
+/* A worker that gave its pend buffer to a part takes one from the pool, if any. */
+static void pool_get(struct rm_par *par, struct rm *rm)
+{
+	if (rm->pend || rm->pargs)
+		return;
+	pthread_mutex_lock(&par->pool_mu);
+	if (par->npool) {
+		struct rm_job *b = &par->pool[--par->npool];
+
+		rm->pend = b->pend;
+		rm->cpend = b->cpend;
+		rm->pargs = b->pargs;
+		rm->cpargs = b->cpargs;
+	}
+	pthread_mutex_unlock(&par->pool_mu);
+}
+
+/* A part's buffer, appended: to the pool (or freed). */
+static void pool_put(struct rm_par *par, struct rm_job *job)
+{
+	pthread_mutex_lock(&par->pool_mu);
+	/* (one per worker at most: the pool holds no more than they use) */
+	if (par->npool < par->nwk && par->npool < sizeof(par->pool) / sizeof(par->pool[0])) {
+		struct rm_job *b = &par->pool[par->npool++];
+
+		b->pend = job->pend;
+		b->cpend = job->cpend;
+		b->pargs = job->pargs;
+		b->cpargs = job->cpargs;
+		job->pend = NULL;
+		job->pargs = NULL;
+	}
+	pthread_mutex_unlock(&par->pool_mu);
+	free(job->pend);
+	free(job->pargs);
+	job->pend = NULL;
+	job->pargs = NULL;
+}
+
+/* Largest first, then input order: the last job to start is a small one. */
+static int cmp_job(const void *a, const void *b, void *ctx)
+{
+	const struct rm_job *job = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (job[x].size != job[y].size)
+		return job[x].size > job[y].size ? -1 : 1;
+	return x < y ? -1 : (x > y);
+}
+
+/*
+ * Cut device k (a simple one: only device and node_stats fields) into its
+ * jobs' runs of about equal bytes, each starting at a node_stats field.
+ * The device keeps fewer jobs when it has fewer nodes; -1 when its fields
+ * do not read (then it stays whole).
+ */
+static int split_device(struct rm_par *par, uint32_t k)
+{
+	const struct rm_dinfo *di = &par->rm->dinfo[k];
+	struct rm_pdev *pd = &par->pdev[k];
+	struct rm_job *job = &par->job[pd->job0];
+	const uint8_t *p = di->p, *end = di->p + di->len;
+	uint32_t j = 0, n = pd->njobs;
+	uint64_t node = 0;
+
+	job[0].p = p;
+	job[0].node0 = 0;
+	while (p < end) {
+		const uint8_t *at = p;
+		struct tft_pb_bytes b;
+		uint64_t key;
+
+		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
+			return -1;
+		if (key != (2 << 3 | TFT_PB_WT_LEN))
+			continue;
+		if (j + 1 < n && (size_t)(at - di->p) >= (j + 1) * (di->len / n)) {
+			job[j].end = at;
+			job[++j].p = at;
+			job[j].node0 = node;
+		}
+		node++;
+	}
+	job[j].end = end;
+	pd->njobs = j + 1;
+	for (uint32_t i = 0; i <= j; i++)
+		job[i].size = (size_t)(job[i].end - job[i].p);
+	return 0;
+}
+
+/*
+ * Whether p[0..n) holds "Send", "Recv", "Nccl", "Horo" or "Coll": every op
+ * or node name that tft_tf_names_is_comm() accepts holds one of them, and
+ * node_op() takes the op from the node name or the label bytes (or is
+ * "RecvTensor" when the node name is). A device whose payload holds none
+ * has no comm nodes, whatever its nodes say. Candidates are found 16 bytes
+ * at a time by their first two bytes, then checked.
+ */
+static int comm_word(const uint8_t *p, size_t n)
+{
+	static const uint32_t words[5] = {
+		'S' | 'e' << 8 | 'n' << 16 | (uint32_t)'d' << 24,
+		'R' | 'e' << 8 | 'c' << 16 | (uint32_t)'v' << 24,
+		'N' | 'c' << 8 | 'c' << 16 | (uint32_t)'l' << 24,
+		'H' | 'o' << 8 | 'r' << 16 | (uint32_t)'o' << 24,
+		'C' | 'o' << 8 | 'l' << 16 | (uint32_t)'l' << 24,
+	};
+	size_t i = 0;
+
+	if (n < 4)
+		return 0;
+#ifdef __SSE2__
+	for (; i + 17 <= n; i += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(p + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(p + i + 1));
+		__m128i e = _mm_cmpeq_epi8(b, _mm_set1_epi8('e'));
+		__m128i o = _mm_cmpeq_epi8(b, _mm_set1_epi8('o'));
+		__m128i c = _mm_cmpeq_epi8(b, _mm_set1_epi8('c'));
+		__m128i m;
+		unsigned bits;
+
+		m = _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('S')),
+					       _mm_cmpeq_epi8(a, _mm_set1_epi8('R'))), e);
+		m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('N')), c));
+		m = _mm_or_si128(m, _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('H')),
+							       _mm_cmpeq_epi8(a, _mm_set1_epi8('C'))), o));
+		bits = (unsigned)_mm_movemask_epi8(m);
+		while (bits) {
+			size_t j = i + (size_t)__builtin_ctz(bits);
+			uint32_t w;
+
+			bits &= bits - 1;
+			if (j + 4 > n)
+				break;
+			w = tft_pb_wire_le32(p + j);
+			for (int k = 0; k < 5; k++)
+				if (w == words[k])
+					return 1;
+		}
+	}
+#endif
+	for (; i + 4 <= n; i++) {
+		uint32_t w = tft_pb_wire_le32(p + i);
+
+		for (int k = 0; k < 5; k++)
+			if (w == words[k])
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether one binary NodeExecStats goes to its device's comm track: its
+ * last node_name and timeline_label (what both node decoders keep) through
+ * node_op(). -1 when the walk cannot read it (the decoders would refuse it
+ * or take a path this does not follow): the prediction is then unsure.
+ */
+static int predict_node(struct rm_worker *wk, int gputrace, const uint8_t *p, const uint8_t *end)
+{
+	struct tft_pb_bytes name = {NULL, 0}, label = {NULL, 0}, b;
+	struct rm_pmemo *m;
+	struct tft_tf_label lb;
+	struct tft_tf_str nm, op = {NULL, 0}, ann = {NULL, 0};
+	uint64_t h;
+
+	while (p < end) {
+		uint64_t key, v;
+
+		if (fp_varint(&p, end, &key))
+			return -1;
+		switch (key & 7) {
+		case TFT_PB_WT_VARINT:
+			if (fp_varint(&p, end, &v))
+				return -1;
+			break;
+		case TFT_PB_WT_I64:
+			if (end - p < 8)
+				return -1;
+			p += 8;
+			break;
+		case TFT_PB_WT_I32:
+			if (end - p < 4)
+				return -1;
+			p += 4;
+			break;
+		case TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &b))
+				return -1;
+			if (key == (1 << 3 | TFT_PB_WT_LEN))
+				name = b;
+			else if (key == (8 << 3 | TFT_PB_WT_LEN))
+				label = b;
+			break;
+		default:
+			return -1; /* (groups) */
+		}
+	}
+	if (!comm_word(name.p, name.len) && !comm_word(label.p, label.len))
+		return 0;
+	h = tft_hash_fast(label.p, label.len, (uint64_t)gputrace);
+	h ^= tft_hash_fast(name.p, name.len, 0) * 0x9e3779b97f4a7c15ULL;
+	if (!wk->memo) {
+		wk->memo = calloc(PRED_SLOTS, sizeof(*wk->memo));
+		if (!wk->memo)
+			return -1;
+	}
+	m = &wk->memo[h & (PRED_SLOTS - 1)];
+	if (m->used && m->hash == h && m->gputrace == gputrace && m->name_len == name.len &&
+	    m->label_len == label.len && (!name.len || memcmp(m->name, name.p, name.len) == 0) &&
+	    (!label.len || memcmp(m->label, label.p, label.len) == 0))
+		return m->comm;
+	nm.p = (const char *)name.p;
+	nm.len = name.len;
+	tft_tf_names_parse_label((const char *)label.p, label.len, &lb);
+	m->used = 1;
+	m->hash = h;
+	m->gputrace = (uint8_t)gputrace;
+	m->name = name.p;
+	m->name_len = (uint32_t)name.len;
+	m->label = label.p;
+	m->label_len = (uint32_t)label.len;
+	m->comm = (uint8_t)node_op(gputrace, nm, &lb, &op, &ann);
+	return m->comm;
+}
+
+/*
+ * The tracks device k's nodes use (PT_*), as dev_stats() and emit_node()
+ * create them: main and/or comm, comm first or not; a device without nodes
+ * keeps an empty main track. -1 when unsure.
+ */
+static int predict_tracks(struct rm_worker *wk, uint32_t k)
+{
+	const struct rm_dinfo *di = &wk->par->rm->dinfo[k];
+	const uint8_t *p = di->p, *end = di->p + di->len;
+	struct tft_tf_device td;
+	struct tft_pb_bytes nm = di->device;
+	int seen = 0, gputrace;
+
+	if (!di->nodes)
+		return PT_MAIN;
+	if (!nm.len) { /* get_device()'s name for it */
+		nm.p = (const uint8_t *)"unknown device";
+		nm.len = 14;
+	}
+	if (!comm_word(di->p, di->len))
+		return PT_MAIN;
+	tft_tf_names_parse_device((const char *)nm.p, nm.len, &td);
+	gputrace = (td.flags & (TFT_TF_DEV_STREAM | TFT_TF_DEV_MEMCPY)) != 0;
+	while (p < end) {
+		struct tft_pb_bytes b;
+		uint64_t key, v;
+		int c;
+
+		/* (the pre-pass checked the shape: varints and length-delimited fields) */
+		if (fp_varint(&p, end, &key))
+			return -1;
+		if ((key & 7) == TFT_PB_WT_VARINT) {
+			if (fp_varint(&p, end, &v))
+				return -1;
+			continue;
+		}
+		if ((key & 7) != TFT_PB_WT_LEN || fp_bytes(&p, end, &b))
+			return -1;
+		if (key != (2 << 3 | TFT_PB_WT_LEN))
+			continue;
+		c = predict_node(wk, gputrace, b.p, b.p + b.len);
+		if (c < 0)
+			return -1;
+		if (!seen)
+			seen = c ? PT_COMM | PT_COMM_FIRST : PT_MAIN;
+		else
+			seen |= c ? PT_COMM : PT_MAIN;
+		if ((seen & (PT_MAIN | PT_COMM)) == (PT_MAIN | PT_COMM))
+			break; /* both seen: the rest cannot change it */
+	}
+	return seen;
+}
+
+/* The decoder as the serial one is when it hands dev_stats[k] to on_dev_stats. */
+static void par_dec(const struct rm_par *par, struct tft_pb_dec *d, struct tft_error *err,
+		    uint32_t k, struct tft_pb_val *v)
+{
+	const struct rm_dinfo *di = &par->rm->dinfo[k];
+
+	*d = par->dec0;
+	d->err = err;
+	d->cur_field = stepstats_fields[0].name;
+	d->cur_index = k;
+	d->cur_num = 0;
+	memset(v, 0, sizeof(*v));
+	v->offset = di->at - d->base;
+	v->index = k;
+	v->sub.dec = d;
+	v->sub.p = di->p;
+	v->sub.len = di->len;
+	v->sub.name = stepstats_fields[0].name;
+	v->sub.index = k;
+}
+
+static void par_progress(struct rm *rm, uint64_t pos)
+{
+	struct rm_par *par = rm->par;
+	uint64_t bytes, nodes;
+	struct timespec now;
+
+	bytes = __atomic_add_fetch(&par->bytes, pos - rm->par_pos, __ATOMIC_RELAXED);
+	nodes = __atomic_add_fetch(&par->nodes, rm->nodes - rm->par_nodes, __ATOMIC_RELAXED);
+	rm->par_pos = pos;
+	rm->par_nodes = rm->nodes;
+	if (!rm->opts || !rm->opts->progress) /* (only the driving thread's worker has opts) */
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - rm->last_progress.tv_sec) * 1000000000LL +
+		    (now.tv_nsec - rm->last_progress.tv_nsec) <
+	    100000000LL)
+		return;
+	rm->last_progress = now;
+	rm->opts->progress(rm->opts->progress_ctx, par->base_pos + bytes, rm->input_len, nodes);
+}
+
+/* A job starts: what emit_node() counts is the job's (job_end() keeps it). */
+static void job_start(struct rm_worker *wk, struct rm_job *job)
+{
+	struct rm *rm = &wk->rm;
+
+	job->worker = wk->index;
+	job->comm_off = rm->ncomm;
+	rm->nodes = rm->par_nodes = 0;
+	rm->procs_seen = 0;
+	rm->step_process = TFT_NONE;
+	rm->deferred = 0;
+	rm->spilled = 0;
+	rm->npend = rm->npargs = 0;
+	rm->par_pos = (uint64_t)(job->p - wk->dec.base);
+}
+
+/* ok: keep the job's counts and comm records, else forget them. */
+static void job_end(struct rm_worker *wk, struct rm_job *job, int ok)
+{
+	struct rm *rm = &wk->rm;
+
+	par_progress(rm, (uint64_t)(job->end - wk->dec.base));
+	job->nodes = ok ? rm->nodes : 0;
+	job->min_ts = rm->min_ts;
+	job->max_end = rm->max_end;
+	job->step_process = rm->step_process;
+	job->procs_seen = ok ? rm->procs_seen : 0;
+	if (!ok)
+		rm->ncomm = job->comm_off;
+	job->ncomm = rm->ncomm - job->comm_off;
+	rm->npend = rm->npargs = 0;
+	rm->deferred = 0;
+}
+
+/* Append the device's events through the worker's lane and end its tracks. */
+static int dev_append(struct rm *rm, struct rm_dev *dev)
+{
+	int r = flush_device(rm);
+
+	/* Its tracks are complete: their last chunks and LOD now, on this thread. */
+	if (!r && dev->track != TFT_NONE)
+		r = tft_writer_lane_end_track(rm->lane, dev->track);
+	if (!r && dev->comm_track != TFT_NONE)
+		r = tft_writer_lane_end_track(rm->lane, dev->comm_track);
+	return r;
+}
+
+/* Device k failed in this worker with r (wk->err filled): keep the first failure. */
+static void dev_failed(struct rm_worker *wk, uint32_t k, int r)
+{
+	struct rm_par *par = wk->par;
+	uint32_t cur = __atomic_load_n(&par->min_fail, __ATOMIC_RELAXED);
+
+	par->pdev[k].state = PD_FAILED;
+	par->pdev[k].worker = wk->index;
+	if (k < wk->fail_dev) {
+		wk->fail_dev = k;
+		wk->fail_err = wk->err;
+		wk->fail_rc = r;
+	}
+	while (k < cur && !__atomic_compare_exchange_n(&par->min_fail, &cur, k, 1, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED))
+		;
+	tft_error_clear(&wk->err);
+}
+
+/* Decode one part of device k (its nodes only) into a pend buffer of its own. */
+static int part_nodes(struct rm *rm, const struct rm_job *job)
+{
+	const uint8_t *p = job->p, *end = job->end;
+	struct rm_node n;
+
+	while (p < end) {
+		struct tft_pb_bytes b;
+		uint64_t key;
+
+		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
+			return -1;
+		if (key != (2 << 3 | TFT_PB_WT_LEN))
+			continue;
+		zero_small(&n, sizeof(n));
+		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		if (fast_node(rm, b.p, b.p + b.len, &n) || emit_node(rm, &n))
+			return -1;
+		rm->node_index++;
+		if ((rm->nodes & 1023) == 0)
+			progress(rm, (uint64_t)(b.p - rm->dec->base));
+	}
+	return 0;
+}
+
+/* The pend order (cmp_pend) without the arrival tie-break: a later part's events come after. */
+static int pend_after(const struct rm_pend *x, const struct rm_pend *y)
+{
+	if (x->ev.track != y->ev.track)
+		return x->ev.track > y->ev.track;
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns > y->ev.ts_ns;
+	return x->ev.dur_ns < y->ev.dur_ns;
+}
+
+/*
+ * The last part of device k is decoded: append the device (its parts'
+ * buffers, in order, are what the serial import buffers for it), or leave
+ * it to the serial redo when a part failed.
+ */
+static void dev_parts_done(struct rm_worker *wk, uint32_t k)
+{
+	struct rm_par *par = wk->par;
+	struct rm *rm = &wk->rm;
+	struct rm_pdev *pd = &par->pdev[k];
+	struct rm_job *job = &par->job[pd->job0];
+	const struct rm_pend *prev = NULL;
+	int sorted = 1, r = 0;
+
+	if (__atomic_load_n(&pd->bad, __ATOMIC_RELAXED)) {
+		pd->state = PD_DEFERRED;
+		goto out;
+	}
+	/* Sorted part by part and across their seams: append them as they are. */
+	for (uint32_t j = 0, i; j < pd->njobs && sorted; j++) {
+		for (i = 1; i < job[j].npend && sorted; i++)
+			sorted = cmp_pend(&job[j].pend[i - 1], &job[j].pend[i]) < 0;
+		if (sorted && job[j].npend && prev)
+			sorted = !pend_after(prev, &job[j].pend[0]);
+		if (job[j].npend)
+			prev = &job[j].pend[job[j].npend - 1];
+	}
+	for (uint32_t j = 0; j < pd->njobs && sorted && !r; j++) {
+		for (uint32_t i = 0; i < job[j].npend && !r; i++) {
+			struct tft_event ev = job[j].pend[i].ev;
+
+			ev.args = job[j].pargs + job[j].pend[i].args_off;
+			r = tft_writer_lane_append(rm->lane, &ev);
+		}
+	}
+	if (!sorted) {
+		/* The serial buffer (arrival order numbers and all), sorted by flush_device(). */
+		uint32_t np = 0, na = 0;
+
+		for (uint32_t j = 0; j < pd->njobs && !r; j++) {
+			if (tft_grow((void **)&rm->pend, &rm->cpend, np + job[j].npend, sizeof(*rm->pend)) ||
+			    tft_grow((void **)&rm->pargs, &rm->cpargs, na + job[j].npargs,
+				     sizeof(*rm->pargs))) {
+				r = TFT_ENOMEM;
+				break;
+			}
+			for (uint32_t i = 0; i < job[j].npend; i++) {
+				rm->pend[np + i] = job[j].pend[i];
+				rm->pend[np + i].seq = np + i;
+				rm->pend[np + i].args_off += na;
+			}
+			if (job[j].npargs)
+				memcpy(rm->pargs + na, job[j].pargs, job[j].npargs * sizeof(*rm->pargs));
+			np += job[j].npend;
+			na += job[j].npargs;
+		}
+		rm->npend = np;
+		rm->npargs = na;
+		if (!r)
+			r = flush_device(rm);
+		rm->npend = rm->npargs = 0;
+	} else {
+		rm->npend = 0; /* (dev_append(): nothing left to flush, the tracks to end) */
+	}
+	if (!r)
+		r = dev_append(rm, &par->rm->devs[k]);
+	if (r) {
+		struct tft_pb_val v;
+
+		par_dec(par, &wk->dec, &wk->err, k, &v);
+		tft_pb_wire_fail(&wk->dec, r, v.offset, "could not store the device's nodes");
+		dev_failed(wk, k, r);
+	} else {
+		pd->state = PD_DONE;
+	}
+out:
+	for (uint32_t j = 0; j < pd->njobs; j++)
+		pool_put(par, &job[j]);
+}
+
+/* Decode a part into the worker's lane; the last part appends its device. */
+static void par_part(struct rm_worker *wk, struct rm_job *job)
+{
+	struct rm_par *par = wk->par;
+	struct rm *rm = &wk->rm;
+	uint32_t k = job->dev;
+	struct rm_pdev *pd = &par->pdev[k];
+	struct tft_pb_val v;
+	int ok = 0;
+
+	if (!__atomic_load_n(&pd->bad, __ATOMIC_RELAXED) &&
+	    k <= __atomic_load_n(&par->min_fail, __ATOMIC_RELAXED)) {
+		par_dec(par, &wk->dec, &wk->err, k, &v);
+		rm->dec = &wk->dec;
+		pool_get(par, rm);
+		job_start(wk, job);
+		rm->pend_budget = wk->budget;
+		rm->cur = &par->rm->devs[k];
+		rm->nthreads = 0;
+		rm->node_index = job->node0;
+		ok = part_nodes(rm, job) == 0;
+		/* (all the parts together: no more than the serial pend buffer and sorter hold) */
+		if (ok && __atomic_add_fetch(&pd->held,
+					     (uint64_t)rm->npend * sizeof(*rm->pend) +
+						     (uint64_t)rm->npargs * sizeof(*rm->pargs),
+					     __ATOMIC_RELAXED) > par->dev_budget)
+			ok = 0;
+		if (ok) { /* its buffer goes with the part */
+			job->pend = rm->pend;
+			job->npend = rm->npend;
+			job->cpend = rm->cpend;
+			job->pargs = rm->pargs;
+			job->npargs = rm->npargs;
+			job->cpargs = rm->cpargs;
+			rm->pend = NULL;
+			rm->pargs = NULL;
+			rm->cpend = rm->cpargs = 0;
+		}
+		job_end(wk, job, ok);
+		tft_error_clear(&wk->err);
+	}
+	if (!ok)
+		__atomic_store_n(&pd->bad, 1, __ATOMIC_RELAXED);
+	/* (the last part sees every part's buffer: acquire what the others released) */
+	if (__atomic_sub_fetch(&pd->parts_left, 1, __ATOMIC_ACQ_REL) == 0)
+		dev_parts_done(wk, k);
+}
+
+/* Decode a whole device into the worker's lane. */
+static void par_decode(struct rm_worker *wk, struct rm_job *job)
+{
+	struct rm_par *par = wk->par;
+	struct rm *rm = &wk->rm;
+	uint32_t k = job->dev;
+	const struct rm_dinfo *di = &par->rm->dinfo[k];
+	struct rm_pdev *pd = &par->pdev[k];
+	struct rm_dev *dev = &par->rm->devs[k];
+	struct tft_pb_val v;
+	int r;
+
+	if (k > __atomic_load_n(&par->min_fail, __ATOMIC_RELAXED))
+		return; /* an earlier device failed: its error is the one reported */
+	par_dec(par, &wk->dec, &wk->err, k, &v);
+	rm->dec = &wk->dec;
+	rm->job_dev = dev;
+	pool_get(par, rm);
+	job_start(wk, job);
+	rm->pend_budget = wk->budget;
+	r = dev_stats(rm, &v, di);
+	/* (dev_stats() appended the device: its tracks to end) */
+	rm->npend = 0;
+	if (!r)
+		r = dev_append(rm, dev);
+	if (r && wk->err.code == TFT_OK)
+		tft_pb_wire_fail(&wk->dec, r, v.offset, "could not store the device's nodes");
+	/* A failed device is forgotten: redone serially (deferred), or its error reported. */
+	if (!r)
+		pd->state = PD_DONE;
+	else if (rm->deferred)
+		pd->state = PD_DEFERRED;
+	else
+		dev_failed(wk, k, r);
+	job_end(wk, job, !r);
+	tft_error_clear(&wk->err);
+}
+
+static void *par_run(void *arg)
+{
+	struct rm_worker *wk = arg;
+	struct rm_par *par = wk->par;
+
+	for (;;) {
+		uint32_t j = __atomic_fetch_add(&par->next, 1, __ATOMIC_RELAXED), k;
+
+		if (j >= par->norder)
+			break;
+		k = par->order[j];
+		if (par->phase == 0) {
+			int t;
+
+			if (__atomic_load_n(&par->unsure, __ATOMIC_RELAXED))
+				break;
+			t = predict_tracks(wk, k);
+			if (t < 0)
+				__atomic_store_n(&par->unsure, 1, __ATOMIC_RELAXED);
+			else
+				par->pdev[k].tracks = (uint8_t)t;
+			if (par->pdev[k].njobs > 1 && split_device(par, k)) {
+				struct rm_job *job = &par->job[par->pdev[k].job0];
+
+				par->pdev[k].njobs = 1; /* (whole, then) */
+				job->p = par->rm->dinfo[k].p;
+				job->end = job->p + par->rm->dinfo[k].len;
+				job->size = par->rm->dinfo[k].len;
+			}
+		} else if (par->pdev[par->job[k].dev].njobs > 1) {
+			par_part(wk, &par->job[k]);
+		} else {
+			par_decode(wk, &par->job[k]);
+		}
+	}
+	return NULL;
+}
+
+/* Run the current phase's jobs on every worker: the calling thread is worker 0. */
+static void par_phase(struct rm_par *par, int phase)
+{
+	uint32_t started = 1;
+
+	par->phase = phase;
+	par->next = 0;
+	for (uint32_t i = 1; i < par->nwk; i++, started++)
+		if (pthread_create(&par->wk[i].th, NULL, par_run, &par->wk[i]))
+			break; /* (the threads that run take the jobs of those that do not) */
+	par_run(&par->wk[0]);
+	for (uint32_t i = 1; i < started; i++)
+		pthread_join(par->wk[i].th, NULL);
+}
+
+static void par_free(struct rm_par *par)
+{
+	for (uint32_t i = 0; par->wk && i < par->nwk; i++) {
+		struct rm *w = &par->wk[i].rm;
+
+		/* (borrowed from the driver) */
+		w->devs = NULL;
+		w->procs = NULL;
+		w->dinfo = NULL;
+		w->sorter = NULL;
+		w->graphs = NULL;
+		rm_free(w);
+		free(par->wk[i].memo);
+	}
+	for (uint32_t i = 0; par->job && i < par->njob; i++) {
+		free(par->job[i].pend);
+		free(par->job[i].pargs);
+	}
+	for (uint32_t i = 0; i < par->npool; i++) {
+		free(par->pool[i].pend);
+		free(par->pool[i].pargs);
+	}
+	pthread_mutex_destroy(&par->pool_mu);
+	free(par->wk);
+	free(par->pdev);
+	free(par->job);
+	free(par->order);
+}
+
+/* Append a decoded job's comm records to the driver's (jobs in device order). */
+static int par_take_comm(struct rm *rm, const struct rm_par *par, const struct rm_job *job)
+{
+	const struct rm *w = &par->wk[job->worker].rm;
+
+	if (!job->ncomm)
+		return 0;
+	if (tft_grow((void **)&rm->comm, &rm->ccomm, rm->ncomm + job->ncomm, sizeof(*rm->comm)))
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < job->ncomm; i++) {
+		rm->comm[rm->ncomm] = w->comm[job->comm_off + i];
+		rm->comm[rm->ncomm].seq = rm->ncomm;
+		rm->ncomm++;
+	}
+	return 0;
+}
+
+/* What emit_node() counted for a decoded job, as if the driver had decoded it. */
+static void par_take_counts(struct rm *rm, const struct rm_job *job)
+{
+	if (!job->nodes)
+		return;
+	if (rm->nodes == 0 || job->min_ts < rm->min_ts)
+		rm->min_ts = job->min_ts;
+	if (rm->nodes == 0 || job->max_end > rm->max_end)
+		rm->max_end = job->max_end;
+	if (rm->procs_seen == 0) {
+		rm->step_process = job->step_process;
+		rm->procs_seen = 1;
+	} else if (rm->step_process != job->step_process) {
+		rm->step_process = TFT_NONE;
+	}
+	rm->nodes += job->nodes;
+}
+
+/*
+ * Decode the StepStats ss (NULL: the whole input is one) on several threads.
+ * RM_SERIAL when the input is not for it (nothing done then), else what
+ * decoding it serially returns.
+ */
+static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
+{
+	struct rm_par par;
+	const uint8_t *p, *end;
+	uint32_t nwk, k, ndev = 0;
+	size_t total = 0;
+	int r = 0, lr = 0;
+
+	if (!rm->direct || !rm->ndinfo || !rm->opts || rm->opts->threads < 2 ||
+	    rm->dec->decode_text_sub || rm->dec->depth + 1 >= rm->dec->max_depth)
+		return RM_SERIAL;
+	/* Only dev_stats fields, those the pre-pass walked (then the decoder finds nothing else). */
+	p = ss ? ss->p : rm->dec->base;
+	end = ss ? ss->p + ss->len : rm->dec->base + rm->dec->size;
+	for (k = 0; p < end; k++) {
+		uint64_t key, l;
+
+		if (tft_pb_wire_varint(&p, end, &key) || key != (1 << 3 | TFT_PB_WT_LEN) ||
+		    tft_pb_wire_varint(&p, end, &l) || l > (uint64_t)(end - p) || k >= rm->ndinfo ||
+		    rm->dinfo[k].p != p || rm->dinfo[k].len != l)
+			return RM_SERIAL;
+		p += l;
+	}
+	if (k != rm->ndinfo || rm->ndevs)
+		return RM_SERIAL;
+
+	memset(&par, 0, sizeof(par));
+	pthread_mutex_init(&par.pool_mu, NULL);
+	par.rm = rm;
+	par.min_fail = UINT32_MAX;
+	par.dec0 = *rm->dec;
+	if (ss) { /* as tft_pb_wire_decode_sub() enters it */
+		par.dec0.path[par.dec0.depth].name = ss->name;
+		par.dec0.path[par.dec0.depth].index = ss->index;
+		par.dec0.depth++;
+	}
+	par.base_pos = (uint64_t)((ss ? ss->p : rm->dec->base) - rm->dec->base);
+	par.pdev = calloc(rm->ndinfo, sizeof(*par.pdev));
+	if (!par.pdev)
+		goto serial;
+	for (k = 0; k < rm->ndinfo; k++) {
+		if (rm->dinfo[k].nodes) {
+			total += rm->dinfo[k].len;
+			ndev++;
+		} else {
+			par.pdev[k].tracks = PT_MAIN;
+		}
+	}
+	if (!ndev)
+		goto serial;
+	/*
+	 * Jobs: a device, or the parts of one larger than a worker's even share
+	 * of the bytes (so is a lone device), or whose events would likely not
+	 * fit a worker's budget (at RM_NODE_EST bytes a node; parts fill two
+	 * thirds of it): parts cost buffers and a merge, so only those.
+	 */
+	nwk = (uint32_t)rm->opts->threads;
+	par.dev_budget = rm->pend_budget + (rm->opts->mem_budget ? rm->opts->mem_budget : (size_t)96 << 20);
+	par.part_bytes = total / nwk + 1;
+	for (k = 0; k < rm->ndinfo; k++) {
+		const struct rm_dinfo *di = &rm->dinfo[k];
+		uint64_t est = di->nodes * RM_NODE_EST, wb = par.dev_budget / nwk;
+		size_t n = 1;
+
+		if (!di->nodes)
+			continue;
+		if (di->simple && di->len >= RM_PART_MIN) {
+			if (di->len > par.part_bytes)
+				n = (di->len + par.part_bytes - 1) / par.part_bytes;
+			if (est * 3 > wb * 2 && (est * 3 + wb * 2 - 1) / (wb * 2) > n)
+				n = (size_t)((est * 3 + wb * 2 - 1) / (wb * 2));
+			n = n > 16 ? 16 : n;
+			n = n > di->nodes ? di->nodes : n;
+		}
+		par.pdev[k].job0 = par.njob;
+		par.pdev[k].njobs = (uint32_t)n;
+		par.njob += (uint32_t)n;
+	}
+	if (par.njob < 2)
+		goto serial;
+	nwk = nwk < par.njob ? nwk : par.njob;
+	par.job = calloc(par.njob, sizeof(*par.job));
+	par.order = malloc((par.njob > rm->ndinfo ? par.njob : rm->ndinfo) * sizeof(*par.order));
+	par.wk = calloc(nwk, sizeof(*par.wk));
+	if (!par.job || !par.order || !par.wk)
+		goto serial;
+	for (k = 0; k < rm->ndinfo; k++) {
+		const struct rm_dinfo *di = &rm->dinfo[k];
+		struct rm_job *job = &par.job[par.pdev[k].job0];
+
+		if (!di->nodes)
+			continue;
+		par.order[par.norder++] = k;
+		for (uint32_t j = 0; j < par.pdev[k].njobs; j++) {
+			job[j].dev = k;
+			job[j].part = j;
+			job[j].p = di->p; /* (parts: cut by split_device()) */
+			job[j].end = di->p + di->len;
+			job[j].size = di->len;
+		}
+	}
+	par.nwk = nwk;
+	for (uint32_t i = 0; i < nwk; i++) {
+		par.wk[i].par = &par;
+		par.wk[i].index = i;
+		par.wk[i].fail_dev = UINT32_MAX;
+	}
+
+	/* 1. Which tracks each device uses, its parts (no writer calls: nothing to undo). */
+	par_phase(&par, 0);
+	if (par.unsure)
+		goto serial;
+	par.norder = 0;
+	for (k = 0; k < rm->ndinfo; k++) {
+		for (uint32_t j = 0; rm->dinfo[k].nodes && j < par.pdev[k].njobs; j++)
+			par.order[par.norder++] = par.pdev[k].job0 + j;
+		par.pdev[k].parts_left = par.pdev[k].njobs;
+	}
+	qsort_r(par.order, par.norder, sizeof(*par.order), cmp_job, par.job);
+
+	/* 2. Processes and tracks, in the serial import's order. */
+	for (k = 0; k < rm->ndinfo; k++) {
+		const struct rm_dinfo *di = &rm->dinfo[k];
+		struct rm_dev *dev = get_device(rm, di->device.p, di->device.len);
+		int t = par.pdev[k].tracks;
+
+		/*
+		 * (a failure here leaves what was registered as the serial decode
+		 * would have registered it, and that decode retries the rest)
+		 */
+		if (!dev || dev != &rm->devs[k])
+			goto serial;
+		if ((t & PT_COMM_FIRST) && comm_track(rm, dev) == TFT_NONE)
+			goto serial;
+		if ((t & PT_MAIN) && main_track(rm, dev) == TFT_NONE)
+			goto serial;
+		if ((t & PT_COMM) && comm_track(rm, dev) == TFT_NONE)
+			goto serial;
+	}
+
+	/* 3. The devices, on the workers. */
+	for (uint32_t i = 0; i < nwk; i++) {
+		struct rm *w = &par.wk[i].rm;
+
+		*w = *rm; /* the keys, the devices (read only), the counters' start */
+		w->procs = NULL;
+		w->nprocs = w->cprocs = 0;
+		w->threads = NULL;
+		w->nthreads = w->cthreads = 0;
+		memset(&w->j_memory, 0, sizeof(w->j_memory));
+		memset(&w->j_output, 0, sizeof(w->j_output));
+		memset(&w->j_ref, 0, sizeof(w->j_ref));
+		memset(&w->j_memstats, 0, sizeof(w->j_memstats));
+		memset(&w->j_tmp, 0, sizeof(w->j_tmp));
+		memset(&w->j_dims, 0, sizeof(w->j_dims));
+		memset(&w->j_ids, 0, sizeof(w->j_ids));
+		memset(&w->j_ids2, 0, sizeof(w->j_ids2));
+		memset(&w->j_dnames, 0, sizeof(w->j_dnames));
+		memset(&w->scratch, 0, sizeof(w->scratch));
+		w->comm = NULL;
+		w->ncomm = w->ccomm = 0;
+		w->pend = NULL;
+		w->npend = w->cpend = 0;
+		w->pargs = NULL;
+		w->npargs = w->cpargs = 0;
+		w->tmpl = NULL;
+		w->tmpl_tag = NULL;
+		w->tmpl_next = NULL;
+		w->graphs = NULL;
+		w->sorter = NULL;
+		w->err = &par.wk[i].err;
+		w->nodes = 0;
+		w->procs_seen = 0;
+		w->step_process = TFT_NONE;
+		/*
+		 * The workers' buffers together hold at most what the serial
+		 * import's pend buffer and sorter may (store/sorter.h: 96 MiB by
+		 * default), and so do a device's parts (par_part()).
+		 */
+		par.wk[i].budget = par.dev_budget / nwk;
+		w->par = &par;
+		w->opts = i == 0 ? rm->opts : NULL; /* progress: from the driving thread only */
+	}
+	for (uint32_t i = 0; i < nwk; i++) {
+		par.wk[i].rm.lane = tft_writer_lane_open(rm->w);
+		if (!par.wk[i].rm.lane) {
+			/* Nothing appended yet: close them and decode serially. */
+			while (i--)
+				tft_writer_lane_close(par.wk[i].rm.lane);
+			goto serial;
+		}
+	}
+	par_phase(&par, 1);
+	for (uint32_t i = 0; i < nwk; i++) {
+		int r2 = tft_writer_lane_close(par.wk[i].rm.lane);
+
+		par.wk[i].rm.lane = NULL;
+		if (r2 && !lr)
+			lr = r2;
+	}
+	rm->last_progress = par.wk[0].rm.last_progress;
+
+	/* 4. The devices in order: what they counted and recorded, or serially. */
+	for (k = 0; k < rm->ndinfo && !r; k++) {
+		struct rm_pdev *pd = &par.pdev[k];
+		struct tft_pb_dec *main_dec = rm->dec, d;
+		struct tft_pb_val v;
+
+		if (!rm->dinfo[k].nodes && rm->dinfo[k].simple)
+			continue; /* (registered in 2., nothing to decode) */
+		if (pd->state == PD_DONE) {
+			for (uint32_t j = 0; j < pd->njobs && !r; j++) {
+				par_take_counts(rm, &par.job[pd->job0 + j]);
+				r = par_take_comm(rm, &par, &par.job[pd->job0 + j]);
+			}
+			if (r)
+				r = tft_error_set(rm->err, r, -1, "out of memory");
+			continue;
+		}
+		if (pd->state == PD_FAILED) {
+			/* (the worker's first failure: an earlier one would have been met first) */
+			const struct rm_worker *wk = &par.wk[pd->worker];
+
+			if (rm->err)
+				*rm->err = wk->fail_err;
+			r = wk->fail_rc;
+			break;
+		}
+		/*
+		 * Deferred (too large for a worker), not reached, or without nodes
+		 * but with more than a name (the decoder judges the rest): serially.
+		 */
+		par_dec(&par, &d, rm->err, k, &v);
+		rm->dec = &d;
+		r = dev_stats(rm, &v, &rm->dinfo[k]);
+		rm->dec = main_dec;
+	}
+	rm->next_dinfo = rm->ndinfo;
+	par_free(&par);
+	/* (a device's failure first: the writer's may be its consequence) */
+	return r ? r : lr;
+
+serial:
+	par_free(&par);
+	return RM_SERIAL;
 }
 
 /* ---- flows, step, driver ------------------------------------------------------------ */
@@ -2648,9 +3802,12 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	if (!text)
 		rm.direct = stepstats ? scan_devices(&rm, data, len) : runmeta_scan_devices(&rm, data, len);
 	rm.pend_budget = opts && opts->mem_budget ? opts->mem_budget / 2 : (size_t)64 << 20;
-	if (stepstats)
-		r = tft_pb_wire_decode(&dec, &stepstats_msg, NULL, &rm);
-	else
+	rm.try_par = rm.direct && opts && opts->threads >= 2;
+	if (stepstats) {
+		r = rm.try_par ? par_stepstats(&rm, NULL) : RM_SERIAL;
+		if (r == RM_SERIAL)
+			r = tft_pb_wire_decode(&dec, &stepstats_msg, NULL, &rm);
+	} else
 		r = tft_pb_wire_decode(&dec, &runmeta_msg, &meta, &rm);
 	if (r)
 		goto out;

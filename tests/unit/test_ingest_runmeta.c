@@ -689,6 +689,312 @@ static void test_repeated_empty_device(void)
 	free(ss.p);
 }
 
+/* ---- parallel import (opts.threads >= 2): the serial import's session ------------------ */
+
+struct opts_input {
+	const char *name;
+	const void *p;
+	size_t n;
+	struct tft_ingest_opts opts;
+};
+
+static int ingest_opts(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct opts_input *in = ctx;
+
+	return tft_runmeta_ingest(w, in->name, in->p, in->n, &in->opts, err);
+}
+
+static int dump_ev(void *ctx, const struct tft_event *ev)
+{
+	void **a = ctx;
+	FILE *f = a[0];
+	struct tft_session *s = a[1];
+
+	fprintf(f, "  ev %lld %lld d%u k%u f%u c%u %s [%s]", (long long)ev->ts_ns, (long long)ev->dur_ns,
+		ev->depth, ev->kind, ev->flags, ev->count, tft_session_str(s, ev->name, NULL),
+		tft_session_str(s, ev->cat, NULL));
+	for (int i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *g = &ev->args[i];
+
+		fprintf(f, " %s:%u=", tft_session_str(s, g->key, NULL), g->type);
+		if (g->type == TFT_ARG_STR || g->type == TFT_ARG_JSON)
+			fprintf(f, "'%s'", tft_session_str(s, g->v.str, NULL));
+		else
+			fprintf(f, "%lld", (long long)g->v.i);
+	}
+	fputc('\n', f);
+	return 0;
+}
+
+static int dump_flow(void *ctx, const struct tft_flow *fl)
+{
+	void **a = ctx;
+
+	fprintf(a[0], "flow %llu %s/%s %u@%lld -> %u@%lld f%u\n", (unsigned long long)fl->flow_id,
+		tft_session_str(a[1], fl->name, NULL), tft_session_str(a[1], fl->cat, NULL),
+		fl->src_track, (long long)fl->src_ts_ns, fl->dst_track, (long long)fl->dst_ts_ns,
+		fl->flags);
+	return 0;
+}
+
+/* Everything a session holds, with strings resolved (their ids may differ); owned text. */
+static char *session_text(struct tft_session *s)
+{
+	struct tft_session_summary sum;
+	struct tft_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	void *a[2] = {f, s};
+
+	tft_session_get_summary(s, &sum);
+	fprintf(f, "slices %llu flows %llu\n", (unsigned long long)sum.slices,
+		(unsigned long long)sum.flows);
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const struct tft_process *p = tft_session_process(s, i);
+
+		fprintf(f, "process %u %s host %s pid %lld rank %d sort %d\n", p->id,
+			tft_session_str(s, p->name, NULL), tft_session_str(s, p->host, NULL),
+			(long long)p->pid, p->rank, p->sort_index);
+	}
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+
+		fprintf(f, "track %u p%u k%u %s tid %lld sort %d n %llu depth %u %lld..%lld\n", t->id,
+			t->process, t->kind, tft_session_str(s, t->name, NULL), (long long)t->tid,
+			t->sort_index, (unsigned long long)t->slices, t->max_depth,
+			(long long)t->min_ts_ns, (long long)t->max_ts_ns);
+		tft_session_scan(s, t->id, INT64_MIN, INT64_MAX, 0, dump_ev, a, &err);
+	}
+	tft_session_flows(s, dump_flow, a, &err);
+	for (uint32_t i = 0; i < tft_session_step_count(s); i++) {
+		const struct tft_step *st = tft_session_step(s, i);
+
+		fprintf(f, "step %lld %s p%u %lld+%lld %d\n", (long long)st->index,
+			tft_session_str(s, st->name, NULL), st->process, (long long)st->start_ns,
+			(long long)st->dur_ns, st->traced);
+	}
+	fprintf(f, "format %s\n", tft_session_meta(s, "format"));
+	fclose(f);
+	return buf;
+}
+
+/* Import with `threads` (and a pend budget); the session as text, or the error as text. */
+static char *import_text(const char *name, const struct enc *in, int threads, size_t mem_budget)
+{
+	struct opts_input oi = {name, in->p, in->len, {0}};
+	struct tft_error err;
+	struct tft_session *s;
+	char *t;
+	int rc;
+
+	oi.opts.threads = threads;
+	oi.opts.mem_budget = mem_budget;
+	s = tft_test_import(tmpdir, ingest_opts, &oi, &rc, &err);
+	if (!s) {
+		if (asprintf(&t, "error %d at %lld: %s (%s)", rc, (long long)err.offset, err.msg,
+			     err.file) < 0)
+			abort();
+		return t;
+	}
+	t = session_text(s);
+	tft_session_close(s);
+	return t;
+}
+
+/* A pseudo-random generator, so that inputs are the same on every run. */
+static uint64_t prng(uint64_t *st)
+{
+	*st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *st >> 33;
+}
+
+/*
+ * A StepStats of many devices: compute and comm nodes in every order (comm
+ * first, comm last, comm only, neither), stream kernels whose annotations
+ * name NCCL ops, a device without nodes, thread_names, fields the direct
+ * reader does not take, send/recv pairs across devices; with jitter, times
+ * out of order.
+ */
+static void build_par_stepstats(struct enc *ss, int nodes, int jitter)
+{
+	static const char *const devs[] = {
+		W0 "/device:GPU:0", W0 "/device:CPU:0", W0 "/device:GPU:0/stream:all",
+		W1 "/device:CPU:0", W1 "/device:GPU:0", W0 "/device:GPU:0/stream:7",
+		W1 "/device:GPU:1", W0 "/device:GPU:0/memcpy", "", W1 "/device:GPU:1/stream:3",
+	};
+	uint64_t st = 42;
+	char name[96], label[256];
+
+	for (int d = 0; d < (int)(sizeof(devs) / sizeof(devs[0])); d++) {
+		struct enc dev = {0}, tn = {0};
+		int n = d == 4 ? 0 : nodes / (1 + d % 3);
+
+		if (d != 3) /* (W1 CPU:0: device name after the nodes) */
+			e_str(&dev, 1, devs[d]);
+		for (int i = 0; i < n; i++) {
+			int64_t ts = T0 + 100 * i + (jitter ? (int64_t)(prng(&st) % 300) : 0);
+			int kind = (int)(prng(&st) % 16);
+			struct enc ex = {0};
+
+			snprintf(name, sizeof(name), "blk%d/op%d", (int)(prng(&st) % 5), (int)(prng(&st) % 7));
+			if ((d == 1 && i == 0) || (d == 3 && kind < 8)) {
+				snprintf(label, sizeof(label), "%s = _Send(t%d @%s/device:CPU:0", name,
+					 (int)(prng(&st) % 9), d == 1 ? W1 : W0);
+			} else if (d == 1 && kind == 3) {
+				snprintf(label, sizeof(label), "%s = _Recv(t%d @" W1 "/device:CPU:0", name,
+					 (int)(prng(&st) % 9));
+			} else if (d == 3) {
+				snprintf(name, sizeof(name), "RecvTensor");
+				snprintf(label, sizeof(label),
+					 "[64B] " W1 "/device:CPU:0;01;" W0 "/device:CPU:0;t%d;0:0 from " W1
+					 "/device:CPU:0 to " W0 "/device:CPU:0",
+					 (int)(prng(&st) % 9));
+			} else if ((d == 2 || d == 5 || d == 9) && kind == 5) {
+				snprintf(label, sizeof(label), "nccl_kernel regs:32@@%s:NcclAllReduce", name);
+			} else if (d == 2 || d == 5 || d == 9) {
+				snprintf(label, sizeof(label), "sgemm_%d regs:64 grid:1,1,1@@%s:MatMul",
+					 kind, name);
+			} else if (d == 7) {
+				snprintf(label, sizeof(label), "MEMCPYHtoD bytes:%d async", 64 * kind);
+			} else if (d == 0 && i == n / 2) {
+				snprintf(label, sizeof(label), "%s = HorovodAllreduce(g)", name);
+			} else {
+				snprintf(label, sizeof(label), "%s = %s(a%d, b)", name,
+					 kind < 4 ? "Relu" : kind < 9 ? "Conv2D" : "Const", kind);
+			}
+			if (d == 6 && kind == 1)
+				e_int(&ex, 99, 7); /* an unknown field: the table decoder's node */
+			if (kind == 2) {
+				e_int(&ex, 10, 4242); /* thread_id */
+				e_int(&ex, 13, (uint64_t)(ts * 1000 + 17));
+			}
+			node(&dev, name, ts, (int64_t)(prng(&st) % 50), label, ex.len ? &ex : NULL);
+			free(ex.p);
+		}
+		if (d == 6 || d == 8) {
+			e_int(&tn, 1, 4242);
+			e_str(&tn, 2, "pool_3");
+			e_msg(&dev, 3, &tn);
+		}
+		if (d == 3)
+			e_str(&dev, 1, devs[d]);
+		e_msg(ss, 1, &dev);
+		free(tn.p);
+	}
+}
+
+/* One input, serially and on 2, 3 and 4 threads: the same session, or the same error. */
+static int same_par(const char *what, const char *name, const struct enc *in, size_t budget)
+{
+	char *base = import_text(name, in, 0, budget);
+	int same = 1;
+
+	for (int t = 2; t <= 4; t++) {
+		char *got = import_text(name, in, t, budget);
+
+		if (strcmp(base, got) != 0) {
+			size_t k = 0;
+
+			while (base[k] && base[k] == got[k])
+				k++;
+			while (k && base[k - 1] != '\n')
+				k--;
+			printf("# %s, %d threads: differs at\n#   serial:   %.200s\n#   parallel: %.200s\n",
+			       what, t, base + k, got + k);
+			same = 0;
+		}
+		free(got);
+	}
+	free(base);
+	return same;
+}
+
+static void test_parallel(void)
+{
+	struct enc ss = {0}, rm = {0}, bad = {0}, dev = {0}, n = {0};
+	uint64_t st = 7;
+	char *t;
+	int same, flips = 0;
+
+	build_par_stepstats(&ss, 400, 0);
+	ok(same_par("StepStats in order", "par_step_stats.pb", &ss, 0),
+	   "StepStats in time order on 2-4 threads: the serial session");
+	ok(same_par("StepStats in order, small budget", "par_step_stats.pb", &ss, 96 << 10),
+	   "StepStats in time order, devices in parts: the serial session");
+	free(ss.p);
+	memset(&ss, 0, sizeof(ss));
+	build_par_stepstats(&ss, 400, 1);
+	t = import_text("par_step_stats.pb", &ss, 2, 0);
+	ok(strncmp(t, "slices ", 7) == 0, "many-device StepStats imports on 2 threads%s%.200s",
+	   strncmp(t, "slices ", 7) ? ": " : "", strncmp(t, "slices ", 7) ? t : "");
+	free(t);
+	ok(same_par("StepStats", "par_step_stats.pb", &ss, 0),
+	   "StepStats on 2-4 threads: the serial session, event for event");
+	/* A budget that the large devices outgrow: redone serially, spilled to the sorter. */
+	ok(same_par("StepStats, small budget", "par_step_stats.pb", &ss, 64 << 10),
+	   "devices over a worker's budget: the serial session");
+
+	/* Errors: the first in file order, with its offset and path. */
+	same = 1;
+	for (size_t cut = 1; cut < ss.len && same; cut += ss.len / 41 + 1) {
+		struct enc c = {ss.p, cut, cut};
+
+		same = same_par("truncated", "cut.pb", &c, 0);
+	}
+	ok(same, "truncated StepStats: the serial error (or session)");
+	bad.p = malloc(ss.len);
+	bad.len = bad.cap = ss.len;
+	for (same = 1; flips < 30 && same; flips++) {
+		size_t a = prng(&st) % ss.len, b = prng(&st) % ss.len;
+
+		memcpy(bad.p, ss.p, ss.len);
+		bad.p[a] ^= (uint8_t)(1u << (prng(&st) % 8));
+		bad.p[b] ^= 0xff;
+		same = same_par("bit flips", "flip.pb", &bad, 0);
+	}
+	ok(same, "StepStats with flipped bits (%d inputs): the serial error (or session)", flips);
+	free(bad.p);
+
+	/* One large device: its nodes in parts on the threads. */
+	{
+		struct enc one = {0}, d1 = {0};
+		char label[96];
+
+		e_str(&d1, 1, W0 "/device:GPU:0");
+		for (int i = 0; i < 3000; i++) {
+			snprintf(label, sizeof(label), "n%d = %s(a)", i % 17, i % 5 ? "MatMul" : "Relu");
+			node(&d1, "n", T0 + 10 * i + (int64_t)(prng(&st) % 20), 7, label, NULL);
+		}
+		e_msg(&one, 1, &d1);
+		ok(same_par("one device", "one_step_stats.pb", &one, 0),
+		   "a lone large device on 2-4 threads: the serial session");
+		/* Each part within a worker's budget, all of them over the whole of it. */
+		ok(same_par("one device, small budget", "one_step_stats.pb", &one, 256 << 10),
+		   "a lone device whose parts outgrow the budget: the serial session");
+		free(one.p);
+	}
+
+	/* In a RunMetadata, between graphs (e_msg() takes ss). */
+	e_str(&n, 1, "x/_1");
+	e_int(&n, 9, 5);
+	e_msg(&dev, 1, &n);
+	e_msg(&rm, 2, &dev);
+	e_msg(&rm, 1, &ss);
+	e_str(&n, 1, "x/_2");
+	e_msg(&dev, 1, &n);
+	e_msg(&rm, 3, &dev);
+	ok(same_par("RunMetadata", "par_run_metadata.pb", &rm, 0),
+	   "RunMetadata on 2-4 threads: the serial session");
+	free(rm.p);
+	memset(&rm, 0, sizeof(rm));
+	build_runmeta(&rm);
+	ok(same_par("test RunMetadata", "step3.pb", &rm, 0),
+	   "the binary test RunMetadata on 2-4 threads: the serial session");
+	free(rm.p);
+}
+
 static void test_names(void)
 {
 	struct tft_tf_device d;
@@ -793,6 +1099,7 @@ int main(void)
 	test_nested_error_path();
 	test_binary_stepstats();
 	test_repeated_empty_device();
+	test_parallel();
 	test_text(data);
 	{
 		char cmd[400];
