@@ -3412,7 +3412,7 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 	 * thirds of it): parts cost buffers and a merge, so only those.
 	 */
 	nwk = (uint32_t)rm->opts->threads;
-	par.dev_budget = rm->pend_budget + (rm->opts->mem_budget ? rm->opts->mem_budget : (size_t)96 << 20);
+	par.dev_budget = rm->pend_budget + (rm->opts->mem_budget ? rm->opts->mem_budget : TFT_SORTER_DEFAULT_BUDGET);
 	par.part_bytes = total / nwk + 1;
 	for (k = 0; k < rm->ndinfo; k++) {
 		const struct rm_dinfo *di = &rm->dinfo[k];
@@ -3531,8 +3531,8 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		w->step_process = TFT_NONE;
 		/*
 		 * The workers' buffers together hold at most what the serial
-		 * import's pend buffer and sorter may (store/sorter.h: 96 MiB by
-		 * default), and so do a device's parts (par_part()).
+		 * import's pend buffer and sorter may (TFT_SORTER_DEFAULT_BUDGET
+		 * by default), and so do a device's parts (par_part()).
 		 */
 		par.wk[i].budget = par.dev_budget / nwk;
 		w->par = &par;

@@ -14,7 +14,7 @@
 #include "store/chunk.h"
 #include "store/sorter.h"
 
-#define DEFAULT_BUDGET ((size_t)96 << 20)
+#define DEFAULT_BUDGET TFT_SORTER_DEFAULT_BUDGET
 #define MIN_BUDGET ((size_t)16 << 10)
 #define RUN_CHUNK_EVENTS 4096u
 #define SPILL_ZSTD_LEVEL 1

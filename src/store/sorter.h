@@ -21,7 +21,10 @@
 
 struct tft_sorter;
 
-/* mem_budget: bytes for buffered events and args (0 = default, 96 MiB). */
+/* The sorter's memory budget when none is given. */
+#define TFT_SORTER_DEFAULT_BUDGET ((size_t)96 << 20)
+
+/* mem_budget: bytes for buffered events and args (0 = TFT_SORTER_DEFAULT_BUDGET). */
 struct tft_sorter *tft_sorter_create(struct tft_writer *w, size_t mem_budget);
 
 /* Buffer one event (args copied). May spill. 0 or a negative status. */
