@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the RunMetadata/StepStats importer (binary and text,
- * chosen by the first byte) plus the TF name and label parsers.
+ * chosen by the first byte) plus the TF name and label parsers. Binary
+ * input is also imported on two threads (the parallel device decode),
+ * which must accept or refuse it as the serial import does, with the same
+ * error at the same offset.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
@@ -21,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tft_tf_device dev;
 	struct tft_tf_label lb;
 	char buf[128];
-	int fmt;
+	int fmt, r;
 
 	if (!size)
 		return 0;
@@ -37,9 +43,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	w = tft_writer_open(":memory:", NULL, &err);
 	if (!w)
 		return 0;
-	if (tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err) == 0)
+	r = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err);
+	if (r == 0)
 		tft_writer_close(w, &err);
 	else
 		tft_writer_abort(w);
+	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS) {
+		struct tft_ingest_opts o = {.threads = 2};
+		struct tft_error err2;
+		int r2;
+
+		tft_error_clear(&err2);
+		w = tft_writer_open(":memory:", NULL, &err2);
+		if (!w)
+			return 0;
+		r2 = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, &o, &err2);
+		tft_writer_abort(w);
+		if (r2 != r || (r && r != TFT_ENOMEM &&
+				(err.offset != err2.offset || strcmp(err.msg, err2.msg) != 0))) {
+			fprintf(stderr, "serial %d at %lld: %s\nparallel %d at %lld: %s\n", r,
+				(long long)err.offset, err.msg, r2, (long long)err2.offset, err2.msg);
+			abort();
+		}
+	}
 	return 0;
 }
