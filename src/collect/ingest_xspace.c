@@ -590,7 +590,8 @@ struct xs {
 	uint32_t nlines_seen; /* lines of the file so far */
 	uint64_t key_line;    /* the current line's, << 32 */
 	uint64_t ev_key;      /* the current event's */
-	struct xs_stepkey *step_keys; /* owned: csteps entries, with steps */
+	struct xs_stepkey *step_keys; /* owned: with steps (nsteps used) */
+	uint32_t cstep_keys;
 
 	/*
 	 * Parallel lines. In the importer's own state: the plane's line jobs
@@ -1805,22 +1806,23 @@ static int note_group(struct xs *x, int64_t start, int64_t end)
 	return 0;
 }
 
+/* Room for one more step (and its key). */
+static int steps_reserve(struct xs *x)
+{
+	if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)) ||
+	    tft_grow((void **)&x->step_keys, &x->cstep_keys, x->nsteps + 1, sizeof(*x->step_keys)))
+		return TFT_ENOMEM;
+	return 0;
+}
+
 static int add_step_marker(struct xs *x, const struct tft_event *ev)
 {
 	struct tft_step *st;
 	const char *nm;
 	size_t nlen = 0;
-	uint32_t cap = x->csteps;
 
-	if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
+	if (steps_reserve(x))
 		return TFT_ENOMEM;
-	if (x->csteps != cap) {
-		struct xs_stepkey *nk = realloc(x->step_keys, (size_t)x->csteps * sizeof(*nk));
-
-		if (!nk)
-			return TFT_ENOMEM;
-		x->step_keys = nk;
-	}
 	x->step_keys[x->nsteps].key = x->ev_key;
 	x->step_keys[x->nsteps].by_count = 0;
 	st = &x->steps[x->nsteps];
@@ -2524,6 +2526,7 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->ngroups = 0;
 	y->steps = keep.steps;
 	y->step_keys = keep.step_keys;
+	y->cstep_keys = keep.cstep_keys;
 	y->csteps = keep.csteps;
 	y->nsteps = 0;
 	y->icache = keep.icache; /* ids stay valid: the writer's table only grows */
@@ -2650,34 +2653,50 @@ static void *clone_main(void *arg)
 	return NULL;
 }
 
+enum { NOTE_CORR, NOTE_GROUP, NOTE_STEP };
+
+/* The clone whose next note of `kind` (at pos[clone]) comes first in the file; -1: none left. */
+static int next_note(const struct xs *x, uint32_t n, const uint32_t *pos, int kind)
+{
+	uint64_t bk = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xs *y = &x->clones[i].x;
+		uint64_t k;
+
+		if (kind == NOTE_CORR && pos[i] < y->ncnotes)
+			k = y->cnotes[pos[i]].key;
+		else if (kind == NOTE_GROUP && pos[i] < y->ngroups)
+			k = y->groups[pos[i]].first_key;
+		else if (kind == NOTE_STEP && pos[i] < y->nsteps)
+			k = y->step_keys[pos[i]].key;
+		else
+			continue;
+		if (best < 0 || k < bk) {
+			best = (int)i;
+			bk = k;
+		}
+	}
+	return best;
+}
+
 /* The clones' notes into x's, in key order: what the serial import notes. */
 static int merge_notes(struct xs *x, uint32_t n)
 {
 	uint32_t pos[PAR_MAX_THREADS];
+	int b;
 
 	/*
-	 * Correlation ids: the clones' notes in key (file) order, so an id's
-	 * entry is made by its first end and each end set by its first note,
-	 * as note_corr() does serially.
+	 * Correlation ids: an id's entry is made by its first end, and each
+	 * end set by its first note, as note_corr() does serially.
 	 */
 	memset(pos, 0, sizeof(pos));
-	for (;;) {
-		const struct xs_cnote *e = NULL;
+	while ((b = next_note(x, n, pos, NOTE_CORR)) >= 0) {
+		const struct xs_cnote *e = &x->clones[b].x.cnotes[pos[b]++];
+		uint32_t ix = idmap_get(&x->corr_map, e->id);
 		struct xs_corr *m;
-		uint32_t best = 0, ix;
 
-		for (uint32_t i = 0; i < n; i++) {
-			const struct xs *y = &x->clones[i].x;
-
-			if (pos[i] < y->ncnotes && (!e || y->cnotes[pos[i]].key < e->key)) {
-				e = &y->cnotes[pos[i]];
-				best = i;
-			}
-		}
-		if (!e)
-			break;
-		pos[best]++;
-		ix = idmap_get(&x->corr_map, e->id);
 		if (ix == TFT_NONE) {
 			if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
 				return TFT_ENOMEM;
@@ -2701,23 +2720,11 @@ static int merge_notes(struct xs *x, uint32_t n)
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
 	memset(pos, 0, sizeof(pos));
-	for (;;) {
-		const struct xs_group *e = NULL;
+	while ((b = next_note(x, n, pos, NOTE_GROUP)) >= 0) {
+		const struct xs_group *e = &x->clones[b].x.groups[pos[b]++];
+		uint32_t ix = idmap_get(&x->group_map, e->id);
 		struct xs_group *m;
-		uint32_t best = 0, ix;
 
-		for (uint32_t i = 0; i < n; i++) {
-			const struct xs *y = &x->clones[i].x;
-
-			if (pos[i] < y->ngroups && (!e || y->groups[pos[i]].first_key < e->first_key)) {
-				e = &y->groups[pos[i]];
-				best = i;
-			}
-		}
-		if (!e)
-			break;
-		pos[best]++;
-		ix = idmap_get(&x->group_map, e->id);
 		if (ix == TFT_NONE) {
 			if (x->ngroups >= MAX_GROUPS)
 				continue;
@@ -2741,45 +2748,24 @@ static int merge_notes(struct xs *x, uint32_t n)
 	}
 	/* Steps of Steps lines: in file order; an index by position is recounted. */
 	memset(pos, 0, sizeof(pos));
-	for (;;) {
-		const struct xs *by = NULL;
-		uint32_t best = 0, cap;
+	while ((b = next_note(x, n, pos, NOTE_STEP)) >= 0) {
+		const struct xs *y = &x->clones[b].x;
 
-		for (uint32_t i = 0; i < n; i++) {
-			const struct xs *y = &x->clones[i].x;
-
-			if (pos[i] < y->nsteps &&
-			    (!by || y->step_keys[pos[i]].key < by->step_keys[pos[best]].key)) {
-				by = y;
-				best = i;
-			}
-		}
-		if (!by)
-			break;
-		cap = x->csteps;
-		if (tft_grow((void **)&x->steps, &x->csteps, x->nsteps + 1, sizeof(*x->steps)))
+		if (steps_reserve(x))
 			return TFT_ENOMEM;
-		if (x->csteps != cap) {
-			struct xs_stepkey *nk = realloc(x->step_keys, (size_t)x->csteps * sizeof(*nk));
-
-			if (!nk)
-				return TFT_ENOMEM;
-			x->step_keys = nk;
-		}
-		x->steps[x->nsteps] = by->steps[pos[best]];
-		x->step_keys[x->nsteps] = by->step_keys[pos[best]];
+		x->steps[x->nsteps] = y->steps[pos[b]];
+		x->step_keys[x->nsteps] = y->step_keys[pos[b]];
 		if (x->step_keys[x->nsteps].by_count)
 			x->steps[x->nsteps].index = (int64_t)x->nsteps;
 		x->nsteps++;
-		pos[best]++;
+		pos[b]++;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct xs *y = &x->clones[i].x;
 
-		y->ncnotes = 0;
 		idmap_forget(&y->group_map, y->ngroups ? &y->groups[0].id : NULL, sizeof(*y->groups),
 			     y->ngroups);
-		y->ncorr = y->ngroups = y->nsteps = 0;
+		y->ncnotes = y->ngroups = y->nsteps = 0;
 		x->events += y->events;
 	}
 	return 0;
