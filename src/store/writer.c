@@ -176,7 +176,7 @@ struct tft_writer {
 	size_t open_max;          /* open-chunk bytes per context before it flushes them all */
 	pthread_mutex_t db_mu;    /* threaded mode or lanes: chunk inserts, failed, errmsg */
 	pthread_mutex_t str_mu;   /* lanes open: the string table */
-	uint32_t nlanes;          /* lanes open (changed by the driving thread only) */
+	uint32_t nlanes;          /* lanes open (atomic; opened and closed by the driving thread) */
 	int zstd_level;
 	uint32_t chunk_events;
 	int flush_partial;
