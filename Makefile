@@ -184,7 +184,7 @@ FUZZ_O   := build-fuzz
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_O)/%)
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -fno-sanitize-recover=all \
-	-fsanitize=fuzzer-no-link,address,undefined
+	-fsanitize=fuzzer-no-link,address,undefined -DTFT_XSPACE_PAR_MIN_BYTES=0
 FUZZ_LIB_SRC := $(filter-out $(ASSETS_C),$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_O)/obj/gen/assets.o
 

@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: the XSpace importer into an in-memory session. */
+/*
+ * libFuzzer target: the XSpace importer into an in-memory session, on one
+ * thread and on two (parallel lines; the fuzz build takes that path for
+ * inputs of any size), which must accept or refuse each input alike, with
+ * the same error at the same offset.
+ */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collect/ingest_xspace.h"
 #include "store/writer.h"
@@ -9,16 +17,32 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tft_error err;
+	struct tft_ingest_opts o = {.threads = 2};
+	struct tft_error err, err2;
 	struct tft_writer *w;
+	int r, r2;
 
 	tft_error_clear(&err);
 	w = tft_writer_open(":memory:", NULL, &err);
 	if (!w)
 		return 0;
-	if (tft_xspace_ingest(w, "fuzz/host.xplane.pb", data, size, NULL, &err) == 0)
+	r = tft_xspace_ingest(w, "fuzz/host.xplane.pb", data, size, NULL, &err);
+	if (r == 0)
 		tft_writer_close(w, &err);
 	else
 		tft_writer_abort(w);
+
+	tft_error_clear(&err2);
+	w = tft_writer_open(":memory:", NULL, &err2);
+	if (!w)
+		return 0;
+	r2 = tft_xspace_ingest(w, "fuzz/host.xplane.pb", data, size, &o, &err2);
+	tft_writer_abort(w);
+	if (r2 != r || (r && r != TFT_ENOMEM &&
+			(err.offset != err2.offset || strcmp(err.msg, err2.msg) != 0))) {
+		fprintf(stderr, "serial %d at %lld: %s\nparallel %d at %lld: %s\n", r,
+			(long long)err.offset, err.msg, r2, (long long)err2.offset, err2.msg);
+		abort();
+	}
 	return 0;
 }

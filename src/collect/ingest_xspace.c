@@ -2395,7 +2395,10 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
  * of the group stops at its first error, the jobs before it still run,
  * and the first failing job's error comes first.
  */
-#define PAR_MIN_BYTES ((size_t)1 << 20)
+#ifndef TFT_XSPACE_PAR_MIN_BYTES /* the fuzz build sets 0: every input takes the parallel path */
+#define TFT_XSPACE_PAR_MIN_BYTES ((size_t)1 << 20)
+#endif
+#define PAR_MIN_BYTES ((size_t)TFT_XSPACE_PAR_MIN_BYTES)
 #define PAR_GROUP_BYTES ((size_t)48 << 20)
 #define PAR_MAX_THREADS 16
 
