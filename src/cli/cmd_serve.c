@@ -115,8 +115,10 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 		tmp_remove(t);
 		return cli_fail_error(&err);
 	}
+	struct tft_ingest_opts iopts = {.threads = wopts.threads}; /* as `import` parses */
+
 	for (int i = 0; i < n; i++) {
-		rc = tft_ingest_file(w, inputs[i], NULL, &err);
+		rc = tft_ingest_file(w, inputs[i], &iopts, &err);
 		if (rc != 0) {
 			tft_error_set_file(&err, inputs[i]);
 			tft_writer_abort(w);
