@@ -200,7 +200,7 @@ $(FUZZ_O)/obj/gen/assets.o: $(ASSETS_C)
 $(FUZZ_O)/libtftracer-fuzz.a: $(FUZZ_LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(FUZZ_O)/%: fuzz/%.c $(FUZZ_O)/libtftracer-fuzz.a
+$(FUZZ_O)/%: fuzz/%.c $(wildcard fuzz/*.h) $(FUZZ_O)/libtftracer-fuzz.a
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_O)/libtftracer-fuzz.a $(LDLIBS)
 

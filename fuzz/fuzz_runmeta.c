@@ -8,13 +8,11 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
 #include "store/writer.h"
+#include "fuzz_same.h"
 
 static const int formats[4] = {TFT_PB_FMT_RUNMETA, TFT_PB_FMT_STEPSTATS, TFT_PB_FMT_RUNMETA_TEXT,
 			       TFT_PB_FMT_STEPSTATS_TEXT};
@@ -59,12 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		r2 = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, &o, &err2);
 		tft_writer_abort(w);
-		if (r2 != r || (r && r != TFT_ENOMEM &&
-				(err.offset != err2.offset || strcmp(err.msg, err2.msg) != 0))) {
-			fprintf(stderr, "serial %d at %lld: %s\nparallel %d at %lld: %s\n", r,
-				(long long)err.offset, err.msg, r2, (long long)err2.offset, err2.msg);
-			abort();
-		}
+		fuzz_same_outcome(r, &err, r2, &err2);
 	}
 	return 0;
 }

@@ -7,12 +7,10 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "collect/ingest_xspace.h"
 #include "store/writer.h"
+#include "fuzz_same.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,11 +36,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	r2 = tft_xspace_ingest(w, "fuzz/host.xplane.pb", data, size, &o, &err2);
 	tft_writer_abort(w);
-	if (r2 != r || (r && r != TFT_ENOMEM &&
-			(err.offset != err2.offset || strcmp(err.msg, err2.msg) != 0))) {
-		fprintf(stderr, "serial %d at %lld: %s\nparallel %d at %lld: %s\n", r,
-			(long long)err.offset, err.msg, r2, (long long)err2.offset, err2.msg);
-		abort();
-	}
+	fuzz_same_outcome(r, &err, r2, &err2);
 	return 0;
 }

@@ -2557,7 +2557,7 @@ static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 static void rm_free(struct rm *rm);
 
 enum { PT_MAIN = 1, PT_COMM = 2, PT_COMM_FIRST = 4 }; /* a device's tracks, as used */
-enum { PD_TODO, PD_DONE, PD_FAILED, PD_DEFERRED };    /* a device's fate in the workers */
+enum { PD_PENDING, PD_DONE, PD_FAILED, PD_DEFERRED };    /* a device's fate in the workers */
 
 struct rm_pdev {
 	uint8_t tracks;      /* PT_* (predicted) */

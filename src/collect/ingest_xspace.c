@@ -1069,43 +1069,15 @@ static inline __attribute__((always_inline)) int xs_varint(const uint8_t **pp, c
 	return tft_pb_wire_varint(pp, end, out);
 }
 
-/* Skip a varint as xs_varint() would read it (same checks and returns). */
+/* Skip a varint as xs_varint() would read it (same checks and returns; inlined,
+ * the value's arithmetic is dropped). */
 static inline __attribute__((always_inline)) int xs_skip_varint(const uint8_t **pp,
 								const uint8_t *end,
 								const uint8_t *lim)
 {
-	const uint8_t *p = *pp;
 	uint64_t v;
 
-	if (tft_likely(p < end && *p < 0x80)) {
-		*pp = p + 1;
-		return 0;
-	}
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (tft_likely(p < end && lim - p >= 8)) {
-		uint64_t w, stop;
-		unsigned n;
-
-		memcpy(&w, p, 8);
-		if (!(w & 0x8000)) { /* two bytes */
-			if (tft_unlikely(end - p < 2))
-				return -1;
-			*pp = p + 2;
-			return 0;
-		}
-		stop = ~w & 0x8080808080808080ull;
-		if (tft_likely(stop)) {
-			n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-			if (tft_unlikely((size_t)(end - p) < n))
-				return -1;
-			*pp = p + n;
-			return 0;
-		}
-	}
-#else
-	(void)lim;
-#endif
-	return tft_pb_wire_varint(pp, end, &v);
+	return xs_varint(pp, end, lim, &v);
 }
 
 /*
@@ -2842,7 +2814,8 @@ static int run_jobs(struct xs *x, int err_r)
 	if (err_r)
 		return err_r;
 	if (lr)
-		return tft_pb_wire_fail(x->dec, -(int)lr, -1, "could not store the lines' events");
+		return tft_pb_wire_fail(x->dec, -(int)lr, -1, "could not store the lines' events: %s",
+					tft_strerror(-(int)lr));
 	return merge_notes(x, n) ? oom(x) : 0;
 }
 

@@ -1862,6 +1862,14 @@ static void test_live(void)
 
 /* ---- threaded writer ------------------------------------------------------------------ */
 
+/* What the writer computed for a track: the same in two sessions? */
+static int track_stats_eq(const struct tft_track *x, const struct tft_track *y)
+{
+	return x->slices == y->slices && x->instants == y->instants && x->counters == y->counters &&
+	       x->max_depth == y->max_depth && x->sort_index == y->sort_index &&
+	       x->min_ts_ns == y->min_ts_ns && x->max_ts_ns == y->max_ts_ns;
+}
+
 /* Write the same stream with `threads` store workers (threads < 0: none, and
  * track 3 is left open instead of ended); returns the path. */
 static const char *write_threaded(int threads)
@@ -1960,11 +1968,7 @@ static void test_threads(void)
 		}
 		same = tft_session_track_count(s0) == tft_session_track_count(s1);
 		for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++) {
-			const struct tft_track *x = tft_session_track(s0, t), *y = tft_session_track(s1, t);
-			same = x->slices == y->slices && x->instants == y->instants &&
-			       x->counters == y->counters && x->max_depth == y->max_depth &&
-			       x->sort_index == y->sort_index && x->min_ts_ns == y->min_ts_ns &&
-			       x->max_ts_ns == y->max_ts_ns;
+			same = track_stats_eq(tft_session_track(s0, t), tft_session_track(s1, t));
 			/* raw events, then a coarse view served from the LOD levels */
 			for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
 				collect_reset(&a);
@@ -2282,11 +2286,7 @@ static int lane_same(const char *p0, const char *p1)
 	       tft_session_track_count(s0) == LN_TRACKS;
 	for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++) {
 		const struct tft_track *x = tft_session_track(s0, t), *y = tft_session_track(s1, t);
-		same = x->slices == y->slices && x->instants == y->instants &&
-		       x->counters == y->counters && x->max_depth == y->max_depth &&
-		       x->sort_index == y->sort_index && x->min_ts_ns == y->min_ts_ns &&
-		       x->max_ts_ns == y->max_ts_ns && x->kind == y->kind &&
-		       str_eq(s0, x->name, s1, y->name);
+		same = track_stats_eq(x, y) && x->kind == y->kind && str_eq(s0, x->name, s1, y->name);
 		if (!same)
 			printf("# track %u: stats differ\n", t);
 		for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
