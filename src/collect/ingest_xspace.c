@@ -459,10 +459,12 @@ struct xs_stepkey {
 	int by_count;
 };
 
-/* A line of the plane, read by the header pre-pass (line_header()). */
+/* A line of the plane: scanned by line_scan(), its track by line_pending(). */
 struct xs_job {
-	struct tft_pb_sub sub;    /* sub.dec: the pre-pass's; a thread uses its own */
+	struct tft_pb_sub sub;    /* sub.dec: the reading thread's; a thread uses its own */
 	uint32_t plane;           /* parallel lines: its plane's snapshot (xs.snaps) */
+	struct tft_pb_bytes tname; /* the track's name (display_name, else name), in the input */
+	int64_t tid;               /* display_id, else id */
 	struct tft_track pending; /* the line's track, before it is registered */
 	uint32_t track;           /* TFT_NONE: registered with the first event (serial) */
 	uint64_t key_line;        /* file line number << 32 */
@@ -481,8 +483,11 @@ struct xs_psnap {
 	struct idmap emeta_map;
 	struct tft_arg *meta_args;
 	uint32_t nmeta_args;
-	uint32_t process;
+	uint32_t process;          /* TFT_NONE until a line of the plane registers its track */
 	int device_plane;
+	struct tft_pb_bytes name;  /* the plane's, in the input: for its process */
+	int64_t id;
+	uint32_t plane_index, labels;
 	struct tft_pb_sub ps; /* the plane, for the error path */
 	size_t bytes;
 };
@@ -610,6 +615,8 @@ struct xs {
 	uint32_t nclones;
 	uint32_t next_job;   /* atomic: the next job to take */
 	uint32_t fail_job;   /* atomic: lowest job index that failed (UINT32_MAX: none) */
+	uint32_t jobs_end;   /* the threads take jobs [0, jobs_end) */
+	int scanning;        /* the threads scan the jobs (line_scan()), else store them */
 	pthread_mutex_t sorter_mu;
 	/* In a clone: */
 	struct xs *parent;              /* borrowed; NULL in the importer's own state */
@@ -1649,27 +1656,34 @@ static int on_plane_stat(void *ctx, void *msg, const struct tft_pb_field *f, con
 	return 0;
 }
 
-static int ensure_process(struct xs *x)
+/* Register a plane's process (the first one named /host:CPU is the host's). */
+static uint32_t add_plane_process(struct xs *x, struct tft_pb_bytes name, int64_t id,
+				  uint32_t index, uint32_t labels)
 {
 	struct tft_process p;
+	uint32_t proc;
 
+	memset(&p, 0, sizeof(p));
+	p.name = intern(x, name.p, name.len);
+	p.host = x->host;
+	p.pid = id;
+	p.rank = -1;
+	p.sort_index = (int32_t)index;
+	p.labels = labels;
+	if (p.name == UINT32_MAX)
+		return TFT_NONE;
+	proc = tft_writer_add_process(x->w, &p);
+	if (proc != TFT_NONE && x->host_process == TFT_NONE && bytes_prefix(name, "/host:CPU"))
+		x->host_process = proc;
+	return proc;
+}
+
+static int ensure_process(struct xs *x)
+{
 	if (x->process != TFT_NONE)
 		return 0;
-	memset(&p, 0, sizeof(p));
-	p.name = intern(x, x->plane.name.p, x->plane.name.len);
-	p.host = x->host;
-	p.pid = x->plane.id;
-	p.rank = -1;
-	p.sort_index = (int32_t)x->plane_index;
-	p.labels = x->labels;
-	if (p.name == UINT32_MAX)
-		return oom(x);
-	x->process = tft_writer_add_process(x->w, &p);
-	if (x->process == TFT_NONE)
-		return oom(x);
-	if (x->host_process == TFT_NONE && bytes_prefix(x->plane.name, "/host:CPU"))
-		x->host_process = x->process;
-	return 0;
+	x->process = add_plane_process(x, x->plane.name, x->plane.id, x->plane_index, x->labels);
+	return x->process == TFT_NONE ? oom(x) : 0;
 }
 
 static int line_kind(const struct xs *x, struct tft_pb_bytes name)
@@ -2056,15 +2070,14 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
  * While it skips the events it also checks whether they are already in the
  * writer's order (*sorted = 1; the events' bytes are being read anyway).
  * That needs the line's timestamp before the first event, where the
- * field-number order of the wire puts it. check = 0: no order check
- * (*sorted = 0), the events are only skipped.
+ * field-number order of the wire puts it.
  */
 static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t *end,
 						  const uint8_t *lim, struct xs_line *ln,
-						  int *sorted, int *nonempty, int check)
+						  int *sorted, int *nonempty)
 {
 	struct xs_order prev = {0, 0, NULL}, cur;
-	int seen_event = 0, in_order = check;
+	int seen_event = 0, in_order = 1;
 	uint64_t v;
 
 	*sorted = 0;
@@ -2129,20 +2142,17 @@ done:
 }
 
 /*
- * Pass 1 over a line: its header, into j (the track's name interned).
- * check = 0 leaves the order check to line_order() (j->sorted = -1).
+ * Pass 1 over a line: its header and whether its events are in the
+ * writer's order, into j; nothing interned or registered (line_pending()
+ * does that), so that threads can scan lines (parallel lines).
  */
-static int line_header(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j, int check)
+static int line_scan(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j)
 {
 	struct xs_line ln;
-	struct tft_pb_bytes tname;
 	int sorted, nonempty, r;
 
 	memset(&ln, 0, sizeof(ln));
-	if (fast_line_header(ls->p, ls->p + ls->len, x->lim, &ln, &sorted, &nonempty, check)) {
-		if (!check)
-			sorted = -1;
-	} else {
+	if (!fast_line_header(ls->p, ls->p + ls->len, x->lim, &ln, &sorted, &nonempty)) {
 		sorted = 0;
 		memset(&ln, 0, sizeof(ln));
 		r = tft_pb_wire_decode_sub(ls, &line_hdr_msg, &ln, x);
@@ -2150,35 +2160,28 @@ static int line_header(struct xs *x, const struct tft_pb_sub *ls, struct xs_job 
 			return r;
 		nonempty = (ln.has & (1u << LN_EVENTS)) != 0;
 	}
-	tname = ln.display_name.len ? ln.display_name : ln.name;
-	memset(&j->pending, 0, sizeof(j->pending));
-	j->pending.kind = (uint32_t)line_kind(x, tname);
-	j->pending.name = intern(x, tname.p, tname.len);
-	if (j->pending.name == UINT32_MAX)
-		return oom(x);
-	j->pending.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
-	j->pending.sort_index = (int32_t)(ls->index == TFT_PB_SINGULAR ? 0 : ls->index);
+	j->tname = ln.display_name.len ? ln.display_name : ln.name;
+	j->tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
 	j->sub = *ls;
 	j->track = TFT_NONE;
-	j->key_line = (uint64_t)x->nlines_seen++ << 32;
 	j->ts_ns = ln.timestamp_ns;
-	j->steps = bytes_eq(tname, "Steps");
+	j->steps = bytes_eq(j->tname, "Steps");
 	j->sorted = sorted;
 	j->nonempty = nonempty;
 	return 0;
 }
 
-/* The order check line_header(check = 0) left out: are j's events in the writer's order? */
-static void line_order(struct xs *x, struct xs_job *j)
+/* The scanned line's track, ready to register (x: on the line's plane). */
+static int line_pending(struct xs *x, struct xs_job *j)
 {
-	struct xs_line ln;
-	int nonempty;
-
-	if (j->sorted >= 0)
-		return;
-	memset(&ln, 0, sizeof(ln));
-	if (!fast_line_header(j->sub.p, j->sub.p + j->sub.len, x->lim, &ln, &j->sorted, &nonempty, 1))
-		j->sorted = 0; /* not reached: the same walk succeeded without the check */
+	memset(&j->pending, 0, sizeof(j->pending));
+	j->pending.kind = (uint32_t)line_kind(x, j->tname);
+	j->pending.name = intern(x, j->tname.p, j->tname.len);
+	if (j->pending.name == UINT32_MAX)
+		return oom(x);
+	j->pending.tid = j->tid;
+	j->pending.sort_index = (int32_t)(j->sub.index == TFT_PB_SINGULAR ? 0 : j->sub.index);
+	return 0;
 }
 
 /*
@@ -2260,9 +2263,14 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 {
 	struct xs_job j;
-	int r = line_header(x, ls, &j, 1);
+	int r = line_scan(x, ls, &j);
 
-	return r ? r : line_body(x, &j);
+	if (!r)
+		r = line_pending(x, &j);
+	if (r)
+		return r;
+	j.key_line = (uint64_t)x->nlines_seen++ << 32;
+	return line_body(x, &j);
 }
 
 static int on_line(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -2350,22 +2358,27 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 
 /*
  * With opts->threads >= 2 and an input of PAR_MIN_BYTES or more, lines are
- * decoded and stored by several threads at once. The planes are read in
- * groups: for each plane of a group this thread does everything but the
- * lines' events (plane passes, metadata, each line's header, the plane's
- * process and the tracks of its lines with events, in line order, so ids
- * are those of the serial import), keeping the plane's metadata in a
- * snapshot; then the group's lines (jobs, in file order) are decoded and
- * stored by `threads` threads, each taking the next job and storing it
- * through its own writer lane. A group ends with the input or when its
- * snapshots hold PAR_GROUP_BYTES (half of opts->mem_budget when set): lines
- * of different planes balance each other, and memory stays bounded.
+ * scanned, decoded and stored by several threads at once. The planes are
+ * read in groups: for each plane of a group this thread does the plane
+ * passes and its metadata, keeps the metadata in a snapshot and notes each
+ * line as a job, without reading it. Then (run_jobs()):
+ *   1. `threads` threads scan the group's lines (line_scan(): header and
+ *      order check, the walk over every event that pass 1 does serially);
+ *   2. this thread registers the tracks of the lines with events, and each
+ *      plane's process with its first one, in line order, so ids are those
+ *      of the serial import;
+ *   3. the threads decode and store the lines, each line by one thread
+ *      through its own writer lane.
+ * A group ends with the input or when its snapshots hold PAR_GROUP_BYTES
+ * (half of opts->mem_budget when set): lines of different planes balance
+ * each other, and memory stays bounded.
  *
  * What the events note for the whole file (correlation ids, groups,
  * steps) is noted per thread and merged by key after each group
  * (merge_notes()). The error reported is the serial import's: the reading
- * of the group stops at its first error, the jobs before it still run,
- * and the first failing job's error comes first.
+ * of the group stops at its first error; a line whose scan fails stops the
+ * group there (the lines before it are still stored); and the first
+ * failing line's error comes first, then that scan's, then the reading's.
  */
 #ifndef TFT_XSPACE_PAR_MIN_BYTES /* the fuzz build sets 0: every input takes the parallel path */
 #define TFT_XSPACE_PAR_MIN_BYTES ((size_t)1 << 20)
@@ -2394,6 +2407,10 @@ static int snap_plane(struct xs *x, const struct tft_pb_sub *ps)
 	sn->nmeta_args = x->nmeta_args;
 	sn->process = x->process;
 	sn->device_plane = x->device_plane;
+	sn->name = x->plane.name;
+	sn->id = x->plane.id;
+	sn->plane_index = x->plane_index;
+	sn->labels = x->labels;
 	sn->ps = *ps;
 	sn->bytes = (size_t)x->csmeta * (sizeof(*x->smeta) + sizeof(*x->strs)) +
 		    (size_t)x->cemeta * sizeof(*x->emeta) + (size_t)x->cmeta_args * sizeof(*x->meta_args) +
@@ -2429,27 +2446,20 @@ static void snaps_free(struct xs *x)
 	x->group_bytes = 0;
 }
 
-/* Pre-pass handler: read a line's header; a line with events becomes a job. */
+/* Reading handler: each line becomes a job (run_jobs() scans it, then stores it). */
 static int on_line_job(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct xs *x = ctx;
 	struct xs_job *j;
-	int r;
 
 	if (tft_grow((void **)&x->jobs, &x->cjobs, x->njobs + 1, sizeof(*x->jobs)))
 		return oom(x);
-	j = &x->jobs[x->njobs];
-	r = line_header(x, &v->sub, j, 0); /* the order check runs on the job's thread */
-	if (r || !j->nonempty)
-		return r;
-	x->pending = j->pending;
-	x->track = TFT_NONE;
-	r = line_track(x);
-	if (r)
-		return r;
-	j->track = x->track;
+	j = &x->jobs[x->njobs++];
+	memset(j, 0, sizeof(*j));
+	j->sub = v->sub;
+	j->track = TFT_NONE;
 	j->plane = x->nsnaps; /* the snapshot snap_plane() is about to make */
-	x->njobs++;
+	j->key_line = (uint64_t)x->nlines_seen++ << 32;
 	return 0;
 }
 
@@ -2602,16 +2612,25 @@ static void *clone_main(void *arg)
 		struct xs_job j;
 		int r;
 
-		if (k >= x->njobs || k > __atomic_load_n(&x->fail_job, __ATOMIC_RELAXED))
+		if (k >= x->jobs_end || k > __atomic_load_n(&x->fail_job, __ATOMIC_RELAXED))
 			break;
 		j = x->jobs[k];
+		if (!x->scanning && !j.nonempty)
+			continue;
 		r = clone_plane(c, j.plane);
 		if (!r) {
 			j.sub.dec = &c->dec;
 			c->dec.cur_field = j.sub.name; /* as plane_pass() calls the handler */
 			c->dec.cur_index = j.sub.index;
-			line_order(y, &j);
-			r = line_body(y, &j);
+			if (x->scanning) {
+				r = line_scan(y, &j.sub, &j);
+				if (!r) {
+					j.sub.dec = x->jobs[k].sub.dec;
+					x->jobs[k] = j; /* this thread's job: no other writes it */
+				}
+			} else {
+				r = line_body(y, &j);
+			}
 		} else {
 			r = oom(y);
 		}
@@ -2626,6 +2645,75 @@ static void *clone_main(void *arg)
 		break; /* its later jobs come after this failure */
 	}
 	return NULL;
+}
+
+/*
+ * Run clone_main() on n threads (this one included) over jobs [0, end),
+ * scanning or storing them. The lowest failing job, UINT32_MAX if none,
+ * is in x->fail_job, its clone's error in that clone.
+ */
+static void run_clones(struct xs *x, uint32_t n, uint32_t end, int scanning)
+{
+	x->next_job = 0;
+	x->fail_job = UINT32_MAX;
+	x->jobs_end = end;
+	x->scanning = scanning;
+	for (uint32_t i = 0; i < n; i++) {
+		x->clones[i].fail_job = UINT32_MAX;
+		x->clones[i].fail_rc = 0;
+		x->clones[i].cur_plane = UINT32_MAX; /* reload: registration sets processes */
+	}
+	for (uint32_t i = 1; i < n; i++)
+		x->clones[i].started =
+			pthread_create(&x->clones[i].thread, NULL, clone_main, &x->clones[i]) == 0;
+	clone_main(&x->clones[0]); /* threads that did not start: this one does their share */
+	for (uint32_t i = 1; i < n; i++)
+		if (x->clones[i].started)
+			pthread_join(x->clones[i].thread, NULL);
+}
+
+/* The clone that failed on job k (run_clones() left k in x->fail_job). */
+static struct xs_clone *failed_clone(struct xs *x, uint32_t n, uint32_t k)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (x->clones[i].fail_job == k)
+			return &x->clones[i];
+	return NULL;
+}
+
+/*
+ * Register the tracks of the scanned jobs [0, end) with events, in line
+ * order (the serial import's ids), each plane's process with its first.
+ * Returns the job that failed (out of memory; its error in x), or end.
+ */
+static uint32_t register_jobs(struct xs *x, uint32_t end)
+{
+	uint32_t k;
+
+	for (k = 0; k < end; k++) {
+		struct xs_job *j = &x->jobs[k];
+		struct xs_psnap *sn = &x->snaps[j->plane];
+
+		if (!j->nonempty)
+			continue;
+		if (sn->process == TFT_NONE) {
+			sn->process = add_plane_process(x, sn->name, sn->id, sn->plane_index, sn->labels);
+			if (sn->process == TFT_NONE) {
+				oom(x);
+				break;
+			}
+		}
+		x->device_plane = sn->device_plane; /* line_kind() */
+		if (line_pending(x, j))
+			break;
+		j->pending.process = sn->process;
+		j->track = tft_writer_add_track(x->w, &j->pending);
+		if (j->track == TFT_NONE) {
+			tft_pb_wire_fail(x->dec, TFT_ENOMEM, -1, "could not register a track");
+			break;
+		}
+	}
+	return k;
 }
 
 enum { NOTE_CORR, NOTE_GROUP, NOTE_STEP };
@@ -2753,9 +2841,10 @@ static int merge_notes(struct xs *x, uint32_t n)
  */
 static int run_jobs(struct xs *x, int err_r)
 {
-	uint32_t n = (uint32_t)x->opts->threads, lr = 0;
+	uint32_t n = (uint32_t)x->opts->threads, lr = 0, scan_fail, body_end;
 	struct xs_clone *failed = NULL;
-	int r = 0;
+	struct tft_error scan_err;
+	int r = 0, scan_rc = 0;
 
 	if (n > x->njobs)
 		n = x->njobs;
@@ -2772,8 +2861,6 @@ static int run_jobs(struct xs *x, int err_r)
 		x->clones = nc;
 		x->nclones = n;
 	}
-	x->next_job = 0;
-	x->fail_job = UINT32_MAX;
 	for (uint32_t i = 0; i < n && !r; i++) {
 		struct xs_clone *c = &x->clones[i];
 
@@ -2781,17 +2868,48 @@ static int run_jobs(struct xs *x, int err_r)
 		clone_begin(c, x, i);
 		if (!c->x.icache && !(c->x.icache = calloc(ICACHE_SLOTS, sizeof(*c->x.icache))))
 			r = TFT_ENOMEM;
-		else if (!(c->x.lane = tft_writer_lane_open(x->w)))
+	}
+	if (r) {
+		x->njobs = 0;
+		snaps_free(x);
+		return oom(x);
+	}
+	/*
+	 * 1. Scan the lines (headers, order) on the threads. A failing scan
+	 * is the serial import's error at that line: the lines before it are
+	 * still stored, and their errors come first.
+	 */
+	tft_error_clear(&scan_err);
+	run_clones(x, n, x->njobs, 1);
+	scan_fail = x->fail_job;
+	if (scan_fail != UINT32_MAX) {
+		failed = failed_clone(x, n, scan_fail);
+		scan_err = failed->err;
+		scan_rc = failed->fail_rc;
+		failed = NULL;
+	}
+	/* 2. Register the tracks in line order (no lanes open yet). */
+	body_end = scan_fail < x->njobs ? scan_fail : x->njobs;
+	{
+		uint32_t k = register_jobs(x, body_end);
+
+		if (k < body_end) {
+			body_end = k;
+			scan_rc = TFT_ENOMEM;
+			if (x->err)
+				scan_err = *x->err;
+		}
+	}
+	/* 3. Decode and store the lines' events, each line through one lane. */
+	for (uint32_t i = 0; i < n && !r; i++) {
+		struct xs_clone *c = &x->clones[i];
+
+		tft_error_clear(&c->err);
+		if (!(c->x.lane = tft_writer_lane_open(x->w)))
 			r = TFT_ENOMEM;
 	}
-	for (uint32_t i = 1; i < n && !r; i++)
-		x->clones[i].started =
-			pthread_create(&x->clones[i].thread, NULL, clone_main, &x->clones[i]) == 0;
 	if (!r)
-		clone_main(&x->clones[0]); /* threads that did not start: this one does their share */
-	for (uint32_t i = 1; i < n; i++)
-		if (x->clones[i].started)
-			pthread_join(x->clones[i].thread, NULL);
+		run_clones(x, n, body_end, 0);
 	for (uint32_t i = 0; i < n; i++) {
 		struct xs_clone *c = &x->clones[i];
 		int cr = c->x.lane ? tft_writer_lane_close(c->x.lane) : 0;
@@ -2799,9 +2917,9 @@ static int run_jobs(struct xs *x, int err_r)
 		c->x.lane = NULL;
 		if (cr && !lr)
 			lr = (uint32_t)-cr;
-		if (c->fail_job != UINT32_MAX && (!failed || c->fail_job < failed->fail_job))
-			failed = c;
 	}
+	if (!r && x->fail_job != UINT32_MAX)
+		failed = failed_clone(x, n, x->fail_job);
 	x->njobs = 0;
 	snaps_free(x);
 	if (r)
@@ -2810,6 +2928,11 @@ static int run_jobs(struct xs *x, int err_r)
 		if (x->err)
 			*x->err = failed->err;
 		return failed->fail_rc;
+	}
+	if (scan_rc) {
+		if (x->err)
+			*x->err = scan_err;
+		return scan_rc;
 	}
 	if (err_r)
 		return err_r;
