@@ -470,6 +470,8 @@ struct xs_job {
 	uint64_t key_line;        /* file line number << 32 */
 	int64_t ts_ns;
 	int sorted, steps, nonempty;
+	/* Stored by clone `clone`: its notes [cn_lo, cn_hi) and steps [st_lo, st_hi). */
+	uint32_t clone, cn_lo, cn_hi, st_lo, st_hi;
 };
 
 /* A plane's tables, kept for its lines' jobs (parallel lines). All owned. */
@@ -2629,7 +2631,14 @@ static void *clone_main(void *arg)
 					x->jobs[k] = j; /* this thread's job: no other writes it */
 				}
 			} else {
+				struct xs_job *out = &x->jobs[k]; /* this thread's job: no other writes it */
+
+				out->clone = (uint32_t)(c - x->clones);
+				out->cn_lo = y->ncnotes;
+				out->st_lo = y->nsteps;
 				r = line_body(y, &j);
+				out->cn_hi = y->ncnotes;
+				out->st_hi = y->nsteps;
 			}
 		} else {
 			r = oom(y);
@@ -2716,36 +2725,30 @@ static uint32_t register_jobs(struct xs *x, uint32_t end)
 	return k;
 }
 
-enum { NOTE_CORR, NOTE_GROUP, NOTE_STEP };
-
-/* The clone whose next note of `kind` (at pos[clone]) comes first in the file; -1: none left. */
-static int next_note(const struct xs *x, uint32_t n, const uint32_t *pos, int kind)
+/* The clone whose next group (at pos[clone]) comes first in the file; -1: none left. */
+static int next_group(const struct xs *x, uint32_t n, const uint32_t *pos)
 {
 	uint64_t bk = 0;
 	int best = -1;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xs *y = &x->clones[i].x;
-		uint64_t k;
 
-		if (kind == NOTE_CORR && pos[i] < y->ncnotes)
-			k = y->cnotes[pos[i]].key;
-		else if (kind == NOTE_GROUP && pos[i] < y->ngroups)
-			k = y->groups[pos[i]].first_key;
-		else if (kind == NOTE_STEP && pos[i] < y->nsteps)
-			k = y->step_keys[pos[i]].key;
-		else
-			continue;
-		if (best < 0 || k < bk) {
+		if (pos[i] < y->ngroups && (best < 0 || y->groups[pos[i]].first_key < bk)) {
 			best = (int)i;
-			bk = k;
+			bk = y->groups[pos[i]].first_key;
 		}
 	}
 	return best;
 }
 
-/* The clones' notes into x's, in key order: what the serial import notes. */
-static int merge_notes(struct xs *x, uint32_t n)
+/*
+ * The clones' notes into x's, in key order: what the serial import notes.
+ * A job's notes lie together in its clone's lists and the jobs are in file
+ * order, so correlation ends and steps are taken job by job; groups, which
+ * each clone keeps once per id, are merged by their first key.
+ */
+static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 {
 	uint32_t pos[PAR_MAX_THREADS];
 	int b;
@@ -2754,36 +2757,43 @@ static int merge_notes(struct xs *x, uint32_t n)
 	 * Correlation ids: an id's entry is made by its first end, and each
 	 * end set by its first note, as note_corr() does serially.
 	 */
-	memset(pos, 0, sizeof(pos));
-	while ((b = next_note(x, n, pos, NOTE_CORR)) >= 0) {
-		const struct xs_cnote *e = &x->clones[b].x.cnotes[pos[b]++];
-		uint32_t ix = idmap_get(&x->corr_map, e->id);
-		struct xs_corr *m;
+	for (uint32_t k = 0; k < njobs; k++) {
+		const struct xs_job *j = &x->jobs[k];
+		const struct xs_cnote *e, *end;
 
-		if (ix == TFT_NONE) {
-			if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
-				return TFT_ENOMEM;
-			ix = x->ncorr;
+		if (!j->nonempty || j->cn_lo == j->cn_hi)
+			continue;
+		e = &x->clones[j->clone].x.cnotes[j->cn_lo];
+		end = &x->clones[j->clone].x.cnotes[j->cn_hi];
+		for (; e < end; e++) {
+			uint32_t ix = idmap_get(&x->corr_map, e->id);
+			struct xs_corr *m;
+
+			if (ix == TFT_NONE) {
+				if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+					return TFT_ENOMEM;
+				ix = x->ncorr;
+				m = &x->corr[ix];
+				m->id = e->id;
+				m->src_track = m->dst_track = TFT_NONE;
+				m->src_ts = m->dst_ts = 0;
+				if (idmap_put(&x->corr_map, e->id, ix, ix))
+					return TFT_ENOMEM;
+				x->ncorr++;
+			}
 			m = &x->corr[ix];
-			m->id = e->id;
-			m->src_track = m->dst_track = TFT_NONE;
-			m->src_ts = m->dst_ts = 0;
-			if (idmap_put(&x->corr_map, e->id, ix, ix))
-				return TFT_ENOMEM;
-			x->ncorr++;
-		}
-		m = &x->corr[ix];
-		if (e->dst && m->dst_track == TFT_NONE) {
-			m->dst_track = e->track;
-			m->dst_ts = e->ts;
-		} else if (!e->dst && m->src_track == TFT_NONE) {
-			m->src_track = e->track;
-			m->src_ts = e->ts;
+			if (e->dst && m->dst_track == TFT_NONE) {
+				m->dst_track = e->track;
+				m->dst_ts = e->ts;
+			} else if (!e->dst && m->src_track == TFT_NONE) {
+				m->src_track = e->track;
+				m->src_ts = e->ts;
+			}
 		}
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
 	memset(pos, 0, sizeof(pos));
-	while ((b = next_note(x, n, pos, NOTE_GROUP)) >= 0) {
+	while ((b = next_group(x, n, pos)) >= 0) {
 		const struct xs_group *e = &x->clones[b].x.groups[pos[b]++];
 		uint32_t ix = idmap_get(&x->group_map, e->id);
 		struct xs_group *m;
@@ -2810,18 +2820,21 @@ static int merge_notes(struct xs *x, uint32_t n)
 		}
 	}
 	/* Steps of Steps lines: in file order; an index by position is recounted. */
-	memset(pos, 0, sizeof(pos));
-	while ((b = next_note(x, n, pos, NOTE_STEP)) >= 0) {
-		const struct xs *y = &x->clones[b].x;
+	for (uint32_t k = 0; k < njobs; k++) {
+		const struct xs_job *j = &x->jobs[k];
+		const struct xs *y = &x->clones[j->clone].x;
 
-		if (steps_reserve(x))
-			return TFT_ENOMEM;
-		x->steps[x->nsteps] = y->steps[pos[b]];
-		x->step_keys[x->nsteps] = y->step_keys[pos[b]];
-		if (x->step_keys[x->nsteps].by_count)
-			x->steps[x->nsteps].index = (int64_t)x->nsteps;
-		x->nsteps++;
-		pos[b]++;
+		if (!j->nonempty)
+			continue;
+		for (uint32_t i = j->st_lo; i < j->st_hi; i++) {
+			if (steps_reserve(x))
+				return TFT_ENOMEM;
+			x->steps[x->nsteps] = y->steps[i];
+			x->step_keys[x->nsteps] = y->step_keys[i];
+			if (x->step_keys[x->nsteps].by_count)
+				x->steps[x->nsteps].index = (int64_t)x->nsteps;
+			x->nsteps++;
+		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct xs *y = &x->clones[i].x;
@@ -2920,6 +2933,8 @@ static int run_jobs(struct xs *x, int err_r)
 	}
 	if (!r && x->fail_job != UINT32_MAX)
 		failed = failed_clone(x, n, x->fail_job);
+	if (!r && !failed && !scan_rc && !err_r && !lr && merge_notes(x, n, body_end))
+		r = TFT_ENOMEM;
 	x->njobs = 0;
 	snaps_free(x);
 	if (r)
@@ -2939,7 +2954,7 @@ static int run_jobs(struct xs *x, int err_r)
 	if (lr)
 		return tft_pb_wire_fail(x->dec, -(int)lr, -1, "could not store the lines' events: %s",
 					tft_strerror(-(int)lr));
-	return merge_notes(x, n) ? oom(x) : 0;
+	return 0;
 }
 
 /* The plane's lines: serially, or as jobs of the group (run when it is full). */
