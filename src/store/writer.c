@@ -201,10 +201,19 @@ struct tft_writer {
 	struct meta_ent *meta; /* owned */
 	uint32_t nmeta, cap_meta;
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
-	struct tft_flow *fbuf; /* owned: flows of the open flow chunk */
+	/*
+	 * Flows wait in fbuf until it holds flow_par chunks (TFT_FLOW_CHUNK_FLOWS
+	 * each), which flush_flows() then encodes on flow_par threads: this one
+	 * with main's context, the others with fctx[0 .. flow_par - 1).
+	 */
+	struct tft_flow *fbuf; /* owned: flows not yet written */
 	uint32_t nfbuf;
+	uint32_t flow_par;     /* 0 until the first flow */
+	struct wctx *fctx;     /* owned: flow_par - 1 contexts */
 	char errmsg[TFT_ERROR_MSG_MAX];
 };
+
+#define FLOW_PAR_MAX 4 /* flow chunks encoded at once */
 
 /* ---- small helpers -------------------------------------------------------------- */
 
@@ -301,6 +310,9 @@ static void writer_free(struct tft_writer *w)
 	free(w->meta);
 	free(w->procs);
 	free(w->fbuf);
+	for (uint32_t i = 0; w->fctx && i + 1 < w->flow_par; i++)
+		ctx_fini(&w->fctx[i]);
+	free(w->fctx);
 	tft_strtab_destroy(w->strs);
 	pthread_mutex_destroy(&w->db_mu);
 	pthread_mutex_destroy(&w->str_mu);
@@ -1255,34 +1267,106 @@ int tft_writer_default_threads(void)
 
 /* ---- flows, steps, meta -------------------------------------------------------- */
 
-/* Write the open flow chunk (sorted by time) into flow_chunks. */
+/* A flow chunk being encoded by flush_flows(). */
+struct fjob {
+	struct tft_writer *w;
+	struct wctx *ctx;       /* borrowed: its encoder and buffers (the blob is the result) */
+	const struct tft_flow *f;
+	uint32_t n;
+	int64_t t_min, t_max;
+	int rc;
+	pthread_t thread;
+	int started;
+};
+
+static void *fjob_run(void *arg)
+{
+	struct fjob *j = arg;
+
+	j->rc = tft_flow_chunk_encode(j->f, j->n, j->ctx->cctx, j->w->zstd_level, &j->ctx->scratch,
+				      &j->ctx->blob, &j->t_min, &j->t_max);
+	return NULL;
+}
+
+/*
+ * Write the buffered flows into flow_chunks: chunks of TFT_FLOW_CHUNK_FLOWS
+ * in the order added (each sorted by time inside), the last one partial.
+ * Up to flow_par chunks are encoded at once, on as many threads; they are
+ * inserted in order, so the rows are those of one thread.
+ */
 static int flush_flows(struct tft_writer *w)
 {
 	sqlite3_stmt *st = w->st[ST_FLOW];
-	int64_t t_min, t_max;
-	int rc;
+	struct fjob jobs[FLOW_PAR_MAX];
+	uint32_t done = 0;
+	int rc = 0;
 
-	if (!w->nfbuf)
-		return 0;
-	rc = tft_flow_chunk_encode(w->fbuf, w->nfbuf, w->main.cctx, w->zstd_level, &w->main.scratch,
-				   &w->main.blob, &t_min, &t_max);
-	if (w->nwk)
-		pthread_mutex_lock(&w->db_mu);
-	if (rc) {
-		snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
-		set_failed(w, rc);
-	} else {
-		sqlite3_bind_int64(st, 1, w->nfbuf);
-		sqlite3_bind_int64(st, 2, t_min);
-		sqlite3_bind_int64(st, 3, t_max);
-		sqlite3_bind_blob(st, 4, w->main.blob.p, (int)w->main.blob.len, SQLITE_STATIC);
-		rc = step_reset(w, st, "insert flow chunk");
+	while (done < w->nfbuf && !rc) {
+		uint32_t k = 0;
+
+		for (; k < w->flow_par && done < w->nfbuf; k++) {
+			uint32_t n = w->nfbuf - done;
+
+			jobs[k] = (struct fjob){ w, k ? &w->fctx[k - 1] : &w->main, w->fbuf + done,
+						 n < TFT_FLOW_CHUNK_FLOWS ? n : TFT_FLOW_CHUNK_FLOWS,
+						 0, 0, 0, 0, 0 };
+			done += jobs[k].n;
+		}
+		for (uint32_t i = 1; i < k; i++)
+			jobs[i].started = pthread_create(&jobs[i].thread, NULL, fjob_run, &jobs[i]) == 0;
+		for (uint32_t i = 0; i < k; i++)
+			if (!jobs[i].started)
+				fjob_run(&jobs[i]); /* this thread: its own, and any that did not start */
+		for (uint32_t i = 1; i < k; i++)
+			if (jobs[i].started)
+				pthread_join(jobs[i].thread, NULL);
+		if (w->nwk)
+			pthread_mutex_lock(&w->db_mu);
+		for (uint32_t i = 0; i < k && !rc; i++) {
+			if (jobs[i].rc) {
+				snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
+				set_failed(w, jobs[i].rc);
+				rc = jobs[i].rc;
+				break;
+			}
+			sqlite3_bind_int64(st, 1, jobs[i].n);
+			sqlite3_bind_int64(st, 2, jobs[i].t_min);
+			sqlite3_bind_int64(st, 3, jobs[i].t_max);
+			sqlite3_bind_blob(st, 4, jobs[i].ctx->blob.p, (int)jobs[i].ctx->blob.len,
+					  SQLITE_STATIC);
+			rc = step_reset(w, st, "insert flow chunk");
+		}
+		if (w->nwk)
+			pthread_mutex_unlock(&w->db_mu);
 	}
-	if (w->nwk)
-		pthread_mutex_unlock(&w->db_mu);
 	if (rc)
 		return rc;
 	w->nfbuf = 0;
+	return 0;
+}
+
+/* The flow buffer and encoders: flow_par chunks with workers (imports), else one. */
+static int flows_init(struct tft_writer *w)
+{
+	uint32_t par = w->nwk < 2 ? 1 : w->nwk < FLOW_PAR_MAX ? w->nwk : FLOW_PAR_MAX;
+
+	w->fbuf = malloc((size_t)par * TFT_FLOW_CHUNK_FLOWS * sizeof(*w->fbuf));
+	if (!w->fbuf)
+		return TFT_ENOMEM;
+	if (par > 1) {
+		w->fctx = calloc(par - 1, sizeof(*w->fctx));
+		for (uint32_t i = 0; w->fctx && i + 1 < par; i++) {
+			if (!(w->fctx[i].cctx = ZSTD_createCCtx())) {
+				while (i--)
+					ctx_fini(&w->fctx[i]);
+				free(w->fctx);
+				w->fctx = NULL;
+			}
+		}
+		if (!w->fctx)
+			par = 1; /* one encoder will do */
+	}
+	w->flow_par = par;
 	return 0;
 }
 
@@ -1294,14 +1378,11 @@ int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
 	    (f->dst_track != TFT_NONE && f->dst_track >= w->ntracks) || !str_ok(w, f->name) ||
 	    !str_ok(w, f->cat))
 		return TFT_EINVAL;
-	if (!w->fbuf) {
-		w->fbuf = malloc(TFT_FLOW_CHUNK_FLOWS * sizeof(*w->fbuf));
-		if (!w->fbuf)
-			return TFT_ENOMEM;
-	}
+	if (!w->fbuf && flows_init(w))
+		return TFT_ENOMEM;
 	w->fbuf[w->nfbuf++] = *f;
 	w->nflows++;
-	if (w->nfbuf == TFT_FLOW_CHUNK_FLOWS)
+	if (w->nfbuf == w->flow_par * TFT_FLOW_CHUNK_FLOWS)
 		return flush_flows(w);
 	return 0;
 }
