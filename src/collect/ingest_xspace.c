@@ -35,6 +35,7 @@
 #include "store/sorter.h"
 
 #define MAX_ARGS 64
+#define XS_REDO 1 /* line_body(): store the line again, the serial way (see xs.optimistic) */
 #define MAX_GROUPS (1u << 20)
 
 /* ---- u64 -> u32 map: a dense array for small keys, a hash for the rest ------ */
@@ -470,6 +471,9 @@ struct xs_job {
 	uint64_t key_line;        /* file line number << 32 */
 	int64_t ts_ns;
 	int sorted, steps, nonempty;
+	int peeked;               /* header from line_peek(): stored optimistically */
+	int need_scan;            /* line_peek() could not tell: line_scan() it */
+	struct xs_line hdr;       /* peeked: the header fields before the events */
 	/* Stored by clone `clone`: its notes [cn_lo, cn_hi) and steps [st_lo, st_hi). */
 	uint32_t clone, cn_lo, cn_hi, st_lo, st_hi;
 };
@@ -568,6 +572,15 @@ struct xs {
 	 */
 	int direct;
 	int store_err;
+	/*
+	 * Parallel lines: the line's events are stored as they are decoded
+	 * before its header is known to be complete (line_peek()); line_body()
+	 * checks their order and the header fields after them, and returns
+	 * XS_REDO when the line must be stored the serial way after all.
+	 */
+	int optimistic;
+	int64_t opt_ts, opt_dur; /* the previous event's, in the writer's order */
+	struct xs_line opt_tail; /* header fields seen after the events */
 
 	/* Current event. */
 	struct tft_arg args[MAX_ARGS + 1]; /* the extra slot takes the stats past MAX_ARGS */
@@ -731,6 +744,11 @@ static int bytes_eq(struct tft_pb_bytes b, const char *lit)
 	size_t n = strlen(lit);
 
 	return b.len == n && (!n || memcmp(b.p, lit, n) == 0); /* b.p may be NULL when empty */
+}
+
+static int bytes_same(struct tft_pb_bytes a, struct tft_pb_bytes b)
+{
+	return a.len == b.len && (!a.len || memcmp(a.p, b.p, a.len) == 0);
 }
 
 static int bytes_prefix(struct tft_pb_bytes b, const char *lit)
@@ -2037,6 +2055,12 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
 	ev.ts_ns = start;
 	ev.kind = e.duration_ps > 0 ? TFT_EV_SLICE : TFT_EV_INSTANT;
 	ev.dur_ns = e.duration_ps > 0 && end > start ? end - start : 0;
+	if (x->optimistic) { /* out of the writer's order: the line is sorted after all */
+		if (ev.ts_ns < x->opt_ts || (ev.ts_ns == x->opt_ts && ev.dur_ns > x->opt_dur))
+			return XS_REDO;
+		x->opt_ts = ev.ts_ns;
+		x->opt_dur = ev.dur_ns;
+	}
 	ev.track = x->track;
 	ev.cat = x->c_event;
 	ev.count = 1;
@@ -2187,9 +2211,99 @@ static int line_pending(struct xs *x, struct xs_job *j)
 }
 
 /*
+ * Optimistic storing (xs.optimistic): a header field after the events, at
+ * *pp (its key). Noted in opt_tail; XS_REDO for anything line_peek() does
+ * not take (the serial way then checks it and reports any error).
+ */
+static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int after)
+{
+	const uint8_t *p = *pp;
+	struct xs_line *t = &x->opt_tail;
+	uint8_t k = *p++;
+	uint64_t v;
+
+	if (k == 0x12 || k == 0x5a) {
+		if (xs_varint(&p, end, x->lim, &v) || v > (uint64_t)(end - p))
+			return XS_REDO;
+		if (after && k == 0x12) {
+			t->name.p = p;
+			t->name.len = (size_t)v;
+			t->has |= 1u << LN_NAME;
+		} else if (after) {
+			t->display_name.p = p;
+			t->display_name.len = (size_t)v;
+			t->has |= 1u << LN_DISPLAY_NAME;
+		}
+		p += v;
+	} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
+		if (xs_varint(&p, end, x->lim, &v))
+			return XS_REDO;
+		if (after) {
+			switch (k) {
+			case 0x08: t->id = (int64_t)v; t->has |= 1u << LN_ID; break;
+			case 0x18: return XS_REDO; /* the events' times were taken from the earlier one */
+			case 0x48: t->duration_ps = (int64_t)v; t->has |= 1u << LN_DUR; break;
+			default: t->display_id = (int64_t)v; t->has |= 1u << LN_DISPLAY_ID; break;
+			}
+		}
+	} else {
+		return XS_REDO;
+	}
+	*pp = p;
+	return 0;
+}
+
+/* Name the line's track as j says (it was registered under another name). */
+static int line_rename(struct xs *x, const struct xs_job *j)
+{
+	uint32_t name = intern(x, j->tname.p, j->tname.len);
+	int r;
+
+	if (name == UINT32_MAX)
+		return oom(x);
+	r = tft_writer_lane_name_track(x->lane, j->track, (uint32_t)line_kind(x, j->tname), name,
+				       j->tid);
+	return r ? tft_pb_wire_fail(x->dec, r, j->sub.p - x->dec->base, "could not name the line's track")
+		 : 0;
+}
+
+/*
+ * Optimistic storing: the line's events were in order; its header is the
+ * peeked one with the fields after the events. XS_REDO if those change
+ * what the events became (a Steps line or not), else the track renamed if
+ * its name or tid changed.
+ */
+static int opt_finish(struct xs *x, const struct xs_job *j)
+{
+	struct xs_line ln = j->hdr;
+	const struct xs_line *t = &x->opt_tail;
+	struct xs_job k = *j;
+
+	if (!t->has)
+		return 0;
+	if (t->has & (1u << LN_NAME))
+		ln.name = t->name;
+	if (t->has & (1u << LN_DISPLAY_NAME))
+		ln.display_name = t->display_name;
+	if (t->has & (1u << LN_ID))
+		ln.id = t->id;
+	if (t->has & (1u << LN_DISPLAY_ID))
+		ln.display_id = t->display_id;
+	ln.has |= t->has;
+	k.tname = ln.display_name.len ? ln.display_name : ln.name;
+	k.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
+	if (bytes_eq(k.tname, "Steps") != j->steps)
+		return XS_REDO;
+	if (bytes_same(k.tname, j->tname) && k.tid == j->tid)
+		return 0;
+	return line_rename(x, &k);
+}
+
+/*
  * Pass 2 over a line: its events (field 4), with this line on the error
  * path. j->sub.dec must be x->dec. The track is j's, or registered with
- * the first event (no empty tracks).
+ * the first event (no empty tracks). With x->optimistic, XS_REDO when the
+ * line must be stored the serial way after all (nothing is ended then).
  */
 static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 {
@@ -2208,6 +2322,9 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 	x->spilled = x->unsorted = 0;
 	x->direct = j->sorted;
 	x->store_err = 0;
+	x->opt_ts = INT64_MIN;
+	x->opt_dur = INT64_MAX;
+	x->opt_tail.has = 0;
 
 	if (d->depth >= d->max_depth)
 		return tft_pb_wire_fail(d, TFT_EFORMAT, ls->p - d->base, "messages nested too deep");
@@ -2232,6 +2349,12 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 			d->cur_field = "events";
 			d->cur_index = index;
 		}
+		if (x->optimistic) {
+			r = opt_field(x, &p, end, index > 0);
+			if (r)
+				break;
+			continue;
+		}
 		/* Any other field (already checked by pass 1): skip it. */
 		tft_pb_wire_iter_init(&it, p, (size_t)(end - p));
 		r = tft_pb_wire_iter_next(d, &it, &f);
@@ -2242,6 +2365,16 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 		p = it.p;
 	}
 	d->depth--;
+	if (x->optimistic) {
+		/* Any failure is reported the serial way, which may find another one first. */
+		if (r || x->store_err) {
+			d->cur_field = NULL;
+			return XS_REDO;
+		}
+		r = opt_finish(x, j);
+		if (r)
+			return r;
+	}
 	if (x->store_err) {
 		r = tft_pb_wire_fail(d, x->store_err, ls->p - d->base,
 				     "could not store the line's events");
@@ -2260,6 +2393,66 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
 	}
 	return r;
+}
+
+/*
+ * Parallel lines: the header fields before a line's first event, into j as
+ * line_scan() would fill it, without walking the events: j->nonempty says
+ * whether an event follows (then j->peeked: its events are stored
+ * optimistically, line_body() checking the rest). 0 on anything else: the
+ * line is then scanned.
+ */
+static int line_peek(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j)
+{
+	const uint8_t *p = ls->p, *end = ls->p + ls->len;
+	struct xs_line ln;
+	int events = 0;
+
+	memset(&ln, 0, sizeof(ln));
+	while (p < end) {
+		uint8_t k = *p++;
+		uint64_t v;
+
+		if (k == 0x22) {
+			events = 1;
+			break;
+		}
+		if (k == 0x12 || k == 0x5a) {
+			if (xs_varint(&p, end, x->lim, &v) || v > (uint64_t)(end - p))
+				return 0;
+			if (k == 0x12) {
+				ln.name.p = p;
+				ln.name.len = (size_t)v;
+				ln.has |= 1u << LN_NAME;
+			} else {
+				ln.display_name.p = p;
+				ln.display_name.len = (size_t)v;
+				ln.has |= 1u << LN_DISPLAY_NAME;
+			}
+			p += v;
+		} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
+			if (xs_varint(&p, end, x->lim, &v))
+				return 0;
+			switch (k) {
+			case 0x08: ln.id = (int64_t)v; ln.has |= 1u << LN_ID; break;
+			case 0x18: ln.timestamp_ns = (int64_t)v; ln.has |= 1u << LN_TS; break;
+			case 0x48: ln.duration_ps = (int64_t)v; ln.has |= 1u << LN_DUR; break;
+			default: ln.display_id = (int64_t)v; ln.has |= 1u << LN_DISPLAY_ID; break;
+			}
+		} else {
+			return 0;
+		}
+	}
+	j->hdr = ln;
+	j->tname = ln.display_name.len ? ln.display_name : ln.name;
+	j->tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
+	j->track = TFT_NONE;
+	j->ts_ns = ln.timestamp_ns;
+	j->steps = bytes_eq(j->tname, "Steps");
+	j->sorted = 1;
+	j->nonempty = events;
+	j->peeked = events;
+	return 1;
 }
 
 static int do_line(struct xs *x, const struct tft_pb_sub *ls)
@@ -2603,6 +2796,34 @@ static void clone_free(struct xs_clone *c)
 }
 
 /* A thread's loop: the next job until none is left or one before it failed. */
+/*
+ * A line stored optimistically must be stored the serial way: its track and
+ * notes forgotten, the line scanned (which reports the serial error, if
+ * any), the track renamed if the scan says so, the events stored again.
+ */
+static int line_redo(struct xs *y, struct xs_job *j, const struct xs_job *noted, uint64_t events)
+{
+	struct tft_pb_bytes tname = j->tname;
+	int64_t tid = j->tid;
+	uint32_t track = j->track;
+	int r = tft_writer_lane_reset_track(y->lane, track);
+
+	tft_error_clear(y->err); /* what the optimistic pass reported does not count */
+	y->dec->cur_field = j->sub.name;
+	y->dec->cur_index = j->sub.index;
+	if (r)
+		return tft_pb_wire_fail(y->dec, r, j->sub.p - y->dec->base,
+					"could not store the line's events");
+	y->ncnotes = noted->cn_lo;
+	y->nsteps = noted->st_lo;
+	y->events = events;
+	r = line_scan(y, &j->sub, j);
+	j->track = track;
+	if (!r && (!bytes_same(j->tname, tname) || j->tid != tid))
+		r = line_rename(y, j);
+	return r ? r : line_body(y, j);
+}
+
 static void *clone_main(void *arg)
 {
 	struct xs_clone *c = arg;
@@ -2625,6 +2846,8 @@ static void *clone_main(void *arg)
 			c->dec.cur_field = j.sub.name; /* as plane_pass() calls the handler */
 			c->dec.cur_index = j.sub.index;
 			if (x->scanning) {
+				if (!j.need_scan)
+					continue;
 				r = line_scan(y, &j.sub, &j);
 				if (!r) {
 					j.sub.dec = x->jobs[k].sub.dec;
@@ -2632,11 +2855,16 @@ static void *clone_main(void *arg)
 				}
 			} else {
 				struct xs_job *out = &x->jobs[k]; /* this thread's job: no other writes it */
+				uint64_t events = y->events;
 
 				out->clone = (uint32_t)(c - x->clones);
 				out->cn_lo = y->ncnotes;
 				out->st_lo = y->nsteps;
+				y->optimistic = j.peeked;
 				r = line_body(y, &j);
+				y->optimistic = 0;
+				if (r == XS_REDO)
+					r = line_redo(y, &j, out, events);
 				out->cn_hi = y->ncnotes;
 				out->st_hi = y->nsteps;
 			}
@@ -2893,7 +3121,19 @@ static int run_jobs(struct xs *x, int err_r)
 	 * still stored, and their errors come first.
 	 */
 	tft_error_clear(&scan_err);
-	run_clones(x, n, x->njobs, 1);
+	{
+		uint32_t nscan = 0;
+
+		for (uint32_t k = 0; k < x->njobs; k++) {
+			struct xs_job *j = &x->jobs[k];
+
+			j->need_scan = !line_peek(x, &j->sub, j);
+			nscan += (uint32_t)j->need_scan;
+		}
+		x->fail_job = UINT32_MAX;
+		if (nscan)
+			run_clones(x, n, x->njobs, 1);
+	}
 	scan_fail = x->fail_job;
 	if (scan_fail != UINT32_MAX) {
 		failed = failed_clone(x, n, scan_fail);

@@ -125,7 +125,7 @@ struct meta_ent {
 
 enum {
 	ST_CHUNK, ST_STRING, ST_FLOW, ST_STEP, ST_TRACK, ST_PROC, ST_META, ST_LOD, ST_DEL_LEVEL,
-	ST_DEL_LOD, ST_STAGE, ST_KEEP, ST_COUNT
+	ST_DEL_LOD, ST_DEL_TRACK, ST_STAGE, ST_KEEP, ST_UNSTAGE_TRACK, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -143,9 +143,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LOD] = "INSERT OR REPLACE INTO lod(track, level, gap_ns, n) VALUES(?,?,?,?)",
 	[ST_DEL_LEVEL] = "DELETE FROM chunks WHERE track = ? AND level = ?",
 	[ST_DEL_LOD] = "DELETE FROM lod WHERE track = ?",
+	[ST_DEL_TRACK] = "DELETE FROM chunks WHERE track = ?",
 	[ST_STAGE] = "INSERT INTO temp.lod_stage(track, level, t_min, t_max, n, data)"
 		     " VALUES(?,?,?,?,?,?)",
 	[ST_KEEP] = "INSERT INTO temp.lod_keep(track, level) VALUES(?,?)",
+	[ST_UNSTAGE_TRACK] = "DELETE FROM temp.lod_stage WHERE track = ?",
 };
 
 /*
@@ -400,7 +402,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 		goto fail;
 	}
 	for (int i = 0; i < ST_COUNT; i++) {
-		if (w->flush_partial && (i == ST_STAGE || i == ST_KEEP))
+		if (w->flush_partial && (i == ST_STAGE || i == ST_KEEP || i == ST_UNSTAGE_TRACK))
 			continue; /* live mode writes LOD chunks straight into the session */
 		if (sqlite3_prepare_v3(w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i],
 				       NULL) != SQLITE_OK) {
@@ -1023,6 +1025,91 @@ int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track)
 	c->wt->lane_last = INT64_MAX;
 	c->last_ts = INT64_MAX; /* once per track: handed back ended */
 	return end_track(w, c->wt);
+}
+
+/* The lane's own track (claimed now if no lane has it), not ended; NULL: refused. */
+static struct wtrack *lane_track(struct tft_writer_lane *l, uint32_t track, int *rc)
+{
+	struct tft_writer *w = l->w;
+	struct wcall *c;
+
+	*rc = failed_now(w);
+	if (*rc)
+		return NULL;
+	*rc = TFT_EINVAL;
+	if (track >= w->ntracks)
+		return NULL;
+	c = &w->calls[track];
+	if (__atomic_load_n(&c->wt->lane, __ATOMIC_RELAXED) != l && (*rc = lane_claim(l, c->wt, c)))
+		return NULL;
+	if (c->wt->lane_last == INT64_MAX) {
+		*rc = TFT_EINVAL; /* ended: its chunks are final */
+		return NULL;
+	}
+	*rc = 0;
+	return c->wt;
+}
+
+int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
+{
+	struct tft_writer *w = l->w;
+	struct wtrack *wt;
+	int rc;
+
+	if (!(wt = lane_track(l, track, &rc)))
+		return rc;
+	pthread_mutex_lock(&w->db_mu);
+	sqlite3_bind_int64(w->st[ST_DEL_TRACK], 1, track);
+	rc = step_reset(w, w->st[ST_DEL_TRACK], "forget a track's chunks");
+	if (!rc && w->st[ST_UNSTAGE_TRACK]) {
+		sqlite3_bind_int64(w->st[ST_UNSTAGE_TRACK], 1, track);
+		rc = step_reset(w, w->st[ST_UNSTAGE_TRACK], "forget a track's chunks");
+	}
+	pthread_mutex_unlock(&w->db_mu);
+	if (rc)
+		return rc;
+	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
+		if (wt->enc[k]) {
+			wt->ctx->open_bytes -= wt->enc[k]->bytes;
+			tft_chunk_enc_reset(wt->enc[k], 1);
+		}
+	}
+	memset(wt->n_level, 0, sizeof(wt->n_level));
+	tft_lod_fini(&wt->lod);
+	tft_lod_init(&wt->lod, wt->t.id);
+	wt->lod.count = wt->n_level;
+	wt->nstack = 0;
+	wt->t.slices = wt->t.instants = wt->t.counters = 0;
+	wt->t.min_ts_ns = INT64_MAX;
+	wt->t.max_ts_ns = INT64_MIN;
+	wt->t.max_depth = 0;
+	wt->lane_last = INT64_MIN;
+	return 0;
+}
+
+/* The kinds whose events do not nest as a stack (store_event()), else 0. */
+static uint32_t nesting_kind(uint32_t kind)
+{
+	return kind == TFT_TRACK_ASYNC || kind == TFT_TRACK_OBJECT || kind == TFT_TRACK_COUNTER ? kind : 0;
+}
+
+int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32_t kind,
+			       uint32_t name, int64_t tid)
+{
+	uint32_t nstr = __atomic_load_n(&l->w->nstr, __ATOMIC_ACQUIRE);
+	struct wtrack *wt;
+	int rc;
+
+	if (name >= nstr || kind < 1 || kind > TFT_TRACK_KIND_MAX)
+		return TFT_EINVAL;
+	if (!(wt = lane_track(l, track, &rc)))
+		return rc;
+	if (nesting_kind(kind) != nesting_kind(wt->t.kind))
+		return TFT_EINVAL; /* it decides how events nest: not after the fact */
+	wt->t.kind = kind;
+	wt->t.name = name;
+	wt->t.tid = tid;
+	return 0;
 }
 
 int tft_writer_lane_close(struct tft_writer_lane *l)

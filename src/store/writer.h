@@ -132,6 +132,19 @@ int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track);
 int tft_writer_lane_close(struct tft_writer_lane *l);
 
 /*
+ * For importers that store a track optimistically (a line whose events are
+ * expected in order, before its header is complete). Both take a lane's
+ * own track that is not ended, claiming it if no lane has it, and return
+ * TFT_EINVAL otherwise. reset_track forgets everything stored for it (its
+ * chunks, level of detail, statistics, order state): it is as registered.
+ * name_track sets its name, tid and kind; a kind that changes how events
+ * nest (async, object, counter) cannot be set or left this way.
+ */
+int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track);
+int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32_t kind,
+			       uint32_t name, int64_t tid);
+
+/*
  * Flows are buffered and stored in compressed chunks of 16384, each sorted by
  * time (src_ts, or dst_ts when the source is unknown); in live mode commit()
  * also writes the partial chunk. TFT_EINVAL for an unknown track or string.

@@ -827,8 +827,11 @@ static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
  * merge: correlation ids whose source and destination lines are read by
  * different threads (some ids seen twice, on several planes), group ids
  * spread over lines with step names that change, a Steps line with and
- * without numeric names, a line out of order, str stats that miss the
- * per-stat cache, and planes with one, three and six lines. Without the
+ * without numeric names, a line out of order, one whose events start in
+ * pairs (the longer one sorts first), str stats that miss the per-stat
+ * cache, planes with one, three and six lines, and lines with
+ * header fields after their events (name, display_id, display_name, one
+ * that makes the line a Steps line, the timestamp again). Without the
  * Steps line, the groups (and their last step names) become the steps.
  */
 static void build_big(struct enc *space, int with_steps)
@@ -847,9 +850,15 @@ static void build_big(struct enc *space, int with_steps)
 		for (int ln = 0; ln < nlines; ln++) {
 			int n = 3000 + 500 * ln, steps = with_steps && !host && ln == 2;
 
+			/* header fields after the events: name (and display_id), a display
+			 * name, a display name that makes it a Steps line, the timestamp again */
+			int name_late = pl == 1 && ln == 0, rename = pl == 2 && ln == 1;
+			int to_steps = with_steps && pl == 5 && ln == 0, ts_again = host && ln == 4;
+
 			e_int(&line, 1, (uint64_t)ln + 100);
 			snprintf(buf, sizeof(buf), steps ? "Steps" : host ? "thread %d" : "Stream #%d", ln);
-			e_str(&line, 2, buf);
+			if (!name_late)
+				e_str(&line, 2, buf);
 			e_int(&line, 3, 1000000 + (uint64_t)pl * 7);
 			for (int i = 0; i < n; i++) {
 				/* line 3 of a host plane: pairs swapped (held back, sorted) */
@@ -858,7 +867,9 @@ static void build_big(struct enc *space, int with_steps)
 
 				rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 				e_int(&ev, 1, (uint64_t)(k % 40) + 1);
-				e_int(&ev, 2, (uint64_t)k * 2000000 + 1000);
+				/* line 5 of a host plane: some events start with the one before
+				 * (the longer one sorts first) */
+				e_int(&ev, 2, (uint64_t)(host && ln == 5 && k % 10 == 1 ? k - 1 : k) * 2000000 + 1000);
 				e_int(&ev, 3, k % 17 ? 1500000 + (rng >> 60) * 1000 : 0);
 				if (steps) {
 					/* some with a group, some a step_num, some neither
@@ -880,6 +891,16 @@ static void build_big(struct enc *space, int with_steps)
 				}
 				e_msg(&line, 4, &ev);
 			}
+			if (name_late) {
+				e_str(&line, 2, buf);
+				e_int(&line, 10, 7000 + (uint64_t)ln);
+			}
+			if (rename)
+				e_str(&line, 11, "renamed stream");
+			if (to_steps)
+				e_str(&line, 11, "Steps");
+			if (ts_again) /* the last one counts, for every event */
+				e_int(&line, 3, 3000000 + (uint64_t)pl * 7);
 			e_msg(&plane, 3, &line);
 		}
 		for (int m = 1; m <= 40; m++) {

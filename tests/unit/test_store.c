@@ -2494,6 +2494,116 @@ static void test_lane_race(void)
 	tft_session_close(s);
 }
 
+/*
+ * An importer's optimistic track (see tft_writer_lane_reset_track): a lane
+ * stores a stream on track 0 (several chunks and staged LOD chunks), forgets
+ * it and stores another, then renames the track. The session must be what
+ * storing only the second stream under the new name gives; track 1 beside
+ * it is untouched.
+ */
+static const char *write_reset(int reset)
+{
+	static char path[2][512];
+	struct tft_writer_opts o = {.chunk_events = 512};
+	struct tft_writer *w;
+	struct tft_writer_lane *l, *l2;
+	struct tft_error err;
+	uint32_t tr[2];
+	struct xev x;
+	int bad = 0;
+
+	snprintf(path[reset], sizeof(path[reset]), "%s", tpath(reset ? "lane-reset.tft" : "lane-once.tft"));
+	w = tft_writer_open(path[reset], &o, &err);
+	if (!w)
+		return NULL;
+	for (int i = 0; i < 60; i++) { /* the streams' string ids */
+		char b[16];
+		snprintf(b, sizeof(b), "s%d", i);
+		tft_writer_intern_cstr(w, b);
+	}
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	tr[0] = tft_writer_add_track(w, &(struct tft_track){ .kind = reset ? TFT_TRACK_THREAD : TFT_TRACK_GPU_STREAM,
+		.tid = reset ? 1 : 9, .name = tft_writer_intern_cstr(w, reset ? "first" : "second") });
+	tr[1] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = 2,
+		.name = tft_writer_intern_cstr(w, "keep") });
+	l = tft_writer_lane_open(w);
+	l2 = tft_writer_lane_open(w);
+	bad |= !l || !l2;
+	for (int j = 0; l && reset && j < LN_EVENTS; j++) {
+		lane_event(w, tr[0], 1, j, &x, &bad);
+		bad |= tft_writer_lane_append(l, &x.ev) != 0;
+	}
+	for (int j = 0; l && j < LN_EVENTS; j++) {
+		lane_event(w, tr[1], 2, j, &x, &bad);
+		bad |= tft_writer_lane_append(l, &x.ev) != 0;
+	}
+	if (l && reset) {
+		bad |= tft_writer_lane_reset_track(l2, tr[0]) != TFT_EINVAL; /* l's track */
+		bad |= tft_writer_lane_reset_track(l, 99) != TFT_EINVAL;
+		bad |= tft_writer_lane_reset_track(l, tr[0]) != 0;
+	}
+	for (int j = 0; l && j < LN_EVENTS; j++) {
+		lane_event(w, tr[0], 3, j, &x, &bad);
+		bad |= tft_writer_lane_append(l, &x.ev) != 0;
+	}
+	if (l && reset) {
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_ASYNC, 0, 9) != TFT_EINVAL;
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM, 1u << 30, 9) != TFT_EINVAL;
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM,
+						  tft_writer_intern_cstr(w, "second"), 9) != 0;
+	}
+	bad |= l && tft_writer_lane_end_track(l, tr[0]) != 0;
+	bad |= l && tft_writer_lane_end_track(l, tr[1]) != 0;
+	bad |= l && reset && tft_writer_lane_reset_track(l, tr[0]) != TFT_EINVAL; /* ended */
+	bad |= l && tft_writer_lane_close(l) != 0;
+	bad |= l2 && tft_writer_lane_close(l2) != 0;
+	if (bad) {
+		tft_writer_abort(w);
+		return NULL;
+	}
+	return tft_writer_close(w, &err) == 0 ? path[reset] : NULL;
+}
+
+static void test_lane_reset(void)
+{
+	const char *p0 = write_reset(0), *p1 = write_reset(1);
+	struct collect a = {0}, b = {0};
+	struct tft_session *s0 = NULL, *s1 = NULL;
+	struct tft_error err;
+	int same;
+
+	ok(p0 && p1, "lanes: reset: a track stored, forgotten and stored again; the refusals");
+	if (p0 && p1) {
+		s0 = tft_session_open(p0, &err);
+		s1 = tft_session_open(p1, &err);
+	}
+	same = s0 && s1 && tft_session_track_count(s0) == 2 && tft_session_track_count(s1) == 2;
+	for (uint32_t t = 0; same && t < 2; t++) {
+		const struct tft_track *x = tft_session_track(s0, t), *y = tft_session_track(s1, t);
+
+		same = track_stats_eq(x, y) && x->kind == y->kind && x->tid == y->tid &&
+		       str_eq(s0, x->name, s1, y->name);
+		for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
+			collect_reset(&a);
+			collect_reset(&b);
+			same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, &a, &err) == 0 &&
+			       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, &b, &err) == 0 &&
+			       a.n == b.n && a.n > 0;
+			for (size_t i = 0; same && i < a.n; i++)
+				same = ev_eq_text(s0, &a.ev[i].ev, s1, &b.ev[i].ev);
+		}
+		if (!same)
+			printf("# track %u differs\n", t);
+	}
+	ok(same, "lanes: reset: the session is what storing only the later events under the new name gives");
+	if (s0)
+		tft_session_close(s0);
+	if (s1)
+		tft_session_close(s1);
+	free(a.ev);
+	free(b.ev);
+}
+
 static void test_lanes(void)
 {
 	char p0[512];
@@ -2515,6 +2625,7 @@ static void test_lanes(void)
 			}
 		}
 	}
+	test_lane_reset();
 	for (int k = 0; k < LN_TRACKS; k++) {
 		free(lane_ev[k]);
 		lane_ev[k] = NULL;
