@@ -2553,17 +2553,23 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 
 /*
  * With opts->threads >= 2 and an input of PAR_MIN_BYTES or more, lines are
- * scanned, decoded and stored by several threads at once. The planes are
- * read in groups: for each plane of a group this thread does the plane
- * passes and its metadata, keeps the metadata in a snapshot and notes each
- * line as a job, without reading it. Then (run_jobs()):
- *   1. `threads` threads scan the group's lines (line_scan(): header and
- *      order check, the walk over every event that pass 1 does serially);
+ * decoded and stored by several threads at once. The planes are read in
+ * groups: for each plane of a group this thread does the plane passes and
+ * its metadata, keeps the metadata in a snapshot and notes each line as a
+ * job, without reading it. Then (run_jobs()):
+ *   1. this thread peeks at each line's header fields up to its first
+ *      event (line_peek()); the threads scan (line_scan()) the few lines
+ *      whose start is unusual;
  *   2. this thread registers the tracks of the lines with events, and each
  *      plane's process with its first one, in line order, so ids are those
  *      of the serial import;
  *   3. the threads decode and store the lines, each line by one thread
- *      through its own writer lane.
+ *      through its own writer lane. A peeked line is stored optimistically
+ *      (xs.optimistic): its events as they come, their order checked; the
+ *      header fields after them (display name and id, usually) rename its
+ *      track. Anything else (events out of order, an error, the timestamp
+ *      after the events) forgets the track (tft_writer_lane_reset_track)
+ *      and stores the line the serial way: scan, then events.
  * A group ends with the input or when its snapshots hold PAR_GROUP_BYTES
  * (half of opts->mem_budget when set): lines of different planes balance
  * each other, and memory stays bounded.

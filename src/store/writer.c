@@ -55,6 +55,7 @@ struct wtrack {
 	 * (written per event by the lane's thread: neighbouring calls[] entries
 	 * belong to other lanes' threads, and would share cache lines). */
 	int64_t lane_last;
+	int lane_ended;       /* ended by its lane */
 	int owned;            /* listed in ctx->own */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
@@ -92,6 +93,7 @@ struct wcall {
 	int64_t last_ts;    /* INT64_MIN before the first event; INT64_MAX once ended */
 	struct wtrack *wt;  /* borrowed */
 	struct wworker *wk; /* borrowed; NULL without threads */
+	int ended;          /* no more events (an event may have ts INT64_MAX: not last_ts) */
 };
 
 #define WPAD 128 /* bytes between fields written per event by different threads */
@@ -885,9 +887,10 @@ int tft_writer_end_track(struct tft_writer *w, uint32_t track)
 	if (track >= w->ntracks)
 		return TFT_EINVAL;
 	wt = w->tracks[track];
-	if (w->calls[track].last_ts == INT64_MAX)
+	if (w->calls[track].ended)
 		return 0; /* already ended */
-	w->calls[track].last_ts = INT64_MAX; /* later appends fail the order check */
+	w->calls[track].ended = 1; /* later appends fail */
+	w->calls[track].last_ts = INT64_MAX;
 	if (wt->wk) {
 		struct tft_event mark = {.kind = WJOB_END_TRACK};
 		return queue_event(w, wt->wk, wt, &mark);
@@ -910,7 +913,7 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
 		return TFT_EINVAL;
 	c = &w->calls[ev->track];
-	if (tft_unlikely(ev->ts_ns < c->last_ts))
+	if (tft_unlikely(ev->ts_ns < c->last_ts || c->ended))
 		return TFT_EINVAL;
 	rc = c->wk ? queue_event(w, c->wk, c->wt, ev) : store_event(w, c->wt, ev);
 	if (tft_likely(!rc))
@@ -956,7 +959,7 @@ static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall
 	 * c->last_ts, which that lane's thread writes per event. */
 	if (!__atomic_compare_exchange_n(&wt->lane, &none, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return TFT_EINVAL;
-	if (c->last_ts != INT64_MIN) { /* events from the driving thread or a closed lane */
+	if (c->last_ts != INT64_MIN || c->ended) { /* events from the driving thread or a closed lane */
 		__atomic_store_n(&wt->lane, NULL, __ATOMIC_RELEASE);
 		return TFT_EINVAL;
 	}
@@ -997,7 +1000,7 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 	if (tft_unlikely(__atomic_load_n(&wt->lane, __ATOMIC_RELAXED) != l) &&
 	    (rc = lane_claim(l, wt, c)))
 		return rc;
-	if (tft_unlikely(ev->ts_ns < wt->lane_last))
+	if (tft_unlikely(ev->ts_ns < wt->lane_last || wt->lane_ended))
 		return TFT_EINVAL;
 	rc = store_event(w, wt, ev);
 	if (tft_likely(!rc))
@@ -1019,11 +1022,13 @@ int tft_writer_lane_end_track(struct tft_writer_lane *l, uint32_t track)
 	if (__atomic_load_n(&c->wt->lane, __ATOMIC_RELAXED) != l) {
 		if ((rc = lane_claim(l, c->wt, c)))
 			return rc;
-	} else if (c->wt->lane_last == INT64_MAX) {
+	} else if (c->wt->lane_ended) {
 		return 0;
 	}
+	c->wt->lane_ended = 1;
 	c->wt->lane_last = INT64_MAX;
-	c->last_ts = INT64_MAX; /* once per track: handed back ended */
+	c->ended = 1; /* once per track: handed back ended */
+	c->last_ts = INT64_MAX;
 	return end_track(w, c->wt);
 }
 
@@ -1042,7 +1047,7 @@ static struct wtrack *lane_track(struct tft_writer_lane *l, uint32_t track, int 
 	c = &w->calls[track];
 	if (__atomic_load_n(&c->wt->lane, __ATOMIC_RELAXED) != l && (*rc = lane_claim(l, c->wt, c)))
 		return NULL;
-	if (c->wt->lane_last == INT64_MAX) {
+	if (c->wt->lane_ended) {
 		*rc = TFT_EINVAL; /* ended: its chunks are final */
 		return NULL;
 	}
@@ -1126,7 +1131,7 @@ int tft_writer_lane_close(struct tft_writer_lane *l)
 		int r;
 
 		w->calls[wt->t.id].last_ts = wt->lane_last; /* the order check goes back too */
-		r = wt->lane_last == INT64_MAX ? 0 : flush_track(w, wt, 1);
+		r = wt->lane_ended ? 0 : flush_track(w, wt, 1);
 		if (r && !rc)
 			rc = r;
 		wt->ctx = &w->main;

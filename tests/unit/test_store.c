@@ -2604,6 +2604,56 @@ static void test_lane_reset(void)
 	free(b.ev);
 }
 
+/*
+ * An event may start at INT64_MAX: the track is not ended by it, and once
+ * ended (by the driving thread or a lane) nothing more is appended, not
+ * even at INT64_MAX.
+ */
+static void test_end_at_max(void)
+{
+	const char *path = tpath("end-at-max.tft");
+	struct tft_writer *w;
+	struct tft_writer_lane *l;
+	struct tft_session *s;
+	struct tft_error err;
+	uint32_t tr[2];
+
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "end at INT64_MAX: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	for (int k = 0; k < 2; k++)
+		tr[k] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = k });
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[0], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }), 0,
+	       "end at INT64_MAX: an instant at INT64_MAX");
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[0], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }), 0,
+	       "end at INT64_MAX: another one (the track is not ended by them)");
+	is_int(tft_writer_end_track(w, tr[0]), 0, "end at INT64_MAX: the track ends");
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[0], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }),
+	       TFT_EINVAL, "end at INT64_MAX: no event after the end");
+	l = tft_writer_lane_open(w);
+	is_int(l ? tft_writer_lane_append(l, &(struct tft_event){ .track = tr[1], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }) : -1,
+	       0, "end at INT64_MAX: a lane's instant at INT64_MAX");
+	is_int(l ? tft_writer_lane_name_track(l, tr[1], TFT_TRACK_DEVICE, 0, 5) : -1, 0,
+	       "end at INT64_MAX: the lane's track is not ended by it");
+	is_int(l ? tft_writer_lane_end_track(l, tr[1]) : -1, 0, "end at INT64_MAX: the lane ends its track");
+	is_int(l ? tft_writer_lane_append(l, &(struct tft_event){ .track = tr[1], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }) : -1,
+	       TFT_EINVAL, "end at INT64_MAX: no lane event after the end");
+	is_int(l ? tft_writer_lane_reset_track(l, tr[1]) : -1, TFT_EINVAL,
+	       "end at INT64_MAX: an ended track is not reset");
+	is_int(tft_writer_lane_close(l), 0, "end at INT64_MAX: the lane closes");
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr[1], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }),
+	       TFT_EINVAL, "end at INT64_MAX: no event after the lane's end");
+	is_int(tft_writer_close(w, &err), 0, "end at INT64_MAX: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "end at INT64_MAX: session opens"))
+		return;
+	ok(tft_session_track(s, tr[0])->instants == 2 && tft_session_track(s, tr[1])->instants == 1 &&
+	   tft_session_track(s, tr[1])->kind == TFT_TRACK_DEVICE && tft_session_track(s, tr[1])->tid == 5,
+	   "end at INT64_MAX: the tracks hold 2 and 1 instants, the lane's one renamed");
+	tft_session_close(s);
+}
+
 static void test_lanes(void)
 {
 	char p0[512];
@@ -2632,6 +2682,7 @@ static void test_lanes(void)
 	}
 	test_lane_refusals();
 	test_lane_race();
+	test_end_at_max();
 }
 
 int main(void)
