@@ -440,11 +440,10 @@ struct xs_corr {
 };
 
 /* A clone's note of one end of a correlation id (merged by merge_notes()). */
+/* A correlation end a clone noted; its job gives the track and the side. */
 struct xs_cnote {
-	uint64_t id, key;
+	uint64_t id;
 	int64_t ts;
-	uint32_t track;
-	uint32_t dst; /* a destination (device plane), else a source */
 };
 
 struct xs_group {
@@ -637,7 +636,7 @@ struct xs {
 	struct xs *parent;              /* borrowed; NULL in the importer's own state */
 	struct tft_writer_lane *lane;   /* borrowed; NULL: append to the writer */
 	struct xs_icache *icache;       /* owned: ICACHE_SLOTS entries (see intern()) */
-	struct xs_cnote *cnotes;        /* owned: correlation ends noted, in key order */
+	struct xs_cnote *cnotes;        /* owned: correlation ends noted, each job's together */
 	uint32_t ncnotes, ccnotes;
 	int quiet;                      /* no progress calls (not the calling thread) */
 };
@@ -1748,10 +1747,7 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 			return TFT_ENOMEM;
 		n = &x->cnotes[x->ncnotes++];
 		n->id = x->ev_corr;
-		n->key = x->ev_key;
 		n->ts = ts;
-		n->track = track;
-		n->dst = (uint32_t)x->device_plane;
 		return 0;
 	}
 	i = idmap_get(&x->corr_map, x->ev_corr);
@@ -2994,6 +2990,7 @@ static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 	for (uint32_t k = 0; k < njobs; k++) {
 		const struct xs_job *j = &x->jobs[k];
 		const struct xs_cnote *e, *end;
+		int dst = x->snaps[j->plane].device_plane; /* a device plane's ends are destinations */
 
 		if (!j->nonempty || j->cn_lo == j->cn_hi)
 			continue;
@@ -3016,11 +3013,11 @@ static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 				x->ncorr++;
 			}
 			m = &x->corr[ix];
-			if (e->dst && m->dst_track == TFT_NONE) {
-				m->dst_track = e->track;
+			if (dst && m->dst_track == TFT_NONE) {
+				m->dst_track = j->track;
 				m->dst_ts = e->ts;
-			} else if (!e->dst && m->src_track == TFT_NONE) {
-				m->src_track = e->track;
+			} else if (!dst && m->src_track == TFT_NONE) {
+				m->src_track = j->track;
 				m->src_ts = e->ts;
 			}
 		}
