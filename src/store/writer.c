@@ -600,7 +600,7 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
  * and still feed coarser levels. If the final counts keep such a level after
  * all, close() rebuilds it from the raw chunks, so the result is exact.
  */
-#define SKIP_MIN_EVENTS 8192
+#define SKIP_MIN_EVENTS 4096
 
 static void predict_skips(struct tft_writer *w, struct wtrack *wt)
 {
