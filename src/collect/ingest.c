@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +67,52 @@ struct whole {
 	uint8_t *buf;        /* owned copy */
 };
 
+/*
+ * Unmapping a large input takes the kernel a while (a page table entry per
+ * page): it is done on a thread of its own, which overlaps what the caller
+ * does next (a session's commit and sync).
+ */
+#define UNMAP_ASYNC_BYTES ((size_t)64 << 20)
+
+struct unmap_job {
+	void *p;
+	size_t len;
+};
+
+static void *unmap_main(void *arg)
+{
+	struct unmap_job j = *(struct unmap_job *)arg;
+
+	free(arg);
+	munmap(j.p, j.len);
+	return NULL;
+}
+
+static void unmap_input(void *p, size_t len)
+{
+	struct unmap_job *j = len >= UNMAP_ASYNC_BYTES ? malloc(sizeof(*j)) : NULL;
+	pthread_attr_t a;
+	pthread_t t;
+
+	if (j && pthread_attr_init(&a) == 0) {
+		int started;
+
+		j->p = p;
+		j->len = len;
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		started = pthread_create(&t, &a, unmap_main, j) == 0;
+		pthread_attr_destroy(&a);
+		if (started)
+			return;
+	}
+	free(j);
+	munmap(p, len);
+}
+
 static void whole_free(struct whole *wh)
 {
 	if (wh->map)
-		munmap(wh->map, wh->map_len);
+		unmap_input(wh->map, wh->map_len);
 	free(wh->buf);
 	memset(wh, 0, sizeof(*wh));
 }
