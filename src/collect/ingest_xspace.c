@@ -1735,10 +1735,42 @@ static void progress(struct xs *x, uint64_t pos)
 			  x->events + (x->parent ? x->parent->events : 0));
 }
 
+/* The entry of correlation id, made (no ends yet) by its first note; TFT_NONE: out of memory. */
+static uint32_t corr_entry(struct xs *x, uint64_t id)
+{
+	uint32_t i = idmap_get(&x->corr_map, id);
+	struct xs_corr *c;
+
+	if (i != TFT_NONE)
+		return i;
+	if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+		return TFT_NONE;
+	i = x->ncorr;
+	c = &x->corr[i];
+	c->id = id;
+	c->src_track = c->dst_track = TFT_NONE;
+	c->src_ts = c->dst_ts = 0;
+	if (idmap_put(&x->corr_map, id, i, i))
+		return TFT_NONE;
+	x->ncorr++;
+	return i;
+}
+
+/* A correlation end, on a device plane (dst) or not: the first of each side counts. */
+static inline void corr_end(struct xs_corr *c, int dst, uint32_t track, int64_t ts)
+{
+	if (dst && c->dst_track == TFT_NONE) {
+		c->dst_track = track;
+		c->dst_ts = ts;
+	} else if (!dst && c->src_track == TFT_NONE) {
+		c->src_track = track;
+		c->src_ts = ts;
+	}
+}
+
 static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 {
 	uint32_t i;
-	struct xs_corr *c;
 
 	if (x->parent) { /* a clone: note it, merge_notes() keeps the first of each end */
 		struct xs_cnote *n;
@@ -1750,28 +1782,10 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 		n->ts = ts;
 		return 0;
 	}
-	i = idmap_get(&x->corr_map, x->ev_corr);
-	if (i == TFT_NONE) {
-		if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
-			return TFT_ENOMEM;
-		i = x->ncorr++;
-		c = &x->corr[i];
-		c->id = x->ev_corr;
-		c->src_track = c->dst_track = TFT_NONE;
-		c->src_ts = c->dst_ts = 0;
-		if (idmap_put(&x->corr_map, x->ev_corr, i, i))
-			return TFT_ENOMEM;
-	}
-	c = &x->corr[i];
-	if (x->device_plane) {
-		if (c->dst_track == TFT_NONE) {
-			c->dst_track = track;
-			c->dst_ts = ts;
-		}
-	} else if (c->src_track == TFT_NONE) {
-		c->src_track = track;
-		c->src_ts = ts;
-	}
+	i = corr_entry(x, x->ev_corr);
+	if (i == TFT_NONE)
+		return TFT_ENOMEM;
+	corr_end(&x->corr[i], x->device_plane, track, ts);
 	return 0;
 }
 
@@ -2997,29 +3011,11 @@ static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 		e = &x->clones[j->clone].x.cnotes[j->cn_lo];
 		end = &x->clones[j->clone].x.cnotes[j->cn_hi];
 		for (; e < end; e++) {
-			uint32_t ix = idmap_get(&x->corr_map, e->id);
-			struct xs_corr *m;
+			uint32_t ix = corr_entry(x, e->id);
 
-			if (ix == TFT_NONE) {
-				if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
-					return TFT_ENOMEM;
-				ix = x->ncorr;
-				m = &x->corr[ix];
-				m->id = e->id;
-				m->src_track = m->dst_track = TFT_NONE;
-				m->src_ts = m->dst_ts = 0;
-				if (idmap_put(&x->corr_map, e->id, ix, ix))
-					return TFT_ENOMEM;
-				x->ncorr++;
-			}
-			m = &x->corr[ix];
-			if (dst && m->dst_track == TFT_NONE) {
-				m->dst_track = j->track;
-				m->dst_ts = e->ts;
-			} else if (!dst && m->src_track == TFT_NONE) {
-				m->src_track = j->track;
-				m->src_ts = e->ts;
-			}
+			if (ix == TFT_NONE)
+				return TFT_ENOMEM;
+			corr_end(&x->corr[ix], dst, j->track, e->ts);
 		}
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
