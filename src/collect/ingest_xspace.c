@@ -3115,9 +3115,9 @@ static int run_jobs(struct xs *x, int err_r)
 		return oom(x);
 	}
 	/*
-	 * 1. Scan the lines (headers, order) on the threads. A failing scan
-	 * is the serial import's error at that line: the lines before it are
-	 * still stored, and their errors come first.
+	 * 1. Peek at each line's header; the threads scan the lines whose start
+	 * is unusual. A failing scan is the serial import's error at that line:
+	 * the lines before it are still stored, and their errors come first.
 	 */
 	tft_error_clear(&scan_err);
 	{
