@@ -306,7 +306,7 @@ struct tft_pb_iter {
 static inline void tft_pb_wire_iter_init(struct tft_pb_iter *it, const uint8_t *p, size_t len)
 {
 	it->p = p;
-	it->end = p + len;
+	it->end = len ? p + len : p; /* an empty payload may have no pointer: no arithmetic on NULL */
 }
 
 /*

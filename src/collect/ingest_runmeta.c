@@ -1756,7 +1756,7 @@ struct rm_dinfo {
 static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 {
 	enum { MAXDEV = 4096 };
-	const uint8_t *end = p + len;
+	const uint8_t *end = len ? p + len : p; /* p may be NULL when empty */
 	int unique = 1;
 
 	rm->dinfo = malloc(MAXDEV * sizeof(*rm->dinfo));
@@ -1833,7 +1833,7 @@ static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 /* Same for a binary RunMetadata: one step_stats, unique devices in it. */
 static int runmeta_scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 {
-	const uint8_t *end = p + len, *ss = NULL;
+	const uint8_t *end = len ? p + len : p, *ss = NULL; /* p may be NULL when empty */
 	size_t ss_len = 0;
 	int nss = 0;
 

@@ -3436,7 +3436,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 	pthread_mutex_init(&x.sorter_mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &x.last_progress);
 	tft_pb_wire_init(&dec, data, len, err);
-	x.lim = data + len;
+	x.lim = len ? data + len : data; /* data may be NULL when empty */
 	x.k_long_name = tft_writer_intern_cstr(w, "long_name");
 	x.k_num_occ = tft_writer_intern_cstr(w, "num_occurrences");
 	x.k_metadata_id = tft_writer_intern_cstr(w, "metadata_id");

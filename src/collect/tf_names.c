@@ -684,7 +684,7 @@ static int text_first_field(const uint8_t *p, size_t len, char *out, size_t size
  */
 static int first_field(const uint8_t *p, size_t len, struct tft_pb_raw *f)
 {
-	const uint8_t *q = p, *end = p + len;
+	const uint8_t *q = p, *end = len ? p + len : p; /* p may be NULL when empty */
 	uint64_t key, v;
 
 	if (tft_pb_wire_varint(&q, end, &key) || (key >> 3) == 0 || (key >> 3) > 0x1FFFFFFF)
