@@ -1864,12 +1864,11 @@ static int unstage(struct tft_writer *w)
 out:
 	sqlite3_finalize(sel);
 	ZSTD_freeDCtx(dctx);
-	if (!rc) {
-		sqlite3_finalize(w->st[ST_STAGE]);
-		sqlite3_finalize(w->st[ST_KEEP]);
-		w->st[ST_STAGE] = w->st[ST_KEEP] = NULL;
-		rc = exec_sql(w, "DROP TABLE temp.lod_stage; DROP TABLE temp.lod_keep");
-	}
+	/*
+	 * The staging tables are left as they are: the temp database goes with
+	 * the connection, while dropping them would free every page of the
+	 * dropped levels first (~30 ms for 8 MB of staged chunks).
+	 */
 	return rc;
 }
 
