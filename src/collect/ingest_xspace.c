@@ -429,9 +429,11 @@ struct xs_emeta {
 /*
  * Keys order what the events note by their place in the file: (line number
  * in the file << 32 | event index in the line). Parallel lines
- * (run_jobs()) merge what each thread noted by them, so that the result is
- * the serial one (first source and destination of each correlation id,
- * last step name of each group, order of first appearance).
+ * (run_jobs()) merge what each thread noted in file order, so that the
+ * result is the serial one (first source and destination of each
+ * correlation id, last step name of each group, order of first
+ * appearance): correlation ends and steps line by line, groups (one entry
+ * per id and thread) by these keys.
  */
 struct xs_corr {
 	uint64_t id; /* correlation id */
@@ -439,8 +441,7 @@ struct xs_corr {
 	int64_t src_ts, dst_ts;
 };
 
-/* A clone's note of one end of a correlation id (merged by merge_notes()). */
-/* A correlation end a clone noted; its job gives the track and the side. */
+/* A correlation end a clone noted (merged by merge_notes()); its job gives the track and the side. */
 struct xs_cnote {
 	uint64_t id;
 	int64_t ts;
