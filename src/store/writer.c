@@ -56,6 +56,7 @@ struct wtrack {
 	 * belong to other lanes' threads, and would share cache lines). */
 	int64_t lane_last;
 	int lane_ended;       /* ended by its lane */
+	uint32_t nwritten, nstaged; /* chunks inserted into chunks / temp.lod_stage */
 	int owned;            /* listed in ctx->own */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
@@ -642,6 +643,10 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 			 staged ? STAGE_ZSTD_LEVEL : w->zstd_level);
 	if (rc)
 		return rc;
+	if (staged)
+		wt->nstaged++;
+	else
+		wt->nwritten++;
 	wt->ctx->open_bytes -= e->bytes;
 	tft_chunk_enc_reset(e, release);
 	if (level == 0)
@@ -1063,16 +1068,23 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 
 	if (!(wt = lane_track(l, track, &rc)))
 		return rc;
-	pthread_mutex_lock(&w->db_mu);
-	sqlite3_bind_int64(w->st[ST_DEL_TRACK], 1, track);
-	rc = step_reset(w, w->st[ST_DEL_TRACK], "forget a track's chunks");
-	if (!rc && w->st[ST_UNSTAGE_TRACK]) {
-		sqlite3_bind_int64(w->st[ST_UNSTAGE_TRACK], 1, track);
-		rc = step_reset(w, w->st[ST_UNSTAGE_TRACK], "forget a track's chunks");
+	/* Usually nothing was written yet (a line is found out of order early). The
+	 * staging table has no index by track: it is searched only if needed. */
+	if (wt->nwritten || wt->nstaged) {
+		pthread_mutex_lock(&w->db_mu);
+		if (wt->nwritten) {
+			sqlite3_bind_int64(w->st[ST_DEL_TRACK], 1, track);
+			rc = step_reset(w, w->st[ST_DEL_TRACK], "forget a track's chunks");
+		}
+		if (!rc && wt->nstaged && w->st[ST_UNSTAGE_TRACK]) {
+			sqlite3_bind_int64(w->st[ST_UNSTAGE_TRACK], 1, track);
+			rc = step_reset(w, w->st[ST_UNSTAGE_TRACK], "forget a track's chunks");
+		}
+		pthread_mutex_unlock(&w->db_mu);
+		if (rc)
+			return rc;
+		wt->nwritten = wt->nstaged = 0;
 	}
-	pthread_mutex_unlock(&w->db_mu);
-	if (rc)
-		return rc;
 	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
 		if (wt->enc[k]) {
 			wt->ctx->open_bytes -= wt->enc[k]->bytes;

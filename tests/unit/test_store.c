@@ -2533,8 +2533,15 @@ static const char *write_reset(int reset)
 	l = tft_writer_lane_open(w);
 	l2 = tft_writer_lane_open(w);
 	bad |= !l || !l2;
+	/* The first stream: the same events (so it stages the level of detail that is
+	 * kept in the end), then some of stream 1. */
 	for (int j = 0; l && reset && j < LN_EVENTS; j++) {
+		lane_event(w, tr[0], 3, j, &x, &bad);
+		bad |= tft_writer_lane_append(l, &x.ev) != 0;
+	}
+	for (int j = 0; l && reset && j < LN_EVENTS / 4; j++) {
 		lane_event(w, tr[0], 1, j, &x, &bad);
+		x.ev.ts_ns += lane_ev[3][LN_EVENTS - 1].ev.ts_ns; /* after the first part */
 		bad |= tft_writer_lane_append(l, &x.ev) != 0;
 	}
 	for (int j = 0; l && j < LN_EVENTS; j++) {
@@ -2568,13 +2575,51 @@ static const char *write_reset(int reset)
 	return tft_writer_close(w, &err) == 0 ? path[reset] : NULL;
 }
 
+/* The session's chunk rows per track and level (count, events), as text. */
+static void chunk_rows(const char *path, char *out, size_t size)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	out[0] = 0;
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		return;
+	if (sqlite3_prepare_v2(db, "SELECT track, level, count(*), sum(n) FROM chunks GROUP BY track, level",
+			       -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW && n + 64 < size)
+			n += (size_t)snprintf(out + n, size - n, "%lld/%lld:%lld,%lld ",
+					      sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+					      sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+}
+
 static void test_lane_reset(void)
 {
 	const char *p0 = write_reset(0), *p1 = write_reset(1);
+	char r0[2048], r1[2048];
 
 	ok(p0 && p1, "lanes: reset: a track stored, forgotten and stored again; the refusals");
 	ok(p0 && p1 && sessions_same(p0, p1, 2),
 	   "lanes: reset: the session is what storing only the later events under the new name gives");
+	int lod0 = 0;
+
+	chunk_rows(p0 ? p0 : "", r0, sizeof(r0));
+	chunk_rows(p1 ? p1 : "", r1, sizeof(r1));
+	for (const char *q = r0; *q;) { /* track 0 keeps a level of detail (its chunks were staged) */
+		long long t, lv;
+		int used = 0;
+
+		if (sscanf(q, "%lld/%lld:%*[0-9,] %n", &t, &lv, &used) < 2 || used == 0)
+			break;
+		lod0 |= t == 0 && lv > 0;
+		q += used;
+	}
+	if (!ok(p0 && p1 && lod0 && strcmp(r0, r1) == 0,
+		"lanes: reset: the same chunk rows per level of detail (no forgotten one kept)"))
+		printf("#   %s\n#   %s\n", r0, r1);
 }
 
 /*
