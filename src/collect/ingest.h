@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/status.h"
 #include "store/writer.h"
@@ -28,6 +29,22 @@ struct tft_ingest_opts {
 	void (*progress)(void *ctx, uint64_t bytes_in, uint64_t bytes_total, uint64_t events);
 	void *progress_ctx;
 };
+
+/*
+ * For importers: whether a progress call is due, 100 ms after the last one
+ * (*last, CLOCK_MONOTONIC), which is then moved on; `force`: due now.
+ */
+static inline int tft_ingest_progress_due(struct timespec *last, int force)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force && (int64_t)(now.tv_sec - last->tv_sec) * 1000000000LL +
+			      (now.tv_nsec - last->tv_nsec) < 100000000LL)
+		return 0;
+	*last = now;
+	return 1;
+}
 
 /*
  * Import one file into w. Several files may be imported into one writer.

@@ -31,7 +31,6 @@
 
 #define MAX_ARGS 65535u        /* tft_event.nargs is 16-bit */
 #define PROGRESS_EVERY 4096u   /* events between clock checks */
-#define PROGRESS_NS 100000000LL
 #define SYNTH_ID_BASE (INT64_C(1) << 32) /* pid/tid values for string pids/tids */
 
 /* ---- growable arrays ------------------------------------------------------ */
@@ -1558,16 +1557,8 @@ static int batch_keep(struct batch *b, struct tft_json_str *s)
 
 static void progress(struct chrome *c, bool force)
 {
-	struct timespec now;
-
-	if (!c->opts || !c->opts->progress)
+	if (!c->opts || !c->opts->progress || !tft_ingest_progress_due(&c->last_progress, force))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t dt = (int64_t)(now.tv_sec - c->last_progress.tv_sec) * 1000000000LL +
-		     (now.tv_nsec - c->last_progress.tv_nsec);
-	if (!force && dt < PROGRESS_NS)
-		return;
-	c->last_progress = now;
 	c->opts->progress(c->opts->progress_ctx, c->raw_offset, tft_source_raw_size(c->src),
 			  c->events);
 }

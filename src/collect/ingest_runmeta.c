@@ -1067,6 +1067,27 @@ static inline int fp_bytes(const uint8_t **pp, const uint8_t *end, struct tft_pb
 	return 0;
 }
 
+/*
+ * The next node_stats field (2) among a simple device's fields at *pp (all
+ * length-delimited): 1, its payload and where its key is (*at, unless at is
+ * NULL), 0 at the end, -1 if the fields do not read. Other fields are skipped.
+ */
+static inline int next_node_field(const uint8_t **pp, const uint8_t *end, struct tft_pb_bytes *b,
+				  const uint8_t **at)
+{
+	while (*pp < end) {
+		uint64_t key;
+
+		if (at)
+			*at = *pp;
+		if (fp_varint(pp, end, &key) || fp_bytes(pp, end, b))
+			return -1;
+		if (key == (2 << 3 | TFT_PB_WT_LEN))
+			return 1;
+	}
+	return 0;
+}
+
 static int fast_alloc_desc(const uint8_t *p, const uint8_t *end, struct rm_alloc_desc *a)
 {
 	while (p < end) {
@@ -1542,20 +1563,12 @@ static void par_progress(struct rm *rm, uint64_t pos);
 
 static void progress(struct rm *rm, uint64_t pos)
 {
-	struct timespec now;
-
 	if (rm->par) {
 		par_progress(rm, pos);
 		return;
 	}
-	if (!rm->opts || !rm->opts->progress)
+	if (!rm->opts || !rm->opts->progress || !tft_ingest_progress_due(&rm->last_progress, 0))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - rm->last_progress.tv_sec) * 1000000000LL +
-		    (now.tv_nsec - rm->last_progress.tv_nsec) <
-	    100000000LL)
-		return;
-	rm->last_progress = now;
 	rm->opts->progress(rm->opts->progress_ctx, pos, rm->input_len, rm->nodes);
 }
 
@@ -2303,15 +2316,12 @@ static int nodes_direct(struct rm *rm, const struct tft_pb_sub *ds)
 
 	rm->skip_nodes = 0;
 	rm->redo_err = 0;
-	while (p < end) {
+	for (;;) {
 		struct tft_pb_bytes b;
-		uint64_t key;
-		int r;
+		int r = next_node_field(&p, end, &b, NULL);
 
-		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
-			return -1; /* (checked by the pre-pass: cannot happen) */
-		if (key != (2 << 3 | TFT_PB_WT_LEN))
-			continue;
+		if (r <= 0)
+			return r; /* (-1: checked by the pre-pass, cannot happen) */
 		zero_small(&n, sizeof(n));
 		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
 		if (fast_node(rm, b.p, b.p + b.len, &n))
@@ -2326,7 +2336,6 @@ static int nodes_direct(struct rm *rm, const struct tft_pb_sub *ds)
 		if ((rm->nodes & 1023) == 0)
 			progress(rm, (uint64_t)(b.p - rm->dec->base));
 	}
-	return 0;
 }
 
 /* ---- container handlers ----------------------------------------------------------- */
@@ -2713,15 +2722,15 @@ static int split_device(struct rm_par *par, uint32_t k)
 
 	job[0].p = p;
 	job[0].node0 = 0;
-	while (p < end) {
-		const uint8_t *at = p;
+	for (;;) {
+		const uint8_t *at;
 		struct tft_pb_bytes b;
-		uint64_t key;
+		int r = next_node_field(&p, end, &b, &at);
 
-		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
+		if (r < 0)
 			return -1;
-		if (key != (2 << 3 | TFT_PB_WT_LEN))
-			continue;
+		if (r == 0)
+			break;
 		if (j + 1 < n && (size_t)(at - di->p) >= (j + 1) * (di->len / n)) {
 			job[j].end = at;
 			job[++j].p = at;
@@ -2949,20 +2958,14 @@ static void par_progress(struct rm *rm, uint64_t pos)
 {
 	struct rm_par *par = rm->par;
 	uint64_t bytes, nodes;
-	struct timespec now;
 
 	bytes = __atomic_add_fetch(&par->bytes, pos - rm->par_pos, __ATOMIC_RELAXED);
 	nodes = __atomic_add_fetch(&par->nodes, rm->nodes - rm->par_nodes, __ATOMIC_RELAXED);
 	rm->par_pos = pos;
 	rm->par_nodes = rm->nodes;
-	if (!rm->opts || !rm->opts->progress) /* (only the driving thread's worker has opts) */
+	if (!rm->opts || !rm->opts->progress || /* (only the driving thread's worker has opts) */
+	    !tft_ingest_progress_due(&rm->last_progress, 0))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - rm->last_progress.tv_sec) * 1000000000LL +
-		    (now.tv_nsec - rm->last_progress.tv_nsec) <
-	    100000000LL)
-		return;
-	rm->last_progress = now;
 	rm->opts->progress(rm->opts->progress_ctx, par->base_pos + bytes, rm->input_len, nodes);
 }
 
@@ -3038,14 +3041,12 @@ static int part_nodes(struct rm *rm, const struct rm_job *job)
 	const uint8_t *p = job->p, *end = job->end;
 	struct rm_node n;
 
-	while (p < end) {
+	for (;;) {
 		struct tft_pb_bytes b;
-		uint64_t key;
+		int r = next_node_field(&p, end, &b, NULL);
 
-		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b))
-			return -1;
-		if (key != (2 << 3 | TFT_PB_WT_LEN))
-			continue;
+		if (r <= 0)
+			return r;
 		zero_small(&n, sizeof(n));
 		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
 		if (fast_node(rm, b.p, b.p + b.len, &n) || emit_node(rm, &n))
@@ -3054,7 +3055,6 @@ static int part_nodes(struct rm *rm, const struct rm_job *job)
 		if ((rm->nodes & 1023) == 0)
 			progress(rm, (uint64_t)(b.p - rm->dec->base));
 	}
-	return 0;
 }
 
 /* The pend order (cmp_pend) without the arrival tie-break: a later part's events come after. */

@@ -1721,16 +1721,9 @@ static int line_kind(const struct xs *x, struct tft_pb_bytes name)
 
 static void progress(struct xs *x, uint64_t pos)
 {
-	struct timespec now;
-
-	if (!x->opts || !x->opts->progress || x->quiet)
+	if (!x->opts || !x->opts->progress || x->quiet ||
+	    !tft_ingest_progress_due(&x->last_progress, 0))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - x->last_progress.tv_sec) * 1000000000LL +
-		    (now.tv_nsec - x->last_progress.tv_nsec) <
-	    100000000LL)
-		return;
-	x->last_progress = now;
 	/* A clone's count plus what the groups before it stored. */
 	x->opts->progress(x->opts->progress_ctx, pos, x->input_len,
 			  x->events + (x->parent ? x->parent->events : 0));
@@ -2274,7 +2267,8 @@ static int line_rename(struct xs *x, const struct xs_job *j)
 		return oom(x);
 	r = tft_writer_lane_name_track(x->lane, j->track, (uint32_t)line_kind(x, j->tname), name,
 				       j->tid);
-	return r ? tft_pb_wire_fail(x->dec, r, j->sub.p - x->dec->base, "could not name the line's track")
+	return r ? tft_pb_wire_fail(x->dec, r, j->sub.p - x->dec->base,
+				    "could not name the line's track: %s", tft_strerror(r))
 		 : 0;
 }
 
@@ -2388,7 +2382,7 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 	}
 	if (x->store_err) {
 		r = tft_pb_wire_fail(d, x->store_err, ls->p - d->base,
-				     "could not store the line's events");
+				     "could not store the line's events: %s", tft_strerror(x->store_err));
 	} else if (!r) {
 		int spilled = x->spilled;
 
@@ -2401,7 +2395,8 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 		if (!r && !spilled && x->track != TFT_NONE)
 			r = xs_end_track(x, x->track);
 		if (r)
-			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events");
+			r = tft_pb_wire_fail(d, r, ls->p - d->base, "could not store the line's events: %s",
+					     tft_strerror(r));
 	}
 	return r;
 }
@@ -2830,7 +2825,7 @@ static int line_redo(struct xs *y, struct xs_job *j, const struct xs_job *noted,
 	y->dec->cur_index = j->sub.index;
 	if (r)
 		return tft_pb_wire_fail(y->dec, r, j->sub.p - y->dec->base,
-					"could not store the line's events");
+					"could not store the line's events: %s", tft_strerror(r));
 	y->ncnotes = noted->cn_lo;
 	y->nsteps = noted->st_lo;
 	y->events = events;

@@ -1872,6 +1872,41 @@ static int track_stats_eq(const struct tft_track *x, const struct tft_track *y)
 
 /* Write the same stream with `threads` store workers (threads < 0: none, and
  * track 3 is left open instead of ended); returns the path. */
+static int ev_eq_text(struct tft_session *sa, const struct tft_event *a, struct tft_session *sb,
+		      const struct tft_event *b);
+
+/*
+ * Track t of two sessions: the same raw events, then the same coarse view
+ * served from the LOD levels. Events compare by string id, or by text where
+ * the two sessions interned in another order (by_text; *other_ids counts the
+ * events named by another id then).
+ */
+static int track_events_same(struct tft_session *s0, struct tft_session *s1, uint32_t t,
+			     struct collect *a, struct collect *b, int by_text, size_t *other_ids)
+{
+	struct tft_error err;
+	int same = 1;
+
+	for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
+		collect_reset(a);
+		collect_reset(b);
+		same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, a, &err) == 0 &&
+		       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, b, &err) == 0 &&
+		       a->n == b->n && a->n > 0;
+		for (size_t i = 0; same && i < a->n; i++) {
+			same = by_text ? ev_eq_text(s0, &a->ev[i].ev, s1, &b->ev[i].ev)
+				       : ev_eq(&a->ev[i].ev, &b->ev[i].ev, 1);
+			if (!same)
+				printf("# track %u res %lld: event %zu differs\n", t, (long long)res, i);
+			if (other_ids)
+				*other_ids += a->ev[i].ev.name != b->ev[i].ev.name;
+		}
+		if (!same)
+			printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a->n, b->n);
+	}
+	return same;
+}
+
 static const char *write_threaded(int threads)
 {
 	int end = threads >= 0;
@@ -1967,21 +2002,9 @@ static void test_threads(void)
 			continue;
 		}
 		same = tft_session_track_count(s0) == tft_session_track_count(s1);
-		for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++) {
-			same = track_stats_eq(tft_session_track(s0, t), tft_session_track(s1, t));
-			/* raw events, then a coarse view served from the LOD levels */
-			for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
-				collect_reset(&a);
-				collect_reset(&b);
-				same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, &a, &err) == 0 &&
-				       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, &b, &err) == 0 &&
-				       a.n == b.n && a.n > 0;
-				for (size_t i = 0; same && i < a.n; i++)
-					same = ev_eq(&a.ev[i].ev, &b.ev[i].ev, 1);
-				if (!same)
-					printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a.n, b.n);
-			}
-		}
+		for (uint32_t t = 0; same && t < tft_session_track_count(s0); t++)
+			same = track_stats_eq(tft_session_track(s0, t), tft_session_track(s1, t)) &&
+			       track_events_same(s0, s1, t, &a, &b, 0, NULL);
 		{
 			/* Flows: the same, in the same chunk order (full chunks went to worker 0). */
 			struct flowlist f0 = {0}, f1 = {0};
@@ -2291,20 +2314,7 @@ static int sessions_same(const char *p0, const char *p1, uint32_t ntracks)
 		       str_eq(s0, x->name, s1, y->name);
 		if (!same)
 			printf("# track %u: stats differ\n", t);
-		for (int64_t res = 0; same && res <= 1000000; res += 1000000) {
-			collect_reset(&a);
-			collect_reset(&b);
-			same = tft_session_scan(s0, t, INT64_MIN, INT64_MAX, res, collect_fn, &a, &err) == 0 &&
-			       tft_session_scan(s1, t, INT64_MIN, INT64_MAX, res, collect_fn, &b, &err) == 0 &&
-			       a.n == b.n && a.n > 0;
-			for (size_t i = 0; same && i < a.n; i++) {
-				if (!(same = ev_eq_text(s0, &a.ev[i].ev, s1, &b.ev[i].ev)))
-					printf("# track %u res %lld: event %zu differs\n", t, (long long)res, i);
-				other_ids += a.ev[i].ev.name != b.ev[i].ev.name;
-			}
-			if (!same)
-				printf("# track %u res %lld: %zu vs %zu events\n", t, (long long)res, a.n, b.n);
-		}
+		same = same && track_events_same(s0, s1, t, &a, &b, 1, &other_ids);
 	}
 	if (same)
 		printf("# %zu events named by another string id than on one thread\n", other_ids);
