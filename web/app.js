@@ -248,8 +248,36 @@ class App {
 		const tl = this.timeline;
 		if (tl.follow) tl.setFollow(false);
 		const rel = st.abs !== undefined ? Number(big(st.abs) - tl.T0) : st.rel;
+		const dur = Math.max(1, st.dur);
 		$('.notice').hidden = true;
-		tl.focusRange(rel, Math.max(1, st.dur), true);
+		tl.focusRange(rel, dur, true);
+		/*
+		 * A trace that just landed in a live session can lie past the summary the
+		 * Timeline has (its view is clamped to that span): read the summary now and
+		 * open the range again once the Timeline reaches it.
+		 */
+		this.pendingOpen = null;
+		if (this.live && st.abs !== undefined && rel + dur > tl.span) {
+			this.pendingOpen = { abs: big(st.abs), dur, until: performance.now() + 30000 };
+			clearTimeout(this.liveTimer);
+			this.liveTimer = 0;
+			this.refreshLive();
+		}
+	}
+
+	/* The range openStep() could not show yet, once the live Timeline reaches it. */
+	openPending() {
+		const p = this.pendingOpen, tl = this.timeline;
+		if (!p) return;
+		if (performance.now() > p.until) { this.pendingOpen = null; return; }
+		const rel = Number(p.abs - tl.T0);
+		if (rel + p.dur > tl.span) {
+			// not there yet: look again soon (the trace's events are still being stored)
+			if (!this.liveTimer) this.liveTimer = setTimeout(() => { this.liveTimer = 0; this.refreshLive(); }, 250);
+			return;
+		}
+		this.pendingOpen = null;
+		if (this.page === 'timeline' && !tl.follow) tl.focusRange(rel, p.dur, true);
 	}
 
 	/* ---- live sessions ------------------------------------------------------------ */
@@ -289,6 +317,7 @@ class App {
 		try {
 			s = await getJSON('api/session', null, { exact: true, quiet: true });
 		} catch {
+			this.openPending();
 			return;
 		}
 		// a big summary (many steps) is re-read less often: at most 10% of the time
@@ -300,9 +329,10 @@ class App {
 		const T0 = this.timeline.T0;
 		const changed = Timeline.extent(s).end !== oldEnd || s.slices !== old.slices || s.instants !== old.instants || s.counters !== old.counters ||
 			(s.track_list || []).length !== (old.track_list || []).length || (s.step_list || []).length !== (old.step_list || []).length || from < oldEnd;
-		if (!changed) return;
+		if (!changed) { this.openPending(); return; }
 		this.session = s;
 		this.timeline.updateSession(s, Number(from - T0));
+		this.openPending();
 		this.liveUpdates = (this.liveUpdates || 0) + 1;
 		// statistics and the Overview are recomputed when next shown
 		invalidateStats();

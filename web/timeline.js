@@ -205,9 +205,13 @@ export class Timeline {
 			this.session = null;
 			this.tracks = null;
 			this.groups = null;
-			const v = this.view;
+			const v = this.view, oldT0 = this.T0;
 			this.setSession(s);
-			if (v && !this.follow) this.setView(v.s, v.e);
+			// the same absolute range: relative times count from the new origin
+			if (v && !this.follow && oldT0 !== undefined) {
+				const d = Number(oldT0 - this.T0);
+				this.setView(v.s + d, v.e + d);
+			}
 			return;
 		}
 		const oldSpan = this.span;
