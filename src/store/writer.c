@@ -62,9 +62,22 @@ struct wtrack {
 	uint32_t nstack, cap_stack;
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
 	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
+	/*
+	 * Summary events held back (counted in n_level, not encoded) while the
+	 * track has fewer raw events than a kept level needs: a shorter track
+	 * keeps none (prune_lod), so they are dropped at its end unencoded. Owned.
+	 */
+	struct lod_pend *pend;
+	uint32_t npend, cap_pend;
+	int lod_direct;       /* encode summaries as they come (memory pressure, live) */
 	/* lod.quiet: the LOD levels counted (into n_level) but not encoded,
 	 * predicted to be dropped (see predict_skips) */
 	struct tft_lod lod;
+};
+
+struct lod_pend {
+	struct tft_event ev; /* no args: summaries have none */
+	int level;
 };
 
 /* Threaded mode: a batch of events queued to one worker. */
@@ -303,6 +316,7 @@ static void writer_free(struct tft_writer *w)
 			}
 		}
 		tft_lod_fini(&wt->lod);
+		free(wt->pend);
 		free(wt->stack);
 		free(wt);
 	}
@@ -654,8 +668,16 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 	return 0;
 }
 
+static int lod_drain(struct tft_writer *w, struct wtrack *wt);
+
 static int flush_track(struct tft_writer *w, struct wtrack *wt, int release)
 {
+	/* Memory pressure (or a partial flush): held-back summaries are encoded too. */
+	if (wt->npend) {
+		int rc = lod_drain(w, wt);
+		if (rc)
+			return rc;
+	}
 	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
 		int rc = flush_chunk(w, wt, k, release);
 		if (rc)
@@ -709,8 +731,8 @@ static __attribute__((noinline, cold)) struct tft_chunk_enc *enc_new(struct wtra
 
 /* Add ev to the open chunk of (track, level); write the chunk when full.
  * Inline: once per raw event and per encoded summary event. */
-static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
-			  const struct tft_event *ev)
+static inline int enc_put(struct tft_writer *w, struct wtrack *wt, int level,
+			  const struct tft_event *ev, int count)
 {
 	struct tft_chunk_enc *e = wt->enc[level];
 	size_t before;
@@ -723,9 +745,49 @@ static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
 	if (tft_unlikely(rc))
 		return rc;
 	wt->ctx->open_bytes += e->bytes - before;
-	wt->n_level[level]++;
+	wt->n_level[level] += (uint64_t)count; /* before the flush: predict_skips() reads it */
 	if (tft_unlikely(tft_chunk_enc_is_full(e, w->chunk_events)))
 		return flush_chunk(w, wt, level, 0);
+	return 0;
+}
+
+static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
+			  const struct tft_event *ev)
+{
+	return enc_put(w, wt, level, ev, 1);
+}
+
+/*
+ * Encode the held-back summaries, in the order they came; from now on as they
+ * come. Those of levels predicted_skips() has made quiet meanwhile are left
+ * out, as that would have dropped them from their open chunks.
+ */
+static int lod_drain(struct tft_writer *w, struct wtrack *wt)
+{
+	struct lod_pend *p = wt->pend;
+	uint32_t n = wt->npend, quiet = wt->lod.quiet;
+	int rc = 0;
+
+	wt->pend = NULL; /* enc_put() may flush the context, which drains again */
+	wt->npend = wt->cap_pend = 0;
+	wt->lod_direct = 1;
+	wt->ctx->open_bytes -= (size_t)n * sizeof(*p);
+	for (uint32_t i = 0; i < n && !rc; i++)
+		if (!(quiet & (1u << p[i].level)))
+			rc = enc_put(w, wt, p[i].level, &p[i].ev, 0); /* counted when held back */
+	free(p);
+	return rc;
+}
+
+/* The track ended: held-back summaries are encoded if a level can be kept, else dropped. */
+static int lod_settle(struct tft_writer *w, struct wtrack *wt)
+{
+	if (wt->n_level[0] >= TFT_LOD_MIN_RAW_EVENTS)
+		return wt->npend ? lod_drain(w, wt) : 0;
+	wt->ctx->open_bytes -= (size_t)wt->npend * sizeof(*wt->pend);
+	free(wt->pend);
+	wt->pend = NULL;
+	wt->npend = wt->cap_pend = 0;
 	return 0;
 }
 
@@ -733,8 +795,22 @@ static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
 static int emit_lod(void *ctx, int level, const struct tft_event *ev)
 {
 	struct wtrack *wt = ctx;
+	struct tft_writer *w = wt->w;
 
-	return enc_add(wt->w, wt, level, ev);
+	/* Bulk imports only: a live session shows its levels as they are written. */
+	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS && !wt->lod_direct && !w->flush_partial) {
+		if (tft_unlikely(wt->npend == wt->cap_pend) &&
+		    tft_grow((void **)&wt->pend, &wt->cap_pend, wt->npend + 1, sizeof(*wt->pend)))
+			return TFT_ENOMEM;
+		wt->pend[wt->npend].ev = *ev;
+		wt->pend[wt->npend].ev.args = NULL;
+		wt->pend[wt->npend].ev.nargs = 0;
+		wt->pend[wt->npend++].level = level;
+		wt->n_level[level]++;
+		wt->ctx->open_bytes += sizeof(*wt->pend);
+		return 0;
+	}
+	return enc_add(w, wt, level, ev);
 }
 
 /* ---- append ------------------------------------------------------------------------ */
@@ -827,6 +903,8 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 	rc = enc_add(w, wt, 0, &e);
 	if (tft_unlikely(rc))
 		return rc;
+	if (tft_unlikely(wt->npend) && wt->n_level[0] >= TFT_LOD_MIN_RAW_EVENTS && (rc = lod_drain(w, wt)))
+		return rc;
 	if (push) {
 		wt->stack[depth] = end;
 		if (depth == wt->nstack)
@@ -866,6 +944,8 @@ static int end_track(struct tft_writer *w, struct wtrack *wt)
 {
 	int rc = tft_lod_flush(&wt->lod, emit_lod, wt);
 
+	if (!rc)
+		rc = lod_settle(w, wt);
 	if (!rc)
 		rc = flush_track(w, wt, 1);
 	if (rc)
@@ -1092,6 +1172,11 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 		}
 	}
 	memset(wt->n_level, 0, sizeof(wt->n_level));
+	wt->ctx->open_bytes -= (size_t)wt->npend * sizeof(*wt->pend);
+	free(wt->pend);
+	wt->pend = NULL;
+	wt->npend = wt->cap_pend = 0;
+	wt->lod_direct = 0;
 	tft_lod_fini(&wt->lod);
 	tft_lod_init(&wt->lod, wt->t.id);
 	wt->lod.count = wt->n_level;
@@ -1898,6 +1983,8 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++) {
 		struct wtrack *wt = w->tracks[i];
 		rc = tft_lod_flush(&wt->lod, emit_lod, wt);
+		if (!rc)
+			rc = lod_settle(w, wt);
 		if (rc && w->failed)
 			rc = w->failed;
 	}
