@@ -63,21 +63,17 @@ struct wtrack {
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
 	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
 	/*
-	 * Summary events held back (counted in n_level, not encoded) while the
-	 * track has fewer raw events than a kept level needs: a shorter track
-	 * keeps none (prune_lod), so they are dropped at its end unencoded. Owned.
+	 * A bulk import's raw events not yet given to the LOD builder, while the
+	 * track has fewer than a kept level needs (TFT_LOD_MIN_RAW_EVENTS): a
+	 * shorter track keeps no level (prune_lod), so for most tracks of a many-
+	 * track trace no summary is ever built, encoded or staged. Owned.
 	 */
-	struct lod_pend *pend;
+	struct tft_event *pend;
 	uint32_t npend, cap_pend;
-	int lod_direct;       /* encode summaries as they come (memory pressure, live) */
+	int lod_direct;       /* the builder takes events as they come (memory pressure) */
 	/* lod.quiet: the LOD levels counted (into n_level) but not encoded,
 	 * predicted to be dropped (see predict_skips) */
 	struct tft_lod lod;
-};
-
-struct lod_pend {
-	struct tft_event ev; /* no args: summaries have none */
-	int level;
 };
 
 /* Threaded mode: a batch of events queued to one worker. */
@@ -617,20 +613,36 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
  */
 #define SKIP_MIN_EVENTS 4096
 
-static void predict_skips(struct tft_writer *w, struct wtrack *wt)
+/* The levels to make quiet, given the events per level so far (counts[0]: raw). */
+static uint32_t predict_quiet(const uint64_t *counts)
 {
-	uint64_t finer = wt->n_level[0];
+	uint64_t finer = counts[0];
+	uint32_t quiet = 0;
 
-	if (w->flush_partial || finer < SKIP_MIN_EVENTS)
-		return;
+	if (finer < SKIP_MIN_EVENTS)
+		return 0;
 	for (int k = 1; k < TFT_STORE_LEVELS; k++) {
-		uint64_t n = wt->n_level[k];
+		uint64_t n = counts[k];
 		if (n <= finer / TFT_LOD_KEEP_DIV) {
 			finer = n;
 			continue;
 		}
 		/* skip from 1.2x the threshold on */
-		if ((wt->lod.quiet & (1u << k)) || n * 5 * TFT_LOD_KEEP_DIV < finer * 6)
+		if (n * 5 * TFT_LOD_KEEP_DIV >= finer * 6)
+			quiet |= 1u << k;
+	}
+	return quiet;
+}
+
+static void predict_skips(struct tft_writer *w, struct wtrack *wt)
+{
+	uint32_t quiet;
+
+	if (w->flush_partial)
+		return;
+	quiet = predict_quiet(wt->n_level) & ~wt->lod.quiet;
+	for (int k = 1; k < TFT_STORE_LEVELS; k++) {
+		if (!(quiet & (1u << k)))
 			continue;
 		wt->lod.quiet |= 1u << k;
 		if (wt->enc[k]) {
@@ -668,13 +680,13 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 	return 0;
 }
 
-static int lod_drain(struct tft_writer *w, struct wtrack *wt);
+static int lod_replay(struct tft_writer *w, struct wtrack *wt, int crossing);
 
 static int flush_track(struct tft_writer *w, struct wtrack *wt, int release)
 {
-	/* Memory pressure (or a partial flush): held-back summaries are encoded too. */
+	/* Memory pressure: the held-back events go to the LOD builder now. */
 	if (wt->npend) {
-		int rc = lod_drain(w, wt);
+		int rc = lod_replay(w, wt, 0);
 		if (rc)
 			return rc;
 	}
@@ -731,8 +743,8 @@ static __attribute__((noinline, cold)) struct tft_chunk_enc *enc_new(struct wtra
 
 /* Add ev to the open chunk of (track, level); write the chunk when full.
  * Inline: once per raw event and per encoded summary event. */
-static inline int enc_put(struct tft_writer *w, struct wtrack *wt, int level,
-			  const struct tft_event *ev, int count)
+static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
+			  const struct tft_event *ev)
 {
 	struct tft_chunk_enc *e = wt->enc[level];
 	size_t before;
@@ -745,72 +757,78 @@ static inline int enc_put(struct tft_writer *w, struct wtrack *wt, int level,
 	if (tft_unlikely(rc))
 		return rc;
 	wt->ctx->open_bytes += e->bytes - before;
-	wt->n_level[level] += (uint64_t)count; /* before the flush: predict_skips() reads it */
+	wt->n_level[level]++; /* before the flush: predict_skips() reads it */
 	if (tft_unlikely(tft_chunk_enc_is_full(e, w->chunk_events)))
 		return flush_chunk(w, wt, level, 0);
 	return 0;
 }
 
-static inline int enc_add(struct tft_writer *w, struct wtrack *wt, int level,
-			  const struct tft_event *ev)
+static int emit_lod(void *ctx, int level, const struct tft_event *ev);
+
+static int emit_none(void *ctx, int level, const struct tft_event *ev)
 {
-	return enc_put(w, wt, level, ev, 1);
+	(void)ctx;
+	(void)level;
+	(void)ev;
+	return TFT_EINVAL; /* every level is quiet: never called */
 }
 
 /*
- * Encode the held-back summaries, in the order they came; from now on as they
- * come. Those of levels predicted_skips() has made quiet meanwhile are left
- * out, as that would have dropped them from their open chunks.
+ * The held-back raw events into the LOD builder, in order; from now on as
+ * they come. `crossing`: the next event gives the track enough raw events
+ * for a kept level, and its chunk flush will predict which levels to skip
+ * (predict_skips) from the counts so far. Those counts come first from a
+ * builder that only counts, so that the levels it would skip are quiet from
+ * the start and their summaries of the held-back part are never encoded (they
+ * would be dropped at that flush).
  */
-static int lod_drain(struct tft_writer *w, struct wtrack *wt)
+static int lod_replay(struct tft_writer *w, struct wtrack *wt, int crossing)
 {
-	struct lod_pend *p = wt->pend;
-	uint32_t n = wt->npend, quiet = wt->lod.quiet;
+	struct tft_event *p = wt->pend;
+	uint32_t n = wt->npend;
 	int rc = 0;
 
-	wt->pend = NULL; /* enc_put() may flush the context, which drains again */
+	wt->pend = NULL;
 	wt->npend = wt->cap_pend = 0;
 	wt->lod_direct = 1;
 	wt->ctx->open_bytes -= (size_t)n * sizeof(*p);
+	if (crossing && !w->flush_partial && wt->lod.quiet == 0) {
+		uint64_t counts[TFT_STORE_LEVELS] = { 0 };
+		struct tft_lod c;
+
+		tft_lod_init(&c, wt->t.id);
+		c.quiet = ~0u;
+		c.count = counts;
+		for (uint32_t i = 0; i < n && !rc; i++)
+			rc = tft_lod_add(&c, &p[i], emit_none, NULL);
+		tft_lod_fini(&c);
+		counts[0] = wt->n_level[0] + 1; /* as at the next event's flush */
+		if (!rc)
+			wt->lod.quiet = predict_quiet(counts);
+	}
 	for (uint32_t i = 0; i < n && !rc; i++)
-		if (!(quiet & (1u << p[i].level)))
-			rc = enc_put(w, wt, p[i].level, &p[i].ev, 0); /* counted when held back */
+		rc = tft_lod_add(&wt->lod, &p[i], emit_lod, wt);
 	free(p);
+	if (rc && failed_now(w))
+		rc = failed_now(w);
 	return rc;
 }
 
-/* The track ended: held-back summaries are encoded if a level can be kept, else dropped. */
-static int lod_settle(struct tft_writer *w, struct wtrack *wt)
+/* A track that ends short of a kept level: its held-back events are simply dropped. */
+static void lod_forget(struct wtrack *wt)
 {
-	if (wt->n_level[0] >= TFT_LOD_MIN_RAW_EVENTS)
-		return wt->npend ? lod_drain(w, wt) : 0;
 	wt->ctx->open_bytes -= (size_t)wt->npend * sizeof(*wt->pend);
 	free(wt->pend);
 	wt->pend = NULL;
 	wt->npend = wt->cap_pend = 0;
-	return 0;
 }
 
 /* A summary event of a level that is not quiet (the LOD builder counts those). */
 static int emit_lod(void *ctx, int level, const struct tft_event *ev)
 {
 	struct wtrack *wt = ctx;
-	struct tft_writer *w = wt->w;
 
-	/* Bulk imports only: a live session shows its levels as they are written. */
-	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS && !wt->lod_direct && !w->flush_partial) {
-		if (tft_unlikely(wt->npend == wt->cap_pend) &&
-		    tft_grow((void **)&wt->pend, &wt->cap_pend, wt->npend + 1, sizeof(*wt->pend)))
-			return TFT_ENOMEM;
-		wt->pend[wt->npend].ev = *ev;
-		wt->pend[wt->npend].ev.args = NULL;
-		wt->pend[wt->npend].ev.nargs = 0;
-		wt->pend[wt->npend++].level = level;
-		wt->n_level[level]++;
-		wt->ctx->open_bytes += sizeof(*wt->pend);
-		return 0;
-	}
-	return enc_add(w, wt, level, ev);
+	return enc_add(wt->w, wt, level, ev);
 }
 
 /* ---- append ------------------------------------------------------------------------ */
@@ -900,10 +918,16 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 	e.depth = depth;
 	if (e.count == 0)
 		e.count = 1;
+	/*
+	 * The event that gives the track enough raw events for a kept level:
+	 * the builder first takes those held back, so that predict_skips() (at
+	 * this event's chunk flush) counts the levels as it would have.
+	 */
+	if (tft_unlikely(wt->npend) && wt->n_level[0] + 1 >= TFT_LOD_MIN_RAW_EVENTS &&
+	    (rc = lod_replay(w, wt, 1)))
+		return rc;
 	rc = enc_add(w, wt, 0, &e);
 	if (tft_unlikely(rc))
-		return rc;
-	if (tft_unlikely(wt->npend) && wt->n_level[0] >= TFT_LOD_MIN_RAW_EVENTS && (rc = lod_drain(w, wt)))
 		return rc;
 	if (push) {
 		wt->stack[depth] = end;
@@ -925,9 +949,18 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 		wt->t.max_depth = depth;
 	e.nargs = 0;
 	e.args = NULL;
-	rc = tft_lod_add(&wt->lod, &e, emit_lod, wt);
-	if (tft_unlikely(rc))
-		return failed_now(w) ? failed_now(w) : rc;
+	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS && !wt->lod_direct && !w->flush_partial) {
+		/* bulk only: a live session shows its levels as they are written */
+		if (tft_unlikely(wt->npend == wt->cap_pend) &&
+		    tft_grow((void **)&wt->pend, &wt->cap_pend, wt->npend + 1, sizeof(*wt->pend)))
+			return TFT_ENOMEM;
+		wt->pend[wt->npend++] = e;
+		wt->ctx->open_bytes += sizeof(e);
+	} else {
+		rc = tft_lod_add(&wt->lod, &e, emit_lod, wt);
+		if (tft_unlikely(rc))
+			return failed_now(w) ? failed_now(w) : rc;
+	}
 	if (tft_unlikely(wt->ctx->open_bytes > w->open_max))
 		return flush_ctx(w, wt->ctx);
 	return 0;
@@ -942,10 +975,11 @@ static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *w
 /* Flush wt's LOD summaries and open chunks and free its encoders (owner's thread). */
 static int end_track(struct tft_writer *w, struct wtrack *wt)
 {
-	int rc = tft_lod_flush(&wt->lod, emit_lod, wt);
+	int rc;
 
-	if (!rc)
-		rc = lod_settle(w, wt);
+	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS)
+		lod_forget(wt);
+	rc = tft_lod_flush(&wt->lod, emit_lod, wt);
 	if (!rc)
 		rc = flush_track(w, wt, 1);
 	if (rc)
@@ -1172,10 +1206,7 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 		}
 	}
 	memset(wt->n_level, 0, sizeof(wt->n_level));
-	wt->ctx->open_bytes -= (size_t)wt->npend * sizeof(*wt->pend);
-	free(wt->pend);
-	wt->pend = NULL;
-	wt->npend = wt->cap_pend = 0;
+	lod_forget(wt);
 	wt->lod_direct = 0;
 	tft_lod_fini(&wt->lod);
 	tft_lod_init(&wt->lod, wt->t.id);
@@ -1982,9 +2013,9 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 	}
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++) {
 		struct wtrack *wt = w->tracks[i];
+		if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS)
+			lod_forget(wt);
 		rc = tft_lod_flush(&wt->lod, emit_lod, wt);
-		if (!rc)
-			rc = lod_settle(w, wt);
 		if (rc && w->failed)
 			rc = w->failed;
 	}

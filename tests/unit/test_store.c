@@ -1485,16 +1485,16 @@ static void test_lod_rebuild(void)
 }
 
 /*
- * A bulk import holds a track's summary events back until it has the raw
- * events a kept level needs (TFT_LOD_MIN_RAW_EVENTS), drops them unencoded if
- * it never gets there, and encodes them when it does, or when the open
- * chunks' memory budget is reached. Live mode encodes them as they come. Both
- * sessions must answer the same at every resolution: tracks just under, at
- * and over the threshold, alone (the held-back events are encoded when the
- * threshold is crossed) and among enough interleaved tracks that the
- * held-back events pass the budget (48 MB) and are encoded early.
+ * A bulk import holds a track's raw events back from the LOD builder until it
+ * has the raw events a kept level needs (TFT_LOD_MIN_RAW_EVENTS), drops them
+ * if it never gets there (no summary is built), and gives them to the builder
+ * when it does, or when the open chunks' memory budget is reached. Live mode
+ * builds summaries as events come. Both sessions must answer the same at every
+ * resolution: tracks just under, at and over the threshold, alone (the held-
+ * back events are built when the threshold is crossed) and among enough
+ * interleaved tracks that the held-back events pass the budget (48 MB).
  */
-enum { HB_LONG = 5, HB_SHORT = 260 };
+enum { HB_LONG = 5, HB_SHORT = 420 };
 
 static void held_back_write(const char *path, int live, uint32_t nshort)
 {
@@ -1605,7 +1605,7 @@ static void test_lod_held_back(void)
 			    : "held-back lod: the same levels kept (level 1 on 4 tracks)");
 		if (!pressure) {
 			/* Not committed, so live mode also fills each level's chunks in order:
-			 * the held-back events went first into the same chunks. */
+			 * the held-back part's summaries went first into the same chunks. */
 			static const char *q = "SELECT track, level, t_min, t_max, n FROM chunks WHERE level > 0"
 					       " ORDER BY track, level, t_min, t_max";
 			ok(held_back_sum(p0, q) == held_back_sum(p1, q),
