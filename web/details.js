@@ -324,7 +324,7 @@ export class Details {
 			{ key: 'mean', label: 'Avg', num: true, fmt: (v) => fmtDur(v), width: '90px' },
 			{ key: 'min', label: 'Min', num: true, fmt: (v) => fmtDur(v), width: '90px' },
 			{ key: 'max', label: 'Max', num: true, fmt: (v) => fmtDur(v), width: '90px' },
-			{ key: 'range', label: '% of range', num: true, fmt: (v) => (v > 1 ? '≥100%' : fmtPct(v)), width: '90px', title: 'total time / range duration. Slices that overlap the range count whole, and nested or parallel slices add up, so this can reach 100%' },
+			{ key: 'range', label: '% of range', num: true, fmt: (v) => fmtPct(v), width: '90px', title: 'time inside the range / range duration (slices are clipped to the range; nested and parallel slices add up, so this can pass 100%)' },
 		], { sortKey: 'total', onClick: (r) => { if (r !== tot) this.app.highlightName(r.name, true); } });
 		table.setRows(rows.length ? [tot, ...rows] : [], 'No slices in this range.');
 		this.areaTable = table;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Op statistics from /api/stats: normalises the row shape and merges per-track
-// answers (for area selections spanning several tracks).
+// Op statistics from /api/stats: normalises the row shape; area selections (a time
+// range over some tracks) are one request, clipped to the range by the server.
 import { getJSON } from './api.js';
 
 const num = (v) => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : v == null ? null : Number(v));
@@ -51,34 +51,15 @@ export async function fetchStats(query, signal) {
 	return rowsOf(j);
 }
 
-/* Stats over several tracks: one request per track, merged (no percentiles). */
-let multiTrack = true; // does the server take track=ID,ID,...?
-
-export async function fetchStatsMulti(tracks, t0, t1, signal) {
-	if (!tracks) return fetchStats({ by: 'name', t0, t1, clip: 1 }, signal);
-	const all = [...tracks];
-	if (all.length === 1) return fetchStats({ by: 'name', track: all[0], t0, t1, clip: 1 }, signal);
-	if (multiTrack) {
-		try {
-			return await fetchStats({ by: 'name', track: all.join(','), t0, t1, clip: 1 }, signal);
-		} catch (e) {
-			if (e.status !== 400) throw e;
-			multiTrack = false; // an older server: one request per track
-		}
-	}
-	const ids = all.slice(0, 48);
-	const parts = await Promise.all(ids.map((id) => fetchStats({ by: 'name', track: id, t0, t1, clip: 1 }, signal)));
-	const m = new Map();
-	for (const rows of parts) for (const r of rows) {
-		const g = m.get(r.name);
-		if (!g) { m.set(r.name, { ...r, p50: null, p99: null }); continue; }
-		g.count += r.count; g.total += r.total; g.self += r.self;
-		g.min = g.min === null ? r.min : r.min === null ? g.min : Math.min(g.min, r.min);
-		g.max = g.max === null ? r.max : r.max === null ? g.max : Math.max(g.max, r.max);
-	}
-	const rows = [...m.values()];
-	let selfSum = 0;
-	for (const r of rows) { r.mean = r.count ? r.total / r.count : 0; selfSum += r.self; }
-	for (const r of rows) r.share = selfSum ? r.self / selfSum : 0;
-	return rows;
+/*
+ * Stats of an area selection: the slices of `tracks` (a Set or array of ids; null =
+ * every track) overlapping [t0, t1], clipped to it (clip=1: a slice counts only its
+ * time inside the range, self time too), so totals, percentiles and "% of range" are
+ * exact. One request whatever the number of tracks: the server (and the static
+ * export) take a track list.
+ */
+export function fetchStatsMulti(tracks, t0, t1, signal) {
+	const q = { by: 'name', t0, t1, clip: 1 };
+	if (tracks) q.track = [...tracks].join(',');
+	return fetchStats(q, signal);
 }

@@ -7,6 +7,7 @@
 #ifndef TFT_ANALYZE_STATS_H
 #define TFT_ANALYZE_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,14 +25,26 @@ struct tft_stats_opts {
 	uint32_t track;      /* only this track id; TFT_NONE = every track */
 	const char *process; /* borrowed; only tracks of processes with this name
 			      * (or this decimal pid); NULL = every process */
+	/*
+	 * Area selections (the web UI's, through /api/stats). Zero-initialised
+	 * fields leave the whole-session statistics above unchanged.
+	 */
+	const uint32_t *tracks; /* borrowed; ntracks > 0: only these track ids
+				 * (replaces `track`) */
+	size_t ntracks;
+	bool window;            /* only slices overlapping [t0, t1] (closed) */
+	int64_t t0, t1;
+	bool clip;              /* with window: clip durations and self times to
+				 * [t0, t1] (Perfetto's area selection) */
 };
 
 /*
  * One group. Durations are those stored in the session (an unclosed slice
- * counts with its stored duration). Self time of a slice = its duration
- * minus the union of its direct children (the slices nested in it one level
- * deeper on the same track, clipped to it); on async and object tracks,
- * where depth is a lane and not nesting, self = duration.
+ * counts with its stored duration), or their part inside the window with
+ * clip. Self time of a slice = its duration minus the union of its direct
+ * children (the slices nested in it one level deeper on the same track,
+ * clipped to it); on async and object tracks, where depth is a lane and not
+ * nesting, self = duration.
  * Percentiles are exact, nearest-rank: p-th = the ceil(p/100 * count)-th
  * smallest duration of the group.
  */
@@ -61,6 +74,15 @@ struct tft_stats_result {
  * group_by, unknown track), TFT_ENOMEM, or what the session scan returns.
  * Memory: 8 bytes per slice for the durations (needed for exact
  * percentiles) plus a per-group and per-depth table; no per-slice malloc.
+ *
+ * With a window (or several tracks) only the slices overlapping [t0, t1]
+ * count (a slice ending at t0 or starting at t1 included). Without clip
+ * they count whole: their full duration, and self time subtracts their
+ * children wherever those lie. With clip every number is about the time
+ * inside the window: a slice's duration is its part inside [t0, t1] (0 for
+ * one that only touches it), its self time that part minus the union of
+ * its direct children's parts (each clipped to it) inside the window;
+ * count, mean, min, max and percentiles use the clipped durations.
  */
 int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 		      struct tft_stats_result **out, struct tft_error *err);

@@ -2,7 +2,7 @@
 /*
  * Unit tests for analyze/stats: sessions built with the writer, nested slices
  * with known self times, grouping by name/category/track, filters, exact
- * nearest-rank percentiles.
+ * nearest-rank percentiles, time windows with and without clipping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +251,177 @@ static void test_filters(struct tft_session *s)
 	is_int(tft_stats_compute(s, &o, &r, NULL), TFT_EINVAL, "bad grouping -> EINVAL");
 }
 
+/* Statistics of one area selection; NULL (and a failed test point) on error. */
+static struct tft_stats_result *area(struct tft_session *s, int by, const uint32_t *tracks,
+				     size_t ntracks, int64_t t0, int64_t t1, bool clip)
+{
+	struct tft_stats_opts o = { .group_by = by, .track = TFT_NONE, .tracks = tracks,
+				    .ntracks = ntracks, .window = true, .t0 = t0, .t1 = t1,
+				    .clip = clip };
+	struct tft_stats_result *r = NULL;
+	struct tft_error err;
+
+	tft_error_clear(&err);
+	if (tft_stats_compute(s, &o, &r, &err) != 0) {
+		ok(0, "area [%lld, %lld] clip %d: %s", (long long)t0, (long long)t1, clip, err.msg);
+		return NULL;
+	}
+	return r;
+}
+
+/* A row as "count total self min max p50 p99", or "-" when absent. */
+static const char *row_text(const struct tft_stats_result *r, const char *name)
+{
+	static char buf[160];
+	const struct tft_stats_row *x = r ? row(r, name) : NULL;
+
+	if (!x)
+		return "-";
+	snprintf(buf, sizeof(buf), "%llu %lld %lld %lld %lld %lld %lld", (unsigned long long)x->count,
+		 (long long)x->total_ns, (long long)x->self_ns, (long long)x->min_ns,
+		 (long long)x->max_ns, (long long)x->p50_ns, (long long)x->p99_ns);
+	return buf;
+}
+
+/*
+ * Windows on track "main" (see build()): A [0,100) holds B [10,40) (holding
+ * C [15,20)) and B [50,70); A [200,260) holds C [210,220).
+ */
+static void test_window_clip(struct tft_session *s)
+{
+	const uint32_t main_track = 0, main_worker[] = { 0, 1 }, async_track = 2, perc = 3;
+	struct tft_stats_result *r;
+
+	/*
+	 * [12, 60]: A is cut to 48, less B1's 28 and B2's 10 inside it: self 10.
+	 * B1 cut to 28 (less C's 5), B2 to 10: B's p50 is the clipped 10.
+	 */
+	r = area(s, TFT_STATS_BY_NAME, &main_track, 1, 12, 60, true);
+	is_str(row_text(r, "A"), "1 48 10 48 48 48 48", "clip [12,60]: A cut to the window, children removed");
+	is_str(row_text(r, "B"), "2 38 33 10 28 10 28", "clip [12,60]: B durations, self and percentiles clipped");
+	is_str(row_text(r, "C"), "1 5 5 5 5 5 5", "clip [12,60]: C inside the window, whole");
+	ok(r && r->nrows == 3 && r->slices == 4 && r->total_ns == 48 + 38 + 5,
+	   "clip [12,60]: the second A is outside; result total is the clipped sum");
+	tft_stats_destroy(r);
+
+	/* The same window unclipped: slices count whole, children removed wherever they lie. */
+	r = area(s, TFT_STATS_BY_NAME, &main_track, 1, 12, 60, false);
+	is_str(row_text(r, "A"), "1 100 50 100 100 100 100", "no clip [12,60]: A whole");
+	is_str(row_text(r, "B"), "2 50 45 20 30 20 30", "no clip [12,60]: B whole");
+	tft_stats_destroy(r);
+
+	/* A window inside C: every ancestor is cut to it and loses all of it to its child. */
+	r = area(s, TFT_STATS_BY_NAME, &main_track, 1, 16, 18, true);
+	is_str(row_text(r, "A"), "1 2 0 2 2 2 2", "clip [16,18]: A total = the window, self 0");
+	is_str(row_text(r, "B"), "1 2 0 2 2 2 2", "clip [16,18]: B total = the window, self 0");
+	is_str(row_text(r, "C"), "1 2 2 2 2 2 2", "clip [16,18]: C self = the window");
+	tft_stats_destroy(r);
+
+	/* A window between B1 and B2, inside A: all of it is A's self time. */
+	r = area(s, TFT_STATS_BY_NAME, &main_track, 1, 41, 49, true);
+	is_str(row_text(r, "A"), "1 8 8 8 8 8 8", "clip [41,49]: A alone, self = the window");
+	ok(r && r->nrows == 1, "clip [41,49]: no child overlaps");
+	tft_stats_destroy(r);
+
+	/* A slice that only touches the window counts, with nothing inside it. */
+	r = area(s, TFT_STATS_BY_NAME, &main_track, 1, 100, 150, true);
+	is_str(row_text(r, "A"), "1 0 0 0 0 0 0", "clip [100,150]: A ending at t0 counts with 0");
+	ok(r && r->nrows == 1 && r->total_ns == 0, "clip [100,150]: nothing else");
+	tft_stats_destroy(r);
+
+	/* A window covering the track: clipping changes nothing. */
+	{
+		struct tft_stats_opts o = { .group_by = TFT_STATS_BY_NAME, .track = main_track };
+		struct tft_stats_result *whole = NULL;
+		int same = 0;
+
+		is_int(tft_stats_compute(s, &o, &whole, NULL), 0, "whole track main");
+		r = area(s, TFT_STATS_BY_NAME, &main_track, 1, -1000, 1000, true);
+		if (whole && r && whole->nrows == r->nrows) {
+			same = 1;
+			for (size_t i = 0; i < r->nrows; i++) {
+				char a[160];
+				snprintf(a, sizeof(a), "%s", row_text(whole, r->rows[i].name));
+				same &= strcmp(a, row_text(r, r->rows[i].name)) == 0;
+			}
+		}
+		ok(same, "clip over the whole track = the track's statistics");
+		tft_stats_destroy(whole);
+		tft_stats_destroy(r);
+	}
+
+	/* Async lanes do not nest: self = the clipped duration. */
+	r = area(s, TFT_STATS_BY_NAME, &async_track, 1, 5, 15, true);
+	is_str(row_text(r, "A"), "2 15 15 5 10 5 10", "clip [5,15] async: 10 + 5, self = clipped");
+	tft_stats_destroy(r);
+
+	/* Several tracks, and grouping by track, with clipped totals. */
+	r = area(s, TFT_STATS_BY_NAME, main_worker, 2, 12, 60, true);
+	is_str(row_text(r, "k1"), "1 30 30 30 30 30 30", "clip [12,60] tracks 0,1: k1 [20,50) whole");
+	is_str(row_text(r, "A"), "1 48 10 48 48 48 48", "clip [12,60] tracks 0,1: A as on track 0 alone");
+	ok(r && r->tracks == 2, "two tracks scanned");
+	tft_stats_destroy(r);
+	r = area(s, TFT_STATS_BY_TRACK, main_worker, 2, 12, 60, true);
+	is_str(row_text(r, "main"), "4 91 48 5 48 10 48", "by track: main = 48 + 38 + 5");
+	tft_stats_destroy(r);
+
+	/*
+	 * Percentiles of clipped durations: "perc" holds 1..100 back to back
+	 * (5050 ns); the window [0, 2525] cuts the slice straddling 2525.
+	 */
+	r = area(s, TFT_STATS_BY_NAME, &perc, 1, 0, 2525, true);
+	{
+		const struct tft_stats_row *p = r ? row(r, "p") : NULL;
+		ok(p && p->total_ns == 2525 && p->self_ns == 2525, "perc: clipped total = window (%lld)",
+		   p ? (long long)p->total_ns : -1);
+		ok(p && p->max_ns <= 100 && p->min_ns >= 0, "perc: clipped min/max in range");
+	}
+	tft_stats_destroy(r);
+
+	/* Every track, no list: the window alone selects. */
+	{
+		struct tft_stats_opts o = { .group_by = TFT_STATS_BY_NAME, .track = TFT_NONE,
+					    .window = true, .t0 = 12, .t1 = 60, .clip = true };
+		r = NULL;
+		is_int(tft_stats_compute(s, &o, &r, NULL), 0, "clip [12,60] every track");
+		/*
+		 * A: 48 (self 10) on main, [0,1000) and [10,20) on async cut to 48
+		 * and 8; p: [1,39) and [39,114) cut to 27 and 21.
+		 */
+		is_str(row_text(r, "A"), "3 104 66 8 48 48 48", "every track: A from main and async");
+		is_str(row_text(r, "p"), "2 48 48 21 27 21 27", "every track: two p slices cut");
+		is_str(row_text(r, "k1"), "1 30 30 30 30 30 30", "every track: k1");
+		tft_stats_destroy(r);
+	}
+
+	/* clip without a window: nothing to clip, the session's statistics. */
+	{
+		struct tft_stats_opts o = { .group_by = TFT_STATS_BY_NAME, .track = main_track,
+					    .clip = true };
+		r = NULL;
+		is_int(tft_stats_compute(s, &o, &r, NULL), 0, "clip without window");
+		is_str(row_text(r, "A"), "2 160 100 60 100 60 100", "clip without window: A whole");
+		tft_stats_destroy(r);
+	}
+
+	/* Bad input. */
+	{
+		const uint32_t bad_ids[] = { 0, 999 };
+		struct tft_stats_opts o = { .group_by = TFT_STATS_BY_NAME, .track = TFT_NONE,
+					    .tracks = bad_ids, .ntracks = 2, .window = true,
+					    .t0 = 0, .t1 = 10, .clip = true };
+		struct tft_error err;
+		r = NULL;
+		tft_error_clear(&err);
+		is_int(tft_stats_compute(s, &o, &r, &err), TFT_EINVAL, "unknown track in the list -> EINVAL");
+		ok(r == NULL && strstr(err.msg, "999") != NULL, "error names the track");
+		o.ntracks = 1;
+		o.t0 = 10;
+		o.t1 = 9;
+		is_int(tft_stats_compute(s, &o, &r, NULL), TFT_EINVAL, "t1 < t0 -> EINVAL");
+	}
+}
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -319,6 +490,7 @@ int main(void)
 		test_by_name(s);
 		test_by_category_track(s);
 		test_filters(s);
+		test_window_clip(s);
 		tft_session_close(s);
 	}
 	unlink(path);
