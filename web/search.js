@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: MIT
-// Search over all events (server side): names, categories, argument values and track
-// names; substring or regex, results in time order, "i / N", Enter / Shift+Enter step
-// and wrap starting at the first hit after the viewport start; a generation counter
-// drops answers to replaced queries. A server that searches names only is completed
-// by matching track names here (a link filters the tracks).
+// Search over all events (server side, /api/search in=name,cat,args,track): names,
+// categories, argument values and track names; substring or regex, results in time
+// order, "i / N" and what the current hit matched, Enter / Shift+Enter step and wrap
+// starting at the first hit after the viewport start; a generation counter drops answers
+// to replaced queries. A server that searches names only is completed by matching track
+// names here (a link filters the tracks).
 import { getJSON, big } from './api.js';
 import { fmtInt } from './format.js';
 
 const PAGE = 1000;
 const FIELDS = 'name,cat,args,track';
+/* A result's "field" (the first that matched): [shown after "i / N", tooltip]. */
+const FIELD_LABELS = {
+	name: ['name', 'This hit matched its name'],
+	cat: ['category', 'This hit matched its category'],
+	args: ['argument', 'This hit matched one of its argument values'],
+	track: ['track', 'This hit is on a track whose name (or process name) matched'],
+};
 
 export class Search {
 	constructor(form, app) {
@@ -176,6 +184,15 @@ export class Search {
 		else if (!this.total) t = this.trackHits.length ? '' : 'no match';
 		else t = `${this.cur < 0 ? '–' : fmtInt(this.cur + 1)} / ${fmtInt(this.total)}`;
 		this.countEl.textContent = t;
+		const r = this.cur >= 0 && !busy && !this.loading ? this.results[this.cur] : null;
+		if (r && FIELD_LABELS[r.field]) {
+			// what the current hit matched: its name, category, an argument value or its track
+			const f = document.createElement('span');
+			f.className = 's-field';
+			f.textContent = ` · ${FIELD_LABELS[r.field][0]}`;
+			f.title = FIELD_LABELS[r.field][1];
+			this.countEl.appendChild(f);
+		}
 		if (!this.error && !busy && !this.loading && this.trackHits.length) {
 			const a = document.createElement('a');
 			a.href = '#';

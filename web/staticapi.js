@@ -620,36 +620,53 @@ class StaticSession {
 		return (s) => s.toLowerCase().includes(lc);
 	}
 
-	static argMatch(v, test, depth = 0) {
-		if (v === null || v === undefined || depth > 8) return false;
+	/*
+	 * An argument value as the server matches it: strings as they are, numbers as their
+	 * decimal text, arrays and objects as their compact JSON text; booleans and null never.
+	 */
+	static argMatch(v, test) {
 		if (typeof v === 'string') return test(v);
-		if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return test(String(v));
-		if (Array.isArray(v)) return v.some((x) => StaticSession.argMatch(x, test, depth + 1));
-		if (typeof v === 'object') return Object.values(v).some((x) => StaticSession.argMatch(x, test, depth + 1));
+		if (typeof v === 'number') return Number.isFinite(v) && test(String(v));
+		if (typeof v === 'bigint') return test(String(v));
+		if (v !== null && typeof v === 'object') {
+			try { return test(JSON.stringify(v)); } catch { return false; }
+		}
 		return false;
 	}
 
-	/* Every match of a query, per track: [{id, ids: Int32Array, field: Uint8Array}]. */
+	/*
+	 * Every match of a query, per track: [{id, ids: Int32Array, field: Uint8Array}] and the
+	 * exact total. field: the first of name (1), cat (2), args (3), track (4) that matched;
+	 * every event of a track whose name or process name matches is a match, and with
+	 * in=track alone each such track gives one: its first event.
+	 */
 	matches(q, regex, fields) {
 		const key = `${regex ? 1 : 0}\u0000${[...fields].sort().join(',')}\u0000${q}`;
 		if (this.searchCache && this.searchCache.key === key) return this.searchCache;
 		const test = this.matcher(q, regex);
-		const nameHit = new Uint8Array(this.strings.length);
-		for (let k = 0; k < this.strings.length; k++) nameHit[k] = test(this.strings[k]) ? 1 : 0;
+		const byName = fields.has('name'), byCat = fields.has('cat'), byArgs = fields.has('args'), byTrack = fields.has('track');
+		const strHit = new Uint8Array(this.strings.length); // names and categories: each string matched once
+		if (byName || byCat) for (let k = 0; k < this.strings.length; k++) strHit[k] = test(this.strings[k]) ? 1 : 0;
 		const per = [];
 		let total = 0;
 		for (const [tid, t] of [...this.tracks].sort((a, b) => a[0] - b[0])) {
 			if (t.counter || !t.n) continue;
 			const info = this.trackInfo.get(tid) || {};
 			const proc = this.procs.get(info.process);
-			const trackHit = fields.has('track') && (test(String(info.name ?? '')) || (proc && test(String(proc.name ?? ''))));
+			const trackHit = byTrack && (test(String(info.name ?? '')) || (!!proc && test(String(proc.name ?? ''))));
+			if (trackHit && fields.size === 1) {
+				per.push({ id: tid, t, ids: Int32Array.of(0), field: Uint8Array.of(4) });
+				total++;
+				continue;
+			}
 			const ids = [], fld = [];
 			for (let i = 0; i < t.n; i++) {
 				let f = 0;
-				if (fields.has('name') && nameHit[t.name[i]]) f = 1;
-				else if (fields.has('cat') && t.cat && nameHit[t.cat[i]]) f = 2;
-				else if (fields.has('args') && t.args && t.args[i] && StaticSession.argMatch(t.args[i], test)) f = 3;
-				else if (trackHit && !ids.length) f = 4; // one result per matching track: its first event
+				if (byName && strHit[t.name[i]]) f = 1;
+				else if (byCat && strHit[t.cat ? t.cat[i] : 0]) f = 2; // no "cat" array: every category is ""
+				else if (byArgs && t.args && t.args[i] && typeof t.args[i] === 'object' &&
+					 Object.values(t.args[i]).some((v) => StaticSession.argMatch(v, test))) f = 3;
+				else if (trackHit) f = 4;
 				if (f) { ids.push(i); fld.push(f); }
 			}
 			if (ids.length) { per.push({ id: tid, t, ids: Int32Array.from(ids), field: Uint8Array.from(fld) }); total += ids.length; }
@@ -665,8 +682,11 @@ class StaticSession {
 		let limit = q.limit === undefined ? 1000 : +q.limit;
 		if (!Number.isInteger(limit) || limit < 1) throw fail(400, 'bad limit');
 		limit = Math.min(limit, MAX_LIMIT);
-		const fields = new Set(String(q.in || 'name').split(',').filter((f) => ['name', 'cat', 'args', 'track'].includes(f)));
-		if (!fields.size) fields.add('name');
+		// in=: the fields searched, in the order a result reports the first that matched
+		const FIELDS = ['name', 'cat', 'args', 'track'];
+		const inList = q.in === undefined || q.in === null ? ['name'] : String(q.in).split(',');
+		if (inList.some((f) => !FIELDS.includes(f))) throw fail(400, 'in must be a comma-separated list of name, cat, args, track');
+		const fields = new Set(inList);
 		const m = this.matches(text, regex, fields);
 		const hasAfter = q.after_ts !== undefined && q.after_ts !== '';
 		const aTs = hasAfter ? this.rel(q.after_ts, 0) : -Infinity;
@@ -688,9 +708,8 @@ class StaticSession {
 			}
 		}
 		cand.sort((a, b) => a.ts - b.ts || a.track - b.track || a.depth - b.depth);
-		const FIELD = ['', 'name', 'cat', 'args', 'track'];
 		const results = cand.slice(0, limit).map((c) => ({
-			track: c.track, ts: this.abs(c.ts), dur: c.t.dur[c.i], depth: c.depth, name: this.str(c.t.name[c.i]), field: FIELD[c.f],
+			track: c.track, ts: this.abs(c.ts), dur: c.t.dur[c.i], depth: c.depth, name: this.str(c.t.name[c.i]), field: FIELDS[c.f - 1],
 		}));
 		return { total: m.total, results, more: cand.length > limit };
 	}

@@ -1,15 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /api/search?q=TEXT&regex=0|1&limit=N&after_track=ID&after_ts=NS:
- * slices and instants whose name matches, in time order.
+ * GET /api/search?q=TEXT&regex=0|1&in=FIELDS&limit=N&after_track=ID&after_ts=NS:
+ * slices and instants whose name, category, argument values or track match,
+ * in time order (FIELDS: a comma-separated subset of name,cat,args,track;
+ * default name).
  *
  * The first search of a session generation builds an index with one full
- * scan: per (name id, track) the number of events and the first and last
- * start time. A query then matches the distinct names only, takes the exact
- * total from the index, and scans just the tracks (and the time range)
- * where matching names occur, stopping each scan once it has `limit`
- * results past the cursor.
+ * scan: per (name id, category id, track) the number of events and the first
+ * and last start time, and per track its event count and first event. A
+ * query matches the distinct names and categories only, takes the exact
+ * total from the index, and scans just the tracks (and the time range) where
+ * matching ones occur, stopping each scan once it has `limit` results past
+ * the cursor.
+ *
+ * Argument values have an index of their own, built by a second full scan on
+ * the first query that asks for args (name searches never pay for it): per
+ * (string value id, track) the first and last start time, and per track the
+ * time range of events with numeric args. A query matches each distinct
+ * string value once and scans only where matching values (or, when the text
+ * could be part of a number, numeric args) occur. Those ranges are scanned
+ * to their end whatever the limit: an event that matches by its args alone is
+ * counted only by looking at it.
  */
+#include <math.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,36 +35,142 @@
 #define SEARCH_DEFAULT_LIMIT 1000
 #define SEARCH_MAX_LIMIT 10000
 
+/* in= fields (bits) and what a hit reports: the first that matched, in this order. */
+enum { F_NAME = 1, F_CAT = 2, F_ARGS = 4, F_TRACK = 8 };
+enum { HIT_NAME = 1, HIT_CAT, HIT_ARGS, HIT_TRACK };
+static const char *const field_names[] = { "name", "cat", "args", "track" };
+
+/* How a string id occurs as an argument value (idset flags, av_entry.flags). */
+enum { AV_STR = 1, AV_JSON = 2 };
+
 struct ix_entry {
-	uint32_t name, track; /* key; name = UINT32_MAX marks a free slot */
+	uint32_t name, cat, track; /* key; name = UINT32_MAX marks a free slot */
 	uint64_t count;
+	int64_t min_ts, max_ts;
+};
+
+/* Distinct string ids: the list (with flag bits per id) and a hash set over it. */
+struct idset {
+	uint32_t *ids;  /* owned */
+	uint8_t *flags; /* owned, parallel to ids */
+	size_t n, cap;
+	uint32_t *set;  /* owned: open addressing, index into ids + 1 (0 = empty) */
+	size_t set_cap;
+	uint32_t max;   /* largest id in the list (0 when empty) */
+};
+
+struct ix_track {
+	uint64_t count;            /* slices and instants */
+	int64_t first_ts, first_dur; /* its first event in start order (when count > 0) */
+	uint32_t first_depth, first_name;
+};
+
+/* A string argument value on a track: when it occurs. */
+struct av_entry {
+	uint32_t str, track; /* key; str = UINT32_MAX marks a free slot */
+	uint8_t flags;       /* AV_STR, AV_JSON: the arg types it had there */
 	int64_t min_ts, max_ts;
 };
 
 struct tft_search_index {
 	uint64_t gen;            /* pool generation it was built for */
 	unsigned refs;           /* requests using it (guarded by search_lock) */
-	struct ix_entry *tab;    /* owned: open addressing on (name, track) */
+	struct ix_entry *tab;    /* owned: open addressing on (name, cat, track) */
 	size_t cap, len;
-	uint32_t *names;         /* owned: distinct name ids */
-	size_t nnames, names_cap;
-	uint32_t *name_set;      /* owned: open addressing set of names (+1) */
-	size_t name_set_cap;
+	struct idset names, cats;
+	struct ix_track *tracks; /* owned: ntracks entries */
+	uint32_t ntracks;
+	/* Argument values, filled on the first query with in=args (under search_lock). */
+	bool args_ready;
+	struct av_entry *av;     /* owned: open addressing on (str, track) */
+	size_t av_cap, av_len;
+	struct idset argstr;     /* distinct string values, flags AV_* */
+	int64_t *num_min, *num_max; /* owned, per track: events with numeric args (min > max: none) */
 };
+
+static void idset_free(struct idset *s)
+{
+	free(s->ids);
+	free(s->flags);
+	free(s->set);
+	memset(s, 0, sizeof(*s));
+}
+
+static void args_free(struct tft_search_index *ix)
+{
+	free(ix->av);
+	free(ix->num_min);
+	free(ix->num_max);
+	idset_free(&ix->argstr);
+	ix->av = NULL;
+	ix->num_min = ix->num_max = NULL;
+	ix->av_cap = ix->av_len = 0;
+	ix->args_ready = false;
+}
 
 void tft_api_search_index_free(struct tft_search_index *ix)
 {
 	if (!ix)
 		return;
 	free(ix->tab);
-	free(ix->names);
-	free(ix->name_set);
+	idset_free(&ix->names);
+	idset_free(&ix->cats);
+	free(ix->tracks);
+	args_free(ix);
 	free(ix);
 }
 
-static size_t slot_of(uint32_t name, uint32_t track, size_t mask)
+static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 {
-	return (size_t)tft_hash_u64((uint64_t)name << 32 | track) & mask;
+	size_t mask, i;
+
+	if (s->n * 2 >= s->set_cap) {
+		size_t ncap = s->set_cap ? s->set_cap * 2 : 1024;
+		uint32_t *ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return TFT_ENOMEM;
+		for (size_t k = 0; k < s->n; k++) {
+			size_t j = (size_t)tft_hash_u64(s->ids[k]) & (ncap - 1);
+			while (ns[j])
+				j = (j + 1) & (ncap - 1);
+			ns[j] = (uint32_t)k + 1;
+		}
+		free(s->set);
+		s->set = ns;
+		s->set_cap = ncap;
+	}
+	mask = s->set_cap - 1;
+	for (i = (size_t)tft_hash_u64(id) & mask; s->set[i]; i = (i + 1) & mask) {
+		if (s->ids[s->set[i] - 1] == id) {
+			s->flags[s->set[i] - 1] |= flag;
+			return 0;
+		}
+	}
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 1024;
+		uint32_t *nn = realloc(s->ids, nc * sizeof(*nn));
+		if (!nn)
+			return TFT_ENOMEM;
+		s->ids = nn;
+		uint8_t *nf = realloc(s->flags, nc);
+		if (!nf)
+			return TFT_ENOMEM;
+		s->flags = nf;
+		s->cap = nc;
+	}
+	s->set[i] = (uint32_t)s->n + 1;
+	s->ids[s->n] = id;
+	s->flags[s->n] = flag;
+	s->n++;
+	if (id > s->max)
+		s->max = id;
+	return 0;
+}
+
+static size_t slot_of(uint32_t name, uint32_t cat, uint32_t track, size_t mask)
+{
+	return (size_t)tft_hash_u64(((uint64_t)name << 32 | track) ^ (uint64_t)cat * 0x9e3779b97f4a7c15ULL) &
+	       mask;
 }
 
 static int ix_grow(struct tft_search_index *ix)
@@ -68,49 +187,13 @@ static int ix_grow(struct tft_search_index *ix)
 		size_t j;
 		if (e->name == UINT32_MAX)
 			continue;
-		for (j = slot_of(e->name, e->track, ncap - 1); nt[j].name != UINT32_MAX; j = (j + 1) & (ncap - 1))
+		for (j = slot_of(e->name, e->cat, e->track, ncap - 1); nt[j].name != UINT32_MAX; j = (j + 1) & (ncap - 1))
 			;
 		nt[j] = *e;
 	}
 	free(ix->tab);
 	ix->tab = nt;
 	ix->cap = ncap;
-	return 0;
-}
-
-static int names_add(struct tft_search_index *ix, uint32_t name)
-{
-	size_t mask, i;
-
-	if (ix->nnames * 2 >= ix->name_set_cap) {
-		size_t ncap = ix->name_set_cap ? ix->name_set_cap * 2 : 1024;
-		uint32_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return TFT_ENOMEM;
-		for (size_t k = 0; k < ix->nnames; k++) {
-			size_t j = (size_t)tft_hash_u64(ix->names[k]) & (ncap - 1);
-			while (ns[j])
-				j = (j + 1) & (ncap - 1);
-			ns[j] = ix->names[k] + 1;
-		}
-		free(ix->name_set);
-		ix->name_set = ns;
-		ix->name_set_cap = ncap;
-	}
-	mask = ix->name_set_cap - 1;
-	for (i = (size_t)tft_hash_u64(name) & mask; ix->name_set[i]; i = (i + 1) & mask)
-		if (ix->name_set[i] == name + 1)
-			return 0;
-	if (ix->nnames == ix->names_cap) {
-		size_t nc = ix->names_cap ? ix->names_cap * 2 : 1024;
-		uint32_t *nn = realloc(ix->names, nc * sizeof(*nn));
-		if (!nn)
-			return TFT_ENOMEM;
-		ix->names = nn;
-		ix->names_cap = nc;
-	}
-	ix->name_set[i] = name + 1;
-	ix->names[ix->nnames++] = name;
 	return 0;
 }
 
@@ -124,22 +207,23 @@ static int on_index(void *ctx, const struct tft_event *ev)
 	struct ix_build *b = ctx;
 	struct tft_search_index *ix = b->ix;
 	struct ix_entry *e = b->last;
+	struct ix_track *t;
 	size_t i, mask;
 
-	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->track >= ix->ntracks)
 		return 0;
-	if (!e || e->name != ev->name || e->track != ev->track) {
+	if (!e || e->name != ev->name || e->cat != ev->cat || e->track != ev->track) {
 		if ((ix->len + 1) * 4 > ix->cap * 3 && ix_grow(ix) != 0)
 			return TFT_ENOMEM;
 		mask = ix->cap - 1;
-		for (i = slot_of(ev->name, ev->track, mask); ix->tab[i].name != UINT32_MAX; i = (i + 1) & mask)
-			if (ix->tab[i].name == ev->name && ix->tab[i].track == ev->track)
+		for (i = slot_of(ev->name, ev->cat, ev->track, mask); ix->tab[i].name != UINT32_MAX; i = (i + 1) & mask)
+			if (ix->tab[i].name == ev->name && ix->tab[i].cat == ev->cat && ix->tab[i].track == ev->track)
 				break;
 		e = &ix->tab[i];
 		if (e->name == UINT32_MAX) {
-			if (names_add(ix, ev->name) != 0)
+			if (idset_add(&ix->names, ev->name, 0) != 0 || idset_add(&ix->cats, ev->cat, 0) != 0)
 				return TFT_ENOMEM;
-			*e = (struct ix_entry){ ev->name, ev->track, 0, ev->ts_ns, ev->ts_ns };
+			*e = (struct ix_entry){ ev->name, ev->cat, ev->track, 0, ev->ts_ns, ev->ts_ns };
 			ix->len++;
 		}
 		b->last = e;
@@ -149,6 +233,13 @@ static int on_index(void *ctx, const struct tft_event *ev)
 		e->min_ts = ev->ts_ns;
 	if (ev->ts_ns > e->max_ts)
 		e->max_ts = ev->ts_ns;
+	t = &ix->tracks[ev->track];
+	if (t->count++ == 0) {
+		t->first_ts = ev->ts_ns;
+		t->first_dur = ev->dur_ns;
+		t->first_depth = ev->depth;
+		t->first_name = ev->name;
+	}
 	return 0;
 }
 
@@ -158,12 +249,13 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 	uint32_t nt = tft_session_track_count(s);
 	int rc = 0;
 
-	if (!ix || ix_grow(ix) != 0) {
-		free(ix);
+	if (!ix || !(ix->tracks = calloc(nt ? nt : 1, sizeof(*ix->tracks))) || ix_grow(ix) != 0) {
+		tft_api_search_index_free(ix);
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
 	ix->gen = gen;
+	ix->ntracks = nt;
 	for (uint32_t t = 0; t < nt && rc == 0; t++) {
 		const struct tft_track *tr = tft_session_track(s, t);
 		struct ix_build b = { ix, NULL };
@@ -179,7 +271,121 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 	return ix;
 }
 
-static struct tft_search_index *index_get(struct tft_server *srv, struct tft_session *s,
+/* ---- the argument values -------------------------------------------------- */
+
+static size_t av_slot(uint32_t str, uint32_t track, size_t mask)
+{
+	return (size_t)tft_hash_u64((uint64_t)str << 32 | track) & mask;
+}
+
+static int av_grow(struct tft_search_index *ix)
+{
+	size_t ncap = ix->av_cap ? ix->av_cap * 2 : 4096;
+	struct av_entry *nt = malloc(ncap * sizeof(*nt));
+
+	if (!nt)
+		return TFT_ENOMEM;
+	for (size_t i = 0; i < ncap; i++)
+		nt[i].str = UINT32_MAX;
+	for (size_t i = 0; i < ix->av_cap; i++) {
+		struct av_entry *e = &ix->av[i];
+		size_t j;
+		if (e->str == UINT32_MAX)
+			continue;
+		for (j = av_slot(e->str, e->track, ncap - 1); nt[j].str != UINT32_MAX; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = *e;
+	}
+	free(ix->av);
+	ix->av = nt;
+	ix->av_cap = ncap;
+	return 0;
+}
+
+static int av_note(struct tft_search_index *ix, uint32_t str, uint32_t track, int64_t ts, uint8_t flag)
+{
+	struct av_entry *e;
+	size_t i, mask;
+
+	if ((ix->av_len + 1) * 4 > ix->av_cap * 3 && av_grow(ix) != 0)
+		return TFT_ENOMEM;
+	mask = ix->av_cap - 1;
+	for (i = av_slot(str, track, mask); ix->av[i].str != UINT32_MAX; i = (i + 1) & mask)
+		if (ix->av[i].str == str && ix->av[i].track == track)
+			break;
+	e = &ix->av[i];
+	if (e->str == UINT32_MAX) {
+		*e = (struct av_entry){ str, track, 0, ts, ts };
+		ix->av_len++;
+	}
+	if (!(e->flags & flag)) {
+		if (idset_add(&ix->argstr, str, flag) != 0)
+			return TFT_ENOMEM;
+		e->flags |= flag;
+	}
+	if (ts < e->min_ts)
+		e->min_ts = ts;
+	if (ts > e->max_ts)
+		e->max_ts = ts;
+	return 0;
+}
+
+static int on_args(void *ctx, const struct tft_event *ev)
+{
+	struct tft_search_index *ix = ctx;
+	bool num = false;
+
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->track >= ix->ntracks)
+		return 0;
+	for (uint16_t k = 0; k < ev->nargs; k++) {
+		const struct tft_arg *a = &ev->args[k];
+		if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) {
+			if (av_note(ix, a->v.str, ev->track, ev->ts_ns, a->type == TFT_ARG_JSON ? AV_JSON : AV_STR))
+				return TFT_ENOMEM;
+		} else if (a->type == TFT_ARG_INT || (a->type == TFT_ARG_DOUBLE && isfinite(a->v.d))) {
+			num = true;
+		}
+	}
+	if (num) {
+		if (ev->ts_ns < ix->num_min[ev->track])
+			ix->num_min[ev->track] = ev->ts_ns;
+		if (ev->ts_ns > ix->num_max[ev->track])
+			ix->num_max[ev->track] = ev->ts_ns;
+	}
+	return 0;
+}
+
+/* Fill the argument part of ix (one scan of every track); on failure ix is as before. */
+static int build_args(struct tft_search_index *ix, struct tft_session *s, struct tft_error *err)
+{
+	size_t nt = ix->ntracks ? ix->ntracks : 1;
+	int rc = 0;
+
+	ix->num_min = malloc(nt * sizeof(*ix->num_min));
+	ix->num_max = malloc(nt * sizeof(*ix->num_max));
+	if (!ix->num_min || !ix->num_max || av_grow(ix) != 0) {
+		args_free(ix);
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return TFT_ENOMEM;
+	}
+	for (size_t t = 0; t < nt; t++) {
+		ix->num_min[t] = INT64_MAX;
+		ix->num_max[t] = INT64_MIN;
+	}
+	for (uint32_t t = 0; t < ix->ntracks && rc == 0; t++)
+		if (ix->tracks[t].count)
+			rc = tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, on_args, ix, err);
+	if (rc != 0) {
+		args_free(ix);
+		tft_error_set(err, rc < 0 ? rc : TFT_EIO, -1, "cannot build the search index");
+		return rc < 0 ? rc : TFT_EIO;
+	}
+	ix->args_ready = true;
+	return 0;
+}
+
+/* The index of this generation, with its argument part when `args`; NULL + err on failure. */
+static struct tft_search_index *index_get(struct tft_server *srv, struct tft_session *s, bool args,
 					  struct tft_error *err)
 {
 	uint64_t gen = tft_pool_gen(&srv->pool);
@@ -197,6 +403,9 @@ static struct tft_search_index *index_get(struct tft_server *srv, struct tft_ses
 		ix = build_index(s, gen, err);
 		srv->search = ix;
 	}
+	/* Requests already holding ix read only its name part, never what this fills. */
+	if (ix && args && !ix->args_ready && build_args(ix, s, err) != 0)
+		ix = NULL;
 	if (ix)
 		ix->refs++;
 	pthread_mutex_unlock(&srv->search_lock);
@@ -216,52 +425,154 @@ static void index_put(struct tft_server *srv, struct tft_search_index *ix)
 struct hit {
 	int64_t ts, dur;
 	uint32_t track, depth, name;
+	uint8_t field; /* HIT_* */
 };
 
-/* Tracks to scan: where matching names occur, and when. */
-struct span {
-	uint32_t track;
-	int64_t t0, t1;
+/* The query text: a case-insensitive substring or a compiled regex. */
+struct matcher {
+	const char *q; /* NUL-terminated */
+	size_t qlen;
+	bool regex;
+	regex_t re;
+	char *buf;     /* owned: JSON text compacted for matching */
+	size_t buf_cap;
+};
+
+static bool text_match(const struct matcher *m, const char *s, size_t len)
+{
+	return m->regex ? regexec(&m->re, s, 0, NULL, 0) == 0 : tft_query_find_icase(s, len, m->q, m->qlen) >= 0;
+}
+
+/* JSON values (arrays, objects) match as their compact text, as JSON.stringify writes them. */
+static int json_match(struct matcher *m, const char *s, size_t len, bool *out)
+{
+	if (len + 1 > m->buf_cap) {
+		char *nb = realloc(m->buf, len + 1);
+		if (!nb)
+			return TFT_ENOMEM;
+		m->buf = nb;
+		m->buf_cap = len + 1;
+	}
+	len = tft_query_json_compact(m->buf, s, len);
+	m->buf[len] = '\0';
+	*out = text_match(m, m->buf, len);
+	return 0;
+}
+
+/*
+ * Numbers already matched, by value (direct-mapped): args repeat their values
+ * (device, stream, sizes), and a regex costs far more than this lookup.
+ */
+#define NUM_MEMO 4096
+struct num_memo {
+	uint64_t bits;  /* the int64 or the double's bits */
+	uint8_t type;   /* TFT_ARG_INT or TFT_ARG_DOUBLE; 0 = empty */
+	uint8_t hit;
 };
 
 struct query {
-	const uint8_t *match;    /* borrowed: match[name id] != 0 for matching names */
-	uint32_t match_len;
+	unsigned fields;         /* F_* */
+	const uint8_t *sm;       /* borrowed: sm[id] != 0 for matching names and categories */
+	uint32_t sm_len;
+	const uint8_t *am;       /* borrowed: am[id] & AV_STR / AV_JSON: the value matches as that type */
+	uint32_t am_len;
+	const struct matcher *m; /* numbers are formatted and matched when `numbers` */
+	bool numbers;
+	struct num_memo *memo;   /* owned, NUM_MEMO entries when `numbers` */
 	int64_t after_ts;        /* cursor: results are > (after_ts, after_track, after_depth) */
 	uint32_t after_track, after_depth;
 	bool has_cursor;
 	size_t limit;
 	struct hit *hits;        /* owned */
 	size_t nhits, cap;
-	size_t track_hits;       /* hits from the current track */
-	bool cut;                /* a scan stopped early: more results exist */
+	/* the track being scanned */
+	bool track_hit;          /* its name or its process name matches: every event does */
+	bool counting;           /* count events matching by args alone, up to count_until */
+	int64_t count_until;
+	bool track_full;         /* it gave `limit` hits: only counting goes on */
+	size_t track_hits;       /* hits from it */
+	uint64_t args_total;     /* events (of unmatched tracks) that match by args alone */
+	bool cut;                /* a scan stopped collecting early: more results exist */
 	int status;
 };
 
-static bool after_cursor(const struct query *q, const struct tft_event *ev)
+static bool after_cursor(const struct query *q, int64_t ts, uint32_t track, uint32_t depth)
 {
 	if (!q->has_cursor)
 		return true;
-	if (ev->ts_ns != q->after_ts)
-		return ev->ts_ns > q->after_ts;
-	if (ev->track != q->after_track)
-		return ev->track > q->after_track;
-	return ev->depth > q->after_depth;
+	if (ts != q->after_ts)
+		return ts > q->after_ts;
+	if (track != q->after_track)
+		return track > q->after_track;
+	return depth > q->after_depth;
 }
 
-static int on_match(void *ctx, const struct tft_event *ev)
+static bool num_match(const struct query *q, const struct tft_arg *a)
 {
-	struct query *q = ctx;
+	char buf[64];
+	size_t n;
+	uint64_t bits;
+	struct num_memo *e;
 
-	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
-		return 0;
-	if (ev->name >= q->match_len || !q->match[ev->name] || !after_cursor(q, ev))
-		return 0;
-	/* In start order: once this track gave `limit` hits, later ones cannot make the cut. */
-	if (q->track_hits >= q->limit && ev->ts_ns > q->hits[q->nhits - 1].ts) {
-		q->cut = true;
-		return 1;
+	if (a->type == TFT_ARG_INT) {
+		bits = (uint64_t)a->v.i;
+	} else {
+		if (!isfinite(a->v.d))
+			return false;
+		memcpy(&bits, &a->v.d, sizeof(bits));
 	}
+	e = &q->memo[tft_hash_u64(bits ^ a->type) & (NUM_MEMO - 1)];
+	if (e->type == a->type && e->bits == bits)
+		return e->hit;
+	if (a->type == TFT_ARG_INT)
+		n = tft_json_fmt_int(buf, a->v.i);
+	else
+		n = tft_json_fmt_double(buf, a->v.d, false);
+	buf[n] = '\0';
+	*e = (struct num_memo){ bits, (uint8_t)a->type, text_match(q->m, buf, n) };
+	return e->hit;
+}
+
+static bool args_match(const struct query *q, const struct tft_event *ev)
+{
+	for (uint16_t k = 0; k < ev->nargs; k++) {
+		const struct tft_arg *a = &ev->args[k];
+		switch (a->type) {
+		case TFT_ARG_STR:
+			if (a->v.str < q->am_len && (q->am[a->v.str] & AV_STR))
+				return true;
+			break;
+		case TFT_ARG_JSON:
+			if (a->v.str < q->am_len && (q->am[a->v.str] & AV_JSON))
+				return true;
+			break;
+		case TFT_ARG_INT:
+		case TFT_ARG_DOUBLE:
+			if (q->numbers && num_match(q, a))
+				return true;
+			break;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+/* HIT_* for the first field of ev that matches, 0 if none. */
+static int classify(const struct query *q, const struct tft_event *ev)
+{
+	if ((q->fields & F_NAME) && ev->name < q->sm_len && q->sm[ev->name])
+		return HIT_NAME;
+	if ((q->fields & F_CAT) && ev->cat < q->sm_len && q->sm[ev->cat])
+		return HIT_CAT;
+	if ((q->fields & F_ARGS) && ev->nargs && args_match(q, ev))
+		return HIT_ARGS;
+	return q->track_hit ? HIT_TRACK : 0;
+}
+
+static int add_hit(struct query *q, int64_t ts, int64_t dur, uint32_t track, uint32_t depth,
+		   uint32_t name, int field)
+{
 	if (q->nhits == q->cap) {
 		size_t nc = q->cap ? q->cap * 2 : 256;
 		struct hit *nh = realloc(q->hits, nc * sizeof(*nh));
@@ -272,7 +583,36 @@ static int on_match(void *ctx, const struct tft_event *ev)
 		q->hits = nh;
 		q->cap = nc;
 	}
-	q->hits[q->nhits++] = (struct hit){ ev->ts_ns, ev->dur_ns, ev->track, ev->depth, ev->name };
+	q->hits[q->nhits++] = (struct hit){ ts, dur, track, depth, name, (uint8_t)field };
+	return 0;
+}
+
+static int on_match(void *ctx, const struct tft_event *ev)
+{
+	struct query *q = ctx;
+	int f;
+
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	if (q->track_full && ev->ts_ns > q->count_until)
+		return 1;
+	f = classify(q, ev);
+	if (!f)
+		return 0;
+	if (f == HIT_ARGS && q->counting)
+		q->args_total++;
+	if (q->track_full || !after_cursor(q, ev->ts_ns, ev->track, ev->depth))
+		return 0;
+	/* In start order: once this track gave `limit` hits, later ones cannot make the cut. */
+	if (q->track_hits >= q->limit && ev->ts_ns > q->hits[q->nhits - 1].ts) {
+		q->cut = true;
+		if (!q->counting || ev->ts_ns > q->count_until)
+			return 1;
+		q->track_full = true;
+		return 0;
+	}
+	if (add_hit(q, ev->ts_ns, ev->dur_ns, ev->track, ev->depth, ev->name, f) != 0)
+		return TFT_ENOMEM;
 	q->track_hits++;
 	return 0;
 }
@@ -288,44 +628,214 @@ static int cmp_hit(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
-static int cmp_span(const void *a, const void *b)
+/* Mark the ids of set in sm (sized by the largest id) whose text matches. */
+static void match_set(struct tft_session *s, const struct idset *set, const struct matcher *m, uint8_t *sm)
 {
-	const struct span *x = a, *y = b;
-
-	return x->track < y->track ? -1 : x->track > y->track;
+	for (size_t i = 0; i < set->n; i++) {
+		uint32_t id = set->ids[i];
+		size_t len = 0;
+		const char *str;
+		if (sm[id])
+			continue;
+		str = tft_session_str(s, id, &len);
+		if (str && text_match(m, str, len))
+			sm[id] = 1;
+	}
 }
 
-/* Match the index's names; fills match[] (sized by the largest id). */
-static int match_names(struct tft_session *s, const struct tft_search_index *ix, const char *q,
-		       size_t qlen, bool regex, uint8_t **match, uint32_t *match_len)
+/* am[id]: AV_STR when the value's text matches, AV_JSON when its compact JSON text does. */
+static int match_args(struct tft_session *s, const struct idset *set, struct matcher *m, uint8_t *am)
 {
-	uint32_t maxid = 0;
-	regex_t re;
-	uint8_t *m;
-
-	for (size_t i = 0; i < ix->nnames; i++)
-		if (ix->names[i] > maxid)
-			maxid = ix->names[i];
-	m = calloc((size_t)maxid + 1, 1);
-	if (!m)
-		return TFT_ENOMEM;
-	if (regex && regcomp(&re, q, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) {
-		free(m);
-		return TFT_EINVAL;
-	}
-	for (size_t i = 0; i < ix->nnames; i++) {
+	for (size_t i = 0; i < set->n; i++) {
+		uint32_t id = set->ids[i];
 		size_t len = 0;
-		const char *str = tft_session_str(s, ix->names[i], &len);
+		const char *str = tft_session_str(s, id, &len);
+		bool hit;
 		if (!str)
 			continue;
-		if (regex ? regexec(&re, str, 0, NULL, 0) == 0 : tft_query_find_icase(str, len, q, qlen) >= 0)
-			m[ix->names[i]] = 1;
+		if ((set->flags[i] & AV_STR) && text_match(m, str, len))
+			am[id] |= AV_STR;
+		if (set->flags[i] & AV_JSON) {
+			if (json_match(m, str, len, &hit) != 0)
+				return TFT_ENOMEM;
+			if (hit)
+				am[id] |= AV_JSON;
+		}
 	}
-	if (regex)
-		regfree(&re);
-	*match = m;
-	*match_len = maxid + 1;
 	return 0;
+}
+
+/* tm[t] = 1 for the tracks with events whose name or process name matches. */
+static int match_tracks(struct tft_session *s, const struct tft_search_index *ix, const struct matcher *m,
+			uint8_t *tm)
+{
+	uint32_t np = tft_session_process_count(s);
+	uint8_t *pm = calloc(np ? np : 1, 1); /* per process: 0 unknown, 1 no, 2 yes */
+
+	if (!pm)
+		return TFT_ENOMEM;
+	for (uint32_t t = 0; t < ix->ntracks; t++) {
+		const struct tft_track *tr = tft_session_track(s, t);
+		size_t len = 0;
+		const char *str;
+		if (!tr || !ix->tracks[t].count)
+			continue;
+		str = tft_session_str(s, tr->name, &len);
+		if (str && text_match(m, str, len)) {
+			tm[t] = 1;
+			continue;
+		}
+		if (tr->process >= np)
+			continue;
+		if (!pm[tr->process]) {
+			const struct tft_process *p = tft_session_process(s, tr->process);
+			str = p ? tft_session_str(s, p->name, &len) : NULL;
+			pm[tr->process] = str && text_match(m, str, len) ? 2 : 1;
+		}
+		tm[t] = pm[tr->process] == 2;
+	}
+	free(pm);
+	return 0;
+}
+
+/* Per track: the range to scan for name/category hits, and where args may match. */
+struct plan {
+	int64_t t0, t1; /* events matching by name or category start in [t0, t1] */
+	int64_t a0, a1; /* events matching by args alone start in [a0, a1] */
+};
+
+static void widen(int64_t *lo, int64_t *hi, int64_t a, int64_t b)
+{
+	if (a < *lo)
+		*lo = a;
+	if (b > *hi)
+		*hi = b;
+}
+
+/*
+ * Fill q->hits (unsorted) and *total. The exact total: every event of a
+ * matching track, the index's counts of matching (name, category) pairs on
+ * the others, and the events there that match by args alone (counted by the
+ * scans).
+ */
+static int run_query(struct tft_session *s, const struct tft_search_index *ix, struct matcher *m,
+		     struct query *q, uint64_t *total, struct tft_error *err)
+{
+	uint32_t nt = ix->ntracks, sm_len = 0;
+	uint8_t *sm = NULL, *am = NULL, *tm = NULL;
+	struct plan *plan = NULL;
+	int rc = 0;
+
+	*total = 0;
+	if (q->fields & F_NAME)
+		sm_len = ix->names.max + 1;
+	if ((q->fields & F_CAT) && ix->cats.max + 1 > sm_len)
+		sm_len = ix->cats.max + 1;
+	if (!(sm = calloc(sm_len ? sm_len : 1, 1)) || !(tm = calloc(nt ? nt : 1, 1)) ||
+	    !(plan = malloc((nt ? nt : 1) * sizeof(*plan)))) {
+		rc = TFT_ENOMEM;
+		goto out;
+	}
+	if (q->fields & F_NAME)
+		match_set(s, &ix->names, m, sm);
+	if (q->fields & F_CAT)
+		match_set(s, &ix->cats, m, sm);
+	q->sm = sm;
+	q->sm_len = sm_len;
+	if (q->fields & F_ARGS) {
+		q->am_len = ix->argstr.max + 1;
+		if (!(am = calloc(q->am_len, 1)) || match_args(s, &ix->argstr, m, am) != 0) {
+			rc = TFT_ENOMEM;
+			goto out;
+		}
+		q->am = am;
+		/* A regex may match digits whatever it says: format numbers for it too. */
+		q->numbers = m->regex || tft_query_may_match_number(m->q, m->qlen);
+		if (q->numbers && !(q->memo = calloc(NUM_MEMO, sizeof(*q->memo)))) {
+			rc = TFT_ENOMEM;
+			goto out;
+		}
+	}
+	if ((q->fields & F_TRACK) && (rc = match_tracks(s, ix, m, tm)) != 0)
+		goto out;
+	q->m = m;
+
+	if (q->fields == F_TRACK) {
+		/* Tracks alone: one result per matching track, its first event. */
+		for (uint32_t t = 0; t < nt; t++) {
+			const struct ix_track *it = &ix->tracks[t];
+			if (!tm[t])
+				continue;
+			(*total)++;
+			if (after_cursor(q, it->first_ts, t, it->first_depth) &&
+			    (rc = add_hit(q, it->first_ts, it->first_dur, t, it->first_depth, it->first_name, HIT_TRACK)) != 0)
+				goto out;
+		}
+		goto out;
+	}
+
+	for (uint32_t t = 0; t < nt; t++)
+		plan[t] = (struct plan){ INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN };
+	for (size_t i = 0; i < ix->cap; i++) {
+		const struct ix_entry *e = &ix->tab[i];
+		if (e->name == UINT32_MAX || tm[e->track])
+			continue;
+		if (!(((q->fields & F_NAME) && sm[e->name]) || ((q->fields & F_CAT) && sm[e->cat])))
+			continue;
+		*total += e->count;
+		widen(&plan[e->track].t0, &plan[e->track].t1, e->min_ts, e->max_ts);
+	}
+	if (q->fields & F_ARGS) {
+		for (size_t i = 0; i < ix->av_cap; i++) {
+			const struct av_entry *e = &ix->av[i];
+			if (e->str != UINT32_MAX && !tm[e->track] && (am[e->str] & e->flags))
+				widen(&plan[e->track].a0, &plan[e->track].a1, e->min_ts, e->max_ts);
+		}
+		for (uint32_t t = 0; q->numbers && t < nt; t++)
+			if (!tm[t] && ix->num_min[t] <= ix->num_max[t])
+				widen(&plan[t].a0, &plan[t].a1, ix->num_min[t], ix->num_max[t]);
+	}
+
+	/* One scan per track, in track order. */
+	for (uint32_t t = 0; t < nt && rc == 0; t++) {
+		const struct plan *p = &plan[t];
+		int64_t lo = p->t0, hi = p->t1;
+
+		q->track_hit = tm[t] != 0;
+		q->counting = false;
+		q->track_full = false;
+		q->track_hits = 0;
+		if (q->track_hit) {
+			*total += ix->tracks[t].count;
+			lo = INT64_MIN;
+			hi = INT64_MAX;
+		} else if (p->a0 <= p->a1) {
+			q->counting = true;
+			q->count_until = p->a1;
+		}
+		/* Name and category hits are wanted only past the cursor; args hits are counted from a0. */
+		if (q->has_cursor && q->after_ts > lo)
+			lo = q->after_ts;
+		if (q->counting)
+			widen(&lo, &hi, p->a0, p->a1);
+		if (lo > hi)
+			continue;
+		rc = tft_session_scan(s, t, lo, hi, 0, on_match, q, err);
+		if (rc > 0)
+			rc = 0;
+		if (q->status)
+			rc = q->status;
+	}
+	*total += q->args_total;
+out:
+	free(sm);
+	free(am);
+	free(tm);
+	free(plan);
+	free(q->memo);
+	q->sm = q->am = NULL;
+	q->memo = NULL;
+	return rc;
 }
 
 int tft_api_search(struct tft_http_req *r)
@@ -336,12 +846,14 @@ int tft_api_search(struct tft_http_req *r)
 	struct tft_json_writer w;
 	struct tft_error err;
 	struct query qu;
-	struct span *spans = NULL;
-	size_t nspans = 0, qlen;
-	uint8_t *match = NULL;
+	struct matcher m;
+	char qz[SEARCH_MAX_Q + 1];
+	size_t qlen, inlen = 0;
 	uint64_t total = 0;
 	int64_t regex, limit, at, atr, adp;
+	unsigned fields = F_NAME;
 	const char *q = tft_query_get(&r->query, "q", &qlen);
+	const char *in = tft_query_get(&r->query, "in", &inlen);
 	int rc;
 
 	if (!q || qlen == 0)
@@ -354,8 +866,20 @@ int tft_api_search(struct tft_http_req *r)
 	    tft_query_get_i64(&r->query, "after_track", 0, UINT32_MAX, UINT32_MAX, &atr) != 0 ||
 	    tft_query_get_i64(&r->query, "after_depth", 0, UINT32_MAX, UINT32_MAX, &adp) != 0)
 		return tft_http_reply_error(r, 400, "regex, limit, after_ts, after_track, after_depth must be integers in range");
+	if (in && tft_query_parse_words(in, inlen, field_names, 4, &fields) != 0)
+		return tft_http_reply_error(r, 400, "in must be a comma-separated list of name, cat, args, track");
+
+	memcpy(qz, q, qlen);
+	qz[qlen] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.q = qz;
+	m.qlen = qlen;
+	m.regex = regex != 0;
+	if (m.regex && regcomp(&m.re, qz, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+		return tft_http_reply_error(r, 400, "not a valid POSIX extended regular expression");
 
 	memset(&qu, 0, sizeof(qu));
+	qu.fields = fields;
 	/* Results are strictly after (after_ts, after_track, after_depth) in (ts, track, depth)
 	 * order; an omitted after_track or after_depth means "past all of them". */
 	qu.has_cursor = tft_query_get(&r->query, "after_ts", NULL) != NULL;
@@ -366,72 +890,17 @@ int tft_api_search(struct tft_http_req *r)
 
 	tft_error_clear(&err);
 	slot = tft_pool_acquire(&srv->pool, &err);
-	if (!slot)
-		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
-	ix = index_get(srv, slot->sess, &err);
+	if (!slot) {
+		rc = err.code ? err.code : TFT_EIO;
+		goto fail;
+	}
+	ix = index_get(srv, slot->sess, (fields & F_ARGS) != 0, &err);
 	if (!ix) {
 		tft_pool_release(slot);
-		return tft_http_reply_status(r, err.code ? err.code : TFT_ENOMEM, &err);
+		rc = err.code ? err.code : TFT_ENOMEM;
+		goto fail;
 	}
-	{
-		char qz[SEARCH_MAX_Q + 1];
-		memcpy(qz, q, qlen);
-		qz[qlen] = '\0';
-		rc = match_names(slot->sess, ix, qz, qlen, regex != 0, &match, &qu.match_len);
-	}
-	if (rc == TFT_EINVAL) {
-		index_put(srv, ix);
-		tft_pool_release(slot);
-		return tft_http_reply_error(r, 400, "not a valid POSIX extended regular expression");
-	}
-	qu.match = match;
-	if (rc == 0) {
-		/* Exact total and the spans to scan, from the index. */
-		for (size_t i = 0; i < ix->cap; i++) {
-			const struct ix_entry *e = &ix->tab[i];
-			if (e->name == UINT32_MAX || !match[e->name])
-				continue;
-			total += e->count;
-			if (qu.has_cursor && e->max_ts < qu.after_ts)
-				continue;
-			if (nspans % 256 == 0) {
-				struct span *ns = realloc(spans, (nspans + 256) * sizeof(*ns));
-				if (!ns) {
-					rc = TFT_ENOMEM;
-					break;
-				}
-				spans = ns;
-			}
-			spans[nspans++] = (struct span){ e->track, e->min_ts, e->max_ts };
-		}
-	}
-	if (rc == 0 && nspans) {
-		/* One scan per track over the union of its matching names' ranges. */
-		size_t k = 0;
-		qsort(spans, nspans, sizeof(*spans), cmp_span);
-		for (size_t i = 0; i < nspans; i++) {
-			if (k && spans[k - 1].track == spans[i].track) {
-				if (spans[i].t0 < spans[k - 1].t0)
-					spans[k - 1].t0 = spans[i].t0;
-				if (spans[i].t1 > spans[k - 1].t1)
-					spans[k - 1].t1 = spans[i].t1;
-			} else {
-				spans[k++] = spans[i];
-			}
-		}
-		nspans = k;
-		for (size_t i = 0; i < nspans && rc >= 0; i++) {
-			int64_t t0 = spans[i].t0;
-			if (qu.has_cursor && qu.after_ts > t0)
-				t0 = qu.after_ts;
-			qu.track_hits = 0;
-			rc = tft_session_scan(slot->sess, spans[i].track, t0, spans[i].t1, 0, on_match, &qu, &err);
-			if (rc > 0)
-				rc = 0;
-			if (qu.status)
-				rc = qu.status;
-		}
-	}
+	rc = run_query(slot->sess, ix, &m, &qu, &total, &err);
 	tft_json_write_init_mem(&w);
 	if (rc == 0) {
 		size_t n = qu.nhits < qu.limit ? qu.nhits : qu.limit;
@@ -457,6 +926,8 @@ int tft_api_search(struct tft_http_req *r)
 			tft_json_write_uint(&w, h->depth);
 			tft_json_write_key(&w, "name");
 			tft_json_write_str(&w, name ? name : "", name ? len : 0);
+			tft_json_write_key(&w, "field");
+			tft_json_write_str(&w, field_names[h->field - 1], strlen(field_names[h->field - 1]));
 			tft_json_write_end_object(&w);
 		}
 		tft_json_write_end_array(&w);
@@ -466,12 +937,17 @@ int tft_api_search(struct tft_http_req *r)
 	}
 	tft_pool_release(slot);
 	index_put(srv, ix);
-	free(match);
-	free(spans);
 	free(qu.hits);
+	if (m.regex)
+		regfree(&m.re);
+	free(m.buf);
 	if (rc != 0) {
 		tft_json_write_fini(&w);
 		return tft_http_reply_status(r, rc, &err);
 	}
 	return tft_http_reply_json(r, 200, &w);
+fail:
+	if (m.regex)
+		regfree(&m.re);
+	return tft_http_reply_status(r, rc, &err);
 }

@@ -284,3 +284,64 @@ long tft_query_find_icase(const char *hay, size_t hay_len, const char *needle, s
 	}
 	return -1;
 }
+
+int tft_query_parse_words(const char *s, size_t len, const char *const *words, unsigned nwords,
+			  unsigned *mask)
+{
+	unsigned m = 0;
+	size_t pos = 0;
+
+	if (len == 0 || nwords > 32)
+		return TFT_EINVAL;
+	while (pos <= len) {
+		size_t start = pos;
+		unsigned k;
+
+		while (pos < len && s[pos] != ',')
+			pos++;
+		for (k = 0; k < nwords; k++)
+			if (strlen(words[k]) == pos - start && memcmp(words[k], s + start, pos - start) == 0)
+				break;
+		/* no word is empty, so an empty item ("a,,b", "a,") is unknown too */
+		if (k == nwords || pos == start)
+			return TFT_EINVAL;
+		m |= 1u << k;
+		pos++;
+	}
+	*mask = m;
+	return 0;
+}
+
+bool tft_query_may_match_number(const char *needle, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)needle[i];
+		if (!(c >= '0' && c <= '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E')
+			return false;
+	}
+	return true;
+}
+
+size_t tft_query_json_compact(char *out, const char *json, size_t len)
+{
+	size_t n = 0;
+	bool in_str = false, esc = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = json[i];
+
+		if (in_str) {
+			out[n++] = c;
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+		} else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			in_str = c == '"';
+			out[n++] = c;
+		}
+	}
+	return n;
+}

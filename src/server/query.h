@@ -89,4 +89,26 @@ bool tft_query_token_equal(const char *a, size_t alen, const char *b, size_t ble
  */
 long tft_query_find_icase(const char *hay, size_t hay_len, const char *needle, size_t needle_len);
 
+/*
+ * A comma-separated list of words ("name,args"), each one of words[0..nwords)
+ * (non-empty, nwords <= 32): *mask gets bit k for words[k]; repeats are fine.
+ * Returns 0, or TFT_EINVAL (empty list, empty item, unknown word).
+ */
+int tft_query_parse_words(const char *s, size_t len, const char *const *words, unsigned nwords,
+			  unsigned *mask);
+
+/*
+ * Whether a case-insensitive substring search for needle can match the
+ * decimal text of a number as tft_json_fmt_int / tft_json_fmt_double write
+ * it: only when every byte is a digit, '-', '+', '.' or 'e'/'E'.
+ */
+bool tft_query_may_match_number(const char *needle, size_t len);
+
+/*
+ * Copy JSON text to out (room for len bytes) without the whitespace outside
+ * string literals ("[1, 2]" -> "[1,2]", JSON.stringify's layout); returns the
+ * bytes written. Any input is safe: text that is not JSON is copied the same way.
+ */
+size_t tft_query_json_compact(char *out, const char *json, size_t len);
+
 #endif /* TFT_SERVER_QUERY_H */

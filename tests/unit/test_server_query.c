@@ -137,6 +137,64 @@ static void test_cookie_token_find(void)
 	is_int(tft_query_find_icase("x", 1, "", 0), 0, "empty needle");
 }
 
+static void test_words(void)
+{
+	static const char *const words[] = { "name", "cat", "args", "track" };
+	unsigned m = 0;
+
+	is_int(tft_query_parse_words("name", 4, words, 4, &m), 0, "one word");
+	is_int(m, 1, "bit 0");
+	is_int(tft_query_parse_words("track,cat,name,cat", 18, words, 4, &m), 0, "repeats, any order");
+	is_int(m, 1 | 2 | 8, "bits of name, cat, track");
+	is_int(tft_query_parse_words("name,cat,args,track", 19, words, 4, &m), 0, "all");
+	is_int(m, 15, "all bits");
+	m = 99;
+	is_int(tft_query_parse_words("", 0, words, 4, &m), TFT_EINVAL, "empty list");
+	is_int(m, 99, "mask untouched on error");
+	is_int(tft_query_parse_words("name,", 5, words, 4, &m), TFT_EINVAL, "trailing comma");
+	is_int(tft_query_parse_words(",name", 5, words, 4, &m), TFT_EINVAL, "leading comma");
+	is_int(tft_query_parse_words("name,,cat", 9, words, 4, &m), TFT_EINVAL, "empty item");
+	is_int(tft_query_parse_words("names", 5, words, 4, &m), TFT_EINVAL, "longer than a word");
+	is_int(tft_query_parse_words("nam", 3, words, 4, &m), TFT_EINVAL, "prefix of a word");
+	is_int(tft_query_parse_words("NAME", 4, words, 4, &m), TFT_EINVAL, "case matters");
+	is_int(tft_query_parse_words("name cat", 8, words, 4, &m), TFT_EINVAL, "space is not a separator");
+	is_int(tft_query_parse_words("name\0", 5, words, 4, &m), TFT_EINVAL, "NUL byte");
+}
+
+static void test_number_text(void)
+{
+	ok(tft_query_may_match_number("8218", 4), "digits");
+	ok(tft_query_may_match_number("-1.5e+07", 8), "sign, point, exponent");
+	ok(tft_query_may_match_number("E", 1), "upper-case exponent");
+	ok(tft_query_may_match_number("", 0), "empty needle matches anything");
+	ok(!tft_query_may_match_number("0x10", 4), "hex prefix");
+	ok(!tft_query_may_match_number("kernel", 6), "a word");
+	ok(!tft_query_may_match_number("1,1", 3), "comma (JSON arrays are strings)");
+	ok(!tft_query_may_match_number("null", 4), "non-finite numbers are not matched");
+}
+
+/* Compact `in` and compare with `want` (both C strings). */
+static bool compacts_to(const char *in, const char *want)
+{
+	char out[64];
+	size_t n = tft_query_json_compact(out, in, strlen(in));
+
+	return n == strlen(want) && memcmp(out, want, n) == 0;
+}
+
+static void test_json_compact(void)
+{
+	char out[1];
+
+	ok(compacts_to("[564, 1, 1]", "[564,1,1]"), "array");
+	ok(compacts_to("{ \"a b\" : [ \"x  y\" ],\n\t\"c\":1 }\r\n", "{\"a b\":[\"x  y\"],\"c\":1}"),
+	   "spaces inside strings kept");
+	ok(compacts_to("[\"q\\\" \", 2]", "[\"q\\\" \",2]"), "escaped quote stays inside the string");
+	ok(compacts_to("[\"\\\\\", 2]", "[\"\\\\\",2]"), "escaped backslash ends before the quote");
+	ok(compacts_to(" \"open  x", "\"open  x"), "unterminated string: copied");
+	is_int(tft_query_json_compact(out, "", 0), 0, "empty");
+}
+
 int main(void)
 {
 	test_split();
@@ -144,5 +202,8 @@ int main(void)
 	test_ints();
 	test_lists();
 	test_cookie_token_find();
+	test_words();
+	test_number_text();
+	test_json_compact();
 	return done_testing();
 }
