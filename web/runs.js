@@ -227,7 +227,16 @@ export class Runs {
 		if (asked && r.state === 'ready') this.app.traceLanded && this.app.traceLanded(r.note);
 	}
 
-	globalOn() { return !!(this.status && this.status.tracing && this.globalWanted); }
+	/*
+	 * The global tracing switch: the server's `global` (tracing is also on while a
+	 * requested step runs, so it cannot tell); an older server without it: as this page
+	 * last set it, while tracing is on.
+	 */
+	globalOn() {
+		const st = this.status;
+		if (st && typeof st.global === 'boolean') return st.global;
+		return !!(st && st.tracing && this.globalWanted);
+	}
 
 	/* ---- controls ------------------------------------------------------------------ */
 
@@ -256,7 +265,10 @@ export class Runs {
 		try {
 			const j = await postJSON('api/tracing', { on });
 			this.globalWanted = !!j.tracing;
-			if (this.status) this.status.tracing = !!j.tracing;
+			if (this.status) {
+				this.status.tracing = !!j.tracing;
+				if (typeof this.status.global === 'boolean') this.status.global = !!j.tracing;
+			}
 			this.app.toast(j.tracing ? 'Global tracing is on' : 'Global tracing is off');
 		} catch (e) {
 			this.app.toast(`Could not switch tracing: ${e.message}`);
@@ -375,7 +387,7 @@ export class Runs {
 		this.app.setLive && this.app.setLive(this.conn);
 		if (!st) { el.innerHTML = '<p class="loading">waiting for the runtime…</p>'; return; }
 		const dropped = Number(st.dropped) || 0;
-		const tracing = st.tracing ? (this.globalWanted ? 'on (global)' : 'on') : 'off';
+		const tracing = st.tracing ? (this.globalOn() ? 'on (global)' : 'on') : 'off';
 		el.innerHTML = `<dl class="r-kv">
 			<dt>State</dt><dd class="${st.state === 'running' ? 'ok' : 'warn'}">${esc(st.state || '–')}</dd>
 			<dt>Events</dt><dd>${fmtInt(st.events)}</dd>
@@ -392,7 +404,7 @@ export class Runs {
 		const msgs = [];
 		if (dropped > 0) msgs.push(`<b>${esc(fmtInt(dropped))} events dropped</b>: a thread's trace buffer overflowed, so counts and times undercount. Trace fewer steps or enlarge the buffers.`);
 		if (st.state === 'disabled') msgs.push(`<b>The runtime disabled itself</b>${st.disabled_reason ? `: ${esc(st.disabled_reason)}` : ''}. Steps are no longer recorded.`);
-		if (st.tracing && this.globalWanted) msgs.push('<b>Global tracing is on</b>: every step is traced, which slows the job down.');
+		if (st.tracing && this.globalOn()) msgs.push('<b>Global tracing is on</b>: every step is traced, which slows the job down.');
 		if (this.conn === 'lost') msgs.push('<b>Connection to the training job lost</b>; retrying.');
 		banner.hidden = !msgs.length;
 		banner.innerHTML = msgs.map((m) => `<p>${m}</p>`).join('');
@@ -404,7 +416,7 @@ export class Runs {
 		const g = $('.r-global');
 		if (g) {
 			if (this.status && this.globalWanted === undefined) this.globalWanted = false;
-			g.checked = !!this.globalWanted;
+			g.checked = this.status && typeof this.status.global === 'boolean' ? this.status.global : !!this.globalWanted;
 		}
 		const stopped = this.conn === 'stopped';
 		for (const b of this.root.querySelectorAll('.r-controls button, .r-controls input')) b.disabled = stopped;
@@ -646,7 +658,7 @@ export class Runs {
 			live: this.live, conn: this.conn, kinds: this.kinds.size, selected: this.selected,
 			points: k ? k.steps.length : 0, traced: k ? k.steps.filter((s) => s.traced).length : 0,
 			status: this.status, request: this.req ? { state: this.req.state, error: this.req.error || null } : null,
-			notes: this.notes.length, global: !!this.globalWanted,
+			notes: this.notes.length, global: this.globalOn(),
 		};
 	}
 }

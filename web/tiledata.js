@@ -50,7 +50,8 @@ export function decodeViewport(json, t0) {
 		const flags = new Uint8Array(n);
 		if (Array.isArray(t.flags)) for (let i = 0; i < n; i++) flags[i] = t.flags[i] & 127;
 		if (Array.isArray(t.ekind)) for (let i = 0; i < n; i++) if (t.ekind[i] === 1) flags[i] |= 128;
-		// categories (string ids) when the server sends them: colour by category
+		// categories (string ids) for colour by category; the server leaves them out of a
+		// track without any (and an older server everywhere): null, see Timeline.colorKey
 		const cat = Array.isArray(t.cat) && t.cat.length === n ? u32(t.cat, n, 0) : null;
 		out.push({ id: t.id, counter: false, n, off, dur, depth, name, count, flags, cat });
 		transfer.push(off.buffer, dur.buffer, depth.buffer, name.buffer, count.buffer, flags.buffer);

@@ -93,7 +93,7 @@ export class Timeline {
 		this.pinRows = [];
 		this.pinH = 0;
 		this.follow = false;      // live: keep the newest data in view
-		this.catSeen = false;     // did any tile carry categories?
+		this.catSeen = false;     // did any tile carry categories (the server sends them)?
 		this.colorBy = 'name';
 		try { const c = localStorage.getItem('tft.colorby'); if (['name', 'category', 'duration'].includes(c)) this.colorBy = c; } catch { /* ignore */ }
 		window.__tft_frames = this.frames;
@@ -275,10 +275,18 @@ export class Timeline {
 		this.invalidate(true);
 	}
 
-	/* Palette index of item i of a tile: by name, category or duration. */
+	/*
+	 * Palette index of item i of a tile: by name, category or duration. The server
+	 * leaves `cat` out of a track whose items have no category, so once some tile had
+	 * categories a tile without them is uncategorised ("", as a static export's zeros);
+	 * until then the server may predate categories and names stand in (the toolbar says so).
+	 */
 	colorKey(d, i) {
 		if (this.colorBy === 'duration') return durationIndex(d.dur[i]);
-		if (this.colorBy === 'category' && d.cat) return this.colorOf(d.cat[i]);
+		if (this.colorBy === 'category') {
+			if (d.cat) return this.colorOf(d.cat[i]);
+			if (this.catSeen) return this.colorOf(0);
+		}
 		return this.colorOf(d.name[i]);
 	}
 
@@ -713,7 +721,12 @@ export class Timeline {
 
 	renderSliceTile(tile, t) {
 		const d = tile.data;
-		if (d.cat && !this.catSeen) { this.catSeen = true; this.app.catsSeen && this.app.catsSeen(); }
+		if (d.cat && !this.catSeen) {
+			this.catSeen = true;
+			// tiles drawn so far in category mode used name colours: draw them again
+			if (this.colorBy === 'category') { this.renderGen++; this.invalidate(true); }
+			this.app.catsSeen && this.app.catsSeen();
+		}
 		const dpr = this.dpr;
 		const ch = Math.max(1, Math.round(t.h * dpr));
 		const c = this.tileSurface(TILE_PX, ch);

@@ -503,6 +503,7 @@ static PyObject *server_status(ServerObject *self, PyObject *unused)
 						  : s.state == TFT_RUNTIME_DISABLED ? "disabled"
 										    : "off"));
 	DICT_SET(d, "tracing", PyBool_FromLong(s.tracing));
+	DICT_SET(d, "global", PyBool_FromLong(s.global));
 	DICT_SET(d, "pending", PyLong_FromLongLong(s.pending));
 	DICT_SET(d, "every", PyLong_FromLongLong(s.every));
 	DICT_SET(d, "events", PyLong_FromUnsignedLongLong(s.events));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /download/session (the session file, sent from its descriptor) and
+ * GET /download/session (the session file, sent from its descriptor, whole
+ * or as the byte range the request asks for: tft_http_reply_file) and
  * GET /download/chrome (the session as Chrome trace JSON, streamed: an
  * exporter thread writes into a pipe that the response reads, chunked, so
  * the document is never held in memory).

@@ -19,6 +19,7 @@
 #include "codec/json_read.h"
 #include "codec/source.h"
 #include "export/export_html.h"
+#include "runtime/rt.h"
 #include "server/live.h"
 #include "server/routes.h"
 
@@ -30,7 +31,9 @@
 #define QUEUE_MAX 4096        /* finished steps waiting for the follower */
 #define LANDING_MAX 8192      /* steps waiting for the commit that holds them */
 #define RING_SLOTS 1024       /* SSE events kept for replay */
-#define SLOT_BYTES 768        /* one formatted SSE message */
+#define SLOT_BYTES 1024       /* one formatted SSE message: the status object with a
+				* 255-byte session name, a 199-byte disabled reason and
+				* 20-digit counters is ~920 bytes (a longer one is not sent) */
 #define STREAMS_MAX 16
 #define TICK_NS (20 * 1000000LL)
 #define STATUS_EVERY_NS 1000000000LL
@@ -228,6 +231,9 @@ void tft_live_get_status(struct tft_live *lv, struct tft_live_status *o)
 	o->live = lv->live_mode;
 	o->state = st.state;
 	o->tracing = st.tracing;
+	/* The switch alone: `tracing` is also true inside a requested step, so a page
+	 * that did not flip the switch could not tell it from the status. */
+	o->global = (__atomic_load_n(&tft_rt_state, __ATOMIC_RELAXED) & TFT_RT_TRACING) != 0;
 	o->pending = atomic_load(&lv->pending);
 	o->every = atomic_load(&lv->every);
 	o->events = st.events;
@@ -258,6 +264,8 @@ static void write_status(struct tft_json_writer *w, const struct tft_live_status
 	tft_json_write_cstr(w, state_name(s->state));
 	tft_json_write_key(w, "tracing");
 	tft_json_write_bool(w, s->tracing);
+	tft_json_write_key(w, "global");
+	tft_json_write_bool(w, s->global);
 	tft_json_write_key(w, "pending");
 	tft_json_write_int(w, s->pending);
 	tft_json_write_key(w, "every");

@@ -4,9 +4,9 @@
  * The store answers at the level of detail that matches the resolution;
  * on top of that, per depth, runs of sub-pixel events separated by
  * sub-pixel gaps are merged on the fly into one block (count = events, name
- * = the longest), so a track yields O(width) items per depth whatever the
- * event density. Counter samples are reduced to one per pixel bucket
- * (first ts, last value, min, max).
+ * and category = the longest's), so a track yields O(width) items per depth
+ * whatever the event density. Counter samples are reduced to one per pixel
+ * bucket (first ts, last value, min, max).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@
 /* An item to draw (slice, instant or merged block). */
 struct vp_item {
 	int64_t ts, dur;
-	uint32_t depth, name, count;
+	uint32_t depth, name, cat, count; /* name, cat: string ids */
 	uint8_t flags, ekind;
 };
 
@@ -32,7 +32,7 @@ struct vp_item {
 struct vp_pend {
 	struct vp_item it;
 	int64_t end;     /* ts + dur, saturated */
-	int64_t longest; /* duration of the item that names the block */
+	int64_t longest; /* duration of the item that names (and categorises) the block */
 	bool used, small;
 };
 
@@ -216,6 +216,7 @@ static int on_slice(void *ctx, const struct tft_event *ev)
 		if (dur > p->longest) {
 			p->longest = dur;
 			p->it.name = ev->name;
+			p->it.cat = ev->cat;
 		}
 		p->it.flags |= (uint8_t)(TFT_EVF_SUMMARY | (ev->flags & TFT_EVF_UNCLOSED));
 		return 0;
@@ -232,6 +233,7 @@ static int on_slice(void *ctx, const struct tft_event *ev)
 	p->it.dur = dur;
 	p->it.depth = d;
 	p->it.name = ev->name;
+	p->it.cat = ev->cat;
 	p->it.count = ev->count ? ev->count : 1;
 	p->it.flags = ev->flags;
 	p->it.ekind = ev->kind;
@@ -247,7 +249,9 @@ static int cmp_item(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
-static void write_items(struct tft_json_writer *w, struct vp_scratch *sc, int64_t base)
+/* has_cat: some item has a category; otherwise the `cat` column is left out. */
+static void write_items(struct tft_json_writer *w, struct vp_scratch *sc, int64_t base,
+			bool has_cat)
 {
 	size_t n = sc->nitems;
 
@@ -270,6 +274,8 @@ static void write_items(struct tft_json_writer *w, struct vp_scratch *sc, int64_
 	COLUMN("count", tft_json_write_raw_uint(w, it->count));
 	COLUMN("flags", tft_json_write_raw_uint(w, it->flags));
 	COLUMN("ekind", tft_json_write_raw_uint(w, it->ekind));
+	if (has_cat)
+		COLUMN("cat", tft_json_write_raw_uint(w, it->cat));
 #undef COLUMN
 }
 
@@ -361,7 +367,7 @@ static int write_track(struct tft_session *s, const struct tft_viewport_req *req
 	const struct tft_track *tr = tft_session_track(s, id);
 	struct vp_track t = { .sc = sc, .t0 = req->t0_ns, .res = res };
 	const char *kind;
-	bool counter;
+	bool counter, has_cat = false;
 	int rc;
 
 	if (!tr)
@@ -396,8 +402,14 @@ static int write_track(struct tft_session *s, const struct tft_viewport_req *req
 		}
 		if (sc->nitems > 1)
 			qsort(sc->items, sc->nitems, sizeof(*sc->items), cmp_item);
-		for (size_t i = 0; i < sc->nitems; i++)
+		for (size_t i = 0; i < sc->nitems; i++) {
 			set_add(sc, sc->items[i].name);
+			has_cat |= sc->items[i].cat != 0;
+		}
+		/* Most tracks of a runtime or TF session have no categories: an all-zero
+		 * column would only add bytes, so it is sent only when one is named. */
+		for (size_t i = 0; has_cat && i < sc->nitems; i++)
+			set_add(sc, sc->items[i].cat);
 	}
 	if (sc->status)
 		return tft_error_set(err, sc->status, -1, "out of memory");
@@ -415,7 +427,7 @@ static int write_track(struct tft_session *s, const struct tft_viewport_req *req
 	if (counter)
 		write_counters(w, sc, req->rel ? req->t0_ns : 0);
 	else
-		write_items(w, sc, req->rel ? req->t0_ns : 0);
+		write_items(w, sc, req->rel ? req->t0_ns : 0, has_cat);
 	tft_json_write_raw_char(w, '}');
 	return 0;
 }

@@ -275,16 +275,172 @@ static void add_download_headers(struct MHD_Response *resp, const char *type, co
 	}
 }
 
+/* ---- byte ranges (RFC 9110 section 14) ----------------------------------- */
+
+enum range_result {
+	RANGE_WHOLE,       /* no Range, one to ignore, or several ranges: 200, whole body */
+	RANGE_PART,        /* one satisfiable range: 206 */
+	RANGE_UNSATISFIED, /* no range of the set is satisfiable: 416 */
+};
+
+/* Decimal digits at *p; saturates (a huge position is valid, just unsatisfiable). */
+static bool range_number(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*s - '0');
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/*
+ * Evaluate a Range header value against a body of `size` bytes; on
+ * RANGE_PART, [*first, *last] is the part (inclusive, clamped to the body).
+ * A header that is not a valid "bytes=" range set is ignored, as RFC 9110
+ * allows; several ranges are answered with the whole body (also allowed),
+ * which spares us multipart/byteranges bodies no client of ours needs.
+ */
+static enum range_result parse_range(const char *h, uint64_t size, uint64_t *first, uint64_t *last)
+{
+	const char *p = h;
+	unsigned nspec = 0, nsat = 0;
+
+	if (strncasecmp(p, "bytes=", 6) != 0)
+		return RANGE_WHOLE;
+	p += 6;
+	for (;;) {
+		uint64_t a, b;
+		bool sat;
+
+		while (*p == ' ' || *p == '\t' || *p == ',') /* empty list elements are allowed */
+			p++;
+		if (!*p)
+			break;
+		if (*p == '-') { /* suffix-range: the last b bytes */
+			p++;
+			if (!range_number(&p, &b))
+				return RANGE_WHOLE;
+			sat = b > 0 && size > 0;
+			a = sat ? size - (b < size ? b : size) : 0;
+			b = sat ? size - 1 : 0;
+		} else { /* int-range: a- or a-b */
+			if (!range_number(&p, &a) || *p++ != '-')
+				return RANGE_WHOLE;
+			b = UINT64_MAX;
+			if (*p >= '0' && *p <= '9') {
+				range_number(&p, &b);
+				if (b < a)
+					return RANGE_WHOLE; /* invalid, so the whole header is */
+			}
+			sat = a < size;
+			if (sat && b >= size)
+				b = size - 1;
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p && *p != ',')
+			return RANGE_WHOLE;
+		nspec++;
+		if (sat) {
+			nsat++;
+			*first = a;
+			*last = b;
+		}
+	}
+	if (nspec == 0)
+		return RANGE_WHOLE;
+	if (nsat == 0)
+		return RANGE_UNSATISFIED;
+	return nspec == 1 ? RANGE_PART : RANGE_WHOLE;
+}
+
+/* {"error": msg} as a response (content type set), or NULL when out of memory. */
+static struct MHD_Response *error_response(const char *msg)
+{
+	struct MHD_Response *resp;
+	struct tft_json_writer w;
+	size_t len;
+	char *buf;
+
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "error");
+	tft_json_write_cstr(&w, msg);
+	tft_json_write_end_object(&w);
+	tft_json_write_borrow(&w, &len);
+	if (w.status) {
+		tft_json_write_fini(&w);
+		return NULL;
+	}
+	buf = w.buf;
+	w.buf = NULL; /* the response owns the text now */
+	resp = MHD_create_response_from_buffer_with_free_callback(len, buf, free);
+	if (!resp) {
+		free(buf);
+		return NULL;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	return resp;
+}
+
+/*
+ * A file is sent whole (200), as one range (206, Content-Range) or refused
+ * (416) after the request's Range header. Its strong ETag (inode, size,
+ * mtime) lets a client resume with If-Range: a file that changed since
+ * (a live session checkpointed again) is then sent whole, never spliced.
+ */
 int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const char *type,
 			const char *filename)
 {
-	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+	const char *range = tft_http_header(r, MHD_HTTP_HEADER_RANGE);
+	const char *if_range = tft_http_header(r, MHD_HTTP_HEADER_IF_RANGE);
+	enum range_result rr = RANGE_WHOLE;
+	struct MHD_Response *resp;
+	uint64_t first = 0, last = 0;
+	char etag[80] = "", cr[80];
+	struct stat st;
 
+	if (fstat(fd, &st) == 0)
+		snprintf(etag, sizeof(etag), "\"%llx-%llx-%llx.%lx\"", (unsigned long long)st.st_ino,
+			 (unsigned long long)size, (unsigned long long)st.st_mtim.tv_sec,
+			 (unsigned long)st.st_mtim.tv_nsec);
+	/* If-Range with another validator (or a date, which we never send): whole body. */
+	if (range && (!if_range || (etag[0] && strcmp(if_range, etag) == 0)))
+		rr = parse_range(range, size, &first, &last);
+	if (rr == RANGE_UNSATISFIED) {
+		close(fd);
+		resp = error_response("range not satisfiable");
+		if (!resp)
+			return tft_http_reply_error(r, 503, "out of memory");
+		snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)size);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+		return queue(r, MHD_HTTP_RANGE_NOT_SATISFIABLE, resp);
+	}
+	if (rr == RANGE_PART)
+		resp = MHD_create_response_from_fd_at_offset64(last - first + 1, fd, first);
+	else
+		resp = MHD_create_response_from_fd64(size, fd);
 	if (!resp) {
 		close(fd);
 		return TFT_ENOMEM;
 	}
 	add_download_headers(resp, type, filename);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (etag[0])
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+	if (rr == RANGE_PART) {
+		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)first,
+			 (unsigned long long)last, (unsigned long long)size);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+		return queue(r, MHD_HTTP_PARTIAL_CONTENT, resp);
+	}
 	return queue(r, MHD_HTTP_OK, resp);
 }
 
@@ -297,6 +453,8 @@ int tft_http_reply_stream(struct tft_http_req *r, int fd, const char *type, cons
 		return TFT_ENOMEM;
 	}
 	add_download_headers(resp, type, filename);
+	/* Produced as it is sent: a Range is ignored (200, the whole body), and said so. */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "none");
 	return queue(r, MHD_HTTP_OK, resp);
 }
 

@@ -71,7 +71,8 @@ void tft_live_set_tracing(struct tft_live *lv, bool on);
 struct tft_live_status {
 	bool live;
 	int state;          /* enum tft_runtime_state */
-	bool tracing;
+	bool tracing;       /* op-level events recorded now (switch or requested steps) */
+	bool global;        /* the global switch (tft_set_tracing), whatever the steps */
 	int64_t pending, every;
 	uint64_t events, dropped, flushes, bytes_written, threads;
 	int64_t steps;

@@ -346,9 +346,13 @@ def case_live_torch(tmp):
             probs.append("%s %r: %s, want %s" % (path, body, st, want))
     st, r = http_json(base, "/api/tracing", {"on": True})
     on = srv.status()["tracing"]
+    g_on = (http_json(base, "/api/live/status")[1].get("global"), srv.status().get("global"))
     st2, r2 = http_json(base, "/api/tracing", {"on": False})
     if st != 200 or not on or srv.status()["tracing"]:
         probs.append("/api/tracing on/off did not switch")
+    g_off = (http_json(base, "/api/live/status")[1].get("global"), srv.status().get("global"))
+    if g_on != (True, True) or g_off != (False, False):
+        probs.append("global (HTTP, status()): %r after on, %r after off" % (g_on, g_off))
     raw = [f for f in os.listdir(srv._trace_dir())]
     if len(raw) > 2:
         probs.append("keep_traces=2 but %d raw trace files" % len(raw))
