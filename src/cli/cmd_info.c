@@ -15,6 +15,7 @@
 #include "analyze/stats.h"
 #include "cli/cli.h"
 #include "codec/json_write.h"
+#include "export/export_summary.h"
 #include "export/export_tftimeline.h"
 #include "store/session.h"
 
@@ -223,28 +224,13 @@ static void end_item(struct tft_json_writer *w)
 
 static void print_json(struct tft_json_writer *w, struct tft_session *s, const char *path)
 {
-	struct tft_session_summary sum;
 	uint32_t np = tft_session_process_count(s), nt = tft_session_track_count(s);
 	uint32_t nsteps = tft_session_step_count(s);
 
-	tft_session_get_summary(s, &sum);
 	tft_json_write_begin_object(w);
 	kv_str(w, "file", path);
-	kv_str(w, "format", sum.format);
-	kv_str(w, "producer", sum.producer);
-	kv_uint(w, "processes", sum.processes);
-	kv_uint(w, "tracks", sum.tracks);
-	kv_uint(w, "slices", sum.slices);
-	kv_uint(w, "instants", sum.instants);
-	kv_uint(w, "flows", sum.flows);
-	kv_uint(w, "counters", sum.counters);
-	kv_uint(w, "steps", sum.steps);
-	kv_int(w, "start_ns", sum.start_ns);
-	kv_int(w, "end_ns", sum.end_ns);
-	kv_int(w, "duration_ns", sum.end_ns - sum.start_ns);
-	kv_uint(w, "dropped", sum.dropped);
-	kv_uint(w, "unmatched_flows", sum.unmatched_flows);
-	kv_uint(w, "unclosed_slices", sum.unclosed_slices);
+	/* The counts and span, shared with GET /api/session. */
+	tft_export_summary_keys(w, s);
 	{
 		const char *gn = tft_session_meta(s, "graph_nodes");
 		kv_uint(w, "graph_nodes", gn ? strtoull(gn, NULL, 10) : 0);

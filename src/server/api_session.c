@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "export/export_summary.h"
 #include "server/routes.h"
 
 static void write_str_id(struct tft_json_writer *w, struct tft_session *s, uint32_t id)
@@ -60,32 +61,11 @@ static void write_u64(struct tft_json_writer *w, const char *key, uint64_t v)
 
 void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w)
 {
-	struct tft_session_summary sum;
 	uint32_t np = tft_session_process_count(s), nt = tft_session_track_count(s);
 
-	memset(&sum, 0, sizeof(sum));
-	tft_session_get_summary(s, &sum);
 	tft_json_write_begin_object(w);
-	tft_json_write_key(w, "format");
-	tft_json_write_cstr(w, sum.format ? sum.format : "");
-	tft_json_write_key(w, "producer");
-	tft_json_write_cstr(w, sum.producer ? sum.producer : "");
-	write_u64(w, "processes", sum.processes);
-	write_u64(w, "tracks", sum.tracks);
-	write_u64(w, "slices", sum.slices);
-	write_u64(w, "instants", sum.instants);
-	write_u64(w, "flows", sum.flows);
-	write_u64(w, "counters", sum.counters);
-	write_u64(w, "steps", sum.steps);
-	tft_json_write_key(w, "start_ns");
-	tft_json_write_int(w, sum.start_ns);
-	tft_json_write_key(w, "end_ns");
-	tft_json_write_int(w, sum.end_ns);
-	tft_json_write_key(w, "duration_ns");
-	tft_json_write_int(w, sum.end_ns - sum.start_ns);
-	write_u64(w, "dropped", sum.dropped);
-	write_u64(w, "unmatched_flows", sum.unmatched_flows);
-	write_u64(w, "unclosed_slices", sum.unclosed_slices);
+	/* The counts and span, shared with `tftracer info --json`. */
+	tft_export_summary_keys(w, s);
 
 	tft_json_write_key(w, "process_list");
 	tft_json_write_begin_array(w);

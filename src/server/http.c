@@ -277,12 +277,6 @@ static void add_download_headers(struct MHD_Response *resp, const char *type, co
 
 /* ---- byte ranges (RFC 9110 section 14) ----------------------------------- */
 
-enum range_result {
-	RANGE_WHOLE,       /* no Range, one to ignore, or several ranges: 200, whole body */
-	RANGE_PART,        /* one satisfiable range: 206 */
-	RANGE_UNSATISFIED, /* no range of the set is satisfiable: 416 */
-};
-
 /* Decimal digits at *p; saturates (a huge position is valid, just unsatisfiable). */
 static bool range_number(const char **p, uint64_t *out)
 {
@@ -291,27 +285,24 @@ static bool range_number(const char **p, uint64_t *out)
 
 	if (*s < '0' || *s > '9')
 		return false;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*s - '0');
+	for (; *s >= '0' && *s <= '9'; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
 	*p = s;
 	*out = v;
 	return true;
 }
 
-/*
- * Evaluate a Range header value against a body of `size` bytes; on
- * RANGE_PART, [*first, *last] is the part (inclusive, clamped to the body).
- * A header that is not a valid "bytes=" range set is ignored, as RFC 9110
- * allows; several ranges are answered with the whole body (also allowed),
- * which spares us multipart/byteranges bodies no client of ours needs.
- */
-static enum range_result parse_range(const char *h, uint64_t size, uint64_t *first, uint64_t *last)
+/* See http.h. */
+enum tft_http_range tft_http_parse_range(const char *h, uint64_t size, uint64_t *first,
+					 uint64_t *last)
 {
 	const char *p = h;
 	unsigned nspec = 0, nsat = 0;
 
 	if (strncasecmp(p, "bytes=", 6) != 0)
-		return RANGE_WHOLE;
+		return TFT_HTTP_RANGE_WHOLE;
 	p += 6;
 	for (;;) {
 		uint64_t a, b;
@@ -324,18 +315,18 @@ static enum range_result parse_range(const char *h, uint64_t size, uint64_t *fir
 		if (*p == '-') { /* suffix-range: the last b bytes */
 			p++;
 			if (!range_number(&p, &b))
-				return RANGE_WHOLE;
+				return TFT_HTTP_RANGE_WHOLE;
 			sat = b > 0 && size > 0;
 			a = sat ? size - (b < size ? b : size) : 0;
 			b = sat ? size - 1 : 0;
 		} else { /* int-range: a- or a-b */
 			if (!range_number(&p, &a) || *p++ != '-')
-				return RANGE_WHOLE;
+				return TFT_HTTP_RANGE_WHOLE;
 			b = UINT64_MAX;
 			if (*p >= '0' && *p <= '9') {
 				range_number(&p, &b);
 				if (b < a)
-					return RANGE_WHOLE; /* invalid, so the whole header is */
+					return TFT_HTTP_RANGE_WHOLE; /* invalid, so the whole header is */
 			}
 			sat = a < size;
 			if (sat && b >= size)
@@ -344,7 +335,7 @@ static enum range_result parse_range(const char *h, uint64_t size, uint64_t *fir
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p && *p != ',')
-			return RANGE_WHOLE;
+			return TFT_HTTP_RANGE_WHOLE;
 		nspec++;
 		if (sat) {
 			nsat++;
@@ -353,10 +344,10 @@ static enum range_result parse_range(const char *h, uint64_t size, uint64_t *fir
 		}
 	}
 	if (nspec == 0)
-		return RANGE_WHOLE;
+		return TFT_HTTP_RANGE_WHOLE;
 	if (nsat == 0)
-		return RANGE_UNSATISFIED;
-	return nspec == 1 ? RANGE_PART : RANGE_WHOLE;
+		return TFT_HTTP_RANGE_UNSATISFIED;
+	return nspec == 1 ? TFT_HTTP_RANGE_PART : TFT_HTTP_RANGE_WHOLE;
 }
 
 /* {"error": msg} as a response (content type set), or NULL when out of memory. */
@@ -400,7 +391,7 @@ int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const cha
 {
 	const char *range = tft_http_header(r, MHD_HTTP_HEADER_RANGE);
 	const char *if_range = tft_http_header(r, MHD_HTTP_HEADER_IF_RANGE);
-	enum range_result rr = RANGE_WHOLE;
+	enum tft_http_range rr = TFT_HTTP_RANGE_WHOLE;
 	struct MHD_Response *resp;
 	uint64_t first = 0, last = 0;
 	char etag[80] = "", cr[80];
@@ -412,8 +403,8 @@ int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const cha
 			 (unsigned long)st.st_mtim.tv_nsec);
 	/* If-Range with another validator (or a date, which we never send): whole body. */
 	if (range && (!if_range || (etag[0] && strcmp(if_range, etag) == 0)))
-		rr = parse_range(range, size, &first, &last);
-	if (rr == RANGE_UNSATISFIED) {
+		rr = tft_http_parse_range(range, size, &first, &last);
+	if (rr == TFT_HTTP_RANGE_UNSATISFIED) {
 		close(fd);
 		resp = error_response("range not satisfiable");
 		if (!resp)
@@ -423,7 +414,7 @@ int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const cha
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
 		return queue(r, MHD_HTTP_RANGE_NOT_SATISFIABLE, resp);
 	}
-	if (rr == RANGE_PART)
+	if (rr == TFT_HTTP_RANGE_PART)
 		resp = MHD_create_response_from_fd_at_offset64(last - first + 1, fd, first);
 	else
 		resp = MHD_create_response_from_fd64(size, fd);
@@ -435,7 +426,7 @@ int tft_http_reply_file(struct tft_http_req *r, int fd, uint64_t size, const cha
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
 	if (etag[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
-	if (rr == RANGE_PART) {
+	if (rr == TFT_HTTP_RANGE_PART) {
 		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)first,
 			 (unsigned long long)last, (unsigned long long)size);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);

@@ -81,4 +81,24 @@ uint16_t tft_server_port(const struct tft_server *srv);
 /* The access token, or NULL when auth is off (borrowed until stop). */
 const char *tft_server_token(const struct tft_server *srv);
 
+/* How a Range header applies to a body (RFC 9110 section 14). */
+enum tft_http_range {
+	TFT_HTTP_RANGE_WHOLE,       /* no Range, one to ignore, or several ranges: 200, whole body */
+	TFT_HTTP_RANGE_PART,        /* one satisfiable range: 206 */
+	TFT_HTTP_RANGE_UNSATISFIED, /* no range of the set is satisfiable: 416 */
+};
+
+/*
+ * Evaluate the Range header value h (NUL-terminated) against a body of
+ * `size` bytes. On TFT_HTTP_RANGE_PART, [*first, *last] is the part,
+ * inclusive and clamped to the body: first <= last < size; otherwise
+ * *first and *last hold nothing useful. A header that is not a valid
+ * "bytes=" range set is ignored (WHOLE), as RFC 9110 allows; several ranges
+ * are answered with the whole body (also allowed), which spares us
+ * multipart/byteranges bodies no client of ours needs. Pure: no I/O, no
+ * allocation; exposed for the unit tests and fuzz/fuzz_http.c.
+ */
+enum tft_http_range tft_http_parse_range(const char *h, uint64_t size, uint64_t *first,
+					 uint64_t *last);
+
 #endif /* TFT_SERVER_HTTP_H */

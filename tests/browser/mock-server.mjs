@@ -440,8 +440,10 @@ function search(q) {
 	let re;
 	if (q.get('regex') === '1') { try { re = new RegExp(text); } catch { throw new Error(`bad regex: ${text}`); } }
 	const lc = text.toLowerCase();
+	// names are the only field searched here: in=... without "name" matches nothing
+	const byName = (q.get('in') || 'name').split(',').includes('name');
 	const match = new Uint8Array(strings.length);
-	strings.forEach((s, i) => { match[i] = re ? re.test(s) : s.toLowerCase().includes(lc) ? 1 : 0; });
+	if (byName) strings.forEach((s, i) => { match[i] = re ? re.test(s) : s.toLowerCase().includes(lc) ? 1 : 0; });
 	const afterTrack = q.get('after_track') != null ? +q.get('after_track') : -1;
 	const afterTs = q.get('after_ts') != null ? Number(BigInt(q.get('after_ts')) - baseAbs) : -Infinity;
 	const hits = [];
@@ -455,7 +457,7 @@ function search(q) {
 		}
 	}
 	hits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-	return { total, results: hits.slice(0, limit).map(([ts, id, i]) => ({ track: id, ts: abs(ts), dur: tracks[id].ev.dur[i], depth: tracks[id].ev.depth[i], name: strings[tracks[id].ev.name[i]] })) };
+	return { total, results: hits.slice(0, limit).map(([ts, id, i]) => ({ track: id, ts: abs(ts), dur: tracks[id].ev.dur[i], depth: tracks[id].ev.depth[i], name: strings[tracks[id].ev.name[i]], field: 'name' })) };
 }
 
 const statsCache = new Map();

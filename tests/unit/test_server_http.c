@@ -3,11 +3,13 @@
  * The server as a library (src/server/http.h): start on a free port with a
  * borrowed shared session (the mode a live tracer without a file uses) and
  * with a path, answer requests from several threads, spool a Chrome
- * download, enforce a token, stop cleanly.
+ * download, enforce a token, stop cleanly; and the Range header parser
+ * (tft_http_parse_range) on its own.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +211,64 @@ static void test_path_token(const char *path)
 	   !tft_server_host_is_loopback("0.0.0.0"), "loopback addresses");
 }
 
+/* Range header values against a body of `size` bytes: what 200/206/416 they give. */
+static void test_range(void)
+{
+	static const struct {
+		const char *h;
+		uint64_t size;
+		enum tft_http_range want;
+		uint64_t first, last; /* for TFT_HTTP_RANGE_PART */
+	} cases[] = {
+		{ "bytes=0-99", 1000, TFT_HTTP_RANGE_PART, 0, 99 },
+		{ "bytes=900-", 1000, TFT_HTTP_RANGE_PART, 900, 999 },
+		{ "bytes=900-5000", 1000, TFT_HTTP_RANGE_PART, 900, 999 },
+		{ "bytes=-100", 1000, TFT_HTTP_RANGE_PART, 900, 999 },
+		{ "bytes=-2000", 1000, TFT_HTTP_RANGE_PART, 0, 999 },
+		{ "BYTES=1-1", 1000, TFT_HTTP_RANGE_PART, 1, 1 },
+		{ "bytes=, 5-6 ,", 1000, TFT_HTTP_RANGE_PART, 5, 6 },
+		{ "bytes=0-", 1, TFT_HTTP_RANGE_PART, 0, 0 },
+		{ "bytes=1844674407370955160-", UINT64_MAX, TFT_HTTP_RANGE_PART,
+		  1844674407370955160u, UINT64_MAX - 1 },
+		{ "bytes=-99999999999999999999999", UINT64_MAX, TFT_HTTP_RANGE_PART, 0, UINT64_MAX - 1 },
+		/* the largest positions are read exactly, not capped early */
+		{ "bytes=18446744073709551614-", UINT64_MAX, TFT_HTTP_RANGE_PART,
+		  18446744073709551614ULL, 18446744073709551614ULL },
+		{ "bytes=1000-", 1000, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=-0", 1000, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=0-", 0, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=-5", 0, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=2000-3000,5000-", 1000, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=99999999999999999999999-", 1000, TFT_HTTP_RANGE_UNSATISFIED, 0, 0 },
+		{ "bytes=0-1,5-6", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=0-1,2000-3000", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=5-1", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=-", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=1", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=1-2x", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "bytes=a-b", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "items=0-1", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+		{ "", 1000, TFT_HTTP_RANGE_WHOLE, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t first = 0, last = 0;
+		enum tft_http_range rr = tft_http_parse_range(cases[i].h, cases[i].size, &first, &last);
+
+		if (cases[i].want == TFT_HTTP_RANGE_PART)
+			ok(rr == cases[i].want && first == cases[i].first && last == cases[i].last,
+			   "range \"%s\" of %llu bytes: %llu-%llu (got %d: %llu-%llu)", cases[i].h,
+			   (unsigned long long)cases[i].size, (unsigned long long)cases[i].first,
+			   (unsigned long long)cases[i].last, (int)rr, (unsigned long long)first,
+			   (unsigned long long)last);
+		else
+			ok(rr == cases[i].want, "range \"%s\" of %llu bytes: %s (got %d)", cases[i].h,
+			   (unsigned long long)cases[i].size,
+			   cases[i].want == TFT_HTTP_RANGE_WHOLE ? "whole" : "unsatisfiable", (int)rr);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/tft-test-server-XXXXXX", path[64];
@@ -219,6 +279,7 @@ int main(void)
 	ok(make_session(path) == 0, "write a session");
 	test_shared(path);
 	test_path_token(path);
+	test_range();
 	unlink(path);
 	rmdir(dir);
 	return done_testing();
