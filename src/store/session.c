@@ -966,6 +966,11 @@ const char *tft_session_str(const struct tft_session *cs, uint32_t id, size_t *l
 	return e->p;
 }
 
+uint32_t tft_session_string_count(const struct tft_session *s)
+{
+	return s->nstr;
+}
+
 const char *tft_session_meta(const struct tft_session *s, const char *key)
 {
 	for (uint32_t i = 0; i < s->nmeta; i++)

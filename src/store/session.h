@@ -51,6 +51,8 @@ const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t 
  * this call is not read-only: like every call, one thread at a time.
  */
 const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *len);
+/* Number of string ids (id 0 is ""); ids at or past it read as "". */
+uint32_t tft_session_string_count(const struct tft_session *s);
 /* Metadata value (borrowed) or NULL. */
 const char *tft_session_meta(const struct tft_session *s, const char *key);
 

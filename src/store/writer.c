@@ -464,6 +464,22 @@ uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len)
 	return id;
 }
 
+uint32_t tft_writer_intern_hashed(struct tft_writer *w, const char *s, size_t len, uint32_t h)
+{
+	int locked = __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED) != 0;
+	uint32_t id;
+
+	if (!s)
+		return tft_writer_intern(w, s, len);
+	if (locked)
+		pthread_mutex_lock(&w->str_mu);
+	id = tft_strtab_intern_hashed(w->strs, s, len, h);
+	__atomic_store_n(&w->nstr, tft_strtab_count(w->strs), __ATOMIC_RELEASE);
+	if (locked)
+		pthread_mutex_unlock(&w->str_mu);
+	return id;
+}
+
 uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s)
 {
 	return tft_writer_intern(w, s, s ? strlen(s) : 0);

@@ -772,8 +772,9 @@ static int canon_flow(void *ctx, const struct tft_flow *f)
 }
 
 /*
- * A digest of the whole session, strings by their text: processes, tracks
- * and their stats, every event (raw and the LOD view), flows, steps.
+ * A digest of the whole session, strings by their text: the number of
+ * strings, processes, tracks and their stats, every event (raw and the LOD
+ * view), flows, steps.
  */
 static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
 {
@@ -783,6 +784,12 @@ static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
 
 	tft_session_get_summary(s, &sum);
 	c.h = fnv(c.h, &sum.slices, sizeof(sum.slices) * 5);
+	/* as many strings: one id per text, however the threads interned it */
+	{
+		uint32_t nstr = tft_session_string_count(s);
+
+		c.h = fnv(c.h, &nstr, sizeof(nstr));
+	}
 	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
 		const struct tft_process *p = tft_session_process(s, i);
 
