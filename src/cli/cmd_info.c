@@ -191,17 +191,6 @@ static void print_text(struct tft_session *s, const char *path)
 	}
 }
 
-static void kv_int(struct tft_json_writer *w, const char *k, int64_t v)
-{
-	tft_json_write_key(w, k);
-	tft_json_write_int(w, v);
-}
-
-static void kv_uint(struct tft_json_writer *w, const char *k, uint64_t v)
-{
-	tft_json_write_key(w, k);
-	tft_json_write_uint(w, v);
-}
 
 static void kv_str(struct tft_json_writer *w, const char *k, const char *v)
 {
@@ -233,7 +222,7 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 	tft_export_summary_keys(w, s);
 	{
 		const char *gn = tft_session_meta(s, "graph_nodes");
-		kv_uint(w, "graph_nodes", gn ? strtoull(gn, NULL, 10) : 0);
+		tft_json_write_key_uint(w, "graph_nodes", gn ? strtoull(gn, NULL, 10) : 0);
 	}
 
 	tft_json_write_key(w, "process_list");
@@ -243,10 +232,10 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 		if (!pr)
 			continue;
 		begin_item(w);
-		kv_uint(w, "id", p);
+		tft_json_write_key_uint(w, "id", p);
 		kv_str(w, "name", tft_session_str(s, pr->name, NULL));
-		kv_int(w, "pid", pr->pid);
-		kv_int(w, "rank", pr->rank);
+		tft_json_write_key_int(w, "pid", pr->pid);
+		tft_json_write_key_int(w, "rank", pr->rank);
 		kv_str(w, "host", tft_session_str(s, pr->host, NULL));
 		end_item(w);
 	}
@@ -261,7 +250,7 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 			continue;
 		pr = tft_session_process(s, tr->process);
 		begin_item(w);
-		kv_uint(w, "id", t);
+		tft_json_write_key_uint(w, "id", t);
 		kv_str(w, "name", tft_session_str(s, tr->name, NULL));
 		kv_str(w, "process", pr ? tft_session_str(s, pr->name, NULL) : "");
 		tft_json_write_key(w, "pid");
@@ -269,12 +258,12 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 			tft_json_write_int(w, pr->pid);
 		else
 			tft_json_write_null(w);
-		kv_int(w, "tid", tr->tid);
+		tft_json_write_key_int(w, "tid", tr->tid);
 		kv_str(w, "kind", tft_track_kind_name((int)tr->kind));
-		kv_uint(w, "slices", tr->slices);
-		kv_uint(w, "instants", tr->instants);
-		kv_uint(w, "counters", tr->counters);
-		kv_uint(w, "max_depth", tr->max_depth);
+		tft_json_write_key_uint(w, "slices", tr->slices);
+		tft_json_write_key_uint(w, "instants", tr->instants);
+		tft_json_write_key_uint(w, "counters", tr->counters);
+		tft_json_write_key_uint(w, "max_depth", tr->max_depth);
 		end_item(w);
 	}
 	tft_json_write_end_array(w);
@@ -286,10 +275,10 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 		if (!st)
 			continue;
 		begin_item(w);
-		kv_int(w, "index", st->index);
+		tft_json_write_key_int(w, "index", st->index);
 		kv_str(w, "name", tft_session_str(s, st->name, NULL));
-		kv_int(w, "start_ns", st->start_ns);
-		kv_int(w, "dur_ns", st->dur_ns);
+		tft_json_write_key_int(w, "start_ns", st->start_ns);
+		tft_json_write_key_int(w, "dur_ns", st->dur_ns);
 		tft_json_write_key(w, "traced");
 		tft_json_write_bool(w, st->traced);
 		end_item(w);

@@ -88,6 +88,19 @@ void tft_json_write_uint(struct tft_json_writer *w, uint64_t v);
 void tft_json_write_double(struct tft_json_writer *w, double v);
 void tft_json_write_bool(struct tft_json_writer *w, bool v);
 void tft_json_write_null(struct tft_json_writer *w);
+/* "key": value, for the common member kinds. */
+static inline void tft_json_write_key_int(struct tft_json_writer *w, const char *key, int64_t v)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_int(w, v);
+}
+
+static inline void tft_json_write_key_uint(struct tft_json_writer *w, const char *key, uint64_t v)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_uint(w, v);
+}
+
 /* Nanoseconds as an exact microsecond decimal number ("1234.567"). */
 void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns);
 /*

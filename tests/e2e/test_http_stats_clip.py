@@ -253,23 +253,7 @@ def check_reference(s, sess, m, seed, n):
     return probs
 
 
-NODE_DRIVER = r"""
-// Answer /api/stats queries with the static export's own JavaScript (web/staticapi.js
-// and tiledata.js as inlined in the page, loaded the way its worker loads them).
-const fs = require('fs');
-const html = fs.readFileSync(process.argv[2], 'utf8');
-const { start_ns: startNs, queries } = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
-const mod = (n) => {
-	const m = html.match(new RegExp('<script type="text/plain" data-tft-module="' + n + '">([\\s\\S]*?)</script>'));
-	if (!m) throw new Error('no module ' + n + ' in the page');
-	return m[1];
-};
-const data = html.match(/<script type="application\/json" id="tft-data">([\s\S]*?)<\/script>/);
-if (!data) throw new Error('no data in the page');
-const src = [mod('tiledata.js'), mod('staticapi.js')].map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '')
-	.replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
-const sess = new Function('text', src + '\n;return new StaticSession(parseData(text), null);')(data[1]);
-// node before 21 reads start_ns rounded (no JSON.parse source access): times are sent
+NODE_DRIVER = H.STATIC_SESSION_JS + r"""// node before 21 reads start_ns rounded (no JSON.parse source access): times are sent
 // as offsets from the exact start and placed on the page's own origin
 const at = (v) => String(BigInt(v) - BigInt(startNs) + sess.T0);
 const out = queries.map((q) => {
