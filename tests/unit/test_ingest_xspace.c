@@ -774,7 +774,7 @@ static int canon_flow(void *ctx, const struct tft_flow *f)
 /*
  * A digest of the whole session, strings by their text: the number of
  * strings, processes, tracks and their stats, every event (raw and the LOD
- * view), flows, steps.
+ * views at 1 us and 1 ms), flows, steps.
  */
 static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
 {
@@ -813,6 +813,7 @@ static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
 		c.h = fnv(c.h, &t->max_ts_ns, sizeof(t->max_ts_ns));
 		c.h = fnv(c.h, &t->max_depth, sizeof(t->max_depth));
 		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 0, canon_ev, &c, &err);
+		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000, canon_ev, &c, &err);
 		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000000, canon_ev, &c, &err);
 	}
 	tft_session_flows(s, canon_flow, &c, &err);
@@ -925,6 +926,33 @@ static void build_big(struct enc *space, int with_steps)
 		for (size_t i = 0; i < st.len; i++)
 			e_byte(&plane, st.p[i]);
 		free(st.p);
+		e_msg(space, 1, &plane);
+	}
+	/*
+	 * A long line in bursts (level 1 of the LOD keeps 1 event in 8, so chunks
+	 * of it are staged while the line is stored) whose last event is out of
+	 * order: the line is forgotten and stored again, sorted, and what it had
+	 * staged must go with it.
+	 */
+	{
+		struct enc plane = {0}, line = {0}, ev = {0};
+
+		e_int(&plane, 1, 7);
+		e_str(&plane, 2, "/device:GPU:6");
+		e_int(&line, 1, 300);
+		e_str(&line, 2, "Stream #300");
+		e_int(&line, 3, 5000000);
+		for (int k = 0; k <= 40000; k++) {
+			/* ps: bursts of 8 slices of 300 ns, 100 ns apart, 50 us between bursts */
+			uint64_t at = k < 40000 ? (uint64_t)(k / 8) * 50000000 + (uint64_t)(k % 8) * 400000
+						: 50000000 + 1; /* the last one: back in time */
+			e_int(&ev, 1, 1);
+			e_int(&ev, 2, at);
+			e_int(&ev, 3, 300000);
+			e_msg(&line, 4, &ev);
+		}
+		e_msg(&plane, 3, &line);
+		event_meta(&plane, 1, "burst", NULL, NULL);
 		e_msg(space, 1, &plane);
 	}
 }
