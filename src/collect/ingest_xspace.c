@@ -507,9 +507,6 @@ struct xs_pend {
 	uint32_t seq;        /* arrival order, for a stable sort */
 };
 
-struct xs_prehash;
-struct ph_plane;
-
 struct xs {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
@@ -640,8 +637,6 @@ struct xs {
 	struct xs *parent;              /* borrowed; NULL in the importer's own state */
 	struct tft_writer_lane *lane;   /* borrowed; NULL: append to the writer */
 	struct xs_icache *icache;       /* owned: ICACHE_SLOTS entries (see intern()) */
-	struct xs_prehash *ph;          /* owned: metadata names hashed ahead; NULL: none */
-	const struct ph_plane *ph_cur;  /* borrowed from ph: the plane being read, if hashed */
 	struct xs_cnote *cnotes;        /* owned: correlation ends noted, each job's together */
 	uint32_t ncnotes, ccnotes;
 	int quiet;                      /* no progress calls (not the calling thread) */
@@ -1556,240 +1551,6 @@ static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *
 	return p == end;
 }
 
-/* ---- metadata names hashed ahead ------------------------------------------------ */
-
-/*
- * The importing thread reads a plane's metadata alone (the lines start after
- * it), and most of that time goes to interning the names, most of that to
- * hashing them: a real profile's op names average ~110 bytes, and a
- * many-host profile repeats them on every host. With threads, a helper walks
- * the planes ahead of it and hashes the names of their metadata maps, so the
- * importing thread only probes. It finds a name's hash by the entry's index
- * and takes it only for the very same bytes (pointer and length); any other
- * name is hashed as before, so a helper that lags, skips or stops changes the
- * time and nothing else.
- */
-#define PH_AHEAD 4u /* planes the helper may be ahead of the importing thread */
-
-struct ph_name {
-	const uint8_t *p; /* borrowed: inside the input; NULL: not hashed */
-	uint32_t len, h;
-};
-
-struct ph_emeta {
-	struct ph_name name, display_name;
-};
-
-struct ph_plane {
-	uint32_t index;      /* the plane's index in the XSpace; UINT32_MAX: none yet */
-	struct ph_name *sm;  /* owned: stat_metadata entries, in order */
-	struct ph_emeta *em; /* owned: event_metadata entries, in order */
-	uint32_t nsm, csm, nem, cem;
-};
-
-struct xs_prehash {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	const uint8_t *p, *end, *lim; /* borrowed: the XSpace */
-	struct ph_plane ring[PH_AHEAD]; /* plane i in ring[i % PH_AHEAD] */
-	/* Under mu: */
-	uint32_t done; /* planes the helper is past */
-	uint32_t next; /* the plane the importing thread reads (or will) */
-	int entered;   /* it has started reading plane `next` */
-	int stop;
-};
-
-static void ph_hash(struct ph_name *n, struct tft_pb_bytes b)
-{
-	n->p = b.len ? b.p : NULL;
-	n->len = (uint32_t)b.len;
-	n->h = b.len ? tft_strtab_hash(b.p, b.len) : 0;
-}
-
-/* Skip a field of wire type wt at *pp (its key read); 0 on success. */
-static int ph_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uint32_t wt)
-{
-	struct tft_pb_bytes b;
-	uint64_t v;
-
-	switch (wt) {
-	case TFT_PB_WT_VARINT:
-		return xs_varint(pp, end, lim, &v);
-	case TFT_PB_WT_I64:
-		if (end - *pp < 8)
-			return -1;
-		*pp += 8;
-		return 0;
-	case TFT_PB_WT_LEN:
-		return take_bytes(pp, end, lim, &b);
-	case TFT_PB_WT_I32:
-		if (end - *pp < 4)
-			return -1;
-		*pp += 4;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-/* Hash the metadata names of plane [p, end) into pl; a malformed part ends the walk. */
-static void ph_plane_names(struct xs_prehash *h, struct ph_plane *pl, const uint8_t *p, const uint8_t *end)
-{
-	pl->nsm = pl->nem = 0;
-	while (p < end) {
-		struct tft_pb_bytes b, name, display_name;
-		uint64_t key, has = 0, vhas = 0;
-		int64_t k, id;
-		int ok;
-
-		if (xs_varint(&p, end, h->lim, &key))
-			return;
-		if ((key == (5u << 3 | TFT_PB_WT_LEN) || key == (4u << 3 | TFT_PB_WT_LEN))) {
-			if (take_bytes(&p, end, h->lim, &b))
-				return;
-			memset(&name, 0, sizeof(name));
-			memset(&display_name, 0, sizeof(display_name));
-			ok = fast_meta_entry(b.p, b.p + b.len, h->lim, key >> 3 == 4, &has, &k, &vhas, &id,
-					     &name, &display_name);
-			if (key >> 3 == 5) {
-				if (tft_grow((void **)&pl->sm, &pl->csm, pl->nsm + 1, sizeof(*pl->sm)))
-					return;
-				memset(&pl->sm[pl->nsm], 0, sizeof(pl->sm[0]));
-				if (ok)
-					ph_hash(&pl->sm[pl->nsm], name);
-				pl->nsm++;
-			} else {
-				if (tft_grow((void **)&pl->em, &pl->cem, pl->nem + 1, sizeof(*pl->em)))
-					return;
-				memset(&pl->em[pl->nem], 0, sizeof(pl->em[0]));
-				if (ok) {
-					/* as on_event_meta(): a name equal to the display name is not interned */
-					if (!display_name.len || (name.len && !(name.len == display_name.len &&
-						memcmp(name.p, display_name.p, name.len) == 0)))
-						ph_hash(&pl->em[pl->nem].name, name);
-					ph_hash(&pl->em[pl->nem].display_name, display_name);
-				}
-				pl->nem++;
-			}
-			continue;
-		}
-		if (ph_skip(&p, end, h->lim, (uint32_t)(key & 7)))
-			return;
-	}
-}
-
-static void *ph_main(void *arg)
-{
-	struct xs_prehash *h = arg;
-	const uint8_t *p = h->p;
-	uint32_t i = 0;
-
-	while (p < h->end) {
-		struct tft_pb_bytes b;
-		uint64_t key;
-		int skip;
-
-		if (xs_varint(&p, h->end, h->lim, &key))
-			break;
-		if (key != (1u << 3 | TFT_PB_WT_LEN)) { /* not a plane */
-			if (ph_skip(&p, h->end, h->lim, (uint32_t)(key & 7)))
-				break;
-			continue;
-		}
-		if (take_bytes(&p, h->end, h->lim, &b))
-			break;
-		pthread_mutex_lock(&h->mu);
-		while (!h->stop && i >= h->next + PH_AHEAD)
-			pthread_cond_wait(&h->cv, &h->mu);
-		/* the importing thread is on it or past it: it hashes that one itself */
-		skip = h->entered && i <= h->next;
-		if (h->stop) {
-			pthread_mutex_unlock(&h->mu);
-			break;
-		}
-		pthread_mutex_unlock(&h->mu);
-		if (!skip) {
-			struct ph_plane *pl = &h->ring[i % PH_AHEAD];
-
-			pl->index = UINT32_MAX;
-			ph_plane_names(h, pl, b.p, b.p + b.len);
-			pl->index = i;
-		}
-		pthread_mutex_lock(&h->mu);
-		h->done = i + 1;
-		pthread_mutex_unlock(&h->mu);
-		i++;
-	}
-	return NULL;
-}
-
-/* Start the helper over the XSpace [p, end); NULL if it could not start (nothing is lost). */
-static struct xs_prehash *ph_start(const uint8_t *p, const uint8_t *end, const uint8_t *lim)
-{
-	struct xs_prehash *h = calloc(1, sizeof(*h));
-
-	if (!h)
-		return NULL;
-	h->p = p;
-	h->end = end;
-	h->lim = lim;
-	for (uint32_t i = 0; i < PH_AHEAD; i++)
-		h->ring[i].index = UINT32_MAX;
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
-	if (pthread_create(&h->thread, NULL, ph_main, h) != 0) {
-		pthread_cond_destroy(&h->cv);
-		pthread_mutex_destroy(&h->mu);
-		free(h);
-		return NULL;
-	}
-	return h;
-}
-
-static void ph_stop(struct xs_prehash *h)
-{
-	if (!h)
-		return;
-	pthread_mutex_lock(&h->mu);
-	h->stop = 1;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->thread, NULL);
-	for (uint32_t i = 0; i < PH_AHEAD; i++) {
-		free(h->ring[i].sm);
-		free(h->ring[i].em);
-	}
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
-	free(h);
-}
-
-/* The importing thread starts plane `index`: its hashed names, if the helper has them. */
-static const struct ph_plane *ph_enter(struct xs_prehash *h, uint32_t index)
-{
-	const struct ph_plane *pl = NULL;
-
-	if (!h)
-		return NULL;
-	pthread_mutex_lock(&h->mu);
-	h->next = index; /* frees the ring slots of the planes before it */
-	h->entered = 1;
-	if (h->done > index && h->ring[index % PH_AHEAD].index == index)
-		pl = &h->ring[index % PH_AHEAD];
-	pthread_cond_signal(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	return pl;
-}
-
-/* Intern a metadata name, with its hash from the helper when it has these bytes. */
-static uint32_t intern_named(struct xs *x, struct tft_pb_bytes b, const struct ph_name *n)
-{
-	if (n && b.len && n->p == b.p && n->len == b.len)
-		return tft_writer_intern_hashed(x->w, (const char *)b.p, b.len, n->h);
-	return intern(x, b.p, b.len);
-}
-
 static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct xs *x = ctx;
@@ -1821,8 +1582,7 @@ static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	x->strs[x->nsmeta].p = NULL;
 	x->strs[x->nsmeta].len = 0;
 	x->strs[x->nsmeta].id = 0;
-	m->name = intern_named(x, e.value.name,
-			       x->ph_cur && v->index < x->ph_cur->nsm ? &x->ph_cur->sm[v->index] : NULL);
+	m->name = intern(x, e.value.name.p, e.value.name.len);
 	if (m->name == UINT32_MAX)
 		return oom(x);
 	m->special = special_of(e.value.name);
@@ -1838,7 +1598,6 @@ static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 	struct xs *x = ctx;
 	struct xs_emeta_entry e;
 	struct xs_emeta *m;
-	const struct ph_emeta *hn;
 	uint32_t args_off = x->nmeta_args;
 	int r;
 
@@ -1854,18 +1613,17 @@ static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 		return oom(x);
 	m = &x->emeta[x->nemeta];
 	m->long_name = TFT_NONE;
-	hn = x->ph_cur && v->index < x->ph_cur->nem ? &x->ph_cur->em[v->index] : NULL;
 	if (e.value.display_name.len) {
-		m->name = intern_named(x, e.value.display_name, hn ? &hn->display_name : NULL);
+		m->name = intern(x, e.value.display_name.p, e.value.display_name.len);
 		if (!bytes_eq(e.value.name, "") &&
 		    !(e.value.name.len == e.value.display_name.len &&
 		      memcmp(e.value.name.p, e.value.display_name.p, e.value.name.len) == 0)) {
-			m->long_name = intern_named(x, e.value.name, hn ? &hn->name : NULL);
+			m->long_name = intern(x, e.value.name.p, e.value.name.len);
 			if (m->long_name == UINT32_MAX)
 				return oom(x);
 		}
 	} else {
-		m->name = intern_named(x, e.value.name, hn ? &hn->name : NULL);
+		m->name = intern(x, e.value.name.p, e.value.name.len);
 	}
 	if (m->name == UINT32_MAX)
 		return oom(x);
@@ -2980,8 +2738,6 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->clones = NULL;
 	y->nclones = 0;
 	y->parent = x;
-	y->ph = NULL; /* the importing thread's */
-	y->ph_cur = NULL;
 	y->lane = NULL;
 	y->quiet = i != 0;
 	y->events = 0;
@@ -3527,13 +3283,8 @@ static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const st
 {
 	struct xs *x = ctx;
 
-	int r;
-
 	x->plane_index = v->index;
-	x->ph_cur = ph_enter(x->ph, v->index);
-	r = do_plane(x, &v->sub);
-	x->ph_cur = NULL;
-	return r;
+	return do_plane(x, &v->sub);
 }
 
 static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -3622,7 +3373,6 @@ static int emit_steps(struct xs *x)
 
 static void xs_free(struct xs *x)
 {
-	ph_stop(x->ph);
 	if (x->sorter)
 		tft_sorter_destroy(x->sorter);
 	free(x->smeta);
@@ -3715,11 +3465,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 	/* Pass 2: the planes, one at a time. */
 	x.parallel = opts && opts->threads >= 2 && len >= PAR_MIN_BYTES;
 	x.group_max = opts && opts->mem_budget ? opts->mem_budget / 2 : PAR_GROUP_BYTES;
-	if (x.parallel)
-		x.ph = ph_start(data, data + len, data + len);
 	r = tft_pb_wire_decode(&dec, &space_planes_msg, NULL, &x);
-	ph_stop(x.ph);
-	x.ph = NULL;
 	if (x.parallel && (x.njobs || x.nsnaps))
 		r = run_jobs(&x, r); /* the last group; an error of its reading comes after its jobs' */
 	if (r)

@@ -123,7 +123,7 @@ void tft_strtab_destroy(struct tft_strtab *t)
 
 uint32_t tft_strtab_find(const struct tft_strtab *t, const char *s, size_t len)
 {
-	uint32_t h = tft_strtab_hash(s, len);
+	uint32_t h = (uint32_t)tft_hash_fast(s, len, 0);
 	uint32_t j = h & t->mask;
 
 	for (;;) {
@@ -139,15 +139,11 @@ uint32_t tft_strtab_find(const struct tft_strtab *t, const char *s, size_t len)
 
 uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 {
-	return tft_strtab_intern_hashed(t, s, len, tft_strtab_hash(s, len));
-}
-
-uint32_t tft_strtab_intern_hashed(struct tft_strtab *t, const char *s, size_t len, uint32_t h)
-{
-	uint32_t j;
+	uint32_t h, j;
 
 	if (len > UINT32_MAX - 1)
 		return UINT32_MAX;
+	h = (uint32_t)tft_hash_fast(s, len, 0);
 	j = h & t->mask;
 	for (;;) {
 		uint32_t id1 = t->slots[j];

@@ -19,13 +19,6 @@ void tft_strtab_destroy(struct tft_strtab *t);
 /* Intern s[0..len); returns its id, or UINT32_MAX when out of memory. */
 uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len);
 
-/*
- * The same, with h = tft_strtab_hash(s, len) computed before (on another
- * thread, say). A wrong h makes a second id for the same string: callers
- * pass the hash of exactly these bytes.
- */
-uint32_t tft_strtab_intern_hashed(struct tft_strtab *t, const char *s, size_t len, uint32_t h);
-
 /* Look up without inserting: the id, or UINT32_MAX when absent. */
 uint32_t tft_strtab_find(const struct tft_strtab *t, const char *s, size_t len);
 
@@ -127,12 +120,6 @@ static inline uint64_t tft_hash_fast(const void *p, size_t len, uint64_t seed)
 		b ^= b >> 29;
 	}
 	return tft_hash_u64(a ^ (b * 0xff51afd7ed558ccdULL));
-}
-
-/* The hash tft_strtab_intern_hashed() takes. */
-static inline uint32_t tft_strtab_hash(const void *s, size_t len)
-{
-	return (uint32_t)tft_hash_fast(s, len, 0);
 }
 
 #endif /* TFT_CORE_STRTAB_H */

@@ -464,22 +464,6 @@ uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len)
 	return id;
 }
 
-uint32_t tft_writer_intern_hashed(struct tft_writer *w, const char *s, size_t len, uint32_t h)
-{
-	int locked = __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED) != 0;
-	uint32_t id;
-
-	if (!s)
-		return tft_writer_intern(w, s, len);
-	if (locked)
-		pthread_mutex_lock(&w->str_mu);
-	id = tft_strtab_intern_hashed(w->strs, s, len, h);
-	__atomic_store_n(&w->nstr, tft_strtab_count(w->strs), __ATOMIC_RELEASE);
-	if (locked)
-		pthread_mutex_unlock(&w->str_mu);
-	return id;
-}
-
 uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s)
 {
 	return tft_writer_intern(w, s, s ? strlen(s) : 0);
@@ -839,6 +823,17 @@ static void lod_forget(struct wtrack *wt)
 	wt->npend = wt->cap_pend = 0;
 }
 
+/* The track's last events: its open LOD blocks out, its held-back events dropped if short. */
+static int lod_end(struct tft_writer *w, struct wtrack *wt)
+{
+	int rc;
+
+	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS)
+		lod_forget(wt);
+	rc = tft_lod_flush(&wt->lod, emit_lod, wt);
+	return rc && failed_now(w) ? failed_now(w) : rc;
+}
+
 /* A summary event of a level that is not quiet (the LOD builder counts those). */
 static int emit_lod(void *ctx, int level, const struct tft_event *ev)
 {
@@ -991,11 +986,8 @@ static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *w
 /* Flush wt's LOD summaries and open chunks and free its encoders (owner's thread). */
 static int end_track(struct tft_writer *w, struct wtrack *wt)
 {
-	int rc;
+	int rc = lod_end(w, wt);
 
-	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS)
-		lod_forget(wt);
-	rc = tft_lod_flush(&wt->lod, emit_lod, wt);
 	if (!rc)
 		rc = flush_track(w, wt, 1);
 	if (rc)
@@ -2027,14 +2019,8 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 		rc = report(w, err, w->failed);
 		goto out;
 	}
-	for (uint32_t i = 0; i < w->ntracks && !rc; i++) {
-		struct wtrack *wt = w->tracks[i];
-		if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS)
-			lod_forget(wt);
-		rc = tft_lod_flush(&wt->lod, emit_lod, wt);
-		if (rc && w->failed)
-			rc = w->failed;
-	}
+	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
+		rc = lod_end(w, w->tracks[i]);
 	if (!rc)
 		rc = flush_all(w, 1);
 	if (!rc)

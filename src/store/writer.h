@@ -65,8 +65,6 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 /* Intern a string into the session's table; UINT32_MAX on out-of-memory. */
 uint32_t tft_writer_intern(struct tft_writer *w, const char *s, size_t len);
 uint32_t tft_writer_intern_cstr(struct tft_writer *w, const char *s);
-/* The same with h = tft_strtab_hash(s, len) (core/strtab.h) computed before. */
-uint32_t tft_writer_intern_hashed(struct tft_writer *w, const char *s, size_t len, uint32_t h);
 /* Borrow an interned string back (valid until close). */
 const char *tft_writer_str(const struct tft_writer *w, uint32_t id, size_t *len);
 

@@ -72,29 +72,9 @@ static void test_error(void)
 	is_int(tft_track_kind_parse("nope"), 0, "kind parse unknown");
 }
 
-/* A hash computed before (on another thread, by the XSpace importer) finds the same ids. */
-static void test_intern_hashed(void)
-{
-	struct tft_strtab *t = tft_strtab_create();
-	char buf[64];
-	int bad = 0;
-
-	for (int i = 0; i < 3000; i++) {
-		int n = snprintf(buf, sizeof(buf), "model/layer_%d/conv/Conv2D", i % 1000);
-		uint32_t a = i % 2 ? tft_strtab_intern(t, buf, (size_t)n)
-				   : tft_strtab_intern_hashed(t, buf, (size_t)n, tft_strtab_hash(buf, (size_t)n));
-		uint32_t b = tft_strtab_intern_hashed(t, buf, (size_t)n, tft_strtab_hash(buf, (size_t)n));
-		bad += a != b || a != tft_strtab_find(t, buf, (size_t)n);
-	}
-	is_int(bad, 0, "hashed intern: the same ids as intern and find");
-	is_int((long long)tft_strtab_count(t), 1001, "hashed intern: 1000 strings and \"\"");
-	tft_strtab_destroy(t);
-}
-
 int main(void)
 {
 	test_intern();
-	test_intern_hashed();
 	test_error();
 	return done_testing();
 }
