@@ -294,6 +294,20 @@ const sess = new Function('text', src + '\n;return new StaticSession(parseData(t
 """
 
 
+def run_static_session(node, driver_js, html, start_ns, queries, tmp):
+    """Run STATIC_SESSION_JS + the test's part under node on an exported page: its
+    parsed stdout, or an error string."""
+    qpath, drv = os.path.join(tmp, "queries.json"), os.path.join(tmp, "static_driver.js")
+    with open(qpath, "w") as fp:
+        json.dump({"start_ns": str(start_ns), "queries": queries}, fp)
+    with open(drv, "w") as fp:
+        fp.write(STATIC_SESSION_JS + driver_js)
+    p = subprocess.run([node, drv, html, qpath], capture_output=True, timeout=300)
+    if p.returncode != 0:
+        return "node: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:])
+    return json.loads(p.stdout)
+
+
 def note(msg):
     print("# " + msg, flush=True)
 

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -274,7 +273,7 @@ def check_errors(s):
     return probs
 
 
-NODE_DRIVER = H.STATIC_SESSION_JS + r"""const out = queries.map((q) => {
+NODE_DRIVER = r"""const out = queries.map((q) => {
 	// a cursor is an absolute time of the server's: the same offset from this page's start_ns
 	if (q.after_ts !== undefined) q = { ...q, after_ts: String(BigInt(q.after_ts) - BigInt(startNs) + sess.T0) };
 	try { return { status: 200, body: sess.query('api/search', q) }; }
@@ -319,16 +318,10 @@ def check_static(s, session, tmp):
     first = search(s, q="1", limit=30, **{"in": "args"})["results"][-1]
     queries.append({"q": "1", "in": "args", "limit": "30", "after_ts": str(first["ts"]),
                     "after_track": str(first["track"]), "after_depth": str(first["depth"])})
-    qpath, drv = os.path.join(tmp, "queries.json"), os.path.join(tmp, "static_search.js")
     start_ns = get_json(s.base, "/api/session")["start_ns"]
-    with open(qpath, "w") as fp:
-        json.dump({"start_ns": str(start_ns), "queries": queries}, fp)
-    with open(drv, "w") as fp:
-        fp.write(NODE_DRIVER)
-    p = subprocess.run([node, drv, html, qpath], capture_output=True, timeout=300)
-    if p.returncode != 0:
-        return ["node: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:])]
-    doc = json.loads(p.stdout)
+    doc = H.run_static_session(node, NODE_DRIVER, html, start_ns, queries, tmp)
+    if isinstance(doc, str):
+        return [doc]
     answers, shift = doc["answers"], start_ns - int(doc["t0"])
     for qp, a in zip(queries, answers):
         st, _, body = req(s.base, "/api/search?" + urllib.parse.urlencode(qp))

@@ -16,7 +16,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -253,7 +252,7 @@ def check_reference(s, sess, m, seed, n):
     return probs
 
 
-NODE_DRIVER = H.STATIC_SESSION_JS + r"""// node before 21 reads start_ns rounded (no JSON.parse source access): times are sent
+NODE_DRIVER = r"""// node before 21 reads start_ns rounded (no JSON.parse source access): times are sent
 // as offsets from the exact start and placed on the page's own origin
 const at = (v) => String(BigInt(v) - BigInt(startNs) + sess.T0);
 const out = queries.map((q) => {
@@ -283,15 +282,9 @@ def check_static(s, sess, m, html, tmp, seed, n):
         queries.append(q)
     queries.append({"t0": str(sess["start_ns"] + 1000), "clip": "1"})
     queries.append({"t1": str(sess["end_ns"] - 1000), "clip": "1", "by": "track"})
-    qpath, drv = os.path.join(tmp, "queries.json"), os.path.join(tmp, "static_stats.js")
-    with open(qpath, "w") as fp:
-        json.dump({"start_ns": str(sess["start_ns"]), "queries": queries}, fp)
-    with open(drv, "w") as fp:
-        fp.write(NODE_DRIVER)
-    p = subprocess.run([node, drv, html, qpath], capture_output=True, timeout=300)
-    if p.returncode != 0:
-        return ["node: exit %d: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:])]
-    answers = json.loads(p.stdout)
+    answers = H.run_static_session(node, NODE_DRIVER, html, sess["start_ns"], queries, tmp)
+    if isinstance(answers, str):
+        return [answers]
     for q, a in zip(queries, answers):
         got = stats(s, **q)
         if a["status"] != 200:
