@@ -687,9 +687,14 @@ static int sorter_push(struct xs *x, const struct tft_event *ev)
 /*
  * A clone's interned strings of the input (a direct-mapped cache in front of
  * the writer's table, whose lock the threads would otherwise take for every
- * string stat of a real profile: kernel details, op names ...).
+ * string stat of a real profile: kernel details, op names ...). A real TF GPU
+ * host profile has ~7 k distinct string stat values (5.3 k kernel names, 1.5 k
+ * tf_op names), and the hosts of one job share most of them: 4096 slots
+ * missed most, 64 Ki (1 MiB per thread, touched as used) keeps them. On the
+ * real profile x50 the two threads then wait on the writer's lock a quarter
+ * as often (1.9 k futex calls instead of 8.2 k).
  */
-#define ICACHE_SLOTS 4096u /* a power of two */
+#define ICACHE_SLOTS 65536u /* a power of two */
 
 struct xs_icache {
 	const uint8_t *p; /* borrowed: inside the input; NULL = empty */
