@@ -19,6 +19,15 @@
 #define COLD __attribute__((cold, noinline))
 
 /*
+ * Where a signal handler may land in a fast path, just before the call marks
+ * its thread busy. Nothing in the library; tests/unit/test_emit_preempt.c
+ * compiles this file with a hook there that records as a handler would.
+ */
+#ifndef TFT_RT_PREEMPT
+#define TFT_RT_PREEMPT(t) ((void)0)
+#endif
+
+/*
  * Compiler-only barrier: a signal handler running on this thread sees
  * `busy` set before any slot write and cleared after the publish. Each use
  * pairs with the `busy` check at the top of the handler's own call.
@@ -165,17 +174,18 @@ static __attribute__((noinline)) int refresh_tail(struct tft_rt_thread *t, uint6
 	 * (consume_thread).
 	 */
 	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
-	return t->mask + 1 - (h - t->tail_cache) >= need;
+	return h - t->tail_cache + need <= t->mask + 1;
 }
 
 /*
  * Room for `need` slots at h by the cached tail? Every zone open on this
  * thread holds one slot for its end, so `need` counts them: ends never find
- * a full ring.
+ * a full ring. Written so that a ring overrun (h more than a ring ahead of
+ * the tail) reads as full, never as room.
  */
 static inline int fits(const struct tft_rt_thread *t, uint64_t h, uint64_t need)
 {
-	return t->mask + 1 - (h - t->tail_cache) >= need;
+	return h - t->tail_cache + need <= t->mask + 1;
 }
 
 static inline int reserve(struct tft_rt_thread *t, uint64_t h, uint64_t need)
@@ -284,12 +294,21 @@ TFT_API struct tft_zone tft_rt_zone_begin(const struct tft_site *site)
 	struct tft_rt_rec *r;
 	uint64_t h;
 
-	if (tft_unlikely(!t || t->busy || t->open >= TFT_RT_MAX_DEPTH ||
-			 !fits(t, t->head_local, (uint64_t)t->open + 2) || !have_tsc()))
+	if (tft_unlikely(!t || t->busy || !have_tsc()))
 		return zone_begin_slow(site);
+	TFT_RT_PREEMPT(t);
 	t->busy = 1;
 	SIGNAL_FENCE();
+	/*
+	 * The room is checked only now: a handler that recorded between a
+	 * check before `busy` and here would have taken the room checked.
+	 */
 	h = t->head_local;
+	if (tft_unlikely(t->open >= TFT_RT_MAX_DEPTH || !fits(t, h, (uint64_t)t->open + 2))) {
+		SIGNAL_FENCE();
+		t->busy = 0;
+		return zone_begin_slow(site);
+	}
 	r = &t->ring[h & t->mask];
 	r->tick = fast_tick();
 	r->kind = TFT_RK_ZONE_BEGIN;
@@ -394,14 +413,21 @@ static inline __attribute__((always_inline)) void emit1(uint32_t kind, uint64_t 
 	struct tft_rt_rec *r;
 	uint64_t h;
 
-	if (tft_unlikely(!t || t->busy || !fits(t, t->head_local, (uint64_t)t->open + 1) ||
-			 !have_tsc())) {
+	if (tft_unlikely(!t || t->busy || !have_tsc())) {
 		emit1_slow(kind, p0, p1);
 		return;
 	}
+	TFT_RT_PREEMPT(t);
 	t->busy = 1;
 	SIGNAL_FENCE();
+	/* The room is checked only now (see tft_rt_zone_begin). */
 	h = t->head_local;
+	if (tft_unlikely(!fits(t, h, (uint64_t)t->open + 1))) {
+		SIGNAL_FENCE();
+		t->busy = 0;
+		emit1_slow(kind, p0, p1);
+		return;
+	}
 	r = &t->ring[h & t->mask];
 	r->tick = fast_tick();
 	r->kind = kind;
