@@ -20,11 +20,15 @@
 
 /*
  * Where a signal handler may land in a fast path, just before the call marks
- * its thread busy. Nothing in the library; tests/unit/test_emit_preempt.c
- * compiles this file with a hook there that records as a handler would.
+ * its thread busy (and in a registration, just before it marks the thread).
+ * Nothing in the library; tests/unit/test_emit_preempt.c compiles this file
+ * with hooks there that record as a handler would.
  */
 #ifndef TFT_RT_PREEMPT
 #define TFT_RT_PREEMPT(t) ((void)0)
+#endif
+#ifndef TFT_RT_PREEMPT_REGISTER /* the same, in a thread's registration */
+#define TFT_RT_PREEMPT_REGISTER() ((void)0)
 #endif
 
 /*
@@ -38,6 +42,8 @@ enum { TLS_NONE = 0, TLS_REGISTERING = 1, TLS_DEAD = 2, TLS_REFUSED = 3 };
 
 static __thread struct tft_rt_thread *self TLS_IE; /* this thread's ring, NULL until registered */
 static __thread int tls_state TLS_IE;               /* TLS_*: why self is NULL */
+static __thread uint32_t refused_gen TLS_IE;        /* TLS_REFUSED: in this generation */
+static __thread int refused_cap TLS_IE;             /* ... because the thread cap was reached */
 static _Atomic uint32_t next_serial = 1;
 
 static void lose(uint64_t n)
@@ -62,6 +68,15 @@ static COLD struct tft_rt_thread *thread_register(uint64_t n)
 	void *m;
 
 	/*
+	 * A refused thread tries again in a later session, or once a slot is
+	 * free when the cap refused it (a failed mmap waits for a session).
+	 */
+	if (tls_state == TLS_REFUSED &&
+	    (refused_gen != atomic_load_explicit(&tft_rt_generation, memory_order_relaxed) ||
+	     (refused_cap && atomic_load_explicit(&tft_rt_nthreads, memory_order_relaxed) <
+				     atomic_load_explicit(&tft_rt_max_threads, memory_order_relaxed))))
+		tls_state = TLS_NONE;
+	/*
 	 * Acquire: pairs with the release CAS in runtime.c (state_update) that
 	 * set TFT_RT_STEPS after the ring size and the key were set.
 	 */
@@ -71,10 +86,19 @@ static COLD struct tft_rt_thread *thread_register(uint64_t n)
 		return NULL;
 	}
 	saved_errno = errno;
+	TFT_RT_PREEMPT_REGISTER();
 	tls_state = TLS_REGISTERING; /* a handler or an allocator hook landing here records nothing */
+	SIGNAL_FENCE();
+	if (self) { /* a handler registered this thread between the check above and here */
+		tls_state = TLS_NONE;
+		errno = saved_errno;
+		return self;
+	}
 	cur = atomic_load_explicit(&tft_rt_nthreads, memory_order_relaxed);
 	do {
 		if (cur >= atomic_load_explicit(&tft_rt_max_threads, memory_order_relaxed)) {
+			refused_gen = atomic_load_explicit(&tft_rt_generation, memory_order_relaxed);
+			refused_cap = 1;
 			tls_state = TLS_REFUSED;
 			goto fail;
 		}
@@ -88,6 +112,8 @@ static COLD struct tft_rt_thread *thread_register(uint64_t n)
 		 -1, 0);
 	if (m == MAP_FAILED) {
 		atomic_fetch_sub_explicit(&tft_rt_nthreads, 1, memory_order_relaxed);
+		refused_gen = atomic_load_explicit(&tft_rt_generation, memory_order_relaxed);
+		refused_cap = 0;
 		tls_state = TLS_REFUSED;
 		goto fail;
 	}
@@ -356,13 +382,24 @@ TFT_API void tft_rt_zone_end(struct tft_zone z)
 	struct tft_rt_rec *r;
 	uint64_t h;
 
-	if (tft_unlikely(!t || t->busy || z.serial != t->serial || z.depth != t->open ||
-			 !have_tsc())) {
+	if (tft_unlikely(!t || t->busy || !have_tsc())) {
 		zone_end_slow(z);
 		return;
 	}
+	TFT_RT_PREEMPT(t);
 	t->busy = 1;
 	SIGNAL_FENCE();
+	/*
+	 * The nesting is checked only now: a handler may have ended z, or an
+	 * outer zone (and z with it), since an earlier check; the end slot
+	 * reserved for z would then be used already.
+	 */
+	if (tft_unlikely(z.serial != t->serial || z.depth != t->open)) {
+		SIGNAL_FENCE();
+		t->busy = 0;
+		zone_end_slow(z);
+		return;
+	}
 	h = t->head_local;
 	r = &t->ring[h & t->mask]; /* reserved when the zone began: always free */
 	r->tick = fast_tick();

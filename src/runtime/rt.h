@@ -103,6 +103,8 @@ extern _Atomic int tft_rt_wake;
 extern _Atomic size_t tft_rt_ring_bytes;
 extern _Atomic uint32_t tft_rt_max_threads;
 extern _Atomic uint32_t tft_rt_nthreads;
+/* Sessions begun (tft_init): a thread refused a ring may try again in the next one. */
+extern _Atomic uint32_t tft_rt_generation;
 /* Key whose destructor marks a thread exited. */
 extern pthread_key_t tft_rt_key;
 

@@ -24,6 +24,7 @@ _Atomic int tft_rt_wake;
 _Atomic size_t tft_rt_ring_bytes;
 _Atomic uint32_t tft_rt_max_threads;
 _Atomic uint32_t tft_rt_nthreads;
+_Atomic uint32_t tft_rt_generation;
 pthread_key_t tft_rt_key;
 
 #define DEF_FLUSH_MS 100u
@@ -486,6 +487,7 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	pthread_setname_np(ctl.drain, "tft-drain");
 	ctl.s = s;
 	ctl.exit_timeout_ms = set.exit_timeout_ms;
+	atomic_fetch_add_explicit(&tft_rt_generation, 1, memory_order_relaxed); /* ends refusals */
 	state_update(TFT_RT_STEPS | (c.enabled ? TFT_RT_TRACING : 0),
 		     TFT_RT_TRACING | TFT_RT_DEMAND);
 	if (!ctl.atexit_done && atexit(at_exit) == 0)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -713,6 +714,66 @@ static void test_thread_cap(void)
 	(void)th;
 }
 
+/*
+ * A thread refused a ring (the cap) records again once it may: in a later
+ * session, or in the same one when a slot comes free.
+ */
+static sem_t refused_go, refused_done;
+
+static void *refused_worker(void *p)
+{
+	uint64_t *n = p;
+
+	for (int round = 0; round < 3; round++) {
+		sem_wait(&refused_go);
+		for (int i = 0; i < 100; i++) {
+			TFT_INSTANT("r");
+			n[round]++;
+		}
+		sem_post(&refused_done);
+	}
+	return NULL;
+}
+
+static void test_refused_retry(void)
+{
+	struct tft_config cfg;
+	struct tft_runtime_stats st;
+	uint64_t n[3] = { 0, 0, 0 };
+	pthread_t w;
+
+	sem_init(&refused_go, 0, 0);
+	sem_init(&refused_done, 0, 0);
+	pthread_create(&w, NULL, refused_worker, n);
+	tft_config_init(&cfg);
+	cfg.exit_timeout_ms = 60000;
+	cfg.session_path = tpath("refused1.tft");
+	cfg.max_threads = 1; /* this thread's ring, kept from the tests before, takes the one slot */
+	is_int(tft_init(&cfg), 0, "refused: init with 1 thread max");
+	sem_post(&refused_go);
+	sem_wait(&refused_done);
+	is_int(tft_shutdown(), 0, "refused: shutdown");
+	st = get_stats();
+	is_int(st.events, 0, "refused: the worker was refused a ring");
+	is_int(st.dropped, n[0], "refused: its events counted as dropped");
+
+	cfg.session_path = tpath("refused2.tft");
+	cfg.max_threads = 64;
+	is_int(tft_init(&cfg), 0, "refused: a second session, 64 threads max");
+	sem_post(&refused_go);
+	sem_wait(&refused_done);
+	is_int(tft_shutdown(), 0, "refused: second shutdown");
+	st = get_stats();
+	is_int(st.events + st.dropped, n[1], "refused: the next session's events accounted for");
+	ok(st.events > 0 && st.threads == 1, "refused: the worker records in the next session (%llu events)",
+	   (unsigned long long)st.events);
+	sem_post(&refused_go); /* the last round after the session: nothing to record into */
+	sem_wait(&refused_done);
+	pthread_join(w, NULL);
+	sem_destroy(&refused_go);
+	sem_destroy(&refused_done);
+}
+
 static void test_errors(void)
 {
 	struct tft_runtime_stats st;
@@ -881,6 +942,7 @@ int main(void)
 	test_signals_and_errno("signals.tft", 0, 200, 150000000);
 	test_signals_and_errno("signals-small.tft", 4096, 20, 300000000);
 	test_thread_cap();
+	test_refused_retry();
 	test_errors();
 	test_disk_full();
 	test_fork();
