@@ -94,9 +94,14 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 static inline void block_event(const struct tft_lod *l, uint32_t depth,
 			       const struct tft_lod_block *b, struct tft_event *ev)
 {
+	int64_t dur;
+
+	/* A block of events with huge durations may span more than INT64_MAX ns: saturate. */
+	if (__builtin_sub_overflow(b->end_ns, b->start_ns, &dur))
+		dur = INT64_MAX;
 	*ev = (struct tft_event){
 		.ts_ns = b->start_ns,
-		.dur_ns = b->end_ns - b->start_ns,
+		.dur_ns = dur,
 		.value = b->is_counter ? b->vmax : (double)b->busy_ns,
 		.track = l->track,
 		.name = b->name,

@@ -55,6 +55,7 @@ struct wtrack {
 	 * (written per event by the lane's thread: neighbouring calls[] entries
 	 * belong to other lanes' threads, and would share cache lines). */
 	int64_t lane_last;
+	int lane_used;        /* its lane stored an event (lane_last may be INT64_MIN with events) */
 	int lane_ended;       /* ended by its lane */
 	uint32_t nwritten, nstaged; /* chunks inserted into chunks / temp.lod_stage */
 	int owned;            /* listed in ctx->own */
@@ -103,6 +104,7 @@ struct wcall {
 	int64_t last_ts;    /* INT64_MIN before the first event; INT64_MAX once ended */
 	struct wtrack *wt;  /* borrowed */
 	struct wworker *wk; /* borrowed; NULL without threads */
+	int used;           /* has events (an event may have ts INT64_MIN: not last_ts) */
 	int ended;          /* no more events (an event may have ts INT64_MAX: not last_ts) */
 };
 
@@ -1043,8 +1045,10 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	if (tft_unlikely(ev->ts_ns < c->last_ts || c->ended))
 		return TFT_EINVAL;
 	rc = c->wk ? queue_event(w, c->wk, c->wt, ev) : store_event(w, c->wt, ev);
-	if (tft_likely(!rc))
+	if (tft_likely(!rc)) {
 		c->last_ts = ev->ts_ns;
+		c->used = 1;
+	}
 	return rc;
 }
 
@@ -1086,7 +1090,7 @@ static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall
 	 * c->last_ts, which that lane's thread writes per event. */
 	if (!__atomic_compare_exchange_n(&wt->lane, &none, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return TFT_EINVAL;
-	if (c->last_ts != INT64_MIN || c->ended) { /* events from the driving thread or a closed lane */
+	if (c->used || c->ended) { /* events from the driving thread or a closed lane */
 		__atomic_store_n(&wt->lane, NULL, __ATOMIC_RELEASE);
 		return TFT_EINVAL;
 	}
@@ -1095,6 +1099,7 @@ static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall
 	wt->wk = NULL;
 	wt->ctx = x;
 	wt->lane_last = INT64_MIN;
+	wt->lane_used = 0;
 	c->wk = NULL;
 	return 0;
 }
@@ -1130,8 +1135,10 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 	if (tft_unlikely(ev->ts_ns < wt->lane_last || wt->lane_ended))
 		return TFT_EINVAL;
 	rc = store_event(w, wt, ev);
-	if (tft_likely(!rc))
+	if (tft_likely(!rc)) {
 		wt->lane_last = ev->ts_ns;
+		wt->lane_used = 1;
+	}
 	return rc;
 }
 
@@ -1225,6 +1232,7 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 	wt->t.max_ts_ns = INT64_MIN;
 	wt->t.max_depth = 0;
 	wt->lane_last = INT64_MIN;
+	wt->lane_used = 0;
 	return 0;
 }
 
@@ -1267,6 +1275,7 @@ int tft_writer_lane_close(struct tft_writer_lane *l)
 		int r;
 
 		w->calls[wt->t.id].last_ts = wt->lane_last; /* the order check goes back too */
+		w->calls[wt->t.id].used |= wt->lane_used;
 		r = wt->lane_ended ? 0 : flush_track(w, wt, 1);
 		if (r && !rc)
 			rc = r;

@@ -2772,6 +2772,86 @@ static void test_lane_reset(void)
  * ended (by the driving thread or a lane) nothing more is appended, not
  * even at INT64_MAX.
  */
+/*
+ * Events at INT64_MIN still count as events: a lane may not claim a track
+ * the driving thread stored them on (with a store worker, both would store
+ * it at once), nor one a closed lane stored them on.
+ */
+static void test_claim_at_min(void)
+{
+	const char *path = tpath("claim-at-min.tft");
+	struct tft_writer_opts o = { .threads = 1, .bulk = 1 };
+	struct tft_writer *w;
+	struct tft_writer_lane *l;
+	struct tft_session *s;
+	struct tft_error err;
+	const struct tft_event at_min = { .ts_ns = INT64_MIN, .kind = TFT_EV_INSTANT, .count = 1 };
+	struct tft_event ev = at_min;
+	uint32_t tr[2];
+	int appended = 0;
+
+	w = tft_writer_open(path, &o, &err);
+	if (!ok(w != NULL, "claim at INT64_MIN: writer open (one store worker)"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	for (int k = 0; k < 2; k++)
+		tr[k] = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = k });
+	ev.track = tr[0];
+	for (int i = 0; i < 3 * 4096 + 1; i++) /* batches reach the worker */
+		appended += tft_writer_append(w, &ev) == 0;
+	is_int(appended, 3 * 4096 + 1, "claim at INT64_MIN: the driving thread's instants at INT64_MIN");
+	l = tft_writer_lane_open(w);
+	ev.ts_ns = 1000;
+	is_int(l ? tft_writer_lane_append(l, &ev) : -1, TFT_EINVAL,
+	       "claim at INT64_MIN: a lane may not claim the track");
+	ev = at_min;
+	ev.track = tr[1];
+	is_int(l ? tft_writer_lane_append(l, &ev) : -1, 0, "claim at INT64_MIN: a lane's instant at INT64_MIN");
+	is_int(tft_writer_lane_close(l), 0, "claim at INT64_MIN: the lane closes");
+	l = tft_writer_lane_open(w);
+	ev.ts_ns = 1000;
+	is_int(l ? tft_writer_lane_append(l, &ev) : -1, TFT_EINVAL,
+	       "claim at INT64_MIN: nor a track a closed lane stored events on");
+	is_int(tft_writer_lane_close(l), 0, "claim at INT64_MIN: the second lane closes");
+	is_int(tft_writer_close(w, &err), 0, "claim at INT64_MIN: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "claim at INT64_MIN: session opens"))
+		return;
+	ok(tft_session_track(s, tr[0])->instants == 3 * 4096 + 1 &&
+	   tft_session_track(s, tr[1])->instants == 1,
+	   "claim at INT64_MIN: each track has exactly its own events");
+	tft_session_close(s);
+}
+
+/* Two instants whose summary block spans more than INT64_MAX ns (the LOD saturates its duration). */
+static void test_lod_span_overflow(void)
+{
+	const char *path = tpath("lod-span-overflow.tft");
+	struct tft_writer_opts o = { .flush_partial = 1 }; /* summaries as events come */
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct tft_error err;
+	uint32_t tr;
+
+	w = tft_writer_open(path, &o, &err);
+	if (!ok(w != NULL, "LOD span overflow: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	tr = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr, .ts_ns = INT64_MIN, .dur_ns = INT64_MAX,
+						      .kind = TFT_EV_INSTANT, .count = 1 }), 0,
+	       "LOD span overflow: an instant from INT64_MIN lasting INT64_MAX");
+	is_int(tft_writer_append(w, &(struct tft_event){ .track = tr, .ts_ns = 0, .dur_ns = INT64_MAX,
+						      .kind = TFT_EV_INSTANT, .count = 1 }), 0,
+	       "LOD span overflow: one from 0 lasting INT64_MAX (the two join in one block)");
+	is_int(tft_writer_close(w, &err), 0, "LOD span overflow: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "LOD span overflow: session opens"))
+		return;
+	is_int(tft_session_track(s, tr)->instants, 2, "LOD span overflow: both instants kept");
+	tft_session_close(s);
+}
+
 static void test_end_at_max(void)
 {
 	const char *path = tpath("end-at-max.tft");
@@ -2846,6 +2926,8 @@ static void test_lanes(void)
 	test_lane_refusals();
 	test_lane_race();
 	test_end_at_max();
+	test_claim_at_min();
+	test_lod_span_overflow();
 }
 
 int main(void)
