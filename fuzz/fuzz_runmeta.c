@@ -4,7 +4,7 @@
  * chosen by the first byte) plus the TF name and label parsers. Binary
  * input is also imported on two threads (the parallel device decode),
  * which must accept or refuse it as the serial import does, with the same
- * error at the same offset.
+ * error at the same offset, and store the same session (fuzz_same.h).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +37,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tft_pb_sniff(data, size, "fuzz.pb");
 
 	fmt = formats[data[0] & 3];
+	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS) {
+		/* binary: serial and two threads, compared (fuzz_same.h) */
+		struct tft_ingest_opts o = {.threads = 2};
+		const char *p1 = fuzz_same_path(0), *p2 = fuzz_same_path(1);
+		struct tft_error err2;
+		int r2, c1 = -1, c2 = -1;
+
+		tft_error_clear(&err);
+		w = tft_writer_open(p1, NULL, &err);
+		if (!w)
+			return 0;
+		r = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err);
+		if (r == 0)
+			c1 = tft_writer_close(w, &err);
+		else
+			tft_writer_abort(w);
+		tft_error_clear(&err2);
+		w = tft_writer_open(p2, NULL, &err2);
+		if (w) {
+			r2 = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, &o, &err2);
+			if (r2 == 0)
+				c2 = tft_writer_close(w, &err2);
+			else
+				tft_writer_abort(w);
+			fuzz_same_outcome(r, &err, r2, &err2);
+			if (c1 == 0 && c2 == 0)
+				fuzz_same_sessions(p1, p2);
+		}
+		unlink(p1);
+		unlink(p2);
+		return 0;
+	}
 	tft_error_clear(&err);
 	w = tft_writer_open(":memory:", NULL, &err);
 	if (!w)
@@ -46,18 +78,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tft_writer_close(w, &err);
 	else
 		tft_writer_abort(w);
-	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS) {
-		struct tft_ingest_opts o = {.threads = 2};
-		struct tft_error err2;
-		int r2;
-
-		tft_error_clear(&err2);
-		w = tft_writer_open(":memory:", NULL, &err2);
-		if (!w)
-			return 0;
-		r2 = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, &o, &err2);
-		tft_writer_abort(w);
-		fuzz_same_outcome(r, &err, r2, &err2);
-	}
 	return 0;
 }

@@ -639,6 +639,15 @@ struct xs {
 	struct xs_icache *icache;       /* owned: ICACHE_SLOTS entries (see intern()) */
 	struct xs_cnote *cnotes;        /* owned: correlation ends noted, each job's together */
 	uint32_t ncnotes, ccnotes;
+	/*
+	 * The current line's group notes (note_group()), added to groups when
+	 * the line is stored and dropped when it must be redone: a line stored
+	 * optimistically may have timed its events from a header that was not
+	 * complete yet.
+	 */
+	struct idmap lgroup_map;
+	struct xs_group *lgroups;       /* owned */
+	uint32_t nlgroups, clgroups;
 	int quiet;                      /* no progress calls (not the calling thread) */
 };
 
@@ -1788,37 +1797,67 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 	return 0;
 }
 
-static int note_group(struct xs *x, int64_t start, int64_t end)
+/*
+ * Note group e (its id, span and step name; first_key and name_key its
+ * event's key) in a group table: the file's (x->groups) or a clone's line
+ * table (x->lgroups). Up to MAX_GROUPS groups; a name noted later wins.
+ */
+static int group_add(struct idmap *map, struct xs_group **groups, uint32_t *n, uint32_t *cap,
+		     const struct xs_group *e)
 {
-	uint32_t i = idmap_get(&x->group_map, x->ev_group);
+	uint32_t i = idmap_get(map, e->id);
 	struct xs_group *g;
 
 	if (i == TFT_NONE) {
-		if (x->ngroups >= MAX_GROUPS)
+		if (*n >= MAX_GROUPS)
 			return 0;
-		if (tft_grow((void **)&x->groups, &x->cgroups, x->ngroups + 1, sizeof(*x->groups)))
+		if (tft_grow((void **)groups, cap, *n + 1, sizeof(**groups)))
 			return TFT_ENOMEM;
-		i = x->ngroups++;
-		g = &x->groups[i];
-		g->id = x->ev_group;
-		g->start = start;
-		g->end = end;
-		g->name = TFT_NONE;
-		g->first_key = x->ev_key;
-		g->name_key = 0;
-		if (idmap_put(&x->group_map, x->ev_group, i, i))
-			return TFT_ENOMEM;
+		i = (*n)++;
+		(*groups)[i] = *e;
+		return idmap_put(map, e->id, i, i) ? TFT_ENOMEM : 0;
 	}
-	g = &x->groups[i];
-	if (start < g->start)
-		g->start = start;
-	if (end > g->end)
-		g->end = end;
-	if (x->ev_step_name != TFT_NONE) {
-		g->name = x->ev_step_name;
-		g->name_key = x->ev_key;
+	g = &(*groups)[i];
+	if (e->start < g->start)
+		g->start = e->start;
+	if (e->end > g->end)
+		g->end = e->end;
+	if (e->name != TFT_NONE) {
+		g->name = e->name;
+		g->name_key = e->name_key;
 	}
 	return 0;
+}
+
+static int note_group(struct xs *x, int64_t start, int64_t end)
+{
+	struct xs_group e = {
+		.id = x->ev_group,
+		.start = start,
+		.end = end,
+		.name = x->ev_step_name,
+		.first_key = x->ev_key,
+		.name_key = x->ev_step_name != TFT_NONE ? x->ev_key : 0,
+	};
+
+	if (x->parent) /* a clone: the line's table until the line is stored */
+		return group_add(&x->lgroup_map, &x->lgroups, &x->nlgroups, &x->clgroups, &e);
+	return group_add(&x->group_map, &x->groups, &x->ngroups, &x->cgroups, &e);
+}
+
+static void idmap_forget(struct idmap *m, const void *ids, size_t stride, uint32_t n);
+
+/* The line's group notes into the clone's groups (commit) or gone (redo). */
+static int line_groups_end(struct xs *x, int commit)
+{
+	int r = 0;
+
+	for (uint32_t i = 0; commit && i < x->nlgroups && !r; i++)
+		r = group_add(&x->group_map, &x->groups, &x->ngroups, &x->cgroups, &x->lgroups[i]);
+	idmap_forget(&x->lgroup_map, x->nlgroups ? &x->lgroups[0].id : NULL, sizeof(*x->lgroups),
+		     x->nlgroups);
+	x->nlgroups = 0;
+	return r;
 }
 
 /* Room for one more step (and its key). */
@@ -2721,6 +2760,10 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->groups = keep.groups;
 	y->cgroups = keep.cgroups;
 	y->ngroups = 0;
+	y->lgroup_map = keep.lgroup_map;
+	y->lgroups = keep.lgroups;
+	y->clgroups = keep.clgroups;
+	y->nlgroups = 0;
 	y->steps = keep.steps;
 	y->step_keys = keep.step_keys;
 	y->cstep_keys = keep.cstep_keys;
@@ -2807,6 +2850,8 @@ static void clone_free(struct xs_clone *c)
 	free(y->cnotes);
 	idmap_free(&y->group_map);
 	free(y->groups);
+	idmap_free(&y->lgroup_map);
+	free(y->lgroups);
 	free(y->steps);
 	free(y->step_keys);
 	free(y->icache);
@@ -2833,6 +2878,7 @@ static int line_redo(struct xs *y, struct xs_job *j, const struct xs_job *noted,
 					"could not store the line's events: %s", tft_strerror(r));
 	y->ncnotes = noted->cn_lo;
 	y->nsteps = noted->st_lo;
+	line_groups_end(y, 0); /* timed from the header as peeked: noted again */
 	y->events = events;
 	r = line_scan(y, &j->sub, j);
 	j->track = track;
@@ -2878,10 +2924,13 @@ static void *clone_main(void *arg)
 				out->cn_lo = y->ncnotes;
 				out->st_lo = y->nsteps;
 				y->optimistic = j.peeked;
+				line_groups_end(y, 0);
 				r = line_body(y, &j);
 				y->optimistic = 0;
 				if (r == XS_REDO)
 					r = line_redo(y, &j, out, events);
+				if (!r && line_groups_end(y, 1))
+					r = oom(y);
 				out->cn_hi = y->ncnotes;
 				out->st_hi = y->nsteps;
 			}

@@ -839,8 +839,10 @@ static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
  * pairs (the longer one sorts first), str stats that miss the per-stat
  * cache, planes with one, three and six lines, and lines with
  * header fields after their events (name, display_id, display_name, one
- * that makes the line a Steps line, the timestamp again). Without the
- * Steps line, the groups (and their last step names) become the steps.
+ * that makes the line a Steps line, the timestamp again, the timestamp only
+ * there). Without the Steps line, the groups (and their last step names)
+ * become the steps: a line stored optimistically and redone (its timestamp
+ * came late) must leave no group note timed from the header it first saw.
  */
 static void build_big(struct enc *space, int with_steps)
 {
@@ -862,12 +864,14 @@ static void build_big(struct enc *space, int with_steps)
 			 * name, a display name that makes it a Steps line, the timestamp again */
 			int name_late = pl == 1 && ln == 0, rename = pl == 2 && ln == 1;
 			int to_steps = with_steps && pl == 5 && ln == 0, ts_again = host && ln == 4;
+			int ts_late = host && ln == 2;
 
 			e_int(&line, 1, (uint64_t)ln + 100);
 			snprintf(buf, sizeof(buf), steps ? "Steps" : host ? "thread %d" : "Stream #%d", ln);
 			if (!name_late)
 				e_str(&line, 2, buf);
-			e_int(&line, 3, 1000000 + (uint64_t)pl * 7);
+			if (!ts_late) /* ts_again: a first timestamp far off the one that counts */
+				e_int(&line, 3, ts_again ? 1 : 1000000 + (uint64_t)pl * 7);
 			for (int i = 0; i < n; i++) {
 				/* line 3 of a host plane: pairs swapped (held back, sorted) */
 				int k = host && ln == 3 ? (i ^ 1) : i;
@@ -909,6 +913,8 @@ static void build_big(struct enc *space, int with_steps)
 				e_str(&line, 11, "Steps");
 			if (ts_again) /* the last one counts, for every event */
 				e_int(&line, 3, 3000000 + (uint64_t)pl * 7);
+			if (ts_late)
+				e_int(&line, 3, 2000000000 + (uint64_t)pl * 7);
 			e_msg(&plane, 3, &line);
 		}
 		for (int m = 1; m <= 40; m++) {
