@@ -3156,6 +3156,7 @@ static int run_jobs(struct xs *x, int err_r)
 
 		c->started = 0;
 		clone_begin(c, x, i);
+		c->x.pend_budget = x->pend_budget / n; /* the threads' held lines share the budget */
 		if (!c->x.icache && !(c->x.icache = calloc(ICACHE_SLOTS, sizeof(*c->x.icache))))
 			r = TFT_ENOMEM;
 	}
