@@ -1262,13 +1262,27 @@ void tft_api_live_closing(struct tft_server *srv)
 }
 
 /* /api/runs from a session file's steps: exact statistics. */
+/* A kind of step of a file session: its steps are refs[lo, lo + n) (by position). */
 struct file_kind {
 	uint32_t name;
-	uint64_t n, traced;
-	int64_t *durs;   /* owned */
-	uint64_t cap;
-	int64_t sum_ns;
+	uint32_t first; /* position of its first step: ties in count keep file order */
+	uint64_t lo, n, traced;
+	__int128 sum_ns; /* no overflow, whatever the durations */
 };
+
+/* A step's kind and position: sorted, the steps of each kind lie together, in order. */
+struct step_ref {
+	uint32_t name, pos;
+};
+
+static int cmp_step_ref(const void *a, const void *b)
+{
+	const struct step_ref *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -1281,7 +1295,9 @@ static int cmp_kind_count(const void *a, const void *b)
 {
 	const struct file_kind *x = a, *y = b;
 
-	return x->n > y->n ? -1 : x->n < y->n;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return (x->first > y->first) - (x->first < y->first);
 }
 
 static int64_t rank_of(const int64_t *sorted, uint64_t n, double q)
@@ -1330,12 +1346,19 @@ static void write_recent(struct tft_json_writer *w, int64_t index, int64_t start
 	tft_json_write_end_object(w);
 }
 
+/*
+ * /api/runs of a file session: the steps grouped by kind (name) with one
+ * sort, so that many kinds (Kineto's ProfilerStep#N: one per step) cost
+ * n log n, not n per kind.
+ */
 static int runs_from_file(struct tft_http_req *r, int64_t recent)
 {
 	struct tft_error err;
 	struct tft_pool_slot *slot;
 	struct tft_session *s;
 	struct file_kind *k = NULL;
+	struct step_ref *refs = NULL;
+	int64_t *durs = NULL;
 	uint32_t nk = 0, n;
 	struct tft_json_writer w;
 	int rc = 0;
@@ -1346,39 +1369,31 @@ static int runs_from_file(struct tft_http_req *r, int64_t recent)
 		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
 	s = slot->sess;
 	n = tft_session_step_count(s);
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		const struct tft_step *st = tft_session_step(s, i);
-		uint32_t j;
-		for (j = 0; j < nk; j++)
-			if (k[j].name == st->name)
-				break;
-		if (j == nk) {
-			struct file_kind *nkp = realloc(k, (nk + 1) * sizeof(*k));
-			if (!nkp) {
-				rc = TFT_ENOMEM;
-				break;
-			}
-			k = nkp;
-			memset(&k[nk++], 0, sizeof(*k));
-			k[j].name = st->name;
+	if (n) {
+		refs = malloc((size_t)n * sizeof(*refs));
+		durs = malloc((size_t)n * sizeof(*durs));
+		k = malloc((size_t)n * sizeof(*k)); /* at most one kind per step */
+		if (!refs || !durs || !k)
+			rc = TFT_ENOMEM;
+	}
+	if (!rc && n) {
+		for (uint32_t i = 0; i < n; i++)
+			refs[i] = (struct step_ref){ tft_session_step(s, i)->name, i };
+		qsort(refs, n, sizeof(*refs), cmp_step_ref);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct tft_step *st = tft_session_step(s, refs[i].pos);
+
+			if (!i || refs[i].name != refs[i - 1].name)
+				k[nk++] = (struct file_kind){ .name = refs[i].name, .first = refs[i].pos, .lo = i };
+			k[nk - 1].n++;
+			k[nk - 1].traced += st->traced;
+			k[nk - 1].sum_ns += st->dur_ns;
+			durs[i] = st->dur_ns;
 		}
-		if (k[j].n == k[j].cap) {
-			uint64_t cap = k[j].cap ? k[j].cap * 2 : 64;
-			int64_t *d = realloc(k[j].durs, cap * sizeof(*d));
-			if (!d) {
-				rc = TFT_ENOMEM;
-				break;
-			}
-			k[j].durs = d;
-			k[j].cap = cap;
-		}
-		k[j].durs[k[j].n++] = st->dur_ns;
-		k[j].traced += st->traced;
-		k[j].sum_ns += st->dur_ns;
+		qsort(k, nk, sizeof(*k), cmp_kind_count);
 	}
 	tft_json_write_init_mem(&w);
 	if (!rc) {
-		/* Remember each kind's order of appearance before sorting (recent = last N). */
 		tft_json_write_begin_object(&w);
 		tft_json_write_key(&w, "live");
 		tft_json_write_bool(&w, false);
@@ -1390,38 +1405,34 @@ static int runs_from_file(struct tft_http_req *r, int64_t recent)
 		tft_json_write_uint(&w, 0);
 		tft_json_write_key(&w, "runs");
 		tft_json_write_begin_array(&w);
-		qsort(k, nk, sizeof(*k), cmp_kind_count);
 		for (uint32_t j = 0; j < nk; j++) {
-			int64_t last = k[j].durs[k[j].n - 1];
-			uint64_t want = (uint64_t)recent, seen = 0, skip;
+			const struct step_ref *kr = refs + k[j].lo;
+			int64_t *kd = durs + k[j].lo, last = kd[k[j].n - 1];
+			uint64_t skip = k[j].n > (uint64_t)recent ? k[j].n - (uint64_t)recent : 0;
+
 			tft_json_write_begin_object(&w);
-			/* recent first (needs the unsorted order), then sort for the ranks */
+			/* the last `recent` steps of the kind, in file order; then the ranks */
 			tft_json_write_key(&w, "recent");
 			tft_json_write_begin_array(&w);
-			skip = k[j].n > want ? k[j].n - want : 0;
-			for (uint32_t i = 0; i < n; i++) {
-				const struct tft_step *st = tft_session_step(s, i);
-				if (st->name != k[j].name)
-					continue;
-				if (seen++ < skip)
-					continue;
+			for (uint64_t i = skip; i < k[j].n; i++) {
+				const struct tft_step *st = tft_session_step(s, kr[i].pos);
+
 				write_recent(&w, st->index, st->start_ns, st->dur_ns, st->traced);
 			}
 			tft_json_write_end_array(&w);
-			qsort(k[j].durs, k[j].n, sizeof(int64_t), cmp_i64);
+			qsort(kd, k[j].n, sizeof(int64_t), cmp_i64);
 			write_run_stats(&w, tft_session_str(s, k[j].name, NULL), k[j].n, k[j].traced,
-					k[j].sum_ns / (int64_t)k[j].n, k[j].durs[0],
-					k[j].durs[k[j].n - 1], rank_of(k[j].durs, k[j].n, 0.5),
-					rank_of(k[j].durs, k[j].n, 0.99), last);
+					(int64_t)(k[j].sum_ns / (__int128)k[j].n), kd[0], kd[k[j].n - 1],
+					rank_of(kd, k[j].n, 0.5), rank_of(kd, k[j].n, 0.99), last);
 			tft_json_write_end_object(&w);
 		}
 		tft_json_write_end_array(&w);
 		tft_json_write_end_object(&w);
 	}
 	tft_pool_release(slot);
-	for (uint32_t j = 0; j < nk; j++)
-		free(k[j].durs);
 	free(k);
+	free(refs);
+	free(durs);
 	if (rc) {
 		tft_json_write_fini(&w);
 		return tft_http_reply_error(r, 503, "out of memory");

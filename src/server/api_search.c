@@ -428,6 +428,19 @@ struct hit {
 	uint8_t field; /* HIT_* */
 };
 
+/* A backslash before 1..9 anywhere (also where it would be literal: refused all the same). */
+static bool has_backref(const char *q, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (q[i] != '\\')
+			continue;
+		if (q[i + 1] >= '1' && q[i + 1] <= '9')
+			return true;
+		i++; /* an escaped character: a backslash, then 1, is no back-reference */
+	}
+	return false;
+}
+
 /* The query text: a case-insensitive substring or a compiled regex. */
 struct matcher {
 	const char *q; /* NUL-terminated */
@@ -875,6 +888,13 @@ int tft_api_search(struct tft_http_req *r)
 	m.q = qz;
 	m.qlen = qlen;
 	m.regex = regex != 0;
+	/*
+	 * No back-references: POSIX leaves \1..\9 undefined in extended
+	 * expressions, and glibc matches them by backtracking, in time
+	 * exponential in the pattern (43 bytes kept a worker busy for 30 s).
+	 */
+	if (m.regex && has_backref(qz, qlen))
+		return tft_http_reply_error(r, 400, "back-references (\\1 to \\9) are not supported in a regex");
 	if (m.regex && regcomp(&m.re, qz, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
 		return tft_http_reply_error(r, 400, "not a valid POSIX extended regular expression");
 

@@ -3,6 +3,7 @@
  * Request-target parsing: every function here is bounded by its input
  * length and the fixed buffers of struct tft_query; nothing allocates.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -192,6 +193,52 @@ int tft_query_get_i64(const struct tft_query *q, const char *key, int64_t min, i
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Drop the repeats of out[0..n) (the first of each stays, in order): a
+ * list naming one track 4000 times must not cost 4000 times its work.
+ */
+static size_t unique_u32(uint32_t *out, size_t n)
+{
+	uint64_t *k;
+	size_t m = 0;
+
+	if (n < 2)
+		return n;
+	k = malloc(n * sizeof(*k));
+	if (!k) { /* quadratic, but never wrong */
+		for (size_t i = 0; i < n; i++) {
+			size_t j = 0;
+
+			while (j < m && out[j] != out[i])
+				j++;
+			if (j == m)
+				out[m++] = out[i];
+		}
+		return m;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (uint64_t)out[i] << 32 | i; /* by id, then position */
+	qsort(k, n, sizeof(*k), cmp_u64);
+	for (size_t i = 0, prev = SIZE_MAX; i < n; i++) { /* the first of each id keeps its position */
+		size_t id = (size_t)(k[i] >> 32);
+
+		k[i] = id == prev ? UINT64_MAX : (k[i] & 0xffffffffu) << 32 | id;
+		prev = id;
+	}
+	qsort(k, n, sizeof(*k), cmp_u64);
+	for (size_t i = 0; i < n && k[i] != UINT64_MAX; i++)
+		out[m++] = (uint32_t)k[i];
+	free(k);
+	return m;
+}
+
 int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t *out, size_t max)
 {
 	size_t pos = 0, n = 0;
@@ -212,7 +259,7 @@ int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t
 		out[n++] = (uint32_t)v;
 		pos++;
 	}
-	return (int)n;
+	return (int)unique_u32(out, n);
 }
 
 const char *tft_query_cookie(const char *header, size_t header_len, const char *name,

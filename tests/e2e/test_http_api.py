@@ -317,6 +317,11 @@ def check_viewport_errors(s, sess):
                 expect("error" in json.loads(body), "viewport?%s: no error key" % q, probs)
             except ValueError:
                 probs.append("viewport?%s: error body is not JSON" % q)
+    # repeated ids: each track once, in the order of first mention
+    a = viewport(s, tracks="1,0", width=500)
+    b = viewport(s, tracks="1,0,1,0," + ",".join(["1"] * 2000), width=500)
+    expect(a == b, "tracks=1,0 repeated 1000 times is not tracks=1,0 (%d bytes vs %d)" %
+           (len(json.dumps(b)), len(json.dumps(a))), probs)
     return probs
 
 
@@ -354,9 +359,14 @@ def check_search(s, stats):
         cur = {"after_ts": last["ts"], "after_track": last["track"], "after_depth": last["depth"]}
     expect(paged == full["results"][:len(paged)] and len(paged) == min(30, len(full["results"])),
            "paging does not follow the full list", probs)
+    # back-references: refused (glibc matches them in exponential time; this one took 30 s
+    # per 80-byte name); an escaped backslash before a digit is no back-reference
+    backref = urllib.parse.quote("(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\7\\6\\5\\4\\3\\2\\1x")
+    literal = urllib.parse.quote("a\\\\1")
     for q, want in (("q=", 400), ("", 400), ("q=" + "a" * 300, 400), ("q=(&regex=1", 400),
                     ("q=a&limit=0", 400), ("q=a&limit=abc", 400), ("q=a&regex=3", 400),
-                    ("q=zzzzzz_no_such_name", 200)):
+                    ("q=zzzzzz_no_such_name", 200), ("q=%s&regex=1" % backref, 400),
+                    ("q=%s&regex=1" % literal, 200)):
         st, _, _ = req(s.base, "/api/search?" + q)
         expect(st == want, "search?%s: %d, want %d" % (q[:40], st, want), probs)
     return probs
@@ -438,6 +448,10 @@ def check_stats(s, cli_stats, sess):
     mid = (busy["min_ts_ns"] + busy["max_ts_ns"]) // 2
     part = get_json(s.base, "/api/stats?track=%d&t0=%d&t1=%d" % (busy["id"], busy["min_ts_ns"], mid))
     expect(0 < sum(r["count"] for r in part["rows"]) <= busy["slices"], "half-window counts", probs)
+    # A track named many times counts once (it used to count, and cost, once per mention).
+    many = get_json(s.base, "/api/stats?track=%s" % ",".join([str(busy["id"])] * 2000))
+    expect(many["slices"] == one["slices"] and many["rows"] == one["rows"],
+           "track=ID x2000: %d slices, want %d" % (many["slices"], one["slices"]), probs)
     for q, want in (("by=foo", 400), ("t0=5&t1=1", 400), ("top=-1", 400), ("track=abc", 400)):
         st, _, _ = req(s.base, "/api/stats?" + q)
         expect(st == want, "stats?%s: %d, want %d" % (q, st, want), probs)
@@ -722,6 +736,43 @@ def check_serve_traces(paths, tmp, info):
     return probs
 
 
+def check_runs_file(tmp):
+    """/api/runs of a file session: one kind per ProfilerStep#N (20000 kinds) answers in one
+    sort, not a scan per kind (26 s for 30000 kinds before); durations near INT64_MAX/2 sum
+    without overflow."""
+    probs = []
+    ev = [{"ph": "X", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1, "ts": i * 10, "dur": 9,
+           "cat": "user_annotation"} for i in range(20000)]
+    big = 5000000000000000  # us: 5e18 ns, twice
+    ev += [{"ph": "X", "name": "ProfilerStep#100000", "pid": p, "tid": 1, "ts": 300000, "dur": big,
+            "cat": "user_annotation"} for p in (2, 3)]
+    ev.append({"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "cat": "cpu_op"})
+    src, session = os.path.join(tmp, "steps.json"), os.path.join(tmp, "steps.tft")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    H.cli_import(H.tft_bin(), [src], session)
+    s = Server(["serve", session, "--port", "0", "--quiet"])
+    try:
+        t0 = time.monotonic()
+        j = get_json(s.base, "/api/runs?recent=2")
+        took = time.monotonic() - t0
+        runs = {r["name"]: r for r in j["runs"]}
+        expect(j["steps"] == 20002 and len(runs) == 20001, "%d steps, %d kinds" % (j["steps"], len(runs)), probs)
+        expect(took < 10, "/api/runs took %.1f s for 20001 kinds" % took, probs)
+        b = runs.get("ProfilerStep#100000", {})
+        expect(b.get("count") == 2 and b.get("mean_ns") == big * 1000 and b.get("max_ns") == big * 1000,
+               "the two 5e18 ns steps: %s" % {k: b.get(k) for k in ("count", "mean_ns", "max_ns")}, probs)
+        expect(j["runs"][0]["name"] == "ProfilerStep#100000", "the kind with most steps first: %s" %
+               j["runs"][0]["name"], probs)
+        one = runs.get("ProfilerStep#7", {})
+        expect(one.get("count") == 1 and [x["dur_ns"] for x in one.get("recent", [])] == [9000],
+               "ProfilerStep#7: %s" % one, probs)
+    finally:
+        rc = s.stop()
+    expect(rc == 0 and not H.SANITIZER_RE.search(s.stderr()), "exit %r: %s" % (rc, s.stderr()[-300:]), probs)
+    return probs
+
+
 def check_bare_form(session):
     probs = []
     s = Server([session, "--port", "0", "--quiet"])
@@ -779,6 +830,7 @@ def main():
         t.run("tls", lambda: check_tls(session, tmp))
         t.run("serve_traces", lambda: check_serve_traces(paths, tmp, info))
         t.run("bare_form", lambda: check_bare_form(session))
+        t.run("runs_file", lambda: check_runs_file(tmp))
     except H.CliError as e:
         rep.fail("setup", e)
     finally:
