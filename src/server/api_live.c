@@ -84,7 +84,7 @@ struct tft_live {
 	/* Set at start, then read-only. */
 	struct tft_server_opts sopts;
 	char token[96];
-	bool live_mode;               /* following the runtime (not a file server) */
+	bool live_mode;               /* following the runtime (not a file server); atomic */
 	char path[4096];              /* the served file */
 	char rt_path[4096];           /* the runtime's session file ("" if none) */
 
@@ -228,7 +228,7 @@ void tft_live_get_status(struct tft_live *lv, struct tft_live_status *o)
 	memset(&st, 0, sizeof(st));
 	st.struct_size = sizeof(st);
 	tft_stats(&st);
-	o->live = lv->live_mode;
+	o->live = __atomic_load_n(&lv->live_mode, __ATOMIC_RELAXED);
 	o->state = st.state;
 	o->tracing = st.tracing;
 	/* The switch alone: `tracing` is also true inside a requested step, so a page
@@ -246,9 +246,9 @@ void tft_live_get_status(struct tft_live *lv, struct tft_live_status *o)
 	o->import_errors = atomic_load(&lv->import_errors);
 	o->imported_events = atomic_load(&lv->imported_events);
 	snprintf(o->disabled_reason, sizeof(o->disabled_reason), "%s", st.disabled_reason);
+	pthread_mutex_lock(&lv->agg_lock); /* path: tft_live_serve() may switch it */
 	base = strrchr(lv->path, '/');
 	snprintf(o->session, sizeof(o->session), "%.255s", base ? base + 1 : lv->path);
-	pthread_mutex_lock(&lv->agg_lock);
 	o->end_ns = lv->end_ns;
 	pthread_mutex_unlock(&lv->agg_lock);
 	/* Never srv_lock here: request handlers call this while a restart waits for them. */
@@ -887,8 +887,10 @@ int tft_live_serve(struct tft_live *lv, const char *path, struct tft_error *err)
 		tft_server_stop(lv->srv);
 		lv->srv = NULL;
 	}
+	pthread_mutex_lock(&lv->agg_lock); /* status and save read the path meanwhile */
 	snprintf(lv->path, sizeof(lv->path), "%s", path ? path : lv->rt_path);
-	lv->live_mode = path == NULL;
+	__atomic_store_n(&lv->live_mode, path == NULL, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lv->agg_lock);
 	rc = start_server_locked(lv, err);
 	if (rc != 0) {
 		lv->url[0] = 0;
@@ -962,19 +964,24 @@ out:
 int tft_live_save(struct tft_live *lv, const char *path, char *out, size_t out_size,
 		  uint64_t *bytes, struct tft_error *err)
 {
-	char def[4200];
+	char def[4200], src[sizeof(lv->path)];
+	bool live;
 	int rc;
 
+	pthread_mutex_lock(&lv->agg_lock); /* tft_live_serve() may switch the file meanwhile */
+	snprintf(src, sizeof(src), "%s", lv->path);
+	live = __atomic_load_n(&lv->live_mode, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lv->agg_lock);
 	if (!path) {
-		size_t n = strlen(lv->path);
-		if (n > 4 && strcmp(lv->path + n - 4, ".tft") == 0)
+		size_t n = strlen(src);
+		if (n > 4 && strcmp(src + n - 4, ".tft") == 0)
 			n -= 4;
-		snprintf(def, sizeof(def), "%.*s-%lld.tft", (int)n, lv->path, (long long)time(NULL));
+		snprintf(def, sizeof(def), "%.*s-%lld.tft", (int)n, src, (long long)time(NULL));
 		path = def;
 	}
-	if (lv->live_mode)
+	if (live)
 		tft_flush(1000); /* best effort: what the job did until now */
-	rc = tft_session_save_copy(lv->path, path, bytes, err);
+	rc = tft_session_save_copy(src, path, bytes, err);
 	if (rc == 0 && out)
 		snprintf(out, out_size, "%s", path);
 	return rc;
@@ -1093,7 +1100,7 @@ static struct tft_live *live_of(struct tft_http_req *r)
 {
 	struct tft_live *lv = r->srv->pool.src.live;
 
-	return lv && lv->live_mode ? lv : NULL;
+	return lv && __atomic_load_n(&lv->live_mode, __ATOMIC_RELAXED) ? lv : NULL;
 }
 
 int tft_api_live_status(struct tft_http_req *r)

@@ -384,11 +384,16 @@ static int build_args(struct tft_search_index *ix, struct tft_session *s, struct
 	return 0;
 }
 
-/* The index of this generation, with its argument part when `args`; NULL + err on failure. */
-static struct tft_search_index *index_get(struct tft_server *srv, struct tft_session *s, bool args,
-					  struct tft_error *err)
+/*
+ * The index of the data the slot's reader holds (its generation: the
+ * server's may have moved on since the slot was taken), with its argument
+ * part when `args`; NULL + err on failure.
+ */
+static struct tft_search_index *index_get(struct tft_server *srv, struct tft_pool_slot *slot,
+					  bool args, struct tft_error *err)
 {
-	uint64_t gen = tft_pool_gen(&srv->pool);
+	struct tft_session *s = slot->sess;
+	uint64_t gen = slot->gen;
 	struct tft_search_index *ix;
 
 	pthread_mutex_lock(&srv->search_lock);
@@ -914,7 +919,7 @@ int tft_api_search(struct tft_http_req *r)
 		rc = err.code ? err.code : TFT_EIO;
 		goto fail;
 	}
-	ix = index_get(srv, slot->sess, (fields & F_ARGS) != 0, &err);
+	ix = index_get(srv, slot, (fields & F_ARGS) != 0, &err);
 	if (!ix) {
 		tft_pool_release(slot);
 		rc = err.code ? err.code : TFT_ENOMEM;

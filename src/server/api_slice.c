@@ -116,10 +116,12 @@ static struct tft_flow_index *build_flows(struct tft_session *s, uint64_t gen, s
 	return ix;
 }
 
-static struct tft_flow_index *flows_get(struct tft_server *srv, struct tft_session *s,
+/* The flow index of the data the slot's reader holds (see index_get() in api_search.c). */
+static struct tft_flow_index *flows_get(struct tft_server *srv, struct tft_pool_slot *slot,
 					 struct tft_error *err)
 {
-	uint64_t gen = tft_pool_gen(&srv->pool);
+	struct tft_session *s = slot->sess;
+	uint64_t gen = slot->gen;
 	struct tft_flow_index *ix;
 
 	pthread_mutex_lock(&srv->flow_lock);
@@ -612,7 +614,7 @@ int tft_api_slice(struct tft_http_req *r)
 					      &err);
 	}
 	if (rc >= 0) {
-		ix = flows_get(srv, slot->sess, &err);
+		ix = flows_get(srv, slot, &err);
 		if (!ix)
 			rc = err.code ? err.code : TFT_ENOMEM;
 	}

@@ -94,12 +94,14 @@ struct tft_pool_slot *tft_pool_acquire(struct tft_pool *p, struct tft_error *err
 		pthread_mutex_lock(&s->lock);
 	}
 	if (!s->sess) {
+		uint64_t g = tft_pool_gen(p); /* before: the reader holds at least this generation */
+
 		s->sess = open_reader(p, err);
 		if (!s->sess) {
 			pthread_mutex_unlock(&s->lock);
 			return NULL;
 		}
-		s->gen = tft_pool_gen(p);
+		s->gen = g;
 	}
 	gen = tft_pool_gen(p);
 	if (s->gen != gen) {
