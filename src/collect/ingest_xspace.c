@@ -1797,26 +1797,35 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 	return 0;
 }
 
+/* group_add() of a group not in the table yet. */
+static int __attribute__((noinline)) group_new(struct idmap *map, struct xs_group **groups,
+						uint32_t *n, uint32_t *cap, const struct xs_group *e)
+{
+	uint32_t i;
+
+	if (*n >= MAX_GROUPS)
+		return 0;
+	if (tft_grow((void **)groups, cap, *n + 1, sizeof(**groups)))
+		return TFT_ENOMEM;
+	i = (*n)++;
+	(*groups)[i] = *e;
+	return idmap_put(map, e->id, i, i) ? TFT_ENOMEM : 0;
+}
+
 /*
- * Note group e (its id, span and step name; first_key and name_key its
+ * Note a group (its id, span and step name; first_key and name_key its
  * event's key) in a group table: the file's (x->groups) or a clone's line
  * table (x->lgroups). Up to MAX_GROUPS groups; a name noted later wins.
  */
-static int group_add(struct idmap *map, struct xs_group **groups, uint32_t *n, uint32_t *cap,
-		     const struct xs_group *e)
+static inline __attribute__((always_inline)) int group_add(struct idmap *map, struct xs_group **groups,
+							   uint32_t *n, uint32_t *cap,
+							   const struct xs_group *e)
 {
 	uint32_t i = idmap_get(map, e->id);
 	struct xs_group *g;
 
-	if (i == TFT_NONE) {
-		if (*n >= MAX_GROUPS)
-			return 0;
-		if (tft_grow((void **)groups, cap, *n + 1, sizeof(**groups)))
-			return TFT_ENOMEM;
-		i = (*n)++;
-		(*groups)[i] = *e;
-		return idmap_put(map, e->id, i, i) ? TFT_ENOMEM : 0;
-	}
+	if (tft_unlikely(i == TFT_NONE))
+		return group_new(map, groups, n, cap, e);
 	g = &(*groups)[i];
 	if (e->start < g->start)
 		g->start = e->start;
@@ -1829,7 +1838,7 @@ static int group_add(struct idmap *map, struct xs_group **groups, uint32_t *n, u
 	return 0;
 }
 
-static int note_group(struct xs *x, int64_t start, int64_t end)
+static inline int note_group(struct xs *x, int64_t start, int64_t end)
 {
 	struct xs_group e = {
 		.id = x->ev_group,
