@@ -19,6 +19,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -538,7 +539,7 @@ static uint32_t thread_kind(struct chrome *c, const struct thread *t)
 /* An integer written as a string ("1890023232"), as Kineto does for tids. */
 static bool digits_to_i64(const struct tft_json_str *s, int64_t *out)
 {
-	if (s->len == 0 || s->len > 18)
+	if (s->len == 0 || s->len > 19) /* 19 digits: the conversion refuses what overflows */
 		return false;
 	return tft_json_number_to_i64(s->ptr, s->len, out) == 0 && s->ptr[0] != '-' &&
 	       !(s->len > 1 && s->ptr[0] == '0');
@@ -1133,13 +1134,61 @@ static int do_instant(struct chrome *c, const struct cev *e, uint32_t name, uint
 	return push(c, track, TFT_EV_INSTANT, flags, e->ts, 0, 0, name, cat, c->args, c->nargs);
 }
 
+static int counter_series(struct chrome *c, const struct cev *e, const struct tft_json_str *nm,
+			  uint32_t pidx, uint32_t name, uint32_t cname, uint32_t cat);
+
+/*
+ * A counter event: one series per numeric arg, each on its own counter
+ * track ("name.key", or "name" for a key named "value" or like the
+ * counter). A counter with an id is an instance of its own, "name[id]", as
+ * Chrome's viewer names it: instances never share a track.
+ */
 static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
-	uint32_t pidx;
+	struct tft_json_str nm = e->name; /* the series' prefix */
+	uint32_t pidx, cname = name;
+	char *inst = NULL;
 	int rc;
 
 	if ((rc = get_proc(c, &e->pid, &pidx)))
 		return rc;
+	if (e->id.kind) {
+		char num[24];
+		const char *ip = num;
+		size_t il;
+
+		if (e->id.kind == 2) {
+			ip = e->id.s.ptr;
+			il = e->id.s.len;
+		} else {
+			il = (size_t)snprintf(num, sizeof(num), "%lld", (long long)e->id.i);
+		}
+		inst = malloc(e->name.len + il + 3);
+		if (!inst)
+			return nomem(c);
+		if (e->name.len)
+			memcpy(inst, e->name.ptr, e->name.len);
+		inst[e->name.len] = '[';
+		if (il)
+			memcpy(inst + e->name.len + 1, ip, il);
+		inst[e->name.len + 1 + il] = ']';
+		nm.ptr = inst;
+		nm.len = e->name.len + il + 2;
+		if ((rc = intern(c, nm.ptr, nm.len, &cname))) {
+			free(inst);
+			return rc;
+		}
+	}
+	rc = counter_series(c, e, &nm, pidx, name, cname, cat);
+	free(inst);
+	return rc;
+}
+
+static int counter_series(struct chrome *c, const struct cev *e, const struct tft_json_str *nm,
+			  uint32_t pidx, uint32_t name, uint32_t cname, uint32_t cat)
+{
+	int rc;
+
 	for (uint32_t i = 0; i < c->npargs; i++) {
 		const struct parg *p = &c->pargs[i];
 		double v;
@@ -1153,26 +1202,28 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 			;
 		else
 			continue;
+		if (!isfinite(v)) /* inf or NaN (1e400, "NaN"): no sample to draw, as for text */
+			continue;
 		if ((rc = intern(c, p->key.ptr, p->key.len, &key)))
 			return rc;
-		struct hkey k = mkkey(K_COUNTER, pidx, name, key);
+		struct hkey k = mkkey(K_COUNTER, pidx, cname, key);
 		track = hmap_get(&c->map, &k);
 		if (track == TFT_NONE) {
 			/* (empty names may have NULL pointers: no memcmp/memcpy on them) */
 			if ((p->key.len == e->name.len &&
 			     (!e->name.len || memcmp(p->key.ptr, e->name.ptr, e->name.len) == 0)) ||
 			    STR_EQ(&p->key, "value")) {
-				tname = name;
+				tname = cname;
 			} else {
-				size_t n = e->name.len + 1 + p->key.len;
+				size_t n = nm->len + 1 + p->key.len;
 				char *tmp = malloc(n);
 				if (!tmp)
 					return nomem(c);
-				if (e->name.len)
-					memcpy(tmp, e->name.ptr, e->name.len);
-				tmp[e->name.len] = '.';
+				if (nm->len)
+					memcpy(tmp, nm->ptr, nm->len);
+				tmp[nm->len] = '.';
 				if (p->key.len)
-					memcpy(tmp + e->name.len + 1, p->key.ptr, p->key.len);
+					memcpy(tmp + nm->len + 1, p->key.ptr, p->key.len);
 				rc = intern(c, tmp, n, &tname);
 				free(tmp);
 				if (rc)
@@ -1354,11 +1405,14 @@ static int do_object(struct chrome *c, const struct cev *e, char ph, uint32_t na
 
 	if ((rc = get_proc(c, &e->pid, &pidx)))
 		return rc;
+	struct hkey k = mkkey(K_OBJ, pidx, name, id);
+	si = hmap_get(&c->map, &k);
+	/* 'D' without 'N': the object predates the trace; nothing to draw (and no track for it) */
+	if (ph == 'D' && si == TFT_NONE)
+		return 0;
 	struct hkey tk = mkkey(K_OBJ_TRACK, pidx, name, 0);
 	if ((rc = keyed_track(c, &tk, pidx, TFT_TRACK_OBJECT, name, &track)) || (rc = intern_args(c)))
 		return rc;
-	struct hkey k = mkkey(K_OBJ, pidx, name, id);
-	si = hmap_get(&c->map, &k);
 	if (ph == 'N') {
 		struct tft_arg ida;
 		if ((rc = span_open(c, &k, SPAN_OBJECT, e->ts, track, name, cat, pidx, id, &si)))
@@ -1387,9 +1441,6 @@ static int do_object(struct chrome *c, const struct cev *e, char ph, uint32_t na
 		}
 		return 0;
 	}
-	/* 'D' without 'N': the object predates the trace; nothing to draw */
-	if (si == TFT_NONE)
-		return 0;
 	struct span *s = &c->spans[si];
 	if ((rc = merge_args(c, &s->args, &s->nargs, &s->cap_args, c->args, c->nargs)))
 		return rc;
@@ -2062,7 +2113,10 @@ static inline int val_time(struct parser *p, const struct tft_json_value *v, int
 					     "expected a time in microseconds within the int64 nanosecond range");
 		*has = true;
 	} else if (v->type == TFT_JSON_STRING) {
-		*has = tft_json_number_to_ns(v->ptr, v->len, out) == 0;
+		if (tft_json_number_to_ns(v->ptr, v->len, out) != 0) /* never a silent 0 */
+			return tft_error_set(p->err, TFT_EFORMAT, v->offset,
+					     "expected a time in microseconds (a number, or a string holding one) within the int64 nanosecond range");
+		*has = true;
 	}
 	return 0;
 }
@@ -2207,8 +2261,10 @@ static int parse_event(struct parser *p, struct batch *b, struct pev *pe)
 			const char *kp = m->key.ptr;
 			const struct tft_json_value *v = &m->v;
 			if (tft_unlikely(is_container(v))) {
-				if (m->key.len == 4 && memcmp(kp, "args", 4) == 0)
+				if (m->key.len == 4 && memcmp(kp, "args", 4) == 0) {
+					b->npargs = pe->parg0; /* a second "args" replaces the first, as in JSON */
 					rc = read_args(p, b, pe);
+				}
 				else if (m->key.len == 3 && memcmp(kp, "id2", 3) == 0)
 					rc = read_id2(p, e);
 				else

@@ -473,7 +473,8 @@ static void test_async_objects(void)
 	       "N..D slice with id + snapshot args, O instant");
 	is_str(events(s, find_track(s, NULL, "Leak")), "Leak@70000+30000[unclosed]{id='0x6'};",
 	       "N without D runs to the end");
-	ok(find_track(s, NULL, "Unknown") != UINT32_MAX, "D without N: track exists, no events");
+	ok(find_track(s, NULL, "Unknown") == UINT32_MAX,
+	   "D without N: nothing to draw, no track (an empty one would shift track ids on a round trip)");
 	is_int(sum.unclosed_slices, 1, "only the async b counts as unclosed");
 	is_int(meta_int(s, "unmatched_ends"), 1, "e without b counted");
 	done(s);
@@ -632,6 +633,52 @@ static void test_malformed(void)
 		  "events without \"ph\"");
 	check_bad("{\"traceEvents\": [], \"traceEvents\": 1}", 35, "expected an array of trace events",
 		  "a second traceEvents that is not an array");
+	/* a string time that holds no number: an error, never a silent 0 */
+	check_bad("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":\"abc\",\"dur\":1}]", 43,
+		  "expected a time in microseconds", "a string ts that is no number");
+	check_bad("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":\"12\",\"dur\":\"1 \"}]", 54,
+		  "expected a time in microseconds", "a string dur with a trailing space");
+}
+
+/*
+ * Counters with ids are instances of their own ("name[id]", as Chrome's
+ * viewer names them); non-finite counter values are no samples; a second
+ * "args" replaces the first, as in JSON; ids of 19 digits match as string
+ * and as number.
+ */
+static const char doc_review[] =
+	"[{\"ph\":\"C\",\"name\":\"ctr\",\"id\":1,\"pid\":1,\"ts\":10,\"args\":{\"a\":1}},\n"
+	"{\"ph\":\"C\",\"name\":\"ctr\",\"id\":\"b\",\"pid\":1,\"ts\":10,\"args\":{\"a\":100}},\n"
+	"{\"ph\":\"C\",\"name\":\"ctr\",\"id\":1,\"pid\":1,\"ts\":11,\"args\":{\"a\":2}},\n"
+	"{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":1,\"ts\":12,\"args\":{\"value\":7}},\n"
+	"{\"ph\":\"C\",\"name\":\"nf\",\"pid\":1,\"ts\":13,\"args\":{\"a\":\"NaN\",\"b\":1e400,\"c\":3}},\n"
+
+	"{\"ph\":\"X\",\"name\":\"two\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":1},\"args\":{\"y\":2}},\n"
+	"{\"ph\":\"X\",\"name\":\"S\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},\n"
+	"{\"ph\":\"X\",\"name\":\"D\",\"pid\":1,\"tid\":2,\"ts\":30,\"dur\":5},\n"
+	"{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"id\":1234567890123456789,\"pid\":1,\"tid\":1,\"ts\":21},\n"
+	"{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"id\":\"1234567890123456789\",\"pid\":1,\"tid\":2,\"ts\":31,\"bp\":\"e\"}]";
+
+static void test_review_fixes(void)
+{
+	struct tft_session *s = import(doc_review);
+	struct tft_session_summary sum;
+
+	ok(s != NULL, "review cases import");
+	if (!s)
+		return;
+	tft_session_get_summary(s, &sum);
+	is_str(events(s, find_track(s, NULL, "ctr[1].a")), "10000=1;11000=2;", "counter instance ctr[1]");
+	is_str(events(s, find_track(s, NULL, "ctr[b].a")), "10000=100;", "counter instance ctr[b], its own track");
+	is_str(events(s, find_track(s, NULL, "ctr")), "12000=7;", "the counter without an id, apart");
+	ok(find_track(s, NULL, "nf.a") == UINT32_MAX && find_track(s, NULL, "nf.b") == UINT32_MAX,
+	   "non-finite counter values (\"NaN\", 1e400) are no samples");
+	is_str(events(s, find_track(s, NULL, "nf.c")), "13000=3;", "the finite one of the same event is");
+	is_str(events(s, find_tid(s, 1, 1)), "two@1000+1000{y=2};S@20000+5000;",
+	       "a second args object replaces the first");
+	is_int(sum.flows, 1, "a 19-digit id pairs as number and as string: one flow");
+	is_int(meta_int(s, "unmatched_flows"), 0, "no unmatched flow end");
+	done(s);
 }
 
 /* Valid traces that are empty or hold odd elements. */
@@ -1207,6 +1254,7 @@ int main(void)
 	test_kineto();
 	test_refills();
 	test_malformed();
+	test_review_fixes();
 	test_empty_and_odd();
 	test_escapes_threads();
 	test_tftracer_metadata();
