@@ -2151,7 +2151,7 @@ static int read_id2(struct parser *p, struct cev *e)
 		return rc;
 	while ((rc = tft_json_next_member(&p->r, &k, &v, p->err)) == 1) {
 		if (is_container(&v)) {
-			if ((rc = tft_json_skip(&p->r, NULL, p->err)))
+			if ((rc = tft_json_skip_checked(&p->r, NULL, p->err)))
 				return rc;
 		} else if (STR_EQ(&k, "local") || STR_EQ(&k, "global")) {
 			e->id_local = k.ptr[0] == 'l';
@@ -2222,7 +2222,7 @@ static int read_args(struct parser *p, struct batch *b, const struct pev *pe)
 			return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
 		for (unsigned i = 0; i < n; i++) {
 			if (b->npargs - pe->parg0 >= MAX_ARGS) {
-				if (is_container(&ms[i].v) && (rc = tft_json_skip(&p->r, NULL, p->err)))
+				if (is_container(&ms[i].v) && (rc = tft_json_skip_checked(&p->r, NULL, p->err)))
 					return rc;
 				continue;
 			}
@@ -2267,8 +2267,8 @@ static int parse_event(struct parser *p, struct batch *b, struct pev *pe)
 				}
 				else if (m->key.len == 3 && memcmp(kp, "id2", 3) == 0)
 					rc = read_id2(p, e);
-				else
-					rc = tft_json_skip(&p->r, NULL, p->err);
+				else /* an event's key not used: still checked to be JSON */
+					rc = tft_json_skip_checked(&p->r, NULL, p->err);
 				if (rc)
 					return rc;
 				continue;

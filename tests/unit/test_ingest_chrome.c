@@ -633,6 +633,11 @@ static void test_malformed(void)
 		  "events without \"ph\"");
 	check_bad("{\"traceEvents\": [], \"traceEvents\": 1}", 35, "expected an array of trace events",
 		  "a second traceEvents that is not an array");
+	/* an event key the importer does not use is still checked to be JSON */
+	check_bad("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"zz\":[1,2 3]}]", 55,
+		  "expected ',' or ']' after array element", "malformed array in an unused event key");
+	check_bad("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"zz\":{\"a\" 1}}]", 55,
+		  "expected ':' after object key", "malformed object in an unused event key");
 	/* a string time that holds no number: an error, never a silent 0 */
 	check_bad("[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":\"abc\",\"dur\":1}]", 43,
 		  "expected a time in microseconds", "a string ts that is no number");
