@@ -2164,6 +2164,19 @@ static int read_id2(struct parser *p, struct cev *e)
 #define MEMBERS 16 /* members read per tft_json_next_members() call */
 
 /* One arg from its parsed member; containers are validated and kept verbatim. */
+/* Digits, with a leading '-' at most: a JSON integer (which the reader has validated). */
+static bool is_int_literal(const char *s, size_t n)
+{
+	size_t i = n && s[0] == '-';
+
+	if (i == n)
+		return false;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
 static inline int put_arg(struct parser *p, struct parg *a, const struct tft_json_member *m)
 {
 	int rc;
@@ -2179,7 +2192,12 @@ static inline int put_arg(struct parser *p, struct parg *a, const struct tft_jso
 		if (tft_json_value_to_i64(&m->v, &a->i) == 0) {
 			a->type = TFT_ARG_INT;
 		} else {
-			a->type = TFT_ARG_DOUBLE; /* converted by the committer (parg_double) */
+			/*
+			 * An integer past int64 (a uint64 id, a hash) stays the exact
+			 * JSON text it was, as a double would round it; anything else
+			 * is a double, converted by the committer (parg_double).
+			 */
+			a->type = is_int_literal(m->v.ptr, m->v.len) ? TFT_ARG_JSON : TFT_ARG_DOUBLE;
 			a->s.ptr = m->v.ptr;
 			a->s.len = m->v.len;
 		}

@@ -288,7 +288,7 @@ static void test_slices(void)
 	uint32_t t2 = find_track(s, "proc one", "main");
 	ok(t2 != UINT32_MAX, "thread named by a thread_name M event after its events");
 	is_str(events(s, t2),
-	       "a@1002+3000{i=5,d=2.5,s='st\"r',b=true,n=null,o={\"x\": [1, 2]},big=1.8446744073709552e+19,"
+	       "a@1002+3000{i=5,d=2.5,s='st\"r',b=true,n=null,o={\"x\": [1, 2]},big=18446744073709551615,"
 	       "neg=-9223372036854775808};"
 	       "outer@10000+5000{k=2,keep='b'};"
 	       "inner@11000+1000{r='done'};",
@@ -648,8 +648,8 @@ static void test_malformed(void)
 /*
  * Counters with ids are instances of their own ("name[id]", as Chrome's
  * viewer names them); non-finite counter values are no samples; a second
- * "args" replaces the first, as in JSON; ids of 19 digits match as string
- * and as number.
+ * "args" replaces the first, as in JSON; an integer arg past int64 keeps
+ * its digits; ids of 19 digits match as string and as number.
  */
 static const char doc_review[] =
 	"[{\"ph\":\"C\",\"name\":\"ctr\",\"id\":1,\"pid\":1,\"ts\":10,\"args\":{\"a\":1}},\n"
@@ -659,7 +659,7 @@ static const char doc_review[] =
 	"{\"ph\":\"C\",\"name\":\"nf\",\"pid\":1,\"ts\":13,\"args\":{\"a\":\"NaN\",\"b\":1e400,\"c\":3}},\n"
 
 	"{\"ph\":\"X\",\"name\":\"two\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":1},\"args\":{\"y\":2}},\n"
-	"{\"ph\":\"X\",\"name\":\"S\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},\n"
+	"{\"ph\":\"X\",\"name\":\"S\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5,\"args\":{\"u\":18446744073709551615}},\n"
 	"{\"ph\":\"X\",\"name\":\"D\",\"pid\":1,\"tid\":2,\"ts\":30,\"dur\":5},\n"
 	"{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"c\",\"id\":1234567890123456789,\"pid\":1,\"tid\":1,\"ts\":21},\n"
 	"{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"c\",\"id\":\"1234567890123456789\",\"pid\":1,\"tid\":2,\"ts\":31,\"bp\":\"e\"}]";
@@ -679,8 +679,8 @@ static void test_review_fixes(void)
 	ok(find_track(s, NULL, "nf.a") == UINT32_MAX && find_track(s, NULL, "nf.b") == UINT32_MAX,
 	   "non-finite counter values (\"NaN\", 1e400) are no samples");
 	is_str(events(s, find_track(s, NULL, "nf.c")), "13000=3;", "the finite one of the same event is");
-	is_str(events(s, find_tid(s, 1, 1)), "two@1000+1000{y=2};S@20000+5000;",
-	       "a second args object replaces the first");
+	is_str(events(s, find_tid(s, 1, 1)), "two@1000+1000{y=2};S@20000+5000{u=18446744073709551615};",
+	       "a second args object replaces the first; an integer past int64 keeps its digits");
 	is_int(sum.flows, 1, "a 19-digit id pairs as number and as string: one flow");
 	is_int(meta_int(s, "unmatched_flows"), 0, "no unmatched flow end");
 	done(s);
