@@ -339,12 +339,34 @@ static void emit_async(struct chrome *c, const struct tft_event *ev)
 }
 
 /* Build the "name":"A" and "B": pieces of the current counter track. */
-static int setup_counter_track(struct chrome *c)
+/*
+ * The counter's name and series key from its track name, which the Chrome
+ * importer made "name.key" ("name" for a key "value" or equal to the name):
+ * the samples' own event name says where the name ends, so that "gpu.mem"
+ * {value} and "gpu" {mem} stay two counters; without it, the name ends at
+ * the last dot.
+ */
+static int setup_counter_track(struct chrome *c, const struct tft_event *ev)
 {
-	size_t len, key_len, name_len, need;
+	size_t len, key_len, name_len, need, elen = 0;
 	const char *name = tft_session_str(c->s, c->cur_name, &len), *key;
+	const char *en = ev->name ? tft_session_str(c->s, ev->name, &elen) : NULL;
 
-	name_len = tft_export_chrome_counter_split(name, len, &key, &key_len);
+	if (!name) {
+		name = "";
+		len = 0;
+	}
+	if (en && elen && elen == len && memcmp(en, name, len) == 0) {
+		name_len = len; /* the key is the name, as for a track without a dot */
+		key = name;
+		key_len = len;
+	} else if (en && elen && elen + 1 < len && memcmp(en, name, elen) == 0 && name[elen] == '.') {
+		name_len = elen;
+		key = name + elen + 1;
+		key_len = len - elen - 1;
+	} else {
+		name_len = tft_export_chrome_counter_split(name, len, &key, &key_len);
+	}
 	need = tft_json_escape_bound(name_len) + tft_json_escape_bound(key_len) + 16;
 	if (need > c->cnt_cap) {
 		char *nb = realloc(c->cnt_buf, need);
@@ -371,7 +393,7 @@ static int setup_counter_track(struct chrome *c)
 /* {"ph":"C","name":A,"pid":P,"ts":us,"args":{B:v}} */
 static void emit_counter(struct chrome *c, const struct tft_event *ev)
 {
-	if (!c->cnt_ready && setup_counter_track(c))
+	if (!c->cnt_ready && setup_counter_track(c, ev))
 		return;
 	c->n.counters++;
 	begin_event(c);

@@ -198,10 +198,11 @@ def count_chrome_mod():
     return count_chrome
 
 
-def roundtrip(binary, path, tmp, fixed_point=True):
+def roundtrip(binary, path, tmp, fixed_point=True, extra_keys=()):
     """import(path) -> a.tft -> export a.json -> import -> b.tft; compare a and b:
-    info counts and time span, stats rows by name (count, total, min, max) and,
-    with fixed_point, export(b) == export(a) as event multisets. Problems list."""
+    info counts (and extra_keys, such as "tracks") and time span, stats rows by name
+    (count, total, min, max) and, with fixed_point, export(b) == export(a) as event
+    multisets. Problems list."""
     a, aj = os.path.join(tmp, "a.tft"), os.path.join(tmp, "a.json")
     b, bj = os.path.join(tmp, "b.tft"), os.path.join(tmp, "b.json")
     try:
@@ -214,7 +215,7 @@ def roundtrip(binary, path, tmp, fixed_point=True):
         cli_import(binary, aj, b)
         ib = cli_info(binary, b)
         probs = ["re-import: " + p for p in info_consistency(ib)]
-        probs += diff_counts(ib, ia, COUNT_KEYS + ("start_ns", "end_ns"))
+        probs += diff_counts(ib, ia, COUNT_KEYS + ("start_ns", "end_ns") + tuple(extra_keys))
         sa = _stats_by_name(cli_stats(binary, a))
         sb = _stats_by_name(cli_stats(binary, b))
         if sa != sb:
