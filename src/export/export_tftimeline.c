@@ -1474,8 +1474,13 @@ static int show_compute(struct tl *t, uint32_t g)
 			bool recv = slice_is(name, "RecvTensor"), has_inputs = false;
 			int64_t end = (int64_t)((uint64_t)n->start_us + (uint64_t)n->dur_us);
 
-			if (n->label == NOSTR && (n->op_arg != NOSTR || n->name_arg != NOSTR)) {
-				/* Not from StepStats (a tf.timeline JSON import ...): its op/name args. */
+			if (n->label == NOSTR && n->stats_index < 0 &&
+			    (n->op_arg != NOSTR || n->name_arg != NOSTR)) {
+				/*
+				 * Not from StepStats (a tf.timeline JSON import ...): its op/name
+				 * args. A StepStats node (it has its node_stats_index) without a
+				 * label goes the way timeline.py takes it, with an empty label.
+				 */
 				if (n->op_arg != NOSTR)
 					op.p = sstr(t, n->op_arg, &op.len);
 				else

@@ -845,6 +845,41 @@ static void test_real_pbtxt(void)
 	tft_session_close(s);
 }
 
+/*
+ * StepStats nodes without a timeline_label on a GPU tracer device: named and
+ * typed as timeline.py does with an empty label (_parse_kernel_label splits
+ * the node name "name:op"; a name without ':' has op "unknown"), not from
+ * the op argument the importer derives for its own use.
+ */
+static void test_gpu_no_label(void)
+{
+	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 };
+	struct tft_session *s;
+	char *j;
+
+	node(&dev, "dense/MatMul:MatMul", 1000, 5, NULL, NULL);
+	node(&dev, "RecvTensor", 1010, 5, NULL, NULL);
+	device(&ss, "/device:GPU:0/stream:all", &dev);
+	runmeta(&rm, &ss);
+	s = import(&rm, 1);
+	ok(s != NULL, "label-less GPU nodes: import");
+	if (!s)
+		return;
+	j = export(s, false, false, true, NULL);
+	ok(j != NULL, "label-less GPU nodes: export");
+	if (j) {
+		has(j, "\"name\":\"MatMul\",\"pid\":1,\"tid\":0,\"ts\":1000,\"dur\":5,"
+		       "\"args\":{\"name\":\"dense/MatMul\",\"op\":\"MatMul\"}",
+		    "a node without a label: name and op split at its ':'");
+		has(j, "\"name\":\"unknown\",\"pid\":1,\"tid\":0,\"ts\":1010,\"dur\":5,"
+		       "\"args\":{\"name\":\"RecvTensor\",\"op\":\"unknown\"}",
+		    "RecvTensor without a label: op unknown");
+		ok(!strstr(j, "dense/MatMul:MatMul"), "the full node name is not the slice's name");
+	}
+	free(j);
+	tft_session_close(s);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/tft-tftimeline-XXXXXX";
@@ -860,6 +895,7 @@ int main(void)
 	test_direct();
 	test_empty_and_pickle();
 	test_real_pbtxt();
+	test_gpu_no_label();
 	{
 		char cmd[400];
 
