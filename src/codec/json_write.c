@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/json_read.h"
 #include "codec/json_write.h"
 #include "core/status.h"
 
@@ -612,4 +613,39 @@ void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_
 	before_item(w);
 	tft_json_write_raw(w, json, len);
 	w->sep = 1;
+}
+
+bool tft_json_is_value(const char *json, size_t len)
+{
+	struct tft_json_reader r;
+	char *buf;
+	bool ok;
+
+	for (size_t i = 0; i < len;) { /* UTF-8 throughout: the reader checks only the grammar */
+		size_t n = (unsigned char)json[i] < 0x80 ? 1 : utf8_seq_len((const unsigned char *)json + i, len - i);
+
+		if (!n)
+			return false;
+		i += n;
+	}
+	buf = malloc(len + TFT_JSON_PAD + 1); /* the reader wants a NUL and padding after the text */
+	if (!buf)
+		return false;
+	memcpy(buf, json, len);
+	memset(buf + len, 0, TFT_JSON_PAD + 1);
+	tft_json_reader_init_mem(&r, buf, len, NULL, NULL);
+	ok = tft_json_skip_checked(&r, NULL, NULL) == 0;
+	for (size_t i = r.pos; ok && i < len; i++) /* nothing after it but spaces */
+		ok = buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r';
+	tft_json_reader_fini(&r);
+	free(buf);
+	return ok;
+}
+
+void tft_json_write_value_checked(struct tft_json_writer *w, const char *json, size_t len)
+{
+	if (tft_json_is_value(json, len))
+		tft_json_write_value_raw(w, json, len);
+	else
+		tft_json_write_str(w, json, len);
 }

@@ -111,6 +111,14 @@ void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns);
 void tft_json_write_newline(struct tft_json_writer *w);
 /* Pre-formatted JSON value, copied verbatim (caller guarantees validity). */
 void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_t len);
+/* json[0..len) is one JSON value (spaces around it allowed), valid UTF-8 throughout. */
+bool tft_json_is_value(const char *json, size_t len);
+/*
+ * A stored JSON value that may not be one (a session file is untrusted):
+ * verbatim if tft_json_is_value(), else as a string, so that the output
+ * stays valid JSON whatever the text holds.
+ */
+void tft_json_write_value_checked(struct tft_json_writer *w, const char *json, size_t len);
 
 /* ---- raw calls (no separators, no state) ------------------------------ */
 

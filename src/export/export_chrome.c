@@ -173,12 +173,16 @@ static void put_args(struct chrome *c, const struct tft_event *ev)
 			put_str(c, a->v.str);
 			break;
 		case TFT_ARG_JSON: {
+			/* A JSON value from the file: checked, as a session file is untrusted
+			 * (text that is no JSON value, or not UTF-8, goes out as a string). */
 			size_t len;
 			const char *s = tft_session_str(c->s, a->v.str, &len);
-			if (len)
+			if (!len)
+				PUT(c, "null");
+			else if (tft_json_is_value(s, len))
 				tft_json_write_raw(c->w, s, len);
 			else
-				PUT(c, "null");
+				tft_json_write_raw_str(c->w, s, len);
 			break;
 		}
 		default: /* TFT_ARG_NULL and unknown types */

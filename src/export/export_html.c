@@ -187,7 +187,7 @@ static void write_arg_value(struct html_ctx *c, struct tft_json_writer *w, const
 	case TFT_ARG_JSON:
 		p = tft_session_str(c->s, a->v.str, &len);
 		if (len)
-			tft_json_write_value_raw(w, p, len);
+			tft_json_write_value_checked(w, p, len); /* the file is untrusted */
 		else
 			tft_json_write_null(w);
 		break;

@@ -817,6 +817,67 @@ static void check_many_strings(void)
 	unlink(p);
 }
 
+/*
+ * A session file is untrusted: a JSON argument whose text is no JSON value
+ * (crafted: it would close the event and open one of its own) or is not
+ * UTF-8 goes out as a string; the output stays valid JSON with the file's
+ * events only.
+ */
+static void check_crafted_json_args(void)
+{
+	static const char *const texts[] = {
+		"1},{\"ph\":\"X\",\"name\":\"INJECTED\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1,\"args\":{\"x\":1",
+		"[1,2", "{\"a\":\"\xff\"}", "[1,2] 3", " [1, {\"b\": null}] ",
+	};
+	struct tft_error err;
+	struct tft_json_writer w;
+	struct tft_export_counts n;
+	char p[256];
+	struct tft_writer *wr;
+	struct tft_session *s;
+
+	snprintf(p, sizeof(p), "/tmp/tft_test_export_crafted_%ld.tft", (long)getpid());
+	unlink(p);
+	tft_error_clear(&err);
+	wr = tft_writer_open(p, NULL, &err);
+	if (!ok(wr != NULL, "crafted args: writer"))
+		return;
+	struct tft_process pr = { .pid = 1, .rank = -1 };
+	uint32_t t = mk_track(wr, tft_writer_add_process(wr, &pr), TFT_TRACK_THREAD, "t", 1, 0);
+	for (int i = 0; i < 5; i++) {
+		struct tft_arg a = arg(wr, "j", TFT_ARG_JSON);
+		a.v.str = tft_writer_intern_cstr(wr, texts[i]);
+		ev(wr, t, TFT_EV_SLICE, "e", "", i * 10, 5, 0, 0, &a, 1);
+	}
+	is_int(tft_writer_close(wr, &err), 0, "crafted args: close");
+	s = tft_session_open(p, &err);
+	if (!ok(s != NULL, "crafted args: session opens"))
+		return;
+	tft_json_write_init_mem(&w);
+	is_int(tft_export_chrome(s, &w, &n, &err), 0, "crafted args: export");
+	{
+		size_t len;
+		const char *text = tft_json_write_borrow(&w, &len);
+		struct jp j = { text, text + len, 0 };
+		struct jv root;
+		const struct jv *evs;
+
+		jval(&j, &root, 0);
+		evs = jget(&root, "traceEvents");
+		ok(evs && count_ph(evs, "X", NULL) == 5 && count_ph(evs, "X", "INJECTED") == 0,
+		   "crafted args: the five events only, none injected");
+		ok(!j.bad, "crafted args: the output parses as JSON");
+		ok(strstr(text, "\"j\":\"[1,2\"") != NULL, "crafted args: an unclosed array goes out as a string");
+		ok(strstr(text, "\"j\": [1, {\"b\": null}] ") != NULL || strstr(text, "[1, {\"b\": null}]") != NULL,
+		   "crafted args: a valid value stays verbatim");
+		ok(!memchr(text, 0xff, len), "crafted args: no invalid UTF-8 byte in the output");
+		jfree(&root);
+	}
+	tft_json_write_fini(&w);
+	tft_session_close(s);
+	unlink(p);
+}
+
 int main(void)
 {
 	struct tft_session *s;
@@ -844,6 +905,7 @@ int main(void)
 	tft_json_write_fini(&w);
 	check_empty_and_errors(s);
 	check_many_strings();
+	check_crafted_json_args();
 	tft_session_close(s);
 	unlink(path_a);
 	unlink(path_b);

@@ -277,11 +277,25 @@ static void test_sink(void)
 	free(big);
 }
 
+/* tft_json_is_value: one JSON value, spaces around it, UTF-8 throughout. */
+static void test_is_value(void)
+{
+	static const char *const yes[] = { "1", "-0.5e3", "\"s\"", "[1,{\"a\":[true,null]}]", " {} ", "\"\xc3\xa9\"" };
+	static const char *const no[] = { "", " ", "[1,2", "[1,2] 3", "{\"a\" 1}", "1},{\"ph\":\"X\"",
+					  "\"\xff\"", "[\"\xc3\"]", "tru", "01", "NaN" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ok(tft_json_is_value(yes[i], strlen(yes[i])), "is a JSON value: %s", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ok(!tft_json_is_value(no[i], strlen(no[i])), "is no JSON value: %zu", i);
+}
+
 int main(void)
 {
 	test_escape();
 	test_numbers();
 	test_structure();
 	test_sink();
+	test_is_value();
 	return done_testing();
 }
