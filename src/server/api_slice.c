@@ -276,131 +276,6 @@ static bool binds_here(const struct find *f, int64_t t)
 	return true;
 }
 
-/* ---- raw JSON arguments --------------------------------------------------- */
-
-/* A bounded, strict RFC 8259 check for stored raw JSON values. */
-static size_t skip_ws(const char *s, size_t n, size_t i)
-{
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-		i++;
-	return i;
-}
-
-static long json_value(const char *s, size_t n, size_t i, int depth);
-
-static long json_string(const char *s, size_t n, size_t i)
-{
-	if (i >= n || s[i] != '"')
-		return -1;
-	for (i++; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"')
-			return (long)i + 1;
-		if (c < 0x20)
-			return -1;
-		if (c == '\\') {
-			if (++i >= n)
-				return -1;
-			if (s[i] == 'u') {
-				for (int k = 0; k < 4; k++) {
-					char h = ++i < n ? s[i] : 0;
-					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
-						return -1;
-				}
-			} else if (!strchr("\"\\/bfnrt", s[i]) || s[i] == '\0') {
-				return -1;
-			}
-		}
-	}
-	return -1;
-}
-
-static long json_number(const char *s, size_t n, size_t i)
-{
-	size_t st;
-
-	if (i < n && s[i] == '-')
-		i++;
-	if (i < n && s[i] == '0')
-		i++;
-	else if (i < n && s[i] >= '1' && s[i] <= '9')
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-	else
-		return -1;
-	if (i < n && s[i] == '.') {
-		st = ++i;
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == st)
-			return -1;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		st = i;
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == st)
-			return -1;
-	}
-	return (long)i;
-}
-
-static long json_value(const char *s, size_t n, size_t i, int depth)
-{
-	long r;
-
-	i = skip_ws(s, n, i);
-	if (i >= n || depth > RAW_JSON_MAX_DEPTH)
-		return -1;
-	switch (s[i]) {
-	case '{':
-	case '[': {
-		char close = s[i] == '{' ? '}' : ']';
-		bool obj = s[i] == '{';
-		i = skip_ws(s, n, i + 1);
-		if (i < n && s[i] == close)
-			return (long)i + 1;
-		for (;;) {
-			if (obj) {
-				r = json_string(s, n, skip_ws(s, n, i));
-				if (r < 0)
-					return -1;
-				i = skip_ws(s, n, (size_t)r);
-				if (i >= n || s[i] != ':')
-					return -1;
-				i++;
-			}
-			r = json_value(s, n, i, depth + 1);
-			if (r < 0)
-				return -1;
-			i = skip_ws(s, n, (size_t)r);
-			if (i < n && s[i] == ',') {
-				i++;
-				continue;
-			}
-			if (i < n && s[i] == close)
-				return (long)i + 1;
-			return -1;
-		}
-	}
-	case '"': return json_string(s, n, i);
-	case 't': return n - i >= 4 && memcmp(s + i, "true", 4) == 0 ? (long)i + 4 : -1;
-	case 'f': return n - i >= 5 && memcmp(s + i, "false", 5) == 0 ? (long)i + 5 : -1;
-	case 'n': return n - i >= 4 && memcmp(s + i, "null", 4) == 0 ? (long)i + 4 : -1;
-	default: return json_number(s, n, i);
-	}
-}
-
-static bool json_valid(const char *s, size_t n)
-{
-	long r = json_value(s, n, 0, 0);
-
-	return r >= 0 && skip_ws(s, n, (size_t)r) == n;
-}
-
 /* ---- the response --------------------------------------------------------- */
 
 static void write_sid(struct tft_json_writer *w, struct tft_session *s, uint32_t id)
@@ -422,12 +297,9 @@ static void write_arg(struct tft_json_writer *w, struct tft_session *s, const st
 	case TFT_ARG_INT: tft_json_write_int(w, a->v.i); break;
 	case TFT_ARG_DOUBLE: tft_json_write_double(w, a->v.d); break;
 	case TFT_ARG_STR: write_sid(w, s, a->v.str); break;
-	case TFT_ARG_JSON:
+	case TFT_ARG_JSON: /* checked: the file is untrusted (tft_json_is_value) */
 		str = tft_session_str(s, a->v.str, &len);
-		if (str && json_valid(str, len))
-			tft_json_write_value_raw(w, str, len);
-		else
-			tft_json_write_str(w, str ? str : "", str ? len : 0);
+		tft_json_write_value_checked(w, str ? str : "", str ? len : 0);
 		break;
 	default: tft_json_write_null(w); break;
 	}
