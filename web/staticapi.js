@@ -743,20 +743,22 @@ class StaticSession {
 				const dep = t.depth[i];
 				open[dep] = i;
 				open.length = dep + 1;
-				if (e < w0 || s > w1) continue;
-				const d = clip ? Math.max(0, Math.min(e, w1) - Math.max(s, w0)) : t.dur[i];
-				cd[i] = d;
-				self[i] += d;
-				counted[i] = 1;
 				if (stack && dep > 0) {
+					// A counted parent loses its child's time inside it: all of it without
+					// clipping, wherever the child lies (analyze/stats.c); inside the
+					// window when clipping.
 					const p = open[dep - 1];
 					if (p !== undefined && counted[p] && t.ts[p] <= s) {
-						// the child's time inside its parent (and inside the window when clipping)
 						let a = Math.max(s, t.ts[p]), b = Math.min(e, t.ts[p] + t.dur[p]);
 						if (clip) { a = Math.max(a, w0); b = Math.min(b, w1); }
 						if (b > a) self[p] -= b - a;
 					}
 				}
+				if (e < w0 || s > w1) continue;
+				const d = clip ? Math.max(0, Math.min(e, w1) - Math.max(s, w0)) : t.dur[i];
+				cd[i] = d;
+				self[i] += d;
+				counted[i] = 1;
 			}
 			for (let i = 0; i < n; i++) {
 				if (!counted[i]) continue;
