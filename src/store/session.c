@@ -791,6 +791,14 @@ static int load_all(struct tft_session *s, struct tft_error *err)
 	    (rc = load_tracks(s, err)) || (rc = load_steps(s, err)) || (rc = load_dirs(s, err)) ||
 	    (rc = load_flow_count(s, err))) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		/*
+		 * Half loaded (tracks without their chunk directories, say): show no
+		 * tracks rather than a session whose next scan would read what is
+		 * not there. The caller may refresh again or close it.
+		 */
+		free_dirs(s, s->ntracks);
+		s->ntracks = 0;
+		cache_clear(s);
 		return rc;
 	}
 	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

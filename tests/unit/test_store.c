@@ -2852,6 +2852,52 @@ static void test_lod_span_overflow(void)
 	tft_session_close(s);
 }
 
+static int count_ev(void *ctx, const struct tft_event *ev)
+{
+	(void)ev;
+	++*(int *)ctx;
+	return 0;
+}
+
+/*
+ * A refresh that fails half way (a damaged steps row) leaves a session with
+ * no tracks, not tracks without their chunk directories (the next scan read
+ * a NULL directory).
+ */
+static void test_refresh_failure(void)
+{
+	const char *path = tpath("refresh-fail.tft");
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct tft_error err;
+	sqlite3 *db;
+	uint32_t tr;
+	int n = 0;
+
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "refresh failure: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	tr = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	for (int i = 0; i < 10; i++)
+		tft_writer_append(w, &(struct tft_event){ .track = tr, .ts_ns = i * 10, .dur_ns = 5,
+							  .kind = TFT_EV_SLICE, .count = 1 });
+	tft_writer_add_step(w, &(struct tft_step){ .index = 1, .process = TFT_NONE, .start_ns = 0, .dur_ns = 100 });
+	is_int(tft_writer_close(w, &err), 0, "refresh failure: writer close");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "refresh failure: session opens"))
+		return;
+	ok(sqlite3_open(path, &db) == SQLITE_OK &&
+	   sqlite3_exec(db, "UPDATE steps SET name = 99999999", NULL, NULL, NULL) == SQLITE_OK,
+	   "refresh failure: a step's name made a string id that does not exist");
+	sqlite3_close(db);
+	ok(tft_session_refresh(s, &err) != 0, "refresh failure: the refresh fails (%s)", err.msg);
+	is_int(tft_session_track_count(s), 0, "refresh failure: no tracks are left to scan");
+	ok(tft_session_scan(s, tr, INT64_MIN, INT64_MAX, 0, count_ev, &n, &err) != 0 && n == 0,
+	   "refresh failure: a scan is refused, no crash");
+	tft_session_close(s);
+}
+
 static void test_end_at_max(void)
 {
 	const char *path = tpath("end-at-max.tft");
@@ -2928,6 +2974,7 @@ static void test_lanes(void)
 	test_end_at_max();
 	test_claim_at_min();
 	test_lod_span_overflow();
+	test_refresh_failure();
 }
 
 int main(void)
