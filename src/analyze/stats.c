@@ -557,10 +557,14 @@ static int make_rows(struct tft_session *s, struct agg *a, struct tft_stats_resu
 		if (a->group_by == TFT_STATS_BY_TRACK) {
 			const struct tft_track *tr = tft_session_track(s, g->key);
 			row->track_id = g->key;
-			row->name = tft_session_str(s, tr ? tr->name : 0, NULL);
+			row->name = tft_session_str(s, tr ? tr->name : 0, &row->name_len);
 		} else {
 			row->track_id = TFT_NONE;
-			row->name = tft_session_str(s, g->key, NULL);
+			row->name = tft_session_str(s, g->key, &row->name_len);
+		}
+		if (!row->name) {
+			row->name = "";
+			row->name_len = 0;
 		}
 		row->count = g->count;
 		row->total_ns = g->total_ns;

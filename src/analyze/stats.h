@@ -51,6 +51,7 @@ struct tft_stats_opts {
 struct tft_stats_row {
 	uint32_t key;      /* name/category string id, or track id */
 	const char *name;  /* borrowed from the session: name, category, or track name */
+	size_t name_len;   /* its bytes (a name may hold a NUL) */
 	uint32_t track_id; /* the track (TFT_STATS_BY_TRACK), else TFT_NONE */
 	uint64_t count;
 	int64_t total_ns, self_ns;

@@ -88,10 +88,10 @@ static void print_padded(const char *s, size_t width)
 }
 
 /* Names may hold control characters: show them as '?' in the text table. */
-static void print_name(const char *s)
+static void print_name(const char *s, size_t n)
 {
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+	for (size_t i = 0; i < n; i++)
+		putchar((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
 }
 
 static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
@@ -139,8 +139,8 @@ static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 			if (by == TFT_STATS_BY_TRACK)
 				printf("  %5u", row->track_id);
 			fputs("  ", stdout);
-			if (row->name[0])
-				print_name(row->name);
+			if (row->name_len)
+				print_name(row->name, row->name_len);
 			else
 				fputs("(none)", stdout);
 			putchar('\n');
@@ -182,7 +182,7 @@ static int print_json(const struct tft_stats_result *r, size_t nshow, int by)
 		tft_json_write_newline(&w);
 		tft_json_write_begin_object(&w);
 		tft_json_write_key(&w, "name");
-		tft_json_write_cstr(&w, row->name);
+		tft_json_write_str(&w, row->name, row->name_len);
 		if (by == TFT_STATS_BY_TRACK) {
 			tft_json_write_key(&w, "track_id");
 			tft_json_write_uint(&w, row->track_id);
@@ -218,19 +218,22 @@ static int print_json(const struct tft_stats_result *r, size_t nshow, int by)
 }
 
 /* RFC 4180: quote a field holding a comma, a quote or a line break. */
-static void csv_field(const char *s)
+/* A CSV field (RFC 4180 quoting); a NUL byte, which no CSV reader keeps, as '?'. */
+static void csv_field(const char *s, size_t n)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
+	bool quote = false;
+
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+	if (quote)
+		putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
 			putchar('"');
-		putchar(*s);
+		putchar(s[i] ? s[i] : '?');
 	}
-	putchar('"');
+	if (quote)
+		putchar('"');
 }
 
 static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
@@ -245,7 +248,7 @@ static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
 		const struct tft_stats_row *row = &r->rows[i];
 		mean[tft_json_fmt_double(mean, row->mean_ns, false)] = '\0';
 		share[tft_json_fmt_double(share, row->share, false)] = '\0';
-		csv_field(row->name);
+		csv_field(row->name, row->name_len);
 		if (by == TFT_STATS_BY_TRACK)
 			printf(",%u", row->track_id);
 		printf(",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRId64

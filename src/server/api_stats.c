@@ -91,7 +91,7 @@ int tft_api_stats(struct tft_http_req *r)
 			const struct tft_stats_row *rw = &res->rows[i];
 			tft_json_write_begin_object(&w);
 			tft_json_write_key(&w, "name");
-			tft_json_write_cstr(&w, rw->name ? rw->name : "");
+			tft_json_write_str(&w, rw->name ? rw->name : "", rw->name ? rw->name_len : 0);
 			if (opts.group_by == TFT_STATS_BY_TRACK) {
 				tft_json_write_key(&w, "track_id");
 				tft_json_write_uint(&w, rw->track_id);

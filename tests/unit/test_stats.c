@@ -481,6 +481,46 @@ static void test_format(void)
 	is_int(tft_stats_group_parse("bogus"), -1, "parse unknown");
 }
 
+/* Names holding a NUL byte keep their length in the rows ("op\0A" and "op\0B" are two names). */
+static void test_nul_names(void)
+{
+	char p[256];
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct tft_stats_opts o = { .group_by = TFT_STATS_BY_NAME, .track = TFT_NONE };
+	struct tft_stats_result *r = NULL;
+	uint32_t t;
+
+	snprintf(p, sizeof(p), "/tmp/tft_test_stats_nul_%ld.tft", (long)getpid());
+	unlink(p);
+	w = tft_writer_open(p, NULL, &err);
+	if (!ok(w != NULL, "NUL names: writer"))
+		return;
+	t = track(w, tft_writer_add_process(w, &(struct tft_process){ .pid = 1, .rank = -1 }), TFT_TRACK_THREAD,
+		  "t", 1);
+	for (int i = 0; i < 2; i++) {
+		struct tft_event ev = { .ts_ns = i * 10, .dur_ns = 5 + i, .track = t, .count = 1, .kind = TFT_EV_SLICE };
+
+		ev.name = tft_writer_intern(w, i ? "op\0B" : "op\0A", 4);
+		tft_writer_append(w, &ev);
+	}
+	is_int(tft_writer_close(w, &err), 0, "NUL names: close");
+	s = tft_session_open(p, &err);
+	if (!ok(s != NULL, "NUL names: open"))
+		return;
+	is_int(tft_stats_compute(s, &o, &r, NULL), 0, "NUL names: compute");
+	if (r) {
+		is_int(r->nrows, 2, "NUL names: two rows");
+		ok(r->nrows == 2 && r->rows[0].name_len == 4 && r->rows[1].name_len == 4 &&
+		   memcmp(r->rows[0].name, r->rows[1].name, 4) != 0,
+		   "NUL names: each row's name whole (4 bytes), and they differ");
+		tft_stats_destroy(r);
+	}
+	tft_session_close(s);
+	unlink(p);
+}
+
 int main(void)
 {
 	struct tft_session *s = build();
@@ -496,5 +536,6 @@ int main(void)
 	unlink(path);
 	test_percentile();
 	test_format();
+	test_nul_names();
 	return done_testing();
 }
