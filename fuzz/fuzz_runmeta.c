@@ -17,6 +17,19 @@
 static const int formats[4] = {TFT_PB_FMT_RUNMETA, TFT_PB_FMT_STEPSTATS, TFT_PB_FMT_RUNMETA_TEXT,
 			       TFT_PB_FMT_STEPSTATS_TEXT};
 
+struct input {
+	const uint8_t *data;
+	size_t size;
+	int fmt;
+};
+
+static int import(struct tft_writer *w, const struct tft_ingest_opts *o, struct tft_error *err, void *ctx)
+{
+	const struct input *in = ctx;
+
+	return tft_runmeta_ingest_as(w, "fuzz.pb", in->data, in->size, in->fmt, o, err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,34 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fmt = formats[data[0] & 3];
 	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS) {
 		/* binary: serial and two threads, compared (fuzz_same.h) */
-		struct tft_ingest_opts o = {.threads = 2};
-		const char *p1 = fuzz_same_path(0), *p2 = fuzz_same_path(1);
-		struct tft_error err2;
-		int r2, c1 = -1, c2 = -1;
+		struct input in = {data + 1, size - 1, fmt};
 
-		tft_error_clear(&err);
-		w = tft_writer_open(p1, NULL, &err);
-		if (!w)
-			return 0;
-		r = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err);
-		if (r == 0)
-			c1 = tft_writer_close(w, &err);
-		else
-			tft_writer_abort(w);
-		tft_error_clear(&err2);
-		w = tft_writer_open(p2, NULL, &err2);
-		if (w) {
-			r2 = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, &o, &err2);
-			if (r2 == 0)
-				c2 = tft_writer_close(w, &err2);
-			else
-				tft_writer_abort(w);
-			fuzz_same_outcome(r, &err, r2, &err2);
-			if (c1 == 0 && c2 == 0)
-				fuzz_same_sessions(p1, p2);
-		}
-		unlink(p1);
-		unlink(p2);
+		fuzz_same_imports(import, &in);
 		return 0;
 	}
 	tft_error_clear(&err);

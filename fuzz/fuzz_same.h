@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "core/status.h"
+#include "collect/ingest.h"
 #include "store/session.h"
+#include "store/writer.h"
+#include "../tests/lib/session_digest.h"
 
 static inline void fuzz_same_outcome(int r, const struct tft_error *e, int r2,
 				     const struct tft_error *e2)
@@ -42,75 +45,6 @@ static inline const char *fuzz_same_path(int k)
 			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid(), k);
 	unlink(path[k]);
 	return path[k];
-}
-
-struct fuzz_digest {
-	const struct tft_session *s;
-	uint64_t h, n;
-};
-
-static inline uint64_t fuzz_fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* A string by its text (and whether it exists). */
-static inline uint64_t fuzz_fnv_str(uint64_t h, const struct tft_session *s, uint32_t id)
-{
-	size_t len = 0;
-	const char *t = tft_session_str(s, id, &len);
-
-	h = fuzz_fnv(h, &len, sizeof(len));
-	return t ? fuzz_fnv(h, t, len) : fuzz_fnv(h, "\xff", 1);
-}
-
-static inline int fuzz_digest_ev(void *ctx, const struct tft_event *ev)
-{
-	struct fuzz_digest *d = ctx;
-	uint64_t h = d->h;
-
-	h = fuzz_fnv(h, &ev->ts_ns, sizeof(ev->ts_ns));
-	h = fuzz_fnv(h, &ev->dur_ns, sizeof(ev->dur_ns));
-	h = fuzz_fnv(h, &ev->kind, sizeof(ev->kind));
-	h = fuzz_fnv(h, &ev->depth, sizeof(ev->depth));
-	h = fuzz_fnv(h, &ev->flags, sizeof(ev->flags));
-	h = fuzz_fnv(h, &ev->count, sizeof(ev->count));
-	h = fuzz_fnv(h, &ev->value, sizeof(ev->value));
-	h = fuzz_fnv_str(h, d->s, ev->name);
-	h = fuzz_fnv_str(h, d->s, ev->cat);
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		const struct tft_arg *a = &ev->args[i];
-
-		h = fuzz_fnv_str(h, d->s, a->key);
-		h = fuzz_fnv(h, &a->type, sizeof(a->type));
-		if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON)
-			h = fuzz_fnv_str(h, d->s, a->v.str);
-		else
-			h = fuzz_fnv(h, &a->v, sizeof(a->v));
-	}
-	d->h = h;
-	d->n++;
-	return 0;
-}
-
-static inline int fuzz_digest_flow(void *ctx, const struct tft_flow *f)
-{
-	struct fuzz_digest *d = ctx;
-
-	d->h = fuzz_fnv(d->h, &f->flow_id, sizeof(f->flow_id));
-	d->h = fuzz_fnv(d->h, &f->src_track, sizeof(f->src_track));
-	d->h = fuzz_fnv(d->h, &f->src_ts_ns, sizeof(f->src_ts_ns));
-	d->h = fuzz_fnv(d->h, &f->dst_track, sizeof(f->dst_track));
-	d->h = fuzz_fnv(d->h, &f->dst_ts_ns, sizeof(f->dst_ts_ns));
-	d->h = fuzz_fnv(d->h, &f->flags, sizeof(f->flags));
-	d->h = fuzz_fnv_str(d->h, d->s, f->name);
-	d->h = fuzz_fnv_str(d->h, d->s, f->cat);
-	d->n++;
-	return 0;
 }
 
 struct fuzz_text {
@@ -149,61 +83,20 @@ static inline void fuzz_strings_unique(const struct tft_session *s, const char *
 	free(t);
 }
 
-/*
- * A digest of a session: processes, tracks and their stats, every event
- * (raw and the 1 us summaries), flows, steps. 0 if it does not open.
- */
+/* The digest (tests/lib/session_digest.h) of the session at path, each text checked once; 0 if it does not open. */
 static inline uint64_t fuzz_session_digest(const char *path, uint64_t *nev)
 {
-	struct tft_session_summary sum;
 	struct tft_error err;
 	struct tft_session *s = tft_session_open(path, &err);
-	struct fuzz_digest d = {s, 0xcbf29ce484222325ULL, 0};
+	uint64_t h;
 
 	*nev = 0;
 	if (!s)
 		return 0;
-	tft_session_get_summary(s, &sum);
-	d.h = fuzz_fnv(d.h, &sum.slices, sizeof(sum.slices) * 5);
 	fuzz_strings_unique(s, path);
-	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
-		const struct tft_process *p = tft_session_process(s, i);
-
-		d.h = fuzz_fnv_str(d.h, s, p->name);
-		d.h = fuzz_fnv_str(d.h, s, p->host);
-		d.h = fuzz_fnv_str(d.h, s, p->labels);
-		d.h = fuzz_fnv(d.h, &p->pid, sizeof(p->pid));
-		d.h = fuzz_fnv(d.h, &p->sort_index, sizeof(p->sort_index));
-	}
-	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
-		const struct tft_track *t = tft_session_track(s, i);
-
-		d.h = fuzz_fnv_str(d.h, s, t->name);
-		d.h = fuzz_fnv(d.h, &t->process, sizeof(t->process));
-		d.h = fuzz_fnv(d.h, &t->kind, sizeof(t->kind));
-		d.h = fuzz_fnv(d.h, &t->tid, sizeof(t->tid));
-		d.h = fuzz_fnv(d.h, &t->sort_index, sizeof(t->sort_index));
-		d.h = fuzz_fnv(d.h, &t->slices, sizeof(t->slices));
-		d.h = fuzz_fnv(d.h, &t->instants, sizeof(t->instants));
-		d.h = fuzz_fnv(d.h, &t->min_ts_ns, sizeof(t->min_ts_ns));
-		d.h = fuzz_fnv(d.h, &t->max_ts_ns, sizeof(t->max_ts_ns));
-		d.h = fuzz_fnv(d.h, &t->max_depth, sizeof(t->max_depth));
-		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 0, fuzz_digest_ev, &d, &err);
-		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000, fuzz_digest_ev, &d, &err);
-	}
-	tft_session_flows(s, fuzz_digest_flow, &d, &err);
-	for (uint32_t i = 0; i < tft_session_step_count(s); i++) {
-		const struct tft_step *st = tft_session_step(s, i);
-
-		d.h = fuzz_fnv(d.h, &st->index, sizeof(st->index));
-		d.h = fuzz_fnv_str(d.h, s, st->name);
-		d.h = fuzz_fnv(d.h, &st->process, sizeof(st->process));
-		d.h = fuzz_fnv(d.h, &st->start_ns, sizeof(st->start_ns));
-		d.h = fuzz_fnv(d.h, &st->dur_ns, sizeof(st->dur_ns));
-	}
+	h = session_digest(s, 0, nev);
 	tft_session_close(s);
-	*nev = d.n;
-	return d.h ? d.h : 1;
+	return h;
 }
 
 /* Both runs accepted the input: their sessions must be the same (see above). */
@@ -217,6 +110,47 @@ static inline void fuzz_same_sessions(const char *serial, const char *parallel)
 		(unsigned long long)n1, (unsigned long long)n2, (unsigned long long)h1,
 		(unsigned long long)h2);
 	abort();
+}
+
+/* One import into w with opts o (NULL: serial); the importer's status. */
+typedef int (*fuzz_import_fn)(struct tft_writer *w, const struct tft_ingest_opts *o, struct tft_error *err,
+			      void *ctx);
+
+/*
+ * Import serially and on two threads, each into a session file of its own,
+ * and require the same outcome and, when both succeed, the same session.
+ */
+static inline void fuzz_same_imports(fuzz_import_fn import, void *ctx)
+{
+	struct tft_ingest_opts o = {.threads = 2};
+	const char *p1 = fuzz_same_path(0), *p2 = fuzz_same_path(1);
+	struct tft_error err, err2;
+	struct tft_writer *w;
+	int r, r2, c1 = -1, c2 = -1;
+
+	tft_error_clear(&err);
+	w = tft_writer_open(p1, NULL, &err);
+	if (!w)
+		return;
+	r = import(w, NULL, &err, ctx);
+	if (r == 0)
+		c1 = tft_writer_close(w, &err);
+	else
+		tft_writer_abort(w);
+	tft_error_clear(&err2);
+	w = tft_writer_open(p2, NULL, &err2);
+	if (w) {
+		r2 = import(w, &o, &err2, ctx);
+		if (r2 == 0)
+			c2 = tft_writer_close(w, &err2);
+		else
+			tft_writer_abort(w);
+		fuzz_same_outcome(r, &err, r2, &err2);
+		if (c1 == 0 && c2 == 0)
+			fuzz_same_sessions(p1, p2);
+	}
+	unlink(p1);
+	unlink(p2);
 }
 
 #endif /* TFT_FUZZ_SAME_H */

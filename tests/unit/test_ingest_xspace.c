@@ -11,6 +11,7 @@
 #include "store/writer.h"
 #include "importfix.h"
 #include "pbenc.h"
+#include "session_digest.h"
 #include "tap.h"
 
 /* ---- encoder ------------------------------------------------------------------- */
@@ -702,134 +703,6 @@ static void test_garbage(void)
 
 /* ---- parallel lines ------------------------------------------------------------------ */
 
-/* FNV-1a over bytes, then a string's text. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-static uint64_t fnv_str(uint64_t h, struct tft_session *s, uint32_t id)
-{
-	size_t n = 0;
-	const char *t = tft_session_str(s, id, &n);
-
-	return fnv(h, t, n + 1);
-}
-
-struct canon {
-	struct tft_session *s;
-	uint64_t h, n;
-};
-
-/* Everything an event holds, strings by their text. */
-static int canon_ev(void *ctx, const struct tft_event *ev)
-{
-	struct canon *c = ctx;
-	uint64_t h = c->h;
-
-	h = fnv(h, &ev->ts_ns, sizeof(ev->ts_ns));
-	h = fnv(h, &ev->dur_ns, sizeof(ev->dur_ns));
-	h = fnv(h, &ev->kind, sizeof(ev->kind));
-	h = fnv(h, &ev->depth, sizeof(ev->depth));
-	h = fnv(h, &ev->flags, sizeof(ev->flags));
-	h = fnv(h, &ev->count, sizeof(ev->count));
-	h = fnv(h, &ev->value, sizeof(ev->value));
-	h = fnv_str(h, c->s, ev->name);
-	h = fnv_str(h, c->s, ev->cat);
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		const struct tft_arg *a = &ev->args[i];
-
-		h = fnv_str(h, c->s, a->key);
-		h = fnv(h, &a->type, sizeof(a->type));
-		if (a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON)
-			h = fnv_str(h, c->s, a->v.str);
-		else
-			h = fnv(h, &a->v, sizeof(a->v));
-	}
-	c->h = h;
-	c->n++;
-	return 0;
-}
-
-static int canon_flow(void *ctx, const struct tft_flow *f)
-{
-	struct canon *c = ctx;
-
-	c->h = fnv(c->h, &f->flow_id, sizeof(f->flow_id));
-	c->h = fnv(c->h, &f->src_track, sizeof(f->src_track));
-	c->h = fnv(c->h, &f->src_ts_ns, sizeof(f->src_ts_ns));
-	c->h = fnv(c->h, &f->dst_track, sizeof(f->dst_track));
-	c->h = fnv(c->h, &f->dst_ts_ns, sizeof(f->dst_ts_ns));
-	c->h = fnv(c->h, &f->flags, sizeof(f->flags));
-	c->h = fnv_str(c->h, c->s, f->name);
-	c->h = fnv_str(c->h, c->s, f->cat);
-	c->n++;
-	return 0;
-}
-
-/*
- * A digest of the whole session, strings by their text: the number of
- * strings, processes, tracks and their stats, every event (raw and the LOD
- * views at 1 us and 1 ms), flows, steps.
- */
-static uint64_t session_digest(struct tft_session *s, uint64_t *nev)
-{
-	struct tft_session_summary sum;
-	struct tft_error err;
-	struct canon c = {s, 0xcbf29ce484222325ULL, 0};
-
-	tft_session_get_summary(s, &sum);
-	c.h = fnv(c.h, &sum.slices, sizeof(sum.slices) * 5);
-	/* as many strings: one id per text, however the threads interned it */
-	{
-		uint32_t nstr = tft_session_string_count(s);
-
-		c.h = fnv(c.h, &nstr, sizeof(nstr));
-	}
-	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
-		const struct tft_process *p = tft_session_process(s, i);
-
-		c.h = fnv_str(c.h, s, p->name);
-		c.h = fnv_str(c.h, s, p->host);
-		c.h = fnv_str(c.h, s, p->labels);
-		c.h = fnv(c.h, &p->pid, sizeof(p->pid));
-		c.h = fnv(c.h, &p->sort_index, sizeof(p->sort_index));
-	}
-	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
-		const struct tft_track *t = tft_session_track(s, i);
-
-		c.h = fnv_str(c.h, s, t->name);
-		c.h = fnv(c.h, &t->process, sizeof(t->process));
-		c.h = fnv(c.h, &t->kind, sizeof(t->kind));
-		c.h = fnv(c.h, &t->tid, sizeof(t->tid));
-		c.h = fnv(c.h, &t->sort_index, sizeof(t->sort_index));
-		c.h = fnv(c.h, &t->slices, sizeof(t->slices));
-		c.h = fnv(c.h, &t->instants, sizeof(t->instants));
-		c.h = fnv(c.h, &t->min_ts_ns, sizeof(t->min_ts_ns));
-		c.h = fnv(c.h, &t->max_ts_ns, sizeof(t->max_ts_ns));
-		c.h = fnv(c.h, &t->max_depth, sizeof(t->max_depth));
-		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 0, canon_ev, &c, &err);
-		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000, canon_ev, &c, &err);
-		tft_session_scan(s, i, INT64_MIN, INT64_MAX, 1000000, canon_ev, &c, &err);
-	}
-	tft_session_flows(s, canon_flow, &c, &err);
-	for (uint32_t i = 0; i < tft_session_step_count(s); i++) {
-		const struct tft_step *st = tft_session_step(s, i);
-
-		c.h = fnv(c.h, &st->index, sizeof(st->index));
-		c.h = fnv_str(c.h, s, st->name);
-		c.h = fnv(c.h, &st->process, sizeof(st->process));
-		c.h = fnv(c.h, &st->start_ns, sizeof(st->start_ns));
-		c.h = fnv(c.h, &st->dur_ns, sizeof(st->dur_ns));
-	}
-	*nev = c.n;
-	return c.h;
-}
-
 /*
  * A generated XSpace of a few MB that exercises what parallel lines must
  * merge: correlation ids whose source and destination lines are read by
@@ -1017,7 +890,7 @@ static void test_parallel(const char *data)
 				printf("#   %s\n", err.msg);
 				continue;
 			}
-			h = session_digest(s, &n);
+			h = session_digest(s, DIGEST_STRING_COUNT | DIGEST_LOD_1MS, &n);
 			tft_session_close(s);
 			if (v == 0) {
 				h0 = h;
