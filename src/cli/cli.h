@@ -42,6 +42,14 @@ struct cli_outfile {
 	FILE *fp; /* owned; NULL for outputs opened by another library (SQLite) */
 };
 int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio);
+/*
+ * Remove `file` (and its SQLite side files) and `dir` (may be NULL) if a
+ * SIGINT, SIGTERM or SIGHUP ends the command; (NULL, NULL) forgets them.
+ * cli_outfile_open/commit/discard set and clear their temp file themselves.
+ */
+void cli_cleanup_on_signal(const char *file, const char *dir);
+/* a and b name the same existing file (links included). */
+int cli_same_file(const char *a, const char *b);
 int cli_outfile_commit(struct cli_outfile *o); /* close + rename; 0 or -errno */
 void cli_outfile_discard(struct cli_outfile *o);
 

@@ -304,6 +304,9 @@ int tft_cmd_export(int argc, char **argv)
 	if (!to_stdout && ends_with(outpath, ".gz"))
 		gzip = true;
 
+	if (!to_stdout && cli_same_file(in, outpath))
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: the output is the input %s: it would be overwritten",
+				outpath, in);
 	rc = open_session(in, &s);
 	if (rc)
 		return rc;

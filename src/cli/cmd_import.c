@@ -4,6 +4,7 @@
  * Imports one or more trace files into one new session file. The session is
  * written under a temporary name and renamed into place only on success.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,10 @@ int tft_cmd_import(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0)
-			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file or directory", argv[i]);
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: %s", argv[i], strerror(errno));
+		if (cli_same_file(argv[i], out))
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: the output is the input %s: it would be overwritten",
+					out, argv[i]);
 	}
 	if (cli_outfile_open(&of, out, 0) != 0)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);

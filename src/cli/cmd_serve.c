@@ -83,6 +83,7 @@ static void tmp_remove(struct tmp_session *t)
 	unlink(side);
 	rmdir(t->dir);
 	t->dir[0] = '\0';
+	cli_cleanup_on_signal(NULL, NULL);
 }
 
 /* Import the inputs into DIR/<first input>.tft in a new temporary directory. */
@@ -104,6 +105,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 		return cli_fail(TFT_EXIT_FAIL, "serve: cannot create a temporary directory in %s", tmpdir);
 	}
 	snprintf(t->path, sizeof(t->path), "%s/%.200s.tft", t->dir, base);
+	cli_cleanup_on_signal(t->path, t->dir); /* a Ctrl+C during the import leaves nothing */
 	if (!quiet)
 		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");
 	tft_error_clear(&err);

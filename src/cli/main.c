@@ -2,9 +2,11 @@
 /* tftracer: command table and dispatch. One subcommand per cmd_<name>.c. */
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -68,6 +70,67 @@ int cli_is_help(const char *arg)
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+/* ---- cleanup on a fatal signal ------------------------------------------------ */
+
+/*
+ * The file being written (and its SQLite side files) and a temporary
+ * directory, removed if SIGINT, SIGTERM or SIGHUP ends the command. Set
+ * before the file exists, cleared once it is renamed or removed; the
+ * handler calls only unlink, rmdir, signal and raise.
+ */
+static char cleanup_paths[4][4400];
+static char cleanup_dir[4096];
+static volatile sig_atomic_t cleanup_npaths, cleanup_hasdir;
+
+static void on_fatal_signal(int sig)
+{
+	int n = cleanup_npaths;
+
+	for (int i = 0; i < n; i++)
+		unlink(cleanup_paths[i]);
+	if (cleanup_hasdir)
+		rmdir(cleanup_dir);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cli_cleanup_on_signal(const char *file, const char *dir)
+{
+	static const char *const sides[4] = { "", "-wal", "-shm", "-journal" };
+
+	cleanup_npaths = 0;
+	cleanup_hasdir = 0;
+	if (!file)
+		return;
+	for (int i = 0; i < 4; i++)
+		snprintf(cleanup_paths[i], sizeof(cleanup_paths[i]), "%s%s", file, sides[i]);
+	if (dir)
+		snprintf(cleanup_dir, sizeof(cleanup_dir), "%s", dir);
+	cleanup_hasdir = dir != NULL;
+	cleanup_npaths = 4;
+}
+
+static void install_signal_cleanup(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	/* past `ulimit -f` a write fails (EFBIG) and the command cleans up, instead of dying */
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio)
 {
 	memset(o, 0, sizeof(*o));
@@ -76,6 +139,7 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio)
 	snprintf(o->path, sizeof(o->path), "%s", path);
 	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld", path, (long)getpid());
 	unlink(o->tmp);
+	cli_cleanup_on_signal(o->tmp, NULL);
 	if (want_stdio) {
 		o->fp = fopen(o->tmp, "wb");
 		if (!o->fp)
@@ -99,6 +163,7 @@ int cli_outfile_commit(struct cli_outfile *o)
 		rc = -errno;
 	if (rc)
 		unlink(o->tmp);
+	cli_cleanup_on_signal(NULL, NULL);
 	return rc;
 }
 
@@ -117,10 +182,12 @@ void cli_outfile_discard(struct cli_outfile *o)
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-journal", o->tmp);
 	unlink(side);
+	cli_cleanup_on_signal(NULL, NULL);
 }
 
 int main(int argc, char **argv)
 {
+	install_signal_cleanup();
 	if (argc < 2 || cli_is_help(argv[1])) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? TFT_EXIT_BADINPUT : TFT_EXIT_OK;

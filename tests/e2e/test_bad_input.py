@@ -15,8 +15,11 @@ import os
 import random
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
 import count_chrome  # noqa: E402
@@ -341,9 +344,76 @@ def main():
             r = H.run([binary, "import", good, bad, "-o", os.path.join(d, "out.tft")], timeout=60)
             rep.check("second-input-bad",
                       check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
+        if not filters or any(s in "same-file" for s in filters):
+            rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "signal-cleanup" for s in filters):
+            rep.check("signal-cleanup", check_signal_cleanup(binary, os.path.join(root, SOURCES[0]), work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rep.finish()
+
+
+def check_same_file(binary, src, work):
+    """An output that is an input (by name or by a link) is refused, exit 2, the input intact."""
+    probs = []
+    d = tempfile.mkdtemp(prefix="same-", dir=work)
+    trace = os.path.join(d, "t.json")
+    shutil.copyfile(src, trace)
+    os.symlink(trace, os.path.join(d, "link.json"))
+    with open(trace, "rb") as f:
+        before = f.read()
+    for out in (trace, os.path.join(d, "link.json")):
+        r = H.run([binary, "import", trace, "-o", out], timeout=60)
+        if r.rc != 2 or "is the input" not in r.err:
+            probs.append("import -o %s: exit %d %r" % (os.path.basename(out), r.rc, r.err[-200:]))
+    session = os.path.join(d, "s.tft")
+    try:
+        H.cli_import(binary, [trace], session)
+    except H.CliError as e:
+        return probs + ["the trace no longer imports: %s" % str(e)[:200]]
+    r = H.run([binary, "export", session, "-o", session], timeout=60)
+    if r.rc != 2 or "is the input" not in r.err:
+        probs.append("export -o its input: exit %d %r" % (r.rc, r.err[-200:]))
+    with open(trace, "rb") as f:
+        if f.read() != before:
+            probs.append("the input trace was changed")
+    r = H.run([binary, "info", session], timeout=60)
+    if r.rc != 0:
+        probs.append("the session no longer opens: %r" % r.err[-200:])
+    return probs
+
+
+def check_signal_cleanup(binary, src, work):
+    """SIGINT or SIGTERM during an import leaves no temporary file next to the output."""
+    probs = []
+    d = tempfile.mkdtemp(prefix="sig-", dir=work)
+    out = os.path.join(d, "out.tft")
+    ev = b'{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},'
+    fifo = os.path.join(tempfile.mkdtemp(prefix="fifo-", dir=work), "trace.json")
+    os.mkfifo(fifo)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        # from a pipe that stays open: the import waits for more input, mid-way, when the signal comes
+        p = subprocess.Popen([binary, "import", "-q", fifo, "-o", out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(fifo, "wb") as w:
+            w.write(b"[" + ev * 20000)
+            w.flush()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not any(".tmp." in n for n in os.listdir(d)):
+                time.sleep(0.01)
+            started = any(".tmp." in n for n in os.listdir(d))
+            p.send_signal(sig)
+            rc = p.wait(timeout=60)
+        left = os.listdir(d)
+        if not started:
+            probs.append("%s: the import never created its temporary file" % sig.name)
+        if rc != -sig and rc != 128 + sig:
+            probs.append("%s: exit %r, want death by the signal" % (sig.name, rc))
+        if left:
+            probs.append("%s: left behind %s" % (sig.name, left))
+        for n in left:
+            os.unlink(os.path.join(d, n))
+    return probs
 
 
 if __name__ == "__main__":
