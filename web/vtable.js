@@ -254,10 +254,16 @@ export class VirtualTable {
 	ordered() { return this.view; }
 }
 
+/*
+ * RFC 4180 CSV of the rows. Trace text is untrusted: a field a spreadsheet
+ * would take for a formula (= + - @, a tab or CR first) gets a leading ',
+ * and one holding a quote, comma, CR or LF is quoted. Numbers stay numbers.
+ */
 export function toCsv(columns, rows) {
 	const esc = (v) => {
-		const s = String(v ?? '');
-		return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+		let s = String(v ?? '');
+		if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+		return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 	};
 	const lines = [columns.map((c) => esc(c.csv || c.key)).join(',')];
 	for (const r of rows) lines.push(columns.map((c) => esc(r[c.key])).join(','));

@@ -52,11 +52,34 @@ static int open_session(const char *path, struct tft_session **out)
 	return TFT_EXIT_OK;
 }
 
+/*
+ * Text from the file, fit for a terminal: control characters (escape
+ * sequences, say, that could retitle or rewrite the terminal) become '?'.
+ * Rotates over 8 buffers, so that one printf may take several.
+ */
+static const char *term_safe(const char *v)
+{
+	static char buf[8][1024];
+	static unsigned k;
+	char *o = buf[k++ % 8];
+	size_t i = 0;
+
+	if (!v)
+		return "";
+	for (; v[i] && i < sizeof(buf[0]) - 4; i++)
+		o[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+	if (v[i]) /* cut: say so */
+		memcpy(o + i, "...", 4);
+	else
+		o[i] = '\0';
+	return o;
+}
+
 static const char *str_or(const struct tft_session *s, uint32_t id, const char *dflt)
 {
 	const char *v = tft_session_str(s, id, NULL);
 
-	return v[0] ? v : dflt;
+	return v && v[0] ? term_safe(v) : dflt;
 }
 
 /* Peak memory per allocator (sessions from StepStats only: it reads every event). */
@@ -76,7 +99,7 @@ static int on_peak(void *ctx, const struct tft_tftimeline_peak *p)
 		if (!o->n++)
 			printf("\npeak memory (tf.timeline estimate: producer start .. last consumer end):\n");
 		printf("  %-16s %14" PRId64 " bytes at %" PRId64 " us, %u tensors live  %s\n",
-		       p->allocator[0] ? p->allocator : "(none)", p->bytes, p->ts_us, p->ntensors,
+		       p->allocator[0] ? term_safe(p->allocator) : "(none)", p->bytes, p->ts_us, p->ntensors,
 		       st ? str_or(o->s, st->name, "") : "");
 		return 0;
 	}
@@ -133,8 +156,8 @@ static void print_text(struct tft_session *s, const char *path)
 
 	tft_session_get_summary(s, &sum);
 	printf("session:    %s\n", path);
-	printf("format:     %s\n", sum.format && sum.format[0] ? sum.format : "(unknown)");
-	printf("producer:   %s\n", sum.producer && sum.producer[0] ? sum.producer : "(unknown)");
+	printf("format:     %s\n", sum.format && sum.format[0] ? term_safe(sum.format) : "(unknown)");
+	printf("producer:   %s\n", sum.producer && sum.producer[0] ? term_safe(sum.producer) : "(unknown)");
 	if (sum.end_ns > sum.start_ns || sum.slices + sum.instants + sum.counters)
 		printf("time span:  %" PRId64 " .. %" PRId64 " ns (%s)\n", sum.start_ns, sum.end_ns,
 		       tft_stats_format_ns(d, sizeof(d), sum.end_ns - sum.start_ns));
@@ -155,7 +178,7 @@ static void print_text(struct tft_session *s, const char *path)
 		if (pr->rank >= 0)
 			printf(", rank %d", pr->rank);
 		if (pr->host)
-			printf(", host %s", tft_session_str(s, pr->host, NULL));
+			printf(", host %s", term_safe(tft_session_str(s, pr->host, NULL)));
 		printf(")\n");
 		for (uint32_t t = 0; t < nt; t++) {
 			const struct tft_track *tr = tft_session_track(s, t);

@@ -53,6 +53,16 @@ async function step(name, fn) {
 }
 function assert(c, msg) { if (!c) throw new Error(msg); }
 
+/* ---- modules on their own ------------------------------------------------------ */
+/* The Ops page's CSV: trace text is untrusted (a name a spreadsheet would run as a formula). */
+await step('CSV export: formula-like names defused, CR quoted, numbers kept', async () => {
+	const { toCsv } = await import(new URL('../../web/vtable.js', import.meta.url).href);
+	const csv = toCsv([{ key: 'name' }, { key: 'n' }],
+		[{ name: '=HYPERLINK("http://x")', n: -2 }, { name: '@SUM(A1)', n: 1 }, { name: 'cr\ronly', n: 3 }, { name: 'plain', n: 0 }]);
+	const want = 'name,n\n"\'=HYPERLINK(""http://x"")",-2\n\'@SUM(A1),1\n"cr\ronly",3\nplain,0\n';
+	return csv === want || `got ${JSON.stringify(csv)}`;
+});
+
 /* ---- browser ---------------------------------------------------------------- */
 const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tft-ui-profile-'));
 const ctx = await chromium.launchPersistentContext(userDir, {

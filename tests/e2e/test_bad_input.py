@@ -346,6 +346,8 @@ def main():
                       check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
         if not filters or any(s in "same-file" for s in filters):
             rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "terminal-escapes" for s in filters):
+            rep.check("terminal-escapes", check_terminal_escapes(binary, work))
         if not filters or any(s in "signal-cleanup" for s in filters):
             rep.check("signal-cleanup", check_signal_cleanup(binary, os.path.join(root, SOURCES[0]), work))
     finally:
@@ -380,6 +382,26 @@ def check_same_file(binary, src, work):
     r = H.run([binary, "info", session], timeout=60)
     if r.rc != 0:
         probs.append("the session no longer opens: %r" % r.err[-200:])
+    return probs
+
+
+def check_terminal_escapes(binary, work):
+    """Names from a trace reach the terminal without their control characters (an OSC
+    sequence could retitle or rewrite it): info and stats print '?' for them."""
+    probs = []
+    d = tempfile.mkdtemp(prefix="esc-", dir=work)
+    src, session = os.path.join(d, "esc.json"), os.path.join(d, "esc.tft")
+    with open(src, "w") as f:
+        f.write('[{"ph":"X","name":"a\\u001b[31mRED","pid":1,"tid":1,"ts":1,"dur":2},'
+                '{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"t\\u001b]0;pwned\\u0007x"}},'
+                '{"ph":"M","name":"process_name","pid":1,"args":{"name":"p\\u001b[2J"}}]')
+    H.cli_import(binary, [src], session)
+    for cmd in (["info", session], ["stats", session]):
+        r = H.run([binary] + cmd, timeout=60)
+        if r.rc != 0:
+            probs.append("%s: exit %d" % (cmd[0], r.rc))
+        elif any(c in r.out for c in "\x1b\x07"):
+            probs.append("%s printed a control character: %r" % (cmd[0], r.out[-300:]))
     return probs
 
 
