@@ -40,7 +40,13 @@ struct cli_outfile {
 	char path[4096];
 	char tmp[4200];
 	FILE *fp; /* owned; NULL for outputs opened by another library (SQLite) */
+	int direct; /* OUT is a device or a FIFO (/dev/null, a pipe): written in place, never renamed over */
 };
+/*
+ * 0 or -errno. An existing OUT that is not a regular file (a device such as
+ * /dev/null, a FIFO) is written in place when want_stdio, and refused with
+ * -EINVAL otherwise (a session cannot be written to it).
+ */
 int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio);
 /*
  * Remove `file` (and its SQLite side files) and `dir` (may be NULL) if a

@@ -125,7 +125,10 @@ int tft_cmd_import(int argc, char **argv)
 			return cli_fail(TFT_EXIT_BADINPUT, "%s: the output is the input %s: it would be overwritten",
 					out, argv[i]);
 	}
-	if (cli_outfile_open(&of, out, 0) != 0)
+	rc = cli_outfile_open(&of, out, 0);
+	if (rc == -EINVAL)
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: not a regular file: a session is written to a file", out);
+	if (rc != 0)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);
 
 	tft_error_clear(&err);

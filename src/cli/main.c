@@ -133,10 +133,22 @@ int cli_same_file(const char *a, const char *b)
 
 int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio)
 {
+	struct stat st;
+
 	memset(o, 0, sizeof(*o));
 	if (strlen(path) >= sizeof(o->path))
 		return -ENAMETOOLONG;
 	snprintf(o->path, sizeof(o->path), "%s", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* a device or a FIFO: renaming a file over it would replace it (/dev/null, as root) */
+		if (!want_stdio)
+			return -EINVAL;
+		o->fp = fopen(path, "wb");
+		if (!o->fp)
+			return -errno;
+		o->direct = 1;
+		return 0;
+	}
 	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld", path, (long)getpid());
 	unlink(o->tmp);
 	cli_cleanup_on_signal(o->tmp, NULL);
@@ -159,6 +171,8 @@ int cli_outfile_commit(struct cli_outfile *o)
 			rc = -errno;
 		o->fp = NULL;
 	}
+	if (o->direct)
+		return rc;
 	if (rc == 0 && rename(o->tmp, o->path) != 0)
 		rc = -errno;
 	if (rc)
@@ -173,6 +187,8 @@ void cli_outfile_discard(struct cli_outfile *o)
 		fclose(o->fp);
 		o->fp = NULL;
 	}
+	if (o->direct)
+		return;
 	unlink(o->tmp);
 	/* SQLite side files of a half-written session */
 	char side[4300];

@@ -11,14 +11,17 @@ failure exit 2, exactly one stderr line "tftracer: ..." naming the input
 (no out.tft, no out.tft.tmp.*). Cuts between two events of a top-level array
 are legal (unterminated array) and must import the events before the cut."""
 import gzip
+import json
 import os
 import random
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
@@ -346,6 +349,8 @@ def main():
                       check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
         if not filters or any(s in "same-file" for s in filters):
             rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "fifo-output" for s in filters):
+            rep.check("fifo-output", check_fifo_output(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "terminal-escapes" for s in filters):
             rep.check("terminal-escapes", check_terminal_escapes(binary, work))
         if not filters or any(s in "signal-cleanup" for s in filters):
@@ -382,6 +387,33 @@ def check_same_file(binary, src, work):
     r = H.run([binary, "info", session], timeout=60)
     if r.rc != 0:
         probs.append("the session no longer opens: %r" % r.err[-200:])
+    return probs
+
+
+def check_fifo_output(binary, src, work):
+    """-o naming a FIFO (or a device such as /dev/null) is written in place, never replaced by
+    a renamed file; a session cannot go there: import refuses it with exit 2."""
+    probs = []
+    d = tempfile.mkdtemp(prefix="fifo-out-", dir=work)
+    session, fifo = os.path.join(d, "s.tft"), os.path.join(d, "out.json")
+    H.cli_import(binary, [src], session)
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    r = H.run([binary, "export", session, "-o", fifo], timeout=60)
+    reader.join(30)
+    if r.rc != 0:
+        probs.append("export -o FIFO: exit %d %r" % (r.rc, r.err[-200:]))
+    if not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        probs.append("export -o FIFO replaced the FIFO")
+    try:
+        json.loads(got[0] if got else b"")
+    except ValueError:
+        probs.append("the FIFO's reader got no JSON (%d bytes)" % len(got[0] if got else b""))
+    r = H.run([binary, "import", src, "-o", fifo], timeout=60)
+    if r.rc != 2 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
+        probs.append("import -o FIFO: exit %d (want 2), FIFO kept %s" % (r.rc, stat.S_ISFIFO(os.stat(fifo).st_mode)))
     return probs
 
 
