@@ -6,6 +6,7 @@
 #ifndef TFT_CLI_CLI_H
 #define TFT_CLI_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/status.h"
@@ -54,6 +55,8 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio);
  * cli_outfile_open/commit/discard set and clear their temp file themselves.
  */
 void cli_cleanup_on_signal(const char *file, const char *dir);
+/* A decimal number in [min, max], digits only (no sign, no spaces, no overflow): 0, else -1. */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* a and b name the same existing file (links included). */
 int cli_same_file(const char *a, const char *b);
 int cli_outfile_commit(struct cli_outfile *o); /* close + rename; 0 or -errno */

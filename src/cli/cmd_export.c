@@ -278,9 +278,8 @@ int tft_cmd_export(int argc, char **argv)
 		case 'D': xo.show_dataflow = true; break;
 		case 'M': xo.show_memory = true; break;
 		case 'E': {
-			char *end;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || v == 0)
+			uint64_t v;
+			if (cli_parse_u64(optarg, 1, UINT64_MAX, &v))
 				return cli_fail(TFT_EXIT_BADINPUT, "export: --max-events needs a positive number");
 			xo.max_events = v;
 			break;
@@ -294,6 +293,8 @@ int tft_cmd_export(int argc, char **argv)
 		usage(stderr);
 		return TFT_EXIT_BADINPUT;
 	}
+	if (!outpath[0])
+		return cli_fail(TFT_EXIT_BADINPUT, "export: -o needs a file name, or - for stdout");
 	if (xo.tf_timeline && strcmp(fmt->name, "chrome") != 0)
 		return cli_fail(TFT_EXIT_BADINPUT, "export: --tf-timeline needs -f chrome");
 	if ((xo.show_dataflow || xo.show_memory) && !xo.tf_timeline)

@@ -94,17 +94,15 @@ int tft_cmd_import(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'm': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || v == 0 || v > 65536)
+			uint64_t v;
+			if (cli_parse_u64(optarg, 1, 65536, &v))
 				return cli_fail(TFT_EXIT_BADINPUT, "import: --mem-budget expects megabytes (1..65536)");
 			budget_mb = v;
 			break;
 		}
 		case 'l': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 19)
+			uint64_t v;
+			if (cli_parse_u64(optarg, 1, 19, &v))
 				return cli_fail(TFT_EXIT_BADINPUT, "import: --level expects a zstd level (1..19)");
 			wopts.zstd_level = (int)v;
 			break;
@@ -114,9 +112,13 @@ int tft_cmd_import(int argc, char **argv)
 		}
 	}
 	if (!out || optind >= argc) {
+		if (!out && optind < argc)
+			cli_fail(TFT_EXIT_BADINPUT, "import: missing -o OUT.tft");
 		fputs(usage_text, stderr);
 		return TFT_EXIT_BADINPUT;
 	}
+	if (!out[0] || strcmp(out, "-") == 0) /* a session is a database file: not stdout */
+		return cli_fail(TFT_EXIT_BADINPUT, "import: -o needs a file name (a session cannot go to stdout)");
 	for (int i = optind; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0)

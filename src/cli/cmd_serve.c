@@ -154,19 +154,6 @@ static pid_t open_browser(const char *url)
 	return rc == 0 ? pid : -1;
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max || s[0] == '-')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int tft_cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -188,7 +175,7 @@ int tft_cmd_serve(int argc, char **argv)
 	struct tft_server *srv;
 	struct tft_error err;
 	sigset_t set;
-	unsigned long v;
+	uint64_t v;
 	int c, nsessions = 0, quiet = 0, want_open = 0, sig = 0;
 	pid_t browser = -1;
 	const char *path;
@@ -198,7 +185,7 @@ int tft_cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:H:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_uint(optarg, 65535, &v) != 0)
+			if (cli_parse_u64(optarg, 0, 65535, &v) != 0)
 				return cli_fail(TFT_EXIT_BADINPUT, "serve: --port expects 0..65535");
 			opts.port = (int)v;
 			break;
@@ -209,7 +196,7 @@ int tft_cmd_serve(int argc, char **argv)
 		case 'K': opts.tls_key_file = optarg; break;
 		case 'o': want_open = 1; break;
 		case 'T':
-			if (parse_uint(optarg, 16, &v) != 0 || v == 0)
+			if (cli_parse_u64(optarg, 1, 16, &v) != 0)
 				return cli_fail(TFT_EXIT_BADINPUT, "serve: --threads expects 1..16");
 			opts.threads = (unsigned)v;
 			break;

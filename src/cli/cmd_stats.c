@@ -54,20 +54,6 @@ static int open_session(const char *path, struct tft_session **out)
 	return TFT_EXIT_OK;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s[0] || s[0] == '-')
-		return -1;
-	v = strtoull(s, &end, 10);
-	if (*end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Display width of UTF-8 text: code points (every name here is narrow). */
 static size_t text_width(const char *s)
 {
@@ -293,11 +279,11 @@ int tft_cmd_stats(int argc, char **argv)
 						"stats: --by expects name, category or track, not '%s'", optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, UINT64_MAX, &top))
+			if (cli_parse_u64(optarg, 0, UINT64_MAX, &top))
 				return cli_fail(TFT_EXIT_BADINPUT, "stats: --top expects a number, not '%s'", optarg);
 			break;
 		case 't':
-			if (parse_u64(optarg, TFT_NONE - 1, &v))
+			if (cli_parse_u64(optarg, 0, TFT_NONE - 1, &v))
 				return cli_fail(TFT_EXIT_BADINPUT, "stats: --track expects a track id, not '%s'", optarg);
 			opts.track = (uint32_t)v;
 			break;

@@ -124,6 +124,21 @@ static void install_signal_cleanup(void)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || s[0] < '0' || s[0] > '9') /* no sign, no space: strtoull would take them */
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int cli_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;

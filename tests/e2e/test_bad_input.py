@@ -349,6 +349,8 @@ def main():
                       check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
         if not filters or any(s in "same-file" for s in filters):
             rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "cli-options" for s in filters):
+            rep.check("cli-options", check_cli_options(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "fifo-output" for s in filters):
             rep.check("fifo-output", check_fifo_output(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "terminal-escapes" for s in filters):
@@ -387,6 +389,38 @@ def check_same_file(binary, src, work):
     r = H.run([binary, "info", session], timeout=60)
     if r.rc != 0:
         probs.append("the session no longer opens: %r" % r.err[-200:])
+    return probs
+
+
+def check_cli_options(binary, src, work):
+    """Bad option values and outputs are usage errors (exit 2, one line), before any work;
+    numbers are digits only (no sign, no space, no overflow)."""
+    probs = []
+    d = tempfile.mkdtemp(prefix="opts-", dir=work)
+    session = os.path.join(d, "s.tft")
+    H.cli_import(binary, [src], session)
+    out = os.path.join(d, "o.tft")
+    cases = [
+        ["import", src, "-o", out, "--mem-budget", "-18446744073709551615"],
+        ["import", src, "-o", out, "--mem-budget", " 5"],
+        ["import", src, "-o", out, "--level", "3x"],
+        ["import", src, "-o", out, "--level", "0"],
+        ["import", src, "-o", "-"],
+        ["import", src, "-o", ""],
+        ["import", src],
+        ["export", session, "-o", ""],
+        ["export", session, "-o", os.path.join(d, "x.json"), "--max-events", " -1"],
+        ["stats", session, "--top", " -1"],
+        ["stats", session, "--top", "99999999999999999999"],
+    ]
+    for argv in cases:
+        r = H.run([binary] + argv, timeout=60)
+        first = r.err.strip().split("\n")[0] if r.err.strip() else ""
+        if r.rc != 2 or not first.startswith("tftracer: "):
+            probs.append("%r: exit %d, first line %r" % (argv[3:] or argv, r.rc, first[:80]))
+    left = sorted(n for n in os.listdir(d) if n != "s.tft")
+    if left or os.path.exists("-"):
+        probs.append("files left: %s" % left)
     return probs
 
 
