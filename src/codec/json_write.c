@@ -642,6 +642,33 @@ bool tft_json_is_value(const char *json, size_t len)
 	return ok;
 }
 
+bool tft_json_memo_is_value(struct tft_json_memo *m, uint32_t id, const char *json, size_t len)
+{
+	if (id >= m->cap) {
+		size_t ncap = m->cap ? m->cap : 1024;
+		uint8_t *ns;
+
+		while (ncap <= id)
+			ncap *= 2;
+		ns = realloc(m->state, ncap);
+		if (!ns)
+			return tft_json_is_value(json, len);
+		memset(ns + m->cap, 0, ncap - m->cap);
+		m->state = ns;
+		m->cap = ncap;
+	}
+	if (!m->state[id])
+		m->state[id] = tft_json_is_value(json, len) ? 1 : 2;
+	return m->state[id] == 1;
+}
+
+void tft_json_memo_free(struct tft_json_memo *m)
+{
+	free(m->state);
+	m->state = NULL;
+	m->cap = 0;
+}
+
 void tft_json_write_value_checked(struct tft_json_writer *w, const char *json, size_t len)
 {
 	if (tft_json_is_value(json, len))

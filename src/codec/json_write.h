@@ -119,6 +119,18 @@ bool tft_json_is_value(const char *json, size_t len);
  * stays valid JSON whatever the text holds.
  */
 void tft_json_write_value_checked(struct tft_json_writer *w, const char *json, size_t len);
+/*
+ * tft_json_is_value() remembered by id (a string id: the same JSON arg text
+ * recurs on event after event), so that an export checks each text once.
+ * Zero-initialise; tft_json_memo_free() when done. Out of memory: checks
+ * again each time, never wrong.
+ */
+struct tft_json_memo {
+	uint8_t *state; /* owned: per id, 0 unknown, 1 a value, 2 not */
+	size_t cap;
+};
+bool tft_json_memo_is_value(struct tft_json_memo *m, uint32_t id, const char *json, size_t len);
+void tft_json_memo_free(struct tft_json_memo *m);
 
 /* ---- raw calls (no separators, no state) ------------------------------ */
 

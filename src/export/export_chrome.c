@@ -50,6 +50,7 @@ struct chrome {
 	uint32_t step_mask;
 	bool *step_seen;             /* owned; represented by a slice */
 	uint32_t nsteps;
+	struct tft_json_memo json_ok; /* JSON arg texts checked, by string id */
 };
 
 /* ---- string cache ------------------------------------------------------ */
@@ -179,7 +180,7 @@ static void put_args(struct chrome *c, const struct tft_event *ev)
 			const char *s = tft_session_str(c->s, a->v.str, &len);
 			if (!len)
 				PUT(c, "null");
-			else if (tft_json_is_value(s, len))
+			else if (tft_json_memo_is_value(&c->json_ok, a->v.str, s, len))
 				tft_json_write_raw(c->w, s, len);
 			else
 				tft_json_write_raw_str(c->w, s, len);
@@ -959,5 +960,6 @@ out:
 	free(c.step_slots);
 	free(c.step_seen);
 	free(c.cnt_buf);
+	tft_json_memo_free(&c.json_ok);
 	return rc;
 }

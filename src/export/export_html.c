@@ -117,6 +117,7 @@ struct html_ctx {
 	uint64_t budget, events, truncated;
 	struct tft_error *err;
 	int rc;
+	struct tft_json_memo json_ok; /* JSON arg texts checked, by string id */
 };
 
 static uint32_t dense(struct html_ctx *c, uint32_t sid)
@@ -186,10 +187,12 @@ static void write_arg_value(struct html_ctx *c, struct tft_json_writer *w, const
 		break;
 	case TFT_ARG_JSON:
 		p = tft_session_str(c->s, a->v.str, &len);
-		if (len)
-			tft_json_write_value_checked(w, p, len); /* the file is untrusted */
-		else
+		if (!len)
 			tft_json_write_null(w);
+		else if (tft_json_memo_is_value(&c->json_ok, a->v.str, p, len)) /* the file is untrusted */
+			tft_json_write_value_raw(w, p, len);
+		else
+			tft_json_write_str(w, p, len);
 		break;
 	default: tft_json_write_null(w); break;
 	}
@@ -441,6 +444,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 	tbuf_free(&c.t);
 	tft_json_write_fini(&w);
 	tft_strtab_destroy(c.strs);
+	tft_json_memo_free(&c.json_ok);
 	return rc;
 }
 
