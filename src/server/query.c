@@ -193,49 +193,33 @@ int tft_query_get_i64(const struct tft_query *q, const char *key, int64_t min, i
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
- * Drop the repeats of out[0..n) (the first of each stays, in order): a
- * list naming one track 4000 times must not cost 4000 times its work.
+ * Drop the repeats of out[0..n), ids < limit (the first of each stays, in
+ * order): a list naming one track 4000 times must not cost 4000 times its
+ * work.
  */
-static size_t unique_u32(uint32_t *out, size_t n)
+static size_t unique_u32(uint32_t *out, size_t n, uint32_t limit)
 {
-	uint64_t *k;
+	uint8_t *seen = n > 1 ? calloc((size_t)limit / 8 + 1, 1) : NULL;
 	size_t m = 0;
 
-	if (n < 2)
-		return n;
-	k = malloc(n * sizeof(*k));
-	if (!k) { /* quadratic, but never wrong */
-		for (size_t i = 0; i < n; i++) {
-			size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = out[i];
+		size_t j = 0;
 
-			while (j < m && out[j] != out[i])
+		if (seen) {
+			if (seen[v >> 3] & (1u << (v & 7)))
+				continue;
+			seen[v >> 3] |= (uint8_t)(1u << (v & 7));
+		} else { /* one id, or out of memory: quadratic, never wrong */
+			while (j < m && out[j] != v)
 				j++;
-			if (j == m)
-				out[m++] = out[i];
+			if (j < m)
+				continue;
 		}
-		return m;
+		out[m++] = v;
 	}
-	for (size_t i = 0; i < n; i++)
-		k[i] = (uint64_t)out[i] << 32 | i; /* by id, then position */
-	qsort(k, n, sizeof(*k), cmp_u64);
-	for (size_t i = 0, prev = SIZE_MAX; i < n; i++) { /* the first of each id keeps its position */
-		size_t id = (size_t)(k[i] >> 32);
-
-		k[i] = id == prev ? UINT64_MAX : (k[i] & 0xffffffffu) << 32 | id;
-		prev = id;
-	}
-	qsort(k, n, sizeof(*k), cmp_u64);
-	for (size_t i = 0; i < n && k[i] != UINT64_MAX; i++)
-		out[m++] = (uint32_t)k[i];
-	free(k);
+	free(seen);
 	return m;
 }
 
@@ -259,7 +243,7 @@ int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t
 		out[n++] = (uint32_t)v;
 		pos++;
 	}
-	return (int)unique_u32(out, n);
+	return (int)unique_u32(out, n, limit);
 }
 
 const char *tft_query_cookie(const char *header, size_t header_len, const char *name,

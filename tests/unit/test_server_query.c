@@ -101,11 +101,13 @@ static void test_ints(void)
 
 static void test_lists(void)
 {
-	uint32_t ids[4];
+	uint32_t ids[8];
 
 	is_int(tft_query_parse_u32_list("3,9,12", 6, 100, ids, 4), 3, "three ids");
 	ok(ids[0] == 3 && ids[1] == 9 && ids[2] == 12, "ids");
 	is_int(tft_query_parse_u32_list("", 0, 100, ids, 4), 0, "empty list");
+	ok(tft_query_parse_u32_list("3,1,3,2,1", 9, 100, ids, 8) == 3 && ids[0] == 3 && ids[1] == 1 && ids[2] == 2,
+	   "repeated ids kept once, where first listed");
 	is_int(tft_query_parse_u32_list("1,,2", 4, 100, ids, 4), TFT_EINVAL, "empty item");
 	is_int(tft_query_parse_u32_list("1,", 2, 100, ids, 4), TFT_EINVAL, "trailing comma");
 	is_int(tft_query_parse_u32_list("100", 3, 100, ids, 4), TFT_EINVAL, "id at limit");
