@@ -306,7 +306,8 @@ int tft_cmd_export(int argc, char **argv)
 		gzip = true;
 
 	if (!to_stdout && cli_same_file(in, outpath))
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: the output is the input %s: it would be overwritten",
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: -o names the input %s, which would be overwritten: "
+				"choose another output file",
 				outpath, in);
 	rc = open_session(in, &s);
 	if (rc)

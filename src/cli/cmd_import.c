@@ -124,7 +124,8 @@ int tft_cmd_import(int argc, char **argv)
 		if (stat(argv[i], &st) != 0)
 			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: %s", argv[i], strerror(errno));
 		if (cli_same_file(argv[i], out))
-			return cli_fail(TFT_EXIT_BADINPUT, "%s: the output is the input %s: it would be overwritten",
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: -o names the input %s, which would be overwritten: "
+				"choose another output file",
 					out, argv[i]);
 	}
 	rc = cli_outfile_open(&of, out, 0);

@@ -1147,7 +1147,7 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 {
 	struct tft_json_str nm = e->name; /* the series' prefix */
 	uint32_t pidx, cname = name;
-	char *inst = NULL;
+	char small[256], *inst = NULL;
 	int rc;
 
 	if ((rc = get_proc(c, &e->pid, &pidx)))
@@ -1163,7 +1163,8 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 		} else {
 			il = (size_t)snprintf(num, sizeof(num), "%lld", (long long)e->id.i);
 		}
-		inst = malloc(e->name.len + il + 3);
+		/* counters with ids are sampled often: no allocation for the usual short names */
+		inst = e->name.len + il + 3 <= sizeof(small) ? small : malloc(e->name.len + il + 3);
 		if (!inst)
 			return nomem(c);
 		if (e->name.len)
@@ -1174,13 +1175,16 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 		inst[e->name.len + 1 + il] = ']';
 		nm.ptr = inst;
 		nm.len = e->name.len + il + 2;
-		if ((rc = intern(c, nm.ptr, nm.len, &cname))) {
-			free(inst);
+		rc = intern(c, nm.ptr, nm.len, &cname);
+		if (rc) {
+			if (inst != small)
+				free(inst);
 			return rc;
 		}
 	}
 	rc = counter_series(c, e, &nm, pidx, name, cname, cat);
-	free(inst);
+	if (inst != small)
+		free(inst);
 	return rc;
 }
 

@@ -2933,7 +2933,6 @@ static void *clone_main(void *arg)
 				out->cn_lo = y->ncnotes;
 				out->st_lo = y->nsteps;
 				y->optimistic = j.peeked;
-				line_groups_end(y, 0);
 				r = line_body(y, &j);
 				y->optimistic = 0;
 				if (r == XS_REDO)

@@ -373,7 +373,7 @@ def check_same_file(binary, src, work):
         before = f.read()
     for out in (trace, os.path.join(d, "link.json")):
         r = H.run([binary, "import", trace, "-o", out], timeout=60)
-        if r.rc != 2 or "is the input" not in r.err:
+        if r.rc != 2 or "names the input" not in r.err:
             probs.append("import -o %s: exit %d %r" % (os.path.basename(out), r.rc, r.err[-200:]))
     session = os.path.join(d, "s.tft")
     try:
@@ -381,7 +381,7 @@ def check_same_file(binary, src, work):
     except H.CliError as e:
         return probs + ["the trace no longer imports: %s" % str(e)[:200]]
     r = H.run([binary, "export", session, "-o", session], timeout=60)
-    if r.rc != 2 or "is the input" not in r.err:
+    if r.rc != 2 or "names the input" not in r.err:
         probs.append("export -o its input: exit %d %r" % (r.rc, r.err[-200:]))
     with open(trace, "rb") as f:
         if f.read() != before:
