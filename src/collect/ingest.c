@@ -58,6 +58,51 @@ static int probe_json(const unsigned char *head, size_t len, bool at_eof)
 	return !at_eof;
 }
 
+/*
+ * Binary protobuf whose top-level fields all parse over head: keys with a
+ * field number and a wire type protobuf has (no groups), lengths inside the
+ * input, the last field ending at the end of head (or, when more follows,
+ * running past it). A binary TF file whose first field is 91 or 123 bytes
+ * long starts with "\n[" or "\n{", as JSON may: JSON text does not parse
+ * this way (its quotes, commas and braces are keys of no or bad wire types).
+ */
+static bool wire_walk_ok(const unsigned char *head, size_t len, bool at_eof)
+{
+	const uint8_t *p = head, *end = head + len;
+
+	while (p < end) {
+		uint64_t key, v;
+
+		if (tft_pb_wire_varint(&p, end, &key))
+			return !at_eof && end - p < 10; /* a key cut by the end of head */
+		if ((key >> 3) == 0 || (key >> 3) > 0x1FFFFFFF)
+			return false;
+		switch (key & 7) {
+		case TFT_PB_WT_VARINT:
+			if (tft_pb_wire_varint(&p, end, &v))
+				return !at_eof && end - p < 10;
+			break;
+		case TFT_PB_WT_I64:
+		case TFT_PB_WT_I32:
+			v = (key & 7) == TFT_PB_WT_I64 ? 8 : 4;
+			if (v > (uint64_t)(end - p))
+				return !at_eof;
+			p += v;
+			break;
+		case TFT_PB_WT_LEN:
+			if (tft_pb_wire_varint(&p, end, &v))
+				return !at_eof && end - p < 10;
+			if (v > (uint64_t)(end - p))
+				return !at_eof;
+			p += v;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The whole (decompressed) input, borrowed from memory, mapped or read. */
 struct whole {
 	const uint8_t *data; /* borrowed from one of the below or the caller */
@@ -211,7 +256,10 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 	if ((rc = tft_source_peek(src, PROBE_BYTES, &peek, &len, err)))
 		return rc;
 	head = peek;
-	if (probe_json(head, len, len < PROBE_BYTES))
+	if (probe_json(head, len, len < PROBE_BYTES) &&
+	    !(len >= 2 && head[0] == '\n' && (head[1] == '[' || head[1] == '{') &&
+	      tft_pb_sniff(head, len, name) != TFT_PB_FMT_UNKNOWN &&
+	      wire_walk_ok(head, len, len < PROBE_BYTES)))
 		return tft_ingest_chrome_source(w, src, opts, NULL, err);
 	if (tft_ingest_pickle_probe(head, len, len < PROBE_BYTES)) {
 		kind = 'p';

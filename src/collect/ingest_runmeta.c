@@ -448,6 +448,7 @@ struct rm_dev {
 	int gputrace;        /* stream/memcpy device: labels are kernels/memcpys */
 	int64_t tid;         /* stream id, device index, or -1 for stream:all */
 	char canon[160];     /* canonical device for send/recv matching */
+	uint32_t entries;    /* dev_stats entries naming it so far */
 };
 
 struct rm_proc {
@@ -538,6 +539,19 @@ struct rm {
 	uint64_t node_index;   /* position of the current node in its device's node_stats */
 	struct jbuf scratch;
 
+	/*
+	 * The dev_stats entries in input order (device index each), for the
+	 * tf.timeline export, which gives each entry a pair of pids: stored as
+	 * session metadata when a device repeats or has no nodes (odd), and
+	 * the nodes of a repeated device's later entry carry the entry's
+	 * position (k_dev_entry; cur_entry, -1 otherwise).
+	 */
+	uint32_t *entries; /* owned */
+	uint32_t nentries, centries;
+	int entries_par;   /* the parallel decode noted them all */
+	int entries_odd;
+	int64_t cur_entry;
+
 	struct rm_comm *comm; /* owned */
 	uint32_t ncomm, ccomm;
 
@@ -577,7 +591,7 @@ struct rm {
 		k_sched_us, k_thread, k_thread_name, k_memory, k_output, k_ref, k_memstats,
 		k_all_start_ns, k_op_start_ns, k_op_end_ns, k_all_end_ns, k_sched_ns, k_tensor,
 		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
-		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index;
+		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index, k_dev_entry;
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 
 	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
@@ -2207,6 +2221,8 @@ per_node:
 	ev.count = 1;
 	/* timeline.py orders a device's lanes by this position (export_tftimeline.c). */
 	arg_int(rm, rm->k_node_index, (int64_t)rm->node_index);
+	if (rm->cur_entry >= 0)
+		arg_int(rm, rm->k_dev_entry, rm->cur_entry);
 	ev.nargs = rm->nargs;
 	ev.args = rm->args;
 	r = queue_event(rm, &ev);
@@ -2437,6 +2453,21 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 }
 
 /* One DeviceStepStats; di: the pre-pass's record of it, or NULL. */
+/* Device dev is the next dev_stats entry's (empty: it has no nodes); sets cur_entry. */
+static int note_entry(struct rm *rm, struct rm_dev *dev, int empty)
+{
+	rm->cur_entry = -1;
+	if (tft_grow((void **)&rm->entries, &rm->centries, rm->nentries + 1, sizeof(*rm->entries)))
+		return TFT_ENOMEM;
+	if (dev->entries++) {
+		rm->cur_entry = (int64_t)rm->nentries;
+		rm->entries_odd = 1;
+	}
+	rm->entries_odd |= empty;
+	rm->entries[rm->nentries++] = (uint32_t)(dev - rm->devs);
+	return 0;
+}
+
 static int dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_dinfo *di)
 {
 	struct rm_devstats ds;
@@ -2461,6 +2492,8 @@ static int dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_
 	/* (a worker's device was registered, with its tracks, before the lanes opened) */
 	rm->cur = rm->job_dev ? rm->job_dev : get_device(rm, ds.device.p, ds.device.len);
 	if (!rm->cur)
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
+	if (!rm->job_dev && !rm->entries_par && note_entry(rm, rm->cur, !rm->dev_nodes))
 		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "could not register the device");
 	if (!rm->dev_nodes) {
 		/* timeline.py gives a device without nodes a pid too: keep an empty track. */
@@ -3525,6 +3558,8 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		w->tmpl_next = NULL;
 		w->graphs = NULL;
 		w->sorter = NULL;
+		w->entries = NULL;
+		w->nentries = w->centries = 0;
 		w->err = &par.wk[i].err;
 		w->nodes = 0;
 		w->procs_seen = 0;
@@ -3556,6 +3591,13 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 			lr = r2;
 	}
 	rm->last_progress = par.wk[0].rm.last_progress;
+
+	/* The entries, all of them (each device once; ndinfo: every dev_stats). */
+	for (k = 0; k < rm->ndinfo && !lr; k++)
+		if (note_entry(rm, &rm->devs[k], !rm->dinfo[k].nodes))
+			lr = TFT_ENOMEM;
+	rm->entries_par = 1;
+	rm->cur_entry = -1;
 
 	/* 4. The devices in order: what they counted and recorded, or serially. */
 	for (k = 0; k < rm->ndinfo && !r; k++) {
@@ -3682,6 +3724,7 @@ static void rm_free(struct rm *rm)
 	free(rm->procs);
 	free(rm->devs);
 	free(rm->threads);
+	free(rm->entries);
 	free(rm->comm);
 	free(rm->j_memory.p);
 	free(rm->j_output.p);
@@ -3724,7 +3767,7 @@ static int intern_keys(struct rm *rm)
 		K(k_dst_dev, "dst_device"), K(k_bytes, "bytes"), K(k_regs, "regs"), K(k_shm, "shm"),
 		K(k_grid, "grid"), K(k_block, "block"), K(k_annotation, "annotation"),
 		K(k_async, "async"), K(k_to_device, "to_device"), K(k_kernel, "kernel"),
-		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(c_op, "op"), K(c_comm, "comm"),
+		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(k_dev_entry, "dev_stats_entry"), K(c_op, "op"), K(c_comm, "comm"),
 		K(c_kernel, "kernel"), K(c_memcpy, "memcpy"), K(flow_cat, "tensor"),
 #undef K
 	};
@@ -3744,6 +3787,30 @@ static const char *base_name(const char *path)
 	const char *s = path ? strrchr(path, '/') : NULL;
 
 	return s ? s + 1 : (path ? path : "");
+}
+
+/*
+ * The dev_stats order of the step just added, when it is not what the
+ * tracks tell (a device repeated, or one without nodes): meta key
+ * "tf.dev_stats.<step position>", the device names' string ids in entry
+ * order, separated by spaces (docs/file-format.md).
+ */
+static int store_entries(struct rm *rm)
+{
+	char key[64], *val;
+	size_t n = 0;
+	int r;
+
+	val = malloc((size_t)rm->nentries * 11 + 1);
+	if (!val)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < rm->nentries; i++)
+		n += (size_t)sprintf(val + n, i ? " %u" : "%u", rm->devs[rm->entries[i]].name);
+	val[n] = 0;
+	snprintf(key, sizeof(key), "tf.dev_stats.%u", tft_writer_step_count(rm->w) - 1);
+	r = tft_writer_set_meta(rm->w, key, val);
+	free(val);
+	return r;
 }
 
 int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
@@ -3776,6 +3843,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;
 	rm.step_index = step_index;
+	rm.cur_entry = -1;
 	rm.name = name;
 	rm.step_name = step_name;
 	clock_gettime(CLOCK_MONOTONIC, &rm.last_progress);
@@ -3840,6 +3908,8 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 			st.dur_ns = INT64_MAX;
 		st.traced = true;
 		r = tft_writer_add_step(w, &st);
+		if (!r && rm.entries_odd)
+			r = store_entries(&rm);
 		if (r) {
 			tft_error_set(err, r, -1, "could not store the step");
 			goto out;

@@ -4,6 +4,8 @@
  * (pids, first-fit lanes, op args, DataFlow flows, tensor objects, memory
  * counters and their peaks) from the node events of a session.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -408,12 +410,14 @@ static void pyj_event(struct pyj *j, const char *ph, const char *cat, const char
 enum {
 	K_UNKNOWN = 0, K_OTHER, K_LABEL, K_OUTPUT, K_START_US, K_END_REL_US, K_INDEX, K_OP, K_NAME,
 	K_INPUT, /* "input<N>" (a tf.timeline JSON import) */
+	K_ENTRY, /* "dev_stats_entry": the node's dev_stats entry, when its device repeats */
 };
 
 struct tl_node {
 	int64_t start_us, dur_us; /* timeline.py's all_start_micros, all_end_rel_micros */
 	int64_t ts_ns, dur_ns;
 	int64_t stats_index;      /* node_stats_index arg, -1 if absent */
+	int64_t entry;            /* dev_stats_entry arg, -1 if absent */
 	uint64_t seq;             /* load order */
 	uint32_t dev;
 	uint32_t name;            /* string ids (session) */
@@ -447,14 +451,23 @@ struct tl_dev {
 	int64_t compute_pid, tensors_pid;
 	bool gputrace;
 	bool all_indexed;
-	bool any_label; /* some node has a timeline_label: lanes are computed */
+	bool any_label; /* some node has a timeline_label or node_stats_index (StepStats): lanes are computed */
 	uint32_t first, count; /* its nodes in the group's sorted array */
+	uint32_t primary;      /* a repeated device's later dev_stats entry: its first entry's dev */
+};
+
+/* A pair of pids and its process names ("<device> Compute", "<device> Tensors"). */
+struct tl_pids {
+	const char *name; /* borrowed (session) */
+	size_t name_len;
+	int64_t compute_pid, tensors_pid;
 };
 
 struct tl_group {
 	uint32_t step; /* session step index, TFT_NONE */
 	uint32_t first_dev, ndevs;
 	uint32_t first_track, ntracks; /* in the sorted t->tracks */
+	uint32_t first_ent, nents;     /* its dev_stats entries' devs in t->ents (0: not stored) */
 };
 
 struct tl_tensor {
@@ -495,6 +508,11 @@ struct tl {
 	size_t ndevs, cdevs;
 	struct tl_group *groups; /* owned */
 	size_t ngroups, cgroups;
+	struct tl_pids *pids; /* owned: in pid order */
+	size_t npids, cpids;
+	uint32_t *ents; /* owned: per group, the dev of each dev_stats entry (when stored) */
+	size_t nents, cents;
+	uint32_t load_group;
 
 	/* per group */
 	struct tl_node *nodes; /* owned */
@@ -543,7 +561,7 @@ static int key_class(struct tl *t, uint32_t id)
 		{ "timeline_label", K_LABEL },   { "output", K_OUTPUT },
 		{ "all_start_micros", K_START_US }, { "all_end_rel_micros", K_END_REL_US },
 		{ "node_stats_index", K_INDEX }, { "op", K_OP },
-		{ "name", K_NAME },
+		{ "name", K_NAME }, { "dev_stats_entry", K_ENTRY },
 	};
 	const char *s;
 
@@ -627,6 +645,122 @@ static int cmp_tracks(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static uint64_t dev_hash(const struct dev_key *k)
+{
+	return tft_hash_bytes(k->name, k->len) ^ tft_hash_u64(k->process);
+}
+
+/* A device of k->group, last in t->devs (its pids: new_pids(), or an entry's). */
+static int new_dev(struct tl *t, const struct dev_key *k)
+{
+	struct tl_dev *dv;
+
+	if (grow((void **)&t->devs, &t->cdevs, t->ndevs + 1, sizeof(*t->devs)))
+		return TFT_ENOMEM;
+	dv = &t->devs[t->ndevs];
+	memset(dv, 0, sizeof(*dv));
+	dv->group = k->group;
+	dv->process = k->process;
+	dv->name = k->name;
+	dv->name_len = k->len;
+	dv->gputrace = contains(dv->name, dv->name_len, "/stream:") ||
+		       contains(dv->name, dv->name_len, "/memcpy");
+	dv->primary = (uint32_t)t->ndevs;
+	t->groups[k->group].ndevs++;
+	t->ndevs++;
+	return 0;
+}
+
+/* The next pair of pids, named after dv, which takes it. */
+static int new_pids(struct tl *t, struct tl_dev *dv)
+{
+	struct tl_pids *pp;
+
+	if (grow((void **)&t->pids, &t->cpids, t->npids + 1, sizeof(*t->pids)))
+		return TFT_ENOMEM;
+	pp = &t->pids[t->npids++];
+	pp->name = dv->name;
+	pp->name_len = dv->name_len;
+	pp->compute_pid = dv->compute_pid = t->next_pid++;
+	pp->tensors_pid = dv->tensors_pid = t->next_pid++;
+	return 0;
+}
+
+/*
+ * The dev_stats entries of group g's StepStats, when the importer stored
+ * them (meta "tf.dev_stats.<step>": a device repeated, or one without
+ * nodes): timeline.py's _allocate_pids gives every entry a pair of pids in
+ * entry order, and a device's events go to its last entry's pair; its
+ * _assign_lanes and _show_compute take entry by entry. So each entry is a
+ * device here, in entry order, a repeated one with the first's name in m
+ * (its nodes carry their entry: on_event()). Not stored, or not valid
+ * (a damaged file): the tracks' devices, one pair each.
+ */
+static int entry_devs(struct tl *t, uint32_t g, struct imap *m)
+{
+	struct tl_group *gr = &t->groups[g];
+	const struct tft_step *st = gr->step != TFT_NONE ? tft_session_step(t->s, gr->step) : NULL;
+	uint32_t nstr = tft_session_string_count(t->s), n = 0;
+	char key[64];
+	const char *v, *p;
+
+	if (!st)
+		return 0;
+	snprintf(key, sizeof(key), "tf.dev_stats.%u", gr->step);
+	v = tft_session_meta(t->s, key);
+	if (!v)
+		return 0;
+	for (p = v; *p;) { /* check: ids separated by single spaces */
+		char *e;
+		unsigned long id;
+
+		if (*p < '0' || *p > '9')
+			return 0;
+		errno = 0;
+		id = strtoul(p, &e, 10);
+		if (errno || id >= nstr || (*e && *e != ' ') || (*e == ' ' && !e[1]))
+			return 0;
+		p = *e ? e + 1 : e;
+		n++;
+	}
+	if (!n || grow((void **)&t->ents, &t->cents, t->nents + n, sizeof(*t->ents)))
+		return n ? TFT_ENOMEM : 0;
+	gr->first_ent = (uint32_t)t->nents;
+	gr->nents = n;
+	for (p = v; *p;) {
+		char *e;
+		uint32_t id = (uint32_t)strtoul(p, &e, 10), d;
+		struct dev_key k = { t, g, TFT_NONE, NULL, 0 };
+		uint64_t h;
+
+		p = *e ? e + 1 : e;
+		k.name = sstr(t, id, &k.len);
+		h = dev_hash(&k);
+		d = imap_find(m, h, dev_eq, &k);
+		if (new_dev(t, &k) || (d == NOSTR && imap_add(m, h, (uint32_t)t->ndevs - 1)))
+			return TFT_ENOMEM;
+		if (d != NOSTR)
+			t->devs[t->ndevs - 1].primary = d;
+		t->ents[t->nents++] = (uint32_t)t->ndevs - 1;
+	}
+	/* pids: a pair per entry; every entry of a device gets its last pair */
+	for (uint32_t i = 0; i < n; i++) {
+		struct tl_dev *dv = &t->devs[t->ents[gr->first_ent + i]];
+
+		if (new_pids(t, dv))
+			return TFT_ENOMEM;
+		t->devs[dv->primary].compute_pid = dv->compute_pid;
+		t->devs[dv->primary].tensors_pid = dv->tensors_pid;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct tl_dev *dv = &t->devs[t->ents[gr->first_ent + i]];
+
+		dv->compute_pid = t->devs[dv->primary].compute_pid;
+		dv->tensors_pid = t->devs[dv->primary].tensors_pid;
+	}
+	return 0;
+}
+
 static int build_layout(struct tl *t)
 {
 	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
@@ -682,44 +816,29 @@ static int build_layout(struct tl *t)
 	for (size_t i = 0; i < t->ntracks; i++) {
 		struct tl_track *tt = &t->tracks[i];
 		uint32_t g = tt->group;
+		const struct tft_track *tr = tft_session_track(t->s, tt->id);
+		struct dev_key k = { t, g, tr->process, tt->dev_name, tt->dev_len };
+		uint32_t d;
 
 		if (i == 0 || t->tracks[i - 1].group != g) {
 			t->groups[g].first_dev = (uint32_t)t->ndevs;
 			t->groups[g].first_track = (uint32_t)i;
 			imap_clear(&m);
+			if ((r = entry_devs(t, g, &m)))
+				goto out;
 		}
 		t->groups[g].ntracks++;
-		{
-			const struct tft_track *tr = tft_session_track(t->s, tt->id);
-			struct dev_key k = { t, g, tr->process, tt->dev_name, tt->dev_len };
-			uint64_t h;
-			uint32_t d;
-
-			h = tft_hash_bytes(tt->dev_name, tt->dev_len) ^ tft_hash_u64(tr->process);
-			d = imap_find(&m, h, dev_eq, &k);
-			if (d == NOSTR) {
-				struct tl_dev *dv;
-
-				if (grow((void **)&t->devs, &t->cdevs, t->ndevs + 1, sizeof(*t->devs)) ||
-				    imap_add(&m, h, (uint32_t)t->ndevs)) {
-					r = nomem(t);
-					goto out;
-				}
-				d = (uint32_t)t->ndevs++;
-				dv = &t->devs[d];
-				memset(dv, 0, sizeof(*dv));
-				dv->group = g;
-				dv->process = tr->process;
-				dv->name = tt->dev_name;
-				dv->name_len = tt->dev_len;
-				dv->gputrace = contains(dv->name, dv->name_len, "/stream:") ||
-					       contains(dv->name, dv->name_len, "/memcpy");
-				dv->compute_pid = t->next_pid++;
-				dv->tensors_pid = t->next_pid++;
-				t->groups[g].ndevs++;
+		if (t->groups[g].nents)
+			k.process = TFT_NONE; /* devices named by the entries: by name */
+		d = imap_find(&m, dev_hash(&k), dev_eq, &k);
+		if (d == NOSTR) {
+			d = (uint32_t)t->ndevs;
+			if (new_dev(t, &k) || imap_add(&m, dev_hash(&k), d) || new_pids(t, &t->devs[d])) {
+				r = nomem(t);
+				goto out;
 			}
-			tt->dev = d;
 		}
+		tt->dev = d;
 	}
 out:
 	imap_free(&m);
@@ -751,6 +870,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	n->ts_ns = ev->ts_ns;
 	n->dur_ns = ev->dur_ns;
 	n->stats_index = -1;
+	n->entry = -1;
 	n->seq = t->nnodes;
 	n->dev = t->load_dev;
 	n->track_tid = t->load_tid;
@@ -783,6 +903,10 @@ static int on_event(void *ctx, const struct tft_event *ev)
 			if (a->type == TFT_ARG_INT && a->v.i >= 0)
 				n->stats_index = a->v.i;
 			break;
+		case K_ENTRY:
+			if (a->type == TFT_ARG_INT && a->v.i >= 0)
+				n->entry = a->v.i;
+			break;
 		case K_OP:
 			if (a->type == TFT_ARG_STR)
 				n->op_arg = a->v.str;
@@ -802,6 +926,17 @@ static int on_event(void *ctx, const struct tft_event *ev)
 			break;
 		default:
 			break;
+		}
+	}
+	if (n->entry >= 0) {
+		/* A repeated device's later entry: that entry's device (entry_devs()). */
+		const struct tl_group *gr = &t->groups[t->load_group];
+
+		if ((uint64_t)n->entry < gr->nents) {
+			uint32_t d = t->ents[gr->first_ent + (uint32_t)n->entry];
+
+			if (t->devs[d].primary == n->dev)
+				n->dev = d;
 		}
 	}
 	if (!has_start) {
@@ -839,6 +974,7 @@ static int load_group(struct tl *t, uint32_t g)
 
 	t->nnodes = 0;
 	t->ninputs = 0;
+	t->load_group = g;
 	for (size_t i = gr->first_track; i < (size_t)gr->first_track + gr->ntracks; i++) {
 		t->load_dev = t->tracks[i].dev;
 		t->load_tid = tft_session_track(t->s, t->tracks[i].id)->tid;
@@ -853,7 +989,7 @@ static int load_group(struct tl *t, uint32_t g)
 	for (size_t i = 0; i < t->nnodes; i++) {
 		if (t->nodes[i].stats_index < 0)
 			t->devs[t->nodes[i].dev].all_indexed = false;
-		if (t->nodes[i].label != NOSTR)
+		if (t->nodes[i].label != NOSTR || t->nodes[i].stats_index >= 0)
 			t->devs[t->nodes[i].dev].any_label = true;
 	}
 	for (size_t i = 0; i < t->nnodes; i++)
@@ -1719,6 +1855,8 @@ static void tl_free(struct tl *t)
 	free(t->tracks);
 	free(t->devs);
 	free(t->groups);
+	free(t->pids);
+	free(t->ents);
 	free(t->nodes);
 	free(t->inputs);
 	free(t->tensors);
@@ -1791,19 +1929,19 @@ int tft_export_tftimeline(struct tft_session *s, struct tft_json_writer *w,
 		pyj_close(&j, '}');
 		pyj_close(&j, '}');
 		j.events++;
-		for (size_t d = 0; d < t.ndevs; d++) {
+		for (size_t d = 0; d < t.npids; d++) {
 			for (int k = 0; k < 2; k++) {
-				const struct tl_dev *dv = &t.devs[d];
+				const struct tl_pids *pp = &t.pids[d];
 
 				pyj_item(&j);
 				pyj_open(&j, '{');
 				pyj_kstr(&j, "name", "process_name", 12);
 				pyj_kstr(&j, "ph", "M", 1);
-				pyj_kint(&j, "pid", k ? dv->tensors_pid : dv->compute_pid);
+				pyj_kint(&j, "pid", k ? pp->tensors_pid : pp->compute_pid);
 				pyj_key(&j, "args");
 				pyj_open(&j, '{');
 				t.tmp.len = 0;
-				buf_add(&t.tmp, dv->name, dv->name_len);
+				buf_add(&t.tmp, pp->name, pp->name_len);
 				buf_cstr(&t.tmp, k ? " Tensors" : " Compute");
 				if (t.tmp.oom) {
 					r = nomem(&t);

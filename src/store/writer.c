@@ -194,6 +194,7 @@ struct tft_writer {
 	pthread_mutex_t str_mu;   /* lanes open: the string table */
 	uint32_t nlanes;          /* lanes open (atomic; opened and closed by the driving thread) */
 	int zstd_level;
+	uint32_t nsteps; /* steps added: the next one's position */
 	uint32_t chunk_events;
 	int flush_partial;
 	int bulk;   /* no journal, no syncs; fsync at close */
@@ -1645,9 +1646,16 @@ int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 	sqlite3_bind_int64(st, 5, s->dur_ns);
 	sqlite3_bind_int(st, 6, s->traced ? 1 : 0);
 	rc = step_reset(w, st, "insert step");
+	if (!rc)
+		w->nsteps++;
 	if (w->nwk)
 		pthread_mutex_unlock(&w->db_mu);
 	return rc;
+}
+
+uint32_t tft_writer_step_count(const struct tft_writer *w)
+{
+	return w->nsteps;
 }
 
 static struct meta_ent *meta_get(struct tft_writer *w, const char *key)

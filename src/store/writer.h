@@ -151,6 +151,8 @@ int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32
  */
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f);
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s);
+/* Steps added so far: a step's position among the session's steps is the count before it. */
+uint32_t tft_writer_step_count(const struct tft_writer *w);
 
 /* Session metadata (key/value text). Later values replace earlier ones. */
 int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/ingest.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
 #include "store/session.h"
@@ -689,6 +690,56 @@ static void test_repeated_empty_device(void)
 	free(ss.p);
 }
 
+/*
+ * A binary RunMetadata whose step_stats is 91 or 123 bytes long starts with
+ * "\n[" or "\n{", as JSON may: the input's format is still told right.
+ */
+static int ingest_auto(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct mem_input *in = ctx;
+
+	return tft_ingest_mem(w, in->name, in->p, in->n, NULL, err);
+}
+
+static void test_json_lookalike(void)
+{
+	for (int want = 91; want <= 123; want += 32) {
+		char name[80];
+		struct enc rm = {0}, ss = {0}, dev = {0};
+		struct tft_error err;
+		struct tft_session *s;
+		struct mem_input in = { "step.pb", NULL, 0 };
+		int rc;
+
+		/* pad the node name until the StepStats has the wanted length */
+		for (size_t pad = 1; pad < 79; pad++) {
+			memset(name, 'n', pad);
+			name[pad] = 0;
+			free(ss.p), free(dev.p);
+			memset(&ss, 0, sizeof(ss)), memset(&dev, 0, sizeof(dev));
+			e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+			node(&dev, name, 10, 5, NULL, NULL);
+			e_msg(&ss, 1, &dev);
+			if (ss.len == (size_t)want)
+				break;
+		}
+		e_msg(&rm, 1, &ss);
+		ok(rm.len > 2 && rm.p[0] == '\n' && rm.p[1] == (want == 91 ? '[' : '{'),
+		   "RunMetadata starting with \"\\n%c\"", want == 91 ? '[' : '{');
+		in.p = rm.p;
+		in.n = rm.len;
+		s = tft_test_import(tmpdir, ingest_auto, &in, &rc, &err);
+		ok(s != NULL, "... imports as RunMetadata%s%s", s ? "" : ": ", s ? "" : err.msg);
+		if (s) {
+			is_str(tft_session_meta(s, "format"), "runmeta", "... format runmeta");
+			tft_session_close(s);
+		}
+		free(rm.p);
+		free(ss.p);
+		free(dev.p);
+	}
+}
+
 /* ---- parallel import (opts.threads >= 2): the serial import's session ------------------ */
 
 struct opts_input {
@@ -1099,6 +1150,7 @@ int main(void)
 	test_nested_error_path();
 	test_binary_stepstats();
 	test_repeated_empty_device();
+	test_json_lookalike();
 	test_parallel();
 	test_text(data);
 	{

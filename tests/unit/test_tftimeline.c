@@ -880,6 +880,65 @@ static void test_gpu_no_label(void)
 	tft_session_close(s);
 }
 
+/*
+ * A device listed twice in dev_stats (the worker RPC logger's own entry for
+ * the RecvTensor nodes of a device the executor also lists) and a device
+ * without nodes, in a session's second step: timeline.py gives every entry
+ * a pair of pids in entry order, sends a device's events to its last pair,
+ * assigns lanes entry by entry (the RecvTensor that overlaps MatMul takes
+ * lane 0 of its own entry; its all_end_rel_micros is absent: dur 0) and
+ * emits entry by entry. Expected text from a
+ * port of timeline.py on the same StepStats.
+ */
+#define GPU0 "/job:localhost/replica:0/task:0/device:GPU:0"
+#define GPU1 "/job:localhost/replica:0/task:0/device:GPU:1"
+
+static void test_repeated_device(void)
+{
+	struct enc rms[2] = { small_runmeta(0), { 0 } }, ss = { 0 }, dev = { 0 };
+	struct tft_session *s;
+	char *t;
+	const int64_t t0 = 1000000;
+
+	node(&dev, "x", t0 + 100, 20, "x = MatMul(a)", NULL);
+	node(&dev, "y", t0 + 105, 5, "y = Relu(x)", NULL);
+	device(&ss, GPU0, &dev);
+	node(&dev, "c", t0 + 100, 10, "c = Const()", NULL);
+	device(&ss, DEV, &dev);
+	node(&dev, "RecvTensor", t0 + 102, -1, "RecvTensor 4 bytes x from /job:w to " GPU0, NULL);
+	device(&ss, GPU0, &dev);
+	device(&ss, GPU1, &dev);
+	runmeta(&rms[1], &ss);
+	s = import(rms, 2);
+	if (!ok(s != NULL, "repeated device: imported"))
+		return;
+	ok(tft_session_meta(s, "tf.dev_stats.0") == NULL, "step 0: entries not stored (one each)");
+	ok(tft_session_meta(s, "tf.dev_stats.1") != NULL, "step 1: entries stored");
+	t = export(s, true, false, true, NULL);
+	has(t, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"args\":{\"name\":\"" GPU0
+	       " Compute\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4,\"args\":{\"name\":\"" GPU0
+	       " Tensors\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":5,\"args\":{\"name\":\"" DEV
+	       " Compute\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":6,\"args\":{\"name\":\"" DEV
+	       " Tensors\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"args\":{\"name\":\"" GPU0
+	       " Compute\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":8,\"args\":{\"name\":\"" GPU0
+	       " Tensors\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":9,\"args\":{\"name\":\"" GPU1
+	       " Compute\"}},{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":10,\"args\":{\"name\":\"" GPU1
+	       " Tensors\"}},",
+	    "a pair of pids per entry, in entry order, the empty device's too");
+	has(t, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":7,\"tid\":0,\"ts\":1000100,\"dur\":20,"
+	       "\"args\":{\"name\":\"x\",\"op\":\"MatMul\",\"input0\":\"a\"}},"
+	       "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Relu\",\"pid\":7,\"tid\":1,\"ts\":1000105,\"dur\":5,"
+	       "\"args\":{\"name\":\"y\",\"op\":\"Relu\",\"input0\":\"x\"}},"
+	       "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Const\",\"pid\":5,\"tid\":0,\"ts\":1000100,\"dur\":10,"
+	       "\"args\":{\"name\":\"c\",\"op\":\"Const\"}},"
+	       "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"RecvTensor\",\"pid\":7,\"tid\":0,\"ts\":1000102,\"dur\":0,"
+	       "\"args\":{\"name\":\"RecvTensor\",\"op\":\"RecvTensor\"}}",
+	    "events on the last pair, lanes and order entry by entry");
+	is_int(count_of(t, "\"ph\":\"M\""), 11, "Allocators + 5 pairs");
+	free(t);
+	tft_session_close(s);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/tft-tftimeline-XXXXXX";
@@ -896,6 +955,7 @@ int main(void)
 	test_empty_and_pickle();
 	test_real_pbtxt();
 	test_gpu_no_label();
+	test_repeated_device();
 	{
 		char cmd[400];
 
