@@ -32,6 +32,7 @@ struct dir_ent {
 	int64_t runmax; /* max t_max over this and all earlier entries of the level */
 	int64_t rowid;
 	uint32_t n;
+	uint32_t track, level; /* checked on reading (a live writer may reuse a deleted chunk's rowid) */
 };
 
 struct level_dir {
@@ -577,6 +578,8 @@ static int load_dirs(struct tft_session *s, struct tft_error *err)
 		e->t_max = sqlite3_column_int64(st, 3);
 		e->n = (uint32_t)n;
 		e->rowid = sqlite3_column_int64(st, 5);
+		e->track = (uint32_t)track;
+		e->level = (uint32_t)level;
 		e->runmax = ld->n && ld->e[ld->n - 1].runmax > e->t_max ? ld->e[ld->n - 1].runmax
 									: e->t_max;
 		ld->n++;
@@ -848,7 +851,7 @@ struct tft_session *tft_session_open(const char *path, struct tft_error *err)
 	sqlite3_exec(s->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
 	if (check_tables(s, err) || load_all(s, err))
 		goto fail;
-	if (prepare(s, "SELECT data FROM chunks WHERE id = ?", &s->get_chunk, err))
+	if (prepare(s, "SELECT data, track, level, t_min, t_max, n FROM chunks WHERE id = ?", &s->get_chunk, err))
 		goto fail;
 	return s;
 fail:
@@ -1044,6 +1047,25 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, int stream
 		sqlite3_reset(s->get_chunk);
 		ent_free(c);
 		return rc;
+	}
+	/*
+	 * The row must be the chunk the directory lists: a live writer deletes
+	 * the chunks of levels it drops, and SQLite may give a deleted rowid to
+	 * a new chunk of another track or level. Then the directory is stale:
+	 * refresh and try again.
+	 */
+	if (sqlite3_column_int64(s->get_chunk, 1) != de->track ||
+	    sqlite3_column_int64(s->get_chunk, 2) != de->level ||
+	    sqlite3_column_int64(s->get_chunk, 3) != de->t_min ||
+	    sqlite3_column_int64(s->get_chunk, 4) != de->t_max ||
+	    sqlite3_column_int64(s->get_chunk, 5) != de->n) {
+		sqlite3_reset(s->get_chunk);
+		ent_free(c);
+		tft_error_set(err, TFT_EAGAIN, -1,
+			      "chunk %lld is not the one the directory lists (the session changed): refresh",
+			      (long long)de->rowid);
+		tft_error_set_file(err, s->path);
+		return TFT_EAGAIN;
 	}
 	rc = tft_chunk_decode_ext(&c->dec, &s->dctx, &s->raw, sqlite3_column_blob(s->get_chunk, 0),
 				  (size_t)sqlite3_column_bytes(s->get_chunk, 0), de->rowid, err);

@@ -2860,6 +2860,65 @@ static int count_ev(void *ctx, const struct tft_event *ev)
 }
 
 /*
+ * A live writer deletes the chunks of a level it drops, and SQLite may give
+ * a deleted rowid to a later chunk of another track. A reader whose
+ * directory is older must not decode that chunk as its own (same event
+ * count, other events): it gets TFT_EAGAIN, and after a refresh reads
+ * right. The reuse is made here: track A's chunk deleted, track B's chunk
+ * moved to its rowid.
+ */
+static void test_reused_rowid(void)
+{
+	const char *path = tpath("reused.tft");
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	uint32_t ta, tb;
+	sqlite3 *db = NULL;
+	uint64_t cnt = 0;
+	int rc;
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	if (!ok(w != NULL, "reused rowid: writer open"))
+		return;
+	tft_writer_add_process(w, &(struct tft_process){ .rank = -1 });
+	ta = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD });
+	tb = tft_writer_add_track(w, &(struct tft_track){ .kind = TFT_TRACK_THREAD, .tid = 1 });
+	for (int i = 0; i < 10; i++) {
+		tft_writer_append(w, &(struct tft_event){ .track = ta, .ts_ns = i * 10, .dur_ns = 5,
+							  .name = tft_writer_intern_cstr(w, "a"), .count = 1 });
+		tft_writer_append(w, &(struct tft_event){ .track = tb, .ts_ns = 1000 + i * 10, .dur_ns = 5,
+							  .name = tft_writer_intern_cstr(w, "b"), .count = 1 });
+	}
+	is_int(tft_writer_close(w, &err), 0, "reused rowid: written");
+	s = tft_session_open(path, &err);
+	if (!ok(s != NULL, "reused rowid: reader open"))
+		return;
+	ok(sqlite3_open(path, &db) == SQLITE_OK &&
+		   sqlite3_exec(db,
+				"CREATE TEMP TABLE a AS SELECT id FROM chunks WHERE track = 0;"
+				"DELETE FROM chunks WHERE track = 0;"
+				"UPDATE chunks SET id = (SELECT id FROM a) WHERE track = 1;",
+				NULL, NULL, NULL) == SQLITE_OK,
+	   "reused rowid: track B's chunk under track A's rowid");
+	sqlite3_close(db);
+	tft_error_clear(&err);
+	rc = tft_session_scan(s, ta, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err);
+	ok(rc == TFT_EAGAIN && cnt == 0, "reused rowid: TFT_EAGAIN, no events of track B (rc %d, %llu events)",
+	   rc, (unsigned long long)cnt);
+	is_int(tft_session_refresh(s, &err), 0, "reused rowid: refresh");
+	cnt = 0;
+	is_int(tft_session_scan(s, ta, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err), 0, "track A scans");
+	is_int(cnt, 0, "track A: no chunks now");
+	cnt = 0;
+	is_int(tft_session_scan(s, tb, INT64_MIN, INT64_MAX, 0, count_fn, &cnt, &err), 0, "track B scans");
+	is_int(cnt, 10, "track B: its events");
+	tft_session_close(s);
+}
+
+
+/*
  * A refresh that fails half way (a damaged steps row) leaves a session with
  * no tracks, not tracks without their chunk directories (the next scan read
  * a NULL directory).
@@ -2975,6 +3034,7 @@ static void test_lanes(void)
 	test_claim_at_min();
 	test_lod_span_overflow();
 	test_refresh_failure();
+	test_reused_rowid();
 }
 
 int main(void)
