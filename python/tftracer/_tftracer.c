@@ -808,9 +808,23 @@ static void step_dealloc(StepObject *self)
 	PyObject_GC_Del(self);
 }
 
+/*
+ * abandon(): the open step is not one after all (`tftracer record` at exit:
+ * the program's tail after its last optimizer step). It is not ended, so
+ * the session never gets it; a traced step's closer is dropped uncalled.
+ */
+static PyObject *step_abandon(StepObject *self, PyObject *unused)
+{
+	self->active = false;
+	Py_CLEAR(self->closer);
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef step_methods[] = {
 	{ "__enter__", (PyCFunction)step_enter, METH_NOARGS, NULL },
 	{ "__exit__", (PyCFunction)(void (*)(void))step_exit, METH_FASTCALL, NULL },
+	{ "abandon", (PyCFunction)step_abandon, METH_NOARGS,
+	  "abandon(): leave the open step unended: the session never records it" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# `tftracer record -- CMD` (src/cli/cmd_record.c, python/tftracer/_record.py):
+# a real PyTorch training script that knows nothing of tftracer gets one step
+# per optimizer step, op-level traces of the steps asked for, and a live UI
+# while it runs; exit statuses pass through; signals reach the program; the
+# program's own sitecustomize still runs; a native program using the C
+# runtime records into the session; bad usage is refused before anything runs.
+"""Usage: test_record.py"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("TFT_BUILD_DIR", "build")
+B = BUILD if os.path.isabs(BUILD) else os.path.join(ROOT, BUILD)
+CLI = os.path.join(B, "tftracer")  # the build next to build/python (the package record uses)
+PYTHON = "/usr/bin/python3"
+SUITE = "record"
+nfail = 0
+
+
+def emit(kind, name, reason=None):
+    global nfail
+    line = "%s %s/%s" % (kind, SUITE, name)
+    if reason:
+        line += " (%s)" % " ".join(str(reason).split())[:600]
+    if kind == "FAIL":
+        nfail += 1
+    print(line, flush=True)
+
+
+def check(name, problems):
+    emit("FAIL" if problems else "PASS", name, "; ".join(problems) if problems else None)
+
+
+def info(path):
+    r = subprocess.run([CLI, "info", "--json", path], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("info %s: %s" % (path, r.stderr.strip()))
+    return json.loads(r.stdout)
+
+
+TRAIN = r'''
+import json, os, sys, time, urllib.request
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(128, 32)
+live = None
+for it in range(int(sys.argv[1])):
+    loss = model(x).pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if it == 3:  # the UI is live while the job runs
+        url = os.environ["TFT_RECORD_URL"].rstrip("/")
+        with urllib.request.urlopen(url + "/api/live/status", timeout=10) as r:
+            live = json.load(r)
+with open(sys.argv[2], "w") as f:
+    json.dump({"live": live, "record": os.environ.get("TFT_RECORD")}, f)
+'''
+
+
+def case_torch(tmp):
+    script = os.path.join(tmp, "train.py")
+    with open(script, "w") as f:
+        f.write(TRAIN)
+    out = os.path.join(tmp, "out.json")
+    sess = os.path.join(tmp, "run.tft")
+    r = subprocess.run([CLI, "record", "-o", sess, "--port", "0", "--trace-next", "2", "--",
+                        PYTHON, script, "10", out], capture_output=True, text=True, timeout=240,
+                       cwd=tmp)
+    p = []
+    if r.returncode != 0:
+        p.append("exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
+    if "live at http://127.0.0.1:" not in r.stderr or "session " + sess not in r.stderr:
+        p.append("messages: %r" % r.stderr[-300:])
+    if not os.path.exists(sess):
+        p.append("no session file")
+        return check("torch", p)
+    got = json.load(open(out))
+    if not got["live"] or got["live"].get("live") is not True:
+        p.append("the UI was not live during the run: %r" % (got["live"],))
+    if got["record"] != "started":
+        p.append("TFT_RECORD in the program: %r" % got["record"])
+    j = info(sess)
+    steps = j.get("step_list", [])
+    # 10 optimizer steps: 9 steps between them (the first begins when the first returns,
+    # the open step after the last is the program's tail, not recorded)
+    if j["steps"] != 9 or any(s.get("name") != "train" for s in steps):
+        p.append("steps: %d %r" % (j["steps"], [s.get("name") for s in steps][:3]))
+    traced = [s.get("index", i) for i, s in enumerate(steps) if s.get("traced")]
+    if traced != [0, 1]:
+        p.append("traced steps %r, want [0, 1]" % traced)
+    if j["slices"] < 20:
+        p.append("op-level slices of the traced steps: %d" % j["slices"])
+    # the traced steps' ops lie inside those steps
+    if steps and j["slices"]:
+        lo, hi = steps[0]["start_ns"], steps[1]["start_ns"] + steps[1]["dur_ns"]
+        if not (lo - 50_000_000 <= j["start_ns"] and j["end_ns"] <= hi + 50_000_000):
+            p.append("ops at %d..%d outside the traced steps %d..%d" % (j["start_ns"], j["end_ns"], lo, hi))
+    check("torch", p)
+
+
+def case_status(tmp):
+    p = []
+    r = subprocess.run([CLI, "record", "-q", "--port", "0", "--", PYTHON, "-c", "import sys; sys.exit(3)"],
+                       capture_output=True, text=True, cwd=tmp, timeout=60)
+    if r.returncode != 3:
+        p.append("exit 3 gave %d (%s)" % (r.returncode, r.stderr.strip()))
+    r = subprocess.run([CLI, "record", "-q", "--port", "0", "--", PYTHON, "-c",
+                        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                       capture_output=True, text=True, cwd=tmp, timeout=60)
+    if r.returncode != 128 + 9:
+        p.append("SIGKILL gave %d" % r.returncode)
+    r = subprocess.run([CLI, "record", "--", os.path.join(tmp, "no-such-program")],
+                       capture_output=True, text=True, cwd=tmp, timeout=60)
+    if r.returncode != 127 or "cannot run" not in r.stderr:
+        p.append("missing program: %d %r" % (r.returncode, r.stderr))
+    check("exit-status", p)
+
+
+def case_usage(tmp):
+    p = []
+    existing = os.path.join(tmp, "exists.tft")
+    open(existing, "w").close()
+    marker = os.path.join(tmp, "ran")
+    for args, what in ((["record"], "no command"), (["record", "--port", "x", "--", "true"], "bad port"),
+                       (["record", "--bogus", "--", "true"], "unknown option"),
+                       (["record", "-o", existing, "--", "touch", marker], "existing session")):
+        r = subprocess.run([CLI] + args, capture_output=True, text=True, cwd=tmp, timeout=60)
+        if r.returncode != 2 or not r.stderr.strip():
+            p.append("%s: exit %d" % (what, r.returncode))
+    if os.path.exists(marker):
+        p.append("the program ran despite the existing session file")
+    r = subprocess.run([CLI, "record", "--help"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or "record [options] -- CMD" not in r.stdout:
+        p.append("--help")
+    check("usage", p)
+
+
+def case_sitecustomize(tmp):
+    """The program's own sitecustomize (first on its PYTHONPATH) still runs, once."""
+    p = []
+    d = os.path.join(tmp, "site")
+    os.makedirs(d)
+    with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+        f.write("import os\nos.environ['MY_SITE'] = os.environ.get('MY_SITE', '') + 'x'\n")
+    out = os.path.join(tmp, "o.txt")
+    env = dict(os.environ, PYTHONPATH=d)
+    r = subprocess.run([CLI, "record", "-q", "--port", "0", "--", PYTHON, "-c",
+                        "import os, sys; open(sys.argv[1], 'w').write(os.environ.get('MY_SITE', '-') + ' ' + "
+                        "os.environ.get('TFT_RECORD', '-'))", out],
+                       capture_output=True, text=True, cwd=tmp, env=env, timeout=60)
+    got = open(out).read() if os.path.exists(out) else None
+    if r.returncode != 0 or got != "x started":
+        p.append("exit %d, program saw %r (want 'x started'): %s" % (r.returncode, got, r.stderr.strip()[-300:]))
+    check("sitecustomize", p)
+
+
+def case_signals(tmp):
+    """SIGTERM to record reaches the program; its exit status comes back; the hook is removed."""
+    p = []
+    ready = os.path.join(tmp, "ready")
+    prog = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+            "open(sys.argv[1], 'w').write(os.environ['PYTHONPATH'].split(':')[0])\n"
+            "time.sleep(60)\n")
+    rec = subprocess.Popen([CLI, "record", "-q", "--port", "0", "--", PYTHON, "-c", prog, ready],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+    t = time.monotonic()
+    while not (os.path.exists(ready) and os.path.getsize(ready)) and time.monotonic() - t < 60:
+        time.sleep(0.05)
+    hook = open(ready).read() if os.path.exists(ready) else ""
+    if not hook or not os.path.exists(os.path.join(hook, "sitecustomize.py")):
+        p.append("no hook directory seen: %r" % hook)
+    rec.send_signal(signal.SIGTERM)
+    try:
+        rc = rec.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        rec.kill()
+        rc = None
+    if rc != 7:
+        p.append("program's status through SIGTERM: %r (want 7)" % rc)
+    if hook and os.path.exists(hook):
+        p.append("hook directory left: %s %r" % (hook, os.listdir(hook)))
+    check("signals", p)
+
+
+def case_native(tmp):
+    """A C program using the runtime (examples/c/train_sim, no -o) records into the session."""
+    p = []
+    r = subprocess.run(["make", "-s", "O=" + B, os.path.join(B, "examples", "train_sim")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    sim = os.path.join(B, "examples", "train_sim")
+    if r.returncode or not os.path.exists(sim):
+        return check("native", ["could not build train_sim: " + r.stderr[-300:]])
+    sess = os.path.join(tmp, "native.tft")
+    r = subprocess.run([CLI, "record", "-q", "-o", sess, "--", sim, "-n", "5", "-u", "20"],
+                       capture_output=True, text=True, cwd=tmp, timeout=120)
+    if r.returncode != 0:
+        p.append("exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    elif not os.path.exists(sess):
+        p.append("no session")
+    else:
+        j = info(sess)
+        if j["steps"] != 5 or j["slices"] == 0:
+            p.append("steps %d, slices %d" % (j["steps"], j["slices"]))
+    check("native", p)
+
+
+def main():
+    if not os.access(CLI, os.X_OK):
+        emit("FAIL", "build", "%s missing" % CLI)
+        return 1
+    try:
+        import torch  # noqa: F401
+        has_torch = True
+    except ImportError:
+        has_torch = False
+    for name, fn, torch_needed in (("torch", case_torch, True), ("exit-status", case_status, False),
+                                   ("usage", case_usage, False), ("sitecustomize", case_sitecustomize, False),
+                                   ("signals", case_signals, False), ("native", case_native, False)):
+        if torch_needed and not has_torch:
+            emit("SKIP", name, "torch not importable")
+            continue
+        tmp = tempfile.mkdtemp(prefix="tft-record-test-")
+        t = time.monotonic()
+        try:
+            fn(tmp)
+        except Exception as e:
+            emit("FAIL", name, "%s: %s" % (type(e).__name__, e))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("# %s: %.1f s" % (name, time.monotonic() - t), flush=True)
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
