@@ -306,6 +306,44 @@ static char *make_csp(const struct file *f)
 	return csp;
 }
 
+/*
+ * The static HTML export's policy, set on static-boot.js (docs/http-api.md,
+ * "Static HTML export"): nothing from the network, inline scripts only by
+ * their SHA-256 (index.html's, which the page keeps, and the boot script,
+ * inlined whole), the UI's modules and worker as the blob: URLs the boot
+ * script makes of their inlined texts. No frame-ancestors: a <meta> policy
+ * cannot carry it (the browser would log an error).
+ */
+static char *make_static_csp(const struct file *index, const struct file *boot)
+{
+	static const char head[] = "default-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
+				   "script-src blob:";
+	static const char tail[] = "; worker-src blob:; connect-src blob: data:; object-src 'none'; "
+				   "base-uri 'none'; form-action 'none'";
+	char *page = make_csp(index), *out, *p, *q;
+	unsigned char digest[32];
+	char b64[48];
+	size_t cap;
+
+	if (!page)
+		return NULL;
+	cap = strlen(page) + sizeof(head) + sizeof(tail) + 64;
+	out = malloc(cap);
+	if (!out) {
+		free(page);
+		return NULL;
+	}
+	/* index.html's script hashes: the part of its policy's script-src after 'self' */
+	p = strstr(page, "script-src 'self'");
+	q = p ? strchr(p, ';') : NULL;
+	sha256(boot->data, boot->len, digest);
+	base64(digest, 32, b64);
+	snprintf(out, cap, "%s%.*s 'sha256-%s'%s", head,
+		 p && q ? (int)(q - p - 17) : 0, p ? p + 17 : "", b64, tail);
+	free(page);
+	return out;
+}
+
 static int walk(const char *root, const char *rel)
 {
 	char dir[2048];
@@ -399,6 +437,18 @@ int main(int argc, char **argv)
 	}
 	if (walk(argv[1], "") != 0)
 		return 1;
+	{
+		struct file *index = NULL, *boot = NULL;
+
+		for (size_t i = 0; i < nfiles; i++) {
+			if (strcmp(files[i].url, "/") == 0)
+				index = &files[i];
+			else if (strcmp(files[i].url, "/assets/static-boot.js") == 0)
+				boot = &files[i];
+		}
+		if (index && boot && !(boot->csp = make_static_csp(index, boot)))
+			return fail("out of memory");
+	}
 	qsort(files, nfiles, sizeof(files[0]), cmp_url);
 	for (size_t i = 1; i < nfiles; i++)
 		if (strcmp(files[i].url, files[i - 1].url) == 0)

@@ -471,7 +471,7 @@ int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 {
 	const struct tft_html_asset *index, *css, *boot;
 	const struct tft_html_asset **mods = NULL;
-	size_t nmods = 0, b0, b1, e0, e1;
+	size_t nmods = 0, b0, b1, e0, e1, head_end;
 	int rc;
 
 	if (n)
@@ -503,7 +503,31 @@ int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 		}
 	qsort(mods, nmods, sizeof(*mods), cmp_assets);
 
-	raw(w, index->data, b0);
+	/*
+	 * The page's policy first thing in its <head> (before any script): what
+	 * the served page gets in a header. The page's data is inert JSON, but
+	 * should a name ever break out of it, nothing it injects could run.
+	 */
+	head_end = 0;
+	if (boot->csp) {
+		static const char charset[] = "<meta charset=\"utf-8\">";
+		const char *h = memmem(index->data, b0, "<head>", 6);
+		const char *c = memmem(index->data, b0, charset, sizeof(charset) - 1);
+
+		if (!h || strpbrk(boot->csp, "\"<>&")) {
+			free(mods);
+			return tft_error_set(err, TFT_EFORMAT, -1,
+					     "index.html has no <head>, or the page policy is not attribute text");
+		}
+		/* after the charset declaration (it must come early), else right after <head> */
+		head_end = c && c > h ? (size_t)(c - (const char *)index->data) + sizeof(charset) - 1
+				      : (size_t)(h - (const char *)index->data) + 6;
+		raw(w, index->data, head_end);
+		raw_cstr(w, "\n<meta http-equiv=\"Content-Security-Policy\" content=\"");
+		raw_cstr(w, boot->csp);
+		raw_cstr(w, "\">");
+	}
+	raw(w, index->data + head_end, b0 - head_end);
 	raw_cstr(w, "<style>\n");
 	raw(w, css->data, css->len);
 	raw_cstr(w, "</style>\n<script type=\"application/json\" id=\"tft-data\">");

@@ -19,6 +19,8 @@ struct tft_html_asset {
 	const char *name;          /* borrowed: "index.html", "style.css", "app.js" ... */
 	const unsigned char *data; /* borrowed */
 	size_t len;
+	const char *csp;           /* borrowed; static-boot.js: the page's Content-Security-Policy
+				    * (a <meta> at the top of its <head>), else NULL */
 };
 
 struct tft_html_opts {

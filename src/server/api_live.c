@@ -1638,6 +1638,7 @@ int tft_live_export_html(struct tft_session *s, struct tft_json_writer *w, uint6
 			continue;
 		a[na].data = x->data;
 		a[na].len = x->len;
+		a[na].csp = strcmp(a[na].name, "static-boot.js") == 0 ? x->csp : NULL;
 		na++;
 	}
 	o.assets = a;

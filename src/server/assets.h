@@ -20,7 +20,9 @@ struct tft_asset {
 	const unsigned char *gz;  /* static: gzip-encoded copy, NULL when not worth it */
 	size_t gz_len;
 	const char *csp;          /* HTML: Content-Security-Policy (inline scripts allowed
-				   * by their SHA-256); NULL for other types; static */
+				   * by their SHA-256); static-boot.js: the static HTML
+				   * export's policy (export_html.c); NULL for other files;
+				   * static */
 };
 
 /* The table, sorted by path (byte order); tft_assets_count entries. */

@@ -570,6 +570,21 @@ if (staticFile && !perfOnly) {
 	});
 	ok(net.length === 0, 'static export: no network request', net.slice(0, 3).join(' '));
 	ok(errs.length === 0, 'static export: no console error', errs.slice(0, 3).join(' | '));
+	// (after the console check: the blocked script below is logged as an error)
+	await step('static export: its Content-Security-Policy keeps an injected script from running', async () => {
+		const r = await sp.evaluate(() => new Promise((res) => {
+			const meta = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+			let violated = false;
+			document.addEventListener('securitypolicyviolation', () => { violated = true; });
+			window.__tft_injected = false;
+			const s = document.createElement('script');
+			s.textContent = 'window.__tft_injected = true';
+			document.head.append(s);
+			setTimeout(() => res({ meta: !!meta, ran: window.__tft_injected, violated }), 200);
+		}));
+		assert(r.meta && !r.ran && r.violated, JSON.stringify(r));
+		return true;
+	});
 	await sp.close();
 } else if (!perfOnly) {
 	skip('static export opened from file://', 'no --static FILE (tftracer export -f html)');
