@@ -28,7 +28,6 @@ async function parseEarly(p) {
 }
 
 /* POSIX ERE: escape the special characters of an exact name. */
-function ereEscape(s) { return s.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
 
 class App {
 	constructor() {
@@ -222,7 +221,7 @@ class App {
 		$('.hl-chip').hidden = false;
 		$('.hl-text').textContent = `Highlighting: ${name}`;
 		$('.hl-chip').title = name;
-		this.search.set(exact ? `^${ereEscape(name)}$` : name, exact);
+		this.search.set(name, false, exact);
 		if (!opts.stay) this.go('timeline');
 		this.updateHash();
 	}

@@ -199,8 +199,7 @@ export class Details {
 		if (!statsEl || !d.name) { if (statsEl) statsEl.textContent = ''; return; }
 		let j;
 		try {
-			const q = `^${d.name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&')}$`;
-			j = await getJSON('api/search', { q, regex: 1, limit: 10000 }, { exact: true, quiet: true });
+			j = await getJSON('api/search', { q: d.name, exact: 1, limit: 10000 }, { exact: true, quiet: true });
 		} catch (e) {
 			if (gen === this.gen) statsEl.textContent = `no distribution: ${e.message}`;
 			return;

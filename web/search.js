@@ -34,6 +34,7 @@ export class Search {
 			this.app.filterTracks(this.query);
 		});
 		this.regex = false;
+		this.exact = false; // the query is a whole name (a highlight), case included
 		this.gen = 0;
 		this.query = '';
 		this.results = [];
@@ -43,6 +44,7 @@ export class Search {
 		this.timer = 0;
 		form.addEventListener('submit', (e) => e.preventDefault());
 		this.input.addEventListener('input', () => {
+			this.setExact(false);
 			clearTimeout(this.timer);
 			this.timer = setTimeout(() => this.run(this.input.value), 250);
 		});
@@ -55,6 +57,7 @@ export class Search {
 			}
 		});
 		this.regexBtn.addEventListener('click', () => {
+			this.setExact(false);
 			this.regex = !this.regex;
 			this.regexBtn.setAttribute('aria-pressed', String(this.regex));
 			this.run(this.input.value, true);
@@ -64,16 +67,29 @@ export class Search {
 		this.render();
 	}
 
-	set(q, regex) {
+	/* q, as a substring (regex false), a regex, or with exact a whole name. */
+	set(q, regex, exact = false) {
 		this.input.value = q;
-		this.regex = !!regex;
+		this.regex = !!regex && !exact;
+		this.setExact(exact);
 		this.regexBtn.setAttribute('aria-pressed', String(this.regex));
 		return this.run(q, true);
 	}
 
+	setExact(on) {
+		this.exact = !!on;
+		this.input.classList.toggle('s-exact', this.exact);
+		this.input.title = this.exact ? 'Slices with exactly this name (type to search instead)' : '';
+	}
+
+	/* The query's parameters: an exact name is searched in names only. */
+	params(q) {
+		return this.exact ? { q, exact: 1, in: 'name' } : { q, regex: this.regex ? 1 : 0, in: FIELDS };
+	}
+
 	/* Start a query; resolves when its first page arrived (or was replaced). */
 	run(q, force) {
-		q = q.trim();
+		if (!this.exact) q = q.trim(); // (a name is exact, spaces included)
 		clearTimeout(this.timer);
 		if (q === this.query && !force) return this.loading || Promise.resolve();
 		const gen = ++this.gen;
@@ -90,7 +106,7 @@ export class Search {
 			return Promise.resolve();
 		}
 		this.render(true);
-		this.loading = getJSON('api/search', { q, regex: this.regex ? 1 : 0, limit: PAGE, in: FIELDS }, { exact: true, quiet: true })
+		this.loading = getJSON('api/search', { ...this.params(q), limit: PAGE }, { exact: true, quiet: true })
 			.then((j) => {
 				if (gen !== this.gen) return;
 				this.results = (j.results || []).slice();
@@ -115,7 +131,7 @@ export class Search {
 		const gen = this.gen;
 		const last = this.results[this.results.length - 1];
 		try {
-			const j = await getJSON('api/search', { q: this.query, regex: this.regex ? 1 : 0, limit: PAGE, in: FIELDS, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
+			const j = await getJSON('api/search', { ...this.params(this.query), limit: PAGE, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
 			if (gen !== this.gen) return false;
 			const add = j.results || [];
 			if (!add.length) { this.total = this.results.length; return false; }
@@ -206,6 +222,6 @@ export class Search {
 
 	state() {
 		const r = this.cur >= 0 ? this.results[this.cur] : null;
-		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, error: this.error || null, pending: !!this.loading || this.stepping > 0, field: r ? r.field ?? null : null, trackHits: this.trackHits.length };
+		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, exact: this.exact, error: this.error || null, pending: !!this.loading || this.stepping > 0, field: r ? r.field ?? null : null, trackHits: this.trackHits.length };
 	}
 }

@@ -610,7 +610,8 @@ class StaticSession {
 
 	/* ---- /api/search ------------------------------------------------------------ */
 
-	matcher(q, regex) {
+	matcher(q, regex, exact) {
+		if (exact) return (s) => s === q;
 		if (regex) {
 			let re;
 			try { re = new RegExp(q, 'i'); } catch { throw fail(400, 'invalid regular expression'); }
@@ -640,10 +641,10 @@ class StaticSession {
 	 * every event of a track whose name or process name matches is a match, and with
 	 * in=track alone each such track gives one: its first event.
 	 */
-	matches(q, regex, fields) {
-		const key = `${regex ? 1 : 0}\u0000${[...fields].sort().join(',')}\u0000${q}`;
+	matches(q, regex, fields, exact) {
+		const key = `${regex ? 1 : 0}${exact ? 1 : 0}\u0000${[...fields].sort().join(',')}\u0000${q}`;
 		if (this.searchCache && this.searchCache.key === key) return this.searchCache;
-		const test = this.matcher(q, regex);
+		const test = this.matcher(q, regex, exact);
 		const byName = fields.has('name'), byCat = fields.has('cat'), byArgs = fields.has('args'), byTrack = fields.has('track');
 		const strHit = new Uint8Array(this.strings.length); // names and categories: each string matched once
 		if (byName || byCat) for (let k = 0; k < this.strings.length; k++) strHit[k] = test(this.strings[k]) ? 1 : 0;
@@ -677,8 +678,10 @@ class StaticSession {
 
 	search(q) {
 		const text = String(q.q ?? '');
-		if (!text.length || text.length > 256) throw fail(400, 'q must be 1 to 256 bytes');
-		const regex = String(q.regex ?? '0') === '1';
+		const regex = String(q.regex ?? '0') === '1', exact = String(q.exact ?? '0') === '1';
+		// exact=1: a whole name, case included (of any length up to 4096, as the server)
+		if (!text.length || text.length > (exact ? 4096 : 256)) throw fail(400, exact ? 'q must be 1 to 4096 bytes with exact=1' : 'q must be 1 to 256 bytes');
+		if (exact && regex) throw fail(400, 'exact=1 and regex=1 exclude each other');
 		let limit = q.limit === undefined ? 1000 : +q.limit;
 		if (!Number.isInteger(limit) || limit < 1) throw fail(400, 'bad limit');
 		limit = Math.min(limit, MAX_LIMIT);
@@ -687,7 +690,7 @@ class StaticSession {
 		const inList = q.in === undefined || q.in === null ? ['name'] : String(q.in).split(',');
 		if (inList.some((f) => !FIELDS.includes(f))) throw fail(400, 'in must be a comma-separated list of name, cat, args, track');
 		const fields = new Set(inList);
-		const m = this.matches(text, regex, fields);
+		const m = this.matches(text, regex, fields, exact);
 		const hasAfter = q.after_ts !== undefined && q.after_ts !== '';
 		const aTs = hasAfter ? this.rel(q.after_ts, 0) : -Infinity;
 		const aTrack = q.after_track === undefined || q.after_track === '' ? Infinity : +q.after_track;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /api/search?q=TEXT&regex=0|1&in=FIELDS&limit=N&after_track=ID&after_ts=NS:
- * slices and instants whose name, category, argument values or track match,
+ * GET /api/search?q=TEXT&regex=0|1&exact=0|1&in=FIELDS&limit=N&after_track=ID&after_ts=NS:
+ * slices and instants whose name, category, argument values or track match
+ * (a case-insensitive substring, a POSIX regex, or with exact=1 the whole
+ * text, case included: "every slice named X", for names of any length),
  * in time order (FIELDS: a comma-separated subset of name,cat,args,track;
  * default name).
  *
@@ -32,6 +34,7 @@
 #include "server/routes.h"
 
 #define SEARCH_MAX_Q 256
+#define SEARCH_MAX_EXACT 4096 /* exact=1: a whole name (C++ kernel names run long) */
 #define SEARCH_DEFAULT_LIMIT 1000
 #define SEARCH_MAX_LIMIT 10000
 
@@ -451,6 +454,7 @@ struct matcher {
 	const char *q; /* NUL-terminated */
 	size_t qlen;
 	bool regex;
+	bool exact; /* the whole text, case-sensitive */
 	regex_t re;
 	char *buf;     /* owned: JSON text compacted for matching */
 	size_t buf_cap;
@@ -458,6 +462,8 @@ struct matcher {
 
 static bool text_match(const struct matcher *m, const char *s, size_t len)
 {
+	if (m->exact)
+		return len == m->qlen && memcmp(s, m->q, len) == 0;
 	return m->regex ? regexec(&m->re, s, 0, NULL, 0) == 0 : tft_query_find_icase(s, len, m->q, m->qlen) >= 0;
 }
 
@@ -865,10 +871,10 @@ int tft_api_search(struct tft_http_req *r)
 	struct tft_error err;
 	struct query qu;
 	struct matcher m;
-	char qz[SEARCH_MAX_Q + 1];
+	char qz[SEARCH_MAX_EXACT + 1];
 	size_t qlen, inlen = 0;
 	uint64_t total = 0;
-	int64_t regex, limit, at, atr, adp;
+	int64_t regex, exact, limit, at, atr, adp;
 	unsigned fields = F_NAME;
 	const char *q = tft_query_get(&r->query, "q", &qlen);
 	const char *in = tft_query_get(&r->query, "in", &inlen);
@@ -876,8 +882,11 @@ int tft_api_search(struct tft_http_req *r)
 
 	if (!q || qlen == 0)
 		return tft_http_reply_error(r, 400, "q is required");
-	if (qlen > SEARCH_MAX_Q || memchr(q, '\0', qlen))
-		return tft_http_reply_error(r, 400, "q is limited to 256 bytes of text");
+	if (tft_query_get_i64(&r->query, "exact", 0, 1, 0, &exact) != 0)
+		return tft_http_reply_error(r, 400, "exact must be 0 or 1");
+	if (qlen > (exact ? SEARCH_MAX_EXACT : SEARCH_MAX_Q) || memchr(q, '\0', qlen))
+		return tft_http_reply_error(r, 400, exact ? "q is limited to 4096 bytes with exact=1"
+							  : "q is limited to 256 bytes of text");
 	if (tft_query_get_i64(&r->query, "regex", 0, 1, 0, &regex) != 0 ||
 	    tft_query_get_i64(&r->query, "limit", 1, SEARCH_MAX_LIMIT, SEARCH_DEFAULT_LIMIT, &limit) != 0 ||
 	    tft_query_get_i64(&r->query, "after_ts", INT64_MIN, INT64_MAX, INT64_MIN, &at) != 0 ||
@@ -893,6 +902,9 @@ int tft_api_search(struct tft_http_req *r)
 	m.q = qz;
 	m.qlen = qlen;
 	m.regex = regex != 0;
+	m.exact = exact != 0;
+	if (m.exact && m.regex)
+		return tft_http_reply_error(r, 400, "exact=1 and regex=1 exclude each other");
 	/*
 	 * No back-references: POSIX leaves \1..\9 undefined in extended
 	 * expressions, and glibc matches them by backtracking, in time

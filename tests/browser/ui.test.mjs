@@ -278,6 +278,17 @@ if (!perfOnly) {
 		await page.click('.hl-clear');
 		return true;
 	});
+	await step('the longest op name (past the 256 bytes of a text search) highlights and steps too', async () => {
+		const name = await page.evaluate(() => window.__tft.app.ops.table.ordered().map((r) => r.name)
+			.reduce((a, b) => (b.length > a.length ? b : a), ''));
+		await page.evaluate((n) => window.__tft.app.highlightName(n), name);
+		await page.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && (s.total > 0 || s.error); }, null, { timeout: 10000 });
+		const s = (await state()).search;
+		note(`longest op name: ${name.length} characters, ${s.total} slices`);
+		assert(!s.error && s.total > 0 && s.exact, `search ${JSON.stringify(s)}`);
+		await page.click('.hl-clear');
+		return true;
+	});
 	await step('Overview page and back to the timeline', async () => {
 		await page.click('nav.pages a[data-page=overview]');
 		await page.waitForSelector('#page-overview .cards', { timeout: 10000 });

@@ -251,6 +251,33 @@ def check_paging(s, m):
     return probs
 
 
+def check_exact(s, m):
+    """exact=1: every slice with exactly this name, case included, for names past the
+    256 bytes a substring or regex query may have (C++ kernel names: the longest here
+    are 284-495 bytes); the highlight and the duration histogram of the UI use it."""
+    probs = []
+    names = sorted({e.get("name", "") for e in m.events}, key=len)
+    count = collections.Counter(e.get("name", "") for e in m.events)
+    for q in names[-5:] + ["cudaLaunchKernel", "aten::mm"]:
+        r = search(s, q=q, exact=1, limit=10000)
+        expect(r["total"] == count[q] and len(r["results"]) == min(count[q], 10000),
+               "exact %d-byte name: total %d, %d results; independent count %d"
+               % (len(q), r["total"], len(r["results"]), count[q]), probs)
+        expect(all(x["name"] == q and x["field"] == "name" for x in r["results"]),
+               "exact %d-byte name: a result with another name" % len(q), probs)
+    long = names[-1]
+    expect(len(long.encode()) > 256, "the longest name is %d bytes" % len(long), probs)
+    st, _, _ = req(s.base, "/api/search?" + urllib.parse.urlencode({"q": long}))
+    expect(st == 400, "a %d-byte substring query: status %d, want 400" % (len(long), st), probs)
+    expect(search(s, q="CUDALAUNCHKERNEL", exact=1)["total"] == 0, "exact=1 ignored case", probs)
+    expect(search(s, q="cudaLaunch", exact=1)["total"] == 0, "exact=1 matched a part of a name", probs)
+    for q in ({"q": "a", "exact": "1", "regex": "1"}, {"q": "a" * 4097, "exact": "1"},
+              {"q": "a", "exact": "2"}):
+        st, _, _ = req(s.base, "/api/search?" + urllib.parse.urlencode(q))
+        expect(st == 400, "search %r: status %d, want 400" % ({k: v[:20] for k, v in q.items()}, st), probs)
+    return probs
+
+
 def check_errors(s):
     probs = []
     for q in ("q=a&in=bogus", "q=a&in=", "q=a&in=name,", "q=a&in=,name", "q=a&in=name,,cat",
@@ -309,7 +336,9 @@ def check_static(s, session, tmp):
                              ("stream 7", "name,track", {}), ("7", "name,cat,args,track", {}),
                              ("cuda", "name,cat,args,track", {"limit": "25"}),
                              (r"^\[564,", "args", {"regex": "1"}), ("aten::", None, {}),
-                             ("1", "args", {"limit": "30"}), ("x", "bogus", {}), ("x", "", {})):
+                             ("1", "args", {"limit": "30"}), ("x", "bogus", {}), ("x", "", {}),
+                             ("cudaLaunchKernel", None, {"exact": "1"}),
+                             ("cudaLaunchKernel", None, {"exact": "1", "regex": "1"})):
         p = dict(extra, q=q)
         if fields is not None:
             p["in"] = fields
@@ -318,6 +347,8 @@ def check_static(s, session, tmp):
     first = search(s, q="1", limit=30, **{"in": "args"})["results"][-1]
     queries.append({"q": "1", "in": "args", "limit": "30", "after_ts": str(first["ts"]),
                     "after_track": str(first["track"]), "after_depth": str(first["depth"])})
+    longest = max({x for x in (e.get("name", "") for e in Model(os.path.join(H.data_dir(), SOURCE)).events)}, key=len)
+    queries.append({"q": longest, "exact": "1", "limit": "50"})
     start_ns = get_json(s.base, "/api/session")["start_ns"]
     doc = H.run_static_session(node, NODE_DRIVER, html, start_ns, queries, tmp)
     if isinstance(doc, str):
@@ -366,6 +397,7 @@ def main():
         t.run("track", lambda: check_track(server, m))
         t.run("fields", lambda: check_fields(server, m))
         t.run("paging", lambda: check_paging(server, m))
+        t.run("exact", lambda: check_exact(server, m))
         t.run("errors", lambda: check_errors(server))
         t.run("static_export", lambda: check_static(server, session, tmp))
         srv, server = server, None
