@@ -156,6 +156,12 @@ TFT_API int tft_flush(uint32_t timeout_ms);
  */
 TFT_API int64_t tft_step_begin(const char *name);
 TFT_API int64_t tft_step_end(void);
+/*
+ * The open step is not a step after all (a program's tail after its last
+ * training step): it is closed without an end, so the session never gets
+ * it (events recorded meanwhile stay, outside any step). Its index, or -1.
+ */
+TFT_API int64_t tft_step_abandon(void);
 
 /*
  * Op-level tracing (zones, instants, counters, flows, memory) on or off for

@@ -292,6 +292,8 @@ class TracingServer:
 
         def close(idx):
             prof.__exit__(None, None, None)
+            if idx < 0:
+                return  # the step was abandoned: nothing to import
             t1 = _c.monotonic_ns()
             path = os.path.join(server._trace_dir(), "step-%d.pt.trace.json" % idx)
             try:

@@ -1,33 +1,49 @@
 # SPDX-License-Identifier: MIT
 """`tftracer record -- python3 train.py`: tracing a Python program that does not know.
 
-The CLI starts the program with a `sitecustomize` that calls start() before the
-program's first line. start() opens a TracingServer (the session file, port and
-host come from TFT_RECORD_* variables the CLI sets) and makes steps without
-any change to the program: each optimizer step of PyTorch ends one step of
-the run kind "train" and begins the next, so the first step starts when the
-first optimizer step returns (the warm-up iteration before it is not one).
-The open step when the program ends (its tail: evaluation, saving) is not
-one either. Several optimizers (a GAN): the first that steps sets the pace.
+The CLI starts the program with a `sitecustomize` that calls install() before
+the program's first line (only where TFT_RECORD=1). Nothing starts then: when
+the program imports torch.optim (import torch does), a TracingServer opens (the session file is
+TFT_SESSION, the port and host come from TFT_RECORD_* variables the CLI sets)
+and steps come without any change to the program: each optimizer step ends
+one step of the run kind "train" and begins the next. So the first step
+starts when the first optimizer step returns (the warm-up iteration before it
+is not one), and the open step when the program ends (its tail: evaluation,
+saving) is abandoned, never recorded. Several optimizers: one sets the pace
+(the first that steps; another takes over when it is gone or when another
+steps twice in a row without it: a new training phase). A process that ends
+without a step gives the session file back (it deletes it), so that the next
+Python process of a wrapper script can take it.
 
-Nothing here may break the program: any failure warns once on stderr and
+Nothing here may break the program: any failure says so once on stderr and
 leaves the program running untraced. See docs/cmd-record.md.
 """
 import atexit
 import importlib.abc
-import importlib.util
+import importlib.machinery
 import os
 import sys
 import threading
+import warnings
+import weakref
 
-_server = None
-_step = None
-_lead = None  # the optimizer whose steps end steps (a weak identity: id())
-_lock = threading.Lock()
 _KIND = "train"
+_pid = None         # the process that installed the hooks (a fork child does nothing)
+_server = None      # the TracingServer, once started
+_step = None        # the open step (a step context of the server)
+_lead = None        # weakref to the optimizer that sets the pace
+_others = 0         # steps of other optimizers in a row since the lead's last one
+_lock = threading.Lock()
+_local = threading.local()  # .depth: optimizer steps in progress on this thread (super().step())
+_unhooks = []
+_warned = False
 
 
 def _warn(msg):
+    global _warned
+    if _warned:
+        return
+    _warned = True
     try:
         sys.stderr.write("tftracer record: %s\n" % msg)
         sys.stderr.flush()
@@ -35,21 +51,67 @@ def _warn(msg):
         pass
 
 
+def _say(msg):
+    if os.environ.get("TFT_RECORD_QUIET") == "1":
+        return
+    try:
+        sys.stderr.write("tftracer record: %s\n" % msg)
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+def _start_server():
+    """The TracingServer, on TFT_RECORD_PORT (any free port when that one is taken)."""
+    import tftracer
+    port = int(os.environ.get("TFT_RECORD_PORT", "9999"))
+    host = os.environ.get("TFT_RECORD_HOST", "127.0.0.1")
+    token = os.environ.get("TFT_RECORD_TOKEN") or None
+    msgs = []
+    srv = None
+    for p in ((port, 0) if port else (0,)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            srv = tftracer.TracingServer(port=p, host=host, token=token)
+        msgs += [str(w.message) for w in caught]
+        if srv.url:
+            if p != port:
+                _say("port %d is taken: serving on %d instead" % (port, srv.port))
+            return srv
+        # the runtime this attempt started made the (empty) session file: gone again
+        ours = srv.session_path if getattr(srv, "_own_runtime", False) else None
+        srv.stop()
+        if ours:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(ours + suffix)
+                except OSError:
+                    pass
+    raise RuntimeError("; ".join(msgs) or "the server did not start")
+
+
 def _boundary(opt):
-    """An optimizer step returned: end the current step, begin the next."""
-    global _step, _lead
-    srv = _server
-    if srv is None:
+    """An optimizer step returned (the outermost one on its thread): the next step."""
+    global _step, _lead, _others
+    if os.getpid() != _pid:
         return
     with _lock:
-        if _lead is None:
-            _lead = id(opt)
-        elif _lead != id(opt):
-            return
+        lead = _lead() if _lead is not None else None
+        if lead is None:
+            _lead, _others = weakref.ref(opt), 0
+        elif lead is not opt:
+            _others += 1
+            if _others < 2:
+                return
+            _lead, _others = weakref.ref(opt), 0  # another phase: this one sets the pace now
+        else:
+            _others = 0
         try:
+            if _server is None:
+                return
             if _step is not None:
                 _step.__exit__(None, None, None)
-            _step = srv.step(_KIND)
+            _step = _server.step(_KIND)
             _step.__enter__()
         except Exception as e:  # never break training
             _step = None
@@ -57,52 +119,59 @@ def _boundary(opt):
             _unhook()
 
 
-_hooked = []
-
-
 def _unhook():
-    for undo in _hooked:
+    for undo in _unhooks:
         try:
             undo()
         except Exception:
             pass
-    del _hooked[:]
+    del _unhooks[:]
+
+
+def _wrap_step(step):
+    def step_and_mark(self, *args, **kwargs):
+        depth = getattr(_local, "depth", 0)
+        _local.depth = depth + 1
+        try:
+            r = step(self, *args, **kwargs)
+        finally:
+            _local.depth = depth
+        if depth == 0:  # (a subclass calling super().step() is one step)
+            _boundary(self)
+        return r
+    step_and_mark.__wrapped__ = step
+    step_and_mark.__name__ = getattr(step, "__name__", "step")
+    step_and_mark.__qualname__ = getattr(step, "__qualname__", "step")
+    step_and_mark.__doc__ = getattr(step, "__doc__", None)
+    step_and_mark.hooked = True  # torch's own profiler wrapper is below this one
+    step_and_mark._tftracer = True
+    return step_and_mark
 
 
 def _hook_torch(mod):
-    """Steps from torch.optim: the global post-step hook (PyTorch >= 2.0), else a
-    wrapper around each optimizer class's step (1.x: where its profiler hook goes)."""
-    reg = getattr(mod, "register_optimizer_step_post_hook", None)
-    if reg is not None:
-        h = reg(lambda opt, args, kwargs: _boundary(opt))
-        _hooked.append(h.remove)
-        return
+    """Wrap each optimizer class's step where torch puts its own profiler wrapper: in
+    the method every Optimizer.__init__ calls (_hook_for_profile in 1.x,
+    _patch_step_function in 2.x)."""
     opt_cls = getattr(mod, "Optimizer", None)
-    orig = getattr(opt_cls, "_hook_for_profile", None)
-    if orig is None:
-        _warn("this PyTorch has no optimizer hook: steps are not tracked")
+    for name in ("_patch_step_function", "_hook_for_profile"):
+        orig = getattr(opt_cls, name, None)
+        if orig is not None:
+            break
+    else:
+        _warn("this PyTorch has no optimizer hook that tftracer knows: steps are not tracked")
         return
 
-    def wrap_step(step):
-        def step_and_mark(self, *args, **kwargs):
-            r = step(self, *args, **kwargs)
-            _boundary(self)
-            return r
-        step_and_mark.__wrapped__ = step
-        step_and_mark.__name__ = getattr(step, "__name__", "step")
-        step_and_mark.__doc__ = getattr(step, "__doc__", None)
-        step_and_mark.hooked = True  # (torch's own profiler hook: already applied below us)
-        step_and_mark._tftracer = True
-        return step_and_mark
-
-    def hook_for_profile(self):
-        orig(self)
+    def hook(self, *args, **kwargs):
+        r = orig(self, *args, **kwargs)
         cls = self.__class__
-        if not getattr(cls.step, "_tftracer", False):
-            cls.step = wrap_step(cls.step)
+        step = cls.__dict__.get("step") or getattr(cls, "step", None)
+        if step is not None and not getattr(step, "_tftracer", False):
+            cls.step = _wrap_step(step)
+        return r
 
-    opt_cls._hook_for_profile = hook_for_profile
-    _hooked.append(lambda: setattr(opt_cls, "_hook_for_profile", orig))
+    setattr(opt_cls, name, hook)
+    _unhooks.append(lambda: setattr(opt_cls, name, orig))
+    _start()
 
 
 class _Loader(importlib.abc.Loader):
@@ -119,79 +188,97 @@ class _Loader(importlib.abc.Loader):
         try:
             self._fn(module)
         except Exception as e:
-            _warn("could not hook %s: %s" % (module.__name__, e))
+            _warn("tracing is off (%s); the program runs untraced" % e)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Notices the import of the modules to hook, without importing anything itself."""
-
-    def __init__(self, hooks):
-        self._hooks = hooks
+    """Notices the import of torch.optim.optimizer, without importing anything itself."""
+    NAME = "torch.optim.optimizer"
 
     def find_spec(self, name, path, target=None):
-        fn = self._hooks.get(name)
-        if fn is None:
+        if name != self.NAME:
             return None
-        del self._hooks[name]
-        if not self._hooks and self in sys.meta_path:
+        if self in sys.meta_path:
             sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return None
-        spec.loader = _Loader(spec.loader, fn)
+        spec.loader = _Loader(spec.loader, _hook_torch)
         return spec
 
 
-def _close():
-    global _server, _step
-    srv, _server = _server, None
-    _unhook()
-    # The open step is the program's tail, not a training step: dropped.
-    step, _step = _step, None
-    if step is not None:
-        try:
-            step.abandon()
-        except Exception:
-            pass
-    if srv is not None:
-        try:
-            srv.stop()
-        except Exception:
-            pass
-
-
-def start():
-    """Start tracing as TFT_RECORD_* say (once; a second call does nothing)."""
+def _start():
+    """Open the TracingServer (at the first torch.optim import)."""
     global _server
-    if _server is not None or os.environ.get("TFT_RECORD") != "1":
-        return None
-    os.environ["TFT_RECORD"] = "started"  # child processes are not traced again
+    if _server is not None or os.getpid() != _pid:
+        return
     try:
-        import tftracer
-        port = int(os.environ.get("TFT_RECORD_PORT", "9999"))
-        host = os.environ.get("TFT_RECORD_HOST", "127.0.0.1")
-        token = os.environ.get("TFT_RECORD_TOKEN") or None
-        session = os.environ.get("TFT_RECORD_SESSION") or None
-        srv = tftracer.TracingServer(port=port, host=host, session=session, token=token)
+        srv = _start_server()
     except Exception as e:
+        os.environ["TFT_RECORD"] = "failed"
         _warn("tracing is off (%s); the program runs untraced" % e)
-        return None
-    if not srv.url:
-        return None  # (TracingServer warned)
+        _unhook()
+        return
     _server = srv
+    os.environ["TFT_RECORD"] = "started"  # Python processes it starts now are not traced again
+    os.environ["TFT_RECORD_URL"] = srv.url  # for the program, and what it starts
     every = int(os.environ.get("TFT_RECORD_TRACE_EVERY", "0") or 0)
     nxt = int(os.environ.get("TFT_RECORD_TRACE_NEXT", "0") or 0)
     if every:
         srv.trace_every(every)
     if nxt:
         srv.trace_next(nxt)
+    _say("recording to %s, live at %s" % (srv.session_path, srv.url))
+
+
+def _close():
+    global _server, _step
+    if os.getpid() != _pid:
+        return  # a fork child: the parent's server and session are not its own
+    _unhook()
+    with _lock:
+        srv, _server = _server, None
+        step, _step = _step, None
+    if srv is None:
+        return
+    # The open step is the program's tail, not a training step: abandoned.
+    if step is not None:
+        try:
+            step.abandon()
+        except Exception:
+            pass
+    path = srv.session_path
+    try:
+        st = srv.status()
+        empty = not (st.get("steps") or st.get("events") or st.get("imported_events"))
+    except Exception:
+        empty = False
+    try:
+        srv.stop()
+    except Exception:
+        pass
+    if empty and path:
+        # No step, no event: the session file is given back for the next Python
+        # process of the command (a wrapper script's version check came first).
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(path + suffix)
+            except OSError:
+                pass
+
+
+def install():
+    """Where TFT_RECORD=1: wait for torch.optim (once per process; children skip)."""
+    global _pid
+    if _pid is not None or os.environ.get("TFT_RECORD") != "1":
+        return
+    _pid = os.getpid()
     atexit.register(_close)
-    os.environ["TFT_RECORD_URL"] = srv.url  # for the program, and what it starts
-    if os.environ.get("TFT_RECORD_QUIET") != "1":
-        _warn("recording to %s, live at %s" % (srv.session_path, srv.url))
-    hooks = {"torch.optim.optimizer": _hook_torch}
-    if "torch.optim.optimizer" in sys.modules:
-        _hook_torch(sys.modules["torch.optim.optimizer"])
+    mod = sys.modules.get(_Finder.NAME)
+    if mod is not None:
+        _hook_torch(mod)
     else:
-        sys.meta_path.insert(0, _Finder(hooks))
-    return srv
+        sys.meta_path.insert(0, _Finder())
+
+
+start = install  # (the name the first release used)

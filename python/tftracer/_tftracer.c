@@ -272,6 +272,7 @@ typedef struct {
 	PyObject *on_traced;   /* callable(index, name) -> closer or None; or NULL */
 	StepObject *cache;     /* a reusable step context */
 	uint64_t lost_steps;   /* steps not recorded: the runtime was disabled */
+	pid_t owner;           /* the process that started it (a fork child only lets go) */
 } ServerObject;
 
 struct StepObject {
@@ -324,6 +325,7 @@ static int server_init(ServerObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	self->lv = lv;
+	self->owner = getpid();
 	return 0;
 }
 
@@ -334,6 +336,13 @@ static void server_stop_c(ServerObject *self)
 	if (!lv)
 		return;
 	self->lv = NULL;
+	/*
+	 * A fork child has a copy of the hub but none of its threads: joining
+	 * them would wait for ever (a child exiting normally runs atexit). It
+	 * lets go of the copy, which the parent still serves.
+	 */
+	if (getpid() != self->owner)
+		return;
 	Py_BEGIN_ALLOW_THREADS
 	worker_stop(&self->worker);
 	tft_live_stop(lv);
@@ -815,8 +824,23 @@ static void step_dealloc(StepObject *self)
  */
 static PyObject *step_abandon(StepObject *self, PyObject *unused)
 {
+	PyObject *closer = self->closer;
+
+	if (!self->active || !self->srv)
+		Py_RETURN_NONE;
 	self->active = false;
-	Py_CLEAR(self->closer);
+	if (self->srv->lv)
+		tft_live_step_abandon(self->srv->lv);
+	if (closer) {
+		/* a traced step's profiler: stopped, nothing exported (index -1) */
+		PyObject *r;
+		self->closer = NULL;
+		r = PyObject_CallFunction(closer, "L", -1LL);
+		if (!r)
+			PyErr_WriteUnraisable(closer);
+		Py_XDECREF(r);
+		Py_DECREF(closer);
+	}
 	Py_RETURN_NONE;
 }
 

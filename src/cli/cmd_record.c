@@ -3,19 +3,26 @@
  * tftracer record [options] -- CMD [ARGS...]: run a program with the tracer
  * inside it, without changing the program (docs/cmd-record.md).
  *
- * The program runs as a child with TFT_SESSION (the session file) and the
- * TFT_RECORD_* variables set. A Python program also gets a sitecustomize.py
- * (written to a temporary directory put first on PYTHONPATH, next to the
- * tftracer package built with this binary) that starts a TracingServer
- * before its first line (python/tftracer/_record.py): the web UI is live at
+ * The program runs as a child with TFT_SESSION (the session file, chosen
+ * here and checked not to exist) and the TFT_RECORD_* variables set. A
+ * Python program also gets a sitecustomize.py (written to a temporary
+ * directory put first on PYTHONPATH, next to the tftracer package built
+ * with this binary) that waits for torch.optim and then starts a
+ * TracingServer (python/tftracer/_record.py): the web UI is live at
  * --host:--port while it runs, and each PyTorch optimizer step ends a step.
  * A native program that uses the C runtime records into the same session.
- * This process waits: Ctrl+C reaches the program (the terminal sends it to
- * both), SIGTERM and SIGHUP are passed on; it exits with the program's status.
+ *
+ * This process waits. Ctrl+C reaches the program from the terminal (both
+ * get it; this one ignores a SIGINT or SIGQUIT from the terminal and passes
+ * on one that a process sent it); SIGTERM and SIGHUP are passed on. Signals
+ * stay blocked from before the hook directory exists until the child's pid
+ * is known, so none is lost and the directory never leaks. The exit status
+ * is the program's.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,32 +35,43 @@
 
 #include "cli/cli.h"
 
+extern char **environ;
+
 static const char usage_text[] =
 	"usage: tftracer record [options] -- CMD [ARGS...]\n"
 	"\n"
-	"Run CMD with the tracer inside it. A Python program gets a tracing server\n"
-	"(the web UI, live, at http://HOST:PORT/) and one step per PyTorch optimizer\n"
-	"step, without changing a line; a native program that uses the C runtime\n"
-	"records into the same session file.\n"
+	"Run CMD with the tracer inside it. A Python program that uses PyTorch gets a\n"
+	"tracing server (the web UI, live, at http://HOST:PORT/) and one step per\n"
+	"optimizer step, without changing a line; a native program that uses the C\n"
+	"runtime records into the same session file.\n"
 	"\n"
 	"options:\n"
-	"  -o, --session FILE   the session file (default tftracer-<pid>.tft; must not exist)\n"
-	"  -p, --port N         the UI's port (default 9999; 0: any free port)\n"
+	"  -o, --session FILE   the session file, taken as written (default\n"
+	"                       tftracer-<pid>.tft here, <pid> this command's); must not exist\n"
+	"  -p, --port N         the UI's port (default 9999; 0, or when taken: any free port)\n"
 	"  -H, --host ADDR      address to bind (default 127.0.0.1; others need a token)\n"
 	"      --token T        access token (default: generated when the host needs one)\n"
 	"      --trace-every K  record the ops of every K-th step (default: none until asked)\n"
-	"      --trace-next N   record the ops of the next N steps from the start\n"
+	"      --trace-next N   record the ops of the first N steps\n"
 	"      --serve          when CMD ends, serve the session (as `tftracer FILE`)\n"
 	"  -q, --quiet          no message of its own\n"
 	"\n"
-	"exit status: CMD's (128+N when a signal N ended it); 2 bad usage; 127 CMD not found.\n";
+	"exit status: CMD's (128+N when signal N ended it); 127 CMD cannot be run;\n"
+	"2 bad usage (nothing is run); 1 record itself failed.\n";
 
 static volatile sig_atomic_t child_pid;
 
-static void pass_on(int sig)
+/* SIGTERM, SIGHUP: passed on. SIGINT, SIGQUIT: passed on when a process sent them
+ * (the terminal sends them to the program itself). */
+static void pass_on(int sig, siginfo_t *si, void *uc)
 {
-	if (child_pid > 0)
+	int e = errno;
+
+	(void)uc;
+	if (child_pid > 0 &&
+	    ((sig != SIGINT && sig != SIGQUIT) || si->si_code == SI_USER || si->si_code == SI_QUEUE))
 		kill((pid_t)child_pid, sig);
+	errno = e;
 }
 
 /* The directory of this binary's tftracer Python package (build/python), or "". */
@@ -72,36 +90,49 @@ static void package_dir(char *out, size_t size)
 		return;
 	*slash = 0;
 	snprintf(probe, sizeof(probe), "%s/python/tftracer/_record.py", exe);
-	if (access(probe, R_OK) == 0 && strlen(exe) + 8 <= size)
+	/* (a ':' cannot be in a PYTHONPATH entry: the installed package is used then) */
+	if (access(probe, R_OK) == 0 && !strchr(exe, ':') && strlen(exe) + 8 <= size)
 		snprintf(out, size, "%.*s/python", (int)(size - 8), exe);
 }
 
 /*
- * sitecustomize.py for the program: starts the tracer, then runs the
- * sitecustomize it hides (Debian's, a virtualenv's), if any.
+ * sitecustomize.py for the program: runs the sitecustomize it hides (Debian's,
+ * a virtualenv's; never another `tftracer record`'s, which would find this one
+ * again), then, where TFT_RECORD=1, installs the tracer's hooks.
  */
+#define HOOK_MARK "# Written by `tftracer record`"
 static const char sitecustomize[] =
-	"# Written by `tftracer record` for the program it runs; removed when it ends.\n"
+	HOOK_MARK " for the program it runs; removed when it ends.\n"
 	"import os as _os, sys as _sys\n"
-	"_here = _os.path.dirname(_os.path.abspath(__file__))\n"
 	"def _chain():\n"
 	"    import importlib.machinery, importlib.util\n"
-	"    path = [p for p in _sys.path if _os.path.abspath(p or '.') != _here]\n"
-	"    spec = importlib.machinery.PathFinder.find_spec('sitecustomize', path)\n"
-	"    if spec is not None and spec.loader is not None:\n"
+	"    for p in _sys.path:\n"
+	"        spec = importlib.machinery.PathFinder.find_spec('sitecustomize', [p or '.'])\n"
+	"        if spec is None or spec.loader is None or not spec.origin:\n"
+	"            continue\n"
+	"        try:\n"
+	"            with open(spec.origin, 'rb') as f:\n"
+	"                if f.read(" "30" ") == b'" HOOK_MARK "':\n"
+	"                    continue\n"
+	"        except OSError:\n"
+	"            continue\n"
 	"        mod = importlib.util.module_from_spec(spec)\n"
 	"        spec.loader.exec_module(mod)\n"
+	"        _sys.modules['sitecustomize'] = mod\n"
+	"        return\n"
 	"try:\n"
 	"    _chain()\n"
 	"except Exception as _e:\n"
 	"    _sys.stderr.write('tftracer record: the program\\'s sitecustomize failed: %s\\n' % (_e,))\n"
-	"try:\n"
-	"    from tftracer import _record\n"
-	"    _record.start()\n"
-	"except Exception as _e:\n"
-	"    if _os.environ.get('TFT_RECORD') == '1':\n"
+	"if _os.environ.get('TFT_RECORD') == '1':\n"
+	"    try:\n"
+	"        from tftracer import _record\n"
+	"        _record.install()\n"
+	"    except Exception as _e:\n"
 	"        _os.environ['TFT_RECORD'] = 'failed'\n"
 	"        _sys.stderr.write('tftracer record: tracing is off (%s); the program runs untraced\\n' % (_e,))\n";
+
+_Static_assert(sizeof(HOOK_MARK) - 1 == 30, "the hook reads its mark's 30 bytes");
 
 static int write_hook(const char *dir)
 {
@@ -121,182 +152,316 @@ static int write_hook(const char *dir)
 	return close(fd) ? -errno : 0;
 }
 
-/* The hook and the bytecode the interpreter may have cached for it (__pycache__). */
+/* The hook and the bytecode interpreters cached for it (__pycache__; a grandchild may
+ * still be writing one, hence the tries). */
 static void remove_hook(const char *dir)
 {
 	char path[PATH_MAX + 64], f[2 * PATH_MAX];
-	DIR *d;
-	struct dirent *e;
 
-	snprintf(path, sizeof(path), "%s/__pycache__", dir);
-	if ((d = opendir(path)) != NULL) {
-		while ((e = readdir(d)) != NULL) {
-			if (strncmp(e->d_name, "sitecustomize.", 14) != 0)
-				continue;
-			snprintf(f, sizeof(f), "%s/%s", path, e->d_name);
-			unlink(f);
+	for (int tries = 0; tries < 5; tries++) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(path, sizeof(path), "%s/__pycache__", dir);
+		if ((d = opendir(path)) != NULL) {
+			while ((e = readdir(d)) != NULL) {
+				if (e->d_name[0] == '.')
+					continue;
+				snprintf(f, sizeof(f), "%s/%s", path, e->d_name);
+				unlink(f);
+			}
+			closedir(d);
+			rmdir(path);
 		}
-		closedir(d);
-		rmdir(path);
+		snprintf(path, sizeof(path), "%s/sitecustomize.py", dir);
+		unlink(path);
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return;
+		usleep(20000);
 	}
-	snprintf(path, sizeof(path), "%s/sitecustomize.py", dir);
-	unlink(path);
-	rmdir(dir);
 }
 
-static int setenv_u64(const char *key, uint64_t v)
+/* A temporary directory for the hook under TMPDIR, else /tmp; 0 or -errno. */
+static int make_hook_dir(char *out, size_t size)
 {
-	char buf[32];
+	const char *tmp = getenv("TMPDIR");
+	const char *dirs[2] = { tmp && *tmp && !strchr(tmp, ':') ? tmp : "/tmp", "/tmp" };
+	int rc = -EINVAL;
 
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	return setenv(key, buf, 1);
+	for (int i = 0; i < 2; i++) {
+		if (i == 1 && strcmp(dirs[0], "/tmp") == 0)
+			break;
+		if ((size_t)snprintf(out, size, "%s/tftracer-record-XXXXXX", dirs[i]) >= size)
+			continue;
+		if (!mkdtemp(out)) {
+			rc = -errno;
+			continue;
+		}
+		if ((rc = write_hook(out)) == 0)
+			return 0;
+		remove_hook(out);
+	}
+	out[0] = 0;
+	return rc;
+}
+
+/* The session path (absolute) and its text for TFT_SESSION ('%' doubled: the runtime
+ * expands %p and %%, and the file must be the one named here). */
+static int session_paths(const char *session, const char *cwd, char *path, size_t psize,
+			 char *env, size_t esize)
+{
+	size_t n = 0;
+
+	if (session) {
+		if ((size_t)snprintf(path, psize, "%s%s%s", session[0] == '/' ? "" : cwd,
+				     session[0] == '/' ? "" : "/", session) >= psize)
+			return -ENAMETOOLONG;
+		if (access(path, F_OK) == 0)
+			return -EEXIST;
+	} else {
+		/* tftracer-<pid>.tft, or -2, -3 ... when a file has that name (pids repeat in containers) */
+		for (int k = 1;; k++) {
+			char sfx[24] = "";
+
+			if (k > 1)
+				snprintf(sfx, sizeof(sfx), "-%d", k);
+			if ((size_t)snprintf(path, psize, "%s/tftracer-%ld%s.tft", cwd, (long)getpid(), sfx) >=
+			    psize)
+				return -ENAMETOOLONG;
+			if (access(path, F_OK) != 0)
+				break;
+		}
+	}
+	for (const char *p = path; *p; p++) {
+		if (n + 3 >= esize)
+			return -ENAMETOOLONG;
+		if (*p == '%')
+			env[n++] = '%';
+		env[n++] = *p;
+	}
+	env[n] = 0;
+	return 0;
+}
+
+/* In the child: the environment the program runs with. */
+static int child_env(const char *session_env, const char *hook, const char *pkg, const char *host,
+		     uint64_t port, const char *token, uint64_t every, uint64_t next, int quiet)
+{
+	const char *old = getenv("PYTHONPATH");
+	char num[32], *pp;
+	size_t n;
+
+	/* the caller's TFT_RECORD_* (a record around this one, a stale shell) are not this run's */
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e; e++) {
+			if (strncmp(*e, "TFT_RECORD", 10) == 0) {
+				char name[128];
+				size_t k = strcspn(*e, "=");
+
+				if (k < sizeof(name)) {
+					memcpy(name, *e, k);
+					name[k] = 0;
+					unsetenv(name);
+					again = 1;
+					break;
+				}
+			}
+		}
+	}
+	n = strlen(hook) + strlen(pkg) + (old ? strlen(old) : 0) + 3;
+	pp = malloc(n);
+	if (!pp)
+		return -1;
+	snprintf(pp, n, "%s%s%s%s%s", hook, hook[0] && pkg[0] ? ":" : "", pkg,
+		 old && *old && (hook[0] || pkg[0]) ? ":" : "", old && *old ? old : "");
+	if ((pp[0] && setenv("PYTHONPATH", pp, 1)) || setenv("TFT_SESSION", session_env, 1) ||
+	    setenv("TFT_RECORD", hook[0] ? "1" : "off", 1) || setenv("TFT_RECORD_HOST", host, 1))
+		return -1;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)port);
+	if (setenv("TFT_RECORD_PORT", num, 1))
+		return -1;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)every);
+	if (setenv("TFT_RECORD_TRACE_EVERY", num, 1))
+		return -1;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)next);
+	if (setenv("TFT_RECORD_TRACE_NEXT", num, 1) || (token && setenv("TFT_RECORD_TOKEN", token, 1)) ||
+	    (quiet && setenv("TFT_RECORD_QUIET", "1", 1)))
+		return -1;
+	return 0;
 }
 
 int tft_cmd_record(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "session", required_argument, NULL, 'o' }, { "port", required_argument, NULL, 'p' },
+		{ "host", required_argument, NULL, 'H' },    { "token", required_argument, NULL, 'T' },
+		{ "trace-every", required_argument, NULL, 'E' },
+		{ "trace-next", required_argument, NULL, 'N' },
+		{ "serve", no_argument, NULL, 'S' },         { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+	};
+	static const int fwd[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 	const char *session = NULL, *host = "127.0.0.1", *token = NULL;
 	uint64_t port = 9999, every = 0, next = 0;
-	int serve = 0, quiet = 0, i, status = 0, rc;
-	char pkg[PATH_MAX], hook[PATH_MAX], path[PATH_MAX + 64], cwd[PATH_MAX];
-	const char *tmp = getenv("TMPDIR");
-	struct sigaction sa, old_int, old_term, old_hup, old_quit;
+	int serve = 0, quiet = 0, c, status = 0, rc, pipefd[2], exec_errno = 0;
+	char pkg[PATH_MAX], hook[PATH_MAX], cwd[PATH_MAX], path[PATH_MAX + 64],
+		session_env[2 * PATH_MAX + 128];
+	struct sigaction sa, old[4], old_chld;
+	sigset_t block, oldmask;
 	pid_t pid;
+	ssize_t got;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (strcmp(a, "--") == 0) {
-			i++;
+	optind = 1;
+	/* '+': options end at CMD (its own options are its own) */
+	while ((c = getopt_long(argc, argv, "+o:p:H:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return cli_fail(TFT_EXIT_BADINPUT, "record: -o needs a file name");
+			session = optarg;
 			break;
-		}
-		if (cli_is_help(a)) {
-			fputs(usage_text, stdout);
-			return TFT_EXIT_OK;
-		}
-		if ((!strcmp(a, "-o") || !strcmp(a, "--session")) && v && *v) {
-			session = v, i++;
-		} else if ((!strcmp(a, "-p") || !strcmp(a, "--port")) && v) {
-			if (cli_parse_u64(v, 0, 65535, &port))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad port '%s'", v);
-			i++;
-		} else if ((!strcmp(a, "-H") || !strcmp(a, "--host")) && v && *v) {
-			host = v, i++;
-		} else if (!strcmp(a, "--token") && v && *v) {
-			token = v, i++;
-		} else if (!strcmp(a, "--trace-every") && v) {
-			if (cli_parse_u64(v, 0, 1000000000, &every))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-every '%s'", v);
-			i++;
-		} else if (!strcmp(a, "--trace-next") && v) {
-			if (cli_parse_u64(v, 0, 1000000000, &next))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-next '%s'", v);
-			i++;
-		} else if (!strcmp(a, "--serve")) {
-			serve = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			quiet = 1;
-		} else if (a[0] == '-') {
-			fputs(usage_text, stderr);
-			return cli_fail(TFT_EXIT_BADINPUT, "record: unknown or incomplete option '%s'", a);
-		} else {
-			break; /* CMD without "--" */
+		case 'p':
+			if (cli_parse_u64(optarg, 0, 65535, &port))
+				return cli_fail(TFT_EXIT_BADINPUT, "record: bad port '%s'", optarg);
+			break;
+		case 'H': host = optarg; break;
+		case 'T': token = optarg; break;
+		case 'E':
+			if (cli_parse_u64(optarg, 0, 1000000000, &every))
+				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-every '%s'", optarg);
+			break;
+		case 'N':
+			if (cli_parse_u64(optarg, 0, 1000000000, &next))
+				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-next '%s'", optarg);
+			break;
+		case 'S': serve = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
+		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
 		}
 	}
-	if (i >= argc) {
+	if (optind >= argc) {
 		fputs(usage_text, stderr);
 		return cli_fail(TFT_EXIT_BADINPUT, "record: no command to run");
 	}
+	if (!host[0] || (token && !token[0]))
+		return cli_fail(TFT_EXIT_BADINPUT, "record: an empty --host or --token");
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cli_fail(TFT_EXIT_FAIL, "record: cannot read the working directory: %s",
 				strerror(errno));
-	if (session && access(session, F_OK) == 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "record: %s exists; choose a new session file", session);
-
+	rc = session_paths(session, cwd, path, sizeof(path), session_env, sizeof(session_env));
+	if (rc == -EEXIST)
+		return cli_fail(TFT_EXIT_BADINPUT, "record: %s exists; choose a new session file", path);
+	if (rc)
+		return cli_fail(TFT_EXIT_BADINPUT, "record: the session file's name is too long");
 	package_dir(pkg, sizeof(pkg));
-	snprintf(hook, sizeof(hook), "%s/tftracer-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(hook))
-		return cli_fail(TFT_EXIT_FAIL, "record: cannot make a temporary directory: %s",
-				strerror(errno));
-	if ((rc = write_hook(hook)) != 0) {
-		remove_hook(hook);
-		return cli_fail(TFT_EXIT_FAIL, "record: cannot write %s/sitecustomize.py: %s", hook,
-				strerror(-rc));
-	}
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return cli_fail(TFT_EXIT_FAIL, "record: %s", strerror(errno));
 
-	/* Ctrl+C reaches the program from the terminal; this process waits for it to end. */
+	/* Signals wait until the child's pid is known (and the hook directory is never left). */
+	sigemptyset(&block);
+	for (int i = 0; i < 4; i++)
+		sigaddset(&block, fwd[i]);
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
+	if ((rc = make_hook_dir(hook, sizeof(hook))) != 0 && !quiet)
+		fprintf(stderr, "tftracer: record: cannot write the Python hook (%s): a Python program "
+				"runs untraced\n", strerror(-rc));
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGQUIT, &sa, &old_quit);
-	sa.sa_handler = pass_on;
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_sigaction = pass_on;
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd[i], &sa, &old[i]);
+	/* an inherited SIG_IGN would reap the child before its status is read */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, &old_chld);
 
 	pid = fork();
-	if (pid < 0) {
-		remove_hook(hook);
-		return cli_fail(TFT_EXIT_FAIL, "record: cannot start %s: %s", argv[i], strerror(errno));
-	}
 	if (pid == 0) {
-		char pp[3 * PATH_MAX];
-		const char *old = getenv("PYTHONPATH");
+		int e;
 
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		close(pipefd[0]);
+		for (int i = 0; i < 4; i++)
+			signal(fwd[i], SIG_DFL);
+		sigaction(SIGCHLD, &old_chld, NULL);
 		signal(SIGXFSZ, SIG_DFL);
-		if (session)
-			snprintf(path, sizeof(path), "%s%s%s", session[0] == '/' ? "" : cwd,
-				 session[0] == '/' ? "" : "/", session);
-		else
-			snprintf(path, sizeof(path), "%s/tftracer-%ld.tft", cwd, (long)getpid());
-		snprintf(pp, sizeof(pp), "%s%s%s%s%s", hook, pkg[0] ? ":" : "", pkg,
-			 old && *old ? ":" : "", old && *old ? old : "");
-		if (setenv("TFT_SESSION", path, 1) || setenv("TFT_RECORD", "1", 1) ||
-		    setenv("TFT_RECORD_HOST", host, 1) || setenv_u64("TFT_RECORD_PORT", port) ||
-		    setenv_u64("TFT_RECORD_TRACE_EVERY", every) ||
-		    setenv_u64("TFT_RECORD_TRACE_NEXT", next) ||
-		    (token && setenv("TFT_RECORD_TOKEN", token, 1)) ||
-		    (quiet && setenv("TFT_RECORD_QUIET", "1", 1)) || setenv("PYTHONPATH", pp, 1)) {
-			fprintf(stderr, "tftracer: record: cannot set the environment\n");
-			_exit(TFT_EXIT_FAIL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet)) {
+			e = ENOMEM;
+		} else {
+			execvp(argv[optind], argv + optind);
+			e = errno;
 		}
-		execvp(argv[i], argv + i);
-		fprintf(stderr, "tftracer: record: cannot run %s: %s\n", argv[i], strerror(errno));
+		/* the parent tells "cannot run" from the program's own exit status 127 */
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
-	child_pid = pid;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	if (pid > 0)
+		child_pid = pid;
+	close(pipefd[1]);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL); /* a pending signal is passed on now */
+	if (pid < 0) {
+		int e = errno;
+		close(pipefd[0]);
+		if (hook[0])
+			remove_hook(hook);
+		return cli_fail(TFT_EXIT_FAIL, "record: cannot start %s: %s", argv[optind], strerror(e));
+	}
+	do
+		got = read(pipefd[0], &exec_errno, sizeof(exec_errno));
+	while (got < 0 && errno == EINTR);
+	close(pipefd[0]);
+	while ((rc = (int)waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (rc < 0) {
+		int e = errno;
+		if (hook[0])
+			remove_hook(hook);
+		return cli_fail(TFT_EXIT_FAIL, "record: lost %s: %s", argv[optind], strerror(e));
+	}
 	child_pid = 0;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	remove_hook(hook);
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd[i], &old[i], NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	if (hook[0])
+		remove_hook(hook);
 
-	if (session)
-		snprintf(path, sizeof(path), "%s%s%s", session[0] == '/' ? "" : cwd,
-			 session[0] == '/' ? "" : "/", session);
-	else
-		snprintf(path, sizeof(path), "%s/tftracer-%ld.tft", cwd, (long)pid);
+	if (got == (ssize_t)sizeof(exec_errno))
+		return cli_fail(127, "record: cannot run %s: %s", argv[optind], strerror(exec_errno));
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	/* (the file did not exist before: if it does now, this run wrote it) */
 	if (access(path, F_OK) != 0) {
-		if (!quiet && rc != 127)
-			fprintf(stderr, "tftracer: record: %s ended (status %d) without a session file\n",
-				argv[i], rc);
+		if (!quiet)
+			fprintf(stderr, "tftracer: record: %s ended (status %d) without a session file "
+					"(no PyTorch optimizer step, no use of the runtime)\n",
+				argv[optind], rc);
 		return rc;
 	}
 	if (!quiet)
-		fprintf(stderr, "tftracer: record: %s ended (status %d); session %s\n", argv[i], rc, path);
+		fprintf(stderr, "tftracer: record: %s ended (status %d); session %s\n", argv[optind], rc,
+			path);
 	if (serve) {
-		char serve_cmd[] = "serve";
-		char *sargv[] = { serve_cmd, path, NULL };
+		char portbuf[24], a0[] = "serve", a1[] = "--port", a2[] = "--host", a3[] = "--token";
+		char *sargv[9];
+		int n = 0;
 
-		return tft_cmd_serve(2, sargv);
+		snprintf(portbuf, sizeof(portbuf), "%llu", (unsigned long long)port);
+		sargv[n++] = a0;
+		sargv[n++] = a1;
+		sargv[n++] = portbuf;
+		sargv[n++] = a2;
+		sargv[n++] = (char *)host;
+		if (token) {
+			sargv[n++] = a3;
+			sargv[n++] = (char *)token;
+		}
+		sargv[n++] = path;
+		sargv[n] = NULL;
+		(void)tft_cmd_serve(n, sargv); /* (its own messages; the status stays the program's) */
+		return rc;
 	}
 	if (!quiet)
 		fprintf(stderr, "tftracer: open it with: tftracer %s\n", path);

@@ -633,6 +633,19 @@ TFT_API int64_t tft_step_end(void)
 	return idx;
 }
 
+TFT_API int64_t tft_step_abandon(void)
+{
+	int64_t idx = atomic_exchange_explicit(&step_cur, -1, memory_order_relaxed);
+
+	if (idx < 0 || !(tft_rt_state_load() & TFT_RT_STEPS))
+		return -1;
+	/* No end record: the drain keeps the begin as an open step, never stored. */
+	if (atomic_load_explicit(&demand_left, memory_order_relaxed) == 0 &&
+	    (tft_rt_state_load() & TFT_RT_DEMAND))
+		state_update(0, TFT_RT_DEMAND);
+	return idx;
+}
+
 TFT_API int tft_thread_name(const char *name)
 {
 	if (!name)

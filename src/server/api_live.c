@@ -493,6 +493,18 @@ int64_t tft_live_step_end(struct tft_live *lv)
 	return idx;
 }
 
+int64_t tft_live_step_abandon(struct tft_live *lv)
+{
+	int64_t idx = tft_step_abandon();
+
+	if (lv && idx >= 0) {
+		pthread_mutex_lock(&lv->q_lock);
+		lv->cur_open = false;
+		pthread_mutex_unlock(&lv->q_lock);
+	}
+	return idx;
+}
+
 void tft_live_trace_next(struct tft_live *lv, int n)
 {
 	if (n < 0)

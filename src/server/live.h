@@ -61,6 +61,8 @@ int tft_live_serve(struct tft_live *lv, const char *path, struct tft_error *err)
  */
 int64_t tft_live_step_begin(struct tft_live *lv, const char *name, bool *traced);
 int64_t tft_live_step_end(struct tft_live *lv);
+/* tft_step_abandon(): the open step is never recorded (nor shown as a run). */
+int64_t tft_live_step_abandon(struct tft_live *lv);
 
 /* Trace the next n steps (0 cancels); trace every k-th step (0 = off). */
 void tft_live_trace_next(struct tft_live *lv, int n);

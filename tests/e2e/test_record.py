@@ -161,9 +161,172 @@ def case_sitecustomize(tmp):
                         "os.environ.get('TFT_RECORD', '-'))", out],
                        capture_output=True, text=True, cwd=tmp, env=env, timeout=60)
     got = open(out).read() if os.path.exists(out) else None
-    if r.returncode != 0 or got != "x started":
-        p.append("exit %d, program saw %r (want 'x started'): %s" % (r.returncode, got, r.stderr.strip()[-300:]))
+    # (no torch: the tracer waits for torch.optim, which never comes; no session file)
+    if r.returncode != 0 or got != "x 1":
+        p.append("exit %d, program saw %r (want 'x 1'): %s" % (r.returncode, got, r.stderr.strip()[-300:]))
+    if any(n.endswith(".tft") for n in os.listdir(tmp)):
+        p.append("a session file without PyTorch: %r" % os.listdir(tmp))
+    # a record inside a record: the inner one traces, the hooks do not chain into each other
+    r = subprocess.run([CLI, "record", "-q", "--port", "0", "--", CLI, "record", "-q", "--port", "0",
+                        "-o", os.path.join(tmp, "inner.tft"), "--", PYTHON, os.path.join(tmp, "t.py"), "4"],
+                       capture_output=True, text=True, cwd=tmp, env=env, timeout=120) \
+        if open(os.path.join(tmp, "t.py"), "w").write(SMALL) else None
+    if r.returncode != 0 or "recursion" in r.stderr or not os.path.exists(os.path.join(tmp, "inner.tft")):
+        p.append("record in record: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    elif info(os.path.join(tmp, "inner.tft"))["steps"] != 3:
+        p.append("record in record: %d steps, want 3" % info(os.path.join(tmp, "inner.tft"))["steps"])
     check("sitecustomize", p)
+
+
+SMALL = r'''
+import sys, torch
+m = torch.nn.Linear(4, 2); x = torch.randn(8, 4)
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+for _ in range(int(sys.argv[1])):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+'''
+
+STEPS = {
+    # one optimizer after another (an LR finder, a second phase): the second takes over
+    "phases": (r'''
+import torch
+m = torch.nn.Linear(4, 2); x = torch.randn(8, 4)
+for opt in (torch.optim.SGD(m.parameters(), lr=0.01), torch.optim.Adam(m.parameters(), lr=0.01)):
+    for _ in range(5):
+        opt.zero_grad(); m(x).sum().backward(); opt.step()
+''', 8),
+    # a subclass whose step calls super().step(), beside a plain SGD: one step each
+    "super": (r'''
+import torch
+m = torch.nn.Linear(4, 2); x = torch.randn(8, 4)
+class MySGD(torch.optim.SGD):
+    def step(self, closure=None):
+        return super().step(closure)
+other = torch.optim.SGD(m.parameters(), lr=0.01)
+opt = MySGD(m.parameters(), lr=0.01)
+for _ in range(10):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+''', 9),
+    # a GAN: two optimizers in turn, the first sets the pace
+    "gan": (r'''
+import torch
+g = torch.nn.Linear(4, 4); d = torch.nn.Linear(4, 1); x = torch.randn(8, 4)
+og = torch.optim.Adam(g.parameters()); od = torch.optim.Adam(d.parameters())
+for _ in range(6):
+    od.zero_grad(); d(g(x).detach()).sum().backward(); od.step()
+    og.zero_grad(); d(g(x)).sum().backward(); og.step()
+''', 5),
+    # a forked child that exits normally (atexit runs in it) must not hang the program
+    "fork": (r'''
+import os, sys, torch
+m = torch.nn.Linear(4, 2); x = torch.randn(8, 4); opt = torch.optim.SGD(m.parameters(), lr=0.01)
+for i in range(4):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+    if i == 1:
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)
+        os.waitpid(pid, 0)
+''', 3),
+    # the tail step traced (--trace-every 1): not recorded; its profiler, on until the program
+    # ends (nobody can tell the tail from a step before then), is stopped unexported: no leak
+    "tail": (r'''
+import torch
+m = torch.nn.Linear(4, 2); x = torch.randn(8, 4); opt = torch.optim.SGD(m.parameters(), lr=0.01)
+for _ in range(4):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+print("profiler on in the tail:", torch.autograd._profiler_enabled())
+''', 3),
+}
+
+
+def case_steps(tmp):
+    """Step counts for optimizers in phases, subclasses, GANs, forks and a traced tail."""
+    p = []
+    for name, (prog, want) in STEPS.items():
+        script = os.path.join(tmp, name + ".py")
+        with open(script, "w") as f:
+            f.write(prog)
+        sess = os.path.join(tmp, name + ".tft")
+        args = [CLI, "record", "-q", "--port", "0", "-o", sess]
+        if name == "tail":
+            args += ["--trace-every", "1"]
+        try:
+            r = subprocess.run(args + ["--", PYTHON, script], capture_output=True, text=True, cwd=tmp,
+                               timeout=120)
+        except subprocess.TimeoutExpired:
+            p.append("%s: hung" % name)
+            continue
+        if r.returncode != 0 or not os.path.exists(sess):
+            p.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()[-300:]))
+            continue
+        j = info(sess)
+        if j["steps"] != want:
+            p.append("%s: %d steps, want %d" % (name, j["steps"], want))
+        if name == "tail":
+            if "profiler on in the tail:" not in r.stdout or "Leaked" in r.stderr:
+                p.append("tail: %r %r" % (r.stdout.strip(), r.stderr.strip()[-200:]))
+            if not all(s.get("traced") for s in j.get("step_list", [])):
+                p.append("tail: a step not traced with --trace-every 1")
+    check("steps", p)
+
+
+def case_environment(tmp):
+    """A taken port, a wrapper script's first Python process, a long PYTHONPATH, stale
+    TFT_RECORD_* variables, an ignored SIGCHLD."""
+    p = []
+    script = os.path.join(tmp, "t.py")
+    with open(script, "w") as f:
+        f.write(SMALL)
+    import socket
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    sess = os.path.join(tmp, "busy.tft")
+    r = subprocess.run([CLI, "record", "--port", str(port), "-o", sess, "--", PYTHON, script, "4"],
+                       capture_output=True, text=True, cwd=tmp, timeout=120)
+    busy.close()
+    if r.returncode != 0 or "is taken: serving on" not in r.stderr or info(sess)["steps"] != 3:
+        p.append("port taken: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    # a wrapper: a Python version check first, then the training
+    wrap = os.path.join(tmp, "run.sh")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\n%s -c 'import sys; print(sys.version_info[:2])'\n"
+                "%s -c 'import torch; print(torch.__version__)'\nexec %s %s 5\n" % (PYTHON, PYTHON, PYTHON, script))
+    os.chmod(wrap, 0o755)
+    sess = os.path.join(tmp, "wrap.tft")
+    r = subprocess.run([CLI, "record", "-q", "--port", "0", "-o", sess, "--", wrap],
+                       capture_output=True, text=True, cwd=tmp, timeout=120)
+    if r.returncode != 0 or not os.path.exists(sess) or info(sess)["steps"] != 4:
+        p.append("wrapper script: exit %d, %s: %s" % (r.returncode, os.path.exists(sess), r.stderr.strip()[-300:]))
+    # PYTHONPATH of 16 KiB with the module at its end; stale TFT_RECORD_* from the caller
+    mods = os.path.join(tmp, "mods")
+    os.makedirs(mods)
+    with open(os.path.join(mods, "farmod.py"), "w") as f:
+        f.write("X = 42\n")
+    pp = ":".join("/nonexistent/%03d/%s" % (i, "p" * 70) for i in range(200)) + ":" + mods
+    env = dict(os.environ, PYTHONPATH=pp, TFT_RECORD_TOKEN="stale", TFT_RECORD_QUIET="1",
+               TFT_RECORD_SESSION=os.path.join(tmp, "elsewhere.tft"))
+    r = subprocess.run([CLI, "record", "--port", "0", "-o", os.path.join(tmp, "env.tft"), "--", PYTHON, "-c",
+                        "import farmod, torch; m = torch.nn.Linear(2, 1); o = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                        "for _ in range(3): o.zero_grad(); m(torch.ones(2)).sum().backward(); o.step()\n"
+                        "import os; print(os.environ['TFT_RECORD_URL'])"],
+                       capture_output=True, text=True, cwd=tmp, env=env, timeout=120)
+    if r.returncode != 0 or "recording to" not in r.stderr or not os.path.exists(os.path.join(tmp, "env.tft")):
+        p.append("long PYTHONPATH / stale variables: exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]))
+    # SIGCHLD ignored by whoever started record: the program's status still comes back
+    r = subprocess.run([PYTHON, "-c", "import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+                        "os.execv(sys.argv[1], [sys.argv[1], 'record', '-q', '--', 'sh', '-c', 'exit 3'])", CLI],
+                       capture_output=True, text=True, cwd=tmp, timeout=60)
+    if r.returncode != 3:
+        p.append("SIGCHLD ignored: status %d, want 3" % r.returncode)
+    # a program that exits 127 itself is not "cannot run"
+    r = subprocess.run([CLI, "record", "-q", "--", "sh", "-c", "exit 127"], capture_output=True, text=True,
+                       cwd=tmp, timeout=60)
+    if r.returncode != 127 or "cannot run" in r.stderr:
+        p.append("exit 127 of the program: %d %r" % (r.returncode, r.stderr))
+    check("environment", p)
 
 
 def case_signals(tmp):
@@ -192,6 +355,23 @@ def case_signals(tmp):
         p.append("program's status through SIGTERM: %r (want 7)" % rc)
     if hook and os.path.exists(hook):
         p.append("hook directory left: %s %r" % (hook, os.listdir(hook)))
+    # SIGTERM at any moment of the start: never lost (the program would run to its end),
+    # never a hook directory left behind
+    import random
+    tmpdir = os.path.join(tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    env = dict(os.environ, TMPDIR=tmpdir)
+    bad = {}
+    for i in range(60):
+        rec = subprocess.Popen([CLI, "record", "-q", "--", "/bin/sleep", "2"], env=env, cwd=tmp)
+        time.sleep(random.uniform(0, 0.004))
+        rec.send_signal(signal.SIGTERM)
+        t = time.monotonic()
+        rc = rec.wait(timeout=30)
+        if rc not in (-signal.SIGTERM, 128 + signal.SIGTERM) or time.monotonic() - t > 1.5:
+            bad[rc] = bad.get(rc, 0) + 1
+    if bad or os.listdir(tmpdir):
+        p.append("SIGTERM during start: statuses %r, left %r" % (bad, os.listdir(tmpdir)))
     check("signals", p)
 
 
@@ -227,7 +407,8 @@ def main():
     except ImportError:
         has_torch = False
     for name, fn, torch_needed in (("torch", case_torch, True), ("exit-status", case_status, False),
-                                   ("usage", case_usage, False), ("sitecustomize", case_sitecustomize, False),
+                                   ("usage", case_usage, False), ("sitecustomize", case_sitecustomize, True),
+                                   ("steps", case_steps, True), ("environment", case_environment, True),
                                    ("signals", case_signals, False), ("native", case_native, False)):
         if torch_needed and not has_torch:
             emit("SKIP", name, "torch not importable")
