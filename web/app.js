@@ -219,7 +219,7 @@ class App {
 		this.highlightedName = name;
 		this.timeline.setHighlight(name);
 		$('.hl-chip').hidden = false;
-		$('.hl-text').textContent = `Highlighting: ${name}`;
+		$('.hl-text').textContent = `Highlighting: \u2068${name}\u2069`; // (an isolate: see style.css)
 		$('.hl-chip').title = name;
 		this.search.set(name, false, exact);
 		if (!opts.stay) this.go('timeline');

@@ -1210,7 +1210,7 @@ export class Timeline {
 				ctx.fillRect(3, sy + 3, 3, Math.min(row.h, LANE_H) - 4);
 				ctx.fillStyle = C.fg;
 				const pn = row.g ? (row.g.proc.name || `process ${row.g.id}`) : '';
-				ctx.fillText(this.fit(ctx, pn ? `${t.name} · ${pn}` : t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+				ctx.fillText(this.fit(ctx, pn ? `\u2068${t.name}\u2069 · \u2068${pn}\u2069` : t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
 			} else {
 				ctx.fillText(this.fit(ctx, t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
 			}
@@ -1973,9 +1973,9 @@ export class Timeline {
 			const s = h.slice;
 			const name = escapeHtml(this.nameText(s.name) || '(no name)');
 			html = `<b>${name}</b><br>${fmtDur(s.dur)}`;
-			if (s.count > 1) html = `<b>${fmtInt(s.count)} events</b> merged (longest: ${name})<br>${fmtDur(s.dur)} span · click to zoom in`;
+			if (s.count > 1) html = `<b>${fmtInt(s.count)} events</b> merged (longest: <span class="bidi">${name}</span>)<br>${fmtDur(s.dur)} span · click to zoom in`;
 			if (s.flags & 1) html += ' <i>(Did Not Finish)</i>';
-			html += `<br><span class="muted">${escapeHtml(h.row.t.name)} · at ${fmtOffset(s.rel)}</span>`;
+			html += `<br><span class="muted"><span class="bidi">${escapeHtml(h.row.t.name)}</span> · at ${fmtOffset(s.rel)}</span>`;
 		} else {
 			const c = h.counter;
 			html = `<b>${escapeHtml(h.row.t.name)}</b><br>${this.fmtValue(c.value)}`;

@@ -257,6 +257,8 @@ if (!perfOnly) {
 		await page.click('#page-ops .vt-h[data-key=self]');
 		await page.waitForTimeout(100);
 		note(`ops rows visible: ${rows}; top count ${firstCount}`);
+		// a name's bidi controls (an unclosed right-to-left override) stay inside its cell
+		assert(await page.evaluate(() => getComputedStyle(document.querySelector('#page-ops .vt-row:not([hidden]) .vt-c')).unicodeBidi) === 'isolate', 'name cells are not bidi isolates');
 		await shot('05-ops');
 		return true;
 	});
