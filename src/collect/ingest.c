@@ -62,13 +62,22 @@ static int probe_json(const unsigned char *head, size_t len, bool at_eof)
  * Binary protobuf whose top-level fields all parse over head: keys with a
  * field number and a wire type protobuf has (no groups), lengths inside the
  * input, the last field ending at the end of head (or, when more follows,
- * running past it). A binary TF file whose first field is 91 or 123 bytes
- * long starts with "\n[" or "\n{", as JSON may: JSON text does not parse
- * this way (its quotes, commas and braces are keys of no or bad wire types).
+ * running past it), and a control byte other than tab, newline and carriage
+ * return somewhere (a key such as 0x08, 0x12, 0x1a, a small length or
+ * varint: every binary TF message has one; JSON text none). A binary TF
+ * file whose first field is 91 or 123 bytes long starts with "\n[" or "\n{",
+ * as JSON may; a short JSON text may walk as fields too (quotes, spaces,
+ * braces and letters are keys of valid wire types), but has no control byte.
  */
 static bool wire_walk_ok(const unsigned char *head, size_t len, bool at_eof)
 {
 	const uint8_t *p = head, *end = head + len;
+	bool ctl = false;
+
+	for (size_t i = 0; i < len && !ctl; i++)
+		ctl = head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r';
+	if (!ctl)
+		return false;
 
 	while (p < end) {
 		uint64_t key, v;

@@ -721,6 +721,15 @@ static int printable(const uint8_t *p, size_t len)
 	return 1;
 }
 
+/* A byte below 0x20 other than tab, newline, carriage return (data[0..len), len <= 4096). */
+static int has_control_byte(const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (data[i] < 0x20 && data[i] != '\t' && data[i] != '\n' && data[i] != '\r')
+			return 1;
+	return 0;
+}
+
 static int wire_guess(const uint8_t *data, size_t len)
 {
 	struct tft_pb_raw top, in, in2;
@@ -779,7 +788,12 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 		return TFT_PB_FMT_UNKNOWN;
 	if (len > 4096)
 		len = 4096; /* a bounded prefix is enough */
-	if (text_first_field(data, len, first, sizeof(first))) {
+	/*
+	 * Text format: a known first field name. Binary data may look like
+	 * one ("\nX\n:" is field 1 of 88 bytes, then field 1 of 58): then it
+	 * holds a control byte (a key, a length) text never has.
+	 */
+	if (text_first_field(data, len, first, sizeof(first)) && !has_control_byte(data, len)) {
 		if (!strcmp(first, "step_stats") || !strcmp(first, "cost_graph") ||
 		    !strcmp(first, "partition_graphs") || !strcmp(first, "function_graphs") ||
 		    !strcmp(first, "session_metadata"))

@@ -740,6 +740,55 @@ static void test_json_lookalike(void)
 	}
 }
 
+/*
+ * The other way round: small JSON traces starting with "\n{" or "\n[" whose
+ * text also walks as protobuf fields (quotes, spaces, braces and letters are
+ * keys of valid wire types) stay JSON; and a binary RunMetadata whose first
+ * bytes read "\nX\n:" (a text-format field name, then ':') is binary.
+ */
+static void test_lookalike_the_other_way(void)
+{
+	static const char *const json[] = {
+		"\n{\n\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n{\"name\": \"matmulx\", \"ph\": \"X\", "
+		"\"ts\": 334428, \"dur\": 68, \"pid\": 1, \"tid\": 2}\n]}\n\n",
+		"\n[\n  {\"name\": \"aten::addxxxxxxxx\", \"ph\": \"X\", \"ts\": 64246, \"dur\": 14, \"pid\": 1, "
+		"\"tid\": 0}\n] \n",
+	};
+	static const uint8_t text_like[] = {
+		0x0a, 0x58, 0x0a, 0x3a, 0x0a, 0x18, 0x2f, 0x64, 0x65, 0x76, 0x69, 0x63, 0x65, 0x3a, 0x47,
+		0x50, 0x55, 0x3a, 0x30, 0x2f, 0x73, 0x74, 0x72, 0x65, 0x61, 0x6d, 0x3a, 0x61, 0x6c, 0x6c,
+		0x12, 0x1e, 0x0a, 0x01, 0x61, 0x10, 0x91, 0x08, 0x28, 0x06, 0x42, 0x14, 0x6b, 0x65, 0x72,
+		0x6e, 0x40, 0x40, 0x61, 0x3a, 0x4d, 0x61, 0x74, 0x4d, 0x75, 0x6c, 0x23, 0x69, 0x64, 0x3d,
+		0x33, 0x23, 0x0a, 0x1a, 0x0a, 0x18, 0x2f, 0x64, 0x65, 0x76, 0x69, 0x63, 0x65, 0x3a, 0x47,
+		0x50, 0x55, 0x3a, 0x30, 0x2f, 0x73, 0x74, 0x72, 0x65, 0x61, 0x6d, 0x3a, 0x61, 0x6c, 0x6c,
+	};
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(json) / sizeof(json[0]); i++) {
+		struct mem_input in = { "trace.json", json[i], strlen(json[i]) };
+
+		s = tft_test_import(tmpdir, ingest_auto, &in, &rc, &err);
+		ok(s != NULL, "JSON starting with \"\\n%c\" imports as JSON%s%s", json[i][1], s ? "" : ": ",
+		   s ? "" : err.msg);
+		if (s) {
+			is_str(tft_session_meta(s, "format"), "chrome", "... format chrome");
+			tft_session_close(s);
+		}
+	}
+	{
+		struct mem_input in = { "run.pb", text_like, sizeof(text_like) };
+
+		is_int(tft_pb_sniff(text_like, sizeof(text_like), "run.pb"), TFT_PB_FMT_RUNMETA,
+		       "binary RunMetadata starting \"\\nX\\n:\": sniffed binary");
+		s = tft_test_import(tmpdir, ingest_auto, &in, &rc, &err);
+		ok(s != NULL, "... and imports%s%s", s ? "" : ": ", s ? "" : err.msg);
+		if (s)
+			tft_session_close(s);
+	}
+}
+
 /* ---- parallel import (opts.threads >= 2): the serial import's session ------------------ */
 
 struct opts_input {
@@ -1151,6 +1200,7 @@ int main(void)
 	test_binary_stepstats();
 	test_repeated_empty_device();
 	test_json_lookalike();
+	test_lookalike_the_other_way();
 	test_parallel();
 	test_text(data);
 	{
