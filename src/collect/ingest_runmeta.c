@@ -2452,7 +2452,6 @@ static int on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	return dev_stats(rm, v, rm->dec->decode_text_sub ? NULL : take_dinfo(rm, &v->sub));
 }
 
-/* One DeviceStepStats; di: the pre-pass's record of it, or NULL. */
 /* Device dev is the next dev_stats entry's (empty: it has no nodes); sets cur_entry. */
 static int note_entry(struct rm *rm, struct rm_dev *dev, int empty)
 {
@@ -2468,6 +2467,7 @@ static int note_entry(struct rm *rm, struct rm_dev *dev, int empty)
 	return 0;
 }
 
+/* One DeviceStepStats; di: the pre-pass's record of it, or NULL. */
 static int dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_dinfo *di)
 {
 	struct rm_devstats ds;
