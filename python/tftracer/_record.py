@@ -61,6 +61,15 @@ def _say(msg):
         pass
 
 
+def _remove_session(path):
+    """Delete a session file this process made and left empty, with SQLite's side files."""
+    for suffix in ("", "-wal", "-shm", "-journal") if path else ():
+        try:
+            os.unlink(path + suffix)
+        except OSError:
+            pass
+
+
 def _start_server():
     """The TracingServer, on TFT_RECORD_PORT (any free port when that one is taken)."""
     import tftracer
@@ -81,12 +90,7 @@ def _start_server():
         # the runtime this attempt started made the (empty) session file: gone again
         ours = srv.session_path if getattr(srv, "_own_runtime", False) else None
         srv.stop()
-        if ours:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    os.unlink(ours + suffix)
-                except OSError:
-                    pass
+        _remove_session(ours)
     raise RuntimeError("; ".join(msgs) or "the server did not start")
 
 
@@ -257,14 +261,10 @@ def _close():
         srv.stop()
     except Exception:
         pass
-    if empty and path:
+    if empty:
         # No step, no event: the session file is given back for the next Python
         # process of the command (a wrapper script's version check came first).
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(path + suffix)
-            except OSError:
-                pass
+        _remove_session(path)
 
 
 def install():
