@@ -152,7 +152,8 @@ TFT_API int tft_flush(uint32_t timeout_ms);
  * when the runtime is not running (or, for end, when no step is open).
  * Steps are process-wide and recorded whether op-level tracing is on or not;
  * each becomes a step of the session (traced = op-level tracing was on at
- * its begin or its end). name is copied (up to 127 bytes); NULL = "step".
+ * its begin: turned on mid-step, the events from then on are kept, but the
+ * step is not called traced). name is copied (up to 127 bytes); NULL = "step".
  */
 TFT_API int64_t tft_step_begin(const char *name);
 TFT_API int64_t tft_step_end(void);

@@ -741,7 +741,14 @@ static void process_gev(struct tft_rt_session *s, const struct gev *g)
 			st.process = s->process;
 			st.start_ns = o->start_ns;
 			st.dur_ns = g->ts > o->start_ns ? g->ts - o->start_ns : 0;
-			st.traced = o->traced || g->b != 0;
+			/*
+			 * Traced: op-level tracing was on when it began, as
+			 * tft_step_begin's caller was told (a profiler started for
+			 * it then). Turned on mid-step, the step keeps what it
+			 * recorded from there, but is not called traced: its ops
+			 * are not all there (a Python step's, none).
+			 */
+			st.traced = o->traced;
 			if (s->w && !s->failed) {
 				int rc = tft_writer_add_step(s->w, &st);
 				if (rc)

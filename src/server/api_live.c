@@ -471,7 +471,6 @@ int64_t tft_live_step_begin(struct tft_live *lv, const char *name, bool *traced)
 
 int64_t tft_live_step_end(struct tft_live *lv)
 {
-	bool tr = tft_is_tracing();
 	int64_t idx = tft_step_end();
 
 	if (lv && idx >= 0) {
@@ -482,7 +481,7 @@ int64_t tft_live_step_end(struct tft_live *lv)
 				struct done_step *d = &lv->queue[lv->nqueue++];
 				*d = lv->cur;
 				d->dur_ns = now - lv->cur.start_ns;
-				d->traced = d->traced || tr;
+				/* (traced as it began: see drain.c) */
 			} else {
 				lv->queue_lost++;
 			}

@@ -245,6 +245,40 @@ def case_import(tmp):
     check("import", probs)
 
 
+def case_traced_midstep(tmp):
+    """Tracing switched on and off inside steps (the UI's switch): a step is traced when
+    tracing was on as it began, in the session as in what step() said."""
+    import torch
+    import tftracer
+    probs = []
+    m = torch.nn.Linear(4, 2)
+    x = torch.randn(8, 4)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    path = os.path.join(tmp, "mid.tft")
+    server = tftracer.TracingServer(port=0, session=path)
+    said = []
+    for i in range(10):
+        with server.step("train") as st:
+            if i == 3:
+                server.set_tracing(True)
+            if i == 6:
+                server.set_tracing(False)
+            m(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        said.append(st.traced)
+    server.wait_imports(60)
+    server.stop()
+    from tftracer import _tftracer  # noqa: F401  (the CLI reads the file back)
+    cli = os.path.join(ROOT, BUILD, "tftracer") if not os.path.isabs(BUILD) else os.path.join(BUILD, "tftracer")
+    out = subprocess.run([cli, "info", "--json", path], capture_output=True, text=True)
+    got = [s["traced"] for s in json.loads(out.stdout)["step_list"]] if out.returncode == 0 else out.stderr
+    want = [False] * 4 + [True] * 3 + [False] * 3
+    if said != want or got != want:
+        probs.append("step() said %r, the session has %r, want %r" % (said, got, want))
+    check("traced_midstep", probs)
+
+
 def case_live_torch(tmp):
     import torch
     import tftracer
@@ -708,6 +742,7 @@ def case_auth(tmp):
 CASES = {
     "import": (case_import, False),
     "live_torch": (case_live_torch, True),
+    "traced_midstep": (case_traced_midstep, True),
     "timeline_torch": (case_timeline_torch, True),
     "timeline_tf": (case_timeline_tf, False),
     "hook": (case_hook, False),
