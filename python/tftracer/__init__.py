@@ -118,8 +118,19 @@ class TracingServer:
             self._srv = _c.Server(host=self.host, port=self.port_requested, token=self.token,
                                   threads=self.threads)
         except (Error, OSError, ValueError) as e:
-            warnings.warn("tftracer: the tracing server did not start (%s); steps are still "
-                          "recorded in %s" % (e, _c.runtime_path()), RuntimeWarning, stacklevel=2)
+            # Steps go through the server (step() is a no-op without it): tracing is off, and
+            # the runtime this object started stops, its session file (empty) removed.
+            if self._own_runtime:
+                path = _c.runtime_path()
+                self._own_runtime = False
+                _c.shutdown()
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    try:
+                        os.unlink(path + suffix)
+                    except OSError:
+                        pass
+            warnings.warn("tftracer: tracing is off (the tracing server did not start: %s); "
+                          "training continues" % e, RuntimeWarning, stacklevel=2)
             return self
         if self.torch_profile:
             self._srv.on_traced = self._on_traced

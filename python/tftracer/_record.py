@@ -87,10 +87,7 @@ def _start_server():
             if p != port:
                 _say("port %d is taken: serving on %d instead" % (port, srv.port))
             return srv
-        # the runtime this attempt started made the (empty) session file: gone again
-        ours = srv.session_path if getattr(srv, "_own_runtime", False) else None
-        srv.stop()
-        _remove_session(ours)
+        srv.stop()  # (TracingServer stopped the runtime it started, its empty file removed)
     raise RuntimeError("; ".join(msgs) or "the server did not start")
 
 

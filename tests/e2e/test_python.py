@@ -279,6 +279,32 @@ def case_traced_midstep(tmp):
     check("traced_midstep", probs)
 
 
+def case_port_taken(tmp):
+    """The server cannot start (port taken): one warning that tracing is off, the runtime
+    it started stopped, no session file left behind, step() a no-op."""
+    import socket
+    import tftracer
+    probs = []
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    path = os.path.join(tmp, "taken.tft")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        srv = tftracer.TracingServer(port=busy.getsockname()[1], session=path)
+    busy.close()
+    msgs = [str(w.message) for w in caught]
+    if len(msgs) != 1 or "tracing is off" not in msgs[0]:
+        probs.append("warnings %r" % msgs)
+    if srv.url or os.path.exists(path) or tftracer.stats()["state"] != "off":
+        probs.append("url %r, file left %s, runtime %s" % (srv.url, os.path.exists(path), tftracer.stats()["state"]))
+    with srv.step("x") as st:
+        pass
+    if st.index != -1:
+        probs.append("step() recorded index %r" % st.index)
+    check("port_taken", probs)
+
+
 def case_live_torch(tmp):
     import torch
     import tftracer
@@ -743,6 +769,7 @@ CASES = {
     "import": (case_import, False),
     "live_torch": (case_live_torch, True),
     "traced_midstep": (case_traced_midstep, True),
+    "port_taken": (case_port_taken, False),
     "timeline_torch": (case_timeline_torch, True),
     "timeline_tf": (case_timeline_tf, False),
     "hook": (case_hook, False),
