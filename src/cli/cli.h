@@ -63,6 +63,13 @@ int cli_same_file(const char *a, const char *b);
 int cli_outfile_commit(struct cli_outfile *o); /* close + rename; 0 or -errno */
 void cli_outfile_discard(struct cli_outfile *o);
 
+/*
+ * After getopt_long (opterr = 0) returned '?': "tftracer: CMD: unknown
+ * option, or one missing its value: 'ARG' (see tftracer CMD --help)", one
+ * line; returns the usage exit code.
+ */
+int cli_bad_option(const char *cmd, char **argv);
+
 /* True if `arg` is one of the help flags. */
 int cli_is_help(const char *arg);
 

@@ -260,6 +260,7 @@ int tft_cmd_export(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "f:o:zqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -284,7 +285,7 @@ int tft_cmd_export(int argc, char **argv)
 			xo.max_events = v;
 			break;
 		}
-		default: usage(stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("export", argv);
 		}
 	}
 	if (optind != argc - 1 || !outpath) {

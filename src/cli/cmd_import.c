@@ -89,6 +89,7 @@ int tft_cmd_import(int argc, char **argv)
 	struct tft_writer *w;
 
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -108,7 +109,7 @@ int tft_cmd_import(int argc, char **argv)
 			break;
 		}
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
-		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("import", argv);
 		}
 	}
 	if (!out || optind >= argc) {

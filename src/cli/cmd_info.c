@@ -327,12 +327,13 @@ int tft_cmd_info(int argc, char **argv)
 	int json = 0, memory = 0, c, rc;
 
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'm': memory = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
-		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("info", argv);
 		}
 	}
 	if (optind != argc - 1) {

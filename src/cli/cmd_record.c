@@ -313,6 +313,7 @@ int tft_cmd_record(int argc, char **argv)
 	ssize_t got;
 
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	/* '+': options end at CMD (its own options are its own) */
 	while ((c = getopt_long(argc, argv, "+o:p:H:qh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -338,7 +339,7 @@ int tft_cmd_record(int argc, char **argv)
 		case 'S': serve = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
-		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("record", argv);
 		}
 	}
 	if (optind >= argc) {

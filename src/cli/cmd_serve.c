@@ -182,6 +182,7 @@ int tft_cmd_serve(int argc, char **argv)
 
 	tft_server_opts_init(&opts);
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "p:H:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -202,7 +203,7 @@ int tft_cmd_serve(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
-		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("serve", argv);
 		}
 	}
 	if (optind >= argc) {

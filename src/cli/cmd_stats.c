@@ -264,6 +264,7 @@ int tft_cmd_stats(int argc, char **argv)
 	size_t nshow;
 
 	optind = 1;
+	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -289,7 +290,7 @@ int tft_cmd_stats(int argc, char **argv)
 			break;
 		case 'p': opts.process = optarg; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
-		default: fputs(usage_text, stderr); return TFT_EXIT_BADINPUT;
+		default: return cli_bad_option("stats", argv);
 		}
 	}
 	if (optind != argc - 1) {

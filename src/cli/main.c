@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tftracer: command table and dispatch. One subcommand per cmd_<name>.c. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,15 @@ int cli_fail_error(const struct tft_error *err)
 
 	tft_error_format(err, buf, sizeof(buf));
 	return cli_fail(cli_exit_code(err->code), "%s", buf);
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+	/* (getopt has consumed the offending argument: unknown, or an option missing its value) */
+	const char *arg = optind > 0 && argv[optind - 1] ? argv[optind - 1] : "";
+
+	return cli_fail(TFT_EXIT_BADINPUT, "%s: unknown option, or one missing its value: '%s' "
+			"(see tftracer %s --help)", cmd, arg, cmd);
 }
 
 int cli_is_help(const char *arg)

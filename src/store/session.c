@@ -109,7 +109,13 @@ static int db_err(struct tft_session *s, struct tft_error *err, const char *what
 		 : code == SQLITE_NOMEM ? TFT_ENOMEM
 					: TFT_EIO;
 
-	tft_error_set(err, st, -1, "%s: %s", what, sqlite3_errmsg(s->db));
+	if (code == SQLITE_NOTADB)
+		/* (a trace file given where a session is wanted: say what to do) */
+		tft_error_set(err, st, 0,
+			      "not a tftracer session (a trace? import it first: tftracer import FILE -o "
+			      "run.tft; or view it: tftracer FILE)");
+	else
+		tft_error_set(err, st, -1, "%s: %s", what, sqlite3_errmsg(s->db));
 	tft_error_set_file(err, s->path);
 	return st;
 }

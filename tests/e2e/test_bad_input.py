@@ -351,6 +351,8 @@ def main():
             rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "cli-options" for s in filters):
             rep.check("cli-options", check_cli_options(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "one-line-usage" for s in filters):
+            rep.check("one-line-usage", check_one_line_usage(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "fifo-output" for s in filters):
             rep.check("fifo-output", check_fifo_output(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "terminal-escapes" for s in filters):
@@ -421,6 +423,26 @@ def check_cli_options(binary, src, work):
     left = sorted(n for n in os.listdir(d) if n != "s.tft")
     if left or os.path.exists("-"):
         probs.append("files left: %s" % left)
+    return probs
+
+
+def check_one_line_usage(binary, src, work):
+    """A trace given where a session is wanted says what to do; an unknown option or one
+    missing its value is one line naming it (not getopt's text and the whole usage)."""
+    probs = []
+    for cmd in (["info", src], ["stats", src], ["export", src, "-o", os.path.join(work, "x.json")]):
+        r = H.run([binary] + cmd, timeout=60)
+        lines = r.err.strip().split("\n")
+        if r.rc != 2 or len(lines) != 1 or "not a tftracer session" not in lines[0] or "import" not in lines[0]:
+            probs.append("%s on a trace: exit %d, %r" % (cmd[0], r.rc, r.err[:160]))
+    for argv in (["import", "--bogus", src], ["stats", src, "--top"], ["export", "x.tft", "-o"],
+                 ["serve", "--nope", src], ["info", "-Z", src], ["record", "--port"]):
+        r = H.run([binary] + argv, timeout=60)
+        lines = r.err.strip().split("\n")
+        if r.rc != 2 or len(lines) != 1 or not lines[0].startswith("tftracer: %s: " % argv[0]):
+            probs.append("%r: exit %d, %d lines: %r" % (argv, r.rc, len(lines), r.err[:120]))
+    if os.path.exists(os.path.join(work, "x.json")):
+        probs.append("export of a trace left x.json")
     return probs
 
 
