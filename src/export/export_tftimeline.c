@@ -1624,6 +1624,10 @@ static int show_compute(struct tl *t, uint32_t g)
 				if (n->name_arg != NOSTR)
 					name.p = sstr(t, n->name_arg, &name.len);
 				recv = true; /* no dataflow */
+			} else if (n->label == NOSTR && n->stats_index < 0) {
+				/* Not from TensorFlow at all (Kineto, Chrome): the slice is its op. */
+				op = name;
+				recv = true;
 			} else if (dv->gputrace) {
 				parse_kernel_label(label, llen, nname, nlen, &name, &op);
 			} else if (recv) {

@@ -717,6 +717,13 @@ static void test_direct(void)
 		ev.nargs = 1;
 		ev.args = &a;
 		tft_writer_append(w, &ev);
+		/* and a slice with no args at all (a Kineto op): its name is its op */
+		ev.ts_ns = 9000;
+		ev.dur_ns = 1000;
+		ev.name = tft_writer_intern_cstr(w, "aten::mm");
+		ev.nargs = 0;
+		ev.args = NULL;
+		tft_writer_append(w, &ev);
 	}
 	st.name = tft_writer_intern_cstr(w, "untraced");
 	st.process = TFT_NONE;
@@ -740,6 +747,9 @@ static void test_direct(void)
 	       "\"args\":{\"name\":\"torch.mm\",\"op\":\"matmul\"}}",
 	    "other sources: op arg, event name, whole microseconds");
 	has(t, "\"pid\":3,\"args\":{\"name\":\"python thread Compute\"}", "a thread track is a device");
+	has(t, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"aten::mm\",\"pid\":3,\"tid\":0,\"ts\":9,\"dur\":1,"
+	       "\"args\":{\"name\":\"aten::mm\",\"op\":\"aten::mm\"}}",
+	    "other sources, no op arg: the slice's name is its op (not \"unknown\")");
 	free(t);
 	tft_session_close(s);
 }
