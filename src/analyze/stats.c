@@ -454,7 +454,7 @@ static int cmp_rows(const void *pa, const void *pb)
 	return a->key < b->key ? -1 : a->key > b->key;
 }
 
-static bool process_matches(const struct tft_session *s, uint32_t pid, const char *want)
+bool tft_stats_process_matches(const struct tft_session *s, uint32_t pid, const char *want)
 {
 	const struct tft_process *p = tft_session_process(s, pid);
 	char buf[24];
@@ -498,7 +498,7 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 
 		if (!tr || (only != TFT_NONE && t != only))
 			continue;
-		if (proc && !process_matches(s, tr->process, proc))
+		if (proc && !tft_stats_process_matches(s, tr->process, proc))
 			continue;
 		/* Counter tracks and tracks whose stored stats show no slices. */
 		if (tr->kind == TFT_TRACK_COUNTER ||
@@ -528,7 +528,7 @@ static int compute_area(struct tft_session *s, struct area *w, const uint32_t *l
 
 		if (!tr || tr->kind == TFT_TRACK_COUNTER || tr->slices == 0)
 			continue;
-		if (proc && !process_matches(s, tr->process, proc))
+		if (proc && !tft_stats_process_matches(s, tr->process, proc))
 			continue;
 		w->nesting = tr->kind == TFT_TRACK_THREAD || tr->kind == TFT_TRACK_DEVICE ||
 			     tr->kind == TFT_TRACK_GPU_STREAM || tr->kind == TFT_TRACK_COMM;

@@ -305,6 +305,17 @@ int tft_cmd_stats(int argc, char **argv)
 		return cli_fail(TFT_EXIT_BADINPUT, "%s: no track with id %u (see 'tftracer info')",
 				argv[optind], opts.track);
 	}
+	if (opts.process) {
+		uint32_t i, n = tft_session_process_count(s);
+
+		for (i = 0; i < n && !tft_stats_process_matches(s, i, opts.process); i++)
+			;
+		if (i == n) {
+			tft_session_close(s);
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: no process named '%s' (see 'tftracer info')",
+					argv[optind], opts.process);
+		}
+	}
 	tft_error_clear(&err);
 	rc = tft_stats_compute(s, &opts, &r, &err);
 	if (rc) {

@@ -66,6 +66,10 @@ int tft_api_stats(struct tft_http_req *r)
 			free(tracks);
 			if (rc == TFT_ENOMEM)
 				return tft_http_reply_error(r, 503, "out of memory");
+			if (rc == TFT_ENOTFOUND)
+				return tft_http_reply_error(r, 404, "no such track");
+			if (rc == TFT_ENOSPC)
+				return tft_http_reply_error(r, 400, "too many track ids");
 			return tft_http_reply_error(r, 400, "track must be a comma-separated list of track ids");
 		}
 		opts.tracks = tracks;

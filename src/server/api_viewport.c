@@ -540,6 +540,10 @@ int tft_api_viewport(struct tft_http_req *r)
 		if (rc < 0) {
 			tft_pool_release(slot);
 			free(ids);
+			if (rc == TFT_ENOTFOUND)
+				return tft_http_reply_error(r, 404, "no such track");
+			if (rc == TFT_ENOSPC)
+				return tft_http_reply_error(r, 400, "too many track ids");
 			return tft_http_reply_error(r, 400, "tracks must be a comma-separated list of track ids");
 		}
 		req.tracks = ids;

@@ -226,6 +226,7 @@ static size_t unique_u32(uint32_t *out, size_t n, uint32_t limit)
 int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t *out, size_t max)
 {
 	size_t pos = 0, n = 0;
+	bool unknown = false;
 
 	if (len == 0)
 		return 0;
@@ -236,14 +237,17 @@ int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t
 		while (pos < len && s[pos] != ',')
 			pos++;
 		if (pos == start || tft_query_parse_i64(s + start, pos - start, &v) != 0 || v < 0 ||
-		    (uint64_t)v >= limit)
+		    v > UINT32_MAX)
 			return TFT_EINVAL;
 		if (n == max)
 			return TFT_ENOSPC;
-		out[n++] = (uint32_t)v;
+		if ((uint64_t)v >= limit)
+			unknown = true; /* (the list is checked to its end first: malformed wins) */
+		else
+			out[n++] = (uint32_t)v;
 		pos++;
 	}
-	return (int)unique_u32(out, n, limit);
+	return unknown ? TFT_ENOTFOUND : (int)unique_u32(out, n, limit);
 }
 
 const char *tft_query_cookie(const char *header, size_t header_len, const char *name,

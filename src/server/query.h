@@ -69,8 +69,8 @@ int tft_query_parse_i64(const char *s, size_t len, int64_t *out);
 /*
  * A comma-separated list of unsigned ids ("3,9,12"), at most `max` of them,
  * each < limit; a repeated id is kept once, where it first appears. Returns
- * the count of distinct ids (>= 0), or TFT_EINVAL (malformed, an id out of
- * range) or TFT_ENOSPC (more than max).
+ * the count of distinct ids (>= 0), or TFT_EINVAL (malformed), TFT_ENOTFOUND
+ * (an id >= limit: no such track) or TFT_ENOSPC (more than max).
  */
 int tft_query_parse_u32_list(const char *s, size_t len, uint32_t limit, uint32_t *out, size_t max);
 

@@ -414,6 +414,7 @@ def check_cli_options(binary, src, work):
         ["export", session, "-o", os.path.join(d, "x.json"), "--max-events", " -1"],
         ["stats", session, "--top", " -1"],
         ["stats", session, "--top", "99999999999999999999"],
+        ["stats", session, "--process", "no-such-process"],
     ]
     for argv in cases:
         r = H.run([binary] + argv, timeout=60)

@@ -307,7 +307,8 @@ def check_viewport_errors(s, sess):
     nt = len(sess["track_list"])
     for q, want in (("width=0", 400), ("width=10001", 400), ("width=abc", 400), ("width=1e3", 400),
                     ("t0=10&t1=5", 400), ("t0=x", 400), ("tracks=abc", 400), ("tracks=1,,2", 400),
-                    ("tracks=%d" % nt, 400), ("tracks=-1", 400), ("tracks=99999999999", 400),
+                    ("tracks=%d" % nt, 404), ("tracks=0,%d" % nt, 404), ("tracks=-1", 400),
+                    ("tracks=99999999999", 400), ("tracks=%d,x" % nt, 400),
                     ("t0=-9223372036854775808&t1=9223372036854775807&width=10000", 200),
                     ("t0=99999999999999999999", 400), ("rel=2", 400), ("tracks=", 200)):
         st, hd, body = req(s.base, "/api/viewport?" + q)
@@ -443,6 +444,8 @@ def check_stats(s, cli_stats, sess):
         g = get_json(s.base, "/api/stats?by=" + by)
         expect(sum(r["count"] for r in g["rows"]) == cli_stats["slices"], "by=%s counts" % by, probs)
     busy = max(sess["track_list"], key=lambda t: t["slices"])
+    st, _, _ = req(s.base, "/api/stats?track=%d" % len(sess["track_list"]))
+    expect(st == 404, "stats?track=<no such track>: %d, want 404" % st, probs)
     one = get_json(s.base, "/api/stats?track=%d" % busy["id"])
     expect(sum(r["count"] for r in one["rows"]) == busy["slices"], "track=ID counts", probs)
     mid = (busy["min_ts_ns"] + busy["max_ts_ns"]) // 2

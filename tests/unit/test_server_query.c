@@ -110,7 +110,8 @@ static void test_lists(void)
 	   "repeated ids kept once, where first listed");
 	is_int(tft_query_parse_u32_list("1,,2", 4, 100, ids, 4), TFT_EINVAL, "empty item");
 	is_int(tft_query_parse_u32_list("1,", 2, 100, ids, 4), TFT_EINVAL, "trailing comma");
-	is_int(tft_query_parse_u32_list("100", 3, 100, ids, 4), TFT_EINVAL, "id at limit");
+	is_int(tft_query_parse_u32_list("100", 3, 100, ids, 4), TFT_ENOTFOUND, "id at limit: no such track");
+	is_int(tft_query_parse_u32_list("100,x", 5, 100, ids, 4), TFT_EINVAL, "malformed wins over unknown");
 	is_int(tft_query_parse_u32_list("-1", 2, 100, ids, 4), TFT_EINVAL, "negative id");
 	is_int(tft_query_parse_u32_list("1,2,3,4,5", 9, 100, ids, 4), TFT_ENOSPC, "too many");
 	is_int(tft_query_parse_u32_list("99999999999999999999", 20, UINT32_MAX, ids, 4), TFT_EINVAL,
