@@ -55,6 +55,7 @@ static const char usage_text[] =
 	"      --trace-next N   record the ops of the first N steps\n"
 	"      --serve          when CMD ends, serve the session (as `tftracer FILE`)\n"
 	"  -q, --quiet          no message of its own\n"
+	"  -h, --help           this help\n"
 	"\n"
 	"exit status: CMD's (128+N when signal N ended it); 127 CMD cannot be run;\n"
 	"2 bad usage (nothing is run); 1 record itself failed.\n";

@@ -29,8 +29,9 @@ static const char usage_text[] =
 	"                              [--tls-cert F --tls-key F] [--open] [--threads N] [--quiet]\n"
 	"       tftracer FILE...         (the same as serve)\n"
 	"\n"
-	"Serve the web UI for a session file (.tft), or for trace files (Chrome, Kineto,\n"
-	"tf.timeline JSON; gzip ok), which are first imported into a temporary session.\n"
+	"Serve the web UI for a session file (.tft), or for trace files and profile run\n"
+	"directories (whatever `tftracer import` reads; gzip ok), which are first imported\n"
+	"into a temporary session.\n"
 	"Runs until interrupted (Ctrl+C, SIGTERM).\n"
 	"\n"
 	"  -p, --port N          TCP port (default 9999; 0 = any free port)\n"
@@ -214,9 +215,12 @@ int tft_cmd_serve(int argc, char **argv)
 		return cli_fail(TFT_EXIT_BADINPUT, "serve: --tls-cert and --tls-key go together");
 	for (int i = optind; i < argc; i++) {
 		struct stat st;
-		if (stat(argv[i], &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(argv[i], &st) != 0)
 			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", argv[i]);
-		nsessions += is_session_file(argv[i]);
+		/* a directory: a profile run (plugins/profile/<run>/), imported as `import` does */
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: not a file or a directory", argv[i]);
+		nsessions += S_ISREG(st.st_mode) && is_session_file(argv[i]);
 	}
 	if (nsessions && argc - optind > 1)
 		return cli_fail(TFT_EXIT_BADINPUT,

@@ -319,6 +319,24 @@ def check_live_global(tmp):
     return probs
 
 
+def check_serve_dir():
+    """`tftracer serve DIR` (and `tftracer DIR`): a profile run directory is imported as
+    `import DIR` does (every *.xplane.pb in it) and served."""
+    d = os.path.join(H.data_dir(), "tracelens", "jax_mi300", "jax08_gemm")
+    if not os.path.isdir(d):
+        return ("skip", "missing data: %s" % d)
+    probs = []
+    srv = Server([d, "--port", "0", "--quiet"])
+    try:
+        sess = get_json(srv.base, "/api/session")
+        expect(sess.get("format") == "xspace" and sess.get("slices", 0) > 0,
+               "serve DIR: %r" % {k: sess.get(k) for k in ("format", "slices", "tracks")}, probs)
+    finally:
+        rc = srv.stop()
+    expect(rc == 0, "serve DIR: exit %r" % rc, probs)
+    return probs
+
+
 def main():
     filters = sys.argv[1:]
     rep = H.Reporter("http_more")
@@ -349,6 +367,7 @@ def main():
             t.run("shutdown", lambda: [] if rc == 0 and not H.SANITIZER_RE.search(srv.stderr())
                   else ["SIGTERM: exit %r: %s" % (rc, srv.stderr()[-400:])])
         t.run("live_global", lambda: check_live_global(tmp))
+        t.run("serve_profile_dir", check_serve_dir)
     except H.CliError as e:
         rep.fail("setup", e)
     finally:
