@@ -3007,68 +3007,6 @@ out:
 	return rc;
 }
 
-/* The formats already imported into a writer, per thread (one thread drives a writer). */
-#define FMT_SLOTS 4
-struct fmt_slot {
-	const struct tft_writer *w; /* weak: compared, never dereferenced */
-	uint32_t processes, tracks, str_id;
-	char formats[96];
-};
-static _Thread_local struct fmt_slot fmt_slots[FMT_SLOTS];
-static _Thread_local unsigned fmt_next;
-
-static int set_format(struct chrome *c, const char *fmt)
-{
-	struct fmt_slot *slot = NULL;
-	char joined[96];
-	size_t l;
-
-	for (unsigned i = 0; i < FMT_SLOTS; i++) {
-		struct fmt_slot *s = &fmt_slots[i];
-		if (s->w != c->w)
-			continue;
-		const char *cur = tft_writer_str(c->w, s->str_id, &l);
-		/* a new writer at a recycled address fails these checks */
-		if (cur && strcmp(cur, s->formats) == 0 &&
-		    tft_writer_process_count(c->w) >= s->processes &&
-		    tft_writer_track_count(c->w) >= s->tracks)
-			slot = s;
-		else
-			s->w = NULL;
-		break;
-	}
-	joined[0] = '\0';
-	if (slot) {
-		snprintf(joined, sizeof(joined), "%s", slot->formats);
-		/* already listed? */
-		const char *p = joined;
-		size_t n = strlen(fmt);
-		bool found = false;
-		while (*p) {
-			const char *q = strchr(p, '+');
-			size_t len = q ? (size_t)(q - p) : strlen(p);
-			if (len == n && memcmp(p, fmt, n) == 0)
-				found = true;
-			p += len + (q ? 1 : 0);
-		}
-		if (!found && strlen(joined) + 1 + n < sizeof(joined)) {
-			strcat(joined, "+");
-			strcat(joined, fmt);
-		}
-	} else {
-		snprintf(joined, sizeof(joined), "%s", fmt);
-		slot = &fmt_slots[fmt_next++ % FMT_SLOTS];
-	}
-	slot->w = c->w;
-	snprintf(slot->formats, sizeof(slot->formats), "%s", joined);
-	int rc = intern(c, joined, strlen(joined), &slot->str_id);
-	if (rc)
-		return rc;
-	slot->processes = tft_writer_process_count(c->w);
-	slot->tracks = tft_writer_track_count(c->w);
-	return tft_writer_set_meta(c->w, "format", joined);
-}
-
 /* Apply the process and track fields a tftracer export listed under "metadata" (md_parse). */
 static void apply_md(struct chrome *c)
 {
@@ -3190,12 +3128,13 @@ static int finish(struct chrome *c)
 	if (c->truncated && (rc = tft_writer_set_meta(c->w, "truncated", "1")))
 		return rc;
 	const char *fmt = c->kineto ? "kineto" : c->tf_timeline ? "tf_timeline" : "chrome";
-	if ((rc = set_format(c, fmt)))
+	/* (several inputs into one session: "kineto+xspace"; producers likewise) */
+	if ((rc = tft_writer_join_meta(c->w, "format", fmt, "+")))
 		return rc;
 	if (c->kineto)
-		rc = tft_writer_set_meta(c->w, "producer", "PyTorch Profiler");
+		rc = tft_writer_join_meta(c->w, "producer", "PyTorch Profiler", " + ");
 	else if (c->tf_timeline)
-		rc = tft_writer_set_meta(c->w, "producer", "TensorFlow");
+		rc = tft_writer_join_meta(c->w, "producer", "TensorFlow", " + ");
 	return rc;
 }
 

@@ -34,6 +34,9 @@ struct pk_ing {
 	/* progress relay for the RunMetadata importer */
 	struct tft_ingest_opts sub_opts;
 	uint64_t sub_base;
+	/* the session's format and producer before this file (owned): the RunMetadata
+	 * importer notes "runmeta", the pickle then says what it was */
+	char *fmt_before, *prod_before;
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -42,6 +45,24 @@ static int set_meta(struct pk_ing *g, const char *key, const char *value)
 {
 	int r = tft_writer_set_meta(g->w, key, value);
 
+	if (r)
+		return tft_error_set(g->err, r, -1, "could not store the session metadata");
+	return 0;
+}
+
+/* The session's format (and producer, if not NULL) gain this file's, in place of what
+ * the RunMetadata importer noted for the protos inside. */
+static int set_format(struct pk_ing *g, const char *fmt, const char *producer)
+{
+	int r = tft_writer_set_meta(g->w, "format", g->fmt_before ? g->fmt_before : "");
+
+	if (!r)
+		r = tft_writer_join_meta(g->w, "format", fmt, "+");
+	if (!r && producer) {
+		r = tft_writer_set_meta(g->w, "producer", g->prod_before ? g->prod_before : "");
+		if (!r)
+			r = tft_writer_join_meta(g->w, "producer", producer, " + ");
+	}
 	if (r)
 		return tft_error_set(g->err, r, -1, "could not store the session metadata");
 	return 0;
@@ -637,8 +658,7 @@ static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 	if (r)
 		return r;
 
-	if ((r = set_meta(g, "format", "tftracer-session-pickle")) ||
-	    (r = set_meta(g, "producer", "tftracer (TracingServer.save_session)")) ||
+	if ((r = set_format(g, "tftracer-session-pickle", "tftracer (TracingServer.save_session)")) ||
 	    (r = set_meta_int(g, "tftracer.runs", profiles->n)) ||
 	    (r = set_meta_int(g, "tftracer.traces", (int64_t)g->traced)) ||
 	    (r = set_meta_int(g, "tftracer.traces_not_kept", (int64_t)g->evicted)))
@@ -680,9 +700,9 @@ static int ingest_root(struct pk_ing *g, const struct tft_pickle_value *root, in
 	} else if (is_proto(root)) {
 		r = import_proto(g, root, base_name(g->name), 0, 0);
 		if (!r)
-			r = set_meta(g, "format", root->cls == TFT_PICKLE_CLS_STEP_STATS
-							  ? "stepstats-pickle"
-							  : "runmeta-pickle");
+			r = set_format(g, root->cls == TFT_PICKLE_CLS_STEP_STATS ? "stepstats-pickle"
+										 : "runmeta-pickle",
+				       NULL);
 	} else if ((root->type == TFT_PICKLE_LIST || root->type == TFT_PICKLE_TUPLE) && root->n) {
 		for (uint32_t i = 0; i < root->n && !r; i++) {
 			const struct tft_pickle_value *v = root->u.items[i];
@@ -697,7 +717,7 @@ static int ingest_root(struct pk_ing *g, const struct tft_pickle_value *root, in
 			r = import_proto(g, v, buf, 0, 0);
 		}
 		if (!r)
-			r = set_meta(g, "format", "runmeta-pickle");
+			r = set_format(g, "runmeta-pickle", NULL);
 	} else {
 		return tft_error_set(g->err, TFT_EFORMAT, root->offset,
 				     "pickle: expected a RunMetadata (Timeline.to_pickle) or a tftracer "
@@ -749,7 +769,15 @@ int tft_ingest_pickle_mem(struct tft_writer *w, const char *name, const uint8_t 
 		g.sub_opts.progress = relay_progress;
 		g.sub_opts.progress_ctx = &g;
 	}
+	{
+		const char *f = tft_writer_meta(w, "format"), *p = tft_writer_meta(w, "producer");
+
+		g.fmt_before = f ? strdup(f) : NULL;
+		g.prod_before = p ? strdup(p) : NULL;
+	}
 	r = ingest_root(&g, tft_pickle_root(pk), tft_pickle_protocol(pk));
+	free(g.fmt_before);
+	free(g.prod_before);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, g.traced + g.untraced);
 	tft_pickle_destroy(pk);

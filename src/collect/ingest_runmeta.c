@@ -3915,9 +3915,9 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 			goto out;
 		}
 	}
-	r = tft_writer_set_meta(w, "format", stepstats ? "stepstats" : "runmeta");
+	r = tft_writer_join_meta(w, "format", stepstats ? "stepstats" : "runmeta", "+");
 	if (!r)
-		r = tft_writer_set_meta(w, "producer", "TensorFlow");
+		r = tft_writer_join_meta(w, "producer", "TensorFlow", " + ");
 	if (r)
 		tft_error_set(err, r, -1, "could not store the session metadata");
 	if (!r && opts && opts->progress)

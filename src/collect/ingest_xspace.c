@@ -3545,9 +3545,9 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 			r = tft_writer_add_count(w, "xspace_warnings", x.nwarnings);
 	}
 	if (!r)
-		r = tft_writer_set_meta(w, "format", "xspace");
+		r = tft_writer_join_meta(w, "format", "xspace", "+");
 	if (!r)
-		r = tft_writer_set_meta(w, "producer", "TensorFlow/JAX profiler");
+		r = tft_writer_join_meta(w, "producer", "TensorFlow/JAX profiler", " + ");
 	if (r) {
 		tft_error_set(err, r, -1, "could not store flows, steps or metadata");
 		goto out;

@@ -1703,6 +1703,50 @@ int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value
 	return 0;
 }
 
+int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item, const char *sep)
+{
+	struct meta_ent *m;
+	size_t n, k, ls;
+	char *text;
+
+	if (!key || !*key || !item || !*item || !sep)
+		return TFT_EINVAL;
+	m = meta_get(w, key);
+	if (!m)
+		return TFT_ENOMEM;
+	if (!m->text || !*m->text)
+		return tft_writer_set_meta(w, key, item);
+	/* already listed? */
+	n = strlen(item);
+	ls = strlen(sep);
+	for (const char *p = m->text;;) {
+		const char *q = ls ? strstr(p, sep) : NULL;
+
+		k = q ? (size_t)(q - p) : strlen(p);
+		if (k == n && memcmp(p, item, n) == 0)
+			return 0;
+		if (!q)
+			break;
+		p = q + ls;
+	}
+	k = strlen(m->text);
+	text = malloc(k + ls + n + 1);
+	if (!text)
+		return TFT_ENOMEM;
+	memcpy(text, m->text, k);
+	memcpy(text + k, sep, ls);
+	memcpy(text + k + ls, item, n + 1);
+	return tft_writer_set_meta(w, key, text) ? (free(text), TFT_ENOMEM) : (free(text), 0);
+}
+
+const char *tft_writer_meta(struct tft_writer *w, const char *key)
+{
+	for (uint32_t i = 0; i < w->nmeta; i++)
+		if (strcmp(w->meta[i].key, key) == 0)
+			return w->meta[i].text;
+	return NULL;
+}
+
 int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
 {
 	struct meta_ent *m;

@@ -156,6 +156,14 @@ uint32_t tft_writer_step_count(const struct tft_writer *w);
 
 /* Session metadata (key/value text). Later values replace earlier ones. */
 int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value);
+/*
+ * Add item to the list in key's value, items separated by sep ("kineto+xspace"),
+ * unless it is listed already: what importers note of each input of a session
+ * ("format", "producer"). An unset or empty value becomes item.
+ */
+int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item, const char *sep);
+/* A meta value set so far (NULL when unset); valid until that key is set again. */
+const char *tft_writer_meta(struct tft_writer *w, const char *key);
 /* Add to the session's counters of lost data ("dropped", "unmatched_flows",
  * "unclosed_slices", ...): stored as integer meta values. */
 int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta);

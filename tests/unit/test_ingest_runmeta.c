@@ -789,6 +789,46 @@ static void test_lookalike_the_other_way(void)
 	}
 }
 
+/* Several inputs into one session: the format and producer list each, once. */
+static int ingest_three(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct mem_input *in = ctx;
+	static const char json[] = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
+	int r = tft_ingest_mem(w, in->name, in->p, in->n, NULL, err);
+
+	if (!r)
+		r = tft_ingest_mem(w, "t.json", json, sizeof(json) - 1, NULL, err);
+	if (!r)
+		r = tft_ingest_mem(w, in->name, in->p, in->n, NULL, err);
+	return r;
+}
+
+static void test_formats_joined(void)
+{
+	struct enc rm = {0}, ss = {0}, dev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	struct mem_input in = { "run.pb", NULL, 0 };
+	int rc;
+
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+	node(&dev, "a", 10, 5, "a = Const()", NULL);
+	e_msg(&ss, 1, &dev);
+	e_msg(&rm, 1, &ss);
+	in.p = rm.p;
+	in.n = rm.len;
+	s = tft_test_import(tmpdir, ingest_three, &in, &rc, &err);
+	ok(s != NULL, "runmeta + JSON + runmeta into one session%s%s", s ? "" : ": ", s ? "" : err.msg);
+	if (s) {
+		is_str(tft_session_meta(s, "format"), "runmeta+chrome", "format lists each input's once");
+		is_str(tft_session_meta(s, "producer"), "TensorFlow", "producer: the one that says");
+		tft_session_close(s);
+	}
+	free(rm.p);
+	free(ss.p);
+	free(dev.p);
+}
+
 /* ---- parallel import (opts.threads >= 2): the serial import's session ------------------ */
 
 struct opts_input {
@@ -1201,6 +1241,7 @@ int main(void)
 	test_repeated_empty_device();
 	test_json_lookalike();
 	test_lookalike_the_other_way();
+	test_formats_joined();
 	test_parallel();
 	test_text(data);
 	{
