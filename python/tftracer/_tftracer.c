@@ -633,6 +633,17 @@ static PyObject *server_import_trace(ServerObject *self, PyObject *args, PyObjec
 		if (j.unlink_after && j.path)
 			unlink(j.path);
 		job_free(&j);
+		/* counted as the worker counts its imports (status()) */
+		pthread_mutex_lock(&self->worker.lock);
+		if (rc) {
+			self->worker.failed++;
+			tft_error_format(&err, self->worker.last_error, sizeof(self->worker.last_error));
+			self->worker.error_seq++;
+		} else {
+			self->worker.done++;
+			self->worker.events += events;
+		}
+		pthread_mutex_unlock(&self->worker.lock);
 		if (rc)
 			return raise_status(rc, &err, "cannot import the trace");
 		return PyLong_FromUnsignedLongLong(events);

@@ -320,7 +320,8 @@ static int ingest_tmp(const struct tft_live_import *im, const char *tmp, struct 
 			      : tft_ingest_mem(w, name, im->data, im->len, NULL, err);
 		break;
 	case TFT_LIVE_SRC_RUNMETA:
-		rc = tft_runmeta_ingest_as(w, name, data, len, TFT_PB_FMT_RUNMETA, NULL, err);
+		/* binary or text format, RunMetadata or a bare StepStats: as `import` tells them */
+		rc = tft_runmeta_ingest(w, name, data, len, NULL, err);
 		break;
 	case TFT_LIVE_SRC_XSPACE:
 		rc = tft_xspace_ingest(w, name, data, len, NULL, err);

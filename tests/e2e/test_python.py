@@ -305,6 +305,36 @@ def case_port_taken(tmp):
     check("port_taken", probs)
 
 
+def case_import_blocking(tmp):
+    """import_trace(block=True): a text-format RunMetadata imports as `tftracer import` reads
+    it, and blocking imports count in status() as queued ones do."""
+    import tftracer
+    probs = []
+    pbtxt = os.path.join(DATA, "tensorboard", "run_metadata_run_step99_tag_train.pbtxt")
+    if not os.path.exists(pbtxt):
+        emit("SKIP", "import_blocking", "missing data: %s" % pbtxt)
+        return
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "ib.tft"))
+    try:
+        n = srv.import_trace("runmetadata", path=pbtxt, block=True)
+        if n != 1:
+            probs.append("text RunMetadata: %r events, want 1" % n)
+        bad = os.path.join(tmp, "bad.pb")
+        with open(bad, "wb") as f:
+            f.write(b"\xff\xff\xff")
+        try:
+            srv.import_trace("xspace", path=bad, block=True)
+            probs.append("a bad XSpace imported")
+        except tftracer.Error:
+            pass
+        st = srv.status()
+        if (st["imports"], st["import_errors"], st["imported_events"]) != (1, 1, 1) or "bad.pb" not in st["last_import_error"]:
+            probs.append("status %r" % {k: st[k] for k in ("imports", "import_errors", "imported_events", "last_import_error")})
+    finally:
+        srv.stop()
+    check("import_blocking", probs)
+
+
 def case_live_torch(tmp):
     import torch
     import tftracer
@@ -770,6 +800,7 @@ CASES = {
     "live_torch": (case_live_torch, True),
     "traced_midstep": (case_traced_midstep, True),
     "port_taken": (case_port_taken, False),
+    "import_blocking": (case_import_blocking, False),
     "timeline_torch": (case_timeline_torch, True),
     "timeline_tf": (case_timeline_tf, False),
     "hook": (case_hook, False),
