@@ -894,6 +894,75 @@ static void emit_trailer(struct chrome *c)
 	tft_json_write_end_object(w);
 }
 
+/*
+ * Steps no slice stands for (a runtime's, a RunMetadata's): X events on a
+ * "Steps" thread of their process (the first process when the step names
+ * none), category "tftracer.step", so that Perfetto and chrome://tracing
+ * show the steps. The importer skips that category: metadata.steps restores
+ * the steps themselves.
+ */
+static int emit_step_events(struct chrome *c)
+{
+	uint32_t np = c->nprocs;
+	int64_t *tid;
+	uint8_t *state; /* per process: 1 has tracks (tid[] is their max), 2 "Steps" named */
+
+	if (!np || !c->nsteps)
+		return 0;
+	tid = calloc(np, sizeof(*tid));
+	state = calloc(np, 1);
+	if (!tid || !state) {
+		free(tid);
+		free(state);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t i = 0; i < c->ntracks; i++) {
+		const struct tft_track *t = tft_session_track(c->s, i);
+
+		if (t && t->process < np && (!state[t->process] || c->tracks[i].tid > tid[t->process])) {
+			tid[t->process] = c->tracks[i].tid;
+			state[t->process] = 1;
+		}
+	}
+	for (uint32_t i = 0; i < np; i++)
+		tid[i] = state[i] && tid[i] < INT64_MAX ? tid[i] + 1 : 0;
+	for (uint32_t i = 0; i < c->nsteps && !c->w->status; i++) {
+		const struct tft_step *st = tft_session_step(c->s, i);
+		uint32_t p;
+
+		if (!st || c->step_seen[i])
+			continue;
+		p = st->process < np ? st->process : 0;
+		if (state[p] != 2) {
+			put_meta_head(c, "thread_name", c->pids[p]);
+			PUT(c, ",\"tid\":");
+			tft_json_write_raw_int(c->w, tid[p]);
+			PUT(c, ",\"args\":{\"name\":\"Steps\"}}");
+			state[p] = 2;
+		}
+		begin_event(c);
+		PUT(c, "{\"ph\":\"X\",\"cat\":\"tftracer.step\",\"name\":");
+		put_str(c, st->name);
+		PUT(c, ",\"pid\":");
+		tft_json_write_raw_int(c->w, c->pids[p]);
+		PUT(c, ",\"tid\":");
+		tft_json_write_raw_int(c->w, tid[p]);
+		PUT(c, ",\"ts\":");
+		tft_json_write_raw_ns_us(c->w, st->start_ns);
+		PUT(c, ",\"dur\":");
+		tft_json_write_raw_ns_us(c->w, st->dur_ns);
+		PUT(c, ",\"args\":{\"step\":");
+		tft_json_write_raw_int(c->w, st->index);
+		if (st->traced) /* (PUT takes a literal: its length is its size) */
+			PUT(c, ",\"traced\":true}}");
+		else
+			PUT(c, ",\"traced\":false}}");
+	}
+	free(tid);
+	free(state);
+	return 0;
+}
+
 /* ---- driver ------------------------------------------------------------- */
 
 int tft_export_chrome(struct tft_session *s, struct tft_json_writer *w,
@@ -938,6 +1007,8 @@ int tft_export_chrome(struct tft_session *s, struct tft_json_writer *w,
 			goto out;
 		rc = 0;
 	}
+	if (!w->status && !c.status && emit_step_events(&c))
+		c.status = TFT_ENOMEM;
 	PUT(&c, "\n");
 	tft_json_write_end_array(w);
 	emit_trailer(&c);

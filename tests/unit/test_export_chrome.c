@@ -489,7 +489,8 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	is_int(evs->n, n->events, "event count matches the exporter's count");
 
 	/* metadata events */
-	is_int(count_ph(evs, "M", NULL), 3 + 1 + 3 + 9 + 9, "M: 3 names, 1 labels, 3+9 sort indexes, 9 thread names");
+	is_int(count_ph(evs, "M", NULL), 3 + 1 + 3 + 9 + 9 + 1,
+	       "M: 3 names, 1 labels, 3+9 sort indexes, 9 thread names, a Steps thread");
 	ok(find_meta(evs, "process_name", "100", "trainer") != NULL, "trainer keeps pid 100");
 	ok(find_meta(evs, "process_name", "1000", "dup") != NULL, "second pid 100 renumbered above the largest (1000)");
 	e = find_meta(evs, "process_labels", "100", NULL);
@@ -503,7 +504,14 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	   "async track gets its own tid (%s)", e ? jtext(e, "tid") : "-");
 
 	/* slices and args */
-	is_int(count_ph(evs, "X", NULL), 6, "X slices");
+	is_int(count_ph(evs, "X", NULL), 6 + 1, "X slices, and the step no slice stands for");
+	e = find_ev(evs, "X", "step2", 0);
+	ok(e && !strcmp(jtext(e, "cat"), "tftracer.step") && !strcmp(jtext(e, "ts"), "50") &&
+		   !strcmp(jtext(e, "dur"), "1") && !strcmp(jtext(e, "pid"), "100"),
+	   "step2 drawn on a Steps thread of the first process (it names none)");
+	ok(find_ev(evs, "X", "ProfilerStep#1", 0) == NULL || strcmp(jtext(find_ev(evs, "X", "ProfilerStep#1", 0), "cat"),
+								   "tftracer.step") != 0,
+	   "a step its slice stands for is not drawn twice");
 	e = find_ev(evs, "X", "matmul", 0);
 	ok(e != NULL, "matmul exported");
 	is_str(jtext(e, "ts"), "1.5", "ts in exact microseconds");
