@@ -169,6 +169,13 @@ static void print_text(struct tft_session *s, const char *path)
 	printf("lost:       %" PRIu64 " dropped, %" PRIu64 " unmatched flows, %" PRIu64
 	       " unclosed slices\n", sum.dropped, sum.unmatched_flows, sum.unclosed_slices);
 	printf("processes:  %" PRIu64 ", tracks: %" PRIu64 "\n", sum.processes, sum.tracks);
+	{
+		const char *gn = tft_session_meta(s, "graph_nodes");
+
+		if (gn && strtoull(gn, NULL, 10))
+			printf("graph:      %s nodes (GraphDef / CostGraphDef / partition graphs; table "
+			       "graph_nodes)\n", gn);
+	}
 
 	for (uint32_t p = 0; p < np; p++) {
 		const struct tft_process *pr = tft_session_process(s, p);

@@ -828,6 +828,8 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 		tft_graph_import_finish(gi, NULL);
 	if (!r)
 		r = tft_writer_set_meta(w, "graph_format", text ? "graphdef_text" : "graphdef");
+	if (!r) /* (a graph alone is a session too: info says what it holds) */
+		r = tft_writer_join_meta(w, "format", "graphdef", "+");
 out:
 	if (r && err && err->code == TFT_OK)
 		tft_error_set(err, r, -1, "%s", tft_strerror(r));
