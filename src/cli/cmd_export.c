@@ -296,6 +296,8 @@ int tft_cmd_export(int argc, char **argv)
 	}
 	if (!outpath[0])
 		return cli_fail(TFT_EXIT_BADINPUT, "export: -o needs a file name, or - for stdout");
+	if (xo.max_events && strcmp(fmt->name, "html") != 0)
+		return cli_fail(TFT_EXIT_BADINPUT, "export: --max-events goes with -f html");
 	if (xo.tf_timeline && strcmp(fmt->name, "chrome") != 0)
 		return cli_fail(TFT_EXIT_BADINPUT, "export: --tf-timeline needs -f chrome");
 	if ((xo.show_dataflow || xo.show_memory) && !xo.tf_timeline)

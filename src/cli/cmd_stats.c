@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"share (percent of the summed total of all groups).\n"
 	"\n"
 	"      --by KEY        group by name (default), category or track\n"
-	"      --top N         print only the N groups with the largest total\n"
+	"      --top N         print only the N groups with the largest total (0: all)\n"
 	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
 	"      --process NAME  only tracks of processes with this name or pid\n"
 	"      --json          {\"rows\": [...]} with the times in nanoseconds\n"
@@ -323,7 +323,8 @@ int tft_cmd_stats(int argc, char **argv)
 		tft_session_close(s);
 		return cli_fail_error(&err);
 	}
-	nshow = top < r->nrows ? (size_t)top : r->nrows;
+	/* --top 0: every row, as top=0 in /api/stats */
+	nshow = top && top < r->nrows ? (size_t)top : r->nrows;
 	rc = 0;
 	if (out == OUT_JSON)
 		rc = print_json(r, nshow, opts.group_by);

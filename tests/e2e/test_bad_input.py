@@ -415,6 +415,7 @@ def check_cli_options(binary, src, work):
         ["stats", session, "--top", " -1"],
         ["stats", session, "--top", "99999999999999999999"],
         ["stats", session, "--process", "no-such-process"],
+        ["export", session, "-o", os.path.join(d, "y.json"), "--max-events", "5"],
     ]
     for argv in cases:
         r = H.run([binary] + argv, timeout=60)
