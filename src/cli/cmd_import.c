@@ -142,6 +142,7 @@ int tft_cmd_import(int argc, char **argv)
 	wopts.bulk = 1; /* a temporary name, renamed only on success */
 	w = tft_writer_open(of.tmp, &wopts, &err);
 	if (!w) {
+		err.file[0] = '\0'; /* (the writer named the temporary file: the user named this one) */
 		tft_error_set_file(&err, out);
 		cli_outfile_discard(&of);
 		return cli_fail_error(&err);
