@@ -1736,7 +1736,12 @@ int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item
 	memcpy(text, m->text, k);
 	memcpy(text + k, sep, ls);
 	memcpy(text + k + ls, item, n + 1);
-	return tft_writer_set_meta(w, key, text) ? (free(text), TFT_ENOMEM) : (free(text), 0);
+	{
+		int rc = tft_writer_set_meta(w, key, text);
+
+		free(text);
+		return rc;
+	}
 }
 
 const char *tft_writer_meta(struct tft_writer *w, const char *key)
