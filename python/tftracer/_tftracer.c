@@ -109,6 +109,7 @@ struct worker {
 	uint64_t done, failed, dropped, events;
 	char last_error[TFT_ERROR_MSG_MAX + 300];
 	uint64_t error_seq;
+	int64_t last_error_ns; /* when (monotonic): the newer of this and a blocking import's is shown */
 };
 
 static void job_free(struct job *j)
@@ -137,6 +138,7 @@ static void job_run(struct worker *w, struct job *j)
 		w->failed++;
 		tft_error_format(&err, w->last_error, sizeof(w->last_error));
 		w->error_seq++;
+		w->last_error_ns = mono_ns();
 	} else {
 		w->done++;
 		w->events += events;
@@ -273,6 +275,11 @@ typedef struct {
 	StepObject *cache;     /* a reusable step context */
 	uint64_t lost_steps;   /* steps not recorded: the runtime was disabled */
 	pid_t owner;           /* the process that started it (a fork child only lets go) */
+	/* blocking imports (import_trace(block=True)), counted under the GIL: the
+	 * worker's lock may be gone (stop() in another thread) */
+	uint64_t bdone, bfailed, bevents;
+	char blast_error[TFT_ERROR_MSG_MAX + 300];
+	int64_t blast_error_ns;
 } ServerObject;
 
 struct StepObject {
@@ -498,11 +505,14 @@ static PyObject *server_status(ServerObject *self, PyObject *unused)
 	NEED_LV(self);
 	tft_live_get_status(self->lv, &s);
 	pthread_mutex_lock(&self->worker.lock);
-	done = self->worker.done;
-	failed = self->worker.failed;
+	done = self->worker.done + self->bdone;
+	failed = self->worker.failed + self->bfailed;
 	dropped = self->worker.dropped;
-	ev = self->worker.events;
-	memcpy(last, self->worker.last_error, sizeof(last));
+	ev = self->worker.events + self->bevents;
+	if (self->blast_error_ns > self->worker.last_error_ns)
+		memcpy(last, self->blast_error, sizeof(last));
+	else
+		memcpy(last, self->worker.last_error, sizeof(last));
 	pthread_mutex_unlock(&self->worker.lock);
 	d = PyDict_New();
 	if (!d)
@@ -633,17 +643,15 @@ static PyObject *server_import_trace(ServerObject *self, PyObject *args, PyObjec
 		if (j.unlink_after && j.path)
 			unlink(j.path);
 		job_free(&j);
-		/* counted as the worker counts its imports (status()) */
-		pthread_mutex_lock(&self->worker.lock);
+		/* counted with the worker's imports in status(); under the GIL */
 		if (rc) {
-			self->worker.failed++;
-			tft_error_format(&err, self->worker.last_error, sizeof(self->worker.last_error));
-			self->worker.error_seq++;
+			self->bfailed++;
+			tft_error_format(&err, self->blast_error, sizeof(self->blast_error));
+			self->blast_error_ns = mono_ns();
 		} else {
-			self->worker.done++;
-			self->worker.events += events;
+			self->bdone++;
+			self->bevents += events;
 		}
-		pthread_mutex_unlock(&self->worker.lock);
 		if (rc)
 			return raise_status(rc, &err, "cannot import the trace");
 		return PyLong_FromUnsignedLongLong(events);

@@ -92,12 +92,24 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	const char *base = strrchr(inputs[0], '/');
+	size_t blen;
 	struct tft_error err;
 	struct tft_writer_opts wopts = {0};
 	struct tft_writer *w;
 	int rc;
 
 	base = base ? base + 1 : inputs[0];
+	blen = strlen(base);
+	if (!blen) { /* "DIR/": the directory's own name */
+		const char *end = inputs[0] + strlen(inputs[0]);
+
+		while (end > inputs[0] && end[-1] == '/')
+			end--;
+		base = end;
+		while (base > inputs[0] && base[-1] != '/')
+			base--;
+		blen = (size_t)(end - base);
+	}
 	if (!tmpdir || !*tmpdir)
 		tmpdir = "/tmp";
 	if ((size_t)snprintf(t->dir, sizeof(t->dir), "%s/tftracer-serve-XXXXXX", tmpdir) >= sizeof(t->dir) ||
@@ -105,7 +117,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 		t->dir[0] = '\0';
 		return cli_fail(TFT_EXIT_FAIL, "serve: cannot create a temporary directory in %s", tmpdir);
 	}
-	snprintf(t->path, sizeof(t->path), "%s/%.200s.tft", t->dir, base);
+	snprintf(t->path, sizeof(t->path), "%s/%.*s.tft", t->dir, (int)(blen > 200 ? 200 : blen), base);
 	cli_cleanup_on_signal(t->path, t->dir); /* a Ctrl+C during the import leaves nothing */
 	if (!quiet)
 		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");

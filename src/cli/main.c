@@ -69,9 +69,16 @@ int cli_fail_error(const struct tft_error *err)
 
 int cli_bad_option(const char *cmd, char **argv)
 {
-	/* (getopt has consumed the offending argument: unknown, or an option missing its value) */
+	/*
+	 * A long option: the argument getopt consumed last. A short one: its
+	 * letter (in a cluster such as -xz, getopt has not moved past the
+	 * argument yet, so that would be the one before).
+	 */
 	const char *arg = optind > 0 && argv[optind - 1] ? argv[optind - 1] : "";
+	char letter[3] = { '-', (char)optopt, 0 };
 
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0)
+		arg = letter;
 	return cli_fail(TFT_EXIT_BADINPUT, "%s: unknown option, or one missing its value: '%s' "
 			"(see tftracer %s --help)", cmd, arg, cmd);
 }

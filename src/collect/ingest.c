@@ -290,7 +290,7 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 			break;
 		default:
 			if (len >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
-				return tft_error_set(err, TFT_EFORMAT, 0,
+				return tft_error_set(err, TFT_EFORMAT, -1,
 						     "a SQLite database (a tftracer session? open it with "
 						     "tftracer FILE; import reads traces, not sessions)");
 			for (i = 0; i < len && is_space(head[i]); i++)

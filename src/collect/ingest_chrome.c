@@ -351,6 +351,9 @@ struct chrome {
 	uint32_t nfkeys, cap_fkeys;
 	struct tft_step *steps;     /* owned; added at the end (time shift) */
 	uint32_t nsteps, cap_steps;
+	uint32_t *step_proc;        /* owned: per step, the proc of a tftracer.step event (its
+				     * process registered only if the step stays), else TFT_NONE */
+	uint32_t cap_step_proc;
 
 	const struct parg *pargs;   /* borrowed from the batch: args of the current event */
 	uint32_t npargs;
@@ -892,6 +895,53 @@ static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8
 	return 0;
 }
 
+/* Room for one more step (zeroed), its proc slot TFT_NONE; NULL: out of memory. */
+static struct tft_step *push_step(struct chrome *c)
+{
+	struct tft_step *s;
+
+	if (vec_grow((void **)&c->steps, &c->cap_steps, (uint64_t)c->nsteps + 1, sizeof(*c->steps)) ||
+	    vec_grow((void **)&c->step_proc, &c->cap_step_proc, (uint64_t)c->nsteps + 1,
+		     sizeof(*c->step_proc)))
+		return NULL;
+	c->step_proc[c->nsteps] = TFT_NONE;
+	s = &c->steps[c->nsteps++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/*
+ * A tftracer export's step drawn as a slice (cat "tftracer.step") is a step
+ * again, not a slice. Its process is registered only if the step stays:
+ * the export's metadata.steps, when the file has it, replaces these steps
+ * at the end (as it replaces ProfilerStep#N ones), and a process made only
+ * for steps without one ("Steps") must not appear on a round trip.
+ */
+static int tracer_step(struct chrome *c, const struct cev *e)
+{
+	const struct parg *a;
+	uint32_t name = 0, idx;
+	int rc;
+
+	if ((e->name.len && (rc = intern(c, e->name.ptr, e->name.len, &name))) ||
+	    (rc = get_proc(c, &e->pid, &idx)))
+		return rc;
+	struct tft_step *s = push_step(c);
+
+	if (!s)
+		return nomem(c);
+	a = find_parg(c, "step");
+	s->index = a && a->type == TFT_ARG_INT ? a->i : (int64_t)c->nsteps - 1;
+	a = find_parg(c, "traced");
+	s->traced = a && a->type == TFT_ARG_BOOL && a->i;
+	s->name = name;
+	s->process = TFT_NONE;
+	s->start_ns = e->ts;
+	s->dur_ns = e->dur < 0 ? 0 : e->dur;
+	c->step_proc[c->nsteps - 1] = idx;
+	return 0;
+}
+
 /* Kineto's ProfilerStep#N slices become steps. */
 static int maybe_step(struct chrome *c, const char *name, size_t len, const struct tft_json_str *cat,
 		      uint32_t name_id, uint32_t proc_idx, int64_t ts, int64_t dur)
@@ -909,10 +959,9 @@ static int maybe_step(struct chrome *c, const char *name, size_t len, const stru
 		return 0;
 	if ((rc = ensure_proc(c, proc_idx, &pid)))
 		return rc;
-	if (vec_grow((void **)&c->steps, &c->cap_steps, (uint64_t)c->nsteps + 1, sizeof(*c->steps)))
+	struct tft_step *s = push_step(c);
+	if (!s)
 		return nomem(c);
-	struct tft_step *s = &c->steps[c->nsteps++];
-	memset(s, 0, sizeof(*s));
 	s->index = idx;
 	s->name = name_id;
 	s->process = pid;
@@ -1477,9 +1526,9 @@ static int commit(struct chrome *c, const struct cev *e)
 	char ph;
 	int rc;
 
-	/* a tftracer export's steps, drawn as slices: metadata.steps restores them as steps */
+	/* a tftracer export's steps, drawn as slices: steps again (tracer_step) */
 	if (e->ph.len == 1 && e->ph.ptr[0] == 'X' && STR_EQ(&e->cat, "tftracer.step"))
-		return 0;
+		return tracer_step(c, e);
 	c->events++;
 	if (e->ph.len != 1) {
 		c->skipped++;
@@ -3119,6 +3168,8 @@ static int finish(struct chrome *c)
 	for (uint32_t i = 0; i < c->nsteps; i++) {
 		struct tft_step s = c->steps[i];
 		s.start_ns += c->shift_ns;
+		if (c->step_proc[i] != TFT_NONE && (rc = ensure_proc(c, c->step_proc[i], &s.process)))
+			return rc;
 		if ((rc = tft_writer_add_step(c->w, &s)))
 			return rc;
 	}
@@ -3155,6 +3206,7 @@ static void destroy(struct chrome *c)
 	free(c->fpoints);
 	free(c->fkey_ids);
 	free(c->steps);
+	free(c->step_proc);
 	free(c->args);
 	free(c->map.slots);
 	free(c->icache);

@@ -270,7 +270,9 @@ static void mark_step(struct chrome *c, const struct tft_event *ev)
 
 	while ((si = c->step_slots[h]) != 0) {
 		const struct tft_step *st = tft_session_step(c->s, si - 1);
-		if (st && st->start_ns == ev->ts_ns && (st->name == ev->name || st->dur_ns == ev->dur_ns))
+		/* (the same start and name: a node that merely spans the step, a
+		 * RunMetadata's _SOURCE, does not stand for it) */
+		if (st && st->start_ns == ev->ts_ns && st->name == ev->name)
 			c->step_seen[si - 1] = true;
 		h = (h + 1) & c->step_mask;
 	}
@@ -895,58 +897,126 @@ static void emit_trailer(struct chrome *c)
 }
 
 /*
- * Steps no slice stands for (a runtime's, a RunMetadata's): X events on a
- * "Steps" thread of their process (the first process when the step names
- * none), category "tftracer.step", so that Perfetto and chrome://tracing
- * show the steps. The importer skips that category: metadata.steps restores
- * the steps themselves.
+ * Steps no slice stands for (a runtime's, a RunMetadata's): X events,
+ * category "tftracer.step", so that Perfetto and chrome://tracing show them,
+ * on "Steps" threads of their process: first-fit lanes, a thread each, so
+ * that no two overlap on one thread (X events must nest). Steps that name
+ * no process get a process "Steps" of their own. The importer takes these
+ * events as steps again (metadata.steps replaces them when present).
  */
+#define STEP_LANES_MAX 1024
+
+struct step_ref {
+	uint32_t group; /* process index, or nprocs: none */
+	uint32_t step;
+	int64_t start, end;
+};
+
+static int cmp_step_ref(const void *a, const void *b)
+{
+	const struct step_ref *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end; /* longer first */
+}
+
 static int emit_step_events(struct chrome *c)
 {
-	uint32_t np = c->nprocs;
-	int64_t *tid;
-	uint8_t *state; /* per process: 1 has tracks (tid[] is their max), 2 "Steps" named */
+	uint32_t np = c->nprocs, n = 0;
+	struct step_ref *refs;
+	int64_t *tmin, *tmax, *lane_end = NULL, none_pid = 0, base = 0, pid = 0;
+	uint8_t *has;
+	int rc = 0;
 
-	if (!np || !c->nsteps)
+	if (!c->nsteps)
 		return 0;
-	tid = calloc(np, sizeof(*tid));
-	state = calloc(np, 1);
-	if (!tid || !state) {
-		free(tid);
-		free(state);
-		return TFT_ENOMEM;
+	refs = malloc((size_t)c->nsteps * sizeof(*refs));
+	tmin = calloc((size_t)np + 1, sizeof(*tmin));
+	tmax = calloc((size_t)np + 1, sizeof(*tmax));
+	has = calloc((size_t)np + 1, 1);
+	lane_end = malloc(STEP_LANES_MAX * sizeof(*lane_end));
+	if (!refs || !tmin || !tmax || !has || !lane_end) {
+		rc = TFT_ENOMEM;
+		goto out;
 	}
-	for (uint32_t i = 0; i < c->ntracks; i++) {
-		const struct tft_track *t = tft_session_track(c->s, i);
-
-		if (t && t->process < np && (!state[t->process] || c->tracks[i].tid > tid[t->process])) {
-			tid[t->process] = c->tracks[i].tid;
-			state[t->process] = 1;
-		}
-	}
-	for (uint32_t i = 0; i < np; i++)
-		tid[i] = state[i] && tid[i] < INT64_MAX ? tid[i] + 1 : 0;
-	for (uint32_t i = 0; i < c->nsteps && !c->w->status; i++) {
+	for (uint32_t i = 0; i < c->nsteps; i++) {
 		const struct tft_step *st = tft_session_step(c->s, i);
-		uint32_t p;
 
 		if (!st || c->step_seen[i])
 			continue;
-		p = st->process < np ? st->process : 0;
-		if (state[p] != 2) {
-			put_meta_head(c, "thread_name", c->pids[p]);
-			PUT(c, ",\"tid\":");
-			tft_json_write_raw_int(c->w, tid[p]);
-			PUT(c, ",\"args\":{\"name\":\"Steps\"}}");
-			state[p] = 2;
+		refs[n].group = st->process < np ? st->process : np;
+		refs[n].step = i;
+		refs[n].start = st->start_ns;
+		if (__builtin_add_overflow(st->start_ns, st->dur_ns, &refs[n].end))
+			refs[n].end = INT64_MAX;
+		n++;
+	}
+	if (!n)
+		goto out;
+	qsort(refs, n, sizeof(*refs), cmp_step_ref);
+	/* each process's tids in use: the lanes go above them (or below, at the top of the range) */
+	for (uint32_t i = 0; i < c->ntracks; i++) {
+		const struct tft_track *t = tft_session_track(c->s, i);
+		int64_t tid = c->tracks[i].tid;
+
+		if (!t || t->process >= np)
+			continue;
+		if (!has[t->process] || tid < tmin[t->process])
+			tmin[t->process] = tid;
+		if (!has[t->process] || tid > tmax[t->process])
+			tmax[t->process] = tid;
+		has[t->process] = 1;
+	}
+	for (uint32_t i = 0; i < np; i++)
+		if (c->pids[i] >= none_pid)
+			none_pid = c->pids[i] < INT64_MAX ? c->pids[i] + 1 : c->pids[i];
+	for (uint32_t k = 0, nlanes = 0; k < n && !c->w->status; k++) {
+		const struct step_ref *r = &refs[k];
+		const struct tft_step *st = tft_session_step(c->s, r->step);
+		uint32_t lane;
+
+		if (k == 0 || r->group != refs[k - 1].group) {
+			uint32_t g = r->group;
+
+			nlanes = 0;
+			pid = g < np ? c->pids[g] : none_pid;
+			if (!has[g])
+				base = 0;
+			else if (tmax[g] <= INT64_MAX - STEP_LANES_MAX)
+				base = tmax[g] + 1;
+			else if (tmin[g] >= INT64_MIN + STEP_LANES_MAX)
+				base = tmin[g] - STEP_LANES_MAX;
+			else
+				base = 0; /* (tids at both ends of the range: shared, never seen) */
+			if (g == np) {
+				put_meta_head(c, "process_name", pid);
+				PUT(c, ",\"args\":{\"name\":\"Steps\"}}");
+			}
 		}
+		for (lane = 0; lane < nlanes && lane_end[lane] > r->start; lane++)
+			;
+		if (lane == nlanes) {
+			if (nlanes == STEP_LANES_MAX) {
+				lane = nlanes - 1; /* (so many overlapping: they share the last) */
+			} else {
+				nlanes++;
+				put_meta_head(c, "thread_name", pid);
+				PUT(c, ",\"tid\":");
+				tft_json_write_raw_int(c->w, base + lane);
+				PUT(c, ",\"args\":{\"name\":\"Steps\"}}");
+			}
+		}
+		lane_end[lane] = r->end;
 		begin_event(c);
 		PUT(c, "{\"ph\":\"X\",\"cat\":\"tftracer.step\",\"name\":");
 		put_str(c, st->name);
 		PUT(c, ",\"pid\":");
-		tft_json_write_raw_int(c->w, c->pids[p]);
+		tft_json_write_raw_int(c->w, pid);
 		PUT(c, ",\"tid\":");
-		tft_json_write_raw_int(c->w, tid[p]);
+		tft_json_write_raw_int(c->w, base + lane);
 		PUT(c, ",\"ts\":");
 		tft_json_write_raw_ns_us(c->w, st->start_ns);
 		PUT(c, ",\"dur\":");
@@ -958,9 +1028,13 @@ static int emit_step_events(struct chrome *c)
 		else
 			PUT(c, ",\"traced\":false}}");
 	}
-	free(tid);
-	free(state);
-	return 0;
+out:
+	free(refs);
+	free(tmin);
+	free(tmax);
+	free(has);
+	free(lane_end);
+	return rc;
 }
 
 /* ---- driver ------------------------------------------------------------- */

@@ -240,6 +240,14 @@ static int copy_all(void *ctx, struct tft_writer *w)
 	}
 	if (!rc)
 		rc = tft_session_flows(c->s, copy_flow, c, c->err);
+	if (!rc) {
+		/* the live session lists what was imported into it, as `import a b` does */
+		const char *f = tft_session_meta(c->s, "format"), *p = tft_session_meta(c->s, "producer");
+
+		if ((f && *f && tft_writer_join_meta(w, "format", f, "+")) ||
+		    (p && *p && tft_writer_join_meta(w, "producer", p, " + ")))
+			rc = tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
+	}
 	if (!rc)
 		rc = tft_writer_commit(w, c->err);
 	/* TFT_EIO (the writer failed) disables the runtime; anything else leaves a partial

@@ -111,7 +111,7 @@ static int db_err(struct tft_session *s, struct tft_error *err, const char *what
 
 	if (code == SQLITE_NOTADB)
 		/* (a trace file given where a session is wanted: say what to do) */
-		tft_error_set(err, st, 0,
+		tft_error_set(err, st, -1,
 			      "not a tftracer session (a trace? import it first: tftracer import FILE -o "
 			      "run.tft; or view it: tftracer FILE)");
 	else

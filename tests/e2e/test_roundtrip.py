@@ -56,6 +56,55 @@ GENERATED = {
 }
 
 
+STEPSTATS = '''step_stats {
+  dev_stats { device: "/job:worker/replica:0/task:%(task)d/device:CPU:0"
+    node_stats { node_name: "a" all_start_micros: %(t0)d all_end_rel_micros: 100 timeline_label: "a = Add()" }
+    node_stats { node_name: "b" all_start_micros: %(t1)d all_end_rel_micros: 30 timeline_label: "b = Mul()" } }
+  dev_stats { device: "/job:ps/replica:0/task:0/device:CPU:0"
+    node_stats { node_name: "c" all_start_micros: %(t2)d all_end_rel_micros: 100 timeline_label: "c = Recv()" } }
+}
+'''
+
+
+def check_step_events(tmp):
+    """Steps no slice stands for are drawn as tftracer.step X events: two workers' RunMetadata
+    steps (each spanning worker and ps: no process of their own) overlap in time, so they take
+    two lanes of a Steps process and never overlap on one thread; an import takes the events as
+    steps again, also without the export's metadata."""
+    probs = []
+    ins = []
+    for task, t0 in ((0, 1000000), (1, 1000050)):
+        p = os.path.join(tmp, "w%d.pbtxt" % task)
+        with open(p, "w") as f:
+            f.write(STEPSTATS % {"task": task, "t0": t0, "t1": t0 + 10, "t2": t0 + 20})
+        ins.append(p)
+    sess, out = os.path.join(tmp, "w.tft"), os.path.join(tmp, "w.json")
+    H.cli_import(H.tft_bin(), ins, sess)
+    r = H.run([H.tft_bin(), "export", sess, "-o", out, "-q"], timeout=60)
+    if r.rc:
+        return ["export: %s" % r.err]
+    doc = json.load(open(out))
+    steps = [e for e in doc["traceEvents"] if e.get("cat") == "tftracer.step"]
+    spans = sorted((e["pid"], e["tid"], float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in steps)
+    if len(steps) != 2 or any(a[:2] == b[:2] and b[2] < a[3] for a, b in zip(spans, spans[1:])):
+        probs.append("step events %r" % spans)
+    named = {e["pid"] for e in doc["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"
+             and e["args"].get("name") == "Steps"}
+    if {e["pid"] for e in steps} != named:
+        probs.append("steps without a process not in a Steps process: %r %r" % (steps, named))
+    doc.pop("metadata")
+    bare = os.path.join(tmp, "bare.json")
+    with open(bare, "w") as f:
+        json.dump(doc, f)
+    back = os.path.join(tmp, "back.tft")
+    H.cli_import(H.tft_bin(), [bare], back)
+    r = H.run([H.tft_bin(), "info", "--json", back], timeout=60)
+    got = json.loads(r.out)
+    if got["steps"] != 2 or got["slices"] != 6:
+        probs.append("re-import without metadata: %d steps, %d slices" % (got["steps"], got["slices"]))
+    return probs
+
+
 def main():
     filters = sys.argv[1:]
     root = H.data_dir()
@@ -69,6 +118,12 @@ def main():
             with open(path, "w") as f:
                 json.dump({"traceEvents": events}, f)
             rep.check(rel, H.roundtrip(H.bin_for(path), path, tmp, extra_keys=("tracks",)))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not filters or any(s in "step-events" for s in filters):
+        tmp = tempfile.mkdtemp(prefix="tft-rt-")
+        try:
+            rep.check("step-events", check_step_events(tmp))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     for rel in FILES:

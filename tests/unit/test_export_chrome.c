@@ -489,8 +489,8 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	is_int(evs->n, n->events, "event count matches the exporter's count");
 
 	/* metadata events */
-	is_int(count_ph(evs, "M", NULL), 3 + 1 + 3 + 9 + 9 + 1,
-	       "M: 3 names, 1 labels, 3+9 sort indexes, 9 thread names, a Steps thread");
+	is_int(count_ph(evs, "M", NULL), 3 + 1 + 3 + 9 + 9 + 2,
+	       "M: 3 names, 1 labels, 3+9 sort indexes, 9 thread names, a Steps process and thread");
 	ok(find_meta(evs, "process_name", "100", "trainer") != NULL, "trainer keeps pid 100");
 	ok(find_meta(evs, "process_name", "1000", "dup") != NULL, "second pid 100 renumbered above the largest (1000)");
 	e = find_meta(evs, "process_labels", "100", NULL);
@@ -507,8 +507,9 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	is_int(count_ph(evs, "X", NULL), 6 + 1, "X slices, and the step no slice stands for");
 	e = find_ev(evs, "X", "step2", 0);
 	ok(e && !strcmp(jtext(e, "cat"), "tftracer.step") && !strcmp(jtext(e, "ts"), "50") &&
-		   !strcmp(jtext(e, "dur"), "1") && !strcmp(jtext(e, "pid"), "100"),
-	   "step2 drawn on a Steps thread of the first process (it names none)");
+		   !strcmp(jtext(e, "dur"), "1") && !strcmp(jtext(e, "pid"), "1001"),
+	   "step2 drawn in a Steps process of its own (it names none), above the largest pid");
+	ok(find_meta(evs, "process_name", "1001", "Steps") != NULL, "the Steps process is named");
 	ok(find_ev(evs, "X", "ProfilerStep#1", 0) == NULL || strcmp(jtext(find_ev(evs, "X", "ProfilerStep#1", 0), "cat"),
 								   "tftracer.step") != 0,
 	   "a step its slice stands for is not drawn twice");
