@@ -229,9 +229,14 @@ int tft_cmd_serve(int argc, char **argv)
 		struct stat st;
 		if (stat(argv[i], &st) != 0)
 			return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", argv[i]);
-		/* a directory: a profile run (plugins/profile/<run>/), imported as `import` does */
-		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-			return cli_fail(TFT_EXIT_BADINPUT, "%s: not a file or a directory", argv[i]);
+		/*
+		 * A directory is a profile run (plugins/profile/<run>/), a pipe (`<(zcat
+		 * t.json.gz)`) a trace: both imported as `import` does. Only a regular
+		 * file is looked at for a session (reading a pipe would consume it).
+		 */
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISFIFO(st.st_mode) &&
+		    !S_ISCHR(st.st_mode))
+			return cli_fail(TFT_EXIT_BADINPUT, "%s: not a file, a directory or a pipe", argv[i]);
 		nsessions += S_ISREG(st.st_mode) && is_session_file(argv[i]);
 	}
 	if (nsessions && argc - optind > 1)

@@ -334,6 +334,27 @@ def check_serve_dir():
     finally:
         rc = srv.stop()
     expect(rc == 0, "serve DIR: exit %r" % rc, probs)
+    # a pipe (`tftracer <(zcat t.json.gz)`) is a trace to import, as for `import`
+    import threading
+    tmp = tempfile.mkdtemp(prefix="tft-fifo-")
+    try:
+        fifo = os.path.join(tmp, "t.json")
+        os.mkfifo(fifo)
+        doc = json.dumps({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]})
+
+        def feed():
+            with open(fifo, "w") as f:
+                f.write(doc)
+        th = threading.Thread(target=feed, daemon=True)
+        th.start()
+        srv = Server(["serve", fifo, "--port", "0", "--quiet"])
+        try:
+            sess = get_json(srv.base, "/api/session")
+            expect(sess.get("slices") == 1, "serve FIFO: %r" % sess.get("slices"), probs)
+        finally:
+            srv.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return probs
 
 
