@@ -124,11 +124,7 @@ class TracingServer:
                 path = _c.runtime_path()
                 self._own_runtime = False
                 _c.shutdown()
-                for suffix in ("", "-wal", "-shm", "-journal"):
-                    try:
-                        os.unlink(path + suffix)
-                    except OSError:
-                        pass
+                _remove_session_file(path)
             warnings.warn("tftracer: tracing is off (the tracing server did not start: %s); "
                           "training continues" % e, RuntimeWarning, stacklevel=2)
             return self
@@ -670,6 +666,15 @@ class Timeline:
     def computation_time(self, device_search_pattern=None, exclude_pattern=None):
         """Time covered by any op (busy time, overlaps merged), in microseconds."""
         return self._times(device_search_pattern, exclude_pattern)["busy"] / 1000.0
+
+
+def _remove_session_file(path):
+    """Delete a session file this process made and left empty, with SQLite's side files."""
+    for suffix in ("", "-wal", "-shm", "-journal") if path else ():
+        try:
+            os.unlink(path + suffix)
+        except OSError:
+            pass
 
 
 def _stop_all():

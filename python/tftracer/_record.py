@@ -39,11 +39,8 @@ _unhooks = []
 _warned = False
 
 
-def _warn(msg):
-    global _warned
-    if _warned:
-        return
-    _warned = True
+def _write(msg):
+    """A line on stderr (never stdout: that is the program's)."""
     try:
         sys.stderr.write("tftracer record: %s\n" % msg)
         sys.stderr.flush()
@@ -52,22 +49,17 @@ def _warn(msg):
 
 
 def _say(msg):
-    if os.environ.get("TFT_RECORD_QUIET") == "1":
-        return
-    try:
-        sys.stderr.write("tftracer record: %s\n" % msg)
-        sys.stderr.flush()
-    except Exception:
-        pass
+    """News (where the UI is): not with -q."""
+    if os.environ.get("TFT_RECORD_QUIET") != "1":
+        _write(msg)
 
 
-def _remove_session(path):
-    """Delete a session file this process made and left empty, with SQLite's side files."""
-    for suffix in ("", "-wal", "-shm", "-journal") if path else ():
-        try:
-            os.unlink(path + suffix)
-        except OSError:
-            pass
+def _warn(msg):
+    """Something went wrong (tracing is off, or partly): said once, even with -q."""
+    global _warned
+    if not _warned:
+        _warned = True
+        _write(msg)
 
 
 def _start_server():
@@ -261,7 +253,8 @@ def _close():
     if empty:
         # No step, no event: the session file is given back for the next Python
         # process of the command (a wrapper script's version check came first).
-        _remove_session(path)
+        from . import _remove_session_file
+        _remove_session_file(path)
 
 
 def install():
