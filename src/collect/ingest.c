@@ -72,11 +72,8 @@ static int probe_json(const unsigned char *head, size_t len, bool at_eof)
 static bool wire_walk_ok(const unsigned char *head, size_t len, bool at_eof)
 {
 	const uint8_t *p = head, *end = head + len;
-	bool ctl = false;
 
-	for (size_t i = 0; i < len && !ctl; i++)
-		ctl = head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r';
-	if (!ctl)
+	if (!tft_pb_has_control_byte(head, len))
 		return false;
 
 	while (p < end) {

@@ -721,8 +721,7 @@ static int printable(const uint8_t *p, size_t len)
 	return 1;
 }
 
-/* A byte below 0x20 other than tab, newline, carriage return (data[0..len), len <= 4096). */
-static int has_control_byte(const uint8_t *data, size_t len)
+int tft_pb_has_control_byte(const uint8_t *data, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		if (data[i] < 0x20 && data[i] != '\t' && data[i] != '\n' && data[i] != '\r')
@@ -793,7 +792,7 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	 * one ("\nX\n:" is field 1 of 88 bytes, then field 1 of 58): then it
 	 * holds a control byte (a key, a length) text never has.
 	 */
-	if (text_first_field(data, len, first, sizeof(first)) && !has_control_byte(data, len)) {
+	if (text_first_field(data, len, first, sizeof(first)) && !tft_pb_has_control_byte(data, len)) {
 		if (!strcmp(first, "step_stats") || !strcmp(first, "cost_graph") ||
 		    !strcmp(first, "partition_graphs") || !strcmp(first, "function_graphs") ||
 		    !strcmp(first, "session_metadata"))

@@ -135,6 +135,13 @@ enum tft_pb_format {
 };
 
 /*
+ * A byte below 0x20 other than tab, newline and carriage return in
+ * data[0..len): every binary TF message has one near its start (a key such
+ * as 0x08 or 0x12, a small length), JSON and protobuf text never do.
+ */
+int tft_pb_has_control_byte(const uint8_t *data, size_t len);
+
+/*
  * Which TF protobuf format data[0..len) looks like, from the file name
  * (may be NULL; ".xplane.pb", ".pbtxt", "run_meta", "step_stats",
  * "graph" ...) and a trial parse of the first fields. A file named
