@@ -325,17 +325,17 @@ int tft_cmd_record(int argc, char **argv)
 			break;
 		case 'p':
 			if (cli_parse_u64(optarg, 0, 65535, &port))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad port '%s'", optarg);
+				return cli_fail(TFT_EXIT_BADINPUT, "record: --port takes 0 to 65535, not '%s'", optarg);
 			break;
 		case 'H': host = optarg; break;
 		case 'T': token = optarg; break;
 		case 'E':
 			if (cli_parse_u64(optarg, 0, 1000000000, &every))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-every '%s'", optarg);
+				return cli_fail(TFT_EXIT_BADINPUT, "record: --trace-every takes a number of steps, not '%s'", optarg);
 			break;
 		case 'N':
 			if (cli_parse_u64(optarg, 0, 1000000000, &next))
-				return cli_fail(TFT_EXIT_BADINPUT, "record: bad --trace-next '%s'", optarg);
+				return cli_fail(TFT_EXIT_BADINPUT, "record: --trace-next takes a number of steps, not '%s'", optarg);
 			break;
 		case 'S': serve = 1; break;
 		case 'q': quiet = 1; break;
@@ -359,7 +359,7 @@ int tft_cmd_record(int argc, char **argv)
 		return cli_fail(TFT_EXIT_BADINPUT, "record: the session file's name is too long");
 	package_dir(pkg, sizeof(pkg));
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
-		return cli_fail(TFT_EXIT_FAIL, "record: %s", strerror(errno));
+		return cli_fail(TFT_EXIT_FAIL, "record: cannot make a pipe to the program: %s", strerror(errno));
 
 	/* Signals wait until the child's pid is known (and the hook directory is never left). */
 	sigemptyset(&block);
