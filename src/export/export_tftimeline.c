@@ -426,6 +426,7 @@ struct tl_node {
 	uint32_t op_arg, name_arg;
 	uint32_t in_first, in_count; /* "input<N>" args in t->inputs (no label only) */
 	int64_t track_tid;        /* the tid of its track */
+	uint32_t track;           /* session track id */
 	uint32_t lane;
 	bool by_index; /* its device orders nodes by node_stats_index */
 };
@@ -484,6 +485,15 @@ struct tl_tensor {
 	uint32_t flow_tid;
 };
 
+/* A DataFlow flow of the session (a tf.timeline JSON import's arrows), both ends seen. */
+struct tl_dflow {
+	uint32_t src_track, dst_track;
+	int64_t src_ts_ns, dst_ts_ns;
+	uint32_t name;
+	uint32_t used; /* written once */
+	uint64_t seq;  /* session order */
+};
+
 struct tl_alloc_ev {
 	int64_t time, bytes;
 	const char *name; /* borrowed: the tensor's name (arena) */
@@ -519,8 +529,12 @@ struct tl {
 	size_t nnodes, cnodes;
 	struct tl_input *inputs; /* owned */
 	size_t ninputs, cinputs;
-	uint32_t load_dev;
+	uint32_t load_dev, load_track;
 	int64_t load_tid;
+	struct tl_dflow *dflows; /* owned: sorted by destination (dataflow of label-less nodes) */
+	size_t ndflows, cdflows;
+	uint32_t *track_pos; /* owned: session track id -> index into tracks (NOSTR: none) */
+	bool dflows_loaded;
 	struct tl_tensor *tensors; /* owned */
 	size_t ntensors, ctensors;
 	struct imap tmap;
@@ -874,6 +888,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	n->seq = t->nnodes;
 	n->dev = t->load_dev;
 	n->track_tid = t->load_tid;
+	n->track = t->load_track;
 	n->name = ev->name;
 	n->label = n->output = n->op_arg = n->name_arg = NOSTR;
 	n->in_first = (uint32_t)t->ninputs;
@@ -977,6 +992,7 @@ static int load_group(struct tl *t, uint32_t g)
 	t->load_group = g;
 	for (size_t i = gr->first_track; i < (size_t)gr->first_track + gr->ntracks; i++) {
 		t->load_dev = t->tracks[i].dev;
+		t->load_track = t->tracks[i].id;
 		t->load_tid = tft_session_track(t->s, t->tracks[i].id)->tid;
 		r = tft_session_scan(t->s, t->tracks[i].id, INT64_MIN, INT64_MAX, 0, on_event, t, t->err);
 		if (r)
@@ -1592,12 +1608,153 @@ static int analyze_tensors(struct tl *t, uint32_t g)
 	return 0;
 }
 
+/* ---- dataflow of a session that is not StepStats ------------------------------------ */
+
+static int on_dflow(void *ctx, const struct tft_flow *f)
+{
+	struct tl *t = ctx;
+	size_t len;
+	const char *cat;
+
+	if (f->src_track == TFT_NONE || f->dst_track == TFT_NONE)
+		return 0;
+	cat = sstr(t, f->cat, &len);
+	if (len != 8 || memcmp(cat, "DataFlow", 8) != 0)
+		return 0;
+	if (grow((void **)&t->dflows, &t->cdflows, t->ndflows + 1, sizeof(*t->dflows)))
+		return nomem(t);
+	t->dflows[t->ndflows] = (struct tl_dflow){
+		.src_track = f->src_track, .dst_track = f->dst_track,
+		.src_ts_ns = f->src_ts_ns, .dst_ts_ns = f->dst_ts_ns,
+		.name = f->name, .seq = t->ndflows,
+	};
+	t->ndflows++;
+	return 0;
+}
+
+static int cmp_dflow(const void *a, const void *b)
+{
+	const struct tl_dflow *x = a, *y = b;
+
+	if (x->dst_track != y->dst_track)
+		return x->dst_track < y->dst_track ? -1 : 1;
+	if (x->dst_ts_ns != y->dst_ts_ns)
+		return x->dst_ts_ns < y->dst_ts_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+/*
+ * The session's DataFlow flows (what a tf.timeline JSON import keeps of its
+ * arrows), sorted by destination, and where each track sits in the layout.
+ */
+static int load_dflows(struct tl *t)
+{
+	uint32_t n = tft_session_track_count(t->s);
+	int r;
+
+	t->dflows_loaded = true;
+	if (!(t->track_pos = malloc(((size_t)n + 1) * sizeof(*t->track_pos))))
+		return nomem(t);
+	for (uint32_t i = 0; i < n; i++)
+		t->track_pos[i] = NOSTR;
+	for (size_t i = 0; i < t->ntracks; i++)
+		if (t->tracks[i].id < n)
+			t->track_pos[t->tracks[i].id] = (uint32_t)i;
+	r = tft_session_flows(t->s, on_dflow, t, t->err);
+	if (r)
+		return r; /* a read error, or nomem() from on_dflow */
+	if (t->ndflows)
+		qsort(t->dflows, t->ndflows, sizeof(*t->dflows), cmp_dflow);
+	return 0;
+}
+
+/* Write one DataFlow arrow from f's source into node n (of device dv) if its source
+ * is a label-less node of this group; marks f written. */
+static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow *f,
+		       const struct tl_node *n, const struct tl_dev *dv)
+{
+	uint32_t pos = f->src_track < tft_session_track_count(t->s) ? t->track_pos[f->src_track] : NOSTR;
+	const struct tl_dev *sd;
+	int64_t tid, id;
+	size_t len;
+	const char *name;
+
+	f->used = 1;
+	if (pos == NOSTR || t->tracks[pos].dev < gr->first_dev ||
+	    t->tracks[pos].dev >= gr->first_dev + gr->ndevs)
+		return;
+	sd = &t->devs[t->tracks[pos].dev];
+	if (sd->any_label)
+		return; /* StepStats lanes: its arrows come from the labels */
+	tid = tft_session_track(t->s, f->src_track)->tid;
+	tid = tid >= 0 && tid <= INT32_MAX ? tid : 0; /* as load_group() takes the lane */
+	name = sstr(t, f->name, &len);
+	id = t->next_flow++;
+	pyj_event(t->out, "s", "DataFlow", name, len, sd->compute_pid, (uint32_t)tid,
+		  floor_div(f->src_ts_ns, 1000));
+	pyj_kint(t->out, "id", id);
+	pyj_close(t->out, '}');
+	pyj_event(t->out, "t", "DataFlow", name, len, dv->compute_pid, n->lane, n->start_us);
+	pyj_kint(t->out, "id", id);
+	pyj_close(t->out, '}');
+	t->counts.flows++;
+}
+
+/*
+ * The arrows into a label-less node (--show-dataflow): the session's DataFlow
+ * flows that end in it, in the order of its input<N> args (timeline.py writes
+ * a node's arrows in input order), then any others in session order.
+ */
+static void show_node_dflows(struct tl *t, const struct tl_group *gr, const struct tl_node *n,
+			     const struct tl_dev *dv)
+{
+	struct tl_dflow key = { .dst_track = n->track, .dst_ts_ns = n->ts_ns };
+	size_t lo = 0, hi = t->ndflows, end;
+	int64_t last;
+
+	if (__builtin_add_overflow(n->ts_ns, n->dur_ns, &last))
+		last = INT64_MAX;
+	while (lo < hi) { /* first flow into n's track at or after its start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_dflow(&t->dflows[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < t->ndflows && t->dflows[end].dst_track == n->track &&
+		       t->dflows[end].dst_ts_ns <= last;
+	     end++)
+		;
+	for (int64_t want = 0, k = 0; k < n->in_count; want++) {
+		const struct tl_input *x = NULL;
+
+		for (uint32_t q = 0; q < n->in_count && !x; q++)
+			if (t->inputs[n->in_first + q].index == want)
+				x = &t->inputs[n->in_first + q];
+		if (!x)
+			break;
+		for (size_t i = lo; i < end; i++)
+			if (!t->dflows[i].used && t->dflows[i].name == x->str) {
+				dflow_emit(t, gr, &t->dflows[i], n, dv);
+				break;
+			}
+		k++;
+	}
+	for (size_t i = lo; i < end; i++)
+		if (!t->dflows[i].used)
+			dflow_emit(t, gr, &t->dflows[i], n, dv);
+}
+
 /* _emit_op + the dataflow of _show_compute */
 static int show_compute(struct tl *t, uint32_t g)
 {
 	const struct tl_group *gr = &t->groups[g];
 	struct pyj *j = t->out;
+	int r;
 
+	if (j && t->show_dataflow && !t->dflows_loaded && (r = load_dflows(t)))
+		return r;
 	for (uint32_t d = gr->first_dev; d < gr->first_dev + gr->ndevs; d++) {
 		const struct tl_dev *dv = &t->devs[d];
 
@@ -1669,6 +1826,8 @@ static int show_compute(struct tl *t, uint32_t g)
 				pyj_close(j, '}');
 				pyj_close(j, '}');
 				t->counts.ops++;
+				if (t->show_dataflow && t->ndflows && n->label == NOSTR && n->stats_index < 0)
+					show_node_dflows(t, gr, n, dv);
 			}
 			if (dv->gputrace || recv || !has_inputs || inputs.len == 0 || !t->track_tensors)
 				continue;
@@ -1871,6 +2030,8 @@ static void tl_free(struct tl *t)
 	free(t->peak_names);
 	free(t->live);
 	free(t->aorder);
+	free(t->dflows);
+	free(t->track_pos);
 	free(t->tmp.p);
 }
 

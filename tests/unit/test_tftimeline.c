@@ -14,6 +14,8 @@
 
 #include "codec/json_read.h"
 #include "codec/json_write.h"
+#include "codec/source.h"
+#include "collect/ingest_chrome.h"
 #include "collect/ingest_pickle.h"
 #include "collect/ingest_runmeta.h"
 #include "export/export_tftimeline.h"
@@ -949,6 +951,64 @@ static void test_repeated_device(void)
 	tft_session_close(s);
 }
 
+/*
+ * A tf.timeline JSON imported and exported again with --show-dataflow gives
+ * its DataFlow arrows back (the session keeps them as flows; the nodes carry
+ * no labels to derive them from).
+ */
+static void test_reimport_dataflow(void)
+{
+	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, ex = { 0 };
+	static const int64_t dims[1] = { 4 };
+	const int64_t t0 = 1500000000000000;
+
+	/* a and c on the CPU (two lanes), b = Neg(a, c) on the GPU: two arrows */
+	output(&ex, "cpu", 16, 1, dims);
+	node(&dev, "a", t0 + 100, 10, "a = Const()", &ex);
+	output(&ex, "cpu", 16, 1, dims);
+	node(&dev, "c", t0 + 105, 8, "c = Const()", &ex);
+	device(&ss, DEV, &dev);
+	node(&dev, "b", t0 + 120, 10, "b = Neg(a, c)", NULL);
+	device(&ss, "/job:localhost/replica:0/task:0/device:GPU:0", &dev);
+	runmeta(&rm, &ss);
+
+	struct tft_session *s = import(&rm, 1), *s2 = NULL;
+	char *a = s ? export(s, true, false, false, NULL) : NULL, *b = NULL, path[512];
+	struct tft_writer *w;
+	struct tft_source *src = NULL;
+	struct tft_tftimeline_counts c = { 0 };
+
+	if (!ok(a != NULL, "re-import dataflow: first export") ||
+	    !ok(count_of(a, "\"DataFlow\"") == 4, "the first export has two arrows (s + t each)"))
+		goto out;
+	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	if (w)
+		src = tft_source_open_mem(a, strlen(a), "timeline.json", &err);
+	if (!ok(w && src && tft_ingest_chrome_source(w, src, NULL, NULL, &err) == 0 &&
+			tft_writer_close(w, &err) == 0,
+		"re-import dataflow: the export imports (%s)", err.msg))
+		goto out;
+	s2 = tft_session_open(path, &err);
+	b = s2 ? export(s2, true, false, false, &c) : NULL;
+	ok(b && c.flows == 2, "re-export writes the arrows (flows %llu)", (unsigned long long)c.flows);
+	if (!ok(b && strcmp(a, b) == 0, "re-export with dataflow: byte-identical to the first export") && b)
+		printf("# first:\n%s\n# again:\n%s\n", a, b);
+	free(b);
+	b = s2 ? export(s2, false, false, false, NULL) : NULL;
+	ok(b && count_of(b, "DataFlow") == 0, "without --show-dataflow: no arrows");
+out:
+	if (src)
+		tft_source_close(src);
+	free(a);
+	free(b);
+	if (s)
+		tft_session_close(s);
+	if (s2)
+		tft_session_close(s2);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/tft-tftimeline-XXXXXX";
@@ -966,6 +1026,7 @@ int main(void)
 	test_real_pbtxt();
 	test_gpu_no_label();
 	test_repeated_device();
+	test_reimport_dataflow();
 	{
 		char cmd[400];
 
