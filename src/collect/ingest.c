@@ -258,7 +258,12 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 	struct whole wh;
 	size_t len, i;
 	int rc, fmt = 0, kind;
+	const char *tool = tft_pb_xprof_tool_output(name);
 
+	if (tool)
+		return tft_error_set(err, TFT_EFORMAT, 0,
+				     "an XProf %s result (computed from a profile, not a trace): "
+				     "import the profile's .xplane.pb instead", tool);
 	if ((rc = tft_source_peek(src, PROBE_BYTES, &peek, &len, err)))
 		return rc;
 	head = peek;
@@ -285,6 +290,11 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 		case TFT_PB_FMT_GRAPHDEF_TEXT:
 			kind = 'g';
 			break;
+		case TFT_PB_FMT_HLOPROTO:
+			return tft_error_set(err, TFT_EFORMAT, 0,
+					     "an XLA HloProto (a compiled module, what XProf's graph and "
+					     "memory viewers read), not a trace: import the run's "
+					     ".xplane.pb instead");
 		default:
 			if (len >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
 				return tft_error_set(err, TFT_EFORMAT, -1,

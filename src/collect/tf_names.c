@@ -729,6 +729,32 @@ int tft_pb_has_control_byte(const uint8_t *data, size_t len)
 	return 0;
 }
 
+/*
+ * Is the message p[0..len) (the first field of the file, a NodeDef or not)
+ * an xla.HloModuleProto? Both start with a name (1) and a string (2: op,
+ * entry_computation_name); a NodeDef's field 3 is a printable input name,
+ * a module's is a computation (a message, with keys and lengths).
+ */
+static int hlo_module(const uint8_t *p, size_t len)
+{
+	struct tft_pb_raw f;
+
+	for (int i = 0; i < 4 && len && first_field(p, len, &f); i++) {
+		size_t used;
+
+		if (f.wt != TFT_PB_WT_LEN)
+			return 0; /* NodeDef and a module's first fields are all strings/messages */
+		if (f.num == 3)
+			return !printable(f.p, f.len);
+		used = (size_t)(f.p - p) + f.len;
+		if (used >= len)
+			return 0;
+		p += used;
+		len -= used;
+	}
+	return 0;
+}
+
 static int wire_guess(const uint8_t *data, size_t len)
 {
 	struct tft_pb_raw top, in, in2;
@@ -756,7 +782,7 @@ static int wire_guess(const uint8_t *data, size_t len)
 		if (in.len && printable(in.p, in.len)) {
 			if (in.p[0] == '/')
 				return TFT_PB_FMT_STEPSTATS;
-			return TFT_PB_FMT_GRAPHDEF;
+			return hlo_module(top.p, top.len) ? TFT_PB_FMT_HLOPROTO : TFT_PB_FMT_GRAPHDEF;
 		}
 		/* StepStats.dev_stats inside RunMetadata.step_stats: a DeviceStepStats
 		 * starting with its device name or (device written last) a node. */
@@ -783,6 +809,8 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 		base = slash + 1;
 	if (ends_with(base, ".xplane.pb") || ends_with(base, ".xspace.pb"))
 		return TFT_PB_FMT_XSPACE;
+	if (ends_with(base, ".hlo_proto.pb") || ends_with(base, ".hlo.pb"))
+		return TFT_PB_FMT_HLOPROTO;
 	if (!data || !len)
 		return TFT_PB_FMT_UNKNOWN;
 	if (len > 4096)
@@ -816,6 +844,33 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	return g;
 }
 
+const char *tft_pb_xprof_tool_output(const char *filename)
+{
+	static const struct {
+		const char *suffix, *what;
+	} tools[] = {
+		{ ".overview_page.pb", "overview page" },
+		{ ".overview_page.json", "overview page" },
+		{ ".input_pipeline.pb", "input pipeline analysis" },
+		{ ".input_pipeline.json", "input pipeline analysis" },
+		{ ".tensorflow_stats.pb", "TensorFlow stats" },
+		{ ".kernel_stats.pb", "kernel stats" },
+		{ ".pod_viewer.json", "pod viewer" },
+		{ ".memory_profile.json", "memory profile" },
+		{ ".memory_profile.json.gz", "memory profile" },
+		{ ".op_profile.json", "op profile" },
+		{ ".tf_data_bottleneck_analysis.json", "tf.data bottleneck analysis" },
+	};
+	const char *base = filename ? filename : "", *slash = strrchr(base, '/');
+
+	if (slash)
+		base = slash + 1;
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (ends_with(base, tools[i].suffix))
+			return tools[i].what;
+	return NULL;
+}
+
 const char *tft_tf_names_format_name(int fmt)
 {
 	switch (fmt) {
@@ -826,6 +881,7 @@ const char *tft_tf_names_format_name(int fmt)
 	case TFT_PB_FMT_STEPSTATS_TEXT: return "stepstats_text";
 	case TFT_PB_FMT_GRAPHDEF: return "graphdef";
 	case TFT_PB_FMT_GRAPHDEF_TEXT: return "graphdef_text";
+	case TFT_PB_FMT_HLOPROTO: return "hloproto";
 	default: return "unknown";
 	}
 }

@@ -132,6 +132,7 @@ enum tft_pb_format {
 	TFT_PB_FMT_STEPSTATS_TEXT, /* text StepStats (dev_stats { ... }) */
 	TFT_PB_FMT_GRAPHDEF,       /* binary GraphDef (recognised, not imported here) */
 	TFT_PB_FMT_GRAPHDEF_TEXT,  /* text GraphDef */
+	TFT_PB_FMT_HLOPROTO,       /* binary xla.HloProto (a compiled XLA module, not a trace) */
 };
 
 /*
@@ -149,6 +150,13 @@ int tft_pb_has_control_byte(const uint8_t *data, size_t len);
  * importer can say where it is broken. Cheap: looks at a bounded prefix.
  */
 int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename);
+
+/*
+ * What an output of XProf's tools is, from its file name (overview_page.pb,
+ * input_pipeline.pb, tensorflow_stats.pb, kernel_stats.pb, memory_profile,
+ * pod_viewer ...: results derived from a profile, not traces), else NULL.
+ */
+const char *tft_pb_xprof_tool_output(const char *filename);
 
 /* Stable name of a tft_pb_format ("xspace", "runmeta", ...). */
 const char *tft_tf_names_format_name(int fmt);

@@ -347,6 +347,8 @@ def main():
             r = H.run([binary, "import", good, bad, "-o", os.path.join(d, "out.tft")], timeout=60)
             rep.check("second-input-bad",
                       check_run(Case("second-input-bad", bad_data, ERR, 0), r, bad, d, binary))
+        if not filters or any(s in "not-a-trace" for s in filters):
+            rep.check("not-a-trace", check_not_a_trace(binary, root, work))
         if not filters or any(s in "same-file" for s in filters):
             rep.check("same-file", check_same_file(binary, os.path.join(root, SOURCES[0]), work))
         if not filters or any(s in "cli-options" for s in filters):
@@ -362,6 +364,33 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rep.finish()
+
+
+def check_not_a_trace(binary, root, work):
+    """Real TF/XLA files that are not traces: an XLA HloProto (sniffed by its
+    content too, under another name) and XProf's tool outputs say what they are."""
+    probs = []
+    hlo = os.path.join(root, "tracelens/jax_mi300/jax_conv_minimal/jit_forward_3d_conv(15).hlo_proto.pb")
+    cases = [(hlo, "HloProto"),
+             (os.path.join(root, "tf-profiler-demo/GPU-input-bound/localhost.overview_page.pb"),
+              "XProf overview page result"),
+             (os.path.join(root, "tf-profiler-demo/Cloud-TPU/10.240.1.50.pod_viewer.json"),
+              "XProf pod viewer result")]
+    if os.path.exists(hlo):
+        renamed = os.path.join(work, "module.pb")
+        shutil.copyfile(hlo, renamed)
+        cases.append((renamed, "HloProto"))
+    for path, want in cases:
+        if not os.path.exists(path):
+            continue
+        d = tempfile.mkdtemp(prefix="case-", dir=work)
+        r = H.run([binary, "import", path, "-o", os.path.join(d, "out.tft")], timeout=60)
+        lines = r.err.splitlines()
+        if r.rc != 2 or len(lines) != 1 or want not in lines[0] or path not in lines[0] \
+                or "byte 0" not in lines[0] or os.listdir(d):
+            probs.append("%s: rc %s, stderr %r, left %r" % (os.path.basename(path), r.rc, lines,
+                                                            os.listdir(d)))
+    return probs
 
 
 def check_same_file(binary, src, work):

@@ -1216,6 +1216,20 @@ static void test_names(void)
 	       TFT_PB_FMT_GRAPHDEF_TEXT, "sniff: text GraphDef");
 	is_int(tft_pb_sniff((const uint8_t *)"\x0a\x0c\x0a\x01" "a\x12\x05" "Const", 14, "graph.pb"),
 	       TFT_PB_FMT_GRAPHDEF, "sniff: binary GraphDef");
+	/* NodeDef { name: "a" op: "MatMul" input: "b" } vs HloModuleProto { name,
+	 * entry_computation_name, computations { name } }: the same first keys */
+	is_int(tft_pb_sniff((const uint8_t *)"\x0a\x0e\x0a\x01" "a\x12\x06" "MatMul\x1a\x01" "b", 16, "g.pb"),
+	       TFT_PB_FMT_GRAPHDEF, "sniff: binary GraphDef with an input");
+	is_int(tft_pb_sniff((const uint8_t *)"\x0a\x12\x0a\x01" "m\x12\x06" "main.4\x1a\x05\x0a\x03" "c.1", 20,
+			    "module.pb"),
+	       TFT_PB_FMT_HLOPROTO, "sniff: HloProto by content");
+	is_int(tft_pb_sniff((const uint8_t *)"\x0a\x0e\x0a\x01" "a\x12\x06" "MatMul\x1a\x01" "b", 16,
+			    "dir/jit_f(1).hlo_proto.pb"),
+	       TFT_PB_FMT_HLOPROTO, "sniff: HloProto by name");
+	is_str(tft_pb_xprof_tool_output("run/host.overview_page.pb"), "overview page", "XProf tool output by name");
+	ok(tft_pb_xprof_tool_output("run/host.xplane.pb") == NULL && tft_pb_xprof_tool_output(NULL) == NULL,
+	   "a trace is no XProf tool output");
+
 	is_int(tft_pb_sniff((const uint8_t *)"\xff\xff", 2, "x.bin"), TFT_PB_FMT_UNKNOWN, "sniff: junk");
 	is_int(tft_pb_sniff((const uint8_t *)"\x00", 1, "a/b/host.xplane.pb"), TFT_PB_FMT_XSPACE,
 	       "sniff: .xplane.pb by name");
