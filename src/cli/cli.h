@@ -62,6 +62,8 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int cli_same_file(const char *a, const char *b);
 int cli_outfile_commit(struct cli_outfile *o); /* close + rename; 0 or -errno */
 void cli_outfile_discard(struct cli_outfile *o);
+/* Remove a session file and its SQLite side files (-wal, -shm, -journal). */
+void cli_remove_session_file(const char *path);
 
 /*
  * After getopt_long (opterr = 0) returned '?': "tftracer: CMD: unknown

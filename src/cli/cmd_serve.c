@@ -71,17 +71,9 @@ struct tmp_session {
 
 static void tmp_remove(struct tmp_session *t)
 {
-	char side[4500];
-
 	if (!t->dir[0])
 		return;
-	unlink(t->path);
-	snprintf(side, sizeof(side), "%s-wal", t->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", t->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-journal", t->path);
-	unlink(side);
+	cli_remove_session_file(t->path);
 	rmdir(t->dir);
 	t->dir[0] = '\0';
 	cli_cleanup_on_signal(NULL, NULL);
@@ -119,8 +111,10 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 	}
 	snprintf(t->path, sizeof(t->path), "%s/%.*s.tft", t->dir, (int)(blen > 200 ? 200 : blen), base);
 	cli_cleanup_on_signal(t->path, t->dir); /* a Ctrl+C during the import leaves nothing */
-	if (!quiet)
-		fprintf(stderr, "tftracer: importing %d file%s...\n", n, n == 1 ? "" : "s");
+	if (!quiet && n == 1)
+		fprintf(stderr, "tftracer: importing %s...\n", inputs[0]);
+	else if (!quiet)
+		fprintf(stderr, "tftracer: importing %s and %d more...\n", inputs[0], n - 1);
 	tft_error_clear(&err);
 	wopts.zstd_level = TFT_IMPORT_ZSTD_LEVEL;
 	wopts.threads = tft_writer_default_threads();

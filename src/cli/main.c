@@ -96,6 +96,9 @@ int cli_is_help(const char *arg)
  * before the file exists, cleared once it is renamed or removed; the
  * handler calls only unlink, rmdir, signal and raise.
  */
+/* A session file's SQLite side files, after the file itself (""). */
+static const char *const session_sides[4] = { "", "-wal", "-shm", "-journal" };
+
 static char cleanup_paths[4][4400];
 static char cleanup_dir[4096];
 static volatile sig_atomic_t cleanup_npaths, cleanup_hasdir;
@@ -114,14 +117,12 @@ static void on_fatal_signal(int sig)
 
 void cli_cleanup_on_signal(const char *file, const char *dir)
 {
-	static const char *const sides[4] = { "", "-wal", "-shm", "-journal" };
-
 	cleanup_npaths = 0;
 	cleanup_hasdir = 0;
 	if (!file)
 		return;
 	for (int i = 0; i < 4; i++)
-		snprintf(cleanup_paths[i], sizeof(cleanup_paths[i]), "%s%s", file, sides[i]);
+		snprintf(cleanup_paths[i], sizeof(cleanup_paths[i]), "%s%s", file, session_sides[i]);
 	if (dir)
 		snprintf(cleanup_dir, sizeof(cleanup_dir), "%s", dir);
 	cleanup_hasdir = dir != NULL;
@@ -222,16 +223,18 @@ void cli_outfile_discard(struct cli_outfile *o)
 	}
 	if (o->direct)
 		return;
-	unlink(o->tmp);
-	/* SQLite side files of a half-written session */
-	char side[4300];
-	snprintf(side, sizeof(side), "%s-wal", o->tmp);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", o->tmp);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-journal", o->tmp);
-	unlink(side);
+	cli_remove_session_file(o->tmp); /* with the side files of a half-written session */
 	cli_cleanup_on_signal(NULL, NULL);
+}
+
+void cli_remove_session_file(const char *path)
+{
+	char side[4500];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, session_sides[i]);
+		unlink(side);
+	}
 }
 
 int main(int argc, char **argv)
