@@ -21,6 +21,7 @@
  * nodes) at a time, each thread storing what it decoded through a writer
  * lane; the session is the one-thread import's (see "parallel import").
  */
+#include <ctype.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -446,6 +447,7 @@ struct rm_dev {
 	uint32_t track;      /* compute/stream track */
 	uint32_t comm_track; /* "<device> (comm)", TFT_NONE until needed */
 	int gputrace;        /* stream/memcpy device: labels are kernels/memcpys */
+	int continued;       /* its process comes from an earlier input this one continues */
 	int64_t tid;         /* stream id, device index, or -1 for stream:all */
 	char canon[160];     /* canonical device for send/recv matching */
 	uint32_t entries;    /* dev_stats entries naming it so far */
@@ -454,6 +456,7 @@ struct rm_dev {
 struct rm_proc {
 	char name[160];
 	uint32_t id;
+	int continued; /* an earlier input's process, continued (find_process) */
 };
 
 enum { ROLE_SEND = 0, ROLE_TRANSFER = 1, ROLE_RECV = 2 };
@@ -521,6 +524,14 @@ struct rm {
 	struct tft_error *err;      /* borrowed */
 	const struct tft_ingest_opts *opts; /* borrowed, may be NULL */
 	size_t input_len;
+	const uint8_t *input;       /* borrowed: the whole input */
+	int text, stepstats;        /* its format */
+	/*
+	 * Whether this input comes after every step of the session so far, so
+	 * that it continues the processes (and tracks) of an earlier input of
+	 * the same worker (next steps); -1: not looked at yet (continues()).
+	 */
+	int after_steps;
 
 	struct rm_proc *procs; /* owned */
 	uint32_t nprocs, cprocs;
@@ -1446,14 +1457,156 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 
 /* ---- processes, devices, tracks ----------------------------------------------- */
 
-static uint32_t find_process(struct rm *rm, const char *pname)
+static int64_t us_to_ns(int64_t us);
+
+/*
+ * The earliest node start of a binary RunMetadata (stepstats: a bare
+ * StepStats), by the importer's rule (all_start_nanos, else
+ * all_start_micros, else 0); INT64_MAX without nodes, INT64_MIN if the
+ * walk fails (the decoder will say why). Levels: 0 RunMetadata, 1
+ * StepStats, 2 DeviceStepStats, 3 NodeExecStats.
+ */
+static int64_t wire_min_start(const uint8_t *p, const uint8_t *end, int level)
+{
+	int64_t min = INT64_MAX, us = 0, ns = 0;
+	int has_ns = 0;
+
+	while (p < end) {
+		uint64_t key, v;
+
+		if (tft_pb_wire_varint(&p, end, &key))
+			return INT64_MIN;
+		switch (key & 7) {
+		case 0:
+			if (tft_pb_wire_varint(&p, end, &v))
+				return INT64_MIN;
+			if (level == 3 && key >> 3 == 2)
+				us = (int64_t)v;
+			else if (level == 3 && key >> 3 == 13)
+				ns = (int64_t)v, has_ns = 1;
+			break;
+		case 1:
+			if (end - p < 8)
+				return INT64_MIN;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return INT64_MIN;
+			p += 4;
+			break;
+		case 2:
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return INT64_MIN;
+			if ((level < 2 && key >> 3 == 1) || (level == 2 && key >> 3 == 2)) {
+				int64_t m = wire_min_start(p, p + v, level + 1);
+
+				if (m == INT64_MIN)
+					return INT64_MIN;
+				if (m < min)
+					min = m;
+			}
+			p += v;
+			break;
+		default:
+			return INT64_MIN;
+		}
+	}
+	if (level == 3)
+		return has_ns ? ns : us_to_ns(us);
+	return min;
+}
+
+/* Occurrences of the word w in p[0..len) (not inside a longer identifier). */
+static size_t text_count(const uint8_t *p, size_t len, const char *w, int64_t *min_num)
+{
+	size_t n = 0, k = strlen(w);
+	const uint8_t *q = p, *end = p + len;
+
+	while ((q = memmem(q, (size_t)(end - q), w, k)) != NULL) {
+		int before = q > p && (isalnum(q[-1]) || q[-1] == '_');
+		const uint8_t *r = q + k;
+
+		q += k;
+		if (before || (r < end && (isalnum(*r) || *r == '_')))
+			continue;
+		n++;
+		if (min_num) {
+			int64_t v = 0;
+
+			while (r < end && (*r == ' ' || *r == '\t' || *r == ':'))
+				r++;
+			if (r == end || !isdigit(*r)) {
+				*min_num = INT64_MIN; /* not a plain number: unsure */
+				continue;
+			}
+			for (; r < end && isdigit(*r); r++)
+				if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *r - '0', &v))
+					v = INT64_MAX;
+			if (v < *min_num)
+				*min_num = v;
+		}
+	}
+	return n;
+}
+
+/*
+ * The earliest node start of a text RunMetadata/StepStats, or INT64_MIN
+ * when unsure: the start fields are counted and every node must have one
+ * of a kind (the importer takes a node without any at time 0).
+ */
+static int64_t text_min_start(const uint8_t *p, size_t len)
+{
+	int64_t us = INT64_MAX, ns = INT64_MAX, m;
+	size_t nodes = text_count(p, len, "node_stats", NULL);
+	size_t nus = text_count(p, len, "all_start_micros", &us);
+	size_t nns = text_count(p, len, "all_start_nanos", &ns);
+
+	if (!nodes)
+		return INT64_MAX;
+	if (us == INT64_MIN || ns == INT64_MIN || (nus < nodes && nns < nodes))
+		return INT64_MIN;
+	m = us_to_ns(us == INT64_MAX ? 0 : us);
+	if (nus < nodes || (nns >= nodes && ns < m))
+		m = ns; /* (a node with both fields: its nanos are within its micros' microsecond) */
+	return us == INT64_MAX && ns == INT64_MAX ? INT64_MAX : m;
+}
+
+/*
+ * Does this input continue the session's earlier inputs, starting after
+ * every step so far (the next steps of the same workers: a tracing session
+ * pickle, one RunMetadata per step)? Then a process of the same name that
+ * an earlier input made is this input's too, and so are its tracks, which
+ * take the new events after their own. Inputs that overlap in time (one
+ * RunMetadata per rank, all named /job:localhost/replica:0/task:0; the
+ * same file twice) get processes of their own.
+ */
+static int continues(struct rm *rm)
+{
+	int64_t start, end = tft_writer_steps_end(rm->w);
+
+	if (rm->after_steps >= 0)
+		return rm->after_steps;
+	if (rm->text)
+		start = text_min_start(rm->input, rm->input_len);
+	else
+		start = wire_min_start(rm->input, rm->input + rm->input_len, rm->stepstats ? 1 : 0);
+	rm->after_steps = start != INT64_MIN && (end == INT64_MIN || start > end);
+	return rm->after_steps;
+}
+
+/* A process of this input named pname, or one of an earlier input it continues (*cont). */
+static uint32_t find_process(struct rm *rm, const char *pname, int *cont)
 {
 	uint32_t n;
 
+	*cont = 0;
 	for (uint32_t i = 0; i < rm->nprocs; i++)
-		if (strcmp(rm->procs[i].name, pname) == 0)
+		if (strcmp(rm->procs[i].name, pname) == 0) {
+			*cont = rm->procs[i].continued;
 			return rm->procs[i].id;
-	/* A process an earlier file created (several RunMetadata into one session). */
+		}
+	/* A process an earlier input created (several RunMetadata into one session). */
 	n = tft_writer_process_count(rm->w);
 	for (uint32_t i = 0; i < n; i++) {
 		struct tft_process *p = tft_writer_process(rm->w, i);
@@ -1462,8 +1615,33 @@ static uint32_t find_process(struct rm *rm, const char *pname)
 		if (!p)
 			continue;
 		s = tft_writer_str(rm->w, p->name, NULL);
-		if (s && strcmp(s, pname) == 0 && p->host == 0)
+		if (s && strcmp(s, pname) == 0 && p->host == 0) {
+			if (!continues(rm))
+				return TFT_NONE; /* overlapping: another worker of the same name */
+			*cont = 1;
 			return p->id;
+		}
+	}
+	return TFT_NONE;
+}
+
+/*
+ * A track of an earlier input in the device's (continued) process with the
+ * same kind, name and tid that still takes events, else TFT_NONE.
+ */
+static uint32_t continued_track(struct rm *rm, const struct rm_dev *dev, uint32_t kind, uint32_t name,
+				int64_t tid)
+{
+	uint32_t n = tft_writer_track_count(rm->w);
+
+	if (!dev->continued)
+		return TFT_NONE;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = tft_writer_track(rm->w, i);
+
+		if (t && t->process == dev->process && t->kind == kind && t->name == name &&
+		    t->tid == tid && tft_writer_track_appendable(rm->w, i))
+			return i;
 	}
 	return TFT_NONE;
 }
@@ -1475,6 +1653,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 	char pname[160];
 	uint32_t name_id, pid;
 	struct rm_dev *dev;
+	int cont;
 
 	if (len == 0) {
 		name = (const uint8_t *)"unknown device";
@@ -1496,7 +1675,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 	if (!dev->canon[0])
 		snprintf(dev->canon, sizeof(dev->canon), "%.*s", (int)(len > 150 ? 150 : len),
 			 (const char *)name);
-	pid = find_process(rm, pname);
+	pid = find_process(rm, pname, &cont);
 	if (pid == TFT_NONE) {
 		memset(&proc, 0, sizeof(proc));
 		proc.name = intern_c(rm, pname);
@@ -1518,6 +1697,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 			known |= rm->procs[i].id == pid;
 		if (!known) {
 			snprintf(rm->procs[rm->nprocs].name, sizeof(rm->procs[0].name), "%s", pname);
+			rm->procs[rm->nprocs].continued = cont;
 			rm->procs[rm->nprocs++].id = pid;
 		}
 	}
@@ -1527,6 +1707,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 		dev->tid = -1;
 	dev->name = name_id;
 	dev->process = pid;
+	dev->continued = cont;
 	dev->track = TFT_NONE;
 	dev->comm_track = TFT_NONE;
 	rm->ndevs++;
@@ -1546,7 +1727,9 @@ static uint32_t main_track(struct rm *rm, struct rm_dev *dev)
 	tr.kind = dev->gputrace ? TFT_TRACK_GPU_STREAM : TFT_TRACK_DEVICE;
 	tr.tid = dev->tid;
 	tr.sort_index = (int32_t)((dev - rm->devs) * 2);
-	dev->track = tft_writer_add_track(rm->w, &tr);
+	dev->track = continued_track(rm, dev, tr.kind, tr.name, tr.tid);
+	if (dev->track == TFT_NONE)
+		dev->track = tft_writer_add_track(rm->w, &tr);
 	return dev->track;
 }
 
@@ -1567,7 +1750,9 @@ static uint32_t comm_track(struct rm *rm, struct rm_dev *dev)
 	tr.name = intern_c(rm, buf);
 	tr.tid = -1;
 	tr.sort_index = (int32_t)((dev - rm->devs) * 2 + 1);
-	dev->comm_track = tft_writer_add_track(rm->w, &tr);
+	dev->comm_track = continued_track(rm, dev, tr.kind, tr.name, tr.tid);
+	if (dev->comm_track == TFT_NONE)
+		dev->comm_track = tft_writer_add_track(rm->w, &tr);
 	return dev->comm_track;
 }
 
@@ -3036,17 +3221,15 @@ static void job_end(struct rm_worker *wk, struct rm_job *job, int ok)
 	rm->deferred = 0;
 }
 
-/* Append the device's events through the worker's lane and end its tracks. */
+/*
+ * Append the device's events through the worker's lane. Its tracks are not
+ * ended: a later input may continue them (the worker's next steps); the
+ * lane's close hands them back with their last chunk written.
+ */
 static int dev_append(struct rm *rm, struct rm_dev *dev)
 {
-	int r = flush_device(rm);
-
-	/* Its tracks are complete: their last chunks and LOD now, on this thread. */
-	if (!r && dev->track != TFT_NONE)
-		r = tft_writer_lane_end_track(rm->lane, dev->track);
-	if (!r && dev->comm_track != TFT_NONE)
-		r = tft_writer_lane_end_track(rm->lane, dev->comm_track);
-	return r;
+	(void)dev;
+	return flush_device(rm);
 }
 
 /* Device k failed in this worker with r (wk->err filled): keep the first failure. */
@@ -3813,6 +3996,34 @@ static int store_entries(struct rm *rm)
 	return r;
 }
 
+/*
+ * Would a device of this input (rm->dinfo) continue an earlier input's
+ * process? The parallel import then stays off: its lanes take only tracks
+ * without events.
+ */
+static int continues_any(struct rm *rm)
+{
+	uint32_t np = tft_writer_process_count(rm->w);
+
+	for (uint32_t d = 0; d < rm->ndinfo && np; d++) {
+		struct tft_tf_device td;
+		char pname[160];
+		const struct tft_pb_bytes *nm = &rm->dinfo[d].device;
+
+		tft_tf_names_parse_device(nm->len ? (const char *)nm->p : "unknown device",
+					  nm->len ? nm->len : 14, &td);
+		tft_tf_names_process(&td, pname, sizeof(pname));
+		for (uint32_t i = 0; i < np; i++) {
+			struct tft_process *p = tft_writer_process(rm->w, i);
+			const char *s = p ? tft_writer_str(rm->w, p->name, NULL) : NULL;
+
+			if (s && p->host == 0 && strcmp(s, pname) == 0)
+				return continues(rm);
+		}
+	}
+	return 0;
+}
+
 int tft_runmeta_ingest_as(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 			  int format, const struct tft_ingest_opts *opts, struct tft_error *err)
 {
@@ -3840,6 +4051,10 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.err = err;
 	rm.opts = opts;
 	rm.input_len = len;
+	rm.input = data;
+	rm.text = text;
+	rm.stepstats = stepstats;
+	rm.after_steps = -1;
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;
 	rm.step_index = step_index;
@@ -3870,7 +4085,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	if (!text)
 		rm.direct = stepstats ? scan_devices(&rm, data, len) : runmeta_scan_devices(&rm, data, len);
 	rm.pend_budget = opts && opts->mem_budget ? opts->mem_budget / 2 : (size_t)64 << 20;
-	rm.try_par = rm.direct && opts && opts->threads >= 2;
+	rm.try_par = rm.direct && opts && opts->threads >= 2 && !continues_any(&rm);
 	if (stepstats) {
 		r = rm.try_par ? par_stepstats(&rm, NULL) : RM_SERIAL;
 		if (r == RM_SERIAL)

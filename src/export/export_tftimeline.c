@@ -436,12 +436,20 @@ struct tl_input {
 	uint32_t str;  /* string id */
 };
 
+/*
+ * A track in a StepStats (group). A track that several steps share (a
+ * worker's device over the session's RunMetadata) is one entry per step,
+ * each taking the events that lie within that step (windowed).
+ */
 struct tl_track {
 	uint32_t id;
 	uint32_t group; /* index into groups */
 	uint32_t dev;   /* index into devs */
 	const char *dev_name; /* borrowed (session) */
 	size_t dev_len;
+	bool windowed;
+	uint32_t step;   /* windowed: the session step */
+	int64_t lo, hi;  /* windowed: its span */
 };
 
 struct tl_dev {
@@ -531,6 +539,8 @@ struct tl {
 	size_t ninputs, cinputs;
 	uint32_t load_dev, load_track;
 	int64_t load_tid;
+	const struct tl_track *load_entry; /* the entry being loaded */
+	bool steps_overlap; /* some traced steps overlap in time */
 	struct tl_dflow *dflows; /* owned: sorted by destination (dataflow of label-less nodes) */
 	size_t ndflows, cdflows;
 	uint32_t *track_pos; /* owned: session track id -> index into tracks (NOSTR: none) */
@@ -632,6 +642,38 @@ static uint32_t step_of_track(struct tl *t, const struct tft_track *tr, uint32_t
 		}
 	}
 	return TFT_NONE;
+}
+
+static bool step_span(struct tl *t, uint32_t i, int64_t *lo, int64_t *hi)
+{
+	const struct tft_step *st = tft_session_step(t->s, i);
+
+	if (!st || !st->traced)
+		return false;
+	*lo = st->start_ns;
+	if (__builtin_add_overflow(st->start_ns, st->dur_ns, hi))
+		*hi = INT64_MAX;
+	return true;
+}
+
+/* Do two traced steps overlap in time (then an event may lie in both)? */
+static bool traced_steps_overlap(struct tl *t)
+{
+	uint32_t n = tft_session_step_count(t->s);
+	struct { int64_t lo, hi; } *v = malloc((size_t)(n ? n : 1) * sizeof(*v));
+	size_t k = 0;
+	bool over = false;
+
+	if (!v)
+		return true; /* the careful way */
+	for (uint32_t i = 0; i < n; i++)
+		if (step_span(t, i, &v[k].lo, &v[k].hi))
+			k++;
+	for (size_t i = 0; i < k && !over; i++) /* few traced steps: pairs */
+		for (size_t j = i + 1; j < k && !over; j++)
+			over = v[i].lo < v[j].hi && v[j].lo < v[i].hi;
+	free(v);
+	return over;
 }
 
 struct dev_key {
@@ -775,6 +817,52 @@ static int entry_devs(struct tl *t, uint32_t g, struct imap *m)
 	return 0;
 }
 
+/* One track (or the part of it within step `step`: windowed) into the step's group. */
+static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint32_t step, bool windowed,
+		     int64_t lo, int64_t hi)
+{
+	struct tl_track *tt;
+	uint32_t g;
+	const char *name;
+	size_t len = 0;
+
+	g = t->ngroups && t->groups[t->ngroups - 1].step == step ? (uint32_t)t->ngroups - 1 : 0;
+	for (; g < t->ngroups && t->groups[g].step != step; g++)
+		;
+	if (g == t->ngroups) {
+		if (grow((void **)&t->groups, &t->cgroups, t->ngroups + 1, sizeof(*t->groups)))
+			return nomem(t);
+		memset(&t->groups[g], 0, sizeof(t->groups[g]));
+		t->groups[g].step = step;
+		t->ngroups++;
+	}
+	if (grow((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
+		return nomem(t);
+	tt = &t->tracks[t->ntracks++];
+	memset(tt, 0, sizeof(*tt));
+	tt->id = id;
+	tt->group = g;
+	tt->windowed = windowed;
+	tt->step = step;
+	tt->lo = lo;
+	tt->hi = hi;
+	name = sstr(t, tr->name, &len);
+	/* The RunMetadata importer keeps comm ops of a device on "<device> (comm)". */
+	if (tr->kind == TFT_TRACK_COMM && len > 7 && memcmp(name + len - 7, " (comm)", 7) == 0)
+		len -= 7;
+	if (!len) {
+		/* An unnamed track (a tf.timeline JSON import): its process, "<device> Compute". */
+		const struct tft_process *pr = tft_session_process(t->s, tr->process);
+
+		name = pr ? sstr(t, pr->name, &len) : "";
+		if (len > 8 && memcmp(name + len - 8, " Compute", 8) == 0)
+			len -= 8;
+	}
+	tt->dev_name = name;
+	tt->dev_len = len;
+	return 0;
+}
+
 static int build_layout(struct tl *t)
 {
 	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
@@ -783,46 +871,28 @@ static int build_layout(struct tl *t)
 	struct imap m = { 0 };
 	int r = 0;
 
+	if (by_step)
+		t->steps_overlap = traced_steps_overlap(t);
 	/* Pass 1: the tracks with slices and their StepStats. */
-	for (uint32_t id = 0; id < nt; id++) {
+	for (uint32_t id = 0, ns = tft_session_step_count(t->s); id < nt; id++) {
 		const struct tft_track *tr = tft_session_track(t->s, id);
-		struct tl_track *tt;
-		uint32_t step, g;
-		const char *name;
-		size_t len = 0;
+		uint32_t step, entries = 0;
+		int64_t lo, hi;
 
 		if (!tr || !tr->slices)
 			continue;
 		step = by_step ? step_of_track(t, tr, &cursor) : TFT_NONE;
-		g = t->ngroups && t->groups[t->ngroups - 1].step == step ? (uint32_t)t->ngroups - 1 : 0;
-		for (; g < t->ngroups && t->groups[g].step != step; g++)
-			;
-		if (g == t->ngroups) {
-			if (grow((void **)&t->groups, &t->cgroups, t->ngroups + 1, sizeof(*t->groups)))
-				return nomem(t);
-			memset(&t->groups[g], 0, sizeof(t->groups[g]));
-			t->groups[g].step = step;
-			t->ngroups++;
+		if (by_step && step == TFT_NONE) {
+			/* In no one step: a track the steps share, an entry per traced step it meets. */
+			for (uint32_t si = 0; si < ns; si++)
+				if (step_span(t, si, &lo, &hi) && lo <= tr->max_ts_ns && tr->min_ts_ns <= hi) {
+					if ((r = add_entry(t, id, tr, si, true, lo, hi)))
+						return r;
+					entries++;
+				}
 		}
-		if (grow((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
-			return nomem(t);
-		tt = &t->tracks[t->ntracks++];
-		tt->id = id;
-		tt->group = g;
-		name = sstr(t, tr->name, &len);
-		/* The RunMetadata importer keeps comm ops of a device on "<device> (comm)". */
-		if (tr->kind == TFT_TRACK_COMM && len > 7 && memcmp(name + len - 7, " (comm)", 7) == 0)
-			len -= 7;
-		if (!len) {
-			/* An unnamed track (a tf.timeline JSON import): its process, "<device> Compute". */
-			const struct tft_process *pr = tft_session_process(t->s, tr->process);
-
-			name = pr ? sstr(t, pr->name, &len) : "";
-			if (len > 8 && memcmp(name + len - 8, " Compute", 8) == 0)
-				len -= 8;
-		}
-		tt->dev_name = name;
-		tt->dev_len = len;
+		if (!entries && (r = add_entry(t, id, tr, step, false, 0, 0)))
+			return r;
 	}
 	/* Pass 2: devices, group by group, in track order (tracks sorted by group, then id). */
 	if (t->ntracks)
@@ -868,6 +938,24 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/*
+ * Is ev (of a track several steps share) this entry's: within its step, and
+ * (where traced steps overlap) within no traced step listed before it?
+ */
+static bool in_step(struct tl *t, const struct tl_track *tt, const struct tft_event *ev)
+{
+	int64_t end, lo, hi;
+
+	if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end))
+		end = INT64_MAX;
+	if (ev->ts_ns < tt->lo || end > tt->hi)
+		return false;
+	for (uint32_t i = 0; t->steps_overlap && i < tt->step; i++)
+		if (step_span(t, i, &lo, &hi) && lo <= ev->ts_ns && end <= hi)
+			return false;
+	return true;
+}
+
 static int on_event(void *ctx, const struct tft_event *ev)
 {
 	struct tl *t = ctx;
@@ -876,6 +964,8 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	int64_t end_ns;
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	if (t->load_entry && t->load_entry->windowed && !in_step(t, t->load_entry, ev))
 		return 0;
 	if (grow((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
 		return nomem(t);
@@ -991,10 +1081,14 @@ static int load_group(struct tl *t, uint32_t g)
 	t->ninputs = 0;
 	t->load_group = g;
 	for (size_t i = gr->first_track; i < (size_t)gr->first_track + gr->ntracks; i++) {
-		t->load_dev = t->tracks[i].dev;
-		t->load_track = t->tracks[i].id;
-		t->load_tid = tft_session_track(t->s, t->tracks[i].id)->tid;
-		r = tft_session_scan(t->s, t->tracks[i].id, INT64_MIN, INT64_MAX, 0, on_event, t, t->err);
+		const struct tl_track *tt = &t->tracks[i];
+
+		t->load_dev = tt->dev;
+		t->load_track = tt->id;
+		t->load_tid = tft_session_track(t->s, tt->id)->tid;
+		t->load_entry = tt;
+		r = tft_session_scan(t->s, tt->id, tt->windowed ? tt->lo : INT64_MIN,
+				     tt->windowed ? tt->hi : INT64_MAX, 0, on_event, t, t->err);
 		if (r)
 			return r;
 	}

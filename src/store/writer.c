@@ -195,6 +195,7 @@ struct tft_writer {
 	uint32_t nlanes;          /* lanes open (atomic; opened and closed by the driving thread) */
 	int zstd_level;
 	uint32_t nsteps; /* steps added: the next one's position */
+	int64_t steps_end; /* largest step end so far (INT64_MIN: none) */
 	uint32_t chunk_events;
 	int flush_partial;
 	int bulk;   /* no journal, no syncs; fsync at close */
@@ -1646,8 +1647,15 @@ int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 	sqlite3_bind_int64(st, 5, s->dur_ns);
 	sqlite3_bind_int(st, 6, s->traced ? 1 : 0);
 	rc = step_reset(w, st, "insert step");
-	if (!rc)
+	if (!rc) {
+		int64_t end;
+
+		if (__builtin_add_overflow(s->start_ns, s->dur_ns > 0 ? s->dur_ns : 0, &end))
+			end = INT64_MAX;
+		if (w->nsteps == 0 || end > w->steps_end)
+			w->steps_end = end;
 		w->nsteps++;
+	}
 	if (w->nwk)
 		pthread_mutex_unlock(&w->db_mu);
 	return rc;
@@ -1656,6 +1664,19 @@ int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 uint32_t tft_writer_step_count(const struct tft_writer *w)
 {
 	return w->nsteps;
+}
+
+int64_t tft_writer_steps_end(const struct tft_writer *w)
+{
+	return w->nsteps ? w->steps_end : INT64_MIN;
+}
+
+int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track)
+{
+	if (track >= w->ntracks || failed_now(w))
+		return 0;
+	return !w->calls[track].ended &&
+	       __atomic_load_n(&w->calls[track].wt->lane, __ATOMIC_ACQUIRE) == NULL;
 }
 
 static struct meta_ent *meta_get(struct tft_writer *w, const char *key)

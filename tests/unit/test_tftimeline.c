@@ -93,21 +93,32 @@ static int seq;
 static struct tft_error err;
 
 /* Import each RunMetadata of rms[] into one new session (one step each). */
+static struct tft_session *import_threads(struct enc *rms, int n, int threads);
+
 static struct tft_session *import(struct enc *rms, int n)
+{
+	return import_threads(rms, n, 0);
+}
+
+/* The same, the writer with `threads` store threads and the parser with as many. */
+static struct tft_session *import_threads(struct enc *rms, int n, int threads)
 {
 	char path[512];
 	struct tft_writer *w;
+	struct tft_writer_opts wo = { .threads = threads };
+	struct tft_ingest_opts io = { .threads = threads };
 
 	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
 	tft_error_clear(&err);
-	w = tft_writer_open(path, NULL, &err);
+	w = tft_writer_open(path, threads ? &wo : NULL, &err);
 	if (!w)
 		return NULL;
 	for (int i = 0; i < n; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "step%d.pb", i);
-		if (tft_runmeta_ingest_as(w, name, rms[i].p, rms[i].len, TFT_PB_FMT_RUNMETA, NULL, &err)) {
+		if (tft_runmeta_ingest_as(w, name, rms[i].p, rms[i].len, TFT_PB_FMT_RUNMETA,
+					  threads ? &io : NULL, &err)) {
 			printf("# import: %s\n", err.msg);
 			tft_writer_abort(w);
 			return NULL;
@@ -956,6 +967,58 @@ static void test_repeated_device(void)
  * its DataFlow arrows back (the session keeps them as flows; the nodes carry
  * no labels to derive them from).
  */
+/* Tracks per name in s: how many tracks are named `name`. */
+static int tracks_named(struct tft_session *s, const char *name)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *tr = tft_session_track(s, i);
+
+		n += tr && strcmp(tft_session_str(s, tr->name, NULL), name) == 0;
+	}
+	return n;
+}
+
+/*
+ * One RunMetadata per step of one worker (or a tracing session pickle):
+ * the later steps continue the worker's process and tracks. Inputs that
+ * overlap in time (ranks all named task:0, the same file twice) do not.
+ */
+static void test_continued_tracks(void)
+{
+	for (int threads = 0; threads <= 2; threads += 2) {
+		struct enc rms[3] = { small_runmeta(0), small_runmeta(1000000), small_runmeta(2000000) };
+		struct enc same[2] = { small_runmeta(0), small_runmeta(0) };
+		struct tft_session *s = import_threads(rms, 3, threads);
+		struct tft_session *o = import_threads(same, 2, threads);
+		struct tft_tftimeline_counts c;
+		char *t = NULL;
+
+		if (!ok(s && o, "continued tracks (threads %d): imported", threads))
+			goto next;
+		is_int(tft_session_process_count(s), 1, "three steps of one worker: one process");
+		is_int(tracks_named(s, DEV), 1, "... and one track for its device");
+		is_int(tft_session_track(s, 0)->slices, 6, "... holding the three steps' nodes");
+		is_int(tft_session_step_count(s), 3, "... three steps");
+		t = export(s, true, true, true, &c);
+		is_int(c.steps, 3, "tf.timeline: three StepStats from the shared track");
+		is_int(c.ops, 6, "tf.timeline: every node once");
+		has(t, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":5,\"args\":{\"name\":\"" DEV " Compute\"}}",
+		    "tf.timeline: the third step's device gets its own pids");
+		has(t, "\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Neg\",\"pid\":5,\"tid\":1,\"ts\":2000105",
+		    "tf.timeline: the third step's node on its pids");
+		is_int(tft_session_process_count(o), 2, "the same step twice: two processes");
+		is_int(tracks_named(o, DEV), 2, "... each with its track");
+next:
+		free(t);
+		if (s)
+			tft_session_close(s);
+		if (o)
+			tft_session_close(o);
+	}
+}
+
 static void test_reimport_dataflow(void)
 {
 	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, ex = { 0 };
@@ -1027,6 +1090,7 @@ int main(void)
 	test_gpu_no_label();
 	test_repeated_device();
 	test_reimport_dataflow();
+	test_continued_tracks();
 	{
 		char cmd[400];
 
