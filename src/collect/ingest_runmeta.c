@@ -464,6 +464,7 @@ enum { ROLE_SEND = 0, ROLE_TRANSFER = 1, ROLE_RECV = 2 };
 struct rm_comm {
 	uint64_t key;   /* hash of (tensor, src device, dst device) */
 	int64_t ts;
+	int64_t end;    /* the op's end (ts + dur) */
 	uint32_t track;
 	uint32_t tensor; /* string id */
 	uint8_t role;
@@ -1773,7 +1774,7 @@ static void progress(struct rm *rm, uint64_t pos)
 
 /* Record one endpoint; *added (if not NULL) is the entry, or NULL when there is none. */
 static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const char *src,
-		    const char *dst, uint32_t track, int64_t ts, const struct rm_comm **added)
+		    const char *dst, uint32_t track, int64_t ts, int64_t end, const struct rm_comm **added)
 {
 	struct rm_comm *c;
 	struct jbuf *b = &rm->scratch;
@@ -1795,6 +1796,7 @@ static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const cha
 	c = &rm->comm[rm->ncomm];
 	c->key = tft_hash_bytes(b->p, b->len);
 	c->ts = ts;
+	c->end = end;
 	c->track = track;
 	c->role = (uint8_t)role;
 	c->seq = rm->ncomm;
@@ -1805,8 +1807,17 @@ static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const cha
 	return 0;
 }
 
+/* ts + dur, saturating. */
+static int64_t end_of(int64_t ts, int64_t dur)
+{
+	int64_t e;
+
+	return __builtin_add_overflow(ts, dur > 0 ? dur : 0, &e) ? INT64_MAX : e;
+}
+
 /* An endpoint whose key and tensor a template already knows. */
-static int add_comm_known(struct rm *rm, const struct rm_tmpl *t, uint32_t track, int64_t ts)
+static int add_comm_known(struct rm *rm, const struct rm_tmpl *t, uint32_t track, int64_t ts,
+			  int64_t end)
 {
 	struct rm_comm *c;
 
@@ -1815,6 +1826,7 @@ static int add_comm_known(struct rm *rm, const struct rm_tmpl *t, uint32_t track
 	c = &rm->comm[rm->ncomm];
 	c->key = t->comm_key;
 	c->ts = ts;
+	c->end = end;
 	c->track = track;
 	c->role = t->role;
 	c->seq = rm->ncomm;
@@ -2416,7 +2428,7 @@ per_node:
 
 	/* Send/recv matching. */
 	if (hit) {
-		if (slot->has_comm && (r = add_comm_known(rm, slot, ev.track, ts)))
+		if (slot->has_comm && (r = add_comm_known(rm, slot, ev.track, ts, end_of(ts, ev.dur_ns))))
 			return r;
 	} else if (lb.kind == TFT_TF_LABEL_SEND || lb.kind == TFT_TF_LABEL_RECV ||
 		   lb.kind == TFT_TF_LABEL_TRANSFER) {
@@ -2428,18 +2440,18 @@ per_node:
 			role = ROLE_SEND;
 			snprintf(src, sizeof(src), "%s", dev->canon);
 			canon_of(lb.dst_device, dst, sizeof(dst));
-			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, &added);
+			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, end_of(ts, ev.dur_ns), &added);
 		} else if (lb.kind == TFT_TF_LABEL_RECV) {
 			role = ROLE_RECV;
 			canon_of(lb.src_device, src, sizeof(src));
 			snprintf(dst, sizeof(dst), "%s", dev->canon);
-			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, &added);
+			r = add_comm(rm, role, lb.tensor, src, dst, ev.track, ts, end_of(ts, ev.dur_ns), &added);
 		} else {
 			role = ROLE_TRANSFER;
 			canon_of(lb.src_device, src, sizeof(src));
 			canon_of(lb.dst_device, dst, sizeof(dst));
 			r = add_comm(rm, role, tft_tf_names_rendezvous_tensor(lb.tensor), src,
-				     dst, ev.track, ts, &added);
+				     dst, ev.track, ts, end_of(ts, ev.dur_ns), &added);
 		}
 		if (r)
 			return r;
@@ -3854,6 +3866,15 @@ static int add_flow(struct rm *rm, const struct rm_comm *a, const struct rm_comm
 	fl.src_ts_ns = a->ts;
 	fl.dst_track = b->track;
 	fl.dst_ts_ns = b->ts;
+	if (b->ts < a->ts && a->ts < b->end) {
+		/*
+		 * A _Recv waits for its _Send: it starts first. The arrow ends
+		 * inside it when the send starts, bound to it (not the next slice),
+		 * so that it goes forward in time, as viewers draw flows.
+		 */
+		fl.dst_ts_ns = a->ts;
+		fl.flags = TFT_FLOWF_BIND_ENCLOSING;
+	}
 	return tft_writer_add_flow(rm->w, &fl);
 }
 

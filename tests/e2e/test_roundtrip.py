@@ -66,6 +66,39 @@ STEPSTATS = '''step_stats {
 '''
 
 
+# A _Recv waits for its _Send (it starts first): the flow must still survive a round trip,
+# and the same worker's next step (a later file) continues its process and tracks.
+SENDRECV = '''step_stats {
+  dev_stats { device: "/job:worker/replica:0/task:0/device:CPU:0"
+    node_stats { node_name: "b" all_start_micros: %(t0)d all_end_rel_micros: 10 timeline_label: "b = MatMul(a, a)" }
+    node_stats { node_name: "b/_1" all_start_micros: %(t12)d all_end_rel_micros: 3
+      timeline_label: "b/_1 = _Send(b @/job:worker/replica:0/task:1/device:CPU:0)" } }
+  dev_stats { device: "/job:worker/replica:0/task:1/device:CPU:0"
+    node_stats { node_name: "b/_2" all_start_micros: %(t11)d all_end_rel_micros: 10
+      timeline_label: "b/_2 = _Recv(b @/job:worker/replica:0/task:0/device:CPU:0)" } }
+}
+'''
+
+
+def check_sendrecv(tmp):
+    probs = []
+    ins = []
+    for k, t0 in enumerate((1600000000000000, 1600000000010000)):
+        p = os.path.join(tmp, "step%d.pbtxt" % k)
+        with open(p, "w") as f:
+            f.write(SENDRECV % {"t0": t0, "t11": t0 + 11, "t12": t0 + 12})
+        ins.append(p)
+    both = os.path.join(tmp, "both.tft")
+    H.cli_import(H.tft_bin(), ins, both)
+    info = H.cli_info(H.tft_bin(), both)
+    if (info["flows"], info["unmatched_flows"], info["processes"], info["tracks"]) != (2, 0, 2, 3):
+        probs.append("two steps of two workers: %d flows (%d unmatched), %d processes, %d tracks; "
+                     "want 2 (0), 2, 3" % (info["flows"], info["unmatched_flows"], info["processes"],
+                                          info["tracks"]))
+    probs += H.roundtrip(H.tft_bin(), ins[0], tmp, extra_keys=("tracks",))
+    return probs
+
+
 def check_step_events(tmp):
     """Steps no slice stands for are drawn as tftracer.step X events: two workers' RunMetadata
     steps (each spanning worker and ps: no process of their own) overlap in time, so they take
@@ -118,6 +151,12 @@ def main():
             with open(path, "w") as f:
                 json.dump({"traceEvents": events}, f)
             rep.check(rel, H.roundtrip(H.bin_for(path), path, tmp, extra_keys=("tracks",)))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not filters or any(s in "sendrecv" for s in filters):
+        tmp = tempfile.mkdtemp(prefix="tft-rt-")
+        try:
+            rep.check("sendrecv", check_sendrecv(tmp))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if not filters or any(s in "step-events" for s in filters):

@@ -454,12 +454,14 @@ static void test_binary(void)
 			if (fl.f[i].src_track == send->id && fl.f[i].dst_track == recv->id &&
 			    fl.f[i].src_ts_ns == (T0 + 1) * 1000 && fl.f[i].dst_ts_ns == (T0 + 3) * 1000)
 				a = 1;
+			/* the _Recv (from T0 + 2) waited: the arrow ends in it at T0 + 3, bound to it */
 			if (fl.f[i].src_track == recv->id && fl.f[i].dst_track == recv->id &&
-			    fl.f[i].src_ts_ns == (T0 + 3) * 1000 && fl.f[i].dst_ts_ns == (T0 + 2) * 1000)
+			    fl.f[i].src_ts_ns == (T0 + 3) * 1000 && fl.f[i].dst_ts_ns == (T0 + 3) * 1000 &&
+			    (fl.f[i].flags & TFT_FLOWF_BIND_ENCLOSING))
 				b = 1;
 		}
 		ok(a, "flow from the _Send on task 0 to the RecvTensor on task 1");
-		ok(b, "flow from the RecvTensor to the _Recv");
+		ok(b, "flow from the RecvTensor into the _Recv that waited for it (forward in time)");
 		ok(fl.n > 0 && !strcmp(tft_session_str(s, fl.f[0].name, NULL), "edge_5_x"),
 		   "flow named after the tensor");
 	}
