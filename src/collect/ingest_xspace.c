@@ -3397,20 +3397,59 @@ static int emit_flows(struct xs *x)
 	return 0;
 }
 
+struct xs_posstep {
+	struct tft_step st;
+	uint32_t pos; /* as noted */
+};
+
+static int cmp_posstep(const void *a, const void *b)
+{
+	const struct xs_posstep *x = a, *y = b;
+
+	if (x->st.start_ns != y->st.start_ns)
+		return x->st.start_ns < y->st.start_ns ? -1 : 1;
+	return x->pos < y->pos ? -1 : (x->pos > y->pos);
+}
+
+/* Group steps by start, then group id (the map's order is the lines' order). */
+static int cmp_group(const void *a, const void *b)
+{
+	const struct xs_group *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->id < y->id ? -1 : (x->id > y->id);
+}
+
 static int emit_steps(struct xs *x)
 {
-	int r;
+	struct xs_group *sorted;
+	int r = 0;
 
-	for (uint32_t i = 0; i < x->nsteps; i++) {
-		r = tft_writer_add_step(x->w, &x->steps[i]);
-		if (r)
-			return r;
+	if (x->nsteps) {
+		/* The Steps lines' steps in time order (then as noted): lines and planes come in any order. */
+		struct xs_posstep *v = malloc((size_t)x->nsteps * sizeof(*v));
+
+		if (!v)
+			return TFT_ENOMEM;
+		for (uint32_t i = 0; i < x->nsteps; i++)
+			v[i] = (struct xs_posstep){ x->steps[i], i };
+		qsort(v, x->nsteps, sizeof(*v), cmp_posstep);
+		for (uint32_t i = 0; i < x->nsteps && !r; i++)
+			r = tft_writer_add_step(x->w, &v[i].st);
+		free(v);
+		return r;
 	}
-	if (x->nsteps)
-		return 0;
-	/* No Steps line: one step per group_id (xprof's step grouping). */
+	/* No Steps line: one step per group_id (xprof's step grouping), in time order. */
+	sorted = x->ngroups ? malloc((size_t)x->ngroups * sizeof(*sorted)) : NULL;
+	if (x->ngroups && !sorted)
+		return TFT_ENOMEM;
+	if (x->ngroups) {
+		memcpy(sorted, x->groups, (size_t)x->ngroups * sizeof(*sorted));
+		qsort(sorted, x->ngroups, sizeof(*sorted), cmp_group);
+	}
 	for (uint32_t i = 0; i < x->ngroups; i++) {
-		const struct xs_group *g = &x->groups[i];
+		const struct xs_group *g = &sorted[i];
 		struct tft_step st;
 
 		memset(&st, 0, sizeof(st));
@@ -3429,9 +3468,10 @@ static int emit_steps(struct xs *x)
 		st.traced = true;
 		r = tft_writer_add_step(x->w, &st);
 		if (r)
-			return r;
+			break;
 	}
-	return 0;
+	free(sorted);
+	return r;
 }
 
 static void xs_free(struct xs *x)

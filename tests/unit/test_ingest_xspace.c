@@ -836,6 +836,99 @@ static void build_big(struct enc *space, int with_steps)
 	}
 }
 
+/* Field at *pp (key, then payload [*v, *v + *n) for length-delimited): 0, or -1 at the end/bad. */
+static int wire_field(const uint8_t **pp, const uint8_t *end, uint64_t *key, const uint8_t **v, uint64_t *n)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+
+	for (int i = 0; p < end && i < 10; i++, p++) {
+		x |= (uint64_t)(*p & 0x7f) << (7 * i);
+		if (!(*p & 0x80))
+			break;
+	}
+	if (p++ >= end)
+		return -1;
+	*key = x;
+	if ((x & 7) == 2) {
+		uint64_t l = 0;
+
+		for (int i = 0; p < end && i < 10; i++, p++) {
+			l |= (uint64_t)(*p & 0x7f) << (7 * i);
+			if (!(*p & 0x80))
+				break;
+		}
+		if (p++ >= end || l > (uint64_t)(end - p))
+			return -1;
+		*v = p;
+		*n = l;
+		*pp = p + l;
+		return 0;
+	}
+	if ((x & 7) == 0) {
+		while (p < end && (*p & 0x80))
+			p++;
+		if (p++ >= end)
+			return -1;
+	} else {
+		p += (x & 7) == 1 ? 8 : 4;
+	}
+	*v = *pp;
+	*n = 0;
+	*pp = p;
+	return p > end ? -1 : 0;
+}
+
+/* A copy of the XSpace in p[0..n) without its lines named "Steps" (malloc'd), or NULL. */
+static uint8_t *without_steps_lines(const uint8_t *p, size_t n, size_t *out_len)
+{
+	struct enc out = {0};
+	const uint8_t *q = p, *end = p + n, *v;
+	uint64_t key, len;
+
+	while (q < end) {
+		const uint8_t *at = q;
+
+		if (wire_field(&q, end, &key, &v, &len))
+			goto fail;
+		if (key == (1 << 3 | 2)) { /* a plane: its fields, less the Steps lines */
+			struct enc plane = {0};
+			const uint8_t *r = v, *pend = v + len, *lv;
+			uint64_t k2, l2;
+
+			while (r < pend) {
+				const uint8_t *fat = r;
+				int skip = 0;
+
+				if (wire_field(&r, pend, &k2, &lv, &l2)) {
+					free(plane.p);
+					goto fail;
+				}
+				if (k2 == (3 << 3 | 2)) {
+					const uint8_t *t = lv, *lend = lv + l2, *nv;
+					uint64_t k3, l3;
+
+					while (t < lend && !wire_field(&t, lend, &k3, &nv, &l3))
+						if (k3 == (2 << 3 | 2))
+							skip = l3 == 5 && memcmp(nv, "Steps", 5) == 0;
+				}
+				if (!skip)
+					for (const uint8_t *b = fat; b < r; b++)
+						e_byte(&plane, *b);
+			}
+			e_msg(&out, 1, &plane);
+		} else {
+			for (const uint8_t *b = at; b < q; b++)
+				e_byte(&out, *b);
+		}
+	}
+	*out_len = out.len;
+	return out.p;
+fail:
+	free(out.p);
+	return NULL;
+}
+
 static void test_parallel(const char *data)
 {
 	struct enc big = {0}, big2 = {0};
@@ -846,7 +939,9 @@ static void test_parallel(const char *data)
 		const char *name;
 		const uint8_t *p;
 		size_t n;
-	} in[3];
+	} in[4];
+	uint8_t *nosteps = NULL;
+	size_t nlen = 0;
 	int nin = 0;
 
 	build_big(&big, 1);
@@ -866,6 +961,12 @@ static void test_parallel(const char *data)
 		in[nin].name = "real GPU profile x3";
 		in[nin].p = triple;
 		in[nin++].n = rlen * 3;
+		/* Without its Steps lines: steps from the group ids, which the lines meet out of order. */
+		if ((nosteps = without_steps_lines(real, rlen, &nlen)) != NULL) {
+			in[nin].name = "real GPU profile, no Steps line";
+			in[nin].p = nosteps;
+			in[nin++].n = nlen;
+		}
 	} else {
 		ok(1, "# SKIP %s not found", real_files[4]);
 	}
@@ -891,6 +992,17 @@ static void test_parallel(const char *data)
 				continue;
 			}
 			h = session_digest(s, DIGEST_STRING_COUNT | DIGEST_LOD_1MS, &n);
+			if (v == 0 || v == 2) {
+				uint32_t k = 1, ns = tft_session_step_count(s), bad = 0;
+
+				for (; k < ns; k++) { /* a process's steps in time order */
+					const struct tft_step *p = tft_session_step(s, k - 1), *q = tft_session_step(s, k);
+
+					bad += p->process == q->process && p->start_ns > q->start_ns;
+				}
+				ok(ns > 1 && !bad, "%s, %d thread(s): each process's %u steps in time order",
+				   in[i].name, th[v], ns);
+			}
 			tft_session_close(s);
 			if (v == 0) {
 				h0 = h;
@@ -951,6 +1063,7 @@ static void test_parallel(const char *data)
 	free(big.p);
 	free(big2.p);
 	free(real);
+	free(nosteps);
 	free(triple);
 }
 
