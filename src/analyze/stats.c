@@ -461,6 +461,16 @@ bool tft_stats_process_matches(const struct tft_session *s, uint32_t pid, const 
 
 	if (!p)
 		return false;
+	if (want[0] == '#') { /* the session's process id, as `tftracer info` lists it */
+		snprintf(buf, sizeof(buf), "#%u", pid);
+		return strcmp(buf, want) == 0;
+	}
+	if (strncmp(want, "host=", 5) == 0)
+		return p->host && strcmp(tft_session_str(s, p->host, NULL), want + 5) == 0;
+	if (strncmp(want, "rank=", 5) == 0) {
+		snprintf(buf, sizeof(buf), "rank=%d", (int)p->rank);
+		return p->rank >= 0 && strcmp(buf, want) == 0;
+	}
 	if (strcmp(tft_session_str(s, p->name, NULL), want) == 0)
 		return true;
 	snprintf(buf, sizeof(buf), "%lld", (long long)p->pid);

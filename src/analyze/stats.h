@@ -102,7 +102,11 @@ const char *tft_stats_format_ns(char *out, size_t size, int64_t ns);
 /* Group name for --by: "name", "category", "track"; -1 if unknown. */
 int tft_stats_group_parse(const char *s);
 
-/* Process pid of s is the one `want` names (its name, or its pid in decimal). */
+/*
+ * Process pid of s is one `want` names: its name, its pid in decimal, "#ID"
+ * (the session's process id, unique where names and pids repeat across
+ * workers), "host=HOST" or "rank=N".
+ */
 bool tft_stats_process_matches(const struct tft_session *s, uint32_t pid, const char *want);
 
 #endif /* TFT_ANALYZE_STATS_H */

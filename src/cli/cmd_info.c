@@ -214,9 +214,13 @@ static void print_text(struct tft_session *s, const char *path)
 			const struct tft_step *st = tft_session_step(s, i);
 			if (!st)
 				continue;
-			printf("  step %-6" PRId64 " start %" PRId64 " ns  dur %-12s %s%s\n", st->index,
+			printf("  step %-6" PRId64 " start %" PRId64 " ns  dur %-12s %s%s", st->index,
 			       st->start_ns, tft_stats_format_ns(d, sizeof(d), st->dur_ns),
 			       str_or(s, st->name, ""), st->traced ? "" : " (not traced)");
+			/* whose step, where several processes could have it */
+			if (np > 1 && st->process != TFT_NONE && tft_session_process(s, st->process))
+				printf("  [process %u]", st->process);
+			printf("\n");
 		}
 	}
 }
@@ -283,6 +287,11 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 		tft_json_write_key_uint(w, "id", t);
 		kv_str(w, "name", tft_session_str(s, tr->name, NULL));
 		kv_str(w, "process", pr ? tft_session_str(s, pr->name, NULL) : "");
+		tft_json_write_key(w, "process_id"); /* process_list's id: names repeat across workers */
+		if (pr)
+			tft_json_write_uint(w, tr->process);
+		else
+			tft_json_write_null(w);
 		tft_json_write_key(w, "pid");
 		if (pr)
 			tft_json_write_int(w, pr->pid);
@@ -307,6 +316,11 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 		begin_item(w);
 		tft_json_write_key_int(w, "index", st->index);
 		kv_str(w, "name", tft_session_str(s, st->name, NULL));
+		tft_json_write_key(w, "process_id"); /* null: the step spans processes (or names none) */
+		if (st->process != TFT_NONE && tft_session_process(s, st->process))
+			tft_json_write_uint(w, st->process);
+		else
+			tft_json_write_null(w);
 		tft_json_write_key_int(w, "start_ns", st->start_ns);
 		tft_json_write_key_int(w, "dur_ns", st->dur_ns);
 		tft_json_write_key(w, "traced");

@@ -28,7 +28,8 @@ static const char usage_text[] =
 	"      --by KEY        group by name (default), category or track\n"
 	"      --top N         print only the N groups with the largest total (0: all)\n"
 	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
-	"      --process NAME  only tracks of processes with this name or pid\n"
+	"      --process P     only tracks of the processes P names: a name, a pid, #ID (the\n"
+	"                      session's process id, from 'tftracer info'), host=HOST or rank=N\n"
 	"      --json          {\"rows\": [...]} with the times in nanoseconds\n"
 	"      --csv           comma-separated, one header line, times in nanoseconds\n"
 	"  -h, --help          this help\n"
@@ -144,7 +145,7 @@ static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 	putchar('\n');
 }
 
-static int print_json(const struct tft_stats_result *r, size_t nshow, int by)
+static int print_json(struct tft_session *sess, const struct tft_stats_result *r, size_t nshow, int by)
 {
 	struct tft_json_writer w;
 	int rc;
@@ -170,8 +171,15 @@ static int print_json(const struct tft_stats_result *r, size_t nshow, int by)
 		tft_json_write_key(&w, "name");
 		tft_json_write_str(&w, row->name, row->name_len);
 		if (by == TFT_STATS_BY_TRACK) {
+			const struct tft_track *tr = tft_session_track(sess, row->track_id);
+
 			tft_json_write_key(&w, "track_id");
 			tft_json_write_uint(&w, row->track_id);
+			tft_json_write_key(&w, "process_id");
+			if (tr)
+				tft_json_write_uint(&w, tr->process);
+			else
+				tft_json_write_null(&w);
 		}
 		tft_json_write_key(&w, "count");
 		tft_json_write_uint(&w, row->count);
@@ -327,7 +335,7 @@ int tft_cmd_stats(int argc, char **argv)
 	nshow = top && top < r->nrows ? (size_t)top : r->nrows;
 	rc = 0;
 	if (out == OUT_JSON)
-		rc = print_json(r, nshow, opts.group_by);
+		rc = print_json(s, r, nshow, opts.group_by);
 	else if (out == OUT_CSV)
 		print_csv(r, nshow, opts.group_by);
 	else

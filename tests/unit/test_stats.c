@@ -69,6 +69,8 @@ static struct tft_session *build(void)
 	p0 = tft_writer_add_process(w, &p);
 	p.name = tft_writer_intern_cstr(w, "other");
 	p.pid = 2;
+	p.host = tft_writer_intern_cstr(w, "hostB");
+	p.rank = 3;
 	p1 = tft_writer_add_process(w, &p);
 	tm = track(w, p0, TFT_TRACK_THREAD, "main", 10);
 	tw = track(w, p1, TFT_TRACK_THREAD, "worker", 20);
@@ -232,6 +234,21 @@ static void test_filters(struct tft_session *s)
 	if (r) {
 		ok(r->slices == 6 + 2 + 100, "pid 1 selects main_proc's tracks");
 		tft_stats_destroy(r);
+	}
+	{
+		/* the forms that tell workers apart where names and pids repeat */
+		static const char *const sel[] = { "#1", "host=hostB", "rank=3" };
+
+		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+			o.process = sel[i];
+			r = NULL;
+			ok(tft_stats_compute(s, &o, &r, NULL) == 0, "--process %s", sel[i]);
+			ok(r && r->slices == 2 && r->nrows == 1, "--process %s selects 'other' only", sel[i]);
+			tft_stats_destroy(r);
+		}
+		ok(!tft_stats_process_matches(s, 0, "rank=-1") && !tft_stats_process_matches(s, 0, "#9") &&
+			   !tft_stats_process_matches(s, 0, "host=") && tft_stats_process_matches(s, 0, "#0"),
+		   "no rank, another id, no host: not selected; #0 is main_proc");
 	}
 	o.process = "nosuch";
 	r = NULL;
