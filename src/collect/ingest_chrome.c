@@ -303,8 +303,9 @@ struct cev {
 struct md_proc {
 	int64_t pid, source_pid;
 	uint32_t host;   /* string id */
-	int32_t rank;
-	bool has_source_pid, has_host, has_rank;
+	uint32_t labels; /* string id (0: none) */
+	int32_t rank, sort_index;
+	bool has_source_pid, has_host, has_rank, has_labels, has_sort_index;
 };
 
 struct md_track {
@@ -2638,6 +2639,17 @@ static int md_entry(struct chrome *c, struct tft_json_reader *r, char which)
 				mp.rank = (int32_t)iv;
 				mp.has_rank = true;
 			}
+		} else if (STR_EQ(&k, "labels") && v.type == TFT_JSON_STRING && which == 'p') {
+			/* the process's own labels: process_labels adds host and rank */
+			mp.labels = 0;
+			if (v.len && (rc = intern(c, v.ptr, v.len, &mp.labels)))
+				return rc;
+			mp.has_labels = true;
+		} else if (STR_EQ(&k, "sort_index") && which == 'p') {
+			if (md_int(&v, &iv) && iv >= INT32_MIN && iv <= INT32_MAX) {
+				mp.sort_index = (int32_t)iv;
+				mp.has_sort_index = true;
+			}
 		} else if (STR_EQ(&k, "tid")) {
 			has_tid = md_int(&v, &mt.tid);
 		} else if (STR_EQ(&k, "source_tid")) {
@@ -3076,6 +3088,10 @@ static void apply_md(struct chrome *c)
 			wp->host = m->host;
 		if (m->has_rank)
 			wp->rank = m->rank;
+		if (m->has_labels)
+			wp->labels = m->labels;
+		if (m->has_sort_index)
+			wp->sort_index = m->sort_index;
 	}
 	for (uint32_t i = 0; i < c->md_ntracks; i++) {
 		const struct md_track *m = &c->md_tracks[i];

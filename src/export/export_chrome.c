@@ -34,6 +34,7 @@ struct chrome {
 	char *arena;                 /* owned */
 	size_t arena_len, arena_cap;
 	int64_t *pids;               /* owned; Chrome pid per process id */
+	int32_t *sort;               /* owned; process_sort_index per process id (worker-major) */
 	uint32_t nprocs;
 	struct track_out *tracks;    /* owned; per track id */
 	uint32_t ntracks;
@@ -597,6 +598,85 @@ static void put_meta_head(struct chrome *c, const char *what, int64_t pid)
 	tft_json_write_raw_int(c->w, pid);
 }
 
+/* A process's labels as viewers show them: its own, then its host and rank. */
+static void put_labels(struct chrome *c, const struct tft_process *p)
+{
+	size_t n = 0;
+	const char *own = p->labels ? tft_session_str(c->s, p->labels, &n) : "";
+	const char *host = p->host ? tft_session_str(c->s, p->host, NULL) : "";
+	char buf[1024];
+	int k;
+
+	if (p->rank >= 0)
+		k = snprintf(buf, sizeof(buf), "%.*s%shost %s, rank %d", (int)(n > 600 ? 600 : n), own,
+			     n ? ", " : "", host[0] ? host : "?", (int)p->rank);
+	else
+		k = snprintf(buf, sizeof(buf), "%.*s%shost %s", (int)(n > 600 ? 600 : n), own,
+			     n ? ", " : "", host);
+	if (p->rank >= 0 && !host[0]) /* a rank without a host: just the rank */
+		k = snprintf(buf, sizeof(buf), "%.*s%srank %d", (int)(n > 600 ? 600 : n), own,
+			     n ? ", " : "", (int)p->rank);
+	tft_json_write_raw_str(c->w, buf, k < 0 ? 0 : (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
+}
+
+/* Processes by worker ((host, rank) of its first process), then sort index, then id. */
+struct sort_key {
+	uint32_t worker, id;
+	int32_t sort_index;
+};
+
+static int cmp_sort_key(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+
+	if (x->worker != y->worker)
+		return x->worker < y->worker ? -1 : 1;
+	if (x->sort_index != y->sort_index)
+		return x->sort_index < y->sort_index ? -1 : 1;
+	return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+/*
+ * process_sort_index per process: its own, unless the session merges
+ * several workers (hosts or ranks); then each worker's processes together,
+ * workers in the order of their first process (Chrome and Perfetto order
+ * processes by sort index, and the workers' own indexes repeat).
+ */
+static int plan_sort(struct chrome *c)
+{
+	struct sort_key *k;
+	uint32_t nworkers = 0;
+
+	if (!c->nprocs)
+		return 0;
+	c->sort = malloc((size_t)c->nprocs * sizeof(*c->sort));
+	k = malloc((size_t)c->nprocs * sizeof(*k));
+	if (!c->sort || !k) {
+		free(k);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t i = 0; i < c->nprocs; i++) {
+		const struct tft_process *p = tft_session_process(c->s, i);
+		uint32_t w = 0;
+
+		c->sort[i] = p ? p->sort_index : 0;
+		for (; w < i; w++) { /* the worker of the first process with the same host and rank */
+			const struct tft_process *q = tft_session_process(c->s, w);
+
+			if (p && q && q->host == p->host && q->rank == p->rank)
+				break;
+		}
+		k[i] = (struct sort_key){ w == i ? nworkers++ : k[w].worker, i, p ? p->sort_index : 0 };
+	}
+	if (nworkers > 1) {
+		qsort(k, c->nprocs, sizeof(*k), cmp_sort_key);
+		for (uint32_t i = 0; i < c->nprocs; i++)
+			c->sort[k[i].id] = (int32_t)i;
+	}
+	free(k);
+	return 0;
+}
+
 static void emit_metadata_events(struct chrome *c)
 {
 	for (uint32_t i = 0; i < c->nprocs; i++) {
@@ -609,15 +689,16 @@ static void emit_metadata_events(struct chrome *c)
 			put_str(c, p->name);
 			PUT(c, "}}");
 		}
-		if (p->labels) {
+		if (p->labels || p->host || p->rank >= 0) {
+			/* host and rank where viewers show them (metadata keeps them apart) */
 			put_meta_head(c, "process_labels", c->pids[i]);
 			PUT(c, ",\"args\":{\"labels\":");
-			put_str(c, p->labels);
+			put_labels(c, p);
 			PUT(c, "}}");
 		}
 		put_meta_head(c, "process_sort_index", c->pids[i]);
 		PUT(c, ",\"args\":{\"sort_index\":");
-		tft_json_write_raw_int(c->w, p->sort_index);
+		tft_json_write_raw_int(c->w, c->sort ? c->sort[i] : p->sort_index);
 		PUT(c, "}}");
 	}
 	for (uint32_t i = 0; i < c->ntracks; i++) {
@@ -844,6 +925,10 @@ static void emit_trailer(struct chrome *c)
 		put_kv_str(w, "host", tft_session_str(c->s, p->host, NULL));
 		tft_json_write_key(w, "rank");
 		tft_json_write_int(w, p->rank);
+		/* the process's own labels and sort index (the events show them with host and rank) */
+		put_kv_str(w, "labels", tft_session_str(c->s, p->labels, NULL));
+		tft_json_write_key(w, "sort_index");
+		tft_json_write_int(w, p->sort_index);
 		tft_json_write_end_object(w);
 	}
 	tft_json_write_end_array(w);
@@ -1050,7 +1135,7 @@ int tft_export_chrome(struct tft_session *s, struct tft_json_writer *w,
 	c.ntracks = tft_session_track_count(s);
 	c.pids = calloc(c.nprocs + 1, sizeof(*c.pids));
 	c.tracks = calloc(c.ntracks + 1, sizeof(*c.tracks));
-	if (!c.pids || !c.tracks || assign_ids(&c) || index_steps(&c)) {
+	if (!c.pids || !c.tracks || assign_ids(&c) || index_steps(&c) || plan_sort(&c)) {
 		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -1098,6 +1183,7 @@ out:
 	if (counts)
 		*counts = c.n;
 	free(c.pids);
+	free(c.sort);
 	free(c.tracks);
 	free(c.str_off);
 	free(c.str_len);

@@ -494,7 +494,11 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	ok(find_meta(evs, "process_name", "100", "trainer") != NULL, "trainer keeps pid 100");
 	ok(find_meta(evs, "process_name", "1000", "dup") != NULL, "second pid 100 renumbered above the largest (1000)");
 	e = find_meta(evs, "process_labels", "100", NULL);
-	is_str(jtext(jget(e, "args"), "labels"), "lab", "process_labels");
+	is_str(jtext(jget(e, "args"), "labels"), "lab, host node1, rank 0",
+	       "process_labels: its own, then host and rank (what viewers show of a worker)");
+	e = find_meta(evs, "process_sort_index", "100", NULL);
+	is_str(jtext(jget(e, "args"), "sort_index"), "0",
+	       "two workers (node1/rank 0 and none): the first worker's process sorts first");
 	e = find_meta(evs, "thread_name", "100", "dup tid");
 	is_str(jtext(e, "tid"), "8", "duplicate tid renumbered above the largest");
 	e = find_meta(evs, "thread_name", "100", "main");
@@ -585,6 +589,14 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 		ok(jget(&steps->items[1], "slice")->b == 0, "step2 is not");
 	}
 	is_int(n->steps_in_metadata, 1, "one step only in metadata");
+	{
+		const struct jv *procs = jget(md, "processes");
+
+		ok(procs && procs->type == J_ARR && procs->n >= 1 &&
+			   !strcmp(jtext(&procs->items[0], "labels"), "lab") &&
+			   !strcmp(jtext(&procs->items[0], "sort_index"), "3"),
+		   "metadata keeps the process's own labels and sort index");
+	}
 	is_str(jtext(md, "source_format"), "test", "source format");
 	is_int(n->slices, 11, "counts: slices");
 	is_int(n->instants, 4, "counts: instants");
