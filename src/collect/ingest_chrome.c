@@ -1154,6 +1154,36 @@ static int global_track(struct chrome *c, uint32_t *track)
 	return 0;
 }
 
+/*
+ * Is pid a process already named "Global"? A tftracer export writes each
+ * input's Global process (its global instants) with its own pid and name:
+ * its instants go back there, so that the workers' Global processes stay
+ * apart. Other producers' global instants (Kineto's pid "Traces") go to the
+ * input's synthetic Global process.
+ */
+static bool global_named(struct chrome *c, const struct xid *pid)
+{
+	struct hkey k;
+	int64_t iv = 0;
+	uint32_t idx;
+	size_t len = 0;
+	const char *nm;
+
+	if (pid->kind == 1) {
+		iv = pid->i;
+		k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
+	} else if (pid->kind == 2 && digits_to_i64(&pid->s, &iv)) {
+		k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
+	} else {
+		return false; /* no pid, or a string pid: not a tftracer export's */
+	}
+	idx = hmap_get(&c->map, &k);
+	if (idx == TFT_NONE || idx == c->global_proc || !c->procs[idx].name)
+		return false;
+	nm = wstr(c, c->procs[idx].name, &len);
+	return len == 6 && memcmp(nm, "Global", 6) == 0;
+}
+
 static int do_instant(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track;
@@ -1162,7 +1192,7 @@ static int do_instant(struct chrome *c, const struct cev *e, uint32_t name, uint
 
 	if (e->s.len == 1 && e->s.ptr[0] == 'g') {
 		flags = TFT_EVF_GLOBAL;
-		rc = global_track(c, &track);
+		rc = global_named(c, &e->pid) ? event_track(c, e, &track, NULL) : global_track(c, &track);
 	} else if (e->s.len == 1 && e->s.ptr[0] == 'p') {
 		uint32_t pidx;
 		flags = TFT_EVF_PROCESS;
@@ -3155,7 +3185,7 @@ static int finish(struct chrome *c)
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		struct proc *p = &c->procs[i];
 		struct tft_process *wp;
-		if (p->id == TFT_NONE || i == c->global_proc || !(wp = tft_writer_process(c->w, p->id)))
+		if (p->id == TFT_NONE || !(wp = tft_writer_process(c->w, p->id)))
 			continue;
 		if (c->has_rank)
 			wp->rank = c->rank;

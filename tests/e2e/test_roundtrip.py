@@ -99,6 +99,36 @@ def check_sendrecv(tmp):
     return probs
 
 
+def check_ranks(tmp, root):
+    """Two Kineto ranks in one session: each rank's processes (its Global process of
+    global instants included) carry the rank, and a round trip keeps them apart."""
+    src = os.path.join(root, "kineto/docs_traces/after_fix_trace.json")
+    if not os.path.exists(src):
+        return []
+    doc = json.load(open(src))
+    ins = []
+    for rank in (0, 1):
+        doc["distributedInfo"] = {"rank": rank, "world_size": 2, "backend": "nccl"}
+        p = os.path.join(tmp, "rank%d.json" % rank)
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        ins.append(p)
+    a, aj, b = os.path.join(tmp, "a.tft"), os.path.join(tmp, "a.json"), os.path.join(tmp, "b.tft")
+    H.cli_import(H.tft_bin(), ins, a)
+    H.cli_export(H.tft_bin(), a, aj)
+    H.cli_import(H.tft_bin(), [aj], b)
+    ia, ib = H.cli_info(H.tft_bin(), a), H.cli_info(H.tft_bin(), b)
+    probs = []
+    glob = [p for p in ia["process_list"] if p["name"] == "Global"]
+    if sorted(p["rank"] for p in glob) != [0, 1]:
+        probs.append("Global processes' ranks %r, want [0, 1]" % [p["rank"] for p in glob])
+    key = lambda info: sorted((p["name"], p["rank"], p["host"]) for p in info["process_list"])  # noqa: E731
+    if key(ia) != key(ib):
+        probs.append("processes after a round trip: %r, want %r" % (key(ib), key(ia)))
+    probs += H.diff_counts(ib, ia, H.COUNT_KEYS + ("tracks", "processes"))
+    return probs
+
+
 def check_step_events(tmp):
     """Steps no slice stands for are drawn as tftracer.step X events: two workers' RunMetadata
     steps (each spanning worker and ps: no process of their own) overlap in time, so they take
@@ -157,6 +187,12 @@ def main():
         tmp = tempfile.mkdtemp(prefix="tft-rt-")
         try:
             rep.check("sendrecv", check_sendrecv(tmp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not filters or any(s in "ranks" for s in filters):
+        tmp = tempfile.mkdtemp(prefix="tft-rt-")
+        try:
+            rep.check("ranks", check_ranks(tmp, root))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if not filters or any(s in "step-events" for s in filters):
