@@ -566,6 +566,7 @@ struct rm {
 
 	struct rm_comm *comm; /* owned */
 	uint32_t ncomm, ccomm;
+	int64_t unmatched_flows; /* sends/receives whose partner this input lacks */
 
 	/*
 	 * The current node's args: args_buf, or in direct mode the free tail of
@@ -3878,6 +3879,31 @@ static int add_flow(struct rm *rm, const struct rm_comm *a, const struct rm_comm
 	return tft_writer_add_flow(rm->w, &fl);
 }
 
+/*
+ * A send, transfer or receive whose partner this input lacks (the other
+ * worker's RunMetadata has it): an unmatched flow, one end only, counted.
+ */
+static int add_lone(struct rm *rm, const struct rm_comm *c, uint64_t id)
+{
+	struct tft_flow fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.flow_id = id;
+	fl.name = c->tensor;
+	fl.cat = rm->flow_cat;
+	fl.src_track = fl.dst_track = TFT_NONE;
+	if (c->role == ROLE_RECV) {
+		fl.dst_track = c->track;
+		fl.dst_ts_ns = c->ts;
+	} else {
+		fl.src_track = c->track;
+		fl.src_ts_ns = c->ts;
+	}
+	fl.flags = TFT_FLOWF_UNMATCHED;
+	rm->unmatched_flows++;
+	return tft_writer_add_flow(rm->w, &fl);
+}
+
 /* Link the i-th send of a (tensor, src, dst) to its i-th transfer and i-th receive. */
 static int emit_flows(struct rm *rm)
 {
@@ -3914,9 +3940,13 @@ static int emit_flows(struct rm *rm)
 				return r;
 			if (s && v && !t && (r = add_flow(rm, s, v, id)))
 				return r;
+			if (!!s + !!t + !!v == 1 && (r = add_lone(rm, s ? s : t ? t : v, id)))
+				return r;
 		}
 		i = j;
 	}
+	if (rm->unmatched_flows)
+		return tft_writer_add_count(rm->w, "unmatched_flows", rm->unmatched_flows);
 	return 0;
 }
 

@@ -96,6 +96,17 @@ def check_sendrecv(tmp):
                      "want 2 (0), 2, 3" % (info["flows"], info["unmatched_flows"], info["processes"],
                                           info["tracks"]))
     probs += H.roundtrip(H.tft_bin(), ins[0], tmp, extra_keys=("tracks",))
+    # One worker's own RunMetadata: its _Send's partner is in the other worker's file.
+    lone = os.path.join(tmp, "worker0.pbtxt")
+    with open(lone, "w") as f:
+        f.write(SENDRECV.split("  dev_stats { device: \"/job:worker/replica:0/task:1")[0] % {
+            "t0": 1600000000000000, "t11": 1600000000000011, "t12": 1600000000000012} + "}\n")
+    one = os.path.join(tmp, "lone.tft")
+    H.cli_import(H.tft_bin(), [lone], one)
+    info = H.cli_info(H.tft_bin(), one)
+    if (info["flows"], info["unmatched_flows"]) != (1, 1):
+        probs.append("a _Send without its _Recv: %d flows, %d unmatched; want 1, 1" % (
+            info["flows"], info["unmatched_flows"]))
     return probs
 
 
