@@ -21,7 +21,6 @@
  * nodes) at a time, each thread storing what it decoded through a writer
  * lane; the session is the one-thread import's (see "parallel import").
  */
-#include <ctype.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1519,59 +1518,84 @@ static int64_t wire_min_start(const uint8_t *p, const uint8_t *end, int level)
 	return min;
 }
 
-/* Occurrences of the word w in p[0..len) (not inside a longer identifier). */
-static size_t text_count(const uint8_t *p, size_t len, const char *w, int64_t *min_num)
+/*
+ * The earliest node start of a text RunMetadata/StepStats: the text decoder
+ * over only the fields that say it (unknown fields are skipped), so that a
+ * node without a start field counts as the importer takes it (time 0).
+ */
+struct ms_node {
+	uint64_t has;
+	int64_t us, ns;
+};
+
+static const struct tft_pb_field ms_node_fields[] = {
+	F(2, TFT_PB_INT64, 0, struct ms_node, us, "all_start_micros", NULL, NULL),
+	F(13, TFT_PB_INT64, 0, struct ms_node, ns, "all_start_nanos", NULL, NULL),
+};
+static const struct tft_pb_msg ms_node_msg = {"NodeExecStats", ms_node_fields, 2,
+					      offsetof(struct ms_node, has)};
+
+static int ms_on_node(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
-	size_t n = 0, k = strlen(w);
-	const uint8_t *q = p, *end = p + len;
+	int64_t *min = ctx, t;
+	struct ms_node n = {0};
+	int r = tft_pb_wire_decode_sub(&v->sub, &ms_node_msg, &n, ctx);
 
-	while ((q = memmem(q, (size_t)(end - q), w, k)) != NULL) {
-		int before = q > p && (isalnum(q[-1]) || q[-1] == '_');
-		const uint8_t *r = q + k;
-
-		q += k;
-		if (before || (r < end && (isalnum(*r) || *r == '_')))
-			continue;
-		n++;
-		if (min_num) {
-			int64_t v = 0;
-
-			while (r < end && (*r == ' ' || *r == '\t' || *r == ':'))
-				r++;
-			if (r == end || !isdigit(*r)) {
-				*min_num = INT64_MIN; /* not a plain number: unsure */
-				continue;
-			}
-			for (; r < end && isdigit(*r); r++)
-				if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *r - '0', &v))
-					v = INT64_MAX;
-			if (v < *min_num)
-				*min_num = v;
-		}
-	}
-	return n;
+	(void)msg;
+	(void)f;
+	if (r)
+		return r;
+	t = (n.has & 2) ? n.ns : us_to_ns(n.us); /* the importer's rule */
+	if (t < *min)
+		*min = t;
+	return 0;
 }
 
-/*
- * The earliest node start of a text RunMetadata/StepStats, or INT64_MIN
- * when unsure: the start fields are counted and every node must have one
- * of a kind (the importer takes a node without any at time 0).
- */
-static int64_t text_min_start(const uint8_t *p, size_t len)
-{
-	int64_t us = INT64_MAX, ns = INT64_MAX, m;
-	size_t nodes = text_count(p, len, "node_stats", NULL);
-	size_t nus = text_count(p, len, "all_start_micros", &us);
-	size_t nns = text_count(p, len, "all_start_nanos", &ns);
+static const struct tft_pb_field ms_dev_fields[] = {
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_stats", ms_on_node, NULL),
+};
+static const struct tft_pb_msg ms_dev_msg = {"DeviceStepStats", ms_dev_fields, 1, TFT_PB_NOOFF};
 
-	if (!nodes)
-		return INT64_MAX;
-	if (us == INT64_MIN || ns == INT64_MIN || (nus < nodes && nns < nodes))
+static int ms_on_dev(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	(void)msg;
+	(void)f;
+	return tft_pb_wire_decode_sub(&v->sub, &ms_dev_msg, NULL, ctx);
+}
+
+static const struct tft_pb_field ms_ss_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dev_stats", ms_on_dev, NULL),
+};
+static const struct tft_pb_msg ms_ss_msg = {"StepStats", ms_ss_fields, 1, TFT_PB_NOOFF};
+
+static int ms_on_ss(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	(void)msg;
+	(void)f;
+	return tft_pb_wire_decode_sub(&v->sub, &ms_ss_msg, NULL, ctx);
+}
+
+static const struct tft_pb_field ms_rm_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "step_stats", ms_on_ss, NULL),
+};
+static const struct tft_pb_msg ms_rm_msg = {"RunMetadata", ms_rm_fields, 1, TFT_PB_NOOFF};
+
+/* INT64_MAX without nodes, INT64_MIN if it does not decode (the import will say why). */
+static int64_t text_min_start(const uint8_t *p, size_t len, int stepstats)
+{
+	struct tft_pb_dec dec;
+	struct tft_error err;
+	int64_t min = INT64_MAX;
+	int r;
+
+	tft_error_clear(&err);
+	if (tft_pb_text_init(&dec, p, len, &err)) {
+		tft_pb_text_fini(&dec);
 		return INT64_MIN;
-	m = us_to_ns(us == INT64_MAX ? 0 : us);
-	if (nus < nodes || (nns >= nodes && ns < m))
-		m = ns; /* (a node with both fields: its nanos are within its micros' microsecond) */
-	return us == INT64_MAX && ns == INT64_MAX ? INT64_MAX : m;
+	}
+	r = tft_pb_text_decode(&dec, stepstats ? &ms_ss_msg : &ms_rm_msg, NULL, &min);
+	tft_pb_text_fini(&dec);
+	return r ? INT64_MIN : min;
 }
 
 /*
@@ -1590,7 +1614,7 @@ static int continues(struct rm *rm)
 	if (rm->after_steps >= 0)
 		return rm->after_steps;
 	if (rm->text)
-		start = text_min_start(rm->input, rm->input_len);
+		start = text_min_start(rm->input, rm->input_len, rm->stepstats);
 	else
 		start = wire_min_start(rm->input, rm->input + rm->input_len, rm->stepstats ? 1 : 0);
 	rm->after_steps = start != INT64_MIN && (end == INT64_MIN || start > end);
