@@ -522,6 +522,19 @@ class StaticSession {
 		return -1;
 	}
 
+	/* Index of the first event at `depth` starting after `at` (dir 1) or the last before it (-1), or -1. */
+	stepAt(t, depth, at, dir) {
+		const p = this.index(t).get(depth);
+		if (!p) return -1;
+		let lo = 0, hi = p.n;
+		if (dir > 0) {
+			while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[p.ids[m]] <= at) lo = m + 1; else hi = m; }
+			return lo < p.n ? p.ids[lo] : -1;
+		}
+		while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[p.ids[m]] < at) lo = m + 1; else hi = m; }
+		return lo > 0 ? p.ids[lo - 1] : -1;
+	}
+
 	/* Direct children of event i (depth + 1, inside it) and their clipped union. */
 	children(t, i) {
 		const p = this.index(t).get(t.depth[i] + 1);
@@ -578,10 +591,20 @@ class StaticSession {
 		if (!Number.isInteger(depth) || depth < 0) throw fail(400, 'bad depth');
 		if (!t || t.counter) throw fail(404, 'no slice there');
 		const at = this.rel(q.ts, 0);
-		const i = this.eventAt(t, depth, at);
+		const nav = q.nav === undefined || q.nav === '' ? null : String(q.nav);
+		if (nav !== null && nav !== 'next' && nav !== 'prev') throw fail(400, 'nav must be next or prev');
+		const deepest = String(q.deepest ?? '0') === '1';
+		if (deepest && nav) throw fail(400, 'deepest=1 and nav exclude each other');
+		// as the server: the deepest slice containing ts, the next / previous start at depth, or the one at depth
+		const i = deepest ? this.deepestAt(tid, at) : nav ? this.stepAt(t, depth, at, nav === 'next' ? 1 : -1) : this.eventAt(t, depth, at);
 		if (i < 0) throw fail(404, 'no slice there');
 		const s = t.ts[i], dur = t.dur[i];
 		const stack = STACK_KINDS.has(t.kind);
+		const ancestors = [];
+		for (let d = 0; stack && d < t.depth[i] && d < 1024; d++) {
+			const a = this.eventAt(t, d, s);
+			if (a >= 0 && t.ts[a] + t.dur[a] >= s + dur) ancestors.push({ name: this.str(t.name[a]), ts: this.abs(t.ts[a]), dur: t.dur[a], depth: d });
+		}
 		const ch = this.children(t, i);
 		const proc = this.procs.get(info.process);
 		const flows = this.flowIndex().get(tid) || { src: [], dst: [] };
@@ -595,10 +618,11 @@ class StaticSession {
 		return {
 			name: this.str(t.name[i]), cat: t.cat ? this.str(t.cat[i]) : '',
 			kind: t.ekind && t.ekind[i] === 1 ? 'instant' : 'slice',
-			ts: this.abs(s), dur, depth,
+			ts: this.abs(s), dur, depth: t.depth[i],
 			self_ns: stack ? Math.max(0, dur - ch.covered) : dur,
 			children: ch.n,
 			unclosed: !!(t.flags && (t.flags[i] & EVF_UNCLOSED)),
+			ancestors,
 			track: { id: tid, name: info.name ?? '', kind: kindName(info.kind) },
 			process: proc ? { id: proc.id, name: proc.name ?? '', pid: proc.pid ?? null, rank: proc.rank ?? -1 } : null,
 			args: (t.args && t.args[i] && typeof t.args[i] === 'object') ? t.args[i] : {},

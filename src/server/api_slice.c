@@ -2,9 +2,11 @@
 /*
  * GET /api/slice?track=ID&ts=NS&depth=D: everything known about the slice
  * at depth D of the track whose [ts, ts+dur] contains ts: name, category,
- * times, self time, track, process, typed args, step and flows. Flows come
- * from an index built once per session generation (sorted by each end's
- * track and time); a flow binds to the deepest slice enclosing its end.
+ * times, self time, track, process, typed args, step, flows and the chain of
+ * enclosing slices. Flows come from an index built once per session
+ * generation (sorted by each end's track and time); a flow binds to the
+ * deepest slice enclosing its end. Instead of depth D: deepest=1 finds that
+ * deepest slice; nav=next|prev the next (previous) slice at depth D.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #define SLICE_MAX_FLOWS 1000 /* flows listed per direction */
 #define SLICE_MAX_CHILDREN (1u << 20)
 #define RAW_JSON_MAX_DEPTH 64
+#define SLICE_MAX_ANCESTORS 1024 /* deeper slices list no ancestors */
 
 /* a + b clamped to the int64 range (stored data is not trusted to stay in it). */
 static int64_t sat_add(int64_t a, int64_t b)
@@ -171,10 +174,27 @@ struct child {
 	int64_t ts, end;
 };
 
+enum find_mode {
+	FIND_AT,      /* at depth: the latest-starting slice containing ts */
+	FIND_DEEPEST, /* any depth: the deepest containing ts (where a flow end binds) */
+	FIND_NEXT,    /* at depth: the first starting after ts */
+	FIND_PREV,    /* at depth: the last starting before ts, at or after lo */
+};
+
+/* An enclosing slice (the chain shown above the selection). */
+struct ancestor {
+	int64_t ts, dur;
+	uint32_t name;
+	bool found;
+};
+
 struct find {
 	int64_t ts;
 	uint32_t depth;
+	enum find_mode mode;
+	int64_t lo;                 /* FIND_PREV: candidates start at or after this */
 	bool found;
+	struct ancestor *anc;       /* owned: [ev.depth] */
 	struct tft_event ev;        /* the slice (args pointer replaced) */
 	struct tft_arg *args;       /* owned copy */
 	/* second pass: children */
@@ -192,14 +212,35 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 	struct find *f = ctx;
 	int64_t end;
 
-	if (ev->kind == TFT_EV_COUNTER || ev->depth != f->depth || (ev->flags & TFT_EVF_SUMMARY))
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	if (f->mode != FIND_DEEPEST && ev->depth != f->depth)
 		return 0;
 	end = sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0);
-	if (ev->ts_ns > f->ts || end < f->ts)
-		return 0;
-	/* The latest-starting slice containing ts wins (scan order: start order). */
-	if (f->found && ev->ts_ns < f->ev.ts_ns)
-		return 0;
+	switch (f->mode) {
+	case FIND_NEXT:
+		if (ev->ts_ns <= f->ts)
+			return 0;
+		break; /* the first one (scan order: start order) */
+	case FIND_PREV:
+		if (ev->ts_ns >= f->ts || ev->ts_ns < f->lo)
+			return 0;
+		break; /* the last one wins */
+	case FIND_DEEPEST:
+		if (ev->ts_ns > f->ts || end < f->ts)
+			return 0;
+		if (f->found && (ev->depth < f->ev.depth ||
+				 (ev->depth == f->ev.depth && ev->ts_ns < f->ev.ts_ns)))
+			return 0;
+		break;
+	default:
+		if (ev->ts_ns > f->ts || end < f->ts)
+			return 0;
+		/* The latest-starting slice containing ts wins (scan order: start order). */
+		if (f->found && ev->ts_ns < f->ev.ts_ns)
+			return 0;
+		break;
+	}
 	f->found = true;
 	f->ev = *ev;
 	f->ev.nargs = ev->nargs > SLICE_MAX_ARGS ? SLICE_MAX_ARGS : ev->nargs;
@@ -213,7 +254,59 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 		f->args = a;
 	}
 	f->ev.args = f->args;
+	return f->mode == FIND_NEXT ? 1 : 0; /* 1: stop the scan */
+}
+
+/* Slices enclosing the found one, per depth above it (the latest-starting wins). */
+static int on_ancestor(void *ctx, const struct tft_event *ev)
+{
+	struct find *f = ctx;
+	struct ancestor *a;
+
+	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY) || ev->depth >= f->ev.depth)
+		return 0;
+	if (ev->ts_ns > f->ev.ts_ns || sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0) < f->end)
+		return 0;
+	a = &f->anc[ev->depth];
+	a->found = true;
+	a->ts = ev->ts_ns;
+	a->dur = ev->dur_ns;
+	a->name = ev->name;
 	return 0;
+}
+
+/*
+ * The slice to describe, by f->mode. The previous slice is looked for in windows
+ * growing back from ts (64 us, then x16), so a dense track costs one small scan.
+ */
+static int find_slice(struct tft_session *s, uint32_t track, const struct tft_track *tr,
+		      struct find *f, struct tft_error *err)
+{
+	int64_t w = 65536;
+	int rc;
+
+	switch (f->mode) {
+	case FIND_NEXT:
+		if (f->ts == INT64_MAX)
+			return 0;
+		rc = tft_session_scan(s, track, f->ts + 1, INT64_MAX, 0, on_candidate, f, err);
+		return rc > 0 ? 0 : rc;
+	case FIND_PREV:
+		if (f->ts == INT64_MIN || tr->min_ts_ns > tr->max_ts_ns || f->ts <= tr->min_ts_ns)
+			return 0;
+		for (;;) {
+			f->lo = sat_add(f->ts, -w);
+			if (f->lo <= tr->min_ts_ns)
+				f->lo = INT64_MIN;
+			rc = tft_session_scan(s, track, f->lo == INT64_MIN ? tr->min_ts_ns : f->lo,
+					      f->ts - 1, 0, on_candidate, f, err);
+			if (rc < 0 || f->found || f->lo == INT64_MIN || w > INT64_MAX / 16)
+				return rc < 0 ? rc : 0;
+			w *= 16;
+		}
+	default:
+		return tft_session_scan(s, track, f->ts, f->ts, 0, on_candidate, f, err);
+	}
 }
 
 static int on_child(void *ctx, const struct tft_event *ev)
@@ -393,6 +486,23 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, struct 
 	tft_json_write_uint(w, f->nkids);
 	tft_json_write_key(w, "unclosed");
 	tft_json_write_bool(w, (f->ev.flags & TFT_EVF_UNCLOSED) != 0);
+	tft_json_write_key(w, "ancestors");
+	tft_json_write_begin_array(w);
+	for (uint32_t d = 0; f->anc && d < f->ev.depth; d++) {
+		if (!f->anc[d].found)
+			continue;
+		tft_json_write_begin_object(w);
+		tft_json_write_key(w, "name");
+		write_sid(w, s, f->anc[d].name);
+		tft_json_write_key(w, "ts");
+		tft_json_write_int(w, f->anc[d].ts);
+		tft_json_write_key(w, "dur");
+		tft_json_write_int(w, f->anc[d].dur);
+		tft_json_write_key(w, "depth");
+		tft_json_write_uint(w, d);
+		tft_json_write_end_object(w);
+	}
+	tft_json_write_end_array(w);
 	tft_json_write_key(w, "track");
 	tft_json_write_begin_object(w);
 	tft_json_write_key(w, "id");
@@ -450,7 +560,9 @@ int tft_api_slice(struct tft_http_req *r)
 	struct tft_json_writer w;
 	struct tft_error err;
 	struct find f;
-	int64_t track, ts, depth;
+	int64_t track, ts, depth, deepest;
+	const char *nav;
+	size_t nav_len = 0;
 	int rc;
 
 	if (!tft_query_get(&r->query, "track", NULL) || !tft_query_get(&r->query, "ts", NULL))
@@ -459,9 +571,21 @@ int tft_api_slice(struct tft_http_req *r)
 	    tft_query_get_i64(&r->query, "ts", INT64_MIN, INT64_MAX, 0, &ts) != 0 ||
 	    tft_query_get_i64(&r->query, "depth", 0, UINT32_MAX - 1, 0, &depth) != 0)
 		return tft_http_reply_error(r, 400, "track, ts and depth must be integers");
+	if (tft_query_get_i64(&r->query, "deepest", 0, 1, 0, &deepest) != 0)
+		return tft_http_reply_error(r, 400, "deepest must be 0 or 1");
 	memset(&f, 0, sizeof(f));
 	f.ts = ts;
 	f.depth = (uint32_t)depth;
+	f.mode = deepest ? FIND_DEEPEST : FIND_AT;
+	nav = tft_query_get(&r->query, "nav", &nav_len);
+	if (nav && nav_len == 4 && memcmp(nav, "next", 4) == 0)
+		f.mode = FIND_NEXT;
+	else if (nav && nav_len == 4 && memcmp(nav, "prev", 4) == 0)
+		f.mode = FIND_PREV;
+	else if (nav)
+		return tft_http_reply_error(r, 400, "nav must be next or prev");
+	if (deepest && nav)
+		return tft_http_reply_error(r, 400, "deepest=1 and nav exclude each other");
 	tft_error_clear(&err);
 	slot = tft_pool_acquire(&srv->pool, &err);
 	if (!slot)
@@ -471,11 +595,13 @@ int tft_api_slice(struct tft_http_req *r)
 		tft_pool_release(slot);
 		return tft_http_reply_error(r, 404, "no such track");
 	}
-	rc = tft_session_scan(slot->sess, (uint32_t)track, ts, ts, 0, on_candidate, &f, &err);
+	rc = find_slice(slot->sess, (uint32_t)track, tr, &f, &err);
 	if (rc >= 0 && !f.found) {
 		tft_pool_release(slot);
 		free(f.args);
-		return tft_http_reply_error(r, 404, "no slice at this time and depth");
+		return tft_http_reply_error(r, 404, f.mode == FIND_NEXT ? "no later slice at this depth"
+						  : f.mode == FIND_PREV ? "no earlier slice at this depth"
+									 : "no slice at this time and depth");
 	}
 	if (rc >= 0) {
 		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
@@ -484,6 +610,14 @@ int tft_api_slice(struct tft_http_req *r)
 		if (f.nesting && f.ev.kind == TFT_EV_SLICE && f.end > f.ev.ts_ns)
 			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.end, 0, on_child, &f,
 					      &err);
+	}
+	if (rc >= 0 && f.nesting && f.ev.depth > 0 && f.ev.depth <= SLICE_MAX_ANCESTORS) {
+		f.anc = calloc(f.ev.depth, sizeof(*f.anc));
+		if (!f.anc)
+			rc = tft_error_set(&err, TFT_ENOMEM, -1, "out of memory");
+		else
+			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.ev.ts_ns, 0,
+					      on_ancestor, &f, &err);
 	}
 	if (rc >= 0) {
 		ix = flows_get(srv, slot, &err);
@@ -500,6 +634,7 @@ int tft_api_slice(struct tft_http_req *r)
 		flows_put(srv, ix);
 	free(f.args);
 	free(f.kids);
+	free(f.anc);
 	if (rc < 0) {
 		tft_json_write_fini(&w);
 		return tft_http_reply_status(r, rc, &err);

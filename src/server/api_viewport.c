@@ -6,7 +6,7 @@
  * sub-pixel gaps are merged on the fly into one block (count = events, name
  * and category = the longest's), so a track yields O(width) items per depth
  * whatever the event density. Counter samples are reduced to one per pixel
- * bucket (first ts, last value, min, max).
+ * bucket (first ts, last value, min, max), after the sample in force at t0.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +325,62 @@ static int on_counter(void *ctx, const struct tft_event *ev)
 	return t->sc->status;
 }
 
+/* The last sample before t0 (the value in force at t0), for carry_in(). */
+struct vp_last {
+	int64_t before; /* samples at or after this are ignored */
+	bool found;
+	int64_t ts;
+	double value;
+};
+
+static int on_last(void *ctx, const struct tft_event *ev)
+{
+	struct vp_last *l = ctx;
+
+	if (ev->kind != TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->ts_ns >= l->before)
+		return 0;
+	if (!l->found || ev->ts_ns >= l->ts) {
+		l->found = true;
+		l->ts = ev->ts_ns;
+		l->value = ev->value;
+	}
+	return 0;
+}
+
+/*
+ * A counter holds its value until its next sample: the sample in force at t0 opens
+ * the window (its own bucket, before t0), so a window with no sample of its own, or
+ * the part of it before its first sample, is drawn with the right value. Raw samples
+ * in windows growing back from t0 (one bucket, then x16): a dense counter costs one
+ * small scan, a sparse one a few.
+ */
+static int carry_in(struct tft_session *s, uint32_t id, const struct tft_track *tr,
+		    struct vp_track *t, struct tft_error *err)
+{
+	struct vp_last l = { .before = t->t0 };
+	int64_t w = t->res > 0 ? t->res : 1, lo;
+	int rc;
+
+	if (t->t0 <= tr->min_ts_ns || tr->min_ts_ns > tr->max_ts_ns)
+		return 0;
+	for (;;) {
+		lo = sat_sub(t->t0, w);
+		if (lo < tr->min_ts_ns)
+			lo = tr->min_ts_ns;
+		rc = tft_session_scan(s, id, lo, t->t0 - 1, 0, on_last, &l, err);
+		if (rc < 0)
+			return rc;
+		if (l.found || lo <= tr->min_ts_ns || w > INT64_MAX / 16)
+			break;
+		w *= 16;
+	}
+	if (!l.found)
+		return 0;
+	t->b = (struct vp_bucket){ .idx = -1, .ts = l.ts, .last = l.value, .min = l.value,
+				   .max = l.value, .used = true };
+	return 0;
+}
+
 static void write_counters(struct tft_json_writer *w, struct vp_scratch *sc, int64_t base)
 {
 	size_t n = sc->nsamples;
@@ -382,6 +438,8 @@ static int write_track(struct tft_session *s, const struct tft_viewport_req *req
 	/* An empty track, or one that starts after the window, costs no scan. */
 	if (tr->min_ts_ns > tr->max_ts_ns || tr->min_ts_ns > req->t1_ns)
 		rc = 0;
+	else if (counter && (rc = carry_in(s, id, tr, &t, err)) < 0)
+		return rc;
 	else
 		rc = tft_session_scan(s, id, req->t0_ns, req->t1_ns, res, counter ? on_counter : on_slice,
 				      &t, err);

@@ -299,6 +299,21 @@ def check_viewport(s, sess):
     mid = tr0["ts"][len(tr0["ts"]) // 2]
     f = viewport(s, tracks=busiest["id"], t0=mid, t1=mid + 2000, width=2000)["tracks"][0]
     expect(f["ts"] and all(c == 1 for c in f["count"]), "fine window: merged items %r" % f["count"][:10], probs)
+    # A counter holds its value: a window opens with the sample in force at t0 (before
+    # it), even a window with no sample of its own.
+    for tr in (t for t in tracks if t["kind"] == "counter" and t["counters"] > 1):
+        full = viewport(s, tracks=tr["id"], t0=tr["min_ts_ns"], t1=tr["max_ts_ns"], width=10000)["tracks"][0]
+        pairs = list(zip(full["ts"], full["value"]))
+        for (a_ts, a_v), (b_ts, _) in zip(pairs, pairs[1:]):
+            if b_ts - a_ts < 4:
+                continue
+            w = viewport(s, tracks=tr["id"], t0=a_ts + 1, t1=a_ts + 2 + (b_ts - a_ts) // 2, width=100)["tracks"][0]
+            expect(len(w["ts"]) == 1 and w["ts"][0] == a_ts and w["value"][0] == a_v,
+                   "counter %d: window (%d, %d) between samples gives %r, want the sample at %d = %r" %
+                   (tr["id"], a_ts + 1, b_ts, list(zip(w["ts"], w["value"])), a_ts, a_v), probs)
+            break
+        w = viewport(s, tracks=tr["id"], t0=tr["min_ts_ns"] - 1000, t1=tr["min_ts_ns"] - 1, width=10)["tracks"][0]
+        expect(w["ts"] == [], "counter %d: a window before its first sample is not empty" % tr["id"], probs)
     return probs
 
 
@@ -407,6 +422,39 @@ def check_slice(s, stats, sess):
                 if f["track"] is not None:
                     expect(0 <= f["track"] < len(sess["track_list"]), "flow end on unknown track", probs)
     expect(flows > 0 or sess["flows"] == 0, "no slice lists a flow (session has %d)" % sess["flows"], probs)
+    # ancestors, deepest=1, nav=next|prev against the full-resolution viewport of a deep track
+    deep = max((t for t in sess["track_list"] if t["kind"] == "thread"), key=lambda t: t["max_depth"])
+    v = viewport(s, tracks=deep["id"], t0=deep["min_ts_ns"], t1=deep["max_ts_ns"] + 1, width=10000)["tracks"][0]
+    items = [(ts, d, dur) for ts, d, dur, c in zip(v["ts"], v["depth"], v["dur"], v["count"]) if c == 1]
+    target = max(items, key=lambda x: x[1]) if items else None
+    if target and target[1] > 0:
+        ts, d, dur = target
+        j = get_json(s.base, "/api/slice?track=%d&ts=%d&depth=%d" % (deep["id"], ts, d))
+        anc = j.get("ancestors")
+        deps = [a["depth"] for a in anc] if isinstance(anc, list) else None
+        # (a depth may hold nothing above it: Kineto python stacks skip lanes)
+        expect(deps and deps == sorted(set(deps)) and deps[0] == 0 and deps[-1] == d - 1,
+               "ancestors of a depth-%d slice: depths %r" % (d, deps), probs)
+        for a in anc or []:
+            expect(a["ts"] <= ts and a["ts"] + a["dur"] >= ts + dur, "ancestor %r does not enclose" % a, probs)
+        j = get_json(s.base, "/api/slice?track=%d&ts=%d&deepest=1" % (deep["id"], ts))
+        expect(j["depth"] >= d and j["ts"] <= ts, "deepest=1 at a depth-%d slice's start: depth %d" % (d, j["depth"]), probs)
+        # the truth at 10 ns per bucket around it (nothing merged)
+        w0, w1 = max(deep["min_ts_ns"], ts - 50000), min(deep["max_ts_ns"] + 1, ts + 50000)
+        f = viewport(s, tracks=deep["id"], t0=w0, t1=w1, width=max(1, (w1 - w0) // 10))["tracks"][0]
+        same = sorted(x for x, dd in zip(f["ts"], f["depth"]) if dd == d)
+        i = same.index(ts)
+        for nav, want in (("next", same[i + 1] if i + 1 < len(same) else None), ("prev", same[i - 1] if i else None)):
+            st, _, body = req(s.base, "/api/slice?track=%d&ts=%d&depth=%d&nav=%s" % (deep["id"], ts, d, nav))
+            if want is None:
+                expect(st in (200, 404), "nav=%s: %d" % (nav, st), probs)
+            else:
+                got = json.loads(body) if st == 200 else {}
+                expect(got.get("ts") == want and got.get("depth") == d,
+                       "nav=%s from %d: %r, want %d" % (nav, ts, got.get("ts"), want), probs)
+    for q in ("nav=sideways", "deepest=2", "deepest=1&nav=next"):
+        st, _, _ = req(s.base, "/api/slice?track=0&ts=1&" + q)
+        expect(st == 400, "slice?%s: %d, want 400" % (q, st), probs)
     st, _, _ = req(s.base, "/api/slice?track=0&ts=%d&depth=0" % (sess["start_ns"] - 10 ** 6))
     expect(st == 404, "slice before the trace: %d, want 404" % st, probs)
     for q, want in (("", 400), ("track=0", 400), ("track=x&ts=1", 400), ("track=999999&ts=1", 404),
