@@ -226,6 +226,31 @@ class App {
 		this.updateHash();
 	}
 
+	/* A row of the Ops page (grouped by name, category or track): highlight its slices. */
+	highlightRow(by, row) {
+		if (by !== 'category' && by !== 'track') { this.highlightName(row.name, by === 'name'); return; }
+		this.highlightedName = null;
+		const tl = this.timeline;
+		let label;
+		if (by === 'category') {
+			tl.setHighlight(row.name, null, 'cat');
+			label = `category \u2068${row.name}\u2069`;
+			this.search.set(row.name, false, true, 'cat');
+		} else {
+			const id = row.track ?? [...tl.tracks.values()].find((t) => t.name === row.name)?.id;
+			if (id === undefined) return;
+			tl.setHighlight(null, null, 'track', id);
+			label = `track \u2068${row.name}\u2069`;
+			this.search.set('', false);
+		}
+		$('.hl-chip').hidden = false;
+		$('.hl-text').textContent = `Highlighting ${label}`;
+		$('.hl-chip').title = row.name;
+		this.go('timeline');
+		if (by === 'track') tl.scrollToRow(tl.rowOfTrack(row.track ?? -1));
+		this.updateHash();
+	}
+
 	clearHighlight() {
 		this.highlightedName = null;
 		this.timeline.setHighlight(null);
@@ -424,12 +449,17 @@ class App {
 		const handle = $('.dr-handle');
 		const page = $('#page-timeline');
 		let h0 = 0, y0 = 0;
+		let want = 0; // the height asked for; shown clamped to the window
+		const clamp = (h) => Math.max(80, Math.min(window.innerHeight * 0.75, h));
+		const apply = () => { if (want) page.style.setProperty('--drawer-h', `${clamp(want)}px`); };
 		const set = (h) => {
-			h = Math.max(80, Math.min(window.innerHeight * 0.75, h));
-			page.style.setProperty('--drawer-h', `${h}px`);
-			try { localStorage.setItem('tft.drawer', String(Math.round(h))); } catch { /* ignore */ }
+			want = clamp(h);
+			apply();
+			try { localStorage.setItem('tft.drawer', String(Math.round(want))); } catch { /* ignore */ }
 		};
-		try { const v = +localStorage.getItem('tft.drawer'); if (v) page.style.setProperty('--drawer-h', `${v}px`); } catch { /* ignore */ }
+		try { want = +localStorage.getItem('tft.drawer') || 0; } catch { /* ignore */ }
+		apply();
+		window.addEventListener('resize', apply);
 		handle.addEventListener('mousedown', (e) => {
 			h0 = $('.drawer').getBoundingClientRect().height;
 			y0 = e.clientY;
@@ -476,7 +506,9 @@ class App {
 		if (!$('.help').hidden) return;
 		if (this.page === 'timeline') {
 			if (e.code === 'KeyQ' && !e.ctrlKey && !e.metaKey && !e.altKey) { this.toggleDrawer(); e.preventDefault(); return; }
-			if (e.code === 'Tab' && this.search.results.length) { this.search.step(e.shiftKey ? -1 : 1); e.preventDefault(); return; }
+			// (from the plot only: elsewhere Tab moves the focus, as everywhere)
+			const onPlot = !e.target || e.target === document.body || e.target === this.timeline.over;
+			if (e.code === 'Tab' && onPlot && this.search.results.length) { this.search.step(e.shiftKey ? -1 : 1); e.preventDefault(); return; }
 			if (this.timeline.keyDown(e)) e.preventDefault();
 		}
 	}
@@ -556,6 +588,7 @@ class App {
 					details: app.details.current ? { name: app.details.current.name, dur: Number(app.details.current.dur) } : null,
 					search: app.search.state(),
 					highlight: tl.highlight ? tl.highlight.name : null,
+					highlightField: tl.highlight ? tl.highlight.field : null,
 					pinned: tl.pinned.slice(),
 					pinH: tl.pinH,
 					colorBy: tl.colorBy,

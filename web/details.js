@@ -17,6 +17,9 @@ const FIELDS = [
 	['Timeline label', ['timeline_label', 'label', 'description']],
 ];
 
+/* An offset from the trace start: "+1.5 ms", "−16 ns" (a range may start before 0). */
+function signedTick(ns, step) { return (ns < 0 ? '−' : '+') + fmtTick(Math.abs(ns), step); }
+
 function argLookup(args, keys) {
 	if (!args) return undefined;
 	for (const k of keys) if (args[k] !== undefined && args[k] !== '' && !(Array.isArray(args[k]) && !args[k].length)) return args[k];
@@ -147,9 +150,11 @@ export class Details {
 		row('Thread / track', `${esc(t.name ?? tr?.name ?? '')} <span class="muted">${esc(t.kind ?? tr?.kind ?? '')}${tr && tr.tid !== undefined ? ` · tid ${esc(tr.tid)}` : ''}</span>`, t.name ?? '');
 		row('Depth', esc(d.depth ?? sel.depth), String(d.depth ?? sel.depth));
 		row('Step', d.step === null || d.step === undefined ? '<span class="muted">none</span>' : esc(d.step), String(d.step ?? ''));
-		const anc = sel.depth > 0 ? tl.ancestors({ ...sel, rel, dur }) : [];
+		// the enclosing slices from the server; an older one: those drawn
+		const anc = Array.isArray(d.ancestors) ? d.ancestors.map((a) => ({ ...tl.selOf(a, sel.track), label: a.name ?? '' }))
+			: sel.depth > 0 ? tl.ancestors({ ...sel, rel, dur }).map((a) => a && { ...a, label: tl.nameText(a.name) }) : [];
 		this.ancestorsList = anc;
-		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(fmtDur(a.dur))}">${esc(tl.nameText(a.name))}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
+		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(fmtDur(a.dur))}">${esc(a.label)}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
 		const flowsHtml = this.flowTable('Incoming flows', d.flows_in || [], rel, 'in') + this.flowTable('Outgoing flows', d.flows_out || [], rel, 'out');
 		const argKeys = Object.keys(args);
 		this.selBody.innerHTML = `
@@ -180,7 +185,7 @@ export class Details {
 			a.onclick = (e) => {
 				e.preventDefault();
 				const x = this.ancestorsList[+a.dataset.anc];
-				if (x) tl.select(x);
+				if (x) { tl.reveal(x, false); tl.select(x); }
 			};
 		}
 		for (const a of this.selBody.querySelectorAll('[data-flow]')) {
@@ -291,7 +296,7 @@ export class Details {
 		const tl = this.app.timeline;
 		const dur = area.e - area.s;
 		const nTracks = area.tracks ? area.tracks.size : tl.tracks.size;
-		this.areaBody.innerHTML = `<div class="dr-headline"><h3>Range ${escapeHtml(fmtDur(dur))}</h3><span class="muted">+${escapeHtml(fmtTick(area.s, Math.max(1, dur / 100)))} – +${escapeHtml(fmtTick(area.e, Math.max(1, dur / 100)))} · ${nTracks} track${nTracks === 1 ? '' : 's'} · ${escapeHtml(fmtDurFull(Math.round(dur)))}</span></div><p class="loading">Aggregating…</p><div class="area-table"></div>`;
+		this.areaBody.innerHTML = `<div class="dr-headline"><h3>Range ${escapeHtml(fmtDur(dur))}</h3><span class="muted">${escapeHtml(signedTick(area.s, Math.max(1, dur / 100)))} – ${escapeHtml(signedTick(area.e, Math.max(1, dur / 100)))} · ${nTracks} track${nTracks === 1 ? '' : 's'} · ${escapeHtml(fmtDurFull(Math.round(dur)))}</span></div><p class="loading">Aggregating…</p><div class="area-table"></div>`;
 		const t0 = (tl.T0 + BigInt(Math.max(0, Math.round(area.s)))).toString();
 		const t1 = (tl.T0 + BigInt(Math.max(0, Math.round(area.e)))).toString();
 		let rows;

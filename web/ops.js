@@ -65,7 +65,7 @@ export class Ops {
 				const st = this.root.querySelector('.o-status');
 				if (st && !st.classList.contains('error')) st.textContent = shown === all ? this.countText(all) : `${fmtInt(shown)} of ${this.countText(all)}`;
 			},
-			onClick: (r) => this.app.highlightName(r.name, this.filters.by === 'name'),
+			onClick: (r) => this.app.highlightRow(this.filters.by, r),
 			onSort: () => { this.cumulate(); this.drawBars(); },
 		});
 		$('.o-by').onchange = (e) => { this.filters.by = e.target.value; this.load(); };
@@ -80,7 +80,7 @@ export class Ops {
 			const r = bars.getBoundingClientRect();
 			const i = Math.floor((e.clientY - r.top - 4) / this.barH);
 			const row = this.top && this.top[i];
-			if (row) this.app.highlightName(row.name, this.filters.by === 'name');
+			if (row) this.app.highlightRow(this.filters.by, row);
 		});
 		bars.addEventListener('mousemove', (e) => {
 			const r = bars.getBoundingClientRect();

@@ -151,7 +151,9 @@ export class Overview {
 		if (!d.length) return {};
 		const mean = d.reduce((a, b) => a + b, 0) / d.length;
 		const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / d.length);
-		return { mean, sd, median: d[Math.floor(d.length / 2)], min: d[0], max: d[d.length - 1], p90: d[Math.min(d.length - 1, Math.floor(d.length * 0.9))] };
+		// nearest rank, as `tftracer stats` and the Runs page
+		const q = (p) => d[Math.min(d.length - 1, Math.max(0, Math.ceil(p * d.length) - 1))];
+		return { mean, sd, median: q(0.5), min: d[0], max: d[d.length - 1], p90: q(0.9) };
 	}
 
 	async loadTop() {

@@ -8,7 +8,9 @@
 import { getJSON, big } from './api.js';
 import { fmtInt } from './format.js';
 
-const PAGE = 1000;
+const PAGE = 1000;          // the first page, shown at once
+const BULK = 10000;         // later pages (the server's largest)
+const MAX_RESULTS = 200000; // loaded in the background: stepping and ticks cover these
 const FIELDS = 'name,cat,args,track';
 /* A result's "field" (the first that matched): [shown after "i / N", tooltip]. */
 const FIELD_LABELS = {
@@ -67,10 +69,12 @@ export class Search {
 		this.render();
 	}
 
-	/* q, as a substring (regex false), a regex, or with exact a whole name. */
-	set(q, regex, exact = false) {
+	/* q, as a substring (regex false), a regex, or with exact a whole name (with
+	 * field 'cat': a whole category). */
+	set(q, regex, exact = false, field = 'name') {
 		this.input.value = q;
 		this.regex = !!regex && !exact;
+		this.exactField = field;
 		this.setExact(exact);
 		this.regexBtn.setAttribute('aria-pressed', String(this.regex));
 		return this.run(q, true);
@@ -79,12 +83,12 @@ export class Search {
 	setExact(on) {
 		this.exact = !!on;
 		this.input.classList.toggle('s-exact', this.exact);
-		this.input.title = this.exact ? 'Slices with exactly this name (type to search instead)' : '';
+		this.input.title = this.exact ? `Slices with exactly this ${this.exactField === 'cat' ? 'category' : 'name'} (type to search instead)` : '';
 	}
 
 	/* The query's parameters: an exact name is searched in names only. */
 	params(q) {
-		return this.exact ? { q, exact: 1, in: 'name' } : { q, regex: this.regex ? 1 : 0, in: FIELDS };
+		return this.exact ? { q, exact: 1, in: this.exactField || 'name' } : { q, regex: this.regex ? 1 : 0, in: FIELDS };
 	}
 
 	/* Start a query; resolves when its first page arrived (or was replaced). */
@@ -99,6 +103,7 @@ export class Search {
 		this.cur = -1;
 		this.error = null;
 		this.trackHits = [];
+		this.filling = null;
 		if (!q) {
 			this.loading = null;
 			this.render();
@@ -116,6 +121,9 @@ export class Search {
 				this.loading = null;
 				this.render();
 				this.app.searchChanged(this.results);
+				// the rest in the background: Enter then starts at the view, Shift+Enter
+				// wraps to the last hit, and the ticks show every hit
+				if (this.results.length < this.total) this.filling = this.fill(gen);
 			})
 			.catch((e) => {
 				if (gen !== this.gen) return;
@@ -126,12 +134,23 @@ export class Search {
 		return this.loading;
 	}
 
-	async more() {
+	/* Load the pages after the first (up to MAX_RESULTS). */
+	async fill(gen) {
+		try {
+			while (gen === this.gen && this.results.length < Math.min(this.total, MAX_RESULTS)) {
+				if (!(await this.more(BULK))) break;
+			}
+		} finally {
+			if (gen === this.gen) { this.filling = null; this.render(); }
+		}
+	}
+
+	async more(limit = PAGE) {
 		if (this.results.length >= this.total) return false;
 		const gen = this.gen;
 		const last = this.results[this.results.length - 1];
 		try {
-			const j = await getJSON('api/search', { ...this.params(this.query), limit: PAGE, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
+			const j = await getJSON('api/search', { ...this.params(this.query), limit, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
 			if (gen !== this.gen) return false;
 			const add = j.results || [];
 			if (!add.length) { this.total = this.results.length; return false; }
@@ -161,6 +180,8 @@ export class Search {
 		}
 		if (!this.results.length) return;
 		const tl = this.app.timeline;
+		// the first step needs every hit (the one at the view, or the last one)
+		if (this.cur < 0 && this.filling) await this.filling;
 		if (this.cur < 0) {
 			// first hit at or after the viewport start
 			const start = tl.view.s;
@@ -168,7 +189,10 @@ export class Search {
 			if (i < 0) i = 0;
 			this.cur = dir > 0 ? i : (i - 1 + this.results.length) % this.results.length;
 		} else if (dir > 0) {
-			if (this.cur + 1 >= this.results.length && this.results.length < this.total) await this.more();
+			if (this.cur + 1 >= this.results.length && this.results.length < this.total) {
+				if (this.filling) await this.filling;
+				if (this.cur + 1 >= this.results.length && this.results.length < this.total) await this.more();
+			}
 			this.cur = (this.cur + 1) % this.results.length;
 		} else {
 			this.cur = (this.cur - 1 + this.results.length) % this.results.length;
@@ -222,6 +246,6 @@ export class Search {
 
 	state() {
 		const r = this.cur >= 0 ? this.results[this.cur] : null;
-		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, exact: this.exact, error: this.error || null, pending: !!this.loading || this.stepping > 0, field: r ? r.field ?? null : null, trackHits: this.trackHits.length };
+		return { query: this.query, total: this.total, cur: this.cur, loaded: this.results.length, regex: this.regex, exact: this.exact, error: this.error || null, pending: !!this.loading || this.stepping > 0, filling: !!this.filling, field: r ? r.field ?? null : null, trackHits: this.trackHits.length };
 	}
 }

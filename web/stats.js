@@ -17,6 +17,7 @@ export function normRow(r) {
 	const self = pick(r, 'self_ns', 'self', 'exclusive_ns') ?? total;
 	return {
 		name: String(r.name ?? r.key ?? r.op ?? r.category ?? r.track ?? ''),
+		track: r.track_id ?? null, // (rows by track)
 		count, total, self,
 		mean: pick(r, 'mean_ns', 'mean', 'avg_ns') ?? (count ? total / count : 0),
 		min: pick(r, 'min_ns', 'min'),

@@ -502,7 +502,7 @@ export class Timeline {
 		const lo = -this.span * 0.1, hi = this.span * 1.1;
 		if (s < lo) { s = lo; e = s + span; }
 		if (e > hi) { e = hi; s = e - span; }
-		if (opts.history) this.pushHistory();
+		if (opts.history) { this.pushHistory(); this.stopGlide(); }
 		if (this.follow && !opts.follow) { this.follow = false; this.app.followChanged && this.app.followChanged(false, true); }
 		this.view = { s, e };
 		this.lastF = opts.keepF ? this.lastF : null;
@@ -510,6 +510,9 @@ export class Timeline {
 		this.scheduleFetch();
 		this.app.viewChanged && this.app.viewChanged();
 	}
+
+	/* A jump (fit, F, Backspace, a search hit): the W/A/S/D glide stops. */
+	stopGlide() { this.vel.zoom = 0; this.vel.pan = 0; }
 
 	pushHistory() {
 		const last = this.history[this.history.length - 1];
@@ -520,6 +523,7 @@ export class Timeline {
 
 	undoZoom() {
 		const v = this.history.pop();
+		this.stopGlide();
 		if (v) this.setView(v.s, v.e);
 	}
 
@@ -689,6 +693,14 @@ export class Timeline {
 		return v;
 	}
 
+	/* Is item i of a tile's data (of track `track`) highlighted (or nothing is)? */
+	lit(d, i, track) {
+		const h = this.highlight;
+		if (!h) return true;
+		if (h.field === 'track') return track === h.track;
+		return this.highlighted(h.field === 'cat' ? (d.cat ? d.cat[i] : 0) : d.name[i]);
+	}
+
 	tileCanvas(tile, t) {
 		const key = `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}`;
 		if (tile.canvas && tile.canvasGen === key) return tile.canvas;
@@ -763,12 +775,12 @@ export class Timeline {
 			const w = d.dur[i] / res;
 			if (x > TILE_PX + 1 || x + w < -1) continue;
 			const ci = this.colorKey(d, i);
-			const dim = hl && !this.highlighted(d.name[i]);
+			const dim = hl && !this.lit(d, i, t.id);
 			const key = dim ? ci + 1000 : ci;
 			const cnt = d.count[i];
 			if (((d.flags[i] & 128) || d.dur[i] === 0) && cnt <= 1) { chevrons.push(x, dep * LANE_H + 1, key); continue; }
 			const x0 = Math.max(-1, x), x1 = Math.min(TILE_PX + 1, x + w);
-			if ((d.flags[i] & 1) && cnt <= 1) { unclosed.push(x0, dep * LANE_H + 1, x1 - x0, key); continue; }
+			if ((d.flags[i] & 1) && cnt <= 1) { unclosed.push(x0, dep * LANE_H + 1, x1 - x0, key, x, x + w); continue; }
 			const small = x1 - x0 < FOLD_PX || cnt > 1;
 			const r = runs.get(dep);
 			if (small) {
@@ -807,10 +819,12 @@ export class Timeline {
 			for (let j = 0; j < hatch.length; j += 3) ctx.rect(hatch[j], hatch[j + 1], hatch[j + 2], SLICE_H);
 			ctx.fill();
 		}
-		for (let j = 0; j < unclosed.length; j += 4) {
+		for (let j = 0; j < unclosed.length; j += 6) {
 			const x = unclosed[j], y = unclosed[j + 1], w = unclosed[j + 2], key = unclosed[j + 3];
 			const p = palette[key >= 1000 ? key - 1000 : key];
-			const g = ctx.createLinearGradient(x, 0, x + w, 0);
+			// one gradient over the whole slice (its start to its end, in this tile's
+			// coordinates), so that the tiles it spans join up
+			const g = ctx.createLinearGradient(unclosed[j + 4], 0, Math.max(unclosed[j + 5], unclosed[j + 4] + 1), 0);
 			g.addColorStop(0, key >= 1000 ? p.dim : p.fill);
 			g.addColorStop(1, 'rgba(128,128,128,0.1)');
 			ctx.fillStyle = g;
@@ -863,8 +877,11 @@ export class Timeline {
 		const y = (v) => bottom - (v - lo) / (hi - lo) * (bottom - top);
 		const col = counterColor(t.id);
 		const endX = Math.min(TILE_PX, (t.maxRel - tile.relStart) / res);
+		// the first item may be the sample in force at the tile's start (before it: x 0);
+		// a value holds until the next sample, the last one until the track's last sample
 		const xAt = (i) => Math.max(0, d.off[i] / res);
-		const xNext = (i) => (i + 1 < d.n ? Math.max(0, d.off[i + 1] / res) : Math.max(xAt(i) + 1, endX));
+		const xNext = (i) => (i + 1 < d.n ? Math.max(0, d.off[i + 1] / res)
+			: d.off[i] >= 0 ? Math.max(xAt(i) + 1, endX) : Math.max(0, endX));
 		if (d.min && d.max) {
 			ctx.fillStyle = col.fill;
 			ctx.globalAlpha = 0.3;
@@ -920,6 +937,8 @@ export class Timeline {
 			if (hi > t.cmax) t.cmax = first ? hi : hi + span * 0.15;
 			if (lo < t.cmin) t.cmin = first ? lo : lo - (lo < 0 ? span * 0.15 : 0);
 			t.scaleGen++;
+			// tiles already copied to the screen used the old scale: draw again
+			this.dirty = true;
 		}
 	}
 
@@ -956,7 +975,8 @@ export class Timeline {
 		const ms = performance.now() - t0;
 		this.frames.push({ t: now, ms });
 		if (this.frames.length > 2000) this.frames.splice(0, 1000);
-		if (!this.firstDraw && this.session && this.rows.length && this.incomplete === 0 && this.drawnCount > 0) {
+		// (a session without tracks is complete at once)
+		if (!this.firstDraw && this.session && this.incomplete === 0 && (this.drawnCount > 0 || !this.tracks.size)) {
 			this.firstDraw = true;
 			window.__tft_first_draw_ms = performance.now();
 			this.app.firstDraw && this.app.firstDraw();
@@ -1006,6 +1026,15 @@ export class Timeline {
 		const r = this.res();
 		const k0 = Math.floor(this.view.s / span), k1 = Math.floor(this.view.e / span);
 		const rows = this.visibleRows();
+		// counter scales first, so that every tile of a track is drawn to the same scale
+		for (const row of rows) {
+			if (row.type !== 'track' || !row.t.counter) continue;
+			for (let k = Math.max(0, k0); k <= k1; k++) {
+				const tile = this.store.peek(L, k, row.t.id);
+				if (tile && tile.state === 'ok' && tile.data.n) this.noteCounterRange(tile, row.t);
+			}
+		}
+		this.dirty = false;
 		// grid lines under everything
 		const step = tickStep(this.view.e - this.view.s, this.PW);
 		ctx.strokeStyle = C.grid;
@@ -1370,8 +1399,13 @@ export class Timeline {
 		if (this.searchHits.length) {
 			ctx.fillStyle = C.hl;
 			let last = -10;
-			for (const h of this.searchHits) {
-				if (h.rel < this.view.s - r || h.rel > this.view.e) continue;
+			const hits = this.searchHits;
+			// hits are in time order: start at the view
+			let lo = 0, hi = hits.length;
+			while (lo < hi) { const m = (lo + hi) >> 1; if (hits[m].rel < this.view.s - r) lo = m + 1; else hi = m; }
+			for (let j = lo; j < hits.length; j++) {
+				const h = hits[j];
+				if (h.rel > this.view.e) break;
 				const x = Math.round(this.xOf(h.rel));
 				if (x === last) continue;
 				last = x;
@@ -1459,7 +1493,7 @@ export class Timeline {
 			if (max < 3) return;
 			if (text.length > max) text = text.slice(0, max - 1) + '…';
 			const ci = this.colorKey(d, i);
-			const dim = this.highlight && !this.highlighted(d.name[i]);
+			const dim = this.highlight && !this.lit(d, i, tile.track);
 			ctx.fillStyle = dim ? '#555' : palette[ci].text;
 			const cx = (Math.max(x0, left) + Math.min(x1, right)) / 2;
 			const tw = text.length * cw;
@@ -1569,14 +1603,15 @@ export class Timeline {
 		const pw = w - GUTTER - SCROLLBAR_W;
 		const X = (rel) => GUTTER + rel / this.span * pw;
 		if (this.searchHits.length) {
-			ctx.fillStyle = C.hl;
-			let last = -1;
-			for (const s of this.searchHits) {
-				const x = Math.round(X(s.rel));
-				if (x === last) continue;
-				last = x;
-				ctx.fillRect(x, 0, 1.5, 5);
+			// one tick per pixel column that holds a hit (cached: there may be 10^5 hits)
+			const key = `${Math.round(pw)}:${this.span}`;
+			if (this.miniTicks?.hits !== this.searchHits || this.miniTicks.key !== key) {
+				const cols = new Set();
+				for (const s of this.searchHits) cols.add(Math.round(X(s.rel)));
+				this.miniTicks = { hits: this.searchHits, key, cols: [...cols] };
 			}
+			ctx.fillStyle = C.hl;
+			for (const x of this.miniTicks.cols) ctx.fillRect(x, 0, 1.5, 5);
 		}
 		if (this.sel) { ctx.fillStyle = C.sel; ctx.fillRect(X(this.sel.rel) - 1, 0, 3, h); }
 		const bx0 = X(Math.max(0, this.view.s)), bx1 = X(Math.min(this.span, this.view.e));
@@ -1662,7 +1697,10 @@ export class Timeline {
 			for (let i = 0; i < d.n; i++) {
 				if (d.depth[i] !== lane) continue;
 				const s = tile.relStart + d.off[i], e = s + d.dur[i];
-				if (s - tol > tm || e + tol < tm) continue;
+				// an instant's chevron is 4 tile buckets either side (wider than 2 px when
+				// a tile of 1 ns buckets is stretched below 1 ns/px)
+				const tl = (d.flags[i] & 128) || d.dur[i] === 0 ? Math.max(tol, 4 * tile.res) : tol;
+				if (s - tl > tm || e + tl < tm) continue;
 				const dist = tm < s ? s - tm : tm > e ? tm - e : 0;
 				if (dist < bestD || (dist === bestD && best && d.dur[i] < best.dur)) {
 					bestD = dist;
@@ -1696,27 +1734,46 @@ export class Timeline {
 		this.invalidate(false);
 	}
 
-	/* Select the deepest slice on `track` covering rel (after its data arrives). */
+	/*
+	 * Select the slice on `track` covering rel: at `depth`, or the deepest one (where a
+	 * flow end binds). The server finds it, so a slice merged into a block or outside
+	 * the view is found too; it is brought into view, zoomed in when it is sub-pixel.
+	 */
 	async selectAt(track, rel, depth) {
-		const row = this.rowOrGroupOfTrack(track);
-		if (row && row.type === 'group') { row.g.collapsed = false; this.layout(); }
-		this.scrollToRow(this.rowOfTrack(track));
-		const cur = this.view.e - this.view.s;
-		if (rel < this.view.s || rel > this.view.e) this.setView(rel - cur / 2, rel + cur / 2, { history: true });
-		await this.whenIdle(4000);
-		let best = null;
-		for (const dr of this.drawn) {
-			if (dr.t.id !== track || dr.summary) continue;
-			const d = dr.tile.data;
-			for (let i = 0; i < d.n; i++) {
-				const s = dr.tile.relStart + d.off[i];
-				if (s > rel || s + d.dur[i] < rel || d.count[i] > 1) continue;
-				if (depth !== undefined && d.depth[i] !== depth) continue;
-				if (!best || d.depth[i] > best.depth) best = { track, depth: d.depth[i], rel: s, dur: d.dur[i], name: d.name[i], count: 1, flags: d.flags[i], abs: dr.tile.absStart + BigInt(Math.round(d.off[i])) };
-			}
+		const ts = (this.T0 + BigInt(Math.round(rel))).toString();
+		const q = depth === undefined ? { track, ts, deepest: 1 } : { track, ts, depth };
+		let d;
+		try {
+			d = await getJSON('api/slice', q, { exact: true, quiet: true });
+		} catch (e) {
+			this.app.toast && this.app.toast(`No slice there (${e.message})`);
+			return null;
 		}
-		if (best) this.select(best);
-		return best;
+		const sel = this.selOf(d, track);
+		this.reveal(sel, true);
+		this.select(sel);
+		return sel;
+	}
+
+	/* A selection from an /api/slice answer. */
+	selOf(d, track) {
+		const abs = big(d.ts);
+		return { track, depth: Number(d.depth) || 0, rel: Number(abs - this.T0), dur: Number(d.dur) || 0, name: null, nameText: d.name ?? '', count: 1, flags: d.unclosed ? 1 : 0, abs };
+	}
+
+	/* Bring a slice into view: its row shown, centred when outside the window; with
+	 * `zoom`, zoomed in until it is a few pixels wide. */
+	reveal(sel, zoom) {
+		const grp = this.rowOrGroupOfTrack(sel.track);
+		if (grp && grp.type === 'group' && grp.g.collapsed) { grp.g.collapsed = false; this.layout(); }
+		this.scrollToRow(this.rowOfTrack(sel.track));
+		const cur = this.view.e - this.view.s;
+		const want = zoom && sel.dur / this.res() < 4 ? Math.max(MIN_SPAN * 4, sel.dur * this.PW / 12) : cur;
+		const c = sel.rel + sel.dur / 2;
+		if (want < cur || sel.rel + sel.dur < this.view.s || sel.rel > this.view.e) {
+			if (sel.dur > want * 0.9) this.focusRange(sel.rel, sel.dur, true);
+			else this.setView(c - want / 2, c + want / 2, { history: true });
+		}
 	}
 
 	/* Select a search result {track, ts, dur, depth, name} and bring it into view. */
@@ -1733,14 +1790,15 @@ export class Timeline {
 	}
 
 	setSearchHits(results) {
-		this.searchHits = (results || []).map((r) => ({ track: r.track, rel: Number(big(r.ts) - this.T0), dur: Number(r.dur) || 0 }));
+		this.searchHits = (results || []).map((r) => ({ track: r.track, rel: Number(big(r.ts) - this.T0), dur: Number(r.dur) || 0 })).sort((a, b) => a.rel - b.rel);
 		this.invalidate(false);
 		this.drawMini();
 	}
 
-	/* Highlight every slice whose name is `name` (exact) or matches `re`. */
-	setHighlight(name, re) {
-		this.highlight = name || re ? { name, re: re || null, exact: !re, ids: new Map() } : null;
+	/* Highlight every slice whose name (field 'cat': category) is `name` (exact) or
+	 * matches `re`; field 'track': every slice of track `track`. */
+	setHighlight(name, re, field = 'name', track = null) {
+		this.highlight = name || re || field === 'track' ? { name, re: re || null, exact: !re, ids: new Map(), field, track } : null;
 		this.renderGen++;
 		if (this.store) this.store.dropCanvases();
 		this.invalidate(true);
@@ -1971,7 +2029,10 @@ export class Timeline {
 		let html;
 		if (h.slice) {
 			const s = h.slice;
-			const name = escapeHtml(this.nameText(s.name) || '(no name)');
+			// (names run to thousands of characters: the drawer has the whole of it)
+			let nm = s.nameText ?? this.nameText(s.name);
+			if (nm.length > 300) nm = `${nm.slice(0, 299)}…`;
+			const name = escapeHtml(nm || '(no name)');
 			html = `<b>${name}</b><br>${fmtDur(s.dur)}`;
 			if (s.count > 1) html = `<b>${fmtInt(s.count)} events</b> merged (longest: <span class="bidi">${name}</span>)<br>${fmtDur(s.dur)} span · click to zoom in`;
 			if (s.flags & 1) html += ' <i>(Did Not Finish)</i>';
@@ -2030,31 +2091,21 @@ export class Timeline {
 		this.invalidate(true);
 	}
 
-	/* , and . : previous/next slice at the selection's depth on its track. */
-	async stepSlice(dir, retried) {
+	/* , and . : previous/next slice at the selection's depth on its track, from the
+	 * server (slices merged into a block at this zoom are not skipped). */
+	async stepSlice(dir) {
 		const s = this.sel;
 		if (!s) return;
-		let best = null;
-		for (const dr of this.drawn) {
-			if (dr.t.id !== s.track || dr.summary) continue;
-			const d = dr.tile.data;
-			for (let i = 0; i < d.n; i++) {
-				if (d.depth[i] !== s.depth || d.count[i] > 1) continue;
-				const rel = dr.tile.relStart + d.off[i];
-				if (dir > 0 ? rel <= s.rel : rel >= s.rel) continue;
-				if (!best || (dir > 0 ? rel < best.rel : rel > best.rel))
-					best = { track: s.track, depth: s.depth, rel, dur: d.dur[i], name: d.name[i], count: 1, flags: d.flags[i], abs: dr.tile.absStart + BigInt(Math.round(d.off[i])) };
-			}
+		let d;
+		try {
+			d = await getJSON('api/slice', { track: s.track, ts: s.abs.toString(), depth: s.depth, nav: dir > 0 ? 'next' : 'prev' }, { exact: true, quiet: true });
+		} catch {
+			return; // none on that side
 		}
-		if (best) {
-			if (best.rel < this.view.s || best.rel + best.dur > this.view.e) this.focusRange(best.rel, best.dur, false);
-			this.select(best);
-		} else if (!retried) {
-			// nothing loaded on that side: pan by half a screen, wait for data, retry once
-			this.panPx(dir * this.PW / 2);
-			await this.whenIdle(3000);
-			if (this.sel === s) this.stepSlice(dir, true);
-		}
+		if (this.sel !== s) return;
+		const sel = this.selOf(d, s.track);
+		this.reveal(sel, false);
+		this.select(sel);
 	}
 
 	async followFlow(dir) {
@@ -2108,7 +2159,7 @@ export class Timeline {
 
 	countHighlighted() {
 		let n = 0, all = 0;
-		this.forDrawn((tile, i) => { all++; if (this.highlighted(tile.data.name[i])) n++; });
+		this.forDrawn((tile, i) => { all++; if (this.lit(tile.data, i, tile.track)) n++; });
 		return { highlighted: n, drawn: all };
 	}
 }
