@@ -104,7 +104,7 @@ fi
 
 serve "$tmp/ui.tft"
 echo "# serving $url" >&2
-node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui "${extra[@]}" || rc=1
+node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui --tft "$TFT" --data "$data" "${extra[@]}" || rc=1
 stop
 
 if [ -n "${TFT_UI_BIG:-}" ]; then

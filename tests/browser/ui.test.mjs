@@ -9,7 +9,7 @@
 // screenshots. Prints TAP.
 //
 //   node ui.test.mjs http://127.0.0.1:PORT/ [--artifacts DIR] [--tag NAME] [--perf-only]
-//        [--static FILE.html] [--python-path DIR] [--python BIN]
+//        [--static FILE.html] [--python-path DIR] [--python BIN] [--tft BIN] [--data DIR]
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +27,8 @@ const perfOnly = args.includes('--perf-only');
 const staticFile = opt('--static', null);
 const pythonPath = opt('--python-path', null);
 const python = opt('--python', '/usr/bin/python3');
+const tftBin = opt('--tft', null);          // for the small sessions of 8b
+const dataDir = opt('--data', path.join(here, '../../../shared/data'));
 const allowedHosts = new Set([base.host]);
 const WIDTH = 1400, HEIGHT = 900;
 fs.mkdirSync(artifacts, { recursive: true });
@@ -461,6 +463,174 @@ if (!perfOnly) {
 	});
 }
 
+if (!perfOnly) {
+	/* ---- 5c. search over every hit, flows, stepping, ancestors, Ops groups, keys ---- */
+	const searchFor = async (q) => {
+		const input = page.locator('form.search input');
+		await input.fill(q);
+		await input.press('Enter');
+		await page.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && !s.filling && (s.cur >= 0 || s.error || !s.total); }, null, { timeout: 20000 });
+		return (await state()).search;
+	};
+	const clearSearch = async () => {
+		const input = page.locator('form.search input');
+		await input.fill('');
+		await input.press('Escape');
+		await page.waitForFunction(() => window.__tft.state().search.query === '', null, { timeout: 5000 });
+	};
+	const selDetails = () => page.waitForFunction(() => { const s = window.__tft.state(); return s.details && s.selected && document.querySelector('.dr-sel .dr-headline'); }, null, { timeout: 10000 });
+	// the most frequent name: past one page (1000) of search results in the Kineto traces
+	const busy = await page.evaluate(async () => (await (await fetch('api/stats?by=name')).json()).rows.reduce((a, b) => (b.count > a.count ? b : a)));
+	await step('search: Enter starts at the view, Shift+Enter wraps to the last of N, ticks show every hit', async () => {
+		assert(busy.count > 1000, `the busiest name has ${busy.count} slices`);
+		await page.click('nav.pages a[data-page=timeline]');
+		await page.keyboard.press('Digit0');
+		const span = await page.evaluate(() => window.__tft.timeline.span);
+		await page.evaluate((sp) => window.__tft.timeline.setView(sp * 0.9, sp), span);
+		let s = await searchFor(busy.name);
+		const st = await state();
+		const hit = await page.evaluate(() => { const tl = window.__tft.timeline; return { rel: tl.sel ? tl.sel.rel : null, ticks: tl.searchHits.length }; });
+		note(`"${busy.name}": ${s.total} hits; Enter in the last tenth -> ${s.cur + 1} / ${s.total}; ${hit.ticks} ticks`);
+		assert(hit.rel !== null && hit.rel >= span * 0.9 - 1, `first Enter selected rel ${hit.rel}, view starts at ${span * 0.9}`);
+		assert(s.cur + 1 > 1000, `first Enter went to hit ${s.cur + 1}`);
+		assert(hit.ticks === s.total, `${hit.ticks} ticks for ${s.total} hits`);
+		assert(st.selected, 'nothing selected');
+		await clearSearch();
+		await page.locator('.tl-over').focus();
+		await page.keyboard.press('Digit0');
+		s = await searchFor(busy.name);
+		assert(s.cur === 0, `Enter at fit-all went to ${s.cur + 1}`);
+		await page.locator('form.search input').press('Shift+Enter');
+		await page.waitForFunction(() => !window.__tft.state().search.pending, null, { timeout: 10000 });
+		s = (await state()).search;
+		assert(s.cur === s.total - 1, `Shift+Enter from 1 went to ${s.cur + 1} / ${s.total}`);
+		await clearSearch();
+		return true;
+	});
+	await step('`]` follows a flow to a sub-pixel slice (selects it, zooms in); the drawer lists the real ancestors', async () => {
+		await page.locator('.tl-over').focus();
+		await page.keyboard.press('Digit0');
+		await idle();
+		// a slice with an outgoing flow: the first of the busiest name that has one
+		const src = await page.evaluate(async (name) => {
+			// (epoch nanoseconds: kept as text, JSON numbers would round them)
+			const get = async (u) => JSON.parse((await (await fetch(u)).text()).replace(/("ts":)(-?\d+)/g, '$1"$2"'));
+			const j = await get(`api/search?q=${encodeURIComponent(name)}&exact=1&in=name&limit=200`);
+			for (const r of j.results) {
+				const d = await get(`api/slice?track=${r.track}&ts=${r.ts}&depth=${r.depth}`);
+				if (d.flows_out.length && d.flows_out[0].track !== null && d.depth > 0) return { r, d };
+			}
+			return null;
+		}, busy.name);
+		assert(src, 'no slice of the busiest name has an outgoing flow');
+		await page.evaluate((r) => window.__tft.app.gotoResult(r), src.r);
+		await page.keyboard.press('Digit0');
+		await selDetails();
+		await page.locator('.tl-over').focus();
+		const chain = await page.locator('.dr-sel .chain').innerText();
+		note(`chain at fit-all: ${chain.replace(/\s+/g, ' ').slice(0, 160)}`);
+		assert(!/\?/.test(chain) && (chain.match(/›/g) || []).length === src.d.depth, `chain "${chain}" for depth ${src.d.depth}`);
+		const want = src.d.flows_out[0];
+		await page.keyboard.press('BracketRight');
+		await page.waitForFunction((t) => { const s = window.__tft.state(); return s.selected && s.selected.track === t && s.details; }, want.track, { timeout: 10000 });
+		const s = await state();
+		const tl = await page.evaluate(() => { const t = window.__tft.timeline; return { rel: t.sel.rel, dur: t.sel.dur, res: t.res(), T0: String(t.T0) }; });
+		const end = Number(BigInt(String(want.ts)) - BigInt(tl.T0));
+		assert(tl.rel <= end && end <= tl.rel + tl.dur, `selected [${tl.rel}, +${tl.dur}] does not hold the flow end ${end}`);
+		assert(tl.dur / tl.res >= 3, `the target is ${(tl.dur / tl.res).toFixed(2)} px wide`);
+		note(`] selected "${s.details.name}" on track ${s.selected.track} (${(tl.dur / tl.res).toFixed(0)} px wide)`);
+		return true;
+	});
+	await step('`.` / `,` step to the next / previous slice at the depth, merged blocks included', async () => {
+		await page.keyboard.press('Digit0');
+		await idle();
+		const s0 = await state();
+		assert(s0.selected, 'nothing selected');
+		// the truth: every slice of the track at full resolution near the selection
+		const truth = await page.evaluate(async (sel) => {
+			const tl = window.__tft.timeline;
+			const t0 = tl.T0 + BigInt(Math.round(sel.rel)) - 100000n, t1 = tl.T0 + BigInt(Math.round(sel.rel)) + 400000n;
+			const j = await (await fetch(`api/viewport?tracks=${sel.track}&t0=${t0}&t1=${t1}&width=10000&rel=1`)).json();
+			const t = j.tracks[0];
+			const at = [];
+			for (let i = 0; i < t.ts.length; i++) if (t.depth[i] === sel.depth && t.count[i] === 1) at.push(Number(t0 - tl.T0) + t.ts[i]);
+			return at.sort((a, b) => a - b);
+		}, { track: s0.selected.track, depth: s0.selected.depth, rel: await page.evaluate(() => window.__tft.timeline.sel.rel) });
+		const rel0 = await page.evaluate(() => window.__tft.timeline.sel.rel);
+		const next = truth.find((x) => x > rel0), prev = [...truth].reverse().find((x) => x < rel0);
+		await page.locator('.tl-over').focus();
+		await page.keyboard.press('Period');
+		await page.waitForFunction((r) => window.__tft.timeline.sel && window.__tft.timeline.sel.rel !== r, rel0, { timeout: 10000 });
+		const r1 = await page.evaluate(() => window.__tft.timeline.sel.rel);
+		assert(next === undefined || r1 === next, `. went to ${r1}, the next slice at the depth starts at ${next}`);
+		await page.keyboard.press('Comma');
+		await page.waitForFunction((r) => window.__tft.timeline.sel && window.__tft.timeline.sel.rel !== r, r1, { timeout: 10000 });
+		const r2 = await page.evaluate(() => window.__tft.timeline.sel.rel);
+		assert(r2 === rel0, `, went back to ${r2}, not ${rel0}`);
+		note(`. and , from ${rel0}: next ${r1}, previous ${prev}`);
+		return true;
+	});
+	await step('Ops grouped by category: a click highlights that category\'s slices', async () => {
+		await page.click('nav.pages a[data-page=ops]');
+		await page.selectOption('#page-ops .o-by', 'category');
+		await page.waitForFunction(() => /categor/.test(document.querySelector('#page-ops .o-status').textContent), null, { timeout: 10000 });
+		await page.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 10000 });
+		const row = page.locator('#page-ops .vt-row:not([hidden])').first();
+		const cat = await row.locator('.vt-c').first().innerText();
+		await row.click();
+		await page.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: 5000 });
+		await page.keyboard.press('Digit0');
+		await idle();
+		const c = await page.evaluate(() => window.__tft.countHighlighted());
+		const s = await state();
+		note(`category "${cat}": ${c.highlighted} of ${c.drawn} drawn items highlighted`);
+		assert(s.highlightField === 'cat' && s.highlight === cat, `highlight ${s.highlightField} "${s.highlight}"`);
+		assert(c.highlighted > 0, 'nothing highlighted');
+		assert(/category/.test(await page.locator('.hl-text').innerText()), 'the chip does not say category');
+		await page.click('.hl-clear');
+		await page.evaluate(() => { const s = document.querySelector('#page-ops .o-by'); s.value = 'name'; s.dispatchEvent(new Event('change')); });
+		return true;
+	});
+	await step('Tab moves the focus off a button while a search has results; 0 stops the W/A/S/D glide', async () => {
+		await searchFor(busy.name);
+		await page.locator('.tl-fit').focus();
+		const before = await page.evaluate(() => document.activeElement.outerHTML.slice(0, 60));
+		await page.keyboard.press('Tab');
+		const after = await page.evaluate(() => document.activeElement.outerHTML.slice(0, 60));
+		assert(before !== after, `focus stayed on ${before}`);
+		await clearSearch();
+		await page.locator('.tl-over').focus();
+		await hold('KeyD', 500);
+		await page.keyboard.press('Digit0');
+		await page.waitForTimeout(300);
+		const v = (await state()).view, sp = await page.evaluate(() => window.__tft.timeline.span);
+		assert(Math.abs(v.s + sp * 0.01) < sp * 0.001, `after 0 the view starts at ${v.s}, not ${-sp * 0.01}`);
+		return true;
+	});
+	await step('the drawer keeps inside a smaller window; step median and P90 by nearest rank; signed range offsets', async () => {
+		await page.evaluate(() => localStorage.setItem('tft.drawer', '675'));
+		await page.reload();
+		await page.waitForFunction(() => window.__tft && window.__tft.state().loaded, null, { timeout: 20000 });
+		await page.click('nav.pages a[data-page=timeline]');
+		await page.setViewportSize({ width: 1000, height: 450 });
+		await page.waitForTimeout(200);
+		const dr = await page.evaluate(() => { const r = document.querySelector('.drawer').getBoundingClientRect(); return { h: r.height, bottom: r.bottom }; });
+		await page.setViewportSize({ width: WIDTH, height: HEIGHT });
+		await page.evaluate(() => localStorage.removeItem('tft.drawer'));
+		assert(dr.h > 0 && dr.bottom <= 451, `drawer ${dr.h} px tall, bottom at ${dr.bottom} px in a 450 px window`);
+		const st = await page.evaluate(() => window.__tft.app.overview.stepStats([1, 2, 3, 4, 5, 6].map((dur) => ({ dur }))));
+		assert(st.median === 3 && st.p90 === 6, `median ${st.median}, p90 ${st.p90} of 1..6`);
+		await page.evaluate(() => window.__tft.app.details.showArea({ s: -16, e: -7, tracks: null }));
+		const head = await page.locator('.dr-area .dr-headline').innerText();
+		assert(!/\+-/.test(head) && /−16/.test(head), `range header "${head}"`);
+		await page.evaluate(() => window.__tft.app.details.showArea(null));
+		await page.reload();
+		await page.waitForFunction(() => window.__tft && window.__tft.state().loaded, null, { timeout: 20000 });
+		await idle();
+		return true;
+	});
+}
+
 /* ---- 6. frame times during a pan/zoom sequence --------------------------------- */
 await step('pan/zoom frame rate', async () => {
 	await page.keyboard.press('Digit0');
@@ -601,6 +771,156 @@ if (staticFile && !perfOnly) {
 	await sp.close();
 } else if (!perfOnly) {
 	skip('static export opened from file://', 'no --static FILE (tftracer export -f html)');
+}
+
+/* ---- 8b. small sessions of their own: counters, an unclosed slice, edge cases ---- */
+if (tftBin && !perfOnly) {
+	const xtmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tft-ui-x-'));
+	const run = (argv) => new Promise((resolve, reject) => {
+		const p = spawn(tftBin, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+		let err = '';
+		p.stderr.on('data', (d) => { err += d; });
+		p.on('exit', (c) => (c === 0 ? resolve() : reject(new Error(`tftracer ${argv[0]}: exit ${c}: ${err.trim().split('\n').pop()}`))));
+	});
+	/* Import a trace (a file, or JSON text) and serve it: {url, stop, tft}. */
+	const serveTrace = async (name, src) => {
+		let file = src;
+		if (typeof src !== 'string') { file = path.join(xtmp, `${name}.json`); fs.writeFileSync(file, JSON.stringify(src)); }
+		const tft = path.join(xtmp, `${name}.tft`);
+		await run(['import', file, '-o', tft, '--quiet']);
+		const p = spawn(tftBin, ['serve', tft, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+		const url = await new Promise((resolve) => {
+			let out = '';
+			const t = setTimeout(() => resolve(null), 20000);
+			p.stdout.on('data', (d) => { out += d; const m = /https?:\/\/\S+/.exec(out); if (m) { clearTimeout(t); resolve(m[0]); } });
+			p.on('exit', () => { clearTimeout(t); resolve(null); });
+		});
+		if (!url) { p.kill(); throw new Error(`serve ${name}: no URL`); }
+		allowedHosts.add(new URL(url).host);
+		return { url, tft, stop: () => p.kill() };
+	};
+	const xp = await ctx.newPage();
+	const xerrs = [];
+	xp.on('console', (m) => { if (m.type() === 'error') xerrs.push(m.text()); });
+	xp.on('pageerror', (e) => xerrs.push(`pageerror: ${e.message}`));
+	const xidle = () => xp.waitForFunction(() => window.__tft && window.__tft.isIdle(), null, { timeout: 15000, polling: 50 });
+	const xopen = async (url) => {
+		await xp.goto(url);
+		await xp.waitForFunction(() => window.__tft && window.__tft.state().loaded, null, { timeout: 20000 });
+		await xidle();
+		await xp.waitForTimeout(100);
+		await xidle();
+	};
+	/* Filled height (px) of each counter track's area at times `at` (ns from the start),
+	 * and the height its value should have on the track's scale. */
+	const counterColumns = (at) => xp.evaluate((at) => {
+		const tl = window.__tft.timeline;
+		const c = document.querySelector('.tl-base'), g = c.getContext('2d'), dpr = window.devicePixelRatio || 1;
+		const out = [];
+		for (const row of tl.rows) {
+			if (row.type !== 'track' || !row.t.counter) continue;
+			const t = row.t, sy = tl.rowTop(row);
+			const lo = Math.min(0, t.cmin), hi = Math.max(t.cmax, lo + 1e-9);
+			for (const rel of at) {
+				const x = Math.round(tl.xOf(rel));
+				const px = (y) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3));
+				const bg = px(sy + 1);
+				let filled = 0;
+				for (let y = sy + 3; y < sy + t.h - 2; y++) { const p = px(y); if (Math.abs(p[0] - bg[0]) + Math.abs(p[1] - bg[1]) + Math.abs(p[2] - bg[2]) > 30) filled++; }
+				// the value in force (the hover's answer)
+				const h = tl.hit(x, sy + 20);
+				const v = h && h.counter ? h.counter.value : null;
+				out.push({ track: t.name, rel, filled, v, want: v === null ? 0 : (v - lo) / (hi - lo) * (t.h - 7) });
+			}
+		}
+		return out;
+	}, at);
+	const checkCounters = async (what) => {
+		const cols = await counterColumns([10e3, 50e3, 90e3, 100e3]);
+		const bad = cols.filter((c) => c.v === null || Math.abs(c.filled - c.want) > 3);
+		note(`${what}: ${cols.map((c) => `${c.track}@${c.rel / 1e3}us=${c.v}:${c.filled}/${c.want.toFixed(0)}px`).join(' ')}`);
+		assert(!bad.length, `wrong area: ${JSON.stringify(bad)}`);
+	};
+	const counters = path.join(dataDir, 'catapult/instance_counters.json');
+	if (fs.existsSync(counters)) {
+		let srv = null;
+		await step('counters hold their value across tiles and before a tile\'s first sample, on one scale', async () => {
+			srv = await serveTrace('counters', counters);
+			await xopen(new URL('#/timeline', srv.url).href);
+			await checkCounters('served');
+			return true;
+		});
+		await step('static export: the counters are drawn as served', async () => {
+			const html = path.join(xtmp, 'counters.html');
+			await run(['export', srv.tft, '-f', 'html', '-o', html, '--quiet']);
+			await xopen(`file://${html}#/timeline`);
+			await checkCounters('static');
+			return true;
+		});
+		if (srv) srv.stop();
+	} else skip('counters across tiles', `no ${counters}`);
+	const unclosed = path.join(dataDir, 'catapult/main_thread_has_unclosed_slices.json');
+	if (fs.existsSync(unclosed)) {
+		await step('an unclosed slice fades once over its whole length (not once per tile)', async () => {
+			const srv = await serveTrace('unclosed', unclosed);
+			try {
+				await xopen(new URL('#/timeline', srv.url).href);
+				const r = await xp.evaluate(() => {
+					const tl = window.__tft.timeline;
+					let best = null;
+					tl.forDrawn((tile, i, x0, x1, y) => { if ((tile.data.flags[i] & 1) && (!best || x1 - x0 > best.x1 - best.x0)) best = { x0, x1, y }; });
+					if (!best) return null;
+					const g = document.querySelector('.tl-base').getContext('2d'), dpr = window.devicePixelRatio || 1;
+					const lum = (x) => { const p = g.getImageData(Math.round(x * dpr), Math.round((best.y + 12) * dpr), 1, 1).data; return p[0] + p[1] + p[2]; };
+					const a = Math.max(best.x0, 221) + 2, b = Math.min(best.x1, 221 + tl.PW) - 8;
+					const out = [];
+					for (let x = a; x < b; x += 8) out.push(lum(x));
+					return { from: a, to: b, lum: out };
+				});
+				assert(r && r.lum.length > 20, `no wide unclosed slice drawn: ${JSON.stringify(r)}`);
+				// one gradient: the colour moves one way; a restart at a tile edge jumps back
+				const dir = Math.sign(r.lum[r.lum.length - 1] - r.lum[0]);
+				// (the faded end lets the grid lines show through: small steps back)
+				const back = r.lum.findIndex((v, i) => i && (v - r.lum[i - 1]) * dir < -80);
+				note(`unclosed slice: x ${r.from.toFixed(0)}..${r.to.toFixed(0)}, brightness ${r.lum[0]} -> ${r.lum[r.lum.length - 1]}`);
+				assert(back < 0, `brightness jumps back at x ${r.from + back * 8} (${r.lum[back - 1]} -> ${r.lum[back]})`);
+			} finally { srv.stop(); }
+			return true;
+		});
+	} else skip('unclosed slice', `no ${unclosed}`);
+	await step('edge cases: an empty session\'s overview, a one-instant session\'s hover, a long name\'s tooltip', async () => {
+		let srv = await serveTrace('empty', { traceEvents: [] });
+		try {
+			await xopen(new URL('#/timeline', srv.url).href);
+			await xp.waitForFunction(() => window.__tft.timeline.miniData !== null && window.__tft_first_draw_ms !== undefined, null, { timeout: 5000 })
+				.catch(() => { throw new Error('empty session: overview strip still loading (or no first draw)'); });
+		} finally { srv.stop(); }
+		srv = await serveTrace('oneinst', { traceEvents: [{ name: 'inst', ph: 'i', ts: 1000, pid: 1, tid: 1, s: 't' }] });
+		try {
+			await xopen(new URL('#/timeline', srv.url).href);
+			const p = await xp.evaluate(() => { const tl = window.__tft.timeline; const r = tl.rows.find((x) => x.type === 'track'); return { x: tl.xOf(0), y: tl.rowTop(r) + 9 }; });
+			const b = await xp.locator('.tl-over').boundingBox();
+			await xp.mouse.move(b.x + p.x + 1, b.y + p.y);
+			await xp.waitForFunction(() => !document.querySelector('.tl-tooltip').hidden, null, { timeout: 3000 })
+				.catch(() => { throw new Error('one instant: no tooltip over it'); });
+		} finally { srv.stop(); }
+		srv = await serveTrace('long', { traceEvents: [{ name: 'x'.repeat(3000), ph: 'X', ts: 0, dur: 1000, pid: 1, tid: 1, args: { a: 'y'.repeat(5000) } }] });
+		try {
+			await xopen(new URL('#/timeline', srv.url).href);
+			const sl = await xp.evaluate(() => window.__tft.findSlice(20));
+			const b = await xp.locator('.tl-over').boundingBox();
+			await xp.mouse.move(b.x + sl.x, b.y + sl.y);
+			await xp.waitForFunction(() => !document.querySelector('.tl-tooltip').hidden, null, { timeout: 3000 });
+			const h = await xp.evaluate(() => document.querySelector('.tl-tooltip').getBoundingClientRect().height);
+			assert(h <= HEIGHT * 0.45, `tooltip ${h} px tall`);
+		} finally { srv.stop(); }
+		return true;
+	});
+	ok(xerrs.length === 0, 'small sessions: no console error', xerrs.slice(0, 3).join(' | '));
+	await xp.close();
+	fs.rmSync(xtmp, { recursive: true, force: true });
+} else if (!perfOnly) {
+	skip('small sessions (counters, unclosed, edge cases)', 'no --tft BIN');
 }
 
 /* ---- 9. the Runs page of a live job (tftracer.TracingServer) --------------------- */
