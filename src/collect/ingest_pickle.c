@@ -37,6 +37,24 @@ struct pk_ing {
 	/* the session's format and producer before this file (owned): the RunMetadata
 	 * importer notes "runmeta", the pickle then says what it was */
 	char *fmt_before, *prod_before;
+	/*
+	 * A tracing session's steps, gathered (defer) and then stored in time
+	 * order: its runs' traces interleave in time (train and eval runs, say),
+	 * and a worker's next trace continues its tracks only when it comes
+	 * after them (collect/ingest_runmeta.c).
+	 */
+	bool defer;
+	struct pk_job *jobs; /* owned */
+	size_t njobs, cjobs;
+};
+
+/* A deferred step: a traced RunMetadata / StepStats (obj), or an untraced step. */
+struct pk_job {
+	const struct tft_pickle_value *obj; /* borrowed; NULL: untraced */
+	char label[160];
+	int64_t start_ns, dur_ns; /* fallback / untraced times */
+	int64_t sort_ns;          /* when it starts */
+	size_t seq;
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -317,11 +335,38 @@ static void relay_progress(void *ctx, uint64_t in, uint64_t total, uint64_t even
 	g->opts->progress(g->opts->progress_ctx, g->sub_base + in, g->len, events);
 }
 
+static int defer_job(struct pk_ing *g, const struct tft_pickle_value *obj, const char *label,
+		     int64_t start_ns, int64_t dur_ns, int64_t sort_ns)
+{
+	struct pk_job *j;
+
+	if (g->njobs == g->cjobs) {
+		size_t ncap = g->cjobs ? g->cjobs * 2 : 16;
+		struct pk_job *nj = realloc(g->jobs, ncap * sizeof(*nj));
+
+		if (!nj)
+			return tft_error_set(g->err, TFT_ENOMEM, -1, "out of memory");
+		g->jobs = nj;
+		g->cjobs = ncap;
+	}
+	j = &g->jobs[g->njobs];
+	j->obj = obj;
+	snprintf(j->label, sizeof(j->label), "%s", label);
+	j->start_ns = start_ns;
+	j->dur_ns = dur_ns;
+	j->sort_ns = sort_ns;
+	j->seq = g->njobs++;
+	return 0;
+}
+
 static int add_step(struct pk_ing *g, const char *name, int64_t start_ns, int64_t dur_ns,
 		    bool traced)
 {
 	struct tft_step st;
 	int r;
+
+	if (g->defer && !traced)
+		return defer_job(g, NULL, name, start_ns, dur_ns, start_ns);
 
 	memset(&st, 0, sizeof(st));
 	st.index = g->next_step++;
@@ -359,7 +404,15 @@ static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, co
 	if (fmt == TFT_PB_FMT_RUNMETA)
 		runmeta_span(p, len, &sp);
 	else
-		sp.nodes = 1; /* the importer decides */
+		sp.nodes = 1, sp.min_us = 0; /* the importer decides */
+	if (g->defer) {
+		int64_t at = fallback_ns;
+
+		if (fmt == TFT_PB_FMT_RUNMETA && sp.nodes &&
+		    __builtin_mul_overflow(sp.min_us, (int64_t)1000, &at))
+			at = sp.min_us < 0 ? INT64_MIN : INT64_MAX;
+		return defer_job(g, obj, label, fallback_ns, fallback_dur_ns, at);
+	}
 	if (!sp.nodes) {
 		char nm[300];
 
@@ -593,6 +646,16 @@ static int import_profile(struct pk_ing *g, const struct tft_pickle_value *prof,
 	return r ? r : run_meta(g, run_id, prof, n);
 }
 
+/* Deferred steps by start, then as gathered (runs in order, their traces in order). */
+static int cmp_job(const void *a, const void *b)
+{
+	const struct pk_job *x = a, *y = b;
+
+	if (x->sort_ns != y->sort_ns)
+		return x->sort_ns < y->sort_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
 static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 {
 	const struct tft_pickle_value *profiles = tft_pickle_attr(src, "_run_profile");
@@ -625,6 +688,7 @@ static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 	}
 	estimate_local_offset(g, profiles, runs, nruns);
 
+	g->defer = true;
 	for (uint32_t i = 0; i < profiles->n && !r; i++) {
 		const struct tft_pickle_value *prof = profiles->u.items[2 * i + 1];
 		int64_t run_id = i;
@@ -655,6 +719,15 @@ static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 		}
 	}
 	free(runs);
+	g->defer = false;
+	if (!r && g->njobs)
+		qsort(g->jobs, g->njobs, sizeof(*g->jobs), cmp_job);
+	for (size_t i = 0; i < g->njobs && !r; i++) {
+		const struct pk_job *j = &g->jobs[i];
+
+		r = j->obj ? import_proto(g, j->obj, j->label, j->start_ns, j->dur_ns)
+			   : add_step(g, j->label, j->start_ns, j->dur_ns, false);
+	}
 	if (r)
 		return r;
 
@@ -778,6 +851,7 @@ int tft_ingest_pickle_mem(struct tft_writer *w, const char *name, const uint8_t 
 	r = ingest_root(&g, tft_pickle_root(pk), tft_pickle_protocol(pk));
 	free(g.fmt_before);
 	free(g.prod_before);
+	free(g.jobs);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, g.traced + g.untraced);
 	tft_pickle_destroy(pk);

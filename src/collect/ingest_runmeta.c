@@ -527,11 +527,12 @@ struct rm {
 	const uint8_t *input;       /* borrowed: the whole input */
 	int text, stepstats;        /* its format */
 	/*
-	 * Whether this input comes after every step of the session so far, so
-	 * that it continues the processes (and tracks) of an earlier input of
-	 * the same worker (next steps); -1: not looked at yet (continues()).
+	 * The earliest node start of this input (input_start()), to tell
+	 * whether it continues an earlier input's process of the same name
+	 * (that worker's next steps): INT64_MIN when unsure; computed once.
 	 */
-	int after_steps;
+	int64_t start;
+	int start_known;
 
 	struct rm_proc *procs; /* owned */
 	uint32_t nprocs, cprocs;
@@ -1598,33 +1599,75 @@ static int64_t text_min_start(const uint8_t *p, size_t len, int stepstats)
 	return r ? INT64_MIN : min;
 }
 
-/*
- * Does this input continue the session's earlier inputs, starting after
- * every step so far (the next steps of the same workers: a tracing session
- * pickle, one RunMetadata per step)? Then a process of the same name that
- * an earlier input made is this input's too, and so are its tracks, which
- * take the new events after their own. Inputs that overlap in time (one
- * RunMetadata per rank, all named /job:localhost/replica:0/task:0; the
- * same file twice) get processes of their own.
- */
-static int continues(struct rm *rm)
+/* This input's earliest node start (INT64_MIN: unsure, INT64_MAX: no nodes), computed once. */
+static int64_t input_start(struct rm *rm)
 {
-	int64_t start, end = tft_writer_steps_end(rm->w);
+	if (!rm->start_known) {
+		rm->start_known = 1;
+		if (rm->text)
+			rm->start = text_min_start(rm->input, rm->input_len, rm->stepstats);
+		else
+			rm->start = wire_min_start(rm->input, rm->input + rm->input_len, rm->stepstats ? 1 : 0);
+	}
+	return rm->start;
+}
 
-	if (rm->after_steps >= 0)
-		return rm->after_steps;
-	if (rm->text)
-		start = text_min_start(rm->input, rm->input_len, rm->stepstats);
-	else
-		start = wire_min_start(rm->input, rm->input + rm->input_len, rm->stepstats ? 1 : 0);
-	rm->after_steps = start != INT64_MIN && (end == INT64_MIN || start > end);
-	return rm->after_steps;
+/* The latest event end on the tracks of process p (INT64_MIN: no events). */
+static int64_t process_end(struct rm *rm, uint32_t p)
+{
+	uint32_t n = tft_writer_track_count(rm->w);
+	int64_t end = INT64_MIN;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = tft_writer_track(rm->w, i);
+		int64_t e = t && t->process == p ? tft_writer_track_end(rm->w, i) : INT64_MIN;
+
+		if (e > end)
+			end = e;
+	}
+	return end;
+}
+
+/*
+ * A process named pname that an earlier input made and this input continues
+ * (that worker's next steps: a tracing session pickle, one RunMetadata per
+ * step), else TFT_NONE. This input must start after every event of it, so
+ * that its tracks take the new events after their own; inputs that overlap
+ * it (one RunMetadata per rank, all named /job:localhost/replica:0/task:0;
+ * the same file twice) get a process of their own. Of several candidates,
+ * the one whose events end latest.
+ */
+static uint32_t continued_process(struct rm *rm, const char *pname)
+{
+	uint32_t n = tft_writer_process_count(rm->w), best = TFT_NONE;
+	int64_t best_end = INT64_MIN, start = INT64_MIN;
+	int looked = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct tft_process *p = tft_writer_process(rm->w, i);
+		const char *s = p ? tft_writer_str(rm->w, p->name, NULL) : NULL;
+		int64_t end;
+
+		if (!s || strcmp(s, pname) != 0 || p->host != 0)
+			continue;
+		if (!looked) {
+			start = input_start(rm);
+			looked = 1;
+		}
+		end = process_end(rm, p->id);
+		if (start != INT64_MIN && (end == INT64_MIN || start > end) &&
+		    (best == TFT_NONE || end > best_end)) {
+			best = p->id;
+			best_end = end;
+		}
+	}
+	return best;
 }
 
 /* A process of this input named pname, or one of an earlier input it continues (*cont). */
 static uint32_t find_process(struct rm *rm, const char *pname, int *cont)
 {
-	uint32_t n;
+	uint32_t id;
 
 	*cont = 0;
 	for (uint32_t i = 0; i < rm->nprocs; i++)
@@ -1632,23 +1675,9 @@ static uint32_t find_process(struct rm *rm, const char *pname, int *cont)
 			*cont = rm->procs[i].continued;
 			return rm->procs[i].id;
 		}
-	/* A process an earlier input created (several RunMetadata into one session). */
-	n = tft_writer_process_count(rm->w);
-	for (uint32_t i = 0; i < n; i++) {
-		struct tft_process *p = tft_writer_process(rm->w, i);
-		const char *s;
-
-		if (!p)
-			continue;
-		s = tft_writer_str(rm->w, p->name, NULL);
-		if (s && strcmp(s, pname) == 0 && p->host == 0) {
-			if (!continues(rm))
-				return TFT_NONE; /* overlapping: another worker of the same name */
-			*cont = 1;
-			return p->id;
-		}
-	}
-	return TFT_NONE;
+	id = continued_process(rm, pname);
+	*cont = id != TFT_NONE;
+	return id;
 }
 
 /*
@@ -4088,13 +4117,8 @@ static int continues_any(struct rm *rm)
 		tft_tf_names_parse_device(nm->len ? (const char *)nm->p : "unknown device",
 					  nm->len ? nm->len : 14, &td);
 		tft_tf_names_process(&td, pname, sizeof(pname));
-		for (uint32_t i = 0; i < np; i++) {
-			struct tft_process *p = tft_writer_process(rm->w, i);
-			const char *s = p ? tft_writer_str(rm->w, p->name, NULL) : NULL;
-
-			if (s && p->host == 0 && strcmp(s, pname) == 0)
-				return continues(rm);
-		}
+		if (continued_process(rm, pname) != TFT_NONE)
+			return 1;
 	}
 	return 0;
 }
@@ -4129,7 +4153,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.input = data;
 	rm.text = text;
 	rm.stepstats = stepstats;
-	rm.after_steps = -1;
+	rm.start_known = 0;
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;
 	rm.step_index = step_index;

@@ -598,25 +598,21 @@ static void put_meta_head(struct chrome *c, const char *what, int64_t pid)
 	tft_json_write_raw_int(c->w, pid);
 }
 
-/* A process's labels as viewers show them: its own, then its host and rank. */
+/* A process's labels as viewers show them: its own, then its host and rank (those it has). */
 static void put_labels(struct chrome *c, const struct tft_process *p)
 {
 	size_t n = 0;
 	const char *own = p->labels ? tft_session_str(c->s, p->labels, &n) : "";
 	const char *host = p->host ? tft_session_str(c->s, p->host, NULL) : "";
 	char buf[1024];
-	int k;
+	size_t k;
 
-	if (p->rank >= 0)
-		k = snprintf(buf, sizeof(buf), "%.*s%shost %s, rank %d", (int)(n > 600 ? 600 : n), own,
-			     n ? ", " : "", host[0] ? host : "?", (int)p->rank);
-	else
-		k = snprintf(buf, sizeof(buf), "%.*s%shost %s", (int)(n > 600 ? 600 : n), own,
-			     n ? ", " : "", host);
-	if (p->rank >= 0 && !host[0]) /* a rank without a host: just the rank */
-		k = snprintf(buf, sizeof(buf), "%.*s%srank %d", (int)(n > 600 ? 600 : n), own,
-			     n ? ", " : "", (int)p->rank);
-	tft_json_write_raw_str(c->w, buf, k < 0 ? 0 : (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
+	k = (size_t)snprintf(buf, sizeof(buf), "%.*s", (int)(n > 600 ? 600 : n), own);
+	if (host[0])
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%shost %.*s", k ? ", " : "", 300, host);
+	if (p->rank >= 0 && k < sizeof(buf))
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%srank %d", k ? ", " : "", (int)p->rank);
+	tft_json_write_raw_str(c->w, buf, k < sizeof(buf) ? k : sizeof(buf) - 1);
 }
 
 /* Processes by worker ((host, rank) of its first process), then sort index, then id. */

@@ -437,9 +437,11 @@ struct tl_input {
 };
 
 /*
- * A track in a StepStats (group). A track that several steps share (a
- * worker's device over the session's RunMetadata) is one entry per step,
- * each taking the events that lie within that step (windowed).
+ * A track in a StepStats (group). A track that several steps of its process
+ * share (a worker's device over the session's RunMetadata) is one entry per
+ * step, each taking the events within that step and not within an earlier
+ * one of them (windowed), and, if some events lie in none, an entry in the
+ * step-less group for those (rest).
  */
 struct tl_track {
 	uint32_t id;
@@ -447,9 +449,13 @@ struct tl_track {
 	uint32_t dev;   /* index into devs */
 	const char *dev_name; /* borrowed (session) */
 	size_t dev_len;
-	bool windowed;
-	uint32_t step;   /* windowed: the session step */
-	int64_t lo, hi;  /* windowed: its span */
+	bool windowed, rest;
+	uint32_t win_first, win_count; /* windowed, rest: the track's step spans in t->wins */
+	uint32_t win;                  /* windowed: its own, an index into t->wins */
+};
+
+struct tl_win {
+	int64_t lo, hi;
 };
 
 struct tl_dev {
@@ -540,10 +546,11 @@ struct tl {
 	uint32_t load_dev, load_track;
 	int64_t load_tid;
 	const struct tl_track *load_entry; /* the entry being loaded */
-	bool steps_overlap; /* some traced steps overlap in time */
+	struct tl_win *wins; /* owned: step spans of tracks that steps share */
+	size_t nwins, cwins;
+	bool win_found;      /* scan_any(): an event of the window (or the rest) was seen */
 	struct tl_dflow *dflows; /* owned: sorted by destination (dataflow of label-less nodes) */
 	size_t ndflows, cdflows;
-	uint32_t *track_pos; /* owned: session track id -> index into tracks (NOSTR: none) */
 	bool dflows_loaded;
 	struct tl_tensor *tensors; /* owned */
 	size_t ntensors, ctensors;
@@ -654,26 +661,6 @@ static bool step_span(struct tl *t, uint32_t i, int64_t *lo, int64_t *hi)
 	if (__builtin_add_overflow(st->start_ns, st->dur_ns, hi))
 		*hi = INT64_MAX;
 	return true;
-}
-
-/* Do two traced steps overlap in time (then an event may lie in both)? */
-static bool traced_steps_overlap(struct tl *t)
-{
-	uint32_t n = tft_session_step_count(t->s);
-	struct { int64_t lo, hi; } *v = malloc((size_t)(n ? n : 1) * sizeof(*v));
-	size_t k = 0;
-	bool over = false;
-
-	if (!v)
-		return true; /* the careful way */
-	for (uint32_t i = 0; i < n; i++)
-		if (step_span(t, i, &v[k].lo, &v[k].hi))
-			k++;
-	for (size_t i = 0; i < k && !over; i++) /* few traced steps: pairs */
-		for (size_t j = i + 1; j < k && !over; j++)
-			over = v[i].lo < v[j].hi && v[j].lo < v[i].hi;
-	free(v);
-	return over;
 }
 
 struct dev_key {
@@ -817,9 +804,9 @@ static int entry_devs(struct tl *t, uint32_t g, struct imap *m)
 	return 0;
 }
 
-/* One track (or the part of it within step `step`: windowed) into the step's group. */
-static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint32_t step, bool windowed,
-		     int64_t lo, int64_t hi)
+/* One track (or a part of it, see struct tl_track) into the group of step `step`. */
+static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint32_t step,
+		     const struct tl_track *part)
 {
 	struct tl_track *tt;
 	uint32_t g;
@@ -839,13 +826,12 @@ static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint
 	if (grow((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
 		return nomem(t);
 	tt = &t->tracks[t->ntracks++];
-	memset(tt, 0, sizeof(*tt));
+	if (part)
+		*tt = *part;
+	else
+		memset(tt, 0, sizeof(*tt));
 	tt->id = id;
 	tt->group = g;
-	tt->windowed = windowed;
-	tt->step = step;
-	tt->lo = lo;
-	tt->hi = hi;
 	name = sstr(t, tr->name, &len);
 	/* The RunMetadata importer keeps comm ops of a device on "<device> (comm)". */
 	if (tr->kind == TFT_TRACK_COMM && len > 7 && memcmp(name + len - 7, " (comm)", 7) == 0)
@@ -863,6 +849,139 @@ static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint
 	return 0;
 }
 
+static int cmp_group_step(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b; /* {step, index} */
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : (x[1] > y[1]);
+}
+
+/* Sort the groups by step (TFT_NONE last), keeping the tracks' group indexes right. */
+static int order_groups(struct tl *t)
+{
+	size_t n = t->ngroups;
+	uint32_t (*k)[2] = malloc((n ? n : 1) * sizeof(*k));
+	uint32_t *to = malloc((n ? n : 1) * sizeof(*to));
+	struct tl_group *g = malloc((n ? n : 1) * sizeof(*g));
+
+	if (!k || !to || !g) {
+		free(k);
+		free(to);
+		free(g);
+		return nomem(t);
+	}
+	for (size_t i = 0; i < n; i++) {
+		k[i][0] = t->groups[i].step;
+		k[i][1] = (uint32_t)i;
+	}
+	qsort(k, n, sizeof(*k), cmp_group_step);
+	for (size_t i = 0; i < n; i++) {
+		to[k[i][1]] = (uint32_t)i;
+		g[i] = t->groups[k[i][1]];
+	}
+	memcpy(t->groups, g, n * sizeof(*g));
+	for (size_t i = 0; i < t->ntracks; i++)
+		t->tracks[i].group = to[t->tracks[i].group];
+	free(k);
+	free(to);
+	free(g);
+	return 0;
+}
+
+/* Is ev's whole span in window w? */
+static bool in_win(const struct tl_win *w, const struct tft_event *ev)
+{
+	int64_t end;
+
+	if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end))
+		end = INT64_MAX;
+	return ev->ts_ns >= w->lo && end <= w->hi;
+}
+
+/*
+ * Is ev (of a track several steps share) the entry tt's: within its step and
+ * no earlier one of the track's steps (windowed), or within none (rest)?
+ */
+static bool in_entry(const struct tl *t, const struct tl_track *tt, const struct tft_event *ev)
+{
+	uint32_t last = tt->rest ? tt->win_first + tt->win_count : tt->win;
+
+	for (uint32_t i = tt->win_first; i < last; i++)
+		if (in_win(&t->wins[i], ev))
+			return false;
+	return tt->rest || in_win(&t->wins[tt->win], ev);
+}
+
+static int on_any(void *ctx, const struct tft_event *ev)
+{
+	struct tl *t = ctx;
+
+	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY) || !in_entry(t, t->load_entry, ev))
+		return 0;
+	t->win_found = true;
+	return 1; /* enough */
+}
+
+/* Does the entry get any event? (An empty one would still give its device pids.) */
+static int entry_has_events(struct tl *t, const struct tl_track *tt, bool *has)
+{
+	const struct tl_win *w = tt->windowed ? &t->wins[tt->win] : NULL;
+	int r;
+
+	t->win_found = false;
+	t->load_entry = tt;
+	r = tft_session_scan(t->s, tt->id, w ? w->lo : INT64_MIN, w ? w->hi : INT64_MAX, 0, on_any, t,
+			     t->err);
+	t->load_entry = NULL;
+	*has = t->win_found;
+	return r < 0 ? r : 0;
+}
+
+/*
+ * A track in no one traced step: a track that its process's steps share
+ * (a worker's device continued over the session's RunMetadata). An entry per
+ * traced step of its process (or of no process) that has events of it, and
+ * one in the step-less group for the events in none of them.
+ */
+static int split_track(struct tl *t, uint32_t id, const struct tft_track *tr)
+{
+	uint32_t ns = tft_session_step_count(t->s);
+	struct tl_track part;
+	bool has;
+	int r;
+
+	memset(&part, 0, sizeof(part));
+	part.win_first = (uint32_t)t->nwins;
+	for (uint32_t si = 0; si < ns; si++) {
+		const struct tft_step *st = tft_session_step(t->s, si);
+		int64_t lo, hi;
+
+		if (!step_span(t, si, &lo, &hi) || lo > tr->max_ts_ns || tr->min_ts_ns > hi ||
+		    (st->process != TFT_NONE && st->process != tr->process))
+			continue;
+		if (grow((void **)&t->wins, &t->cwins, t->nwins + 1, sizeof(*t->wins)))
+			return nomem(t);
+		t->wins[t->nwins] = (struct tl_win){ lo, hi };
+		part.win_count++;
+		part.windowed = true;
+		part.win = (uint32_t)t->nwins++;
+		part.id = id;
+		if ((r = entry_has_events(t, &part, &has)))
+			return r;
+		if (has && (r = add_entry(t, id, tr, si, &part)))
+			return r;
+	}
+	part.windowed = false;
+	part.rest = part.win_count > 0;
+	if (part.rest && (r = entry_has_events(t, &part, &has)))
+		return r;
+	if ((!part.rest || has) && (r = add_entry(t, id, tr, TFT_NONE, &part)))
+		return r;
+	return 0;
+}
+
 static int build_layout(struct tl *t)
 {
 	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
@@ -871,29 +990,24 @@ static int build_layout(struct tl *t)
 	struct imap m = { 0 };
 	int r = 0;
 
-	if (by_step)
-		t->steps_overlap = traced_steps_overlap(t);
 	/* Pass 1: the tracks with slices and their StepStats. */
-	for (uint32_t id = 0, ns = tft_session_step_count(t->s); id < nt; id++) {
+	for (uint32_t id = 0; id < nt; id++) {
 		const struct tft_track *tr = tft_session_track(t->s, id);
-		uint32_t step, entries = 0;
-		int64_t lo, hi;
+		uint32_t step;
 
 		if (!tr || !tr->slices)
 			continue;
 		step = by_step ? step_of_track(t, tr, &cursor) : TFT_NONE;
-		if (by_step && step == TFT_NONE) {
-			/* In no one step: a track the steps share, an entry per traced step it meets. */
-			for (uint32_t si = 0; si < ns; si++)
-				if (step_span(t, si, &lo, &hi) && lo <= tr->max_ts_ns && tr->min_ts_ns <= hi) {
-					if ((r = add_entry(t, id, tr, si, true, lo, hi)))
-						return r;
-					entries++;
-				}
-		}
-		if (!entries && (r = add_entry(t, id, tr, step, false, 0, 0)))
+		if (by_step && step == TFT_NONE)
+			r = split_track(t, id, tr);
+		else
+			r = add_entry(t, id, tr, step, NULL);
+		if (r)
 			return r;
 	}
+	/* StepStats in step order (tracks several steps share list them out of it); the step-less last. */
+	if ((r = order_groups(t)))
+		return r;
 	/* Pass 2: devices, group by group, in track order (tracks sorted by group, then id). */
 	if (t->ntracks)
 		qsort(t->tracks, t->ntracks, sizeof(*t->tracks), cmp_tracks);
@@ -938,24 +1052,6 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/*
- * Is ev (of a track several steps share) this entry's: within its step, and
- * (where traced steps overlap) within no traced step listed before it?
- */
-static bool in_step(struct tl *t, const struct tl_track *tt, const struct tft_event *ev)
-{
-	int64_t end, lo, hi;
-
-	if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end))
-		end = INT64_MAX;
-	if (ev->ts_ns < tt->lo || end > tt->hi)
-		return false;
-	for (uint32_t i = 0; t->steps_overlap && i < tt->step; i++)
-		if (step_span(t, i, &lo, &hi) && lo <= ev->ts_ns && end <= hi)
-			return false;
-	return true;
-}
-
 static int on_event(void *ctx, const struct tft_event *ev)
 {
 	struct tl *t = ctx;
@@ -965,7 +1061,8 @@ static int on_event(void *ctx, const struct tft_event *ev)
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
-	if (t->load_entry && t->load_entry->windowed && !in_step(t, t->load_entry, ev))
+	if (t->load_entry && (t->load_entry->windowed || t->load_entry->rest) &&
+	    !in_entry(t, t->load_entry, ev))
 		return 0;
 	if (grow((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
 		return nomem(t);
@@ -1087,8 +1184,8 @@ static int load_group(struct tl *t, uint32_t g)
 		t->load_track = tt->id;
 		t->load_tid = tft_session_track(t->s, tt->id)->tid;
 		t->load_entry = tt;
-		r = tft_session_scan(t->s, tt->id, tt->windowed ? tt->lo : INT64_MIN,
-				     tt->windowed ? tt->hi : INT64_MAX, 0, on_event, t, t->err);
+		r = tft_session_scan(t->s, tt->id, tt->windowed ? t->wins[tt->win].lo : INT64_MIN,
+				     tt->windowed ? t->wins[tt->win].hi : INT64_MAX, 0, on_event, t, t->err);
 		if (r)
 			return r;
 	}
@@ -1743,17 +1840,9 @@ static int cmp_dflow(const void *a, const void *b)
  */
 static int load_dflows(struct tl *t)
 {
-	uint32_t n = tft_session_track_count(t->s);
 	int r;
 
 	t->dflows_loaded = true;
-	if (!(t->track_pos = malloc(((size_t)n + 1) * sizeof(*t->track_pos))))
-		return nomem(t);
-	for (uint32_t i = 0; i < n; i++)
-		t->track_pos[i] = NOSTR;
-	for (size_t i = 0; i < t->ntracks; i++)
-		if (t->tracks[i].id < n)
-			t->track_pos[t->tracks[i].id] = (uint32_t)i;
 	r = tft_session_flows(t->s, on_dflow, t, t->err);
 	if (r)
 		return r; /* a read error, or nomem() from on_dflow */
@@ -1767,15 +1856,30 @@ static int load_dflows(struct tl *t)
 static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow *f,
 		       const struct tl_node *n, const struct tl_dev *dv)
 {
-	uint32_t pos = f->src_track < tft_session_track_count(t->s) ? t->track_pos[f->src_track] : NOSTR;
+	uint32_t pos = NOSTR;
 	const struct tl_dev *sd;
 	int64_t tid, id;
 	size_t len;
 	const char *name;
 
 	f->used = 1;
-	if (pos == NOSTR || t->tracks[pos].dev < gr->first_dev ||
-	    t->tracks[pos].dev >= gr->first_dev + gr->ndevs)
+	/*
+	 * The source's entry: in this group (tracks are sorted by group, then
+	 * id), else the one holding the source's time (its track is split over
+	 * StepStats, or lies in another: the arrow crosses them, as it did in
+	 * the file the session came from).
+	 */
+	for (uint32_t i = gr->first_track; i < gr->first_track + gr->ntracks && pos == NOSTR; i++)
+		if (t->tracks[i].id == f->src_track)
+			pos = i;
+	for (uint32_t i = 0; i < t->ntracks && pos == NOSTR; i++) {
+		const struct tl_track *e = &t->tracks[i];
+		const struct tl_win *w = e->windowed ? &t->wins[e->win] : NULL;
+
+		if (e->id == f->src_track && (!w || (f->src_ts_ns >= w->lo && f->src_ts_ns <= w->hi)))
+			pos = i;
+	}
+	if (pos == NOSTR)
 		return;
 	sd = &t->devs[t->tracks[pos].dev];
 	if (sd->any_label)
@@ -2125,7 +2229,7 @@ static void tl_free(struct tl *t)
 	free(t->live);
 	free(t->aorder);
 	free(t->dflows);
-	free(t->track_pos);
+	free(t->wins);
 	free(t->tmp.p);
 }
 

@@ -56,6 +56,7 @@ struct wtrack {
 	 * belong to other lanes' threads, and would share cache lines). */
 	int64_t lane_last;
 	int lane_used;        /* its lane stored an event (lane_last may be INT64_MIN with events) */
+	int64_t lane_max_end; /* the lane's calls[].max_end, as lane_last */
 	int lane_ended;       /* ended by its lane */
 	uint32_t nwritten, nstaged; /* chunks inserted into chunks / temp.lod_stage */
 	int owned;            /* listed in ctx->own */
@@ -105,6 +106,7 @@ struct wcall {
 	struct wtrack *wt;  /* borrowed */
 	struct wworker *wk; /* borrowed; NULL without threads */
 	int used;           /* has events (an event may have ts INT64_MIN: not last_ts) */
+	int64_t max_end;    /* latest end (ts + dur) of its events so far; INT64_MIN: none */
 	int ended;          /* no more events (an event may have ts INT64_MAX: not last_ts) */
 };
 
@@ -195,7 +197,6 @@ struct tft_writer {
 	uint32_t nlanes;          /* lanes open (atomic; opened and closed by the driving thread) */
 	int zstd_level;
 	uint32_t nsteps; /* steps added: the next one's position */
-	int64_t steps_end; /* largest step end so far (INT64_MIN: none) */
 	uint32_t chunk_events;
 	int flush_partial;
 	int bulk;   /* no journal, no syncs; fsync at close */
@@ -540,7 +541,8 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 		wt->wk = &w->wk[w->ntracks % w->nwk];
 		wt->ctx = &wt->wk->ctx;
 	}
-	w->calls[w->ntracks] = (struct wcall){ .last_ts = INT64_MIN, .wt = wt, .wk = wt->wk };
+	w->calls[w->ntracks] = (struct wcall){ .last_ts = INT64_MIN, .max_end = INT64_MIN, .wt = wt,
+					       .wk = wt->wk };
 	tft_lod_init(&wt->lod, wt->t.id);
 	wt->lod.count = wt->n_level;
 	w->tracks[w->ntracks] = wt;
@@ -1050,6 +1052,8 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 	if (tft_likely(!rc)) {
 		c->last_ts = ev->ts_ns;
 		c->used = 1;
+		if (end > c->max_end)
+			c->max_end = end;
 	}
 	return rc;
 }
@@ -1102,6 +1106,7 @@ static int lane_claim(struct tft_writer_lane *l, struct wtrack *wt, struct wcall
 	wt->ctx = x;
 	wt->lane_last = INT64_MIN;
 	wt->lane_used = 0;
+	wt->lane_max_end = INT64_MIN;
 	c->wk = NULL;
 	return 0;
 }
@@ -1140,6 +1145,8 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 	if (tft_likely(!rc)) {
 		wt->lane_last = ev->ts_ns;
 		wt->lane_used = 1;
+		if (end > wt->lane_max_end)
+			wt->lane_max_end = end;
 	}
 	return rc;
 }
@@ -1234,6 +1241,7 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 	wt->t.max_ts_ns = INT64_MIN;
 	wt->t.max_depth = 0;
 	wt->lane_last = INT64_MIN;
+	wt->lane_max_end = INT64_MIN;
 	wt->lane_used = 0;
 	return 0;
 }
@@ -1277,6 +1285,8 @@ int tft_writer_lane_close(struct tft_writer_lane *l)
 		int r;
 
 		w->calls[wt->t.id].last_ts = wt->lane_last; /* the order check goes back too */
+		if (wt->lane_max_end > w->calls[wt->t.id].max_end)
+			w->calls[wt->t.id].max_end = wt->lane_max_end;
 		w->calls[wt->t.id].used |= wt->lane_used;
 		r = wt->lane_ended ? 0 : flush_track(w, wt, 1);
 		if (r && !rc)
@@ -1647,15 +1657,8 @@ int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)
 	sqlite3_bind_int64(st, 5, s->dur_ns);
 	sqlite3_bind_int(st, 6, s->traced ? 1 : 0);
 	rc = step_reset(w, st, "insert step");
-	if (!rc) {
-		int64_t end;
-
-		if (__builtin_add_overflow(s->start_ns, s->dur_ns > 0 ? s->dur_ns : 0, &end))
-			end = INT64_MAX;
-		if (w->nsteps == 0 || end > w->steps_end)
-			w->steps_end = end;
+	if (!rc)
 		w->nsteps++;
-	}
 	if (w->nwk)
 		pthread_mutex_unlock(&w->db_mu);
 	return rc;
@@ -1666,9 +1669,9 @@ uint32_t tft_writer_step_count(const struct tft_writer *w)
 	return w->nsteps;
 }
 
-int64_t tft_writer_steps_end(const struct tft_writer *w)
+int64_t tft_writer_track_end(const struct tft_writer *w, uint32_t track)
 {
-	return w->nsteps ? w->steps_end : INT64_MIN;
+	return track < w->ntracks ? w->calls[track].max_end : INT64_MIN;
 }
 
 int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track)

@@ -153,14 +153,18 @@ int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f);
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s);
 /* Steps added so far: a step's position among the session's steps is the count before it. */
 uint32_t tft_writer_step_count(const struct tft_writer *w);
-/* The latest end (start + dur) of the steps added so far; INT64_MIN before the first. */
-int64_t tft_writer_steps_end(const struct tft_writer *w);
 /*
  * Whether the calling (driving) thread may still append to `track`: not
  * ended, and no lane holds it. An input that continues an earlier input's
  * track (a worker's next steps) appends events no earlier than its last.
  */
 int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track);
+/*
+ * The latest end (ts + dur) of the events appended to `track` so far, as the
+ * calling (driving) thread knows them (a lane's once it is closed); INT64_MIN
+ * if none.
+ */
+int64_t tft_writer_track_end(const struct tft_writer *w, uint32_t track);
 
 /* Session metadata (key/value text). Later values replace earlier ones. */
 int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value);

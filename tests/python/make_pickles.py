@@ -473,6 +473,30 @@ def build_session():
     return src, [steps[0], steps[1], steps[2]]
 
 
+def build_interleaved_session():
+    """A TracingSource whose two runs' traces interleave in time (a train and an eval run,
+    traced in turn): run 0 at T0 and T0+10 s, run 1 at T0+5 s and T0+15 s. The importer
+    stores them in time order, so that each trace continues the workers' processes and
+    tracks (collect/ingest_runmeta.c)."""
+    src = TracingSource(keep_traces=5)
+    runtime = datetime.timedelta(microseconds=1500)
+    steps = {off: make_step(T0 + off) for off in (0, 5000000, 10000000, 15000000)}
+    runs = [("SessionRunArgs(fetches=Tensor(\"loss:0\"), feed_dict=None, options=None)", [0, 10000000]),
+            ("SessionRunArgs(fetches=Tensor(\"acc:0\"), feed_dict=None, options=None)", [5000000, 15000000])]
+    for run_id, (key, offs) in enumerate(runs):
+        first = local_dt(T0 - 1000000 + run_id * 100000)
+        prof = {"info": {"fetches": "x", "feeds": "None", "options": "None"},
+                "stats": {"runs": 100, "traces": len(offs), "runtimes": runtime,
+                          "first_run": first, "last_run": first + datetime.timedelta(seconds=30)},
+                "traces": [], "key": key, "run_id": run_id, "tracing": False}
+        src._run_profile[key] = prof
+        src._traces[run_id] = []
+        for tid, off in enumerate(offs):
+            src._traces[run_id].append(RunMetadata(enc_runmeta(steps[off])))
+            prof["traces"].append({"trace_id": tid, "date": local_dt(step_end(steps[off]) + 300)})
+    return src, [steps[off] for off in sorted(steps)]
+
+
 def step_end(step):
     return max(n["all_start_micros"] + n["all_end_rel_micros"] for d in step for n in d["node_stats"])
 
@@ -519,6 +543,9 @@ def write_all(outdir):
          fmt="tftracer-session-pickle")
     dump("tracing-session.pickle.gz", src, 4, gz=True, steps=steps, traced=3, untraced=2,
          fmt="tftracer-session-pickle")
+    src, isteps = build_interleaved_session()
+    dump("interleaved-session.pickle", src, 4, steps=isteps, traced=4, untraced=0,
+         fmt="tftracer-session-pickle", processes=2)
     # hostile files: none of these may run anything
     marker = os.path.join(outdir, "PWNED")
     dump("evil-os-system.pickle", _Evil(os.system, ("touch " + marker,)), 2,
@@ -590,6 +617,12 @@ def check(binary):
             if traced != exp["traced"] or len(steps) - traced != exp["untraced"]:
                 problems.append("steps traced/untraced %d/%d, want %d/%d" %
                                 (traced, len(steps) - traced, exp["traced"], exp["untraced"]))
+            if "processes" in exp and info["processes"] != exp["processes"]:
+                problems.append("%d processes, want %d (a worker's traces continue its process)" %
+                                (info["processes"], exp["processes"]))
+                seen = [(t["process_id"], t["name"]) for t in info["track_list"]]
+                if len(seen) != len(set(seen)):
+                    problems.append("a process lists a track twice: %r" % sorted(seen))
             if info["format"] != exp["fmt"]:
                 problems.append("format %r, want %r" % (info["format"], exp["fmt"]))
             if name.startswith(("session", "tracing-session")):

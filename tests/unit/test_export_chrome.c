@@ -365,6 +365,7 @@ static int build(const char *path)
 	p0 = tft_writer_add_process(w, &p);
 	p = (struct tft_process){ .pid = 100, .rank = -1 };
 	p.name = tft_writer_intern_cstr(w, "dup");
+	p.labels = tft_writer_intern_cstr(w, "tab: example.com");
 	p1 = tft_writer_add_process(w, &p);
 	/* Where the importer puts global and process-scoped instants. */
 	p = (struct tft_process){ .pid = 999, .rank = -1 };
@@ -489,8 +490,11 @@ static void check_json(const char *text, size_t len, const struct tft_export_cou
 	is_int(evs->n, n->events, "event count matches the exporter's count");
 
 	/* metadata events */
-	is_int(count_ph(evs, "M", NULL), 3 + 1 + 3 + 9 + 9 + 2,
-	       "M: 3 names, 1 labels, 3+9 sort indexes, 9 thread names, a Steps process and thread");
+	is_int(count_ph(evs, "M", NULL), 3 + 2 + 3 + 9 + 9 + 2,
+	       "M: 3 names, 2 labels, 3+9 sort indexes, 9 thread names, a Steps process and thread");
+	e = find_meta(evs, "process_labels", "1000", NULL);
+	is_str(e ? jtext(jget(e, "args"), "labels") : NULL, "tab: example.com",
+	       "process_labels without host or rank: as they are");
 	ok(find_meta(evs, "process_name", "100", "trainer") != NULL, "trainer keeps pid 100");
 	ok(find_meta(evs, "process_name", "1000", "dup") != NULL, "second pid 100 renumbered above the largest (1000)");
 	e = find_meta(evs, "process_labels", "100", NULL);

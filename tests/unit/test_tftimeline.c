@@ -1019,13 +1019,12 @@ next:
 	}
 }
 
-static void test_reimport_dataflow(void)
+/* a and c on the CPU (two lanes), b = Neg(a, c) on the GPU: two arrows, forward in time. */
+static struct enc dataflow_runmeta(int64_t t0)
 {
 	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, ex = { 0 };
 	static const int64_t dims[1] = { 4 };
-	const int64_t t0 = 1500000000000000;
 
-	/* a and c on the CPU (two lanes), b = Neg(a, c) on the GPU: two arrows */
 	output(&ex, "cpu", 16, 1, dims);
 	node(&dev, "a", t0 + 100, 10, "a = Const()", &ex);
 	output(&ex, "cpu", 16, 1, dims);
@@ -1034,6 +1033,12 @@ static void test_reimport_dataflow(void)
 	node(&dev, "b", t0 + 120, 10, "b = Neg(a, c)", NULL);
 	device(&ss, "/job:localhost/replica:0/task:0/device:GPU:0", &dev);
 	runmeta(&rm, &ss);
+	return rm;
+}
+
+static void test_reimport_dataflow(void)
+{
+	struct enc rm = dataflow_runmeta(1500000000000000);
 
 	struct tft_session *s = import(&rm, 1), *s2 = NULL;
 	char *a = s ? export(s, true, false, false, NULL) : NULL, *b = NULL, path[512];
@@ -1072,6 +1077,99 @@ out:
 		tft_session_close(s2);
 }
 
+/* One worker's step: device dev, nodes a [t0+100, +10] and b = Neg(a) [t0+120, +10]. */
+static struct enc worker_step(const char *dev_name, int64_t t0)
+{
+	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, ex = { 0 };
+	static const int64_t dims[1] = { 4 };
+
+	output(&ex, "cpu", 16, 1, dims);
+	node(&dev, "a", t0 + 100, 10, "a = Const()", &ex);
+	node(&dev, "b", t0 + 120, 10, "b = Neg(a)", NULL);
+	device(&ss, dev_name, &dev);
+	runmeta(&rm, &ss);
+	return rm;
+}
+
+#define DEV1 "/job:localhost/replica:0/task:1/device:CPU:0"
+
+/*
+ * Two workers, one file per worker and step, the workers' steps at the same
+ * time: each worker's later step continues its own process (whatever the
+ * other worker did meanwhile), and the tf.timeline export writes each
+ * step's nodes in that step.
+ */
+static void test_workers_per_file(void)
+{
+	struct enc rms[4] = { worker_step(DEV, 0), worker_step(DEV1, 5), worker_step(DEV, 1000000),
+			      worker_step(DEV1, 1000005) };
+	struct tft_session *s = import(rms, 4);
+	struct tft_tftimeline_counts c;
+	char *t;
+
+	if (!ok(s != NULL, "per-worker files: imported"))
+		return;
+	is_int(tft_session_process_count(s), 2, "per-worker files: a process per worker");
+	is_int(tracks_named(s, DEV) + tracks_named(s, DEV1), 2, "... a track per device");
+	t = export(s, false, false, true, &c);
+	is_int(c.steps, 4, "tf.timeline: four StepStats");
+	is_int(c.ops, 8, "tf.timeline: every node once");
+	/* steps in session order: w0 s1 (pids 1/2), w1 s1 (3/4), w0 s2 (5/6), w1 s2 (7/8) */
+	has(t, "\"name\":\"Const\",\"pid\":3,\"tid\":0,\"ts\":105,", "worker 1's first node in its first step");
+	has(t, "\"name\":\"Neg\",\"pid\":5,\"tid\":0,\"ts\":1000120,", "worker 0's second step's node in it");
+	is_int(count_of(t, "\"process_name\""), 9, "Allocators + a pair per step: no empty devices");
+	free(t);
+	tft_session_close(s);
+}
+
+/*
+ * A tf.timeline JSON and a RunMetadata step covering part of its time in
+ * one session: the export keeps every event (the JSON's tracks are no
+ * step's) and every DataFlow arrow.
+ */
+static void test_mixed_session(void)
+{
+	struct enc one = dataflow_runmeta(1500000000000000), later = { 0 }, ss = { 0 }, dev = { 0 };
+	struct tft_session *s = import(&one, 1), *m = NULL;
+	char *a = s ? export(s, true, false, false, NULL) : NULL, path[512];
+	struct tft_writer *w = NULL;
+	struct tft_source *src = NULL;
+	struct tft_tftimeline_counts c = { 0 };
+	char *b = NULL;
+
+	/* a step over [100, 112]: the JSON's c [105, 113] lies partly in it */
+	node(&dev, "z", 1500000000000100, 12, "z = Const()", NULL);
+	device(&ss, DEV1, &dev);
+	runmeta(&later, &ss);
+	if (!ok(a != NULL, "mixed session: the tf.timeline JSON"))
+		goto out;
+	snprintf(path, sizeof(path), "%s/s%d.tft", tmpdir, seq++);
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	if (w)
+		src = tft_source_open_mem(a, strlen(a), "timeline.json", &err);
+	if (!ok(w && src && tft_ingest_chrome_source(w, src, NULL, NULL, &err) == 0 &&
+			tft_runmeta_ingest_as(w, "later.pb", later.p, later.len, TFT_PB_FMT_RUNMETA, NULL,
+					      &err) == 0 &&
+			tft_writer_close(w, &err) == 0,
+		"mixed session: imported (%s)", err.msg))
+		goto out;
+	m = tft_session_open(path, &err);
+	b = m ? export(m, true, false, false, &c) : NULL;
+	is_int(c.ops, 4, "mixed session: the JSON's three ops (one partly in the step) and the step's node");
+	ok(b && count_of(b, "\"DataFlow\"") == 4, "mixed session: the JSON's two arrows");
+out:
+	free(later.p);
+	if (src)
+		tft_source_close(src);
+	free(a);
+	free(b);
+	if (s)
+		tft_session_close(s);
+	if (m)
+		tft_session_close(m);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/tft-tftimeline-XXXXXX";
@@ -1091,6 +1189,8 @@ int main(void)
 	test_repeated_device();
 	test_reimport_dataflow();
 	test_continued_tracks();
+	test_workers_per_file();
+	test_mixed_session();
 	{
 		char cmd[400];
 
