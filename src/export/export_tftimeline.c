@@ -862,10 +862,15 @@ static int cmp_group_step(const void *a, const void *b)
 static int order_groups(struct tl *t)
 {
 	size_t n = t->ngroups;
-	uint32_t (*k)[2] = malloc((n ? n : 1) * sizeof(*k));
-	uint32_t *to = malloc((n ? n : 1) * sizeof(*to));
-	struct tl_group *g = malloc((n ? n : 1) * sizeof(*g));
+	uint32_t (*k)[2];
+	uint32_t *to;
+	struct tl_group *g;
 
+	if (n < 2)
+		return 0; /* one group, or none (a session without slices) */
+	k = malloc(n * sizeof(*k));
+	to = malloc(n * sizeof(*to));
+	g = malloc(n * sizeof(*g));
 	if (!k || !to || !g) {
 		free(k);
 		free(to);
