@@ -1552,32 +1552,23 @@ static int ms_on_node(void *ctx, void *msg, const struct tft_pb_field *f, const 
 	return 0;
 }
 
+/* A sub-message of the walk: decoded with the table its field names (aux). */
+static int ms_on_sub(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	(void)msg;
+	return tft_pb_wire_decode_sub(&v->sub, f->aux, NULL, ctx);
+}
+
 static const struct tft_pb_field ms_dev_fields[] = {
 	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_stats", ms_on_node, NULL),
 };
 static const struct tft_pb_msg ms_dev_msg = {"DeviceStepStats", ms_dev_fields, 1, TFT_PB_NOOFF};
-
-static int ms_on_dev(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
-{
-	(void)msg;
-	(void)f;
-	return tft_pb_wire_decode_sub(&v->sub, &ms_dev_msg, NULL, ctx);
-}
-
 static const struct tft_pb_field ms_ss_fields[] = {
-	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dev_stats", ms_on_dev, NULL),
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dev_stats", ms_on_sub, &ms_dev_msg),
 };
 static const struct tft_pb_msg ms_ss_msg = {"StepStats", ms_ss_fields, 1, TFT_PB_NOOFF};
-
-static int ms_on_ss(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
-{
-	(void)msg;
-	(void)f;
-	return tft_pb_wire_decode_sub(&v->sub, &ms_ss_msg, NULL, ctx);
-}
-
 static const struct tft_pb_field ms_rm_fields[] = {
-	H(1, TFT_PB_MESSAGE, 0, "step_stats", ms_on_ss, NULL),
+	H(1, TFT_PB_MESSAGE, 0, "step_stats", ms_on_sub, &ms_ss_msg),
 };
 static const struct tft_pb_msg ms_rm_msg = {"RunMetadata", ms_rm_fields, 1, TFT_PB_NOOFF};
 

@@ -194,22 +194,14 @@ def main():
             rep.check(rel, H.roundtrip(H.bin_for(path), path, tmp, extra_keys=("tracks",)))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    if not filters or any(s in "sendrecv" for s in filters):
+    # checks on inputs written by the test, each in a directory of its own
+    for name, fn in (("sendrecv", check_sendrecv), ("ranks", lambda tmp: check_ranks(tmp, root)),
+                     ("step-events", check_step_events)):
+        if filters and not any(s in name for s in filters):
+            continue
         tmp = tempfile.mkdtemp(prefix="tft-rt-")
         try:
-            rep.check("sendrecv", check_sendrecv(tmp))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if not filters or any(s in "ranks" for s in filters):
-        tmp = tempfile.mkdtemp(prefix="tft-rt-")
-        try:
-            rep.check("ranks", check_ranks(tmp, root))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if not filters or any(s in "step-events" for s in filters):
-        tmp = tempfile.mkdtemp(prefix="tft-rt-")
-        try:
-            rep.check("step-events", check_step_events(tmp))
+            rep.check(name, fn(tmp))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     for rel in FILES:
