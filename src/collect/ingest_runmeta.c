@@ -533,6 +533,7 @@ struct rm {
 	 */
 	int64_t start;
 	int start_known;
+	int64_t step_pos; /* the position its step will have among the session's steps */
 
 	struct rm_proc *procs; /* owned */
 	uint32_t nprocs, cprocs;
@@ -604,7 +605,7 @@ struct rm {
 		k_sched_us, k_thread, k_thread_name, k_memory, k_output, k_ref, k_memstats,
 		k_all_start_ns, k_op_start_ns, k_op_end_ns, k_all_end_ns, k_sched_ns, k_tensor,
 		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
-		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index, k_dev_entry;
+		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index, k_dev_entry, k_step_pos;
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 
 	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
@@ -2463,6 +2464,8 @@ per_node:
 	ev.count = 1;
 	/* timeline.py orders a device's lanes by this position (export_tftimeline.c). */
 	arg_int(rm, rm->k_node_index, (int64_t)rm->node_index);
+	/* its step: the tf.timeline export's StepStats, also where a track is several steps' */
+	arg_int(rm, rm->k_step_pos, rm->step_pos);
 	if (rm->cur_entry >= 0)
 		arg_int(rm, rm->k_dev_entry, rm->cur_entry);
 	ev.nargs = rm->nargs;
@@ -2704,7 +2707,8 @@ static int note_entry(struct rm *rm, struct rm_dev *dev, int empty)
 		rm->cur_entry = (int64_t)rm->nentries;
 		rm->entries_odd = 1;
 	}
-	rm->entries_odd |= empty;
+	/* an earlier input's tracks (continued) do not sort in this one's entry order: note it */
+	rm->entries_odd |= empty | dev->continued;
 	rm->entries[rm->nentries++] = (uint32_t)(dev - rm->devs);
 	return 0;
 }
@@ -4045,7 +4049,8 @@ static int intern_keys(struct rm *rm)
 		K(k_dst_dev, "dst_device"), K(k_bytes, "bytes"), K(k_regs, "regs"), K(k_shm, "shm"),
 		K(k_grid, "grid"), K(k_block, "block"), K(k_annotation, "annotation"),
 		K(k_async, "async"), K(k_to_device, "to_device"), K(k_kernel, "kernel"),
-		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(k_dev_entry, "dev_stats_entry"), K(c_op, "op"), K(c_comm, "comm"),
+		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(k_dev_entry, "dev_stats_entry"),
+		K(k_step_pos, "step_position"), K(c_op, "op"), K(c_comm, "comm"),
 		K(c_kernel, "kernel"), K(c_memcpy, "memcpy"), K(flow_cat, "tensor"),
 #undef K
 	};
@@ -4144,6 +4149,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.input = data;
 	rm.text = text;
 	rm.stepstats = stepstats;
+	rm.step_pos = tft_writer_step_count(w);
 	rm.start_known = 0;
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;

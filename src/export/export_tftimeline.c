@@ -411,6 +411,7 @@ enum {
 	K_UNKNOWN = 0, K_OTHER, K_LABEL, K_OUTPUT, K_START_US, K_END_REL_US, K_INDEX, K_OP, K_NAME,
 	K_INPUT, /* "input<N>" (a tf.timeline JSON import) */
 	K_ENTRY, /* "dev_stats_entry": the node's dev_stats entry, when its device repeats */
+	K_STEPPOS, /* "step_position": the session step the node's RunMetadata became */
 };
 
 struct tl_node {
@@ -452,6 +453,8 @@ struct tl_track {
 	bool windowed, rest;
 	uint32_t win_first, win_count; /* windowed, rest: the track's step spans in t->wins */
 	uint32_t win;                  /* windowed: its own, an index into t->wins */
+	bool by_pos;                   /* the events whose step_position arg is pos */
+	int64_t pos;
 };
 
 struct tl_win {
@@ -549,6 +552,9 @@ struct tl {
 	struct tl_win *wins; /* owned: step spans of tracks that steps share */
 	size_t nwins, cwins;
 	bool win_found;      /* scan_any(): an event of the window (or the rest) was seen */
+	uint32_t *pos_seen;  /* owned: scan_pos(): the step positions a track's events carry */
+	size_t npos_seen, cpos_seen;
+	bool pos_missing;    /* scan_pos(): an event without one */
 	struct tl_dflow *dflows; /* owned: sorted by destination (dataflow of label-less nodes) */
 	size_t ndflows, cdflows;
 	bool dflows_loaded;
@@ -592,7 +598,7 @@ static int key_class(struct tl *t, uint32_t id)
 		{ "timeline_label", K_LABEL },   { "output", K_OUTPUT },
 		{ "all_start_micros", K_START_US }, { "all_end_rel_micros", K_END_REL_US },
 		{ "node_stats_index", K_INDEX }, { "op", K_OP },
-		{ "name", K_NAME }, { "dev_stats_entry", K_ENTRY },
+		{ "name", K_NAME }, { "dev_stats_entry", K_ENTRY }, { "step_position", K_STEPPOS },
 	};
 	const char *s;
 
@@ -895,6 +901,78 @@ static int order_groups(struct tl *t)
 	return 0;
 }
 
+/* The event's step_position arg (the RunMetadata importer's), or -1. */
+static int64_t event_step_pos(struct tl *t, const struct tft_event *ev)
+{
+	for (uint16_t i = 0; i < ev->nargs; i++)
+		if (ev->args[i].type == TFT_ARG_INT && ev->args[i].v.i >= 0 &&
+		    key_class(t, ev->args[i].key) == K_STEPPOS)
+			return ev->args[i].v.i;
+	return -1;
+}
+
+static int on_pos(void *ctx, const struct tft_event *ev)
+{
+	struct tl *t = ctx;
+	int64_t p;
+
+	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	p = event_step_pos(t, ev);
+	if (p < 0 || p >= tft_session_step_count(t->s)) {
+		t->pos_missing = true;
+		return 1; /* the track goes by time */
+	}
+	for (size_t i = t->npos_seen; i-- > 0;) /* usually the last one */
+		if (t->pos_seen[i] == (uint32_t)p)
+			return 0;
+	if (grow((void **)&t->pos_seen, &t->cpos_seen, t->npos_seen + 1, sizeof(*t->pos_seen)))
+		return nomem(t);
+	t->pos_seen[t->npos_seen++] = (uint32_t)p;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A track whose every event names its step (step_position: a RunMetadata
+ * importer's, also where a worker's steps share the track): an entry per
+ * step, each taking that step's events. *done = false when some event has
+ * no step position (an older session, another source): the track then goes
+ * by time.
+ */
+static int split_by_pos(struct tl *t, uint32_t id, const struct tft_track *tr, bool *done)
+{
+	struct tl_track part;
+	int r;
+
+	*done = false;
+	t->npos_seen = 0;
+	t->pos_missing = false;
+	r = tft_session_scan(t->s, id, INT64_MIN, INT64_MAX, 0, on_pos, t, t->err);
+	if (r < 0)
+		return r;
+	if (r > 0 && !t->pos_missing)
+		return r; /* nomem() from on_pos */
+	if (t->pos_missing || !t->npos_seen)
+		return 0;
+	qsort(t->pos_seen, t->npos_seen, sizeof(*t->pos_seen), cmp_u32);
+	for (size_t i = 0; i < t->npos_seen; i++) {
+		memset(&part, 0, sizeof(part));
+		part.by_pos = true;
+		part.pos = t->pos_seen[i];
+		if ((r = add_entry(t, id, tr, t->pos_seen[i], &part)))
+			return r;
+	}
+	*done = true;
+	return 0;
+}
+
 /* Is ev's whole span in window w? */
 static bool in_win(const struct tl_win *w, const struct tft_event *ev)
 {
@@ -1002,6 +1080,14 @@ static int build_layout(struct tl *t)
 
 		if (!tr || !tr->slices)
 			continue;
+		if (by_step) {
+			bool done;
+
+			if ((r = split_by_pos(t, id, tr, &done)))
+				return r;
+			if (done)
+				continue;
+		}
 		step = by_step ? step_of_track(t, tr, &cursor) : TFT_NONE;
 		if (by_step && step == TFT_NONE)
 			r = split_track(t, id, tr);
@@ -1068,6 +1154,8 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		return 0;
 	if (t->load_entry && (t->load_entry->windowed || t->load_entry->rest) &&
 	    !in_entry(t, t->load_entry, ev))
+		return 0;
+	if (t->load_entry && t->load_entry->by_pos && event_step_pos(t, ev) != t->load_entry->pos)
 		return 0;
 	if (grow((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
 		return nomem(t);
@@ -1869,20 +1957,23 @@ static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow 
 
 	f->used = 1;
 	/*
-	 * The source's entry: in this group (tracks are sorted by group, then
-	 * id), else the one holding the source's time (its track is split over
-	 * StepStats, or lies in another: the arrow crosses them, as it did in
-	 * the file the session came from).
+	 * The source's entry: the one holding the source's time (a track split
+	 * over StepStats: its first window holding it, else its rest), or the
+	 * track's only entry, whatever its StepStats (the arrow then crosses
+	 * them, as it did in the file the session came from).
 	 */
-	for (uint32_t i = gr->first_track; i < gr->first_track + gr->ntracks && pos == NOSTR; i++)
-		if (t->tracks[i].id == f->src_track)
-			pos = i;
-	for (uint32_t i = 0; i < t->ntracks && pos == NOSTR; i++) {
+	for (uint32_t i = 0; i < t->ntracks; i++) {
 		const struct tl_track *e = &t->tracks[i];
 		const struct tl_win *w = e->windowed ? &t->wins[e->win] : NULL;
 
-		if (e->id == f->src_track && (!w || (f->src_ts_ns >= w->lo && f->src_ts_ns <= w->hi)))
+		if (e->id != f->src_track)
+			continue;
+		if (w && f->src_ts_ns >= w->lo && f->src_ts_ns <= w->hi) {
+			if (pos == NOSTR || !t->tracks[pos].windowed || t->tracks[pos].win > e->win)
+				pos = i;
+		} else if (!w && (pos == NOSTR || !t->tracks[pos].windowed)) {
 			pos = i;
+		}
 	}
 	if (pos == NOSTR)
 		return;
@@ -2235,6 +2326,7 @@ static void tl_free(struct tl *t)
 	free(t->aorder);
 	free(t->dflows);
 	free(t->wins);
+	free(t->pos_seen);
 	free(t->tmp.p);
 }
 

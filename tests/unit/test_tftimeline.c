@@ -1123,6 +1123,34 @@ static void test_workers_per_file(void)
 }
 
 /*
+ * A worker's two steps share its track; another worker's one long step spans
+ * both: each of the first worker's steps is a StepStats of its own (the nodes
+ * say which step they came from), not the long step's.
+ */
+static void test_long_step_across(void)
+{
+	struct enc rms[3] = { worker_step(DEV, 0), worker_step(DEV, 1000), { 0 } }, ss = { 0 }, dev = { 0 };
+	struct tft_session *s;
+	struct tft_tftimeline_counts c;
+	char *t;
+
+	node(&dev, "long", 50, 5000, "long = Const()", NULL);
+	device(&ss, DEV1, &dev);
+	runmeta(&rms[2], &ss);
+	s = import(rms, 3);
+	if (!ok(s != NULL, "long step across: imported"))
+		return;
+	is_int(tracks_named(s, DEV), 1, "long step across: the worker's steps share its track");
+	t = export(s, false, false, true, &c);
+	is_int(c.steps, 3, "long step across: three StepStats");
+	has(t, "\"name\":\"Const\",\"pid\":1,\"tid\":0,\"ts\":100,", "the first step's node on the first pids");
+	has(t, "\"name\":\"Const\",\"pid\":3,\"tid\":0,\"ts\":1100,", "the second step's node on its own pids");
+	has(t, "\"name\":\"Const\",\"pid\":5,\"tid\":0,\"ts\":50,", "the long step's node on the third");
+	free(t);
+	tft_session_close(s);
+}
+
+/*
  * A tf.timeline JSON and a RunMetadata step covering part of its time in
  * one session: the export keeps every event (the JSON's tracks are no
  * step's) and every DataFlow arrow.
@@ -1191,6 +1219,7 @@ int main(void)
 	test_continued_tracks();
 	test_workers_per_file();
 	test_mixed_session();
+	test_long_step_across();
 	{
 		char cmd[400];
 
