@@ -212,7 +212,9 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		return c->rc = TFT_ENOMEM;
 	i = t->n++;
 	c->events++;
-	t->ts[i] = ev->ts_ns - c->origin;
+	/* relative to the session's start; saturated (stored times are not trusted to stay in range) */
+	if (__builtin_sub_overflow(ev->ts_ns, c->origin, &t->ts[i]))
+		t->ts[i] = ev->ts_ns < 0 ? INT64_MIN : INT64_MAX;
 	t->dur[i] = ev->dur_ns;
 	t->value[i] = ev->value;
 	t->depth[i] = ev->depth;

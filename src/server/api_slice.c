@@ -595,7 +595,11 @@ int tft_api_slice(struct tft_http_req *r)
 		tft_pool_release(slot);
 		return tft_http_reply_error(r, 404, "no such track");
 	}
-	rc = find_slice(slot->sess, (uint32_t)track, tr, &f, &err);
+	/* a depth the track never reaches has no next or previous slice: no scan of the rest */
+	if ((f.mode == FIND_NEXT || f.mode == FIND_PREV) && f.depth > tr->max_depth)
+		rc = 0;
+	else
+		rc = find_slice(slot->sess, (uint32_t)track, tr, &f, &err);
 	if (rc >= 0 && !f.found) {
 		tft_pool_release(slot);
 		free(f.args);
@@ -604,6 +608,7 @@ int tft_api_slice(struct tft_http_req *r)
 									 : "no slice at this time and depth");
 	}
 	if (rc >= 0) {
+		f.depth = f.ev.depth; /* deepest=1 found it at a depth of its own: children are below it */
 		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
 		f.covered_to = f.ev.ts_ns;
 		f.nesting = is_nesting(tr->kind);

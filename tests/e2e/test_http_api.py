@@ -439,6 +439,15 @@ def check_slice(s, stats, sess):
             expect(a["ts"] <= ts and a["ts"] + a["dur"] >= ts + dur, "ancestor %r does not enclose" % a, probs)
         j = get_json(s.base, "/api/slice?track=%d&ts=%d&deepest=1" % (deep["id"], ts))
         expect(j["depth"] >= d and j["ts"] <= ts, "deepest=1 at a depth-%d slice's start: depth %d" % (d, j["depth"]), probs)
+        # the slice deepest=1 finds, described as when asked at its own depth: also a parent
+        # (at its start, where its child starts later), whose children are a depth below it
+        starts = [ts] + [x["ts"] for x in anc or [] if x["ts"] < ts and x["depth"] >= 1]
+        for at in starts:
+            j = get_json(s.base, "/api/slice?track=%d&ts=%d&deepest=1" % (deep["id"], at))
+            k = get_json(s.base, "/api/slice?track=%d&ts=%d&depth=%d" % (deep["id"], at, j["depth"]))
+            for key in ("ts", "dur", "self_ns", "children", "flows_in", "flows_out", "ancestors"):
+                expect(j.get(key) == k.get(key), "deepest=1 at %d vs depth=%d: %s %r != %r" % (
+                    at, j["depth"], key, j.get(key), k.get(key)), probs)
         # the truth at 10 ns per bucket around it (nothing merged)
         w0, w1 = max(deep["min_ts_ns"], ts - 50000), min(deep["max_ts_ns"] + 1, ts + 50000)
         f = viewport(s, tracks=deep["id"], t0=w0, t1=w1, width=max(1, (w1 - w0) // 10))["tracks"][0]
@@ -452,6 +461,10 @@ def check_slice(s, stats, sess):
                 got = json.loads(body) if st == 200 else {}
                 expect(got.get("ts") == want and got.get("depth") == d,
                        "nav=%s from %d: %r, want %d" % (nav, ts, got.get("ts"), want), probs)
+    # a depth the track never reaches: nothing next or before, at once
+    st, _, _ = req(s.base, "/api/slice?track=%d&ts=%d&depth=%d&nav=next" % (deep["id"], deep["min_ts_ns"],
+                                                                          deep["max_depth"] + 5))
+    expect(st == 404, "nav=next below the track's deepest depth: %d, want 404" % st, probs)
     for q in ("nav=sideways", "deepest=2", "deepest=1&nav=next"):
         st, _, _ = req(s.base, "/api/slice?track=0&ts=1&" + q)
         expect(st == 400, "slice?%s: %d, want 400" % (q, st), probs)
