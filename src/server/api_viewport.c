@@ -358,16 +358,19 @@ static int carry_in(struct tft_session *s, uint32_t id, const struct tft_track *
 		    struct vp_track *t, struct tft_error *err)
 {
 	struct vp_last l = { .before = t->t0 };
-	int64_t w = t->res > 0 ? t->res : 1, lo;
+	/* from one bucket (at most 1 ms: a wide bucket would decode all it covers) */
+	int64_t w = t->res > 0 ? (t->res < 1000000 ? t->res : 1000000) : 1, lo, hi;
 	int rc;
 
 	if (t->t0 <= tr->min_ts_ns || tr->min_ts_ns > tr->max_ts_ns)
 		return 0;
+	/* past the track's end, its last sample is in force: start there */
+	hi = t->t0 - 1 < tr->max_ts_ns ? t->t0 - 1 : tr->max_ts_ns;
 	for (;;) {
-		lo = sat_sub(t->t0, w);
+		lo = sat_sub(hi, w);
 		if (lo < tr->min_ts_ns)
 			lo = tr->min_ts_ns;
-		rc = tft_session_scan(s, id, lo, t->t0 - 1, 0, on_last, &l, err);
+		rc = tft_session_scan(s, id, lo, hi, 0, on_last, &l, err);
 		if (rc < 0)
 			return rc;
 		if (l.found || lo <= tr->min_ts_ns || w > INT64_MAX / 16)

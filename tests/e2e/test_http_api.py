@@ -314,6 +314,15 @@ def check_viewport(s, sess):
             break
         w = viewport(s, tracks=tr["id"], t0=tr["min_ts_ns"] - 1000, t1=tr["min_ts_ns"] - 1, width=10)["tracks"][0]
         expect(w["ts"] == [], "counter %d: a window before its first sample is not empty" % tr["id"], probs)
+        # after its last sample, that sample is in force (found from the track's end, not
+        # by scanning back from the window)
+        last = (full["ts"][-1], full["value"][-1]) if full["ts"] else None
+        w = viewport(s, tracks=tr["id"], t0=tr["max_ts_ns"] + 10 ** 9, t1=tr["max_ts_ns"] + 2 * 10 ** 9,
+                     width=100)["tracks"][0]
+        expect(last is None or (len(w["ts"]) == 1 and w["value"][0] == last[1] and
+                                last[0] <= w["ts"][0] <= tr["max_ts_ns"]),
+               "counter %d: a window after its last sample gives %r, want its last value %r" % (
+                   tr["id"], list(zip(w["ts"], w["value"])), last[1] if last else None), probs)
     return probs
 
 
