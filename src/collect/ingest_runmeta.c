@@ -1463,67 +1463,10 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 static int64_t us_to_ns(int64_t us);
 
 /*
- * The earliest node start of a binary RunMetadata (stepstats: a bare
- * StepStats), by the importer's rule (all_start_nanos, else
- * all_start_micros, else 0); INT64_MAX without nodes, INT64_MIN if the
- * walk fails (the decoder will say why). Levels: 0 RunMetadata, 1
- * StepStats, 2 DeviceStepStats, 3 NodeExecStats.
- */
-static int64_t wire_min_start(const uint8_t *p, const uint8_t *end, int level)
-{
-	int64_t min = INT64_MAX, us = 0, ns = 0;
-	int has_ns = 0;
-
-	while (p < end) {
-		uint64_t key, v;
-
-		if (tft_pb_wire_varint(&p, end, &key))
-			return INT64_MIN;
-		switch (key & 7) {
-		case 0:
-			if (tft_pb_wire_varint(&p, end, &v))
-				return INT64_MIN;
-			if (level == 3 && key >> 3 == 2)
-				us = (int64_t)v;
-			else if (level == 3 && key >> 3 == 13)
-				ns = (int64_t)v, has_ns = 1;
-			break;
-		case 1:
-			if (end - p < 8)
-				return INT64_MIN;
-			p += 8;
-			break;
-		case 5:
-			if (end - p < 4)
-				return INT64_MIN;
-			p += 4;
-			break;
-		case 2:
-			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
-				return INT64_MIN;
-			if ((level < 2 && key >> 3 == 1) || (level == 2 && key >> 3 == 2)) {
-				int64_t m = wire_min_start(p, p + v, level + 1);
-
-				if (m == INT64_MIN)
-					return INT64_MIN;
-				if (m < min)
-					min = m;
-			}
-			p += v;
-			break;
-		default:
-			return INT64_MIN;
-		}
-	}
-	if (level == 3)
-		return has_ns ? ns : us_to_ns(us);
-	return min;
-}
-
-/*
- * The earliest node start of a text RunMetadata/StepStats: the text decoder
- * over only the fields that say it (unknown fields are skipped), so that a
- * node without a start field counts as the importer takes it (time 0).
+ * The earliest node start of a RunMetadata/StepStats: the importer's decoder
+ * over only the fields that say it (unknown fields are skipped), with the
+ * importer's rule (all_start_nanos, else all_start_micros, else 0: a node
+ * without a start field counts at time 0).
  */
 struct ms_node {
 	uint64_t has;
@@ -1573,34 +1516,32 @@ static const struct tft_pb_field ms_rm_fields[] = {
 };
 static const struct tft_pb_msg ms_rm_msg = {"RunMetadata", ms_rm_fields, 1, TFT_PB_NOOFF};
 
-/* INT64_MAX without nodes, INT64_MIN if it does not decode (the import will say why). */
-static int64_t text_min_start(const uint8_t *p, size_t len, int stepstats)
+/*
+ * This input's earliest node start: INT64_MAX without nodes, INT64_MIN if it
+ * does not decode (the import will say why). Computed once.
+ */
+static int64_t input_start(struct rm *rm)
 {
+	const struct tft_pb_msg *m = rm->stepstats ? &ms_ss_msg : &ms_rm_msg;
 	struct tft_pb_dec dec;
 	struct tft_error err;
 	int64_t min = INT64_MAX;
 	int r;
 
+	if (rm->start_known)
+		return rm->start;
+	rm->start_known = 1;
 	tft_error_clear(&err);
-	if (tft_pb_text_init(&dec, p, len, &err)) {
+	if (rm->text) {
+		r = tft_pb_text_init(&dec, rm->input, rm->input_len, &err);
+		if (!r)
+			r = tft_pb_text_decode(&dec, m, NULL, &min);
 		tft_pb_text_fini(&dec);
-		return INT64_MIN;
+	} else {
+		tft_pb_wire_init(&dec, rm->input, rm->input_len, &err);
+		r = tft_pb_wire_decode(&dec, m, NULL, &min);
 	}
-	r = tft_pb_text_decode(&dec, stepstats ? &ms_ss_msg : &ms_rm_msg, NULL, &min);
-	tft_pb_text_fini(&dec);
-	return r ? INT64_MIN : min;
-}
-
-/* This input's earliest node start (INT64_MIN: unsure, INT64_MAX: no nodes), computed once. */
-static int64_t input_start(struct rm *rm)
-{
-	if (!rm->start_known) {
-		rm->start_known = 1;
-		if (rm->text)
-			rm->start = text_min_start(rm->input, rm->input_len, rm->stepstats);
-		else
-			rm->start = wire_min_start(rm->input, rm->input + rm->input_len, rm->stepstats ? 1 : 0);
-	}
+	rm->start = r ? INT64_MIN : min;
 	return rm->start;
 }
 
@@ -3282,17 +3223,6 @@ static void job_end(struct rm_worker *wk, struct rm_job *job, int ok)
 	rm->deferred = 0;
 }
 
-/*
- * Append the device's events through the worker's lane. Its tracks are not
- * ended: a later input may continue them (the worker's next steps); the
- * lane's close hands them back with their last chunk written.
- */
-static int dev_append(struct rm *rm, struct rm_dev *dev)
-{
-	(void)dev;
-	return flush_device(rm);
-}
-
 /* Device k failed in this worker with r (wk->err filled): keep the first failure. */
 static void dev_failed(struct rm_worker *wk, uint32_t k, int r)
 {
@@ -3406,10 +3336,13 @@ static void dev_parts_done(struct rm_worker *wk, uint32_t k)
 			r = flush_device(rm);
 		rm->npend = rm->npargs = 0;
 	} else {
-		rm->npend = 0; /* (dev_append(): nothing left to flush, the tracks to end) */
+		rm->npend = rm->npargs = 0; /* (nothing left to flush) */
 	}
-	if (!r)
-		r = dev_append(rm, &par->rm->devs[k]);
+	/*
+	 * The device's tracks are not ended: a later input may continue them
+	 * (the worker's next steps); the lane's close hands them back with
+	 * their last chunk written.
+	 */
 	if (r) {
 		struct tft_pb_val v;
 
@@ -3493,10 +3426,8 @@ static void par_decode(struct rm_worker *wk, struct rm_job *job)
 	job_start(wk, job);
 	rm->pend_budget = wk->budget;
 	r = dev_stats(rm, &v, di);
-	/* (dev_stats() appended the device: its tracks to end) */
-	rm->npend = 0;
-	if (!r)
-		r = dev_append(rm, dev);
+	/* (dev_stats() appended the device's events; its tracks stay open, as above) */
+	rm->npend = rm->npargs = 0;
 	if (r && wk->err.code == TFT_OK)
 		tft_pb_wire_fail(&wk->dec, r, v.offset, "could not store the device's nodes");
 	/* A failed device is forgotten: redone serially (deferred), or its error reported. */
@@ -4150,7 +4081,6 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.text = text;
 	rm.stepstats = stepstats;
 	rm.step_pos = tft_writer_step_count(w);
-	rm.start_known = 0;
 	rm.dec = &dec;
 	rm.step_process = TFT_NONE;
 	rm.step_index = step_index;

@@ -438,11 +438,9 @@ struct tl_input {
 };
 
 /*
- * A track in a StepStats (group). A track that several steps of its process
- * share (a worker's device over the session's RunMetadata) is one entry per
- * step, each taking the events within that step and not within an earlier
- * one of them (windowed), and, if some events lie in none, an entry in the
- * step-less group for those (rest).
+ * A track in a StepStats (group). A track that several steps share (a
+ * worker's device continued over the session's RunMetadata) is one entry
+ * per step, each taking the events whose step_position arg is its step.
  */
 struct tl_track {
 	uint32_t id;
@@ -450,15 +448,8 @@ struct tl_track {
 	uint32_t dev;   /* index into devs */
 	const char *dev_name; /* borrowed (session) */
 	size_t dev_len;
-	bool windowed, rest;
-	uint32_t win_first, win_count; /* windowed, rest: the track's step spans in t->wins */
-	uint32_t win;                  /* windowed: its own, an index into t->wins */
-	bool by_pos;                   /* the events whose step_position arg is pos */
+	bool by_pos;    /* only the events whose step_position arg is pos */
 	int64_t pos;
-};
-
-struct tl_win {
-	int64_t lo, hi;
 };
 
 struct tl_dev {
@@ -549,9 +540,6 @@ struct tl {
 	uint32_t load_dev, load_track;
 	int64_t load_tid;
 	const struct tl_track *load_entry; /* the entry being loaded */
-	struct tl_win *wins; /* owned: step spans of tracks that steps share */
-	size_t nwins, cwins;
-	bool win_found;      /* scan_any(): an event of the window (or the rest) was seen */
 	uint32_t *pos_seen;  /* owned: scan_pos(): the step positions a track's events carry */
 	size_t npos_seen, cpos_seen;
 	bool pos_missing;    /* scan_pos(): an event without one */
@@ -655,18 +643,6 @@ static uint32_t step_of_track(struct tl *t, const struct tft_track *tr, uint32_t
 		}
 	}
 	return TFT_NONE;
-}
-
-static bool step_span(struct tl *t, uint32_t i, int64_t *lo, int64_t *hi)
-{
-	const struct tft_step *st = tft_session_step(t->s, i);
-
-	if (!st || !st->traced)
-		return false;
-	*lo = st->start_ns;
-	if (__builtin_add_overflow(st->start_ns, st->dur_ns, hi))
-		*hi = INT64_MAX;
-	return true;
 }
 
 struct dev_key {
@@ -973,98 +949,6 @@ static int split_by_pos(struct tl *t, uint32_t id, const struct tft_track *tr, b
 	return 0;
 }
 
-/* Is ev's whole span in window w? */
-static bool in_win(const struct tl_win *w, const struct tft_event *ev)
-{
-	int64_t end;
-
-	if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end))
-		end = INT64_MAX;
-	return ev->ts_ns >= w->lo && end <= w->hi;
-}
-
-/*
- * Is ev (of a track several steps share) the entry tt's: within its step and
- * no earlier one of the track's steps (windowed), or within none (rest)?
- */
-static bool in_entry(const struct tl *t, const struct tl_track *tt, const struct tft_event *ev)
-{
-	uint32_t last = tt->rest ? tt->win_first + tt->win_count : tt->win;
-
-	for (uint32_t i = tt->win_first; i < last; i++)
-		if (in_win(&t->wins[i], ev))
-			return false;
-	return tt->rest || in_win(&t->wins[tt->win], ev);
-}
-
-static int on_any(void *ctx, const struct tft_event *ev)
-{
-	struct tl *t = ctx;
-
-	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY) || !in_entry(t, t->load_entry, ev))
-		return 0;
-	t->win_found = true;
-	return 1; /* enough */
-}
-
-/* Does the entry get any event? (An empty one would still give its device pids.) */
-static int entry_has_events(struct tl *t, const struct tl_track *tt, bool *has)
-{
-	const struct tl_win *w = tt->windowed ? &t->wins[tt->win] : NULL;
-	int r;
-
-	t->win_found = false;
-	t->load_entry = tt;
-	r = tft_session_scan(t->s, tt->id, w ? w->lo : INT64_MIN, w ? w->hi : INT64_MAX, 0, on_any, t,
-			     t->err);
-	t->load_entry = NULL;
-	*has = t->win_found;
-	return r < 0 ? r : 0;
-}
-
-/*
- * A track in no one traced step: a track that its process's steps share
- * (a worker's device continued over the session's RunMetadata). An entry per
- * traced step of its process (or of no process) that has events of it, and
- * one in the step-less group for the events in none of them.
- */
-static int split_track(struct tl *t, uint32_t id, const struct tft_track *tr)
-{
-	uint32_t ns = tft_session_step_count(t->s);
-	struct tl_track part;
-	bool has;
-	int r;
-
-	memset(&part, 0, sizeof(part));
-	part.win_first = (uint32_t)t->nwins;
-	for (uint32_t si = 0; si < ns; si++) {
-		const struct tft_step *st = tft_session_step(t->s, si);
-		int64_t lo, hi;
-
-		if (!step_span(t, si, &lo, &hi) || lo > tr->max_ts_ns || tr->min_ts_ns > hi ||
-		    (st->process != TFT_NONE && st->process != tr->process))
-			continue;
-		if (grow((void **)&t->wins, &t->cwins, t->nwins + 1, sizeof(*t->wins)))
-			return nomem(t);
-		t->wins[t->nwins] = (struct tl_win){ lo, hi };
-		part.win_count++;
-		part.windowed = true;
-		part.win = (uint32_t)t->nwins++;
-		part.id = id;
-		if ((r = entry_has_events(t, &part, &has)))
-			return r;
-		if (has && (r = add_entry(t, id, tr, si, &part)))
-			return r;
-	}
-	part.windowed = false;
-	part.rest = part.win_count > 0;
-	if (part.rest && (r = entry_has_events(t, &part, &has)))
-		return r;
-	if ((!part.rest || has) && (r = add_entry(t, id, tr, TFT_NONE, &part)))
-		return r;
-	return 0;
-}
-
 static int build_layout(struct tl *t)
 {
 	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
@@ -1088,12 +972,9 @@ static int build_layout(struct tl *t)
 			if (done)
 				continue;
 		}
+		/* else the step whose time span holds the track (none: the step-less StepStats) */
 		step = by_step ? step_of_track(t, tr, &cursor) : TFT_NONE;
-		if (by_step && step == TFT_NONE)
-			r = split_track(t, id, tr);
-		else
-			r = add_entry(t, id, tr, step, NULL);
-		if (r)
+		if ((r = add_entry(t, id, tr, step, NULL)))
 			return r;
 	}
 	/* StepStats in step order (tracks several steps share list them out of it); the step-less last. */
@@ -1151,9 +1032,6 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	int64_t end_ns;
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
-		return 0;
-	if (t->load_entry && (t->load_entry->windowed || t->load_entry->rest) &&
-	    !in_entry(t, t->load_entry, ev))
 		return 0;
 	if (t->load_entry && t->load_entry->by_pos && event_step_pos(t, ev) != t->load_entry->pos)
 		return 0;
@@ -1277,8 +1155,7 @@ static int load_group(struct tl *t, uint32_t g)
 		t->load_track = tt->id;
 		t->load_tid = tft_session_track(t->s, tt->id)->tid;
 		t->load_entry = tt;
-		r = tft_session_scan(t->s, tt->id, tt->windowed ? t->wins[tt->win].lo : INT64_MIN,
-				     tt->windowed ? t->wins[tt->win].hi : INT64_MAX, 0, on_event, t, t->err);
+		r = tft_session_scan(t->s, tt->id, INT64_MIN, INT64_MAX, 0, on_event, t, t->err);
 		if (r)
 			return r;
 	}
@@ -1945,9 +1822,8 @@ static int load_dflows(struct tl *t)
 }
 
 /* Write one DataFlow arrow from f's source into node n (of device dv) if its source
- * is a label-less node of this group; marks f written. */
-static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow *f,
-		       const struct tl_node *n, const struct tl_dev *dv)
+ * is on a label-less device; marks f written. */
+static void dflow_emit(struct tl *t, struct tl_dflow *f, const struct tl_node *n, const struct tl_dev *dv)
 {
 	uint32_t pos = NOSTR;
 	const struct tl_dev *sd;
@@ -1957,24 +1833,13 @@ static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow 
 
 	f->used = 1;
 	/*
-	 * The source's entry: the one holding the source's time (a track split
-	 * over StepStats: its first window holding it, else its rest), or the
-	 * track's only entry, whatever its StepStats (the arrow then crosses
-	 * them, as it did in the file the session came from).
+	 * The source's entry, whatever its StepStats (the arrow then crosses
+	 * them, as it did in the file the session came from). DataFlow flows
+	 * come from tf.timeline JSON imports, whose tracks are never split.
 	 */
-	for (uint32_t i = 0; i < t->ntracks; i++) {
-		const struct tl_track *e = &t->tracks[i];
-		const struct tl_win *w = e->windowed ? &t->wins[e->win] : NULL;
-
-		if (e->id != f->src_track)
-			continue;
-		if (w && f->src_ts_ns >= w->lo && f->src_ts_ns <= w->hi) {
-			if (pos == NOSTR || !t->tracks[pos].windowed || t->tracks[pos].win > e->win)
-				pos = i;
-		} else if (!w && (pos == NOSTR || !t->tracks[pos].windowed)) {
+	for (uint32_t i = 0; i < t->ntracks && pos == NOSTR; i++)
+		if (t->tracks[i].id == f->src_track)
 			pos = i;
-		}
-	}
 	if (pos == NOSTR)
 		return;
 	sd = &t->devs[t->tracks[pos].dev];
@@ -1999,8 +1864,7 @@ static void dflow_emit(struct tl *t, const struct tl_group *gr, struct tl_dflow 
  * flows that end in it, in the order of its input<N> args (timeline.py writes
  * a node's arrows in input order), then any others in session order.
  */
-static void show_node_dflows(struct tl *t, const struct tl_group *gr, const struct tl_node *n,
-			     const struct tl_dev *dv)
+static void show_node_dflows(struct tl *t, const struct tl_node *n, const struct tl_dev *dv)
 {
 	struct tl_dflow key = { .dst_track = n->track, .dst_ts_ns = n->ts_ns };
 	size_t lo = 0, hi = t->ndflows, end;
@@ -2030,14 +1894,14 @@ static void show_node_dflows(struct tl *t, const struct tl_group *gr, const stru
 			break;
 		for (size_t i = lo; i < end; i++)
 			if (!t->dflows[i].used && t->dflows[i].name == x->str) {
-				dflow_emit(t, gr, &t->dflows[i], n, dv);
+				dflow_emit(t, &t->dflows[i], n, dv);
 				break;
 			}
 		k++;
 	}
 	for (size_t i = lo; i < end; i++)
 		if (!t->dflows[i].used)
-			dflow_emit(t, gr, &t->dflows[i], n, dv);
+			dflow_emit(t, &t->dflows[i], n, dv);
 }
 
 /* _emit_op + the dataflow of _show_compute */
@@ -2121,7 +1985,7 @@ static int show_compute(struct tl *t, uint32_t g)
 				pyj_close(j, '}');
 				t->counts.ops++;
 				if (t->show_dataflow && t->ndflows && n->label == NOSTR && n->stats_index < 0)
-					show_node_dflows(t, gr, n, dv);
+					show_node_dflows(t, n, dv);
 			}
 			if (dv->gputrace || recv || !has_inputs || inputs.len == 0 || !t->track_tensors)
 				continue;
@@ -2325,7 +2189,6 @@ static void tl_free(struct tl *t)
 	free(t->live);
 	free(t->aorder);
 	free(t->dflows);
-	free(t->wins);
 	free(t->pos_seen);
 	free(t->tmp.p);
 }
