@@ -1771,6 +1771,15 @@ static int analyze_tensors(struct tl *t, uint32_t g)
 
 /* ---- dataflow of a session that is not StepStats ------------------------------------ */
 
+/* A label-less node's input<want> arg, or NULL (inputs are numbered from 0, without gaps). */
+static const struct tl_input *node_input(const struct tl *t, const struct tl_node *n, int64_t want)
+{
+	for (uint32_t q = 0; q < n->in_count; q++)
+		if (t->inputs[n->in_first + q].index == want)
+			return &t->inputs[n->in_first + q];
+	return NULL;
+}
+
 static int on_dflow(void *ctx, const struct tft_flow *f)
 {
 	struct tl *t = ctx;
@@ -1804,10 +1813,7 @@ static int cmp_dflow(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-/*
- * The session's DataFlow flows (what a tf.timeline JSON import keeps of its
- * arrows), sorted by destination, and where each track sits in the layout.
- */
+/* The session's DataFlow flows (what a tf.timeline JSON import keeps of its arrows), by destination. */
 static int load_dflows(struct tl *t)
 {
 	int r;
@@ -1868,6 +1874,7 @@ static void show_node_dflows(struct tl *t, const struct tl_node *n, const struct
 {
 	struct tl_dflow key = { .dst_track = n->track, .dst_ts_ns = n->ts_ns };
 	size_t lo = 0, hi = t->ndflows, end;
+	const struct tl_input *x;
 	int64_t last;
 
 	if (__builtin_add_overflow(n->ts_ns, n->dur_ns, &last))
@@ -1884,21 +1891,12 @@ static void show_node_dflows(struct tl *t, const struct tl_node *n, const struct
 		       t->dflows[end].dst_ts_ns <= last;
 	     end++)
 		;
-	for (int64_t want = 0, k = 0; k < n->in_count; want++) {
-		const struct tl_input *x = NULL;
-
-		for (uint32_t q = 0; q < n->in_count && !x; q++)
-			if (t->inputs[n->in_first + q].index == want)
-				x = &t->inputs[n->in_first + q];
-		if (!x)
-			break;
+	for (int64_t want = 0; (x = node_input(t, n, want)) != NULL; want++)
 		for (size_t i = lo; i < end; i++)
 			if (!t->dflows[i].used && t->dflows[i].name == x->str) {
 				dflow_emit(t, &t->dflows[i], n, dv);
 				break;
 			}
-		k++;
-	}
 	for (size_t i = lo; i < end; i++)
 		if (!t->dflows[i].used)
 			dflow_emit(t, &t->dflows[i], n, dv);
@@ -1953,6 +1951,7 @@ static int show_compute(struct tl *t, uint32_t g)
 			if (j) {
 				struct slice rest = inputs, in;
 				bool done = !has_inputs || inputs.len == 0;
+				const struct tl_input *arg;
 				char key[32];
 
 				pyj_event(j, "X", "Op", op.p, op.len, dv->compute_pid, n->lane, n->start_us);
@@ -1967,19 +1966,11 @@ static int show_compute(struct tl *t, uint32_t g)
 					pyj_kstr(j, key, in.p, in.len);
 				}
 				/* input<N> args of a label-less node, by N */
-				for (int64_t want = 0, k = 0; k < n->in_count; want++) {
-					const struct tl_input *x = NULL;
-
-					for (uint32_t q = 0; q < n->in_count && !x; q++)
-						if (t->inputs[n->in_first + q].index == want)
-							x = &t->inputs[n->in_first + q];
-					if (!x)
-						break;
+				for (int64_t want = 0; (arg = node_input(t, n, want)) != NULL; want++) {
 					memcpy(key, "input", 5);
 					key[5 + tft_json_fmt_int(key + 5, want)] = '\0';
-					in.p = sstr(t, x->str, &in.len);
+					in.p = sstr(t, arg->str, &in.len);
 					pyj_kstr(j, key, in.p, in.len);
-					k++;
 				}
 				pyj_close(j, '}');
 				pyj_close(j, '}');
