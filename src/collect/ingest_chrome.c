@@ -597,6 +597,20 @@ static int new_proc(struct chrome *c, int64_t pid, uint32_t name, uint32_t *idx)
 }
 
 /* The proc entry for a pid as written (created on first sight). */
+/* A pid that is a number (or a string of digits): *iv; else false (*iv 0: no pid is pid 0). */
+static bool pid_number(const struct xid *pid, int64_t *iv)
+{
+	*iv = 0;
+	if (pid->kind == 1) {
+		*iv = pid->i;
+		return true;
+	}
+	if (pid->kind == 2 && digits_to_i64(&pid->s, iv))
+		return true;
+	*iv = 0;
+	return false;
+}
+
 static int get_proc(struct chrome *c, const struct xid *pid, uint32_t *idx)
 {
 	struct hkey k;
@@ -605,9 +619,7 @@ static int get_proc(struct chrome *c, const struct xid *pid, uint32_t *idx)
 	bool is_str = false;
 	int rc;
 
-	if (pid->kind == 1) {
-		iv = pid->i;
-	} else if (pid->kind == 2 && !digits_to_i64(&pid->s, &iv)) {
+	if (!pid_number(pid, &iv) && pid->kind == 2) {
 		is_str = true;
 		if ((rc = intern(c, pid->s.ptr, pid->s.len, &sid)))
 			return rc;
@@ -1164,19 +1176,14 @@ static int global_track(struct chrome *c, uint32_t *track)
 static bool global_named(struct chrome *c, const struct xid *pid)
 {
 	struct hkey k;
-	int64_t iv = 0;
+	int64_t iv;
 	uint32_t idx;
 	size_t len = 0;
 	const char *nm;
 
-	if (pid->kind == 1) {
-		iv = pid->i;
-		k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
-	} else if (pid->kind == 2 && digits_to_i64(&pid->s, &iv)) {
-		k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
-	} else {
+	if (!pid_number(pid, &iv))
 		return false; /* no pid, or a string pid: not a tftracer export's */
-	}
+	k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
 	idx = hmap_get(&c->map, &k);
 	if (idx == TFT_NONE || idx == c->global_proc || !c->procs[idx].name)
 		return false;
