@@ -48,11 +48,11 @@ struct pk_ing {
 	size_t njobs, cjobs;
 };
 
-/* A deferred step: a traced RunMetadata / StepStats (obj), or an untraced step. */
+/* A deferred step: a traced RunMetadata / StepStats with nodes (obj), or an untraced step. */
 struct pk_job {
 	const struct tft_pickle_value *obj; /* borrowed; NULL: untraced */
-	char label[160];
-	int64_t start_ns, dur_ns; /* fallback / untraced times */
+	char label[300];
+	int64_t start_ns, dur_ns; /* untraced: its times */
 	int64_t sort_ns;          /* when it starts */
 	size_t seq;
 };
@@ -385,40 +385,17 @@ static int add_step(struct pk_ing *g, const char *name, int64_t start_ns, int64_
 	return 0;
 }
 
-/*
- * Import one pickled RunMetadata / StepStats object as a traced step named
- * `label`. A message without nodes becomes an untraced step at fallback_ns.
- */
-static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, const char *label,
-			int64_t fallback_ns, int64_t fallback_dur_ns)
+/* Store a pickled RunMetadata / StepStats that has nodes as a traced step named `label`. */
+static int store_proto(struct pk_ing *g, const struct tft_pickle_value *obj, const char *label)
 {
 	const uint8_t *p;
 	size_t len;
-	struct rm_span sp;
 	struct tft_error ierr;
 	int fmt = obj->cls == TFT_PICKLE_CLS_STEP_STATS ? TFT_PB_FMT_STEPSTATS : TFT_PB_FMT_RUNMETA;
 	int r;
 
 	if ((r = proto_bytes(g->err, obj, &p, &len)))
 		return r;
-	if (fmt == TFT_PB_FMT_RUNMETA)
-		runmeta_span(p, len, &sp);
-	else
-		sp.nodes = 1, sp.min_us = 0; /* the importer decides */
-	if (g->defer) {
-		int64_t at = fallback_ns;
-
-		if (fmt == TFT_PB_FMT_RUNMETA && sp.nodes &&
-		    __builtin_mul_overflow(sp.min_us, (int64_t)1000, &at))
-			at = sp.min_us < 0 ? INT64_MIN : INT64_MAX;
-		return defer_job(g, obj, label, fallback_ns, fallback_dur_ns, at);
-	}
-	if (!sp.nodes) {
-		char nm[300];
-
-		snprintf(nm, sizeof(nm), "%s (no step_stats)", label);
-		return add_step(g, nm, fallback_ns, fallback_dur_ns, false);
-	}
 	tft_error_clear(&ierr);
 	g->sub_base = p >= g->data && p < g->data + g->len ? (uint64_t)(p - g->data) : 0;
 	r = tft_runmeta_ingest_step(g->w, label, p, len, fmt, g->next_step, label, &g->sub_opts,
@@ -437,6 +414,42 @@ static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, co
 	g->next_step++; /* the importer added the step */
 	g->traced++;
 	return 0;
+}
+
+/*
+ * Import one pickled RunMetadata / StepStats object as a traced step named
+ * `label` (gathered, while g->defer, to be stored in time order). A message
+ * without nodes becomes an untraced step at fallback_ns.
+ */
+static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, const char *label,
+			int64_t fallback_ns, int64_t fallback_dur_ns)
+{
+	const uint8_t *p;
+	size_t len;
+	struct rm_span sp;
+	int r;
+
+	if ((r = proto_bytes(g->err, obj, &p, &len)))
+		return r;
+	if (obj->cls == TFT_PICKLE_CLS_STEP_STATS)
+		sp.nodes = 1, sp.min_us = 0; /* the importer decides */
+	else
+		runmeta_span(p, len, &sp);
+	if (!sp.nodes) {
+		char nm[300];
+
+		snprintf(nm, sizeof(nm), "%s (no step_stats)", label);
+		return add_step(g, nm, fallback_ns, fallback_dur_ns, false);
+	}
+	if (g->defer) {
+		int64_t at = fallback_ns;
+
+		if (obj->cls != TFT_PICKLE_CLS_STEP_STATS &&
+		    __builtin_mul_overflow(sp.min_us, (int64_t)1000, &at))
+			at = sp.min_us < 0 ? INT64_MIN : INT64_MAX;
+		return defer_job(g, obj, label, fallback_ns, fallback_dur_ns, at);
+	}
+	return store_proto(g, obj, label);
 }
 
 /* ---- tftracer TracingSource --------------------------------------------------------- */
@@ -725,8 +738,7 @@ static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 	for (size_t i = 0; i < g->njobs && !r; i++) {
 		const struct pk_job *j = &g->jobs[i];
 
-		r = j->obj ? import_proto(g, j->obj, j->label, j->start_ns, j->dur_ns)
-			   : add_step(g, j->label, j->start_ns, j->dur_ns, false);
+		r = j->obj ? store_proto(g, j->obj, j->label) : add_step(g, j->label, j->start_ns, j->dur_ns, false);
 	}
 	if (r)
 		return r;
