@@ -320,7 +320,9 @@ int tft_cmd_stats(int argc, char **argv)
 			;
 		if (i == n) {
 			tft_session_close(s);
-			return cli_fail(TFT_EXIT_BADINPUT, "%s: no process named '%s' (see 'tftracer info')",
+			return cli_fail(TFT_EXIT_BADINPUT,
+					"%s: no process matches '%s' (a name, a pid, #ID, host=HOST or "
+					"rank=N; see 'tftracer info')",
 					argv[optind], opts.process);
 		}
 	}

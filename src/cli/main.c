@@ -90,15 +90,15 @@ int cli_is_help(const char *arg)
 
 /* ---- cleanup on a fatal signal ------------------------------------------------ */
 
+/* A session file's SQLite side files, after the file itself (""). */
+static const char *const session_sides[4] = { "", "-wal", "-shm", "-journal" };
+
 /*
  * The file being written (and its SQLite side files) and a temporary
  * directory, removed if SIGINT, SIGTERM or SIGHUP ends the command. Set
  * before the file exists, cleared once it is renamed or removed; the
  * handler calls only unlink, rmdir, signal and raise.
  */
-/* A session file's SQLite side files, after the file itself (""). */
-static const char *const session_sides[4] = { "", "-wal", "-shm", "-journal" };
-
 static char cleanup_paths[4][4400];
 static char cleanup_dir[4096];
 static volatile sig_atomic_t cleanup_npaths, cleanup_hasdir;
