@@ -468,6 +468,7 @@ struct rm_comm {
 	uint32_t tensor; /* string id */
 	uint8_t role;
 	uint32_t seq;   /* arrival order (stable sort) */
+	uint32_t group; /* in the session's pool: the group of inputs it may pair within */
 };
 
 struct rm_thread {
@@ -567,7 +568,6 @@ struct rm {
 
 	struct rm_comm *comm; /* owned */
 	uint32_t ncomm, ccomm;
-	int64_t unmatched_flows; /* sends/receives whose partner this input lacks */
 
 	/*
 	 * The current node's args: args_buf, or in direct mode the free tail of
@@ -3834,14 +3834,44 @@ static int cmp_comm(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-static int add_flow(struct rm *rm, const struct rm_comm *a, const struct rm_comm *b, uint64_t id)
+/* Where linked flows go: the writer, and for ends without a partner the session's pool. */
+struct flow_sink {
+	struct tft_writer *w;
+	uint32_t cat;
+	struct rm_pool *pool; /* NULL: a lone end is an unmatched flow now */
+	uint32_t input;       /* the input's index in pool->span */
+	int64_t unmatched;
+};
+
+/*
+ * Send and receive ends whose partner is not in their own input, from every
+ * RunMetadata input of the session: per-worker files (a worker's _Send in its
+ * file, the peer's RecvTensor and _Recv in the peer's). At close they are
+ * linked within groups of inputs whose time spans overlap (the workers' files
+ * of one step; a worker's next step starts after its last), and what is left
+ * is counted as unmatched.
+ */
+struct rm_pool {
+	struct rm_comm *end; /* group: its input's index until close */
+	uint32_t nend, cend;
+	struct rm_span {
+		int64_t lo, hi;
+	} *span; /* per input with ends */
+	uint32_t nspan, cspan;
+	uint32_t cat;
+};
+
+#define RM_POOL "runmeta.comm"
+
+static int add_flow(struct flow_sink *o, const struct rm_comm *a, const struct rm_comm *b,
+		    uint64_t id)
 {
 	struct tft_flow fl;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.flow_id = id;
 	fl.name = a->tensor;
-	fl.cat = rm->flow_cat;
+	fl.cat = o->cat;
 	fl.src_track = a->track;
 	fl.src_ts_ns = a->ts;
 	fl.dst_track = b->track;
@@ -3855,21 +3885,29 @@ static int add_flow(struct rm *rm, const struct rm_comm *a, const struct rm_comm
 		fl.dst_ts_ns = a->ts;
 		fl.flags = TFT_FLOWF_BIND_ENCLOSING;
 	}
-	return tft_writer_add_flow(rm->w, &fl);
+	return tft_writer_add_flow(o->w, &fl);
 }
 
-/*
- * A send, transfer or receive whose partner this input lacks (the other
- * worker's RunMetadata has it): an unmatched flow, one end only, counted.
- */
-static int add_lone(struct rm *rm, const struct rm_comm *c, uint64_t id)
+/* A send, transfer or receive without a partner: to the pool, or an unmatched flow (one end). */
+static int add_lone(struct flow_sink *o, const struct rm_comm *c, uint64_t id)
 {
 	struct tft_flow fl;
 
+	if (o->pool) {
+		struct rm_pool *p = o->pool;
+
+		if (tft_grow((void **)&p->end, &p->cend, p->nend + 1, sizeof(*p->end)))
+			return TFT_ENOMEM;
+		p->end[p->nend] = *c;
+		p->end[p->nend].group = o->input;
+		p->end[p->nend].seq = p->nend;
+		p->nend++;
+		return 0;
+	}
 	memset(&fl, 0, sizeof(fl));
 	fl.flow_id = id;
 	fl.name = c->tensor;
-	fl.cat = rm->flow_cat;
+	fl.cat = o->cat;
 	fl.src_track = fl.dst_track = TFT_NONE;
 	if (c->role == ROLE_RECV) {
 		fl.dst_track = c->track;
@@ -3879,54 +3917,179 @@ static int add_lone(struct rm *rm, const struct rm_comm *c, uint64_t id)
 		fl.src_ts_ns = c->ts;
 	}
 	fl.flags = TFT_FLOWF_UNMATCHED;
-	rm->unmatched_flows++;
-	return tft_writer_add_flow(rm->w, &fl);
+	o->unmatched++;
+	return tft_writer_add_flow(o->w, &fl);
 }
 
-/* Link the i-th send of a (tensor, src, dst) to its i-th transfer and i-th receive. */
-static int emit_flows(struct rm *rm)
+/*
+ * Link the k-th send of each key in c[0, n) (sorted by cmp_comm) to its k-th
+ * transfer and k-th receive; a send and receive without a transfer are
+ * linked directly (one worker's devices). Ends of a chain that lacks a link
+ * go to add_lone().
+ */
+static int link_ends(struct flow_sink *o, const struct rm_comm *c, uint32_t n)
 {
 	uint32_t i = 0;
 	int r;
 
-	if (!rm->ncomm)
-		return 0;
-	qsort(rm->comm, rm->ncomm, sizeof(*rm->comm), cmp_comm);
-	while (i < rm->ncomm) {
+	while (i < n) {
 		uint32_t j = i, s0, t0, r0, ns = 0, nt = 0, nr = 0;
 
-		while (j < rm->ncomm && rm->comm[j].key == rm->comm[i].key)
+		while (j < n && c[j].key == c[i].key)
 			j++;
 		s0 = i;
-		while (s0 + ns < j && rm->comm[s0 + ns].role == ROLE_SEND)
+		while (s0 + ns < j && c[s0 + ns].role == ROLE_SEND)
 			ns++;
 		t0 = s0 + ns;
-		while (t0 + nt < j && rm->comm[t0 + nt].role == ROLE_TRANSFER)
+		while (t0 + nt < j && c[t0 + nt].role == ROLE_TRANSFER)
 			nt++;
 		r0 = t0 + nt;
 		nr = j - r0;
 		for (uint32_t k = 0;; k++) {
-			const struct rm_comm *s = k < ns ? &rm->comm[s0 + k] : NULL;
-			const struct rm_comm *t = k < nt ? &rm->comm[t0 + k] : NULL;
-			const struct rm_comm *v = k < nr ? &rm->comm[r0 + k] : NULL;
-			uint64_t id = tft_hash_u64(rm->comm[i].key + k) & 0x7FFFFFFFFFFFFFFFull;
+			const struct rm_comm *s = k < ns ? &c[s0 + k] : NULL;
+			const struct rm_comm *t = k < nt ? &c[t0 + k] : NULL;
+			const struct rm_comm *v = k < nr ? &c[r0 + k] : NULL;
+			uint64_t id = tft_hash_u64(c[i].key + k) & 0x7FFFFFFFFFFFFFFFull;
 
 			if (!s && !t && !v)
 				break;
-			if (s && t && (r = add_flow(rm, s, t, id)))
-				return r;
-			if (t && v && (r = add_flow(rm, t, v, id ^ 1)))
-				return r;
-			if (s && v && !t && (r = add_flow(rm, s, v, id)))
-				return r;
-			if (!!s + !!t + !!v == 1 && (r = add_lone(rm, s ? s : t ? t : v, id)))
-				return r;
+			if (s && t && v) {
+				if ((r = add_flow(o, s, t, id)) || (r = add_flow(o, t, v, id ^ 1)))
+					return r;
+			} else if (s && v) {
+				if ((r = add_flow(o, s, v, id)))
+					return r;
+			} else if (!o->pool && s && t) {
+				if ((r = add_flow(o, s, t, id)))
+					return r; /* (the receive never came) */
+			} else if (!o->pool && t && v) {
+				if ((r = add_flow(o, t, v, id ^ 1)))
+					return r;
+			} else {
+				/* one or two ends of a chain whose other part another input may hold */
+				if ((s && (r = add_lone(o, s, id))) || (t && (r = add_lone(o, t, id))) ||
+				    (v && (r = add_lone(o, v, id))))
+					return r;
+			}
 		}
 		i = j;
 	}
-	if (rm->unmatched_flows)
-		return tft_writer_add_count(rm->w, "unmatched_flows", rm->unmatched_flows);
 	return 0;
+}
+
+static int cmp_pooled(const void *a, const void *b)
+{
+	const struct rm_comm *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return cmp_comm(a, b);
+}
+
+/* At close: group the inputs by overlapping spans, link the pooled ends within each group. */
+static int comm_pool_close(struct tft_writer *w, void *ctx)
+{
+	struct rm_pool *p = ctx;
+	struct flow_sink o = { w, p->cat, NULL, 0, 0 };
+	uint32_t *order, *group, i, g = 0;
+	int64_t hi = 0;
+	int r = 0;
+
+	if (!p->nend)
+		return 0;
+	order = malloc((size_t)p->nspan * sizeof(*order));
+	group = malloc((size_t)p->nspan * sizeof(*group));
+	if (!order || !group) {
+		free(order);
+		free(group);
+		return TFT_ENOMEM;
+	}
+	/* inputs by start (insertion sort: a session has few inputs with lone ends) */
+	for (i = 0; i < p->nspan; i++) {
+		uint32_t k = i;
+
+		while (k && p->span[order[k - 1]].lo > p->span[i].lo) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = i;
+	}
+	for (i = 0; i < p->nspan; i++) {
+		const struct rm_span *sp = &p->span[order[i]];
+
+		if (i && sp->lo > hi)
+			g++;
+		if (!i || sp->hi > hi)
+			hi = sp->hi;
+		group[order[i]] = g;
+	}
+	for (i = 0; i < p->nend; i++)
+		p->end[i].group = group[p->end[i].group];
+	free(order);
+	free(group);
+	qsort(p->end, p->nend, sizeof(*p->end), cmp_pooled);
+	for (i = 0; i < p->nend && !r;) {
+		uint32_t j = i;
+
+		while (j < p->nend && p->end[j].group == p->end[i].group)
+			j++;
+		r = link_ends(&o, p->end + i, j - i);
+		i = j;
+	}
+	if (!r && o.unmatched)
+		r = tft_writer_add_count(w, "unmatched_flows", o.unmatched);
+	return r;
+}
+
+static void comm_pool_free(void *ctx)
+{
+	struct rm_pool *p = ctx;
+
+	free(p->end);
+	free(p->span);
+	free(p);
+}
+
+/* The session's pool, attached to the writer by the first input that needs it. */
+static struct rm_pool *comm_pool_get(struct rm *rm)
+{
+	struct rm_pool *p = tft_writer_attached(rm->w, RM_POOL);
+
+	if (p)
+		return p;
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->cat = rm->flow_cat;
+	if (tft_writer_attach(rm->w, RM_POOL, p, comm_pool_close, comm_pool_free)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* This input's send/recv ends: linked now, or pooled for the session's other inputs. */
+static int emit_flows(struct rm *rm)
+{
+	struct flow_sink o = { rm->w, rm->flow_cat, NULL, 0, 0 };
+	struct rm_pool *p;
+	uint32_t before;
+	int r;
+
+	if (!rm->ncomm)
+		return 0;
+	if (!(p = comm_pool_get(rm)))
+		return TFT_ENOMEM;
+	if (tft_grow((void **)&p->span, &p->cspan, p->nspan + 1, sizeof(*p->span)))
+		return TFT_ENOMEM;
+	p->span[p->nspan] = (struct rm_span){ rm->min_ts, rm->max_end };
+	o.pool = p;
+	o.input = p->nspan;
+	before = p->nend;
+	qsort(rm->comm, rm->ncomm, sizeof(*rm->comm), cmp_comm);
+	r = link_ends(&o, rm->comm, rm->ncomm);
+	if (!r && p->nend > before)
+		p->nspan++; /* (an input whose ends all paired needs no span) */
+	return r;
 }
 
 static void rm_free(struct rm *rm)

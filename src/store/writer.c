@@ -229,10 +229,19 @@ struct tft_writer {
 	uint32_t nfbuf;
 	uint32_t flow_par;     /* 0 until the first flow */
 	struct wctx *fctx;     /* owned: flow_par - 1 contexts */
+	struct wattach *att;   /* owned: importers' state kept until close (tft_writer_attach) */
+	uint32_t natt, cap_att;
 	char errmsg[TFT_ERROR_MSG_MAX];
 };
 
 #define FLOW_PAR_MAX 4 /* flow chunks encoded at once */
+
+struct wattach {
+	char *name;
+	void *ctx;
+	int (*on_close)(struct tft_writer *w, void *ctx);
+	void (*free_ctx)(void *ctx);
+};
 
 /* ---- small helpers -------------------------------------------------------------- */
 
@@ -333,6 +342,12 @@ static void writer_free(struct tft_writer *w)
 	for (uint32_t i = 0; w->fctx && i + 1 < w->flow_par; i++)
 		ctx_fini(&w->fctx[i]);
 	free(w->fctx);
+	for (uint32_t i = 0; i < w->natt; i++) {
+		if (w->att[i].free_ctx)
+			w->att[i].free_ctx(w->att[i].ctx);
+		free(w->att[i].name);
+	}
+	free(w->att);
 	tft_strtab_destroy(w->strs);
 	pthread_mutex_destroy(&w->db_mu);
 	pthread_mutex_destroy(&w->str_mu);
@@ -1795,6 +1810,46 @@ int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
 	return 0;
 }
 
+/* ---- importers' state ------------------------------------------------------------- */
+
+int tft_writer_attach(struct tft_writer *w, const char *name, void *ctx,
+		      int (*on_close)(struct tft_writer *w, void *ctx), void (*free_ctx)(void *ctx))
+{
+	struct wattach *a;
+
+	if (!name || tft_writer_attached(w, name))
+		return TFT_EINVAL;
+	if (tft_grow((void **)&w->att, &w->cap_att, w->natt + 1, sizeof(*w->att)))
+		return TFT_ENOMEM;
+	a = &w->att[w->natt];
+	if (!(a->name = strdup(name)))
+		return TFT_ENOMEM;
+	a->ctx = ctx;
+	a->on_close = on_close;
+	a->free_ctx = free_ctx;
+	w->natt++;
+	return 0;
+}
+
+void *tft_writer_attached(const struct tft_writer *w, const char *name)
+{
+	for (uint32_t i = 0; i < w->natt; i++)
+		if (!strcmp(w->att[i].name, name))
+			return w->att[i].ctx;
+	return NULL;
+}
+
+/* Run the attached states' close steps, in attach order. */
+static int close_attached(struct tft_writer *w)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < w->natt && !rc; i++)
+		if (w->att[i].on_close)
+			rc = w->att[i].on_close(w, w->att[i].ctx);
+	return rc;
+}
+
 /* ---- commit / close -------------------------------------------------------------- */
 
 static int write_rows(struct tft_writer *w)
@@ -2109,6 +2164,10 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 		rc = report(w, err, w->failed);
 		goto out;
 	}
+	rc = close_attached(w);
+	if (rc && !w->errmsg[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "could not link the inputs' flows: %s",
+			 tft_strerror(rc));
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
 		rc = lod_end(w, w->tracks[i]);
 	if (!rc)

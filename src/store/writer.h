@@ -176,6 +176,19 @@ int tft_writer_set_meta(struct tft_writer *w, const char *key, const char *value
 int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item, const char *sep);
 /* A meta value set so far (NULL when unset); valid until that key is set again. */
 const char *tft_writer_meta(struct tft_writer *w, const char *key);
+/*
+ * An importer's state that outlives one input, for what only the session's
+ * inputs together decide (a send in one worker's file, its receive in
+ * another's): attached under a name, found again by a later input, and
+ * finished at close, where on_close(w, ctx) runs before the flows are
+ * written (it may add flows and counts) and then free_ctx(ctx). abort()
+ * only frees it. TFT_EINVAL if the name is taken; on failure ctx is not
+ * taken over.
+ */
+int tft_writer_attach(struct tft_writer *w, const char *name, void *ctx,
+		      int (*on_close)(struct tft_writer *w, void *ctx), void (*free_ctx)(void *ctx));
+/* The state attached under name, or NULL. */
+void *tft_writer_attached(const struct tft_writer *w, const char *name);
 /* Add to the session's counters of lost data ("dropped", "unmatched_flows",
  * "unclosed_slices", ...): stored as integer meta values. */
 int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta);

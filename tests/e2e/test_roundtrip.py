@@ -107,6 +107,18 @@ def check_sendrecv(tmp):
     if (info["flows"], info["unmatched_flows"]) != (1, 1):
         probs.append("a _Send without its _Recv: %d flows, %d unmatched; want 1, 1" % (
             info["flows"], info["unmatched_flows"]))
+    # ... and with the other worker's own file: linked across the two files.
+    peer = os.path.join(tmp, "worker1.pbtxt")
+    with open(peer, "w") as f:
+        w1 = "  dev_stats { device: \"/job:worker/replica:0/task:1"
+        f.write("step_stats {\n" + w1 + SENDRECV.split(w1)[1] % {
+            "t0": 1600000000000000, "t11": 1600000000000011, "t12": 1600000000000012})
+    pair = os.path.join(tmp, "pair.tft")
+    H.cli_import(H.tft_bin(), [lone, peer], pair)
+    info = H.cli_info(H.tft_bin(), pair)
+    if (info["flows"], info["unmatched_flows"], info["processes"]) != (1, 0, 2):
+        probs.append("a worker's file per worker: %d flows (%d unmatched), %d processes; want 1 (0), 2"
+                     % (info["flows"], info["unmatched_flows"], info["processes"]))
     return probs
 
 

@@ -1137,6 +1137,111 @@ static void test_parallel(void)
 	free(rm.p);
 }
 
+/* Several inputs in one session: each mem_input in turn, into one writer. */
+struct mem_inputs {
+	const struct mem_input *in;
+	int n;
+};
+
+static int ingest_all(struct tft_writer *w, void *ctx, struct tft_error *err)
+{
+	const struct mem_inputs *all = ctx;
+	int r = 0;
+
+	for (int i = 0; i < all->n && !r; i++)
+		r = tft_runmeta_ingest(w, all->in[i].name, all->in[i].p, all->in[i].n, NULL, err);
+	return r;
+}
+
+/* One worker's step at t (us): its CPU:0 sends edge_5_x to task 1. */
+static void sender_step(struct enc *rm, int64_t t)
+{
+	struct enc ss = {0}, dev = {0};
+
+	e_str(&dev, 1, W0 "/device:CPU:0");
+	node(&dev, "x", t, 1, "x = Const()", NULL);
+	node(&dev, "x/_1", t + 1, 1, "x/_1 = _Send(edge_5_x @" W1 "/device:CPU:0", NULL);
+	e_msg(&ss, 1, &dev);
+	e_msg(rm, 1, &ss);
+}
+
+/* The receiving worker's step at t: the RPC logger's RecvTensor and the _Recv. */
+static void receiver_step(struct enc *rm, int64_t t)
+{
+	struct enc ss = {0}, dev = {0};
+
+	e_str(&dev, 1, W1 "/device:CPU:0");
+	node(&dev, "RecvTensor", t + 3, -1,
+	     "[4096B] " W0 "/device:CPU:0;0000000000000001;" W1 "/device:CPU:0;edge_5_x;0:0 from " W0
+	     "/device:CPU:0 to " W1 "/device:CPU:0",
+	     NULL);
+	node(&dev, "x/_2", t + 2, 60, "x/_2 = _Recv(edge_5_x @" W0 "/device:CPU:0", NULL);
+	e_msg(&ss, 1, &dev);
+	e_msg(rm, 1, &ss);
+}
+
+/*
+ * One file per worker and step (how distributed TF saves them): a _Send in
+ * worker 0's file, its RecvTensor and _Recv in worker 1's. The session links
+ * them across the files, within the step whose files overlap in time: worker
+ * 0's first step, whose partner file is missing, stays unmatched (not linked
+ * to the next step's receive), whatever the order of the inputs.
+ */
+static void test_flows_across_files(void)
+{
+	struct enc s1 = {0}, s2 = {0}, r2 = {0};
+	const int64_t t2 = T0 + 1000000;
+
+	sender_step(&s1, T0);
+	sender_step(&s2, t2);
+	receiver_step(&r2, t2);
+	for (int order = 0; order < 2; order++) {
+		struct mem_input in[3] = { { "w0-step1.pb", s1.p, s1.len },
+					   { "w0-step2.pb", s2.p, s2.len },
+					   { "w1-step2.pb", r2.p, r2.len } };
+		struct mem_inputs all = { in, 3 };
+		struct flowlist fl = {0};
+		struct tft_session_summary sum;
+		struct tft_error err;
+		struct tft_session *s;
+		int rc, send2 = 0, recv = 0, lone1 = 0;
+
+		if (order) { /* the receiver's file first */
+			struct mem_input t = in[0];
+			in[0] = in[2];
+			in[2] = t;
+		}
+		s = tft_test_import(tmpdir, ingest_all, &all, &rc, &err);
+		if (!ok(s != NULL, "flows across files (order %d): imported (%s)", order, err.msg))
+			continue;
+		tft_session_flows(s, collect_flow, &fl, &err);
+		tft_session_get_summary(s, &sum);
+		ok(fl.n == 3, "flows across files (order %d): send -> RecvTensor -> recv, and a lone send (%d)",
+		   order, fl.n);
+		ok(sum.unmatched_flows == 1, "flows across files (order %d): one unmatched, the first step's send (%llu)",
+		   order, (unsigned long long)sum.unmatched_flows);
+		for (int i = 0; i < fl.n; i++) {
+			const struct tft_flow *f = &fl.f[i];
+
+			if (f->src_ts_ns == (t2 + 1) * 1000 && f->dst_ts_ns == (t2 + 3) * 1000 &&
+			    !(f->flags & TFT_FLOWF_UNMATCHED))
+				send2 = 1;
+			if (f->src_ts_ns == (t2 + 3) * 1000 && (f->flags & TFT_FLOWF_BIND_ENCLOSING))
+				recv = 1;
+			if (f->src_ts_ns == (T0 + 1) * 1000 && f->dst_track == TFT_NONE &&
+			    (f->flags & TFT_FLOWF_UNMATCHED))
+				lone1 = 1;
+		}
+		ok(send2, "flows across files (order %d): the second step's send to the peer's RecvTensor", order);
+		ok(recv, "flows across files (order %d): the RecvTensor into the _Recv", order);
+		ok(lone1, "flows across files (order %d): the first step's send, one end", order);
+		tft_session_close(s);
+	}
+	free(s1.p);
+	free(s2.p);
+	free(r2.p);
+}
+
 static void test_names(void)
 {
 	struct tft_tf_device d;
@@ -1251,6 +1356,7 @@ int main(void)
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	test_names();
+	test_flows_across_files();
 	test_binary();
 	test_nested_error_path();
 	test_binary_stepstats();
