@@ -3516,8 +3516,9 @@ static uint32_t host_from_name(struct xs *x, const char *name)
 	return intern(x, b, n);
 }
 
-int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
-		      const struct tft_ingest_opts *opts, struct tft_error *err)
+/* One XSpace message: data[0, len) at byte `base` of the input. */
+static int ingest_space(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+			const struct tft_ingest_opts *opts, struct tft_error *err)
 {
 	struct tft_pb_dec dec;
 	struct xs x;
@@ -3601,4 +3602,77 @@ out:
 		tft_error_set_file(err, name);
 	xs_free(&x);
 	return r;
+}
+
+/*
+ * Where the next XSpace of concatenated ones starts (`cat a.xplane.pb
+ * b.xplane.pb`, which protobuf reads as one XSpace whose planes and
+ * hostnames are both hosts'): serializers write the fields in number order,
+ * so a plane after an errors, warnings or hostnames field, when planes came
+ * before, starts the next host's XSpace. `len` if there is none, or where
+ * the fields stop making sense (the decoder then reports that).
+ */
+static size_t next_space(const uint8_t *data, size_t len)
+{
+	const uint8_t *p = data, *end = data + len;
+	int planes = 0, tail = 0;
+
+	while (p < end) {
+		const uint8_t *key_at = p;
+		uint64_t key, v;
+
+		if (xs_varint(&p, end, end, &key))
+			break;
+		switch (key & 7) {
+		case TFT_PB_WT_VARINT:
+			if (xs_varint(&p, end, end, &v))
+				return len;
+			break;
+		case TFT_PB_WT_I64:
+			if (end - p < 8)
+				return len;
+			p += 8;
+			break;
+		case TFT_PB_WT_I32:
+			if (end - p < 4)
+				return len;
+			p += 4;
+			break;
+		case TFT_PB_WT_LEN:
+			if (xs_varint(&p, end, end, &v) || v > (uint64_t)(end - p))
+				return len;
+			p += v;
+			break;
+		default:
+			return len;
+		}
+		if (key >> 3 == 1) {
+			if (planes && tail)
+				return (size_t)(key_at - data);
+			planes = 1;
+		} else if (key >> 3 >= 2 && key >> 3 <= 4) {
+			tail = 1;
+		}
+	}
+	return len;
+}
+
+int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
+		      const struct tft_ingest_opts *opts, struct tft_error *err)
+{
+	size_t at = 0;
+
+	/* Each XSpace of a concatenation is its host's: own host name, clock, flows, steps. */
+	do {
+		size_t n = next_space(data + at, len - at);
+		int r = ingest_space(w, name, data ? data + at : data, n, opts, err);
+
+		if (r) {
+			if (err && err->offset >= 0)
+				err->offset += (int64_t)at;
+			return r;
+		}
+		at += n;
+	} while (at < len);
+	return 0;
 }

@@ -541,6 +541,58 @@ static int import_quiet(const uint8_t *p, size_t n, struct tft_error *err)
 	return r;
 }
 
+/*
+ * Two hosts' XSpaces concatenated (`cat a.xplane.pb b.xplane.pb`): each
+ * host's planes carry its own host name, and its launch flows and steps are
+ * its own (both hosts use correlation id 42).
+ */
+static void test_concatenated(void)
+{
+	struct enc a = {0}, b = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	struct flowlist fl = {0};
+	uint8_t *both;
+	int rc, na = 0, nb = 0, same = 0;
+
+	build_space(&a);
+	build_space(&b);
+	memcpy(b.p + b.len - 5, "hostB", 5); /* the hostnames field comes last */
+	both = malloc(a.len + b.len);
+	memcpy(both, a.p, a.len);
+	memcpy(both + a.len, b.p, b.len);
+	s = import_mem("two.xplane.pb", both, a.len + b.len, &rc, &err);
+	if (!ok(s != NULL, "concatenated XSpaces: imported (%s)", err.msg))
+		goto out;
+	for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+		const char *h = tft_session_str(s, tft_session_process(s, i)->host, NULL);
+
+		na += !strcmp(h, "hostA");
+		nb += !strcmp(h, "hostB");
+	}
+	ok(na == 2 && nb == 2, "concatenated XSpaces: each host's planes carry its name (%d, %d)", na, nb);
+	tft_session_flows(s, collect_flow, &fl, &err);
+	for (int i = 0; i < fl.n; i++) {
+		const struct tft_process *src =
+			tft_session_process(s, tft_session_track(s, fl.f[i].src_track)->process);
+		const struct tft_process *dst =
+			tft_session_process(s, tft_session_track(s, fl.f[i].dst_track)->process);
+
+		same += src->host == dst->host;
+	}
+	ok(fl.n == 2 && same == 2, "concatenated XSpaces: a launch flow per host, within it (%d, %d)",
+	   fl.n, same);
+	is_int(tft_session_step_count(s), 2, "concatenated XSpaces: a step per host");
+	if (tft_session_step_count(s) == 2)
+		ok(tft_session_step(s, 0)->process != tft_session_step(s, 1)->process,
+		   "concatenated XSpaces: each step on its host");
+	tft_session_close(s);
+out:
+	free(both);
+	free(a.p);
+	free(b.p);
+}
+
 static void test_real(const char *data)
 {
 	char path[2048];
@@ -1080,6 +1132,7 @@ int main(void)
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	test_synthetic();
+	test_concatenated();
 	test_line_order();
 	test_garbage();
 	test_corrupt(data);
