@@ -24,6 +24,7 @@ const SUMMARY_H = 12;
 const MAX_LANES = 40;
 const MIN_SPAN = 20;          // ns: the deepest zoom
 const LABEL_MIN_PX = 22;      // labels only on slices at least this wide
+const STRETCH_MAX = 1.5;      // device px per tile bucket above which chevrons are drawn on screen
 const FOLD_PX = 3;            // runs of slices under this fold into one box
 const MAX_SUMMARY_TRACKS = 16;
 const SCROLLBAR_W = 14;
@@ -701,14 +702,17 @@ export class Timeline {
 		return this.highlighted(h.field === 'cat' ? (d.cat ? d.cat[i] : 0) : d.name[i]);
 	}
 
-	tileCanvas(tile, t) {
-		const key = `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}`;
+	/* A tile's canvas; `bare`: without the instants' chevrons (drawn on screen instead). */
+	tileCanvas(tile, t, bare = false) {
+		const key = this.canvasKey(t, bare);
 		if (tile.canvas && tile.canvasGen === key) return tile.canvas;
 		const had = !!tile.canvas;
 		const old = tile.canvas;
 		tile.canvas = null;
 		this.reuse = old;
+		this.bare = bare;
 		tile.canvas = t.counter ? this.renderCounterTile(tile, t) : this.renderSliceTile(tile, t);
+		this.bare = false;
 		this.reuse = null;
 		tile.canvasGen = key;
 		if (!had) this.store.noteCanvas();
@@ -778,7 +782,10 @@ export class Timeline {
 			const dim = hl && !this.lit(d, i, t.id);
 			const key = dim ? ci + 1000 : ci;
 			const cnt = d.count[i];
-			if (((d.flags[i] & 128) || d.dur[i] === 0) && cnt <= 1) { chevrons.push(x, dep * LANE_H + 1, key); continue; }
+			if (((d.flags[i] & 128) || d.dur[i] === 0) && cnt <= 1) {
+				if (!this.bare) chevrons.push(x, dep * LANE_H + 1, key);
+				continue;
+			}
 			const x0 = Math.max(-1, x), x1 = Math.min(TILE_PX + 1, x + w);
 			if ((d.flags[i] & 1) && cnt <= 1) { unclosed.push(x0, dep * LANE_H + 1, x1 - x0, key, x, x + w); continue; }
 			const small = x1 - x0 < FOLD_PX || cnt > 1;
@@ -1151,10 +1158,13 @@ export class Timeline {
 		this.drawnCount++;
 		this.drawn.push({ row, tile, t, summary });
 		if (!tile.data.n) return true;
-		const had = this.hasCanvas(tile, t);
-		const cv = this.tileCanvas(tile, t);
-		if (!had) this.rendered++;
 		const dpr = this.dpr;
+		// Zoomed past the finest tiles' 1 ns buckets, a tile is stretched: its
+		// instants' chevrons would stretch with it, so they are drawn on screen.
+		const stretched = !summary && !t.counter && dx1 - dx0 > STRETCH_MAX * dpr * sw;
+		const had = this.hasCanvas(tile, t, stretched);
+		const cv = this.tileCanvas(tile, t, stretched);
+		if (!had) this.rendered++;
 		ctx.save();
 		ctx.setTransform(1, 0, 0, 1, 0, 0);
 		if (summary) {
@@ -1162,12 +1172,41 @@ export class Timeline {
 		} else {
 			ctx.drawImage(cv, sx, 0, sw, cv.height, dx0, Math.round(sy * dpr), dx1 - dx0, cv.height);
 		}
+		if (stretched) this.drawChevrons(ctx, tile, t, sx, sw, dx0, dx1, sy);
 		ctx.restore();
 		return true;
 	}
 
-	hasCanvas(tile, t) {
-		return !!tile.canvas && tile.canvasGen === `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}`;
+	/* The chevrons of a stretched tile's instants in [sx, sx + sw), at their screen size. */
+	drawChevrons(ctx, tile, t, sx, sw, dx0, dx1, sy) {
+		const d = tile.data, dpr = this.dpr, f = (dx1 - dx0) / sw, res = tile.res;
+		const hl = !!this.highlight, half = 4 * dpr, h = SLICE_H * dpr;
+		ctx.beginPath();
+		ctx.rect(dx0, Math.round(sy * dpr), dx1 - dx0, t.h * dpr);
+		ctx.clip();
+		for (let i = 0; i < d.n; i++) {
+			if (!((d.flags[i] & 128) || d.dur[i] === 0) || d.count[i] > 1 || d.depth[i] >= t.lanes) continue;
+			const b = d.off[i] / res;
+			if (b < sx - 1 || b > sx + sw + 1) continue;
+			const x = dx0 + (b - sx) * f, y = (sy + d.depth[i] * LANE_H + 1) * dpr;
+			const p = palette[this.colorKey(d, i)];
+			ctx.fillStyle = hl && !this.lit(d, i, t.id) ? p.dim : p.fill;
+			ctx.beginPath();
+			ctx.moveTo(x, y);
+			ctx.lineTo(x + half, y + h / 2);
+			ctx.lineTo(x, y + h);
+			ctx.lineTo(x - half, y + h / 2);
+			ctx.closePath();
+			ctx.fill();
+		}
+	}
+
+	canvasKey(t, bare) {
+		return `${this.renderGen}:${t.scaleGen}:${t.h}:${this.dpr}${bare ? ':bare' : ''}`;
+	}
+
+	hasCanvas(tile, t, bare = false) {
+		return !!tile.canvas && tile.canvasGen === this.canvasKey(t, bare);
 	}
 
 	/* The track names change only with scrolling, layout or theme: reuse an image. */
@@ -1697,9 +1736,9 @@ export class Timeline {
 			for (let i = 0; i < d.n; i++) {
 				if (d.depth[i] !== lane) continue;
 				const s = tile.relStart + d.off[i], e = s + d.dur[i];
-				// an instant's chevron is 4 tile buckets either side (wider than 2 px when
-				// a tile of 1 ns buckets is stretched below 1 ns/px)
-				const tl = (d.flags[i] & 128) || d.dur[i] === 0 ? Math.max(tol, 4 * tile.res) : tol;
+				// an instant's chevron is 4 tile buckets either side, or 4 px on a
+				// stretched tile (below 1 ns/px: drawn on screen, drawChevrons)
+				const tl = (d.flags[i] & 128) || d.dur[i] === 0 ? Math.max(tol, 4 * Math.min(tile.res, r)) : tol;
 				if (s - tl > tm || e + tl < tm) continue;
 				const dist = tm < s ? s - tm : tm > e ? tm - e : 0;
 				if (dist < bestD || (dist === bestD && best && d.dur[i] < best.dur)) {

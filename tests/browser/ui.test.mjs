@@ -903,6 +903,32 @@ if (tftBin && !perfOnly) {
 			await xp.mouse.move(b.x + p.x + 1, b.y + p.y);
 			await xp.waitForFunction(() => !document.querySelector('.tl-tooltip').hidden, null, { timeout: 3000 })
 				.catch(() => { throw new Error('one instant: no tooltip over it'); });
+			// zoomed to 0.01 ns/px (past the finest tiles' 1 ns buckets) its chevron keeps its size
+			const wide = await xp.evaluate(async () => {
+				const tl = window.__tft.timeline;
+				tl.setView(-5, 5);
+				await new Promise((r) => setTimeout(r, 60));
+				await tl.whenIdle();
+				const r = tl.rows.find((x) => x.type === 'track');
+				const g = document.querySelector('.tl-base').getContext('2d'), dpr = window.devicePixelRatio || 1;
+				const x0 = Math.round(tl.xOf(0) * dpr), top = tl.rowTop(r);
+				let w = 0, ink = false;
+				// the widest ink run through the instant's x over the lane's rows
+				for (let yy = top; yy < top + 20; yy++) {
+					const y = Math.round(yy * dpr);
+					const px = (x) => { const d = g.getImageData(x, y, 1, 1).data; return d[0] * 65536 + d[1] * 256 + d[2]; };
+					const bg = px(Math.round((tl.xOf(0) - 200) * dpr));
+					if (px(x0) === bg) continue;
+					let a = x0, b = x0;
+					while (a > x0 - 1000 && px(a - 1) !== bg) a--;
+					while (b < x0 + 1000 && px(b + 1) !== bg) b++;
+					ink = true;
+					w = Math.max(w, (b - a + 1) / dpr);
+				}
+				return { res: tl.res(), ink, w };
+			});
+			note(`one instant at ${wide.res.toFixed(3)} ns/px: chevron ${wide.w} px wide`);
+			assert(wide.ink && wide.w <= 12, `one instant zoomed in: chevron ${JSON.stringify(wide)} (want about 8 px wide)`);
 		} finally { srv.stop(); }
 		srv = await serveTrace('long', { traceEvents: [{ name: 'x'.repeat(3000), ph: 'X', ts: 0, dur: 1000, pid: 1, tid: 1, args: { a: 'y'.repeat(5000) } }] });
 		try {
