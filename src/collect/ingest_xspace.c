@@ -335,7 +335,7 @@ struct xs_plane {
  * planes before the hostnames). A pass skips what it does not list; nothing
  * is buffered, so memory does not grow with the number of entries.
  */
-static int on_later(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+static int on_space_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 static int on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 static int on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 static int on_plane_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
@@ -379,9 +379,9 @@ static const struct tft_pb_msg plane_lines_msg = {"XPlane", plane_lines_fields, 
 static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 
-/* XSpace pass 1: hostnames, errors, warnings (after the planes on the wire). */
+/* XSpace pass 1: hostnames, errors, warnings (after the planes on the wire), the host's clock. */
 static const struct tft_pb_field space_fields[] = {
-	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "planes", on_later, NULL),
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "planes", on_space_plane, NULL),
 	H(2, TFT_PB_STRING, TFT_PB_F_REPEATED, "errors", on_space_field, NULL),
 	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "warnings", on_space_field, NULL),
 	H(4, TFT_PB_STRING, TFT_PB_F_REPEATED, "hostnames", on_space_field, NULL),
@@ -552,6 +552,12 @@ struct xs {
 	struct tft_track pending; /* the line's track, before it is registered */
 	int64_t line_ts_ns;
 	int steps_line;
+	/*
+	 * The host's profile start (Task Environment's profile_start_time, ns
+	 * since the epoch), 0 if the file has none: the profiler saves line
+	 * timestamps relative to it, and adding it back keeps each host's clock.
+	 */
+	int64_t clock_ns;
 	/*
 	 * The line's events wait in pend/pargs until the line ends; then they
 	 * go straight to the writer, sorted in place first only if they came out
@@ -1450,9 +1456,177 @@ static int on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, cons
 
 /* ---- plane-level decoding --------------------------------------------------------------- */
 
-static int on_later(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+/* ---- the host's clock ----------------------------------------------------------- */
+
+/*
+ * One field of a message in [*pp, end): its number, wire type and value
+ * (varint and fixed widths) or payload (LEN). 0, or -1 where the bytes do
+ * not make a field (the decoders report that; these peeks just stop).
+ */
+static int peek_field(const uint8_t **pp, const uint8_t *end, uint32_t *num, uint32_t *wt,
+		      uint64_t *val, const uint8_t **sub, size_t *sublen)
 {
-	return 0; /* handled by a later pass */
+	const uint8_t *p = *pp;
+	uint64_t key, v = 0;
+
+	if (xs_varint(&p, end, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		return -1;
+	switch (key & 7) {
+	case TFT_PB_WT_VARINT:
+		if (xs_varint(&p, end, end, &v))
+			return -1;
+		break;
+	case TFT_PB_WT_I64:
+		if (end - p < 8)
+			return -1;
+		for (int i = 7; i >= 0; i--)
+			v = v << 8 | p[i];
+		p += 8;
+		break;
+	case TFT_PB_WT_I32:
+		if (end - p < 4)
+			return -1;
+		for (int i = 3; i >= 0; i--)
+			v = v << 8 | p[i];
+		p += 4;
+		break;
+	case TFT_PB_WT_LEN:
+		if (xs_varint(&p, end, end, &v) || v > (uint64_t)(end - p))
+			return -1;
+		*sub = p;
+		*sublen = (size_t)v;
+		p += v;
+		break;
+	default:
+		return -1;
+	}
+	*num = (uint32_t)(key >> 3);
+	*wt = (uint32_t)(key & 7);
+	*val = v;
+	*pp = p;
+	return 0;
+}
+
+/* The id of the stat named `name` in a plane's stat_metadata map, or -1. */
+static int64_t stat_id_named(const uint8_t *p, const uint8_t *end, const char *name)
+{
+	size_t nlen = strlen(name);
+
+	while (p < end) {
+		const uint8_t *sub = NULL, *q, *qe;
+		size_t sublen = 0;
+		uint32_t num, wt;
+		uint64_t v;
+		int64_t id = -1;
+		int named = 0;
+
+		if (peek_field(&p, end, &num, &wt, &v, &sub, &sublen))
+			return -1;
+		if (num != 5 || wt != TFT_PB_WT_LEN)
+			continue;
+		/* map entry: key = 1, value = 2 (XStatMetadata: id = 1, name = 2) */
+		for (q = sub, qe = sub + sublen; q < qe;) {
+			const uint8_t *m = NULL;
+			size_t mlen = 0;
+
+			if (peek_field(&q, qe, &num, &wt, &v, &m, &mlen))
+				break;
+			if (num == 1 && wt == TFT_PB_WT_VARINT) {
+				id = (int64_t)v;
+			} else if (num == 2 && wt == TFT_PB_WT_LEN) {
+				for (const uint8_t *r = m, *re = m + mlen; r < re;) {
+					const uint8_t *str = NULL;
+					size_t slen = 0;
+
+					if (peek_field(&r, re, &num, &wt, &v, &str, &slen))
+						break;
+					if (num == 2 && wt == TFT_PB_WT_LEN)
+						named = slen == nlen && !memcmp(str, name, nlen);
+				}
+			}
+		}
+		if (named)
+			return id;
+	}
+	return -1;
+}
+
+/*
+ * If the plane at [p, p + len) is the profiler's "Task Environment", its
+ * profile_start_time stat (uint64 or int64 ns); 0 otherwise.
+ */
+static int64_t task_env_start(const uint8_t *p, size_t len)
+{
+	static const char te[] = "Task Environment";
+	const uint8_t *q = p, *end = p + len;
+	int64_t id = -1;
+	int is_te = 0;
+
+	while (q < end) {
+		const uint8_t *sub = NULL;
+		size_t sublen = 0;
+		uint32_t num, wt;
+		uint64_t v;
+
+		if (peek_field(&q, end, &num, &wt, &v, &sub, &sublen))
+			return 0;
+		if (num == 2 && wt == TFT_PB_WT_LEN) {
+			is_te = sublen == sizeof(te) - 1 && !memcmp(sub, te, sublen);
+			if (!is_te)
+				return 0;
+			id = stat_id_named(p, end, "profile_start_time");
+			if (id < 0)
+				return 0;
+			break;
+		}
+	}
+	if (!is_te)
+		return 0;
+	for (q = p; q < end;) {
+		const uint8_t *sub = NULL, *r, *re;
+		size_t sublen = 0;
+		uint32_t num, wt;
+		uint64_t v, val = 0;
+		int64_t mid = -1;
+		int have = 0;
+
+		if (peek_field(&q, end, &num, &wt, &v, &sub, &sublen))
+			return 0;
+		if (num != 6 || wt != TFT_PB_WT_LEN)
+			continue;
+		/* XStat: metadata_id = 1, uint64_value = 3, int64_value = 4 */
+		for (r = sub, re = sub + sublen; r < re;) {
+			const uint8_t *m = NULL;
+			size_t mlen = 0;
+
+			if (peek_field(&r, re, &num, &wt, &v, &m, &mlen))
+				break;
+			if (num == 1 && wt == TFT_PB_WT_VARINT)
+				mid = (int64_t)v;
+			else if ((num == 3 || num == 4) && wt == TFT_PB_WT_VARINT)
+				val = v, have = 1;
+		}
+		if (mid == id && have && val > 0 && val <= INT64_MAX / 2)
+			return (int64_t)val;
+	}
+	return 0;
+}
+
+/* A line's timestamp on its host's clock (see xs.clock_ns). */
+static inline int64_t line_clock(const struct xs *x, int64_t ts)
+{
+	/* (TF normalizes only lines that started after the profile: others keep theirs) */
+	return x->clock_ns && ts >= 0 && ts < x->clock_ns ? ts + x->clock_ns : ts;
+}
+
+static int on_space_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	int64_t t;
+
+	if (!x->clock_ns && (t = task_env_start(v->p, v->len)))
+		x->clock_ns = t;
+	return 0;
 }
 
 /*
@@ -2247,7 +2421,7 @@ static int line_scan(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j
 	j->tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
 	j->sub = *ls;
 	j->track = TFT_NONE;
-	j->ts_ns = ln.timestamp_ns;
+	j->ts_ns = line_clock(x, ln.timestamp_ns);
 	j->steps = bytes_eq(j->tname, "Steps");
 	j->sorted = sorted;
 	j->nonempty = nonempty;
@@ -2506,7 +2680,7 @@ static int line_peek(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j
 	j->tname = ln.display_name.len ? ln.display_name : ln.name;
 	j->tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
 	j->track = TFT_NONE;
-	j->ts_ns = ln.timestamp_ns;
+	j->ts_ns = line_clock(x, ln.timestamp_ns);
 	j->steps = bytes_eq(j->tname, "Steps");
 	j->sorted = 1;
 	j->nonempty = events;

@@ -593,6 +593,67 @@ out:
 	free(b.p);
 }
 
+/*
+ * The profiler saves line timestamps relative to the profile's start and
+ * the start itself in its "Task Environment" plane: the host's clock is
+ * that start plus the line's time (a line it did not normalize, already
+ * past the start, stays as it is).
+ */
+static void test_host_clock(void)
+{
+	const int64_t start = 1771595650217823548LL;
+	struct enc sp = {0}, te = {0}, host = {0}, line = {0}, ev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	struct evlist *l = calloc(1, sizeof(*l));
+	const struct got_ev *a, *b;
+	int rc;
+
+	e_int(&host, 1, 1);
+	e_str(&host, 2, "/host:CPU");
+	e_int(&line, 1, 1);
+	e_str(&line, 2, "main");
+	e_int(&line, 3, 0); /* normalized */
+	e_int(&ev, 1, 1);
+	e_int(&ev, 2, 1000); /* 1 ns */
+	e_int(&ev, 3, 5000);
+	e_msg(&line, 4, &ev);
+	e_msg(&host, 3, &line);
+	e_int(&line, 1, 2);
+	e_str(&line, 2, "other");
+	e_int(&line, 3, (uint64_t)(start + 50)); /* not normalized */
+	e_int(&ev, 1, 2);
+	e_int(&ev, 3, 5000);
+	e_msg(&line, 4, &ev);
+	e_msg(&host, 3, &line);
+	event_meta(&host, 1, "a", NULL, NULL);
+	event_meta(&host, 2, "b", NULL, NULL);
+	e_msg(&sp, 1, &host);
+	/* (after the planes it applies to, as TF adds it) */
+	e_int(&te, 1, 9);
+	e_str(&te, 2, "Task Environment");
+	stat_meta(&te, 3, "profile_start_time");
+	stat_meta(&te, 4, "profile_stop_time");
+	x_stat(&te, 6, 4, 'u', (uint64_t)(start + 1000000), 0, NULL);
+	x_stat(&te, 6, 3, 'u', (uint64_t)start, 0, NULL);
+	e_msg(&sp, 1, &te);
+	e_str(&sp, 4, "hostA");
+	s = import_mem("clock.xplane.pb", sp.p, sp.len, &rc, &err);
+	if (ok(s != NULL, "host clock: imported (%s)", err.msg)) {
+		events_of(s, track_named(s, "main"), l);
+		a = find_ev(l, "a");
+		ok(a && a->ts == start + 1, "host clock: a normalized line on the host's clock (%lld)",
+		   a ? (long long)a->ts : -1LL);
+		events_of(s, track_named(s, "other"), l);
+		b = find_ev(l, "b");
+		ok(b && b->ts == start + 50, "host clock: a line past the start keeps its time (%lld)",
+		   b ? (long long)b->ts : -1LL);
+		tft_session_close(s);
+	}
+	free(sp.p);
+	free(l);
+}
+
 static void test_real(const char *data)
 {
 	char path[2048];
@@ -1133,6 +1194,7 @@ int main(void)
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	test_synthetic();
 	test_concatenated();
+	test_host_clock();
 	test_line_order();
 	test_garbage();
 	test_corrupt(data);
