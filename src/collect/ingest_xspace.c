@@ -2595,6 +2595,14 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 			break;
 		r = 0;
 		p = it.p;
+		/* an event whose key is not the one byte 0x22 (a longer varint): still an event */
+		if (f.num == 4 && f.wt == TFT_PB_WT_LEN) {
+			d->cur_field = "events";
+			d->cur_index = index;
+			r = line_event(x, f.p, f.len, index++);
+			if (r)
+				break;
+		}
 	}
 	d->depth--;
 	if (x->optimistic) {

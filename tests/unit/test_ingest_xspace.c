@@ -654,6 +654,48 @@ static void test_host_clock(void)
 	free(l);
 }
 
+/* An event whose field key is a longer varint (A2 00, valid protobuf) is still an event. */
+static void test_padded_event_key(void)
+{
+	struct enc sp = {0}, host = {0}, line = {0}, ev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	e_int(&host, 1, 1);
+	e_str(&host, 2, "/host:CPU");
+	e_int(&line, 1, 1);
+	e_str(&line, 2, "main");
+	for (int i = 0; i < 3; i++) {
+		e_int(&ev, 1, 1);
+		e_int(&ev, 2, (uint64_t)i * 10000);
+		e_int(&ev, 3, 5000);
+		if (i == 1) { /* field 4, LEN, as the two-byte varint A2 00 */
+			e_byte(&line, 0xA2);
+			e_byte(&line, 0x00);
+			e_varint(&line, ev.len);
+			for (size_t k = 0; k < ev.len; k++)
+				e_byte(&line, ev.p[k]);
+			free(ev.p);
+			memset(&ev, 0, sizeof(ev));
+		} else {
+			e_msg(&line, 4, &ev);
+		}
+	}
+	e_msg(&host, 3, &line);
+	event_meta(&host, 1, "a", NULL, NULL);
+	e_msg(&sp, 1, &host);
+	s = import_mem("padded.xplane.pb", sp.p, sp.len, &rc, &err);
+	if (ok(s != NULL, "padded event key: imported (%s)", err.msg)) {
+		struct tft_session_summary sum;
+
+		tft_session_get_summary(s, &sum);
+		ok(sum.slices == 3, "padded event key: all three events (%llu)", (unsigned long long)sum.slices);
+		tft_session_close(s);
+	}
+	free(sp.p);
+}
+
 static void test_real(const char *data)
 {
 	char path[2048];
@@ -1195,6 +1237,7 @@ int main(void)
 	test_synthetic();
 	test_concatenated();
 	test_host_clock();
+	test_padded_event_key();
 	test_line_order();
 	test_garbage();
 	test_corrupt(data);
