@@ -430,7 +430,7 @@ struct xs_emeta {
  * Keys order what the events note by their place in the file: (line number
  * in the file << 32 | event index in the line). Parallel lines
  * (run_jobs()) merge what each thread noted in file order, so that the
- * result is the serial one (first source and destination of each
+ * result is the serial one (first source and every destination of each
  * correlation id, last step name of each group, order of first
  * appearance): correlation ends and steps line by line, groups (one entry
  * per id and thread) by these keys.
@@ -439,6 +439,13 @@ struct xs_corr {
 	uint64_t id; /* correlation id */
 	uint32_t src_track, dst_track;
 	int64_t src_ts, dst_ts;
+};
+
+/* A further device event of a correlation id (a CUDA graph's kernels share their launch's). */
+struct xs_corr_dst {
+	uint32_t corr; /* index in xs.corr */
+	uint32_t track;
+	int64_t ts;
 };
 
 /* A correlation end a clone noted (merged by merge_notes()); its job gives the track and the side. */
@@ -600,6 +607,8 @@ struct xs {
 	struct idmap corr_map;
 	struct xs_corr *corr;  /* owned */
 	uint32_t ncorr, ccorr;
+	struct xs_corr_dst *corr_more; /* owned: device ends after each id's first, in file order */
+	uint32_t ncorr_more, ccorr_more;
 	struct idmap group_map;
 	struct xs_group *groups; /* owned */
 	uint32_t ngroups, cgroups;
@@ -1938,16 +1947,27 @@ static uint32_t corr_entry(struct xs *x, uint64_t id)
 	return i;
 }
 
-/* A correlation end, on a device plane (dst) or not: the first of each side counts. */
-static inline void corr_end(struct xs_corr *c, int dst, uint32_t track, int64_t ts)
+/*
+ * A correlation end of entry i, on a device plane (dst) or not: the first
+ * source counts; every destination does (one launch, several kernels).
+ */
+static inline int corr_end(struct xs *x, uint32_t i, int dst, uint32_t track, int64_t ts)
 {
+	struct xs_corr *c = &x->corr[i];
+
 	if (dst && c->dst_track == TFT_NONE) {
 		c->dst_track = track;
 		c->dst_ts = ts;
 	} else if (!dst && c->src_track == TFT_NONE) {
 		c->src_track = track;
 		c->src_ts = ts;
+	} else if (dst) {
+		if (tft_grow((void **)&x->corr_more, &x->ccorr_more, x->ncorr_more + 1,
+			     sizeof(*x->corr_more)))
+			return TFT_ENOMEM;
+		x->corr_more[x->ncorr_more++] = (struct xs_corr_dst){ i, track, ts };
 	}
+	return 0;
 }
 
 static int note_corr(struct xs *x, uint32_t track, int64_t ts)
@@ -1967,8 +1987,7 @@ static int note_corr(struct xs *x, uint32_t track, int64_t ts)
 	i = corr_entry(x, x->ev_corr);
 	if (i == TFT_NONE)
 		return TFT_ENOMEM;
-	corr_end(&x->corr[i], x->device_plane, track, ts);
-	return 0;
+	return corr_end(x, i, x->device_plane, track, ts);
 }
 
 /* group_add() of a group not in the table yet. */
@@ -2944,6 +2963,8 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	memset(&y->corr_map, 0, sizeof(y->corr_map)); /* a clone notes ends instead */
 	y->corr = NULL;
 	y->ncorr = y->ccorr = 0;
+	y->corr_more = NULL;
+	y->ncorr_more = y->ccorr_more = 0;
 	y->cnotes = keep.cnotes;
 	y->ccnotes = keep.ccnotes;
 	y->ncnotes = 0;
@@ -3255,7 +3276,8 @@ static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 
 			if (ix == TFT_NONE)
 				return TFT_ENOMEM;
-			corr_end(&x->corr[ix], dst, j->track, e->ts);
+			if (corr_end(x, ix, dst, j->track, e->ts))
+				return TFT_ENOMEM;
 		}
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
@@ -3555,25 +3577,38 @@ static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, co
 	return 0;
 }
 
+static int add_launch_flow(struct xs *x, const struct xs_corr *c, uint32_t track, int64_t ts)
+{
+	struct tft_flow fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.flow_id = c->id;
+	fl.name = x->flow_name;
+	fl.cat = x->flow_cat;
+	fl.src_track = c->src_track;
+	fl.src_ts_ns = c->src_ts;
+	fl.dst_track = track;
+	fl.dst_ts_ns = ts;
+	return tft_writer_add_flow(x->w, &fl);
+}
+
+/* A flow from each launch to each device event of its correlation id. */
 static int emit_flows(struct xs *x)
 {
+	int r;
+
 	for (uint32_t i = 0; i < x->ncorr; i++) {
 		const struct xs_corr *c = &x->corr[i];
-		struct tft_flow fl;
-		int r;
 
-		if (c->src_track == TFT_NONE || c->dst_track == TFT_NONE)
-			continue;
-		memset(&fl, 0, sizeof(fl));
-		fl.flow_id = c->id;
-		fl.name = x->flow_name;
-		fl.cat = x->flow_cat;
-		fl.src_track = c->src_track;
-		fl.src_ts_ns = c->src_ts;
-		fl.dst_track = c->dst_track;
-		fl.dst_ts_ns = c->dst_ts;
-		r = tft_writer_add_flow(x->w, &fl);
-		if (r)
+		if (c->src_track != TFT_NONE && c->dst_track != TFT_NONE &&
+		    (r = add_launch_flow(x, c, c->dst_track, c->dst_ts)))
+			return r;
+	}
+	for (uint32_t i = 0; i < x->ncorr_more; i++) {
+		const struct xs_corr_dst *m = &x->corr_more[i];
+		const struct xs_corr *c = &x->corr[m->corr];
+
+		if (c->src_track != TFT_NONE && (r = add_launch_flow(x, c, m->track, m->ts)))
 			return r;
 	}
 	return 0;
@@ -3668,6 +3703,7 @@ static void xs_free(struct xs *x)
 	free(x->meta_args);
 	idmap_free(&x->corr_map);
 	free(x->corr);
+	free(x->corr_more);
 	idmap_free(&x->group_map);
 	free(x->groups);
 	free(x->steps);

@@ -696,6 +696,54 @@ static void test_padded_event_key(void)
 	free(sp.p);
 }
 
+/* One launch, two device events with its correlation id (a CUDA graph): a flow to each. */
+static void test_launch_to_many(void)
+{
+	struct enc sp = {0}, host = {0}, gpu = {0}, line = {0}, ev = {0};
+	struct tft_error err;
+	struct tft_session *s;
+	struct flowlist fl = {0};
+	int rc;
+
+	e_int(&host, 1, 1);
+	e_str(&host, 2, "/host:CPU");
+	e_int(&line, 1, 1);
+	e_str(&line, 2, "main");
+	e_int(&ev, 1, 1);
+	e_int(&ev, 3, 5000);
+	x_stat(&ev, 4, 1, 'u', 43, 0, NULL);
+	e_msg(&line, 4, &ev);
+	e_msg(&host, 3, &line);
+	event_meta(&host, 1, "cudaGraphLaunch", NULL, NULL);
+	stat_meta(&host, 1, "correlation_id");
+	e_msg(&sp, 1, &host);
+	e_int(&gpu, 1, 2);
+	e_str(&gpu, 2, "/device:GPU:0");
+	e_int(&line, 1, 7);
+	e_str(&line, 2, "Stream #7(Compute)");
+	for (int i = 0; i < 2; i++) {
+		e_int(&ev, 1, 1);
+		e_int(&ev, 2, 10000000 + (uint64_t)i * 3000000);
+		e_int(&ev, 3, 2000000);
+		x_stat(&ev, 4, 1, 'u', 43, 0, NULL);
+		e_msg(&line, 4, &ev);
+	}
+	e_msg(&gpu, 3, &line);
+	event_meta(&gpu, 1, "graph_kernel", NULL, NULL);
+	stat_meta(&gpu, 1, "correlation_id");
+	e_msg(&sp, 1, &gpu);
+	s = import_mem("graph.xplane.pb", sp.p, sp.len, &rc, &err);
+	if (ok(s != NULL, "launch to many: imported (%s)", err.msg)) {
+		tft_session_flows(s, collect_flow, &fl, &err);
+		ok(fl.n == 2 && fl.f[0].src_ts_ns == fl.f[1].src_ts_ns &&
+			   ((fl.f[0].dst_ts_ns == 10000 && fl.f[1].dst_ts_ns == 13000) ||
+			    (fl.f[0].dst_ts_ns == 13000 && fl.f[1].dst_ts_ns == 10000)),
+		   "launch to many: a flow from the launch to each kernel (%d)", fl.n);
+		tft_session_close(s);
+	}
+	free(sp.p);
+}
+
 static void test_real(const char *data)
 {
 	char path[2048];
@@ -1238,6 +1286,7 @@ int main(void)
 	test_concatenated();
 	test_host_clock();
 	test_padded_event_key();
+	test_launch_to_many();
 	test_line_order();
 	test_garbage();
 	test_corrupt(data);
