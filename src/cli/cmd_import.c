@@ -156,6 +156,8 @@ int tft_cmd_import(int argc, char **argv)
 		.threads = wopts.threads, /* the same knob: TFT_STORE_THREADS, else the CPUs */
 	};
 	for (int i = optind; i < argc; i++) {
+		long long errs0 = (long long)tft_writer_count(w, "xspace_errors"), warns0 = (long long)tft_writer_count(w, "xspace_warnings");
+
 		prog.file = argv[i];
 		prog.t0 = now_s();
 		rc = tft_ingest_file(w, argv[i], &opts, &err);
@@ -168,6 +170,15 @@ int tft_cmd_import(int argc, char **argv)
 			tft_writer_abort(w);
 			cli_outfile_discard(&of);
 			return cli_fail_error(&err);
+		}
+		if (!quiet) {
+			long long e = (long long)tft_writer_count(w, "xspace_errors") - errs0;
+			long long wn = (long long)tft_writer_count(w, "xspace_warnings") - warns0;
+
+			if (e || wn)
+				fprintf(stderr, "tftracer: %s: the profiler reported %lld error%s and %lld "
+					"warning%s about its trace (`tftracer info %s` lists them)\n",
+					argv[i], e, e == 1 ? "" : "s", wn, wn == 1 ? "" : "s", out);
 		}
 	}
 	rc = tft_writer_close(w, &err);

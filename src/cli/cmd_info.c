@@ -147,6 +147,35 @@ static void print_peaks(struct tft_session *s, struct tft_json_writer *w)
 		printf("\npeak memory: no tensor outputs recorded\n");
 }
 
+/* Each line of a meta value, after a label. */
+static void print_lines(const char *label, const char *text)
+{
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, text);
+		printf("            %s %s\n", label, term_safe(line));
+		text += n + (nl != NULL);
+	}
+}
+
+/* What the TF/JAX profiler reported about its own trace (XSpace errors and warnings). */
+static void print_profiler_messages(struct tft_session *s)
+{
+	const char *ne = tft_session_meta(s, "xspace_errors");
+	const char *nw = tft_session_meta(s, "xspace_warnings");
+	long long e = ne ? strtoll(ne, NULL, 10) : 0, w = nw ? strtoll(nw, NULL, 10) : 0;
+
+	if (!e && !w)
+		return;
+	printf("profiler:   %lld error%s, %lld warning%s (reported by the trace's profiler)\n", e,
+	       e == 1 ? "" : "s", w, w == 1 ? "" : "s");
+	print_lines("error:  ", tft_session_meta(s, "xspace_error_messages"));
+	print_lines("warning:", tft_session_meta(s, "xspace_warning_messages"));
+}
+
 static void print_text(struct tft_session *s, const char *path)
 {
 	struct tft_session_summary sum;
@@ -168,6 +197,7 @@ static void print_text(struct tft_session *s, const char *path)
 	       sum.slices, sum.instants, sum.counters, sum.flows, sum.steps);
 	printf("lost:       %" PRIu64 " dropped, %" PRIu64 " unmatched flows, %" PRIu64
 	       " unclosed slices\n", sum.dropped, sum.unmatched_flows, sum.unclosed_slices);
+	print_profiler_messages(s);
 	printf("processes:  %" PRIu64 ", tracks: %" PRIu64 "\n", sum.processes, sum.tracks);
 	{
 		const char *gn = tft_session_meta(s, "graph_nodes");

@@ -3554,17 +3554,42 @@ static int on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	return do_plane(x, &v->sub);
 }
 
+/*
+ * Keep one of the profiler's own error or warning texts ("CUPTI could not
+ * be loaded", dropped events): joined, distinct, one per line, as meta
+ * `key`; the first XS_MSG_MAX, each cut at XS_MSG_LEN bytes.
+ */
+#define XS_MSG_MAX 16
+#define XS_MSG_LEN 400
+static int keep_message(struct xs *x, const char *key, int64_t n, const struct tft_pb_val *v)
+{
+	char text[XS_MSG_LEN + 4];
+	size_t k = 0;
+	int r;
+
+	if (n > XS_MSG_MAX || !v->len)
+		return 0;
+	for (size_t i = 0; i < v->len && k < XS_MSG_LEN; i++) {
+		unsigned char c = v->p[i];
+
+		text[k++] = c == '\n' || c == '\r' || c == '\t' ? ' ' : c ? (char)c : '?';
+	}
+	if (v->len > XS_MSG_LEN)
+		memcpy(text + k, "...", 3), k += 3;
+	text[k] = 0;
+	r = tft_writer_join_meta(x->w, key, text, "\n");
+	return r == TFT_ENOMEM ? oom(x) : 0;
+}
+
 static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct xs *x = ctx;
 
 	switch (f->num) {
 	case 2:
-		x->nerrors++;
-		break;
+		return keep_message(x, "xspace_error_messages", ++x->nerrors, v);
 	case 3:
-		x->nwarnings++;
-		break;
+		return keep_message(x, "xspace_warning_messages", ++x->nwarnings, v);
 	case 4:
 		if (!x->have_host && v->len) {
 			x->host = intern(x, v->p, v->len);

@@ -4,7 +4,37 @@
  * GET /api/session. It lives in export/, not store/: store/ is also built
  * into libtftracer.so, which links no JSON writer.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "export/export_summary.h"
+
+/* One meta value of lines as an array of strings. */
+static void put_lines(struct tft_json_writer *w, const char *key, const char *text)
+{
+	tft_json_write_key(w, key);
+	tft_json_write_begin_array(w);
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+
+		tft_json_write_str(w, text, n);
+		text += n + (nl != NULL);
+	}
+	tft_json_write_end_array(w);
+}
+
+/* What the producing profiler said about its own trace (XSpace errors and warnings). */
+static void put_profiler_messages(struct tft_json_writer *w, const struct tft_session *s)
+{
+	const char *ne = tft_session_meta(s, "xspace_errors");
+	const char *nw = tft_session_meta(s, "xspace_warnings");
+
+	tft_json_write_key_int(w, "profiler_errors", ne ? strtoll(ne, NULL, 10) : 0);
+	tft_json_write_key_int(w, "profiler_warnings", nw ? strtoll(nw, NULL, 10) : 0);
+	put_lines(w, "profiler_error_messages", tft_session_meta(s, "xspace_error_messages"));
+	put_lines(w, "profiler_warning_messages", tft_session_meta(s, "xspace_warning_messages"));
+}
 
 void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session *s)
 {
@@ -31,4 +61,5 @@ void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session
 	tft_json_write_key_uint(w, "dropped", sum.dropped);
 	tft_json_write_key_uint(w, "unmatched_flows", sum.unmatched_flows);
 	tft_json_write_key_uint(w, "unclosed_slices", sum.unclosed_slices);
+	put_profiler_messages(w, s);
 }

@@ -1791,6 +1791,14 @@ const char *tft_writer_meta(struct tft_writer *w, const char *key)
 	return NULL;
 }
 
+int64_t tft_writer_count(const struct tft_writer *w, const char *key)
+{
+	for (uint32_t i = 0; i < w->nmeta; i++)
+		if (strcmp(w->meta[i].key, key) == 0)
+			return w->meta[i].text ? strtoll(w->meta[i].text, NULL, 10) : w->meta[i].ival;
+	return 0;
+}
+
 int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
 {
 	struct meta_ent *m;

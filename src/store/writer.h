@@ -192,6 +192,8 @@ void *tft_writer_attached(const struct tft_writer *w, const char *name);
 /* Add to the session's counters of lost data ("dropped", "unmatched_flows",
  * "unclosed_slices", ...): stored as integer meta values. */
 int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta);
+/* A counter's value so far (0 when unset). */
+int64_t tft_writer_count(const struct tft_writer *w, const char *key);
 
 /* Make everything appended so far durable (one SQLite transaction). */
 int tft_writer_commit(struct tft_writer *w, struct tft_error *err);

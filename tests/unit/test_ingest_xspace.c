@@ -444,6 +444,8 @@ static void test_synthetic(void)
 		   "step index from step_num, span from the Steps event");
 		is_str(tft_session_str(s, st->name, NULL), "12", "step name");
 	}
+	is_str(tft_session_meta(s, "xspace_error_messages"), "an error", "the profiler's error text kept");
+	is_str(tft_session_meta(s, "xspace_errors"), "1", "... and counted");
 	is_str(tft_session_meta(s, "format"), "xspace", "meta format");
 	is_str(tft_session_meta(s, "producer"), "TensorFlow/JAX profiler", "meta producer");
 	tft_session_close(s);
