@@ -3759,6 +3759,64 @@ static uint32_t host_from_name(struct xs *x, const char *name)
 	return intern(x, b, n);
 }
 
+/* The hosts of the session's earlier XSpace inputs (attached to the writer). */
+struct xs_hosts {
+	uint32_t *id;
+	uint32_t n, cap;
+};
+
+static void hosts_free(void *ctx)
+{
+	struct xs_hosts *h = ctx;
+
+	free(h->id);
+	free(h);
+}
+
+/*
+ * The host name, told apart from an earlier XSpace input's equal one
+ * (containers all called "localhost", the same file twice): "HOST (FILE)",
+ * numbered if that is taken too. UINT32_MAX when out of memory.
+ */
+static uint32_t distinct_host(struct xs *x, const char *name)
+{
+	struct xs_hosts *hs = tft_writer_attached(x->w, "xspace.hosts");
+	const char *base = name ? strrchr(name, '/') : NULL;
+	uint32_t id = x->host;
+	size_t hlen;
+	const char *h = tft_writer_str(x->w, x->host, &hlen);
+
+	if (!hs) {
+		if (!(hs = calloc(1, sizeof(*hs))))
+			return UINT32_MAX;
+		if (tft_writer_attach(x->w, "xspace.hosts", hs, NULL, hosts_free)) {
+			free(hs);
+			return UINT32_MAX;
+		}
+	}
+	base = base ? base + 1 : name ? name : "input";
+	for (int k = 1;; k++) {
+		char buf[512];
+		uint32_t i = 0;
+
+		while (i < hs->n && hs->id[i] != id)
+			i++;
+		if (i == hs->n)
+			break;
+		if (k == 1)
+			snprintf(buf, sizeof(buf), "%.*s (%s)", (int)hlen, h, base);
+		else
+			snprintf(buf, sizeof(buf), "%.*s (%s #%d)", (int)hlen, h, base, k);
+		id = intern(x, buf, strlen(buf));
+		if (id == UINT32_MAX)
+			return id;
+	}
+	if (tft_grow((void **)&hs->id, &hs->cap, hs->n + 1, sizeof(*hs->id)))
+		return UINT32_MAX;
+	hs->id[hs->n++] = id;
+	return id;
+}
+
 /* One XSpace message: data[0, len) at byte `base` of the input. */
 static int ingest_space(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 			const struct tft_ingest_opts *opts, struct tft_error *err)
@@ -3808,6 +3866,11 @@ static int ingest_space(struct tft_writer *w, const char *name, const uint8_t *d
 			r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 			goto out;
 		}
+	}
+	x.host = distinct_host(&x, name);
+	if (x.host == UINT32_MAX) {
+		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto out;
 	}
 	/* Pass 2: the planes, one at a time. */
 	x.parallel = opts && opts->threads >= 2 && len >= PAR_MIN_BYTES;

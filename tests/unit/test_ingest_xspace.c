@@ -560,7 +560,7 @@ static void test_concatenated(void)
 	build_space(&a);
 	build_space(&b);
 	memcpy(b.p + b.len - 5, "hostB", 5); /* the hostnames field comes last */
-	both = malloc(a.len + b.len);
+	both = malloc(a.len + (a.len > b.len ? a.len : b.len));
 	memcpy(both, a.p, a.len);
 	memcpy(both + a.len, b.p, b.len);
 	s = import_mem("two.xplane.pb", both, a.len + b.len, &rc, &err);
@@ -589,6 +589,20 @@ static void test_concatenated(void)
 		ok(tft_session_step(s, 0)->process != tft_session_step(s, 1)->process,
 		   "concatenated XSpaces: each step on its host");
 	tft_session_close(s);
+	/* the same host twice: the second one told apart by the file name */
+	memcpy(both + a.len, a.p, a.len);
+	s = import_mem("twice.xplane.pb", both, 2 * a.len, &rc, &err);
+	if (ok(s != NULL, "the same host twice: imported (%s)", err.msg)) {
+		na = nb = 0;
+		for (uint32_t i = 0; i < tft_session_process_count(s); i++) {
+			const char *h = tft_session_str(s, tft_session_process(s, i)->host, NULL);
+
+			na += !strcmp(h, "hostA");
+			nb += !strcmp(h, "hostA (twice.xplane.pb)");
+		}
+		ok(na == 2 && nb == 2, "the same host twice: the second named after its file (%d, %d)", na, nb);
+		tft_session_close(s);
+	}
 out:
 	free(both);
 	free(a.p);
