@@ -468,7 +468,6 @@ struct rm_comm {
 	uint32_t tensor; /* string id */
 	uint8_t role;
 	uint32_t seq;   /* arrival order (stable sort) */
-	uint32_t group; /* in the session's pool: the group of inputs it may pair within */
 };
 
 struct rm_thread {
@@ -3834,44 +3833,43 @@ static int cmp_comm(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-/* Where linked flows go: the writer, and for ends without a partner the session's pool. */
-struct flow_sink {
-	struct tft_writer *w;
-	uint32_t cat;
-	struct rm_pool *pool; /* NULL: a lone end is an unmatched flow now */
-	uint32_t input;       /* the input's index in pool->span */
-	int64_t unmatched;
+/*
+ * A send, transfer and receive of one tensor between two devices (the i-th
+ * of each of its key in one input), some missing: the input's other worker
+ * may hold them. `has`: bit ROLE_x for each end present.
+ */
+struct rm_chain {
+	uint64_t key;
+	uint32_t input; /* the session's RunMetadata inputs, counted */
+	uint8_t has;
+	struct rm_comm end[3]; /* by role */
 };
 
 /*
- * Send and receive ends whose partner is not in their own input, from every
- * RunMetadata input of the session: per-worker files (a worker's _Send in its
- * file, the peer's RecvTensor and _Recv in the peer's). At close they are
- * linked within groups of inputs whose time spans overlap (the workers' files
- * of one step; a worker's next step starts after its last), and what is left
- * is counted as unmatched.
+ * The chains of every RunMetadata input of the session that lack a link,
+ * attached to the writer and linked at close (comm_pool_close()): distributed
+ * TF saves one RunMetadata per worker, a _Send in its worker's file, the
+ * peer's RecvTensor and _Recv in the peer's.
  */
 struct rm_pool {
-	struct rm_comm *end; /* group: its input's index until close */
-	uint32_t nend, cend;
-	struct rm_span {
-		int64_t lo, hi;
-	} *span; /* per input with ends */
-	uint32_t nspan, cspan;
+	struct rm_chain *ch;
+	uint32_t n, cap;
+	uint32_t inputs;
 	uint32_t cat;
 };
 
 #define RM_POOL "runmeta.comm"
+#define HAS(r) (1u << (r))
 
-static int add_flow(struct flow_sink *o, const struct rm_comm *a, const struct rm_comm *b,
-		    uint64_t id)
+static int add_flow(struct tft_writer *w, uint32_t cat, const struct rm_comm *a,
+		    const struct rm_comm *b, uint64_t id)
 {
 	struct tft_flow fl;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.flow_id = id;
 	fl.name = a->tensor;
-	fl.cat = o->cat;
+	fl.cat = cat;
 	fl.src_track = a->track;
 	fl.src_ts_ns = a->ts;
 	fl.dst_track = b->track;
@@ -3885,31 +3883,24 @@ static int add_flow(struct flow_sink *o, const struct rm_comm *a, const struct r
 		fl.dst_ts_ns = a->ts;
 		fl.flags = TFT_FLOWF_BIND_ENCLOSING;
 	}
-	return tft_writer_add_flow(o->w, &fl);
+	return tft_writer_add_flow(w, &fl);
 }
 
-/* A send, transfer or receive without a partner: to the pool, or an unmatched flow (one end). */
-static int add_lone(struct flow_sink *o, const struct rm_comm *c, uint64_t id)
+/*
+ * An end whose partner never came: an unmatched flow with that end only (its
+ * destination if `dst`, else its source), counted.
+ */
+static int add_lone(struct tft_writer *w, uint32_t cat, const struct rm_comm *c, int dst,
+		    uint64_t id, int64_t *unmatched)
 {
 	struct tft_flow fl;
 
-	if (o->pool) {
-		struct rm_pool *p = o->pool;
-
-		if (tft_grow((void **)&p->end, &p->cend, p->nend + 1, sizeof(*p->end)))
-			return TFT_ENOMEM;
-		p->end[p->nend] = *c;
-		p->end[p->nend].group = o->input;
-		p->end[p->nend].seq = p->nend;
-		p->nend++;
-		return 0;
-	}
 	memset(&fl, 0, sizeof(fl));
 	fl.flow_id = id;
 	fl.name = c->tensor;
-	fl.cat = o->cat;
+	fl.cat = cat;
 	fl.src_track = fl.dst_track = TFT_NONE;
-	if (c->role == ROLE_RECV) {
+	if (dst) {
 		fl.dst_track = c->track;
 		fl.dst_ts_ns = c->ts;
 	} else {
@@ -3917,127 +3908,162 @@ static int add_lone(struct flow_sink *o, const struct rm_comm *c, uint64_t id)
 		fl.src_ts_ns = c->ts;
 	}
 	fl.flags = TFT_FLOWF_UNMATCHED;
-	o->unmatched++;
-	return tft_writer_add_flow(o->w, &fl);
+	(*unmatched)++;
+	return tft_writer_add_flow(w, &fl);
 }
 
 /*
- * Link the k-th send of each key in c[0, n) (sorted by cmp_comm) to its k-th
- * transfer and k-th receive; a send and receive without a transfer are
- * linked directly (one worker's devices). Ends of a chain that lacks a link
- * go to add_lone().
+ * The flows of a chain: send -> transfer -> receive, or send -> receive
+ * (one worker's devices). Where the chain is open (no send before its
+ * transfer or receive, no receive after its send or transfer), an
+ * unmatched flow keeps that end.
  */
-static int link_ends(struct flow_sink *o, const struct rm_comm *c, uint32_t n)
+static int link_chain(struct tft_writer *w, uint32_t cat, const struct rm_chain *c, uint64_t id,
+		      int64_t *unmatched)
 {
-	uint32_t i = 0;
-	int r;
+	const struct rm_comm *s = c->has & HAS(ROLE_SEND) ? &c->end[ROLE_SEND] : NULL;
+	const struct rm_comm *t = c->has & HAS(ROLE_TRANSFER) ? &c->end[ROLE_TRANSFER] : NULL;
+	const struct rm_comm *v = c->has & HAS(ROLE_RECV) ? &c->end[ROLE_RECV] : NULL;
+	int r = 0;
 
-	while (i < n) {
-		uint32_t j = i, s0, t0, r0, ns = 0, nt = 0, nr = 0;
+	if (t && !s && !v) /* a transfer alone: one unmatched flow, from it */
+		return add_lone(w, cat, t, 0, id, unmatched);
+	if (!s)
+		r = add_lone(w, cat, t ? t : v, 1, id, unmatched);
+	else if (t || v)
+		r = add_flow(w, cat, s, t ? t : v, id);
+	if (!r && t && v)
+		r = add_flow(w, cat, t, v, id ^ 1);
+	else if (!r && !v)
+		r = add_lone(w, cat, t ? t : s, 0, id ^ 1, unmatched);
+	return r;
+}
 
-		while (j < n && c[j].key == c[i].key)
-			j++;
-		s0 = i;
-		while (s0 + ns < j && c[s0 + ns].role == ROLE_SEND)
-			ns++;
-		t0 = s0 + ns;
-		while (t0 + nt < j && c[t0 + nt].role == ROLE_TRANSFER)
-			nt++;
-		r0 = t0 + nt;
-		nr = j - r0;
-		for (uint32_t k = 0;; k++) {
-			const struct rm_comm *s = k < ns ? &c[s0 + k] : NULL;
-			const struct rm_comm *t = k < nt ? &c[t0 + k] : NULL;
-			const struct rm_comm *v = k < nr ? &c[r0 + k] : NULL;
-			uint64_t id = tft_hash_u64(c[i].key + k) & 0x7FFFFFFFFFFFFFFFull;
+/* Sorted by key, then heads (with a send) by the send's start, tails by their end. */
+static int64_t chain_time(const struct rm_chain *c)
+{
+	if (c->has & HAS(ROLE_SEND))
+		return c->end[ROLE_SEND].ts;
+	return c->has & HAS(ROLE_RECV) ? c->end[ROLE_RECV].end : c->end[ROLE_TRANSFER].end;
+}
 
-			if (!s && !t && !v)
-				break;
-			if (s && t && v) {
-				if ((r = add_flow(o, s, t, id)) || (r = add_flow(o, t, v, id ^ 1)))
-					return r;
-			} else if (s && v) {
-				if ((r = add_flow(o, s, v, id)))
-					return r;
-			} else if (!o->pool && s && t) {
-				if ((r = add_flow(o, s, t, id)))
-					return r; /* (the receive never came) */
-			} else if (!o->pool && t && v) {
-				if ((r = add_flow(o, t, v, id ^ 1)))
-					return r;
-			} else {
-				/* one or two ends of a chain whose other part another input may hold */
-				if ((s && (r = add_lone(o, s, id))) || (t && (r = add_lone(o, t, id))) ||
-				    (v && (r = add_lone(o, v, id))))
-					return r;
-			}
-		}
-		i = j;
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct rm_chain *x = a, *y = b;
+	int hx = !!(x->has & HAS(ROLE_SEND)), hy = !!(y->has & HAS(ROLE_SEND));
+	int64_t tx, ty;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (hx != hy)
+		return hy - hx; /* heads first */
+	tx = chain_time(x);
+	ty = chain_time(y);
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return x->input < y->input ? -1 : (x->input > y->input);
+}
+
+/* The last head of h[0, n) at or before index i not yet taken (left: skip links), or -1. */
+static int64_t free_head(int64_t *left, int64_t i)
+{
+	int64_t r = i;
+
+	while (r >= 0 && left[r] != r)
+		r = left[r];
+	while (i >= 0 && left[i] != i) { /* path compression */
+		int64_t nx = left[i];
+
+		left[i] = r;
+		i = nx;
 	}
-	return 0;
+	return r;
 }
 
-static int cmp_pooled(const void *a, const void *b)
+/*
+ * One key's chains: heads h[0, nh) (a send without its receiving side),
+ * by send start; tails u[0, nu) (a transfer and/or receive without its
+ * send), by end. Each tail takes a send that started before it ended:
+ * of the latest such send's input (the nearest step), that input's
+ * earliest one not yet taken (a loop's sends in order). Clocks are each
+ * host's own: a receive that ended before its send started, by them, is
+ * not linked.
+ */
+static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint32_t nh,
+		    const struct rm_chain *u, uint32_t nu, int64_t *unmatched)
 {
-	const struct rm_comm *x = a, *y = b;
+	int64_t *left = nh ? malloc((size_t)nh * sizeof(*left)) : NULL;
+	uint8_t *taken = nh ? calloc(nh, 1) : NULL;
+	uint32_t lo = 0;
+	int r = 0;
 
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	return cmp_comm(a, b);
+	if (nh && (!left || !taken)) {
+		free(left);
+		free(taken);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t i = 0; i < nh; i++)
+		left[i] = i;
+	for (uint32_t k = 0; k < nu && !r; k++) {
+		int64_t end = chain_time(&u[k]), j, m;
+		struct rm_chain c = u[k];
+		uint64_t id = tft_hash_u64(u[k].key + k) & 0x7FFFFFFFFFFFFFFFull;
+
+		while (lo < nh && h[lo].end[ROLE_SEND].ts <= end)
+			lo++;
+		j = free_head(left, (int64_t)lo - 1);
+		if (j < 0) {
+			r = link_chain(w, cat, &c, id, unmatched);
+			continue;
+		}
+		/* the earliest untaken send of that input (a loop's sends pair in order) */
+		for (m = j - 1; m >= 0 && (m = free_head(left, m)) >= 0; m--) {
+			if (h[m].input != h[j].input)
+				break;
+			j = m;
+		}
+		taken[j] = 1;
+		left[j] = j - 1;
+		c.has |= HAS(ROLE_SEND);
+		c.end[ROLE_SEND] = h[j].end[ROLE_SEND];
+		if (!(c.has & HAS(ROLE_TRANSFER)) && (h[j].has & HAS(ROLE_TRANSFER))) {
+			c.has |= HAS(ROLE_TRANSFER);
+			c.end[ROLE_TRANSFER] = h[j].end[ROLE_TRANSFER];
+		}
+		r = link_chain(w, cat, &c, id, unmatched);
+	}
+	for (uint32_t i = 0; i < nh && !r; i++)
+		if (!taken[i])
+			r = link_chain(w, cat, &h[i], tft_hash_u64(h[i].key + nu + i) & 0x7FFFFFFFFFFFFFFFull,
+				       unmatched);
+	free(left);
+	free(taken);
+	return r;
 }
 
-/* At close: group the inputs by overlapping spans, link the pooled ends within each group. */
+/* At close: link the pooled chains of each key across the inputs; count what stays alone. */
 static int comm_pool_close(struct tft_writer *w, void *ctx)
 {
 	struct rm_pool *p = ctx;
-	struct flow_sink o = { w, p->cat, NULL, 0, 0 };
-	uint32_t *order, *group, i, g = 0;
-	int64_t hi = 0;
+	int64_t unmatched = 0;
+	uint32_t i = 0;
 	int r = 0;
 
-	if (!p->nend)
+	if (!p->n)
 		return 0;
-	order = malloc((size_t)p->nspan * sizeof(*order));
-	group = malloc((size_t)p->nspan * sizeof(*group));
-	if (!order || !group) {
-		free(order);
-		free(group);
-		return TFT_ENOMEM;
-	}
-	/* inputs by start (insertion sort: a session has few inputs with lone ends) */
-	for (i = 0; i < p->nspan; i++) {
-		uint32_t k = i;
+	qsort(p->ch, p->n, sizeof(*p->ch), cmp_chain);
+	while (i < p->n && !r) {
+		uint32_t j = i, nh = 0;
 
-		while (k && p->span[order[k - 1]].lo > p->span[i].lo) {
-			order[k] = order[k - 1];
-			k--;
-		}
-		order[k] = i;
-	}
-	for (i = 0; i < p->nspan; i++) {
-		const struct rm_span *sp = &p->span[order[i]];
-
-		if (i && sp->lo > hi)
-			g++;
-		if (!i || sp->hi > hi)
-			hi = sp->hi;
-		group[order[i]] = g;
-	}
-	for (i = 0; i < p->nend; i++)
-		p->end[i].group = group[p->end[i].group];
-	free(order);
-	free(group);
-	qsort(p->end, p->nend, sizeof(*p->end), cmp_pooled);
-	for (i = 0; i < p->nend && !r;) {
-		uint32_t j = i;
-
-		while (j < p->nend && p->end[j].group == p->end[i].group)
+		while (j < p->n && p->ch[j].key == p->ch[i].key)
 			j++;
-		r = link_ends(&o, p->end + i, j - i);
+		while (i + nh < j && (p->ch[i + nh].has & HAS(ROLE_SEND)))
+			nh++;
+		r = link_key(w, p->cat, p->ch + i, nh, p->ch + i + nh, j - i - nh, &unmatched);
 		i = j;
 	}
-	if (!r && o.unmatched)
-		r = tft_writer_add_count(w, "unmatched_flows", o.unmatched);
+	if (!r && unmatched)
+		r = tft_writer_add_count(w, "unmatched_flows", unmatched);
 	return r;
 }
 
@@ -4045,8 +4071,7 @@ static void comm_pool_free(void *ctx)
 {
 	struct rm_pool *p = ctx;
 
-	free(p->end);
-	free(p->span);
+	free(p->ch);
 	free(p);
 }
 
@@ -4067,29 +4092,66 @@ static struct rm_pool *comm_pool_get(struct rm *rm)
 	return p;
 }
 
-/* This input's send/recv ends: linked now, or pooled for the session's other inputs. */
+/*
+ * This input's send/recv ends: the i-th send of each (tensor, source,
+ * destination) with its i-th transfer and i-th receive. A whole chain (or
+ * a send and receive of one worker) is linked now; the others wait in the
+ * session's pool for the other workers' files.
+ */
 static int emit_flows(struct rm *rm)
 {
-	struct flow_sink o = { rm->w, rm->flow_cat, NULL, 0, 0 };
 	struct rm_pool *p;
-	uint32_t before;
-	int r;
+	uint32_t i = 0, input;
 
 	if (!rm->ncomm)
 		return 0;
 	if (!(p = comm_pool_get(rm)))
 		return TFT_ENOMEM;
-	if (tft_grow((void **)&p->span, &p->cspan, p->nspan + 1, sizeof(*p->span)))
-		return TFT_ENOMEM;
-	p->span[p->nspan] = (struct rm_span){ rm->min_ts, rm->max_end };
-	o.pool = p;
-	o.input = p->nspan;
-	before = p->nend;
+	input = p->inputs++;
 	qsort(rm->comm, rm->ncomm, sizeof(*rm->comm), cmp_comm);
-	r = link_ends(&o, rm->comm, rm->ncomm);
-	if (!r && p->nend > before)
-		p->nspan++; /* (an input whose ends all paired needs no span) */
-	return r;
+	while (i < rm->ncomm) {
+		const struct rm_comm *c = rm->comm;
+		uint32_t j = i, s0, t0, r0, ns = 0, nt = 0, nr = 0;
+
+		while (j < rm->ncomm && c[j].key == c[i].key)
+			j++;
+		s0 = i;
+		while (s0 + ns < j && c[s0 + ns].role == ROLE_SEND)
+			ns++;
+		t0 = s0 + ns;
+		while (t0 + nt < j && c[t0 + nt].role == ROLE_TRANSFER)
+			nt++;
+		r0 = t0 + nt;
+		nr = j - r0;
+		for (uint32_t k = 0; k < ns || k < nt || k < nr; k++) {
+			struct rm_chain ch;
+			int r;
+
+			memset(&ch, 0, sizeof(ch));
+			ch.key = c[i].key;
+			ch.input = input;
+			if (k < ns)
+				ch.has |= HAS(ROLE_SEND), ch.end[ROLE_SEND] = c[s0 + k];
+			if (k < nt)
+				ch.has |= HAS(ROLE_TRANSFER), ch.end[ROLE_TRANSFER] = c[t0 + k];
+			if (k < nr)
+				ch.has |= HAS(ROLE_RECV), ch.end[ROLE_RECV] = c[r0 + k];
+			if ((ch.has & HAS(ROLE_SEND)) && (ch.has & HAS(ROLE_RECV))) {
+				int64_t none = 0;
+
+				r = link_chain(rm->w, rm->flow_cat, &ch,
+					       tft_hash_u64(ch.key + k) & 0x7FFFFFFFFFFFFFFFull, &none);
+			} else {
+				r = tft_grow((void **)&p->ch, &p->cap, p->n + 1, sizeof(*p->ch));
+				if (!r)
+					p->ch[p->n++] = ch;
+			}
+			if (r)
+				return r;
+		}
+		i = j;
+	}
+	return 0;
 }
 
 static void rm_free(struct rm *rm)

@@ -1165,12 +1165,17 @@ static void sender_step(struct enc *rm, int64_t t)
 	e_msg(rm, 1, &ss);
 }
 
-/* The receiving worker's step at t: the RPC logger's RecvTensor and the _Recv. */
-static void receiver_step(struct enc *rm, int64_t t)
+/*
+ * The receiving worker's step at t: the RPC logger's RecvTensor and the
+ * _Recv; with `busy`, a node that keeps the worker busy that long (us).
+ */
+static void receiver_step_busy(struct enc *rm, int64_t t, int64_t busy)
 {
 	struct enc ss = {0}, dev = {0};
 
 	e_str(&dev, 1, W1 "/device:CPU:0");
+	if (busy)
+		node(&dev, "busy", t, busy, "busy = MatMul(a, a)", NULL);
 	node(&dev, "RecvTensor", t + 3, -1,
 	     "[4096B] " W0 "/device:CPU:0;0000000000000001;" W1 "/device:CPU:0;edge_5_x;0:0 from " W0
 	     "/device:CPU:0 to " W1 "/device:CPU:0",
@@ -1178,6 +1183,11 @@ static void receiver_step(struct enc *rm, int64_t t)
 	node(&dev, "x/_2", t + 2, 60, "x/_2 = _Recv(edge_5_x @" W0 "/device:CPU:0", NULL);
 	e_msg(&ss, 1, &dev);
 	e_msg(rm, 1, &ss);
+}
+
+static void receiver_step(struct enc *rm, int64_t t)
+{
+	receiver_step_busy(rm, t, 0);
 }
 
 /*
@@ -1240,6 +1250,86 @@ static void test_flows_across_files(void)
 	free(s1.p);
 	free(s2.p);
 	free(r2.p);
+}
+
+/* The flows of a session of mem_inputs, and its unmatched count. */
+static int import_flows(const struct mem_input *in, int n, struct flowlist *fl, uint64_t *unmatched)
+{
+	struct mem_inputs all = { in, n };
+	struct tft_session_summary sum;
+	struct tft_error err;
+	struct tft_session *s;
+	int rc;
+
+	memset(fl, 0, sizeof(*fl));
+	s = tft_test_import(tmpdir, ingest_all, &all, &rc, &err);
+	if (!s)
+		return -1;
+	tft_session_flows(s, collect_flow, fl, &err);
+	tft_session_get_summary(s, &sum);
+	*unmatched = sum.unmatched_flows;
+	tft_session_close(s);
+	return 0;
+}
+
+static int has_flow(const struct flowlist *fl, int64_t src_us, int64_t dst_us)
+{
+	for (int i = 0; i < fl->n; i++)
+		if (fl->f[i].src_ts_ns == src_us * 1000 && fl->f[i].dst_ts_ns == dst_us * 1000 &&
+		    !(fl->f[i].flags & TFT_FLOWF_UNMATCHED))
+			return 1;
+	return 0;
+}
+
+/*
+ * Per-worker files whose spans do not tell the steps apart: a _Send does
+ * not wait, so the peer's step may start after the sender's ended; a
+ * receiver busy longer than a step overlaps the sender's next step, whose
+ * first file is missing. Each receive still takes the send of its step
+ * (the latest that started before it ended), never one of another step,
+ * never backwards in time.
+ */
+static void test_flows_across_steps(void)
+{
+	struct enc s0 = {0}, r0 = {0}, s1 = {0}, s2 = {0}, b0 = {0}, b1 = {0}, b2 = {0};
+	struct flowlist fl;
+	uint64_t un = 0;
+
+	sender_step(&s0, T0);
+	receiver_step(&r0, T0 + 10); /* after the sender's step ended (T0 + 3) */
+	{
+		struct mem_input in[2] = { { "w0.pb", s0.p, s0.len }, { "w1.pb", r0.p, r0.len } };
+		int rc = import_flows(in, 2, &fl, &un);
+
+		ok(rc == 0 && has_flow(&fl, T0 + 1, T0 + 13) && un == 0,
+		   "async send: linked to the peer's later RecvTensor (%d flows, %llu unmatched)", fl.n,
+		   (unsigned long long)un);
+	}
+	/* steps every 1000 us; worker 1 busy 1500 us per step; worker 0's first file missing */
+	sender_step(&s1, T0 + 1000);
+	sender_step(&s2, T0 + 2000);
+	receiver_step_busy(&b0, T0 + 10, 1500);
+	receiver_step_busy(&b1, T0 + 1010, 1500);
+	receiver_step_busy(&b2, T0 + 2010, 1500);
+	{
+		struct mem_input in[5] = { { "w0-1.pb", s1.p, s1.len }, { "w0-2.pb", s2.p, s2.len },
+					   { "w1-0.pb", b0.p, b0.len }, { "w1-1.pb", b1.p, b1.len },
+					   { "w1-2.pb", b2.p, b2.len } };
+
+		int rc = import_flows(in, 5, &fl, &un);
+
+		ok(rc == 0 && has_flow(&fl, T0 + 1001, T0 + 1013) &&
+			   has_flow(&fl, T0 + 2001, T0 + 2013) && !has_flow(&fl, T0 + 1001, T0 + 13) && un == 1,
+		   "overlapping steps, a file missing: each send to its own step's RecvTensor, "
+		   "the first step's unmatched (%d flows, %llu unmatched)", fl.n, (unsigned long long)un);
+	}
+	free(s0.p);
+	free(r0.p);
+	free(s1.p);
+	free(s2.p);
+	free(b0.p);
+	free(b1.p);
+	free(b2.p);
 }
 
 static void test_names(void)
@@ -1357,6 +1447,7 @@ int main(void)
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	test_names();
 	test_flows_across_files();
+	test_flows_across_steps();
 	test_binary();
 	test_nested_error_path();
 	test_binary_stepstats();
