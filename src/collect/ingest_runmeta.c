@@ -837,6 +837,13 @@ static void json_output(struct rm *rm, const struct rm_output *o)
 		}
 	}
 	p = json_alloc_desc(p, &o->td.alloc);
+	if ((o->td.has & (1u << 2)) && !o->td.alloc.requested_bytes && !o->td.alloc.allocated_bytes &&
+	    !o->td.alloc.allocator_name.len && !o->td.alloc.allocation_id &&
+	    !o->td.alloc.has_single_reference && !o->td.alloc.ptr) {
+		/* present but all defaults: str(tensor_description) still prints it */
+		p = ju_key(p, "allocation_description");
+		p = ju_lit(p, "{}");
+	}
 	*p++ = '}';
 	b->len = (size_t)(p - b->p);
 }

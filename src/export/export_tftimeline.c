@@ -1306,6 +1306,7 @@ struct out_desc {
 	int64_t dtype, requested, allocated, alloc_id;
 	uint64_t ptr;
 	bool has_ptr;
+	bool alloc_present; /* an allocation_description whose fields are all defaults */
 };
 
 struct jp {
@@ -1479,6 +1480,9 @@ static bool parse_output(struct jp *j, struct out_desc *o)
 			ok = jp_int(j, &o->alloc_id);
 		} else if (slice_is(key, "has_single_reference")) {
 			ok = jp_bool(j, &o->has_single_ref);
+		} else if (slice_is(key, "allocation_description")) {
+			o->alloc_present = true;
+			ok = jp_skip(j, 1);
 		} else if (slice_is(key, "ptr")) {
 			int64_t v = 0;
 
@@ -1601,7 +1605,7 @@ static void tensor_text(struct buf *b, const struct out_desc *o)
 		buf_cstr(b, "}\n");
 	}
 	if (o->requested || o->allocated || o->allocator.len || o->alloc_id || o->has_single_ref ||
-	    o->has_ptr) {
+	    o->has_ptr || o->alloc_present) {
 		buf_cstr(b, "allocation_description {\n");
 		if (o->requested) {
 			buf_cstr(b, "  requested_bytes: ");

@@ -1198,6 +1198,36 @@ out:
 		tft_session_close(m);
 }
 
+/*
+ * An allocation_description present with every field at its default: str()
+ * of the TensorDescription prints it (proto3 prints a set submessage), so
+ * the snapshot does too.
+ */
+static void test_empty_alloc_desc(void)
+{
+	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, ex = { 0 }, o = { 0 }, td = { 0 }, sh = { 0 }, ad = { 0 };
+	struct tft_session *s;
+	char *t;
+
+	e_int(&o, 1, 0);
+	e_int(&td, 1, 1); /* DT_FLOAT */
+	e_msg(&td, 2, &sh); /* shape {} */
+	e_msg(&td, 4, &ad); /* allocation_description {} */
+	e_msg(&o, 3, &td);
+	e_msg(&ex, 7, &o);
+	node(&dev, "a", 1600000000000000, 2, "a = Op()", &ex);
+	device(&ss, DEV, &dev);
+	runmeta(&rm, &ss);
+	s = import(&rm, 1);
+	if (!ok(s != NULL, "empty allocation_description: imported"))
+		return;
+	t = export(s, false, true, true, NULL);
+	has(t, "\"tensor_description\":\"dtype: DT_FLOAT\\nshape {\\n}\\nallocation_description {\\n}\\n\"",
+	    "empty allocation_description: printed as timeline.py's str() does");
+	free(t);
+	tft_session_close(s);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/tft-tftimeline-XXXXXX";
@@ -1218,6 +1248,7 @@ int main(void)
 	test_reimport_dataflow();
 	test_continued_tracks();
 	test_workers_per_file();
+	test_empty_alloc_desc();
 	test_mixed_session();
 	test_long_step_across();
 	{
