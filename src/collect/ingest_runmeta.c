@@ -608,8 +608,10 @@ struct rm {
 	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
 
 	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
-	uint64_t *tmpl_tag;   /* owned, lazy: per slot its hash | 1, 0 when empty (one line per set) */
+	uint64_t *tmpl_tag;   /* owned, lazy: per slot (hash ^ epoch) | 1, 0 when empty (one line per set) */
 	uint8_t *tmpl_next;   /* owned, lazy: per set the way to evict next */
+	uint64_t tmpl_epoch;  /* this input's: tags of an earlier input's table never match */
+	struct rm_tmpl_cache *tmpl_cache; /* the session's spare table (the driving thread's rm only) */
 
 	/* Binary input: the dev_stats the pre-pass walked (scan_devices). */
 	struct rm_dinfo *dinfo; /* owned */
@@ -2099,6 +2101,51 @@ static int runmeta_scan_devices(struct rm *rm, const uint8_t *p, size_t len)
  * (tmpl_store): an empty way of the key's set, or its ways in turn. The
  * tags are probed first so that a lookup reads one line, not four slots.
  */
+/*
+ * The template table of the session's last input, kept on the writer for
+ * the next (a session pickle is thousands of small steps): taken back
+ * without clearing, its tags are tied to an input (tmpl_epoch).
+ */
+struct rm_tmpl_cache {
+	struct rm_tmpl *tmpl;
+	uint64_t *tag;
+	uint8_t *next;
+	uint64_t epochs;
+};
+
+static void tmpl_free(struct rm_tmpl *tmpl, uint64_t *tag, uint8_t *next)
+{
+	if (tmpl) {
+		for (uint32_t i = 0; i < TMPL_SLOTS; i++)
+			free(tmpl[i].key);
+		free(tmpl);
+	}
+	free(tag);
+	free(next);
+}
+
+static void tmpl_cache_free(void *ctx)
+{
+	struct rm_tmpl_cache *c = ctx;
+
+	tmpl_free(c->tmpl, c->tag, c->next);
+	free(c);
+}
+
+/* The session's spare-table slot (made on first use); NULL: none. */
+static struct rm_tmpl_cache *tmpl_cache_get(struct tft_writer *w)
+{
+	struct rm_tmpl_cache *c = tft_writer_attached(w, "runmeta.tmpl");
+
+	if (c || !(c = calloc(1, sizeof(*c))))
+		return c;
+	if (tft_writer_attach(w, "runmeta.tmpl", c, NULL, tmpl_cache_free)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
 static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_str name,
 				 const struct tft_pb_bytes *label, uint64_t *hash, int *hit)
 {
@@ -2110,6 +2157,17 @@ static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_st
 	*hit = 0;
 	if (name.len + label->len > TMPL_MAX_KEY)
 		return NULL;
+	if (!rm->tmpl && rm->tmpl_cache && rm->tmpl_cache->tmpl) {
+		struct rm_tmpl_cache *c = rm->tmpl_cache;
+
+		rm->tmpl = c->tmpl;
+		rm->tmpl_tag = c->tag;
+		rm->tmpl_next = c->next;
+		c->tmpl = NULL;
+		c->tag = NULL;
+		c->next = NULL;
+		rm->tmpl_epoch = tft_hash_u64(++c->epochs) & ~1ull;
+	}
 	if (!rm->tmpl) {
 		rm->tmpl = calloc(TMPL_SLOTS, sizeof(*rm->tmpl));
 		rm->tmpl_tag = calloc(TMPL_SLOTS, sizeof(*rm->tmpl_tag));
@@ -2128,6 +2186,7 @@ static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_st
 	h = tft_hash_fast(label->p, label->len, devno);
 	h ^= tft_hash_fast(name.p, name.len, 0) * 0x9e3779b97f4a7c15ULL;
 	*hash = h;
+	h ^= rm->tmpl_epoch; /* (t->hash keeps the plain hash) */
 	set = (uint32_t)h & (TMPL_SETS - 1);
 	tags = rm->tmpl_tag + set * TMPL_WAYS;
 	for (w = 0; w < TMPL_WAYS; w++) {
@@ -2135,7 +2194,7 @@ static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_st
 			continue;
 		t = &rm->tmpl[set * TMPL_WAYS + w];
 		/* (absent strings have p == NULL and len 0: memcmp must not see them) */
-		if (t->dev == devno && t->hash == h && t->name_len == name.len &&
+		if (t->dev == devno && t->hash == *hash && t->name_len == name.len &&
 		    t->label_len == label->len &&
 		    (!name.len || memcmp(t->key, name.p, name.len) == 0) &&
 		    (!label->len || memcmp(t->key + name.len, label->p, label->len) == 0)) {
@@ -2180,7 +2239,7 @@ static void tmpl_store(struct rm *rm, struct rm_tmpl *t, const struct rm_tmpl *n
 		memcpy(key, name.p, name.len);
 	if (label->len)
 		memcpy(key + name.len, label->p, label->len);
-	rm->tmpl_tag[t - rm->tmpl] = nt->hash | 1;
+	rm->tmpl_tag[t - rm->tmpl] = (nt->hash ^ rm->tmpl_epoch) | 1;
 }
 
 /*
@@ -3737,6 +3796,7 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		w->tmpl = NULL;
 		w->tmpl_tag = NULL;
 		w->tmpl_next = NULL;
+		w->tmpl_cache = NULL; /* (the writer's attachments are the driving thread's) */
 		w->graphs = NULL;
 		w->sorter = NULL;
 		w->entries = NULL;
@@ -4184,13 +4244,13 @@ static void rm_free(struct rm *rm)
 	free(rm->j_ids2.p);
 	free(rm->scratch.p);
 	free(rm->dinfo);
-	if (rm->tmpl) {
-		for (uint32_t i = 0; i < TMPL_SLOTS; i++)
-			free(rm->tmpl[i].key);
-		free(rm->tmpl);
+	if (rm->tmpl_cache && !rm->tmpl_cache->tmpl && rm->tmpl) { /* for the next input */
+		rm->tmpl_cache->tmpl = rm->tmpl;
+		rm->tmpl_cache->tag = rm->tmpl_tag;
+		rm->tmpl_cache->next = rm->tmpl_next;
+	} else {
+		tmpl_free(rm->tmpl, rm->tmpl_tag, rm->tmpl_next);
 	}
-	free(rm->tmpl_tag);
-	free(rm->tmpl_next);
 }
 
 static int intern_keys(struct rm *rm)
@@ -4319,6 +4379,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.cur_entry = -1;
 	rm.name = name;
 	rm.step_name = step_name;
+	rm.tmpl_cache = tmpl_cache_get(w); /* (none: each input makes its own table) */
 	clock_gettime(CLOCK_MONOTONIC, &rm.last_progress);
 	if (text) {
 		r = tft_pb_text_init(&dec, data, len, err);

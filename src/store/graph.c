@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/graph.h"
+#include "store/writer.h"
 
 #define GRAPH_SQL                                                                        \
 	"CREATE TABLE IF NOT EXISTS graph_nodes(id INTEGER PRIMARY KEY,"                 \
@@ -26,9 +27,16 @@ struct tft_graph_store {
 	struct tft_writer *w; /* borrowed */
 	sqlite3 *db;          /* borrowed: the writer's handle */
 	sqlite3_stmt *ins;    /* owned */
-	int64_t next_graph;
+	int64_t *next_graph;  /* the session's, attached to the writer (GRAPH_NEXT) */
 	uint64_t count;
 };
+
+/*
+ * The next graph id of the session, kept on the writer once the table
+ * exists: a session pickle opens a store per traced step, and neither the
+ * schema nor the MAX(graph_id) scan need doing again.
+ */
+#define GRAPH_NEXT "graph.next_id"
 
 static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
 {
@@ -53,25 +61,36 @@ struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_er
 	}
 	gs->w = w;
 	gs->db = db;
-	if (sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK ||
+	gs->next_graph = tft_writer_attached(w, GRAPH_NEXT);
+	if ((!gs->next_graph && sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK) ||
 	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &gs->ins, NULL) != SQLITE_OK) {
 		db_err(db, err, "create");
 		sqlite3_finalize(gs->ins);
 		free(gs);
 		return NULL;
 	}
+	if (gs->next_graph)
+		return gs;
 	/* Graph ids continue after those of earlier imports into this session. */
+	gs->next_graph = calloc(1, sizeof(*gs->next_graph));
+	if (!gs->next_graph || tft_writer_attach(w, GRAPH_NEXT, gs->next_graph, NULL, free)) {
+		free(gs->next_graph);
+		sqlite3_finalize(gs->ins);
+		free(gs);
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
 			       &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
-		gs->next_graph = sqlite3_column_int64(st, 0);
+		*gs->next_graph = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return gs;
 }
 
 int64_t tft_graph_store_next_graph(struct tft_graph_store *gs)
 {
-	return gs->next_graph++;
+	return (*gs->next_graph)++;
 }
 
 static void bind_text(sqlite3_stmt *st, int i, struct tft_graph_text t)
