@@ -33,6 +33,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -650,6 +651,7 @@ def check(binary):
                                      b[i] if i < len(b) else None))
             rep.check(name, problems)
         timeline_roundtrip(H, rep, binary, tmp)
+        many_steps(H, rep, binary, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rep.finish()
@@ -685,6 +687,33 @@ def timeline_roundtrip(H, rep, binary, tmp):
         rep.check(name, [] if got == want else
                   ["%d M/X events, want %d; first difference %r" %
                    (len(got), len(want), next((g for g, w in zip(got, want) if g != w), None))])
+
+
+def many_steps(H, rep, binary, tmp):
+    """A list of many traced steps (tfvis keeps one RunMetadata per traced step): the import
+    time grows with the steps, not with their square (one step's work must not scan what
+    the earlier steps stored). 8x the steps may take at most 20x the time (64x if quadratic)."""
+    times = {}
+    for n in (2000, 16000):
+        path = os.path.join(tmp, "steps%d.pickle" % n)
+        w = "/job:worker/replica:0/task:0/device:CPU:0"
+        rms = [RunMetadata(enc_runmeta([{"device": w, "node_stats": [
+            node("x/_1", 1600000000000000 + k * 1000, 1, "x/_1 = _Send(e @/job:worker/replica:0/task:1/device:CPU:0"),
+            node("y", 1600000000000000 + k * 1000 + 2, 3, "y = Neg(x)")]}])) for k in range(n)]
+        with open(path, "wb") as f:
+            pickle.dump(rms, f, protocol=4)
+        sess = os.path.join(tmp, "steps%d.tft" % n)
+        t0 = time.monotonic()
+        r = H.run([binary, "import", "-q", path, "-o", sess])
+        times[n] = time.monotonic() - t0
+        if r.rc != 0 or r.crashed:
+            rep.fail("many-steps", r.why())
+            return
+    ratio = times[16000] / max(times[2000], 1e-3)
+    print("# many-steps: 2000 steps %.2f s, 16000 steps %.2f s (x%.1f)" % (times[2000], times[16000], ratio))
+    rep.check("many-steps", [] if ratio < 20 else
+              ["16000 steps took %.1fx the time of 2000 (%.2f s, %.2f s): superlinear" %
+               (ratio, times[16000], times[2000])])
 
 
 def main():
