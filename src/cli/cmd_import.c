@@ -155,6 +155,7 @@ int tft_cmd_import(int argc, char **argv)
 		.progress_ctx = &prog,
 		.threads = wopts.threads, /* the same knob: TFT_STORE_THREADS, else the CPUs */
 	};
+	tft_ingest_order((const char **)(argv + optind), argc - optind); /* (RunMetadata steps: by time) */
 	for (int i = optind; i < argc; i++) {
 		long long errs0 = (long long)tft_writer_count(w, "xspace_errors"), warns0 = (long long)tft_writer_count(w, "xspace_warnings");
 

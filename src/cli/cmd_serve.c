@@ -126,6 +126,7 @@ static int import_inputs(char **inputs, int n, struct tmp_session *t, int quiet)
 	}
 	struct tft_ingest_opts iopts = {.threads = wopts.threads}; /* as `import` parses */
 
+	tft_ingest_order((const char **)inputs, n); /* (one RunMetadata per step: in time order) */
 	for (int i = 0; i < n; i++) {
 		rc = tft_ingest_file(w, inputs[i], &iopts, &err);
 		if (rc != 0) {

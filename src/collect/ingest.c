@@ -319,6 +319,72 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 	return rc;
 }
 
+/* The earliest node start of a RunMetadata / StepStats file; INT64_MIN for anything else. */
+static int64_t runmeta_file_start(const char *path)
+{
+	struct tft_error err;
+	struct tft_source *src;
+	struct whole wh;
+	const void *peek;
+	size_t len;
+	int64_t start = INT64_MIN;
+	int fmt;
+
+	tft_error_clear(&err);
+	if (!(src = tft_source_open_file(path, &err)))
+		return INT64_MIN;
+	if (tft_source_peek(src, PROBE_BYTES, &peek, &len, &err) == 0 &&
+	    !probe_json(peek, len, len < PROBE_BYTES) &&
+	    !tft_ingest_pickle_probe(peek, len, len < PROBE_BYTES)) {
+		fmt = tft_pb_sniff(peek, len, path);
+		if ((fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS ||
+		     fmt == TFT_PB_FMT_RUNMETA_TEXT || fmt == TFT_PB_FMT_STEPSTATS_TEXT) &&
+		    whole_input(src, path, NULL, 0, &wh, &err) == 0) {
+			start = tft_runmeta_start(wh.data, wh.len, fmt);
+			whole_free(&wh);
+		}
+	}
+	tft_source_close(src);
+	return start;
+}
+
+struct order_ent {
+	const char *path;
+	int64_t start;
+	int pos;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order_ent *x = a, *y = b;
+
+	int c;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* (steps of several workers at one time: by name, step_2 before step_10) */
+	c = strverscmp(x->path, y->path);
+	return c ? c : x->pos - y->pos;
+}
+
+void tft_ingest_order(const char **paths, int n)
+{
+	struct order_ent *e;
+
+	if (n < 2 || !(e = malloc((size_t)n * sizeof(*e))))
+		return;
+	for (int i = 0; i < n; i++) {
+		e[i] = (struct order_ent){ paths[i], runmeta_file_start(paths[i]), i };
+		if (e[i].start == INT64_MIN)
+			goto out; /* not all RunMetadata: as given */
+	}
+	qsort(e, (size_t)n, sizeof(*e), cmp_order);
+	for (int i = 0; i < n; i++)
+		paths[i] = e[i].path;
+out:
+	free(e);
+}
+
 static int ingest_path(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
 		       struct tft_error *err)
 {

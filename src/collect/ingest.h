@@ -53,6 +53,15 @@ static inline int tft_ingest_progress_due(struct timespec *last, int force)
 int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ingest_opts *opts,
 		    struct tft_error *err);
 
+/*
+ * Order a session's inputs for import: when every one is a RunMetadata or
+ * StepStats file (one step each, as distributed TF and per-step tracing
+ * save them), by their earliest node start, so that each worker's steps
+ * continue its process whatever order a shell glob gave (step_10 before
+ * step_2). Anything else stays as given.
+ */
+void tft_ingest_order(const char **paths, int n);
+
 /* Import from memory (tests, fuzzing); `name` is used in error messages. */
 int tft_ingest_mem(struct tft_writer *w, const char *name, const void *data, size_t len,
 		   const struct tft_ingest_opts *opts, struct tft_error *err);

@@ -1553,6 +1553,18 @@ static int64_t input_start(struct rm *rm)
 	return rm->start;
 }
 
+int64_t tft_runmeta_start(const uint8_t *data, size_t len, int format)
+{
+	struct rm rm;
+
+	memset(&rm, 0, sizeof(rm));
+	rm.input = data;
+	rm.input_len = len;
+	rm.text = format == TFT_PB_FMT_RUNMETA_TEXT || format == TFT_PB_FMT_STEPSTATS_TEXT;
+	rm.stepstats = format == TFT_PB_FMT_STEPSTATS || format == TFT_PB_FMT_STEPSTATS_TEXT;
+	return input_start(&rm);
+}
+
 /* The latest event end on the tracks of process p (INT64_MIN: no events). */
 static int64_t process_end(struct rm *rm, uint32_t p)
 {

@@ -40,4 +40,11 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 			    size_t len, int format, int64_t step_index, const char *step_name,
 			    const struct tft_ingest_opts *opts, struct tft_error *err);
 
+/*
+ * The earliest node start (ns) of a RunMetadata / StepStats of `format`
+ * (TFT_PB_FMT_*), read without importing it; INT64_MAX if it has no node,
+ * INT64_MIN if it does not parse.
+ */
+int64_t tft_runmeta_start(const uint8_t *data, size_t len, int format);
+
 #endif /* TFT_COLLECT_INGEST_RUNMETA_H */

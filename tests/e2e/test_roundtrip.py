@@ -95,6 +95,14 @@ def check_sendrecv(tmp):
         probs.append("two steps of two workers: %d flows (%d unmatched), %d processes, %d tracks; "
                      "want 2 (0), 2, 3" % (info["flows"], info["unmatched_flows"], info["processes"],
                                           info["tracks"]))
+    # the later step first on the command line (a shell glob's step_10 before step_2):
+    # imported in time order all the same, each worker's steps on its one process
+    rev = os.path.join(tmp, "rev.tft")
+    H.cli_import(H.tft_bin(), ins[::-1], rev)
+    info = H.cli_info(H.tft_bin(), rev)
+    if (info["flows"], info["processes"], info["tracks"]) != (2, 2, 3):
+        probs.append("the later step's file first: %d flows, %d processes, %d tracks; want 2, 2, 3"
+                     % (info["flows"], info["processes"], info["tracks"]))
     probs += H.roundtrip(H.tft_bin(), ins[0], tmp, extra_keys=("tracks",))
     # One worker's own RunMetadata: its _Send's partner is in the other worker's file.
     lone = os.path.join(tmp, "worker0.pbtxt")
