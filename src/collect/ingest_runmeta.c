@@ -2107,13 +2107,6 @@ static int runmeta_scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 }
 
 /*
- * The template slot for (current device, node_name, label), or NULL when
- * the key is too long to cache or the cache could not be allocated. *hit:
- * the slot holds exactly this key; else the slot is the one to fill
- * (tmpl_store): an empty way of the key's set, or its ways in turn. The
- * tags are probed first so that a lookup reads one line, not four slots.
- */
-/*
  * The template table of the session's last input, kept on the writer for
  * the next (a session pickle is thousands of small steps): taken back
  * without clearing, its tags are tied to an input (tmpl_epoch).
@@ -2158,6 +2151,13 @@ static struct rm_tmpl_cache *tmpl_cache_get(struct tft_writer *w)
 	return c;
 }
 
+/*
+ * The template slot for (current device, node_name, label), or NULL when
+ * the key is too long to cache or the cache could not be allocated. *hit:
+ * the slot holds exactly this key; else the slot is the one to fill
+ * (tmpl_store): an empty way of the key's set, or its ways in turn. The
+ * tags are probed first so that a lookup reads one line, not four slots.
+ */
 static struct rm_tmpl *tmpl_slot(struct rm *rm, uint32_t devno, struct tft_tf_str name,
 				 const struct tft_pb_bytes *label, uint64_t *hash, int *hit)
 {

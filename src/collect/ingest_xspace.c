@@ -1567,9 +1567,13 @@ static int64_t stat_id_named(const uint8_t *p, const uint8_t *end, const char *n
 static int64_t task_env_start(const uint8_t *p, size_t len)
 {
 	static const char te[] = "Task Environment";
-	const uint8_t *q = p, *end = p + len;
+	const uint8_t *q = p, *end;
 	int64_t id = -1;
 	int is_te = 0;
+
+	if (!len)
+		return 0;
+	end = p + len;
 
 	while (q < end) {
 		const uint8_t *sub = NULL;
