@@ -669,6 +669,22 @@ static int cmp_job(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
+/* Store the deferred steps in time order (each worker's later step then continues its process). */
+static int store_jobs(struct pk_ing *g)
+{
+	int r = 0;
+
+	g->defer = false;
+	if (g->njobs)
+		qsort(g->jobs, g->njobs, sizeof(*g->jobs), cmp_job);
+	for (size_t i = 0; i < g->njobs && !r; i++) {
+		const struct pk_job *j = &g->jobs[i];
+
+		r = j->obj ? store_proto(g, j->obj, j->label) : add_step(g, j->label, j->start_ns, j->dur_ns, false);
+	}
+	return r;
+}
+
 static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 {
 	const struct tft_pickle_value *profiles = tft_pickle_attr(src, "_run_profile");
@@ -732,14 +748,8 @@ static int import_session(struct pk_ing *g, const struct tft_pickle_value *src)
 		}
 	}
 	free(runs);
-	g->defer = false;
-	if (!r && g->njobs)
-		qsort(g->jobs, g->njobs, sizeof(*g->jobs), cmp_job);
-	for (size_t i = 0; i < g->njobs && !r; i++) {
-		const struct pk_job *j = &g->jobs[i];
-
-		r = j->obj ? store_proto(g, j->obj, j->label) : add_step(g, j->label, j->start_ns, j->dur_ns, false);
-	}
+	if (!r)
+		r = store_jobs(g);
 	if (r)
 		return r;
 
@@ -789,6 +799,7 @@ static int ingest_root(struct pk_ing *g, const struct tft_pickle_value *root, in
 										 : "runmeta-pickle",
 				       NULL);
 	} else if ((root->type == TFT_PICKLE_LIST || root->type == TFT_PICKLE_TUPLE) && root->n) {
+		g->defer = true; /* (stored in time order, whatever the list's order) */
 		for (uint32_t i = 0; i < root->n && !r; i++) {
 			const struct tft_pickle_value *v = root->u.items[i];
 
@@ -801,6 +812,8 @@ static int ingest_root(struct pk_ing *g, const struct tft_pickle_value *root, in
 			snprintf(buf, sizeof(buf), "trace %u", i);
 			r = import_proto(g, v, buf, 0, 0);
 		}
+		if (!r)
+			r = store_jobs(g);
 		if (!r)
 			r = set_format(g, "runmeta-pickle", NULL);
 	} else {

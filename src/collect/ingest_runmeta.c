@@ -1565,18 +1565,25 @@ int64_t tft_runmeta_start(const uint8_t *data, size_t len, int format)
 	return input_start(&rm);
 }
 
-/* The latest event end on the tracks of process p (INT64_MIN: no events). */
-static int64_t process_end(struct rm *rm, uint32_t p)
+/*
+ * The latest event end of each process (INT64_MIN: no events), in one pass
+ * over the tracks; NULL when out of memory.
+ */
+static int64_t *process_ends(struct rm *rm)
 {
-	uint32_t n = tft_writer_track_count(rm->w);
-	int64_t end = INT64_MIN;
+	uint32_t np = tft_writer_process_count(rm->w), nt = tft_writer_track_count(rm->w);
+	int64_t *end = malloc((size_t)(np ? np : 1) * sizeof(*end));
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tft_track *t = tft_writer_track(rm->w, i);
-		int64_t e = t && t->process == p ? tft_writer_track_end(rm->w, i) : INT64_MIN;
+	if (!end)
+		return NULL;
+	for (uint32_t i = 0; i < np; i++)
+		end[i] = INT64_MIN;
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t p = tft_writer_track_process(rm->w, i);
+		int64_t e = tft_writer_track_end(rm->w, i);
 
-		if (e > end)
-			end = e;
+		if (p < np && e > end[p])
+			end[p] = e;
 	}
 	return end;
 }
@@ -1593,7 +1600,7 @@ static int64_t process_end(struct rm *rm, uint32_t p)
 static uint32_t continued_process(struct rm *rm, const char *pname)
 {
 	uint32_t n = tft_writer_process_count(rm->w), best = TFT_NONE;
-	int64_t best_end = INT64_MIN, start = INT64_MIN;
+	int64_t best_end = INT64_MIN, start = INT64_MIN, *ends = NULL;
 	int looked = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -1601,19 +1608,23 @@ static uint32_t continued_process(struct rm *rm, const char *pname)
 		const char *s = p ? tft_writer_str(rm->w, p->name, NULL) : NULL;
 		int64_t end;
 
-		if (!s || strcmp(s, pname) != 0 || p->host != 0)
+		if (!s || strcmp(s, pname) != 0 || p->host != 0 || p->id >= n)
 			continue;
 		if (!looked) {
 			start = input_start(rm);
+			ends = process_ends(rm);
 			looked = 1;
+			if (!ends)
+				break; /* out of memory: a process of its own */
 		}
-		end = process_end(rm, p->id);
+		end = ends[p->id];
 		if (start != INT64_MIN && (end == INT64_MIN || start > end) &&
 		    (best == TFT_NONE || end > best_end)) {
 			best = p->id;
 			best_end = end;
 		}
 	}
+	free(ends);
 	return best;
 }
 
@@ -1645,10 +1656,13 @@ static uint32_t continued_track(struct rm *rm, const struct rm_dev *dev, uint32_
 	if (!dev->continued)
 		return TFT_NONE;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct tft_track *t = tft_writer_track(rm->w, i);
+		const struct tft_track *t;
 
-		if (t && t->process == dev->process && t->kind == kind && t->name == name &&
-		    t->tid == tid && tft_writer_track_appendable(rm->w, i))
+		if (tft_writer_track_process(rm->w, i) != dev->process)
+			continue; /* (no wait for the store workers: the kind is read only here) */
+		t = tft_writer_track(rm->w, i);
+		if (t && t->kind == kind && t->name == name && t->tid == tid &&
+		    tft_writer_track_appendable(rm->w, i))
 			return i;
 	}
 	return TFT_NONE;

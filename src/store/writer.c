@@ -1692,6 +1692,11 @@ int64_t tft_writer_track_end(const struct tft_writer *w, uint32_t track)
 	return track < w->ntracks ? w->calls[track].max_end : INT64_MIN;
 }
 
+uint32_t tft_writer_track_process(const struct tft_writer *w, uint32_t track)
+{
+	return track < w->ntracks ? w->tracks[track]->t.process : TFT_NONE;
+}
+
 int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track)
 {
 	if (track >= w->ntracks || failed_now(w))

@@ -160,6 +160,11 @@ uint32_t tft_writer_step_count(const struct tft_writer *w);
  */
 int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track);
 /*
+ * The process of a track, or TFT_NONE: without waiting for the store
+ * workers (a track's process never changes), for scans over every track.
+ */
+uint32_t tft_writer_track_process(const struct tft_writer *w, uint32_t track);
+/*
  * The latest end (ts + dur) of the events appended to `track` so far, as the
  * calling (driving) thread knows them (a lane's once it is closed); INT64_MIN
  * if none.

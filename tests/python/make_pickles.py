@@ -709,6 +709,21 @@ def many_steps(H, rep, binary, tmp):
         if r.rc != 0 or r.crashed:
             rep.fail("many-steps", r.why())
             return
+    # the same steps, the list in reverse time order: stored in time order all the same,
+    # so the worker's steps share its one process (not one process per step)
+    path = os.path.join(tmp, "reversed.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(rms[:2000][::-1], f, protocol=4)
+    sess = os.path.join(tmp, "reversed.tft")
+    t0 = time.monotonic()
+    r = H.run([binary, "import", "-q", path, "-o", sess])
+    rev_s = time.monotonic() - t0
+    info = H.cli_info(binary, sess) if r.rc == 0 else None
+    if not info or info["processes"] != 1 or info["steps"] != 2000:
+        rep.fail("many-steps", "a reversed list of 2000 steps: %s" % (
+            r.why() if r.rc else "%d processes, %d steps; want 1, 2000" % (info["processes"], info["steps"])))
+        return
+    print("# many-steps: the reversed list of 2000 steps %.2f s" % rev_s)
     ratio = times[16000] / max(times[2000], 1e-3)
     print("# many-steps: 2000 steps %.2f s, 16000 steps %.2f s (x%.1f)" % (times[2000], times[16000], ratio))
     rep.check("many-steps", [] if ratio < 20 else
