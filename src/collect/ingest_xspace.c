@@ -1955,6 +1955,15 @@ static uint32_t corr_entry(struct xs *x, uint64_t id)
  * A correlation end of entry i, on a device plane (dst) or not: the first
  * source counts; every destination does (one launch, several kernels).
  */
+static __attribute__((noinline, cold)) int corr_more_add(struct xs *x, uint32_t i, uint32_t track,
+							  int64_t ts)
+{
+	if (tft_grow((void **)&x->corr_more, &x->ccorr_more, x->ncorr_more + 1, sizeof(*x->corr_more)))
+		return TFT_ENOMEM;
+	x->corr_more[x->ncorr_more++] = (struct xs_corr_dst){ i, track, ts };
+	return 0;
+}
+
 static inline int corr_end(struct xs *x, uint32_t i, int dst, uint32_t track, int64_t ts)
 {
 	struct xs_corr *c = &x->corr[i];
@@ -1966,15 +1975,12 @@ static inline int corr_end(struct xs *x, uint32_t i, int dst, uint32_t track, in
 		c->src_track = track;
 		c->src_ts = ts;
 	} else if (dst) {
-		if (tft_grow((void **)&x->corr_more, &x->ccorr_more, x->ncorr_more + 1,
-			     sizeof(*x->corr_more)))
-			return TFT_ENOMEM;
-		x->corr_more[x->ncorr_more++] = (struct xs_corr_dst){ i, track, ts };
+		return corr_more_add(x, i, track, ts);
 	}
 	return 0;
 }
 
-static int note_corr(struct xs *x, uint32_t track, int64_t ts)
+static inline __attribute__((always_inline)) int note_corr(struct xs *x, uint32_t track, int64_t ts)
 {
 	uint32_t i;
 
@@ -2035,7 +2041,7 @@ static inline __attribute__((always_inline)) int group_add(struct idmap *map, st
 	return 0;
 }
 
-static inline int note_group(struct xs *x, int64_t start, int64_t end)
+static inline __attribute__((always_inline)) int note_group(struct xs *x, int64_t start, int64_t end)
 {
 	struct xs_group e = {
 		.id = x->ev_group,
@@ -2560,6 +2566,32 @@ static int opt_finish(struct xs *x, const struct xs_job *j)
  * the first event (no empty tracks). With x->optimistic, XS_REDO when the
  * line must be stored the serial way after all (nothing is ended then).
  */
+/*
+ * A line field other than an event with the one-byte key (already checked
+ * by pass 1): skipped, or an event whose key is a longer varint (A2 00).
+ */
+static __attribute__((noinline, cold)) int other_field(struct xs *x, const uint8_t **pp,
+						       const uint8_t *end, uint32_t *index)
+{
+	struct tft_pb_dec *d = x->dec;
+	struct tft_pb_iter it;
+	struct tft_pb_raw f;
+	int r;
+
+	tft_pb_wire_iter_init(&it, *pp, (size_t)(end - *pp));
+	r = tft_pb_wire_iter_next(d, &it, &f);
+	d->cur_field = NULL;
+	if (r < 0)
+		return r;
+	*pp = it.p;
+	if (f.num == 4 && f.wt == TFT_PB_WT_LEN) {
+		d->cur_field = "events";
+		d->cur_index = *index;
+		return line_event(x, f.p, f.len, (*index)++);
+	}
+	return 0;
+}
+
 static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 {
 	const struct tft_pb_sub *ls = &j->sub;
@@ -2587,9 +2619,6 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 	d->path[d->depth].index = ls->index;
 	d->depth++;
 	while (p < end) {
-		struct tft_pb_iter it;
-		struct tft_pb_raw f;
-
 		if (*p == 0x22) {
 			const uint8_t *q = p + 1;
 			uint64_t n;
@@ -2610,22 +2639,9 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 				break;
 			continue;
 		}
-		/* Any other field (already checked by pass 1): skip it. */
-		tft_pb_wire_iter_init(&it, p, (size_t)(end - p));
-		r = tft_pb_wire_iter_next(d, &it, &f);
-		d->cur_field = NULL;
-		if (r < 0)
+		r = other_field(x, &p, end, &index);
+		if (r)
 			break;
-		r = 0;
-		p = it.p;
-		/* an event whose key is not the one byte 0x22 (a longer varint): still an event */
-		if (f.num == 4 && f.wt == TFT_PB_WT_LEN) {
-			d->cur_field = "events";
-			d->cur_index = index;
-			r = line_event(x, f.p, f.len, index++);
-			if (r)
-				break;
-		}
 	}
 	d->depth--;
 	if (x->optimistic) {
