@@ -56,7 +56,10 @@ export class Overview {
 				<section class="card health"><h3>Health</h3>
 					<dl><dt title="events the tracer could not record (buffers full)">Dropped events</dt><dd class="${warn(s.dropped)}">${fmtInt(s.dropped ?? 0)}</dd>
 					<dt title="flow starts or ends without a partner">Unmatched flows</dt><dd class="${warn(s.unmatched_flows)}">${fmtInt(s.unmatched_flows ?? 0)}</dd>
-					<dt title="slices that began but never ended; drawn to the trace end">Unclosed slices</dt><dd class="${warn(s.unclosed_slices)}">${fmtInt(s.unclosed_slices ?? 0)}</dd></dl>
+					<dt title="slices that began but never ended; drawn to the trace end">Unclosed slices</dt><dd class="${warn(s.unclosed_slices)}">${fmtInt(s.unclosed_slices ?? 0)}</dd>
+					${Number(s.profiler_errors) > 0 || Number(s.profiler_warnings) > 0 ? `<dt title="what the TF/JAX profiler reported about its own trace (XSpace errors and warnings)">Profiler messages</dt><dd class="warn">${fmtInt(Number(s.profiler_errors) || 0)} errors, ${fmtInt(Number(s.profiler_warnings) || 0)} warnings</dd>` : ''}</dl>
+					${[...(s.profiler_error_messages || []).map((m) => ['error', m]), ...(s.profiler_warning_messages || []).map((m) => ['warning', m])]
+						.map(([k, m]) => `<p class="hint profiler-msg"><b>Profiler ${k}:</b> ${esc(m)}</p>`).join('')}
 					<p class="hint">${[
 						Number(s.dropped) > 0 ? 'Events were dropped while tracing: totals undercount (enlarge the trace buffer).' : '',
 						Number(s.unclosed_slices) > 0 ? 'Some slices never ended (the program stopped mid-op or the trace was cut); they run to the end of the trace.' : '',

@@ -888,7 +888,7 @@ if (tftBin && !perfOnly) {
 			return true;
 		});
 	} else skip('unclosed slice', `no ${unclosed}`);
-	await step('edge cases: an empty session\'s overview, a one-instant session\'s hover, a long name\'s tooltip', async () => {
+	await step('edge cases: an empty session\'s overview, a one-instant session\'s hover and zoomed-in chevron, a profiler error on the Overview, a long name\'s tooltip', async () => {
 		let srv = await serveTrace('empty', { traceEvents: [] });
 		try {
 			await xopen(new URL('#/timeline', srv.url).href);
@@ -930,6 +930,26 @@ if (tftBin && !perfOnly) {
 			note(`one instant at ${wide.res.toFixed(3)} ns/px: chevron ${wide.w} px wide`);
 			assert(wide.ink && wide.w <= 12, `one instant zoomed in: chevron ${JSON.stringify(wide)} (want about 8 px wide)`);
 		} finally { srv.stop(); }
+		// an XSpace whose profiler reported an error: the Overview's Health card says it
+		{
+			const vi = (v) => { const o = []; do { let b = v & 0x7f; v = Math.floor(v / 128); if (v) b |= 0x80; o.push(b); } while (v); return o; };
+			const fld = (n, bytes) => [...vi(n * 8 + 2), ...vi(bytes.length), ...bytes];
+			const int = (n, v) => [...vi(n * 8), ...vi(v)];
+			const str = (n, t) => fld(n, [...Buffer.from(t)]);
+			const ev = [...int(1, 1), ...int(2, 0), ...int(3, 1000000)];
+			const line = [...int(1, 1), ...str(2, 'main'), ...fld(4, ev)];
+			const meta = [...int(1, 1), ...fld(2, [...int(1, 1), ...str(2, 'op')])];
+			const plane = [...int(1, 1), ...str(2, '/host:CPU'), ...fld(3, line), ...fld(4, meta)];
+			const space = [...fld(1, plane), ...str(2, 'CUPTI could not be loaded'), ...str(4, 'h')];
+			const file = path.join(xtmp, 'errs.xplane.pb');
+			fs.writeFileSync(file, Buffer.from(space));
+			srv = await serveTrace('errs', file);
+			try {
+				await xopen(new URL('#/overview', srv.url).href);
+				await xp.waitForFunction(() => /Profiler error:\s*CUPTI could not be loaded/.test(document.body.innerText), null, { timeout: 5000 })
+					.catch(() => { throw new Error('an XSpace with a profiler error: the Overview does not show it'); });
+			} finally { srv.stop(); }
+		}
 		srv = await serveTrace('long', { traceEvents: [{ name: 'x'.repeat(3000), ph: 'X', ts: 0, dur: 1000, pid: 1, tid: 1, args: { a: 'y'.repeat(5000) } }] });
 		try {
 			await xopen(new URL('#/timeline', srv.url).href);
