@@ -319,7 +319,7 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 	return rc;
 }
 
-/* The earliest node start of a RunMetadata / StepStats file; INT64_MIN for anything else. */
+/* The earliest node start of a RunMetadata / StepStats file; INT64_MIN for anything else (or not a file). */
 static int64_t runmeta_file_start(const char *path)
 {
 	struct tft_error err;
@@ -330,6 +330,11 @@ static int64_t runmeta_file_start(const char *path)
 	int64_t start = INT64_MIN;
 	int fmt;
 
+	struct stat st;
+
+	/* (a pipe, <(...), would be used up: only files are read ahead) */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return INT64_MIN;
 	tft_error_clear(&err);
 	if (!(src = tft_source_open_file(path, &err)))
 		return INT64_MIN;

@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
 import tft_harness as H  # noqa: E402
@@ -127,6 +128,23 @@ def check_sendrecv(tmp):
     if (info["flows"], info["unmatched_flows"], info["processes"]) != (1, 0, 2):
         probs.append("a worker's file per worker: %d flows (%d unmatched), %d processes; want 1 (0), 2"
                      % (info["flows"], info["unmatched_flows"], info["processes"]))
+    # the same two files through pipes (`import <(zcat a) <(zcat b)`): read once, as given
+    fifos = []
+    for k, src in enumerate((lone, peer)):
+        fifo = os.path.join(tmp, "pipe%d" % k)
+        os.mkfifo(fifo)
+        fifos.append(fifo)
+        threading.Thread(target=lambda f=fifo, s=src: open(f, "wb").write(open(s, "rb").read()),
+                         daemon=True).start()
+    piped = os.path.join(tmp, "piped.tft")
+    try:
+        H.cli_import(H.tft_bin(), fifos, piped, timeout=60)
+        info = H.cli_info(H.tft_bin(), piped)
+        if (info["flows"], info["unmatched_flows"]) != (1, 0):
+            probs.append("the workers' files through pipes: %d flows (%d unmatched); want 1 (0)"
+                         % (info["flows"], info["unmatched_flows"]))
+    except H.CliError as e:
+        probs.append("the workers' files through pipes: %s" % e)
     return probs
 
 
