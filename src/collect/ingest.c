@@ -183,8 +183,13 @@ static int whole_input(struct tft_source *src, const char *path, const void *mem
 			wh->len = mem_len;
 			return 0;
 		}
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		struct stat st;
+		int fd = -1;
+
+		/* (a named pipe's second open would wait for a writer that has gone) */
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			goto stream;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) != 0) {
 			int e = errno;
 			if (fd >= 0)
@@ -207,8 +212,9 @@ static int whole_input(struct tft_source *src, const char *path, const void *mem
 			wh->data = (const uint8_t *)"";
 			return 0;
 		}
-		close(fd); /* not mappable (a pipe ...): read it through the source */
+		close(fd); /* not mappable: read it through the source */
 	}
+stream:;
 	size_t cap = 1u << 20;
 	uint64_t raw = tft_source_raw_size(src);
 	if (raw && raw < WHOLE_MAX)
