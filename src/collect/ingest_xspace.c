@@ -1625,11 +1625,16 @@ static int64_t task_env_start(const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* A line's timestamp on its host's clock (see xs.clock_ns). */
+/*
+ * A line's timestamp on its host's clock (see xs.clock_ns). TF's
+ * NormalizeTimestamps subtracts the profile start from the lines that began
+ * at or after it; a line that began before keeps its epoch time. So a
+ * relative time is small and an epoch time is near the start: below half
+ * the start (the profile would span decades otherwise), it is relative.
+ */
 static inline int64_t line_clock(const struct xs *x, int64_t ts)
 {
-	/* (TF normalizes only lines that started after the profile: others keep theirs) */
-	return x->clock_ns && ts >= 0 && ts < x->clock_ns ? ts + x->clock_ns : ts;
+	return x->clock_ns && ts >= 0 && ts < x->clock_ns / 2 ? ts + x->clock_ns : ts;
 }
 
 static int on_space_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
