@@ -467,6 +467,7 @@ struct rm_comm {
 	uint32_t track;
 	uint32_t tensor; /* string id */
 	uint8_t role;
+	uint8_t cross;  /* source and destination devices of different workers (tasks) */
 	uint32_t seq;   /* arrival order (stable sort) */
 };
 
@@ -514,6 +515,7 @@ struct rm_tmpl {
 	uint8_t comm;       /* emitted on the comm track */
 	uint8_t has_comm;   /* adds a send/recv/transfer endpoint */
 	uint8_t role;       /* ROLE_* when has_comm */
+	uint8_t comm_cross; /* its source and destination are different workers */
 	struct tft_arg args[TMPL_MAX_ARGS];
 };
 
@@ -1793,6 +1795,19 @@ static void progress(struct rm *rm, uint64_t pos)
 	rm->opts->progress(rm->opts->progress_ctx, pos, rm->input_len, rm->nodes);
 }
 
+/* Whether two device names are on one worker (job and task: one RunMetadata file's). */
+static int same_worker(const char *a, const char *b)
+{
+	struct tft_tf_device da, db;
+	char pa[160], pb[160];
+
+	tft_tf_names_parse_device(a, strlen(a), &da);
+	tft_tf_names_parse_device(b, strlen(b), &db);
+	tft_tf_names_process(&da, pa, sizeof(pa));
+	tft_tf_names_process(&db, pb, sizeof(pb));
+	return strcmp(pa, pb) == 0;
+}
+
 /* Record one endpoint; *added (if not NULL) is the entry, or NULL when there is none. */
 static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const char *src,
 		    const char *dst, uint32_t track, int64_t ts, int64_t end, const struct rm_comm **added)
@@ -1815,6 +1830,7 @@ static int add_comm(struct rm *rm, int role, struct tft_tf_str tensor, const cha
 	if (b->oom)
 		return TFT_ENOMEM;
 	c = &rm->comm[rm->ncomm];
+	c->cross = !same_worker(src, dst);
 	c->key = tft_hash_bytes(b->p, b->len);
 	c->ts = ts;
 	c->end = end;
@@ -1846,6 +1862,7 @@ static int add_comm_known(struct rm *rm, const struct rm_tmpl *t, uint32_t track
 		return TFT_ENOMEM;
 	c = &rm->comm[rm->ncomm];
 	c->key = t->comm_key;
+	c->cross = t->comm_cross;
 	c->ts = ts;
 	c->end = end;
 	c->track = track;
@@ -2541,6 +2558,7 @@ per_node:
 			nt.has_comm = 1;
 			nt.role = (uint8_t)role;
 			nt.comm_key = added->key;
+			nt.comm_cross = added->cross;
 			nt.comm_tensor = added->tensor;
 		}
 	}
@@ -4087,20 +4105,30 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 {
 	int64_t *left = nh ? malloc((size_t)nh * sizeof(*left)) : NULL;
 	uint8_t *taken = nh ? calloc(nh, 1) : NULL;
+	/*
+	 * Heads of one input lie together in time order (a worker's steps do not
+	 * overlap): per head, the start of its run of one input's heads; per
+	 * run start, that run's earliest head not yet taken.
+	 */
+	uint32_t *run = nh ? malloc((size_t)nh * sizeof(*run)) : NULL;
+	uint32_t *cur = nh ? malloc((size_t)nh * sizeof(*cur)) : NULL;
 	uint32_t lo = 0;
 	int r = 0;
 
-	if (nh && (!left || !taken)) {
-		free(left);
-		free(taken);
-		return TFT_ENOMEM;
+	if (nh && (!left || !taken || !run || !cur)) {
+		r = TFT_ENOMEM;
+		goto out;
 	}
-	for (uint32_t i = 0; i < nh; i++)
+	for (uint32_t i = 0; i < nh; i++) {
 		left[i] = i;
+		run[i] = i && h[i - 1].input == h[i].input ? run[i - 1] : i;
+		cur[i] = i;
+	}
 	for (uint32_t k = 0; k < nu && !r; k++) {
-		int64_t end = chain_time(&u[k]), j, m;
+		int64_t end = chain_time(&u[k]), j;
 		struct rm_chain c = u[k];
 		uint64_t id = tft_hash_u64(u[k].key + k) & 0x7FFFFFFFFFFFFFFFull;
+		uint32_t f;
 
 		while (lo < nh && h[lo].end[ROLE_SEND].ts <= end)
 			lo++;
@@ -4109,12 +4137,11 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 			r = link_chain(w, cat, &c, id, unmatched);
 			continue;
 		}
-		/* the earliest untaken send of that input (a loop's sends pair in order) */
-		for (m = j - 1; m >= 0 && (m = free_head(left, m)) >= 0; m--) {
-			if (h[m].input != h[j].input)
-				break;
-			j = m;
-		}
+		/* the earliest untaken send of that input (a loop's sends pair in order): <= j */
+		for (f = cur[run[j]]; taken[f]; f++)
+			;
+		cur[run[j]] = f + 1;
+		j = f;
 		taken[j] = 1;
 		left[j] = j - 1;
 		c.has |= HAS(ROLE_SEND);
@@ -4129,8 +4156,11 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 		if (!taken[i])
 			r = link_chain(w, cat, &h[i], tft_hash_u64(h[i].key + nu + i) & 0x7FFFFFFFFFFFFFFFull,
 				       unmatched);
+out:
 	free(left);
 	free(taken);
+	free(run);
+	free(cur);
 	return r;
 }
 
@@ -4188,13 +4218,16 @@ static struct rm_pool *comm_pool_get(struct rm *rm)
 /*
  * This input's send/recv ends: the i-th send of each (tensor, source,
  * destination) with its i-th transfer and i-th receive. A whole chain (or
- * a send and receive of one worker) is linked now; the others wait in the
+ * a send and receive of one worker), and any chain between two devices of
+ * one worker, is linked now; the others, between workers, wait in the
  * session's pool for the other workers' files.
  */
 static int emit_flows(struct rm *rm)
 {
 	struct rm_pool *p;
 	uint32_t i = 0, input;
+	int64_t local_open = 0;
+	int r = 0;
 
 	if (!rm->ncomm)
 		return 0;
@@ -4218,7 +4251,6 @@ static int emit_flows(struct rm *rm)
 		nr = j - r0;
 		for (uint32_t k = 0; k < ns || k < nt || k < nr; k++) {
 			struct rm_chain ch;
-			int r;
 
 			memset(&ch, 0, sizeof(ch));
 			ch.key = c[i].key;
@@ -4234,6 +4266,10 @@ static int emit_flows(struct rm *rm)
 
 				r = link_chain(rm->w, rm->flow_cat, &ch,
 					       tft_hash_u64(ch.key + k) & 0x7FFFFFFFFFFFFFFFull, &none);
+			} else if (!c[i].cross) {
+				/* one worker's devices: no other input completes it */
+				r = link_chain(rm->w, rm->flow_cat, &ch,
+					       tft_hash_u64(ch.key + k) & 0x7FFFFFFFFFFFFFFFull, &local_open);
 			} else {
 				r = tft_grow((void **)&p->ch, &p->cap, p->n + 1, sizeof(*p->ch));
 				if (!r)
@@ -4244,7 +4280,7 @@ static int emit_flows(struct rm *rm)
 		}
 		i = j;
 	}
-	return 0;
+	return local_open ? tft_writer_add_count(rm->w, "unmatched_flows", local_open) : 0;
 }
 
 static void rm_free(struct rm *rm)

@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
 import tft_harness as H  # noqa: E402
@@ -148,6 +149,41 @@ def check_sendrecv(tmp):
     return probs
 
 
+def check_flows_scale(tmp):
+    """One worker sends a tensor N times in a loop, the other receives it N times (each
+    in its own file): linking them across the files takes time linear in N, not
+    quadratic: 8x the pairs may take at most 20x the time (64x if quadratic)."""
+    probs, times = [], {}
+    w0, w1 = "/job:worker/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:1/device:CPU:0"
+    t0 = 1500000000000000
+    for n in (5000, 40000):
+        ins = []
+        for k, (dev, fmt) in enumerate(((w0, 'node_stats { node_name: "x/_1" all_start_micros: %d '
+                                              'all_end_rel_micros: 1 timeline_label: "x/_1 = _Send(e @' + w1 + '" }\n'),
+                                         (w1, 'node_stats { node_name: "x/_2" all_start_micros: %d '
+                                              'all_end_rel_micros: 5 timeline_label: "x/_2 = _Recv(e @' + w0 + '" }\n'))):
+            p = os.path.join(tmp, "loop%d_w%d.pbtxt" % (n, k))
+            with open(p, "w") as f:
+                f.write('step_stats { dev_stats { device: "%s"\n' % dev)
+                for i in range(n):
+                    f.write(fmt % (t0 + 10 * i + (10 * n if k else 0)))
+                f.write("} }\n")
+            ins.append(p)
+        out = os.path.join(tmp, "loop%d.tft" % n)
+        start = time.monotonic()
+        H.cli_import(H.tft_bin(), ins, out)
+        times[n] = time.monotonic() - start
+        info = H.cli_info(H.tft_bin(), out)
+        if (info["flows"], info["unmatched_flows"]) != (n, 0):
+            probs.append("%d sends and receives in two files: %d flows (%d unmatched); want %d (0)"
+                         % (n, info["flows"], info["unmatched_flows"], n))
+    ratio = times[40000] / max(times[5000], 1e-3)
+    print("# flows-scale: 5000 pairs %.2f s, 40000 pairs %.2f s (x%.1f)" % (times[5000], times[40000], ratio))
+    if ratio >= 20:
+        probs.append("40000 pairs took %.1fx the time of 5000: superlinear" % ratio)
+    return probs
+
+
 def check_ranks(tmp, root):
     """Two Kineto ranks in one session: each rank's processes (its Global process of
     global instants included) carry the rank, and a round trip keeps them apart."""
@@ -233,7 +269,8 @@ def main():
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     # checks on inputs written by the test, each in a directory of its own
-    for name, fn in (("sendrecv", check_sendrecv), ("ranks", lambda tmp: check_ranks(tmp, root)),
+    for name, fn in (("sendrecv", check_sendrecv), ("flows-scale", check_flows_scale),
+                     ("ranks", lambda tmp: check_ranks(tmp, root)),
                      ("step-events", check_step_events)):
         if filters and not any(s in name for s in filters):
             continue

@@ -1323,6 +1323,33 @@ static void test_flows_across_steps(void)
 		   "overlapping steps, a file missing: each send to its own step's RecvTensor, "
 		   "the first step's unmatched (%d flows, %llu unmatched)", fl.n, (unsigned long long)un);
 	}
+	/*
+	 * Two ranks' files, both /job:localhost/replica:0/task:0 at one time: a
+	 * send between one worker's devices is completed in its own file or not
+	 * at all, never by another rank's receive.
+	 */
+	{
+		struct enc a = {0}, b = {0}, ss = {0}, dev = {0};
+
+		e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+		node(&dev, "x/_1", T0 + 5, 1, "x/_1 = _Send(e @/job:localhost/replica:0/task:0/device:GPU:0", NULL);
+		e_msg(&ss, 1, &dev);
+		e_msg(&a, 1, &ss);
+		e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:GPU:0");
+		node(&dev, "x/_2", T0 + 2, 60, "x/_2 = _Recv(e @/job:localhost/replica:0/task:0/device:CPU:0", NULL);
+		e_msg(&ss, 1, &dev);
+		e_msg(&b, 1, &ss);
+		{
+			struct mem_input in[2] = { { "rank0.pb", a.p, a.len }, { "rank1.pb", b.p, b.len } };
+			int rc = import_flows(in, 2, &fl, &un);
+
+			ok(rc == 0 && fl.n == 2 && un == 2,
+			   "two ranks, one name: one worker's send not linked to another rank's receive "
+			   "(%d flows, %llu unmatched)", fl.n, (unsigned long long)un);
+		}
+		free(a.p);
+		free(b.p);
+	}
 	free(s0.p);
 	free(r0.p);
 	free(s1.p);
