@@ -1737,8 +1737,8 @@ export class Timeline {
 				if (d.depth[i] !== lane) continue;
 				const s = tile.relStart + d.off[i], e = s + d.dur[i];
 				// an instant's chevron is 4 tile buckets either side, or 4 px on a
-				// stretched tile (below 1 ns/px: drawn on screen, drawChevrons)
-				const tl = (d.flags[i] & 128) || d.dur[i] === 0 ? Math.max(tol, 4 * Math.min(tile.res, r)) : tol;
+				// stretched tile (drawn on screen, drawChevrons: as drawTileInto decides)
+				const tl = (d.flags[i] & 128) || d.dur[i] === 0 ? Math.max(tol, 4 * (tile.res > STRETCH_MAX * r ? r : tile.res)) : tol;
 				if (s - tl > tm || e + tl < tm) continue;
 				const dist = tm < s ? s - tm : tm > e ? tm - e : 0;
 				if (dist < bestD || (dist === bestD && best && d.dur[i] < best.dur)) {

@@ -444,9 +444,14 @@ static int import_proto(struct pk_ing *g, const struct tft_pickle_value *obj, co
 	if (g->defer) {
 		int64_t at = fallback_ns;
 
-		if (obj->cls != TFT_PICKLE_CLS_STEP_STATS &&
-		    __builtin_mul_overflow(sp.min_us, (int64_t)1000, &at))
+		if (obj->cls == TFT_PICKLE_CLS_STEP_STATS) {
+			int64_t t = tft_runmeta_start(p, len, TFT_PB_FMT_STEPSTATS);
+
+			if (t != INT64_MIN && t != INT64_MAX)
+				at = t; /* (none or a bad one: the importer says so, in place) */
+		} else if (__builtin_mul_overflow(sp.min_us, (int64_t)1000, &at)) {
 			at = sp.min_us < 0 ? INT64_MIN : INT64_MAX;
+		}
 		return defer_job(g, obj, label, fallback_ns, fallback_dur_ns, at);
 	}
 	return store_proto(g, obj, label);

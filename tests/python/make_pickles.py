@@ -709,11 +709,15 @@ def many_steps(H, rep, binary, tmp):
         if r.rc != 0 or r.crashed:
             rep.fail("many-steps", r.why())
             return
-    # the same steps, the list in reverse time order: stored in time order all the same,
-    # so the worker's steps share its one process (not one process per step)
+    # the same steps, the list in reverse time order (every other one a bare StepStats):
+    # stored in time order all the same, so the worker's steps share its one process
+    # (not one process per step)
     path = os.path.join(tmp, "reversed.pickle")
+    mixed = [StepStats(enc_stepstats([{"device": w, "node_stats": [
+        node("y", 1600000000000000 + k * 1000 + 2, 3, "y = Neg(x)")]}])) if k % 2 else rms[k]
+        for k in range(2000)]
     with open(path, "wb") as f:
-        pickle.dump(rms[:2000][::-1], f, protocol=4)
+        pickle.dump(mixed[::-1], f, protocol=4)
     sess = os.path.join(tmp, "reversed.tft")
     t0 = time.monotonic()
     r = H.run([binary, "import", "-q", path, "-o", sess])
@@ -723,7 +727,7 @@ def many_steps(H, rep, binary, tmp):
         rep.fail("many-steps", "a reversed list of 2000 steps: %s" % (
             r.why() if r.rc else "%d processes, %d steps; want 1, 2000" % (info["processes"], info["steps"])))
         return
-    print("# many-steps: the reversed list of 2000 steps %.2f s" % rev_s)
+    print("# many-steps: the reversed list of 2000 steps (half of them StepStats) %.2f s" % rev_s)
     ratio = times[16000] / max(times[2000], 1e-3)
     print("# many-steps: 2000 steps %.2f s, 16000 steps %.2f s (x%.1f)" % (times[2000], times[16000], ratio))
     rep.check("many-steps", [] if ratio < 20 else
