@@ -5,6 +5,8 @@
  * input is also imported on two threads (the parallel device decode),
  * which must accept or refuse it as the serial import does, with the same
  * error at the same offset, and store the same session (fuzz_same.h).
+ * Bit 2 of the first byte imports the input twice into one session, so the
+ * pool that links sends and receives across inputs meets both.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,13 +23,17 @@ struct input {
 	const uint8_t *data;
 	size_t size;
 	int fmt;
+	int twice; /* a second input of the same bytes: the session's send/recv pool links across inputs */
 };
 
 static int import(struct tft_writer *w, const struct tft_ingest_opts *o, struct tft_error *err, void *ctx)
 {
 	const struct input *in = ctx;
+	int r = tft_runmeta_ingest_as(w, "fuzz.pb", in->data, in->size, in->fmt, o, err);
 
-	return tft_runmeta_ingest_as(w, "fuzz.pb", in->data, in->size, in->fmt, o, err);
+	if (!r && in->twice)
+		r = tft_runmeta_ingest_as(w, "fuzz2.pb", in->data, in->size, in->fmt, o, err);
+	return r;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fmt = formats[data[0] & 3];
 	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS) {
 		/* binary: serial and two threads, compared (fuzz_same.h) */
-		struct input in = {data + 1, size - 1, fmt};
+		struct input in = {data + 1, size - 1, fmt, data[0] & 4};
 
 		fuzz_same_imports(import, &in);
 		return 0;
@@ -62,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!w)
 		return 0;
 	r = tft_runmeta_ingest_as(w, "fuzz.pb", data + 1, size - 1, fmt, NULL, &err);
+	if (r == 0 && (data[0] & 4))
+		r = tft_runmeta_ingest_as(w, "fuzz2.pb", data + 1, size - 1, fmt, NULL, &err);
 	if (r == 0)
 		tft_writer_close(w, &err);
 	else
