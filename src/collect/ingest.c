@@ -334,9 +334,8 @@ static int64_t runmeta_file_start(const char *path)
 	const void *peek;
 	size_t len;
 	int64_t start = INT64_MIN;
-	int fmt;
-
 	struct stat st;
+	int fmt;
 
 	/* (a pipe, <(...), would be used up: only files are read ahead) */
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
@@ -368,7 +367,6 @@ struct order_ent {
 static int cmp_order(const void *a, const void *b)
 {
 	const struct order_ent *x = a, *y = b;
-
 	int c;
 
 	if (x->start != y->start)
