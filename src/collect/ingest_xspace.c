@@ -3949,39 +3949,18 @@ static size_t next_space(const uint8_t *data, size_t len)
 	int planes = 0, tail = 0;
 
 	while (p < end) {
-		const uint8_t *key_at = p;
-		uint64_t key, v;
+		const uint8_t *key_at = p, *sub = NULL;
+		size_t sublen = 0;
+		uint32_t num, wt;
+		uint64_t v;
 
-		if (xs_varint(&p, end, end, &key))
+		if (peek_field(&p, end, &num, &wt, &v, &sub, &sublen))
 			break;
-		switch (key & 7) {
-		case TFT_PB_WT_VARINT:
-			if (xs_varint(&p, end, end, &v))
-				return len;
-			break;
-		case TFT_PB_WT_I64:
-			if (end - p < 8)
-				return len;
-			p += 8;
-			break;
-		case TFT_PB_WT_I32:
-			if (end - p < 4)
-				return len;
-			p += 4;
-			break;
-		case TFT_PB_WT_LEN:
-			if (xs_varint(&p, end, end, &v) || v > (uint64_t)(end - p))
-				return len;
-			p += v;
-			break;
-		default:
-			return len;
-		}
-		if (key >> 3 == 1) {
+		if (num == 1) {
 			if (planes && tail)
 				return (size_t)(key_at - data);
 			planes = 1;
-		} else if (key >> 3 >= 2 && key >> 3 <= 4) {
+		} else if (num >= 2 && num <= 4) {
 			tail = 1;
 		}
 	}
@@ -3995,7 +3974,7 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 
 	/* Each XSpace of a concatenation is its host's: own host name, clock, flows, steps. */
 	do {
-		size_t n = next_space(data + at, len - at);
+		size_t n = len ? next_space(data + at, len - at) : 0;
 		int r = ingest_space(w, name, data ? data + at : data, n, opts, err);
 
 		if (r) {
