@@ -219,8 +219,7 @@ struct tft_writer {
 	struct wcall *calls;    /* owned: per track, the caller's thread's (cap_tracks entries) */
 	struct meta_ent *meta; /* owned */
 	uint32_t nmeta, cap_meta;
-	uint32_t *meta_idx; /* owned: open addressing, index + 1 (0 = empty); meta_mask + 1 slots */
-	uint32_t meta_mask;
+	struct tft_strtab *meta_keys; /* owned, lazy: meta[i]'s key has id i + 1 (0 is "") */
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
 	/*
 	 * Flows wait in fbuf until it holds flow_par chunks (TFT_FLOW_CHUNK_FLOWS
@@ -339,7 +338,7 @@ static void writer_free(struct tft_writer *w)
 		free(w->meta[i].text);
 	}
 	free(w->meta);
-	free(w->meta_idx);
+	tft_strtab_destroy(w->meta_keys);
 	free(w->procs);
 	free(w->fbuf);
 	for (uint32_t i = 0; w->fctx && i + 1 < w->flow_par; i++)
@@ -1706,56 +1705,25 @@ int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track)
 }
 
 /*
- * The index of meta `key`, or UINT32_MAX; *slot: where it is or would go in
- * meta_idx (importers add a key per step: a session pickle has thousands).
+ * The index of meta `key`, or UINT32_MAX (importers add a key per step: a
+ * session pickle has thousands).
  */
-static uint32_t meta_find(const struct tft_writer *w, const char *key, uint32_t *slot)
+static uint32_t meta_find(const struct tft_writer *w, const char *key)
 {
-	uint32_t j;
+	uint32_t id = w->meta_keys ? tft_strtab_find(w->meta_keys, key, strlen(key)) : UINT32_MAX;
 
-	if (!w->meta_idx)
-		return UINT32_MAX;
-	for (j = (uint32_t)tft_hash_bytes(key, strlen(key)) & w->meta_mask; w->meta_idx[j];
-	     j = (j + 1) & w->meta_mask)
-		if (strcmp(w->meta[w->meta_idx[j] - 1].key, key) == 0)
-			break;
-	if (slot)
-		*slot = j;
-	return w->meta_idx[j] ? w->meta_idx[j] - 1 : UINT32_MAX;
-}
-
-/* Room in meta_idx for one more key (at most half full). */
-static int meta_index_grow(struct tft_writer *w)
-{
-	uint32_t cap = w->meta_idx ? (w->meta_mask + 1) * 2 : 64, *idx;
-
-	if (w->meta_idx && (uint64_t)(w->nmeta + 1) * 2 <= (uint64_t)w->meta_mask + 1)
-		return 0;
-	if (!(idx = calloc(cap, sizeof(*idx))))
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < w->nmeta; i++) {
-		uint32_t j = (uint32_t)tft_hash_bytes(w->meta[i].key, strlen(w->meta[i].key)) & (cap - 1);
-
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = i + 1;
-	}
-	free(w->meta_idx);
-	w->meta_idx = idx;
-	w->meta_mask = cap - 1;
-	return 0;
+	return id == UINT32_MAX || id == 0 ? UINT32_MAX : id - 1;
 }
 
 static struct meta_ent *meta_get(struct tft_writer *w, const char *key)
 {
 	struct meta_ent *m;
-	uint32_t i = meta_find(w, key, NULL), slot;
+	uint32_t i = meta_find(w, key);
 
 	if (i != UINT32_MAX)
 		return &w->meta[i];
-	if (meta_index_grow(w))
+	if (!*key || (!w->meta_keys && !(w->meta_keys = tft_strtab_create())))
 		return NULL;
-	meta_find(w, key, &slot);
 	if (w->nmeta == w->cap_meta) {
 		uint32_t ncap = w->cap_meta ? w->cap_meta * 2 : 16;
 		struct meta_ent *nm = realloc(w->meta, (size_t)ncap * sizeof(*nm));
@@ -1767,9 +1735,11 @@ static struct meta_ent *meta_get(struct tft_writer *w, const char *key)
 	m = &w->meta[w->nmeta];
 	memset(m, 0, sizeof(*m));
 	m->key = strdup(key);
-	if (!m->key)
+	if (!m->key || tft_strtab_intern(w->meta_keys, key, strlen(key)) != w->nmeta + 1) {
+		free(m->key);
 		return NULL;
-	w->meta_idx[slot] = ++w->nmeta;
+	}
+	w->nmeta++;
 	return m;
 }
 
@@ -1837,14 +1807,14 @@ int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item
 
 const char *tft_writer_meta(struct tft_writer *w, const char *key)
 {
-	uint32_t i = meta_find(w, key, NULL);
+	uint32_t i = meta_find(w, key);
 
 	return i == UINT32_MAX ? NULL : w->meta[i].text;
 }
 
 int64_t tft_writer_count(const struct tft_writer *w, const char *key)
 {
-	uint32_t i = meta_find(w, key, NULL);
+	uint32_t i = meta_find(w, key);
 
 	if (i == UINT32_MAX)
 		return 0;
