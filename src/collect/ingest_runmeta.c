@@ -4091,6 +4091,20 @@ static int64_t free_head(int64_t *left, int64_t i)
 	return r;
 }
 
+/* Heads by input, then time (their index): each input's heads together, in order. */
+struct head_ord {
+	uint32_t input, idx;
+};
+
+static int cmp_head_ord(const void *a, const void *b)
+{
+	const struct head_ord *x = a, *y = b;
+
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
+	return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
 /*
  * One key's chains: heads h[0, nh) (a send without its receiving side),
  * by send start; tails u[0, nu) (a transfer and/or receive without its
@@ -4106,29 +4120,36 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 	int64_t *left = nh ? malloc((size_t)nh * sizeof(*left)) : NULL;
 	uint8_t *taken = nh ? calloc(nh, 1) : NULL;
 	/*
-	 * Heads of one input lie together in time order (a worker's steps do not
-	 * overlap): per head, the start of its run of one input's heads; per
-	 * run start, that run's earliest head not yet taken.
+	 * ord: the heads by input, then time; per head its place in ord and the
+	 * start of its input's part of ord; per such start, the place of that
+	 * input's earliest head not yet taken (a cursor that only moves on).
 	 */
-	uint32_t *run = nh ? malloc((size_t)nh * sizeof(*run)) : NULL;
+	struct head_ord *ord = nh ? malloc((size_t)nh * sizeof(*ord)) : NULL;
+	uint32_t *pos = nh ? malloc((size_t)nh * sizeof(*pos)) : NULL;
+	uint32_t *seg = nh ? malloc((size_t)nh * sizeof(*seg)) : NULL;
 	uint32_t *cur = nh ? malloc((size_t)nh * sizeof(*cur)) : NULL;
 	uint32_t lo = 0;
 	int r = 0;
 
-	if (nh && (!left || !taken || !run || !cur)) {
+	if (nh && (!left || !taken || !ord || !pos || !seg || !cur)) {
 		r = TFT_ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < nh; i++) {
 		left[i] = i;
-		run[i] = i && h[i - 1].input == h[i].input ? run[i - 1] : i;
-		cur[i] = i;
+		ord[i] = (struct head_ord){ h[i].input, i };
+	}
+	qsort(ord, nh, sizeof(*ord), cmp_head_ord);
+	for (uint32_t q = 0; q < nh; q++) {
+		pos[ord[q].idx] = q;
+		seg[q] = q && ord[q - 1].input == ord[q].input ? seg[q - 1] : q;
+		cur[q] = q;
 	}
 	for (uint32_t k = 0; k < nu && !r; k++) {
 		int64_t end = chain_time(&u[k]), j;
 		struct rm_chain c = u[k];
 		uint64_t id = tft_hash_u64(u[k].key + k) & 0x7FFFFFFFFFFFFFFFull;
-		uint32_t f;
+		uint32_t s, q;
 
 		while (lo < nh && h[lo].end[ROLE_SEND].ts <= end)
 			lo++;
@@ -4137,11 +4158,15 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 			r = link_chain(w, cat, &c, id, unmatched);
 			continue;
 		}
-		/* the earliest untaken send of that input (a loop's sends pair in order): <= j */
-		for (f = cur[run[j]]; taken[f]; f++)
+		/*
+		 * The earliest untaken send of that input (a loop's sends pair in
+		 * order): at or before j, which is untaken.
+		 */
+		s = seg[pos[j]];
+		for (q = cur[s]; taken[ord[q].idx]; q++)
 			;
-		cur[run[j]] = f + 1;
-		j = f;
+		cur[s] = q + 1;
+		j = ord[q].idx;
 		taken[j] = 1;
 		left[j] = j - 1;
 		c.has |= HAS(ROLE_SEND);
@@ -4159,7 +4184,9 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 out:
 	free(left);
 	free(taken);
-	free(run);
+	free(ord);
+	free(pos);
+	free(seg);
 	free(cur);
 	return r;
 }

@@ -700,6 +700,7 @@ def many_steps(H, rep, binary, tmp):
     time grows with the steps, not with their square (one step's work must not scan what
     the earlier steps stored). 8x the steps may take at most 20x the time (64x if quadratic)."""
     times = {}
+    binary = H.tft_bin_big()  # (the normal build: ASan's fixed cost per import would shrink the ratio)
     for n in (2000, 16000):
         path = os.path.join(tmp, "steps%d.pickle" % n)
         w = "/job:worker/replica:0/task:0/device:CPU:0"

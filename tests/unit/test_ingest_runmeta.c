@@ -1324,6 +1324,44 @@ static void test_flows_across_steps(void)
 		   "the first step's unmatched (%d flows, %llu unmatched)", fl.n, (unsigned long long)un);
 	}
 	/*
+	 * Two of worker 0's files overlap in time (A sends at +10 and +30, B at
+	 * +20); worker 1 receives three times. Once B's send is taken, the next
+	 * receive still takes A's earliest send, not its later one: no crossing.
+	 */
+	{
+		struct enc a = {0}, b = {0}, c = {0}, ss = {0}, dev = {0};
+		static const char send_label[] = "x/_1 = _Send(e @" W1 "/device:CPU:0";
+		static const char recv_label[] = "x/_2 = _Recv(e @" W0 "/device:CPU:0";
+
+		e_str(&dev, 1, W0 "/device:CPU:0");
+		node(&dev, "x/_1", T0 + 10, 1, send_label, NULL);
+		node(&dev, "x/_1", T0 + 30, 1, send_label, NULL);
+		e_msg(&ss, 1, &dev);
+		e_msg(&a, 1, &ss);
+		e_str(&dev, 1, W0 "/device:CPU:0");
+		node(&dev, "x/_1", T0 + 20, 1, send_label, NULL);
+		e_msg(&ss, 1, &dev);
+		e_msg(&b, 1, &ss);
+		e_str(&dev, 1, W1 "/device:CPU:0");
+		node(&dev, "x/_2", T0 + 21, 4, recv_label, NULL);
+		node(&dev, "x/_2", T0 + 31, 9, recv_label, NULL);
+		node(&dev, "x/_2", T0 + 32, 18, recv_label, NULL);
+		e_msg(&ss, 1, &dev);
+		e_msg(&c, 1, &ss);
+		{
+			struct mem_input in[3] = { { "w0-a.pb", a.p, a.len }, { "w0-b.pb", b.p, b.len },
+						   { "w1.pb", c.p, c.len } };
+			int rc = import_flows(in, 3, &fl, &un);
+
+			ok(rc == 0 && has_flow(&fl, T0 + 10, T0 + 31) && has_flow(&fl, T0 + 30, T0 + 32) && un == 0,
+			   "one worker's overlapping files: its sends taken in order, no crossing arrows "
+			   "(%d flows, %llu unmatched)", fl.n, (unsigned long long)un);
+		}
+		free(a.p);
+		free(b.p);
+		free(c.p);
+	}
+	/*
 	 * Two ranks' files, both /job:localhost/replica:0/task:0 at one time: a
 	 * send between one worker's devices is completed in its own file or not
 	 * at all, never by another rank's receive.
