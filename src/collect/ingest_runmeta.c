@@ -4139,7 +4139,8 @@ static int link_key(struct tft_writer *w, uint32_t cat, struct rm_chain *h, uint
 		left[i] = i;
 		ord[i] = (struct head_ord){ h[i].input, i };
 	}
-	qsort(ord, nh, sizeof(*ord), cmp_head_ord);
+	if (nh)
+		qsort(ord, nh, sizeof(*ord), cmp_head_ord);
 	for (uint32_t q = 0; q < nh; q++) {
 		pos[ord[q].idx] = q;
 		seg[q] = q && ord[q - 1].input == ord[q].input ? seg[q - 1] : q;
