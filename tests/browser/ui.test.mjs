@@ -929,6 +929,21 @@ if (tftBin && !perfOnly) {
 			});
 			note(`one instant at ${wide.res.toFixed(3)} ns/px: chevron ${wide.w} px wide`);
 			assert(wide.ink && wide.w <= 12, `one instant zoomed in: chevron ${JSON.stringify(wide)} (want about 8 px wide)`);
+			// at 0.8 ns/px (1.25 px per 1 ns bucket) the chevron is drawn 5 px either side: hovering 4.6 px
+			// before it finds it (the view ends at the session's end, so the instant is at the right edge)
+			const at = await xp.evaluate(async () => {
+				const tl = window.__tft.timeline;
+				tl.setView(-0.4 * tl.PW, 0.4 * tl.PW);
+				await new Promise((r) => setTimeout(r, 60));
+				await tl.whenIdle();
+				const r = tl.rows.find((x) => x.type === 'track');
+				return { x: tl.xOf(0), y: tl.rowTop(r) + 9 };
+			});
+			await xp.mouse.move(b.x + at.x + 200, b.y + at.y + 200);
+			await xp.waitForFunction(() => document.querySelector('.tl-tooltip').hidden, null, { timeout: 3000 }).catch(() => {});
+			await xp.mouse.move(b.x + at.x - 4.6, b.y + at.y);
+			await xp.waitForFunction(() => !document.querySelector('.tl-tooltip').hidden, null, { timeout: 3000 })
+				.catch(() => { throw new Error('one instant at 0.8 ns/px: no tooltip 4.6 px off its centre (its chevron reaches 5 px)'); });
 		} finally { srv.stop(); }
 		// an XSpace whose profiler reported an error: the Overview's Health card says it
 		{
