@@ -15,8 +15,8 @@
 # repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
 # the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real runmeta store";
 # xspace_real is the real TF2 GPU profile tf-profiler-demo/GPU-multi-worker/
-# 34.83.195.179_6003.xplane.pb concatenated 50 times: protobuf concatenation
-# merges messages, so it is one valid XSpace with 50x the planes), BENCH_XSPACE_MB
+# 34.83.195.179_6003.xplane.pb concatenated 50 times: protobuf reads that as one
+# XSpace with 50x the planes, tftracer as 50 hosts' XSpaces, since session 9), BENCH_XSPACE_MB
 # (300: size of the generated XSpace), BENCH_RUNMETA_MB (100: one step's RunMetadata; at 200 its per-device events pass the 96 MB sort budget and spill), BENCH_STORE_SLICES (2000000: slices bench_store
 # generates; 10000000 is the reference size), TFT_BIN (build/tftracer;
 # bench_store links the libtftracer.a next to it), TFT_DATA (../shared/data).
