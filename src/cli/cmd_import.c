@@ -157,7 +157,8 @@ int tft_cmd_import(int argc, char **argv)
 	};
 	tft_ingest_order((const char **)(argv + optind), argc - optind); /* (RunMetadata steps: by time) */
 	for (int i = optind; i < argc; i++) {
-		long long errs0 = (long long)tft_writer_count(w, "xspace_errors"), warns0 = (long long)tft_writer_count(w, "xspace_warnings");
+		long long errs0 = (long long)tft_writer_count(w, "xspace_errors");
+		long long warns0 = (long long)tft_writer_count(w, "xspace_warnings");
 
 		prog.file = argv[i];
 		prog.t0 = now_s();
