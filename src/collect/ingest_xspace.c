@@ -1468,91 +1468,42 @@ static int on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, cons
 /* ---- the host's clock ----------------------------------------------------------- */
 
 /*
- * One field of a message in [*pp, end): its number, wire type and value
- * (varint and fixed widths) or payload (LEN). 0, or -1 where the bytes do
- * not make a field (the decoders report that; these peeks just stop).
+ * These peeks read fields with the wire reader on a decoder that reports
+ * nothing (no error sink): bytes that make no field just end the peek, and
+ * the importer's own passes report them.
  */
-static int peek_field(const uint8_t **pp, const uint8_t *end, uint32_t *num, uint32_t *wt,
-		      uint64_t *val, const uint8_t **sub, size_t *sublen)
+static void quiet_iter(struct tft_pb_dec *q, struct tft_pb_iter *it, const uint8_t *p, size_t len)
 {
-	const uint8_t *p = *pp;
-	uint64_t key, v = 0;
-
-	if (xs_varint(&p, end, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
-		return -1;
-	switch (key & 7) {
-	case TFT_PB_WT_VARINT:
-		if (xs_varint(&p, end, end, &v))
-			return -1;
-		break;
-	case TFT_PB_WT_I64:
-		if (end - p < 8)
-			return -1;
-		for (int i = 7; i >= 0; i--)
-			v = v << 8 | p[i];
-		p += 8;
-		break;
-	case TFT_PB_WT_I32:
-		if (end - p < 4)
-			return -1;
-		for (int i = 3; i >= 0; i--)
-			v = v << 8 | p[i];
-		p += 4;
-		break;
-	case TFT_PB_WT_LEN:
-		if (xs_varint(&p, end, end, &v) || v > (uint64_t)(end - p))
-			return -1;
-		*sub = p;
-		*sublen = (size_t)v;
-		p += v;
-		break;
-	default:
-		return -1;
-	}
-	*num = (uint32_t)(key >> 3);
-	*wt = (uint32_t)(key & 7);
-	*val = v;
-	*pp = p;
-	return 0;
+	tft_pb_wire_init(q, p, len, NULL);
+	tft_pb_wire_iter_init(it, p, len);
 }
 
-/* The id of the stat named `name` in a plane's stat_metadata map, or -1. */
-static int64_t stat_id_named(const uint8_t *p, const uint8_t *end, const char *name)
+/* The id of the stat named `name` in the stat_metadata map of the plane [p, p + len), or -1. */
+static int64_t stat_id_named(const uint8_t *p, size_t len, const char *name)
 {
 	size_t nlen = strlen(name);
+	struct tft_pb_dec q;
+	struct tft_pb_iter it, e, m;
+	struct tft_pb_raw f, g, h;
 
-	while (p < end) {
-		const uint8_t *sub = NULL, *q, *qe;
-		size_t sublen = 0;
-		uint32_t num, wt;
-		uint64_t v;
+	quiet_iter(&q, &it, p, len);
+	while (tft_pb_wire_iter_next(&q, &it, &f) == 1) {
 		int64_t id = -1;
 		int named = 0;
 
-		if (peek_field(&p, end, &num, &wt, &v, &sub, &sublen))
-			return -1;
-		if (num != 5 || wt != TFT_PB_WT_LEN)
+		if (f.num != 5 || f.wt != TFT_PB_WT_LEN)
 			continue;
 		/* map entry: key = 1, value = 2 (XStatMetadata: id = 1, name = 2) */
-		for (q = sub, qe = sub + sublen; q < qe;) {
-			const uint8_t *m = NULL;
-			size_t mlen = 0;
-
-			if (peek_field(&q, qe, &num, &wt, &v, &m, &mlen))
-				break;
-			if (num == 1 && wt == TFT_PB_WT_VARINT) {
-				id = (int64_t)v;
-			} else if (num == 2 && wt == TFT_PB_WT_LEN) {
-				for (const uint8_t *r = m, *re = m + mlen; r < re;) {
-					const uint8_t *str = NULL;
-					size_t slen = 0;
-
-					if (peek_field(&r, re, &num, &wt, &v, &str, &slen))
-						break;
-					if (num == 2 && wt == TFT_PB_WT_LEN)
-						named = slen == nlen && !memcmp(str, name, nlen);
-				}
-			}
+		tft_pb_wire_iter_init(&e, f.p, f.len);
+		while (tft_pb_wire_iter_next(&q, &e, &g) == 1) {
+			if (g.num == 1 && g.wt == TFT_PB_WT_VARINT)
+				id = (int64_t)g.v;
+			if (g.num != 2 || g.wt != TFT_PB_WT_LEN)
+				continue;
+			tft_pb_wire_iter_init(&m, g.p, g.len);
+			while (tft_pb_wire_iter_next(&q, &m, &h) == 1)
+				if (h.num == 2 && h.wt == TFT_PB_WT_LEN)
+					named = h.len == nlen && !memcmp(h.p, name, nlen);
 		}
 		if (named)
 			return id;
@@ -1567,57 +1518,34 @@ static int64_t stat_id_named(const uint8_t *p, const uint8_t *end, const char *n
 static int64_t task_env_start(const uint8_t *p, size_t len)
 {
 	static const char te[] = "Task Environment";
-	const uint8_t *q = p, *end;
+	struct tft_pb_dec q;
+	struct tft_pb_iter it, st;
+	struct tft_pb_raw f, g;
 	int64_t id = -1;
-	int is_te = 0;
+	int named = 0;
 
-	if (!len)
+	/* the name (field 2, near the start): most planes stop here */
+	quiet_iter(&q, &it, p, len);
+	while (!named && tft_pb_wire_iter_next(&q, &it, &f) == 1)
+		named = f.num == 2 && f.wt == TFT_PB_WT_LEN;
+	if (!named || f.len != sizeof(te) - 1 || memcmp(f.p, te, f.len) != 0 ||
+	    (id = stat_id_named(p, len, "profile_start_time")) < 0)
 		return 0;
-	end = p + len;
-
-	while (q < end) {
-		const uint8_t *sub = NULL;
-		size_t sublen = 0;
-		uint32_t num, wt;
-		uint64_t v;
-
-		if (peek_field(&q, end, &num, &wt, &v, &sub, &sublen))
-			return 0;
-		if (num == 2 && wt == TFT_PB_WT_LEN) {
-			is_te = sublen == sizeof(te) - 1 && !memcmp(sub, te, sublen);
-			if (!is_te)
-				return 0;
-			id = stat_id_named(p, end, "profile_start_time");
-			if (id < 0)
-				return 0;
-			break;
-		}
-	}
-	if (!is_te)
-		return 0;
-	for (q = p; q < end;) {
-		const uint8_t *sub = NULL, *r, *re;
-		size_t sublen = 0;
-		uint32_t num, wt;
-		uint64_t v, val = 0;
+	quiet_iter(&q, &it, p, len);
+	while (tft_pb_wire_iter_next(&q, &it, &f) == 1) {
+		uint64_t val = 0;
 		int64_t mid = -1;
 		int have = 0;
 
-		if (peek_field(&q, end, &num, &wt, &v, &sub, &sublen))
-			return 0;
-		if (num != 6 || wt != TFT_PB_WT_LEN)
+		if (f.num != 6 || f.wt != TFT_PB_WT_LEN)
 			continue;
 		/* XStat: metadata_id = 1, uint64_value = 3, int64_value = 4 */
-		for (r = sub, re = sub + sublen; r < re;) {
-			const uint8_t *m = NULL;
-			size_t mlen = 0;
-
-			if (peek_field(&r, re, &num, &wt, &v, &m, &mlen))
-				break;
-			if (num == 1 && wt == TFT_PB_WT_VARINT)
-				mid = (int64_t)v;
-			else if ((num == 3 || num == 4) && wt == TFT_PB_WT_VARINT)
-				val = v, have = 1;
+		tft_pb_wire_iter_init(&st, f.p, f.len);
+		while (tft_pb_wire_iter_next(&q, &st, &g) == 1) {
+			if (g.num == 1 && g.wt == TFT_PB_WT_VARINT)
+				mid = (int64_t)g.v;
+			else if ((g.num == 3 || g.num == 4) && g.wt == TFT_PB_WT_VARINT)
+				val = g.v, have = 1;
 		}
 		if (mid == id && have && val > 0 && val <= INT64_MAX / 2)
 			return (int64_t)val;
@@ -3945,22 +3873,18 @@ out:
  */
 static size_t next_space(const uint8_t *data, size_t len)
 {
-	const uint8_t *p = data, *end = data + len;
+	struct tft_pb_dec q;
+	struct tft_pb_iter it;
+	struct tft_pb_raw f;
 	int planes = 0, tail = 0;
 
-	while (p < end) {
-		const uint8_t *key_at = p, *sub = NULL;
-		size_t sublen = 0;
-		uint32_t num, wt;
-		uint64_t v;
-
-		if (peek_field(&p, end, &num, &wt, &v, &sub, &sublen))
-			break;
-		if (num == 1) {
+	quiet_iter(&q, &it, data, len);
+	while (tft_pb_wire_iter_next(&q, &it, &f) == 1) {
+		if (f.num == 1) {
 			if (planes && tail)
-				return (size_t)(key_at - data);
+				return (size_t)f.offset;
 			planes = 1;
-		} else if (num >= 2 && num <= 4) {
+		} else if (f.num >= 2 && f.num <= 4) {
 			tail = 1;
 		}
 	}
