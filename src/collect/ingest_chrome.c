@@ -26,6 +26,7 @@
 
 #include "codec/json_read.h"
 #include "collect/ingest_chrome.h"
+#include "collect/tf_names.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "store/sorter.h"
@@ -517,12 +518,23 @@ static bool ends_with(const char *s, size_t n, const char *suf)
  * The track-kind classifier for thread-like tracks, from the process and
  * thread names (either may be empty).
  */
+/*
+ * A tf.timeline "DEVICE Compute" process of any TF era: /device:GPU:0,
+ * /gpu:0, /cpu:0 (TF <= 1.3), device:SYCL:0 ..., with or without /job.
+ */
+static bool is_tf_device(const char *name, size_t len)
+{
+	struct tft_tf_device d;
+
+	return tft_tf_names_parse_device(name, len, &d) == 0 && d.type.len && d.index >= 0;
+}
+
 static uint32_t classify_track(const char *pn, size_t pl, const char *tn, size_t tl)
 {
 	if (contains_ci(tn, tl, "stream") || contains_ci(pn, pl, "stream") ||
 	    contains(pn, pl, "/memcpy") || contains(tn, tl, "/memcpy"))
 		return TFT_TRACK_GPU_STREAM;
-	if (ends_with(pn, pl, " Compute") && (contains(pn, pl, "/gpu:") || contains(pn, pl, "/device:")))
+	if (ends_with(pn, pl, " Compute") && is_tf_device(pn, pl - 8))
 		return TFT_TRACK_DEVICE;
 	if (contains_ci(tn, tl, "nccl") || contains_ci(tn, tl, "rccl") || contains(tn, tl, "Send") ||
 	    contains(tn, tl, "Recv") || contains_ci(tn, tl, "collective") ||

@@ -1232,6 +1232,10 @@ static void test_real(void)
 		   "'/job:.../gpu:0 Compute' lanes are device tracks");
 		ok(str != UINT32_MAX && tft_session_track(s, str)->kind == TFT_TRACK_GPU_STREAM,
 		   "'/gpu:0/stream:12 Compute' lanes are GPU streams");
+		/* TF <= 1.3 wrote CPU devices as /cpu:0: a device like /gpu:0, not a thread */
+		uint32_t cpu = find_track(s, "/job:localhost/replica:0/task:0/cpu:0 Compute", "");
+		ok(cpu != UINT32_MAX && tft_session_track(s, cpu)->kind == TFT_TRACK_DEVICE,
+		   "'/job:.../cpu:0 Compute' lanes are device tracks");
 	}
 	done(s);
 
