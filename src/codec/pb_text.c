@@ -744,7 +744,7 @@ static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, vo
 							"expected '%c' before the end of the input", close);
 			break;
 		}
-		if (*l->p == close) {
+		if (close && *l->p == close) { /* (the document has no closing byte: a NUL is an error) */
 			l->p++;
 			break;
 		}

@@ -106,6 +106,15 @@ struct run {
 	int r;
 };
 
+static void run_text_n(struct run *t, const char *text, size_t len)
+{
+	memset(t, 0, sizeof(*t));
+	tft_error_clear(&t->err);
+	t->r = tft_pb_text_init(&t->d, (const uint8_t *)text, len, &t->err);
+	if (!t->r)
+		t->r = tft_pb_text_decode(&t->d, &all_msg, &t->a, &t->c);
+}
+
 static void run_text(struct run *t, const char *text)
 {
 	memset(t, 0, sizeof(*t));
@@ -239,6 +248,21 @@ static void test_errors(void)
 			buf[n++] = '}';
 		buf[n] = '\0';
 		expect_error(buf, -1, "nested deeper", "depth limit");
+	}
+	{
+		/*
+		 * A NUL between top-level fields (a crash's zero-filled tail) is
+		 * an error, not the end of the document: the fields after it
+		 * would be lost silently.
+		 */
+		static const char doc[] = "i32: 1\n\0\0\0i64: 2\n";
+		struct run t;
+
+		run_text_n(&t, doc, sizeof(doc) - 1);
+		ok(t.r == TFT_EFORMAT && t.err.offset == 7 && strstr(t.err.msg, "expected a field name"),
+		   "NUL between top-level fields: error at byte 7 (r %d, offset %lld)", t.r,
+		   (long long)t.err.offset);
+		tft_pb_text_fini(&t.d);
 	}
 }
 
