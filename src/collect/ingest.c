@@ -325,7 +325,13 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 	return rc;
 }
 
-/* The earliest node start of a RunMetadata / StepStats file; INT64_MIN for anything else (or not a file). */
+/* runmeta_file_start() of a graph file: no events, it takes no part in the order. */
+#define ORDER_GRAPH INT64_MAX
+
+/*
+ * The earliest node start of a RunMetadata / StepStats file; ORDER_GRAPH for
+ * a GraphDef; INT64_MIN for anything else (or not a file).
+ */
 static int64_t runmeta_file_start(const char *path)
 {
 	struct tft_error err;
@@ -347,7 +353,9 @@ static int64_t runmeta_file_start(const char *path)
 	    !probe_json(peek, len, len < PROBE_BYTES) &&
 	    !tft_ingest_pickle_probe(peek, len, len < PROBE_BYTES)) {
 		fmt = tft_pb_sniff(peek, len, path);
-		if ((fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS ||
+		if (fmt == TFT_PB_FMT_GRAPHDEF || fmt == TFT_PB_FMT_GRAPHDEF_TEXT)
+			start = ORDER_GRAPH;
+		else if ((fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS ||
 		     fmt == TFT_PB_FMT_RUNMETA_TEXT || fmt == TFT_PB_FMT_STEPSTATS_TEXT) &&
 		    whole_input(src, path, NULL, 0, &wh, &err) == 0) {
 			start = tft_runmeta_start(wh.data, wh.len, fmt);
@@ -379,18 +387,30 @@ static int cmp_order(const void *a, const void *b)
 void tft_ingest_order(const char **paths, int n)
 {
 	struct order_ent *e;
+	int *slot, m = 0;
 
-	if (n < 2 || !(e = malloc((size_t)n * sizeof(*e))))
+	if (n < 2)
 		return;
+	e = malloc((size_t)n * sizeof(*e));
+	slot = malloc((size_t)n * sizeof(*slot));
+	if (!e || !slot)
+		goto out;
 	for (int i = 0; i < n; i++) {
-		e[i] = (struct order_ent){ paths[i], runmeta_file_start(paths[i]), i };
-		if (e[i].start == INT64_MIN)
-			goto out; /* not all RunMetadata: as given */
+		int64_t start = runmeta_file_start(paths[i]);
+
+		if (start == INT64_MIN)
+			goto out; /* not all RunMetadata (or graphs): as given */
+		if (start != ORDER_GRAPH) {
+			slot[m] = i;
+			e[m++] = (struct order_ent){ paths[i], start, i };
+		}
 	}
-	qsort(e, (size_t)n, sizeof(*e), cmp_order);
-	for (int i = 0; i < n; i++)
-		paths[i] = e[i].path;
+	/* The RunMetadata files in time order, in their own slots; graphs stay where they are. */
+	qsort(e, (size_t)m, sizeof(*e), cmp_order);
+	for (int k = 0; k < m; k++)
+		paths[slot[k]] = e[k].path;
 out:
+	free(slot);
 	free(e);
 }
 

@@ -56,9 +56,10 @@ int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ing
 /*
  * Order a session's inputs for import: when every one is a RunMetadata or
  * StepStats file (one step each, as distributed TF and per-step tracing
- * save them), by their earliest node start, so that each worker's steps
- * continue its process whatever order a shell glob gave (step_10 before
- * step_2). Anything else stays as given.
+ * save them) or a GraphDef, the RunMetadata files by their earliest node
+ * start, so that each worker's steps continue its process whatever order a
+ * shell glob gave (step_10 before step_2); the graphs keep their places.
+ * Anything else stays as given.
  */
 void tft_ingest_order(const char **paths, int n);
 

@@ -105,6 +105,18 @@ def check_sendrecv(tmp):
     if (info["flows"], info["processes"], info["tracks"]) != (2, 2, 3):
         probs.append("the later step's file first: %d flows, %d processes, %d tracks; want 2, 2, 3"
                      % (info["flows"], info["processes"], info["tracks"]))
+    # ... also with the graph joined (`import step_10 step_2 graph.pbtxt`): a GraphDef
+    # has no events and does not stop the ordering
+    graph = os.path.join(tmp, "graph.pbtxt")
+    with open(graph, "w") as f:
+        f.write('node { name: "b" op: "MatMul" input: "a" input: "a" }\n')
+    revg = os.path.join(tmp, "revg.tft")
+    H.cli_import(H.tft_bin(), ins[::-1] + [graph], revg)
+    info = H.cli_info(H.tft_bin(), revg)
+    if (info["flows"], info["processes"], info["tracks"], info.get("graph_nodes")) != (2, 2, 3, 1):
+        probs.append("the later step's file first, then a GraphDef: %d flows, %d processes, "
+                     "%d tracks, %s graph nodes; want 2, 2, 3, 1" % (
+                         info["flows"], info["processes"], info["tracks"], info.get("graph_nodes")))
     probs += H.roundtrip(H.tft_bin(), ins[0], tmp, extra_keys=("tracks",))
     # One worker's own RunMetadata: its _Send's partner is in the other worker's file.
     lone = os.path.join(tmp, "worker0.pbtxt")
