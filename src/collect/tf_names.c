@@ -895,7 +895,9 @@ static const struct tft_pb_enum_val dtype_vals[] = {
 	{"DT_QUINT8", 12},    {"DT_QINT32", 13},   {"DT_BFLOAT16", 14},  {"DT_QINT16", 15},
 	{"DT_QUINT16", 16},   {"DT_UINT16", 17},   {"DT_COMPLEX128", 18}, {"DT_HALF", 19},
 	{"DT_RESOURCE", 20},  {"DT_VARIANT", 21},  {"DT_UINT32", 22},    {"DT_UINT64", 23},
-	{"DT_FLOAT8_E5M2", 24}, {"DT_FLOAT8_E4M3FN", 25}, {"DT_INT4", 29}, {"DT_UINT4", 30},
+	{"DT_FLOAT8_E5M2", 24}, {"DT_FLOAT8_E4M3FN", 25}, {"DT_FLOAT8_E4M3FNUZ", 26},
+	{"DT_FLOAT8_E4M3B11FNUZ", 27}, {"DT_FLOAT8_E5M2FNUZ", 28}, {"DT_INT4", 29},
+	{"DT_UINT4", 30},     {"DT_INT2", 31},     {"DT_UINT2", 32},
 };
 #define NDTYPES (sizeof(dtype_vals) / sizeof(dtype_vals[0]))
 

@@ -592,6 +592,8 @@ static void test_text(const char *data)
 			"    all_start_micros: 1000 op_end_rel_micros: 7 all_end_rel_micros: 9\n"
 			"    timeline_label: \"maxwell_scudnn regs:80 shm:9000 grid:1,2,3 block:128,1,1@@conv1/Conv2D:Conv2D\"\n"
 			"    output { slot: 0 tensor_description { dtype: DT_FLOAT_REF shape { dim { size: -1 } unknown_rank: false } } }\n"
+			"    output { slot: 1 tensor_description { dtype: DT_FLOAT8_E5M2FNUZ } }\n"
+			"    output { slot: 2 tensor_description { dtype: DT_UINT2_REF } }\n"
 			"  }\n"
 			"}\n"
 			"dev_stats < device: '/cpu:0' node_stats < node_name: 'n' all_start_micros: 1001\n"
@@ -611,6 +613,10 @@ static void test_text(const char *data)
 			ok(g && g->ts == 1000000 && g->dur == 9000 && arg_str_is(g, "op", "Conv2D") &&
 				   arg_has(g, "output", "\"dtype\":\"DT_FLOAT_REF\",\"shape\":[-1]"),
 			   "legacy stream kernel with enum name from text");
+			/* DataTypes of current TF (FNUZ floats, 2-bit ints): named, not 999 */
+			ok(g && arg_has(g, "output", "\"dtype\":\"DT_FLOAT8_E5M2FNUZ\"") &&
+				   arg_has(g, "output", "\"dtype\":\"DT_UINT2_REF\""),
+			   "current DataType names from text");
 			ok(track_named(s, "/gpu:0/stream:12")->kind == TFT_TRACK_GPU_STREAM,
 			   "legacy stream track is a gpu_stream");
 			events_of(s, "/cpu:0", l);
