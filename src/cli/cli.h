@@ -47,7 +47,8 @@ struct cli_outfile {
 /*
  * 0 or -errno. An existing OUT that is not a regular file (a device such as
  * /dev/null, a FIFO) is written in place when want_stdio, and refused with
- * -EINVAL otherwise (a session cannot be written to it).
+ * -EINVAL otherwise (a session cannot be written to it); a directory is
+ * refused with -EISDIR (before any work, not at the rename).
  */
 int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio);
 /*

@@ -4,6 +4,7 @@
  * Streams a session to another format. Formats are rows of a table: adding
  * one (tf.timeline, pprof, HTML) is one exporter plus one row.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,6 +322,9 @@ int tft_cmd_export(int argc, char **argv)
 		rc = cli_outfile_open(&of, outpath, 1);
 		if (rc) {
 			tft_session_close(s);
+			if (rc == -EISDIR)
+				return cli_fail(TFT_EXIT_BADINPUT, "%s: a directory: the export is written to a file",
+						outpath);
 			return cli_fail(TFT_EXIT_FAIL, "%s: cannot create: %s", outpath, strerror(-rc));
 		}
 		fp = of.fp;

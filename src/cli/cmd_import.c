@@ -130,8 +130,9 @@ int tft_cmd_import(int argc, char **argv)
 					out, argv[i]);
 	}
 	rc = cli_outfile_open(&of, out, 0);
-	if (rc == -EINVAL)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: not a regular file: a session is written to a file", out);
+	if (rc == -EINVAL || rc == -EISDIR)
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: %s: a session is written to a file", out,
+				rc == -EISDIR ? "a directory" : "not a regular file");
 	if (rc != 0)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);
 

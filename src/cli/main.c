@@ -173,7 +173,9 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, int want_stdio)
 	if (strlen(path) >= sizeof(o->path))
 		return -ENAMETOOLONG;
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return -EISDIR; /* (refused now: the rename would fail only after all the work) */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		/* a device or a FIFO: renaming a file over it would replace it (/dev/null, as root) */
 		if (!want_stdio)
 			return -EINVAL;

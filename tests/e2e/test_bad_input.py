@@ -501,6 +501,16 @@ def check_fifo_output(binary, src, work):
     r = H.run([binary, "import", src, "-o", fifo], timeout=60)
     if r.rc != 2 or not stat.S_ISFIFO(os.stat(fifo).st_mode):
         probs.append("import -o FIFO: exit %d (want 2), FIFO kept %s" % (r.rc, stat.S_ISFIFO(os.stat(fifo).st_mode)))
+    # -o naming a directory: refused up front with exit 2 and one line, nothing left behind
+    # (the rename used to fail after the whole import or export, with exit 1)
+    sub = os.path.join(d, "adir")
+    os.mkdir(sub)
+    for cmd in (["import", src, "-o", sub], ["export", session, "-o", sub]):
+        r = H.run([binary] + cmd, timeout=60)
+        lines = r.err.strip().splitlines()
+        left = [f for f in os.listdir(d) if f.startswith("adir")]
+        if r.rc != 2 or len(lines) != 1 or "directory" not in lines[0] or left != ["adir"]:
+            probs.append("%s -o DIR: exit %d (want 2), stderr %r, left %r" % (cmd[0], r.rc, lines, left))
     return probs
 
 
