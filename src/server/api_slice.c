@@ -295,14 +295,16 @@ static int find_slice(struct tft_session *s, uint32_t track, const struct tft_tr
 		if (f->ts == INT64_MIN || tr->min_ts_ns > tr->max_ts_ns || f->ts <= tr->min_ts_ns)
 			return 0;
 		for (;;) {
-			f->lo = sat_add(f->ts, -w);
+			/* w is INT64_MAX once x16 would overflow: then the last round starts at the
+			 * track's start, however far back (a session mixing relative and epoch times) */
+			f->lo = w == INT64_MAX ? INT64_MIN : sat_add(f->ts, -w);
 			if (f->lo <= tr->min_ts_ns)
 				f->lo = INT64_MIN;
 			rc = tft_session_scan(s, track, f->lo == INT64_MIN ? tr->min_ts_ns : f->lo,
 					      f->ts - 1, 0, on_candidate, f, err);
-			if (rc < 0 || f->found || f->lo == INT64_MIN || w > INT64_MAX / 16)
+			if (rc < 0 || f->found || f->lo == INT64_MIN)
 				return rc < 0 ? rc : 0;
-			w *= 16;
+			w = w > INT64_MAX / 16 ? INT64_MAX : w * 16;
 		}
 	default:
 		return tft_session_scan(s, track, f->ts, f->ts, 0, on_candidate, f, err);

@@ -367,15 +367,17 @@ static int carry_in(struct tft_session *s, uint32_t id, const struct tft_track *
 	/* past the track's end, its last sample is in force: start there */
 	hi = t->t0 - 1 < tr->max_ts_ns ? t->t0 - 1 : tr->max_ts_ns;
 	for (;;) {
-		lo = sat_sub(hi, w);
+		/* w is INT64_MAX once x16 would overflow: the last round starts at the track's
+		 * start, however far back its previous sample is */
+		lo = w == INT64_MAX ? tr->min_ts_ns : sat_sub(hi, w);
 		if (lo < tr->min_ts_ns)
 			lo = tr->min_ts_ns;
 		rc = tft_session_scan(s, id, lo, hi, 0, on_last, &l, err);
 		if (rc < 0)
 			return rc;
-		if (l.found || lo <= tr->min_ts_ns || w > INT64_MAX / 16)
+		if (l.found || lo <= tr->min_ts_ns)
 			break;
-		w *= 16;
+		w = w > INT64_MAX / 16 ? INT64_MAX : w * 16;
 	}
 	if (!l.found)
 		return 0;

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# /api/slice lookup, stepping and flow binding, and the counter value carried into a
+# viewport, on small sessions built for the cases (docs/http-api.md): a previous slice
+# or sample further back than 2^60 ns. Each answer of the server is also asked of the
+# static export's own JavaScript (web/staticapi.js, run by node), which must agree.
+"""Usage: test_http_slice_nav.py [SUBSTRING...]   one PASS/FAIL/SKIP line per test.
+
+Env: TFT_BIN (the CLI, default build/tftracer), NODE (default: node on PATH)."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
+import tft_harness as H  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_http_api import Server, T, expect, req  # noqa: E402
+
+# Sessions built here: name -> Chrome JSON events.
+SESSIONS = {
+    # a slice and a counter sample at 0, the next ones at 1.5e18 ns (epoch time)
+    "epochgap": [
+        {"ph": "X", "name": "Z", "pid": 1, "tid": 3, "ts": "0", "dur": 1},
+        {"ph": "X", "name": "EPOCH", "pid": 1, "tid": 3, "ts": "1500000000000000", "dur": 1},
+        {"ph": "C", "name": "K", "pid": 1, "ts": "0", "args": {"v": 7}},
+        {"ph": "C", "name": "K", "pid": 1, "ts": "1500000000000000", "args": {"v": 8}},
+    ],
+    # slices at the two ends of the int64 range
+    "extreme": [
+        {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
+        {"ph": "X", "name": "MAXEND", "pid": 1, "tid": 1, "ts": "9223372036854775.000", "dur": "0.807"},
+    ],
+}
+
+NODE_DRIVER = r"""// times are sent as offsets from the exact start_ns and placed on the page's own origin
+// (node before 21 reads start_ns rounded: no JSON.parse source access); answers' times
+// come back as offsets from that origin
+const at = (v) => String(BigInt(v) - BigInt(startNs) + sess.T0);
+const rel = (k, v) => (typeof v === 'bigint' ? String(v - sess.T0) : v);
+const TIMES = ['ts', 't0', 't1'];
+const out = queries.map(([path, q]) => {
+	q = { ...q };
+	for (const k of TIMES) if (q[k] !== undefined && /^-?\d+$/.test(q[k])) q[k] = at(q[k]);
+	try { return { status: 200, body: sess.query(path, q) }; }
+	catch (e) { return { status: e.status || 500, body: { error: String(e.message) } }; }
+});
+process.stdout.write(JSON.stringify(out, rel));
+"""
+
+
+class Session:
+    """One imported session: its server, its static page, and queries to both."""
+
+    def __init__(self, name, events, tmp):
+        self.name, self.tmp = name, tmp
+        src = os.path.join(tmp, name + ".json")
+        with open(src, "w") as fp:
+            json.dump({"traceEvents": events}, fp)
+        self.tft = os.path.join(tmp, name + ".tft")
+        self.html = os.path.join(tmp, name + ".html")
+        H.cli_import(H.tft_bin(), [src], self.tft)
+        self.server = Server(["serve", self.tft, "--port", "0", "--quiet"])
+        self.base = self.server.base
+        self.start_ns = self.get("session")[1]["start_ns"]
+        self.exported = None
+
+    def get(self, path, **q):
+        """(status, body) of GET /api/PATH?q from the server."""
+        st, _, body = req(self.base, "/api/%s?%s" % (path, urllib.parse.urlencode(q)))
+        return st, json.loads(body)
+
+    def static(self, queries):
+        """The static page's answers to [(path, q)...], times as offsets from start_ns
+        (absolute times in a body are offsets too), or an error string."""
+        node = os.environ.get("NODE") or shutil.which("node")
+        if not node:
+            return None
+        if self.exported is None:
+            r = H.run([H.tft_bin(), "export", self.tft, "-f", "html", "-o", self.html], timeout=300)
+            self.exported = r.rc == 0
+            if not self.exported:
+                return "export -f html: " + r.why()
+        qs = [["api/" + p, {k: str(v) for k, v in q.items()}] for p, q in queries]
+        return H.run_static_session(node, NODE_DRIVER, self.html, self.start_ns, qs, self.tmp)
+
+    def stop(self):
+        return self.server.stop()
+
+
+def name_of(st_body):
+    st, body = st_body
+    return body.get("name") if st == 200 else st
+
+
+# ---- a previous slice or sample more than 2^60 ns back -----------------------------
+
+def check_far_back(ss):
+    probs = []
+    s = ss["epochgap"]
+    # track 0: Z at 0, EPOCH at 1.5e18; track 1: the counter K
+    got = name_of(s.get("slice", track=0, ts=1500000000000000000, nav="prev"))
+    expect(got == "Z", "epochgap: nav=prev from EPOCH: %r, want Z (1.5e18 ns back)" % got, probs)
+    for t0 in (1400000000000000000, 1000000000000000000):
+        st, v = s.get("viewport", tracks=1, t0=t0, t1=t0 + 100, width=100)
+        tr = v["tracks"][0] if st == 200 else {}
+        expect(tr.get("ts") == [0] and tr.get("value") == [7],
+               "epochgap: viewport at %d: the counter's carried sample %r %r, want ts [0] value [7]" %
+               (t0, tr.get("ts"), tr.get("value")), probs)
+    e = ss["extreme"]
+    for ts in (9223372036854775000, -9223372036854775807):
+        got = name_of(e.get("slice", track=0, ts=ts, nav="prev"))
+        expect(got == "MIN", "extreme: nav=prev from %d: %r, want MIN (at INT64_MIN)" % (ts, got), probs)
+    a = s.static([("slice", {"track": 0, "ts": 1500000000000000000, "nav": "prev"}),
+                  ("viewport", {"tracks": 1, "t0": 1400000000000000000, "t1": 1400000000000000100,
+                                "width": 100})])
+    if isinstance(a, str):
+        probs.append(a)
+    elif a is not None:
+        expect(a[0]["body"].get("name") == "Z", "static: nav=prev from EPOCH: %r" % a[0], probs)
+        expect(a[1]["body"]["tracks"][0]["value"] == [7], "static: carried counter %r" % a[1], probs)
+    return probs
+
+
+def main():
+    filters = sys.argv[1:]
+    rep = H.Reporter("http_slice_nav")
+    tmp = tempfile.mkdtemp(prefix="tft-slice-nav-")
+    t = T(rep, filters)
+    ss = {}
+    try:
+        for name, events in SESSIONS.items():
+            ss[name] = Session(name, events, tmp)
+        t.run("far_back", lambda: check_far_back(ss))
+        for name, s in ss.items():
+            rc = s.stop()
+            err = s.server.stderr()
+            t.run("shutdown/" + name, lambda rc=rc, err=err: [] if rc == 0 and not H.SANITIZER_RE.search(err)
+                  else ["SIGTERM: exit %r: %s" % (rc, err[-400:])])
+        ss = {}
+    except (H.CliError, RuntimeError) as e:
+        rep.fail("setup", e)
+    finally:
+        for s in ss.values():
+            s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rep.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(H.main_guard(main))
