@@ -25,6 +25,24 @@ function big(v) {
 	return 0n;
 }
 
+const I64_MIN = -(2n ** 63n), I64_MAX = 2n ** 63n - 1n, U32_MAX = 2n ** 32n - 1n;
+
+/* A query parameter given (the server sees an empty value as given, too). */
+function present(v) { return v !== undefined && v !== null; }
+
+/*
+ * An integer parameter as the server reads it (tft_query_get_i64): absent, `dflt`;
+ * given, a decimal integer (an optional '-', digits only, at most 21 characters) in
+ * [min, max] as a BigInt, otherwise null.
+ */
+function queryInt(v, min, max, dflt) {
+	if (!present(v)) return dflt;
+	const s = String(v);
+	if (s.length > 21 || !/^-?\d+$/.test(s)) return null;
+	const b = BigInt(s);
+	return b < min || b > max ? null : b;
+}
+
 function kindName(k) { return typeof k === 'number' ? (KIND_NAMES[k] || 'thread') : (k || 'thread'); }
 
 /* JSON.parse keeping integers beyond 2^53 exact (as BigInt); needs source access. */
@@ -581,23 +599,27 @@ class StaticSession {
 	}
 
 	slice(q) {
-		if (!/^\d+$/.test(String(q.track ?? ''))) throw fail(400, 'missing or bad track');
-		if (q.ts === undefined || q.ts === null || q.ts === '') throw fail(400, 'missing ts');
-		const tid = +q.track;
-		const info = this.trackInfo.get(tid);
-		if (!info) throw fail(404, `no track ${tid}`);
-		const t = this.tracks.get(tid);
-		const depth = q.depth === undefined || q.depth === '' ? 0 : +q.depth;
-		if (!Number.isInteger(depth) || depth < 0) throw fail(400, 'bad depth');
-		if (!t || t.counter) throw fail(404, 'no slice there');
-		const at = this.rel(q.ts, 0);
-		const nav = q.nav === undefined || q.nav === '' ? null : String(q.nav);
+		// checked as the server checks them (src/server/api_slice.c), in its order, with its texts
+		if (!present(q.track) || !present(q.ts)) throw fail(400, 'track and ts are required');
+		const track = queryInt(q.track, 0n, U32_MAX - 1n, 0n), ts = queryInt(q.ts, I64_MIN, I64_MAX, 0n);
+		const depthB = queryInt(q.depth, 0n, U32_MAX - 1n, 0n);
+		if (track === null || ts === null || depthB === null) throw fail(400, 'track, ts and depth must be integers');
+		const deepestB = queryInt(q.deepest, 0n, 1n, 0n);
+		if (deepestB === null) throw fail(400, 'deepest must be 0 or 1');
+		const nav = present(q.nav) ? String(q.nav) : null;
 		if (nav !== null && nav !== 'next' && nav !== 'prev') throw fail(400, 'nav must be next or prev');
-		const deepest = String(q.deepest ?? '0') === '1';
-		if (deepest && nav) throw fail(400, 'deepest=1 and nav exclude each other');
+		const deepest = deepestB === 1n;
+		if (deepest && nav !== null) throw fail(400, 'deepest=1 and nav exclude each other');
+		const tid = Number(track), depth = Number(depthB);
+		const info = this.trackInfo.get(tid);
+		if (!info) throw fail(404, 'no such track');
+		const t = this.tracks.get(tid);
+		const missing = nav === 'next' ? 'no later slice at this depth' : nav === 'prev' ? 'no earlier slice at this depth' : 'no slice at this time and depth';
+		if (!t || t.counter) throw fail(404, missing);
+		const at = Number(ts - this.T0);
 		// as the server: the deepest slice containing ts, the next / previous start at depth, or the one at depth
 		const i = deepest ? this.deepestAt(tid, at) : nav ? this.stepAt(t, depth, at, nav === 'next' ? 1 : -1) : this.eventAt(t, depth, at);
-		if (i < 0) throw fail(404, 'no slice there');
+		if (i < 0) throw fail(404, missing);
 		const s = t.ts[i], dur = t.dur[i];
 		const stack = STACK_KINDS.has(t.kind);
 		const ancestors = [];

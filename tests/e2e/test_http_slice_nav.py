@@ -28,6 +28,15 @@ SESSIONS = {
         {"ph": "C", "name": "K", "pid": 1, "ts": "0", "args": {"v": 7}},
         {"ph": "C", "name": "K", "pid": 1, "ts": "1500000000000000", "args": {"v": 8}},
     ],
+    # A [0, 100 us] > B [50, 60] > C [55, 56]; a flow from tid 2 ends in B (52 us)
+    "nest": [
+        {"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+        {"ph": "X", "name": "B", "pid": 1, "tid": 1, "ts": 50, "dur": 10},
+        {"ph": "X", "name": "C", "pid": 1, "tid": 1, "ts": 55, "dur": 1},
+        {"ph": "X", "name": "E", "pid": 1, "tid": 2, "ts": 20, "dur": 10},
+        {"ph": "s", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 2, "ts": 25},
+        {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 1, "ts": 52},
+    ],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
@@ -124,6 +133,52 @@ def check_far_back(ss):
     return probs
 
 
+# ---- parameters: the static page checks them as the server does ----------------------
+
+# (query, status) of /api/slice on "nest" (track 0: A > B > C; 52 us is inside B)
+VALIDATION = [
+    ("track=0&ts=52000", 200), ("track=0&ts=52000&deepest=01", 200), ("track=0&ts=52000&depth=01", 200),
+    ("track=0&ts=52000&depth=-0", 200), ("track=0&ts=10000&depth=1&deepest=0&nav=next", 200),
+    ("track=0&ts=52000&deepest=2", 400), ("track=0&ts=52000&deepest=true", 400),
+    ("track=0&ts=52000&deepest=", 400), ("track=0&ts=52000&deepest=-1", 400),
+    ("track=0&ts=52000&nav=", 400), ("track=0&ts=52000&nav=NEXT", 400),
+    ("track=0&ts=52000&deepest=1&nav=next", 400), ("track=0&ts=52000&deepest=1&nav=", 400),
+    ("track=0&ts=52000&nav=prev&depth=4294967295", 400), ("track=0&ts=52000&depth=4294967294&nav=prev", 404),
+    ("track=0&ts=52000&depth=", 400), ("track=0&ts=52000&depth=+1", 400), ("track=0&ts=52000&depth=1.0", 400),
+    ("track=0&ts=52000&depth=0000000000000000000001", 400), ("track=0&ts=", 400), ("track=0&ts=5e4", 400),
+    ("track=0&ts=99999999999999999999", 400), ("track=0&ts=-9223372036854775809", 400),
+    ("track=0&ts=9223372036854775807&nav=next", 404), ("track=0&ts=-9223372036854775808&nav=prev", 404),
+    ("track=&ts=1", 400), ("track=x&ts=1", 400), ("track=4294967295&ts=1", 400), ("track=999&ts=1", 404),
+    ("ts=1", 400), ("track=0", 400), ("", 400), ("track=0&ts=200000", 404), ("track=0&ts=52000&depth=3", 404),
+    ("track=0&ts=60000&depth=1&nav=next", 404), ("track=0&ts=50000&depth=1&nav=prev", 404),
+]
+
+
+def check_validation(ss):
+    probs = []
+    s = ss["nest"]
+    server = []
+    for q, want in VALIDATION:
+        st, _, body = req(s.base, "/api/slice?" + q)
+        j = json.loads(body)
+        server.append((st, j))
+        expect(st == want, "slice?%s: %d, want %d" % (q, st, want), probs)
+    a = s.static([("slice", dict(urllib.parse.parse_qsl(q, keep_blank_values=True))) for q, _ in VALIDATION])
+    if a is None:
+        return probs or ("skip", "node is not installed")
+    if isinstance(a, str):
+        return probs + [a]
+    for (q, _), (st, j), x in zip(VALIDATION, server, a):
+        if st != 200:
+            expect((x["status"], x["body"].get("error")) == (st, j.get("error")),
+                   "static slice?%s: %d %r, server %d %r" % (q, x["status"], x["body"].get("error"), st, j.get("error")),
+                   probs)
+        else:
+            expect(x["status"] == 200 and x["body"].get("name") == j["name"],
+                   "static slice?%s: %d %r, server 200 %r" % (q, x["status"], x["body"].get("name"), j["name"]), probs)
+    return probs
+
+
 def main():
     filters = sys.argv[1:]
     rep = H.Reporter("http_slice_nav")
@@ -134,6 +189,7 @@ def main():
         for name, events in SESSIONS.items():
             ss[name] = Session(name, events, tmp)
         t.run("far_back", lambda: check_far_back(ss))
+        t.run("validation", lambda: check_validation(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
