@@ -102,10 +102,12 @@ class App {
 			else if (q.get('q')) this.search.set(q.get('q'), q.get('rx') === '1');
 			const sel = q.get('sel');
 			if (sel) {
-				const [track, abs, depth] = sel.split('.');
+				const [track, abs, depth, seq] = sel.split('.');
 				if (/^\d+$/.test(track) && /^-?\d+$/.test(abs || '')) {
 					const a = BigInt(abs);
-					tl.select({ track: +track, depth: +depth || 0, rel: Number(a - tl.T0), dur: 0, abs: a, name: null, count: 1, flags: 0 });
+					const s = { track: +track, depth: +depth || 0, rel: Number(a - tl.T0), dur: 0, abs: a, name: null, count: 1, flags: 0 };
+					if (/^\d+$/.test(seq || '')) s.seq = +seq; // one of several slices starting together
+					tl.select(s);
 				}
 			}
 			if (page === 'ops') {
@@ -143,7 +145,7 @@ class App {
 			if (this.page === 'timeline') {
 				q.set('s', Math.round(tl.view.s));
 				q.set('e', Math.round(tl.view.e));
-				if (tl.sel) q.set('sel', `${tl.sel.track}.${tl.sel.abs}.${tl.sel.depth}`);
+				if (tl.sel) q.set('sel', `${tl.sel.track}.${tl.sel.abs}.${tl.sel.depth}${tl.sel.seq !== undefined ? `.${tl.sel.seq}` : ''}`);
 				if (tl.pinned.length) q.set('pin', tl.pinned.join(','));
 			}
 			if (this.highlightedName) q.set('hl', this.highlightedName);

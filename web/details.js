@@ -100,9 +100,12 @@ export class Details {
 		const tl = this.app.timeline;
 		const nm = sel.nameText ?? tl.nameText(sel.name);
 		this.selBody.innerHTML = `<h3>${escapeHtml(nm || '…')}</h3><p class="loading">Loading details…</p>`;
+		// with seq (a step or a link landed on one of several slices starting together): that one
+		const q = { track: sel.track, ts: sel.abs.toString(), depth: sel.depth };
+		if (sel.seq !== undefined) q.seq = sel.seq;
 		let d;
 		try {
-			d = await getJSON('api/slice', { track: sel.track, ts: sel.abs.toString(), depth: sel.depth }, { exact: true, quiet: true });
+			d = await getJSON('api/slice', q, { exact: true, quiet: true });
 		} catch (e) {
 			if (gen !== this.gen) return;
 			this.selBody.innerHTML = `<h3>${escapeHtml(nm || '')}</h3><p class="error">Could not load the details: ${escapeHtml(e.message)}</p>`;
@@ -114,6 +117,7 @@ export class Details {
 		// The server's slice is authoritative: fix start and duration.
 		if (d.ts !== undefined) { sel.rel = Number(big(d.ts) - tl.T0); sel.abs = big(d.ts); }
 		if (d.dur !== undefined) sel.dur = Number(d.dur);
+		if (d.seq !== undefined) sel.seq = Number(d.seq);
 		this.render(d, sel);
 		this.app.selectionDetails(d);
 	}

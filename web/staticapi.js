@@ -540,17 +540,45 @@ class StaticSession {
 		return -1;
 	}
 
-	/* Index of the first event at `depth` starting after `at` (dir 1) or the last before it (-1), or -1. */
-	stepAt(t, depth, at, dir) {
+	/* First position in a depth list whose event starts at or after `at` (after it: `after`). */
+	static startBound(t, p, at, after) {
+		let lo = 0, hi = p.n;
+		while (lo < hi) { const m = (lo + hi) >> 1; const s = t.ts[p.ids[m]]; if (s < at || (after && s === at)) lo = m + 1; else hi = m; }
+		return lo;
+	}
+
+	/*
+	 * Slices at a depth are ordered by start, then by the order of the data (the store's)
+	 * among those starting together; `seq` is the ordinal in such a run (as the server).
+	 * Index of the first event at `depth` after (at, seq) (dir 1; without seq, after every
+	 * one starting at `at`) or the last before it (-1; without seq, before them all), or -1.
+	 */
+	stepAt(t, depth, at, dir, seq) {
 		const p = this.index(t).get(depth);
 		if (!p) return -1;
-		let lo = 0, hi = p.n;
+		const lo = StaticSession.startBound(t, p, at, false), hi = StaticSession.startBound(t, p, at, true);
 		if (dir > 0) {
-			while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[p.ids[m]] <= at) lo = m + 1; else hi = m; }
-			return lo < p.n ? p.ids[lo] : -1;
+			const pos = seq === null ? hi : Math.min(lo + seq + 1, hi);
+			return pos < p.n ? p.ids[pos] : -1;
 		}
-		while (lo < hi) { const m = (lo + hi) >> 1; if (t.ts[p.ids[m]] < at) lo = m + 1; else hi = m; }
-		return lo > 0 ? p.ids[lo - 1] : -1;
+		const pos = (seq === null ? lo : Math.min(lo + seq, hi)) - 1;
+		return pos >= 0 ? p.ids[pos] : -1;
+	}
+
+	/* Index of the seq-th event at `depth` starting at `at`, or -1. */
+	nthAt(t, depth, at, seq) {
+		const p = this.index(t).get(depth);
+		if (!p) return -1;
+		const lo = StaticSession.startBound(t, p, at, false), hi = StaticSession.startBound(t, p, at, true);
+		return seq < hi - lo ? p.ids[lo + seq] : -1;
+	}
+
+	/* The seq of event i: its ordinal among the events of its depth starting when it starts. */
+	seqOf(t, i) {
+		const p = this.index(t).get(t.depth[i]);
+		let lo = 0, hi = p.n;
+		while (lo < hi) { const m = (lo + hi) >> 1; if (p.ids[m] < i) lo = m + 1; else hi = m; } // ids ascend
+		return lo - StaticSession.startBound(t, p, t.ts[i], false);
 	}
 
 	/* Direct children of event i (depth + 1, inside it) and their clipped union. */
@@ -606,10 +634,13 @@ class StaticSession {
 		if (track === null || ts === null || depthB === null) throw fail(400, 'track, ts and depth must be integers');
 		const deepestB = queryInt(q.deepest, 0n, 1n, 0n);
 		if (deepestB === null) throw fail(400, 'deepest must be 0 or 1');
+		const seqB = queryInt(q.seq, 0n, I64_MAX, -1n);
+		if (seqB === null) throw fail(400, 'seq must be a non-negative integer');
 		const nav = present(q.nav) ? String(q.nav) : null;
 		if (nav !== null && nav !== 'next' && nav !== 'prev') throw fail(400, 'nav must be next or prev');
-		const deepest = deepestB === 1n;
+		const deepest = deepestB === 1n, seq = seqB < 0n ? null : Number(seqB);
 		if (deepest && nav !== null) throw fail(400, 'deepest=1 and nav exclude each other');
+		if (deepest && seq !== null) throw fail(400, 'deepest=1 and seq exclude each other');
 		const tid = Number(track), depth = Number(depthB);
 		const info = this.trackInfo.get(tid);
 		if (!info) throw fail(404, 'no such track');
@@ -617,8 +648,10 @@ class StaticSession {
 		const missing = nav === 'next' ? 'no later slice at this depth' : nav === 'prev' ? 'no earlier slice at this depth' : 'no slice at this time and depth';
 		if (!t || t.counter) throw fail(404, missing);
 		const at = Number(ts - this.T0);
-		// as the server: the deepest slice containing ts, the next / previous start at depth, or the one at depth
-		const i = deepest ? this.deepestAt(tid, at) : nav ? this.stepAt(t, depth, at, nav === 'next' ? 1 : -1) : this.eventAt(t, depth, at);
+		// as the server: the deepest slice containing ts, the next / previous at depth, the seq-th
+		// starting at ts or the one at depth containing ts
+		const i = deepest ? this.deepestAt(tid, at) : nav ? this.stepAt(t, depth, at, nav === 'next' ? 1 : -1, seq)
+			: seq !== null ? this.nthAt(t, depth, at, seq) : this.eventAt(t, depth, at);
 		if (i < 0) throw fail(404, missing);
 		const s = t.ts[i], dur = t.dur[i];
 		const stack = STACK_KINDS.has(t.kind);
@@ -640,7 +673,7 @@ class StaticSession {
 		return {
 			name: this.str(t.name[i]), cat: t.cat ? this.str(t.cat[i]) : '',
 			kind: t.ekind && t.ekind[i] === 1 ? 'instant' : 'slice',
-			ts: this.abs(s), dur, depth: t.depth[i],
+			ts: this.abs(s), dur, depth: t.depth[i], seq: this.seqOf(t, i),
 			self_ns: stack ? Math.max(0, dur - ch.covered) : dur,
 			children: ch.n,
 			unclosed: !!(t.flags && (t.flags[i] & EVF_UNCLOSED)),

@@ -1794,10 +1794,12 @@ export class Timeline {
 		return sel;
 	}
 
-	/* A selection from an /api/slice answer. */
+	/* A selection from an /api/slice answer (`seq` tells apart slices that start together). */
 	selOf(d, track) {
 		const abs = big(d.ts);
-		return { track, depth: Number(d.depth) || 0, rel: Number(abs - this.T0), dur: Number(d.dur) || 0, name: null, nameText: d.name ?? '', count: 1, flags: d.unclosed ? 1 : 0, abs };
+		const sel = { track, depth: Number(d.depth) || 0, rel: Number(abs - this.T0), dur: Number(d.dur) || 0, name: null, nameText: d.name ?? '', count: 1, flags: d.unclosed ? 1 : 0, abs };
+		if (d.seq !== undefined) sel.seq = Number(d.seq);
+		return sel;
 	}
 
 	/* Bring a slice into view: its row shown, centred when outside the window; with
@@ -2131,13 +2133,17 @@ export class Timeline {
 	}
 
 	/* , and . : previous/next slice at the selection's depth on its track, from the
-	 * server (slices merged into a block at this zoom are not skipped). */
+	 * server (slices merged into a block at this zoom are not skipped). The selection's
+	 * seq (its ordinal among the slices starting with it, from the details) makes the
+	 * step visit each of several slices that start together. */
 	async stepSlice(dir) {
 		const s = this.sel;
 		if (!s) return;
+		const q = { track: s.track, ts: s.abs.toString(), depth: s.depth, nav: dir > 0 ? 'next' : 'prev' };
+		if (s.seq !== undefined) q.seq = s.seq;
 		let d;
 		try {
-			d = await getJSON('api/slice', { track: s.track, ts: s.abs.toString(), depth: s.depth, nav: dir > 0 ? 'next' : 'prev' }, { exact: true, quiet: true });
+			d = await getJSON('api/slice', q, { exact: true, quiet: true });
 		} catch {
 			return; // none on that side
 		}

@@ -174,11 +174,17 @@ struct child {
 	int64_t ts, end;
 };
 
+/*
+ * Slices at one depth are ordered by start, then by the store's order among those that
+ * start together (zero-duration slices and instants can share a start): a slice's
+ * `seq` is its ordinal in that run, so (ts, seq) names it and stepping reaches them all.
+ */
 enum find_mode {
-	FIND_AT,      /* at depth: the latest-starting slice containing ts */
+	FIND_AT,      /* at depth: the latest-starting slice containing ts (of several that
+		       * start together, the last); with seq: the seq-th starting at ts */
 	FIND_DEEPEST, /* any depth: the deepest containing ts (where a flow end binds) */
-	FIND_NEXT,    /* at depth: the first starting after ts */
-	FIND_PREV,    /* at depth: the last starting before ts, at or after lo */
+	FIND_NEXT,    /* at depth: the first after (ts, seq); no seq: after all at ts */
+	FIND_PREV,    /* at depth: the last before (ts, seq), at or after lo; no seq: before all at ts */
 };
 
 /* An enclosing slice (the chain shown above the selection). */
@@ -192,8 +198,14 @@ struct find {
 	int64_t ts;
 	uint32_t depth;
 	enum find_mode mode;
+	int64_t seq;                /* the seq parameter, -1 when not given */
 	int64_t lo;                 /* FIND_PREV: candidates start at or after this */
 	bool found;
+	uint32_t ev_seq;            /* the found one's seq */
+	bool run_any;               /* the run of events at `depth` starting at run_ts ... */
+	int64_t run_ts;
+	uint32_t run_n;             /* ... has run_n + 1 events so far */
+	uint32_t same_n;            /* on_seq: events seen at the found one's depth and start */
 	struct ancestor *anc;       /* owned: [ev.depth] */
 	struct tft_event ev;        /* the slice (args pointer replaced) */
 	struct tft_arg *args;       /* owned copy */
@@ -210,20 +222,30 @@ struct find {
 static int on_candidate(void *ctx, const struct tft_event *ev)
 {
 	struct find *f = ctx;
-	int64_t end;
+	int64_t end, ord = 0;
 
 	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
-	if (f->mode != FIND_DEEPEST && ev->depth != f->depth)
-		return 0;
+	if (f->mode != FIND_DEEPEST) {
+		if (ev->depth != f->depth)
+			return 0;
+		/* Its seq. A scan that reaches a start sees every event starting there (they
+		 * all overlap it), in the store's order; a run it only partly sees starts
+		 * before the scan's window and is never a candidate (FIND_AT: on_seq). */
+		f->run_n = f->run_any && ev->ts_ns == f->run_ts ? f->run_n + 1 : 0;
+		f->run_any = true;
+		f->run_ts = ev->ts_ns;
+		ord = f->run_n;
+	}
 	end = sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0);
 	switch (f->mode) {
 	case FIND_NEXT:
-		if (ev->ts_ns <= f->ts)
+		if (ev->ts_ns < f->ts || (ev->ts_ns == f->ts && (f->seq < 0 || ord <= f->seq)))
 			return 0;
 		break; /* the first one (scan order: start order) */
 	case FIND_PREV:
-		if (ev->ts_ns >= f->ts || ev->ts_ns < f->lo)
+		/* without seq, ord >= -1 holds: none at ts itself */
+		if (ev->ts_ns > f->ts || ev->ts_ns < f->lo || (ev->ts_ns == f->ts && ord >= f->seq))
 			return 0;
 		break; /* the last one wins */
 	case FIND_DEEPEST:
@@ -234,14 +256,21 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 			return 0;
 		break;
 	default:
+		if (f->seq >= 0) {
+			if (ev->ts_ns != f->ts || ord != f->seq)
+				return 0;
+			break;
+		}
 		if (ev->ts_ns > f->ts || end < f->ts)
 			return 0;
-		/* The latest-starting slice containing ts wins (scan order: start order). */
+		/* The latest-starting slice containing ts wins (scan order: start order; of
+		 * several starting together, the last). */
 		if (f->found && ev->ts_ns < f->ev.ts_ns)
 			return 0;
 		break;
 	}
 	f->found = true;
+	f->ev_seq = (uint32_t)ord;
 	f->ev = *ev;
 	f->ev.nargs = ev->nargs > SLICE_MAX_ARGS ? SLICE_MAX_ARGS : ev->nargs;
 	if (f->ev.nargs) {
@@ -254,7 +283,25 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 		f->args = a;
 	}
 	f->ev.args = f->args;
-	return f->mode == FIND_NEXT ? 1 : 0; /* 1: stop the scan */
+	return f->mode == FIND_NEXT || (f->mode == FIND_AT && f->seq >= 0) ? 1 : 0; /* 1: stop the scan */
+}
+
+/*
+ * The seq of a slice found by containing ts (FIND_AT without seq, FIND_DEEPEST): the
+ * first scan may not have seen the earlier ones of its run (those that end before ts),
+ * this one, over its start only, sees them all. It is the last of its run that holds ts.
+ */
+static int on_seq(void *ctx, const struct tft_event *ev)
+{
+	struct find *f = ctx;
+
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->depth != f->ev.depth ||
+	    ev->ts_ns != f->ev.ts_ns)
+		return 0;
+	if (sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0) >= f->ts)
+		f->ev_seq = f->same_n;
+	f->same_n++;
+	return 0;
 }
 
 /* Slices enclosing the found one, per depth above it (the latest-starting wins). */
@@ -282,17 +329,23 @@ static int on_ancestor(void *ctx, const struct tft_event *ev)
 static int find_slice(struct tft_session *s, uint32_t track, const struct tft_track *tr,
 		      struct find *f, struct tft_error *err)
 {
-	int64_t w = 65536;
+	int64_t w = 65536, hi;
 	int rc;
 
 	switch (f->mode) {
 	case FIND_NEXT:
-		if (f->ts == INT64_MAX)
+		/* with seq, its later siblings at ts come first */
+		if (f->seq < 0 && f->ts == INT64_MAX)
 			return 0;
-		rc = tft_session_scan(s, track, f->ts + 1, INT64_MAX, 0, on_candidate, f, err);
+		rc = tft_session_scan(s, track, f->seq < 0 ? f->ts + 1 : f->ts, INT64_MAX, 0, on_candidate,
+				      f, err);
 		return rc > 0 ? 0 : rc;
 	case FIND_PREV:
-		if (f->ts == INT64_MIN || tr->min_ts_ns > tr->max_ts_ns || f->ts <= tr->min_ts_ns)
+		/* with seq > 0, its earlier siblings at ts come first */
+		if (f->seq <= 0 && f->ts == INT64_MIN)
+			return 0;
+		hi = f->seq > 0 ? f->ts : f->ts - 1;
+		if (tr->min_ts_ns > tr->max_ts_ns || hi < tr->min_ts_ns)
 			return 0;
 		for (;;) {
 			/* w is INT64_MAX once x16 would overflow: then the last round starts at the
@@ -300,14 +353,18 @@ static int find_slice(struct tft_session *s, uint32_t track, const struct tft_tr
 			f->lo = w == INT64_MAX ? INT64_MIN : sat_add(f->ts, -w);
 			if (f->lo <= tr->min_ts_ns)
 				f->lo = INT64_MIN;
-			rc = tft_session_scan(s, track, f->lo == INT64_MIN ? tr->min_ts_ns : f->lo,
-					      f->ts - 1, 0, on_candidate, f, err);
+			f->run_any = false;
+			rc = tft_session_scan(s, track, f->lo == INT64_MIN ? tr->min_ts_ns : f->lo, hi, 0,
+					      on_candidate, f, err);
 			if (rc < 0 || f->found || f->lo == INT64_MIN)
 				return rc < 0 ? rc : 0;
 			w = w > INT64_MAX / 16 ? INT64_MAX : w * 16;
 		}
 	default:
-		return tft_session_scan(s, track, f->ts, f->ts, 0, on_candidate, f, err);
+		rc = tft_session_scan(s, track, f->ts, f->ts, 0, on_candidate, f, err);
+		if (rc < 0 || !f->found || (f->mode == FIND_AT && f->seq >= 0))
+			return rc > 0 ? 0 : rc;
+		return tft_session_scan(s, track, f->ev.ts_ns, f->ev.ts_ns, 0, on_seq, f, err);
 	}
 }
 
@@ -482,6 +539,8 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, struct 
 	tft_json_write_int(w, f->ev.dur_ns);
 	tft_json_write_key(w, "depth");
 	tft_json_write_uint(w, f->ev.depth);
+	tft_json_write_key(w, "seq");
+	tft_json_write_uint(w, f->ev_seq);
 	tft_json_write_key(w, "self_ns");
 	tft_json_write_int(w, f->ev.dur_ns - f->child_ns);
 	tft_json_write_key(w, "children");
@@ -562,7 +621,7 @@ int tft_api_slice(struct tft_http_req *r)
 	struct tft_json_writer w;
 	struct tft_error err;
 	struct find f;
-	int64_t track, ts, depth, deepest;
+	int64_t track, ts, depth, deepest, seq;
 	const char *nav;
 	size_t nav_len = 0;
 	int rc;
@@ -575,9 +634,12 @@ int tft_api_slice(struct tft_http_req *r)
 		return tft_http_reply_error(r, 400, "track, ts and depth must be integers");
 	if (tft_query_get_i64(&r->query, "deepest", 0, 1, 0, &deepest) != 0)
 		return tft_http_reply_error(r, 400, "deepest must be 0 or 1");
+	if (tft_query_get_i64(&r->query, "seq", 0, INT64_MAX, -1, &seq) != 0)
+		return tft_http_reply_error(r, 400, "seq must be a non-negative integer");
 	memset(&f, 0, sizeof(f));
 	f.ts = ts;
 	f.depth = (uint32_t)depth;
+	f.seq = seq;
 	f.mode = deepest ? FIND_DEEPEST : FIND_AT;
 	nav = tft_query_get(&r->query, "nav", &nav_len);
 	if (nav && nav_len == 4 && memcmp(nav, "next", 4) == 0)
@@ -588,6 +650,8 @@ int tft_api_slice(struct tft_http_req *r)
 		return tft_http_reply_error(r, 400, "nav must be next or prev");
 	if (deepest && nav)
 		return tft_http_reply_error(r, 400, "deepest=1 and nav exclude each other");
+	if (deepest && seq >= 0)
+		return tft_http_reply_error(r, 400, "deepest=1 and seq exclude each other");
 	tft_error_clear(&err);
 	slot = tft_pool_acquire(&srv->pool, &err);
 	if (!slot)

@@ -859,6 +859,60 @@ if (tftBin && !perfOnly) {
 		});
 		if (srv) srv.stop();
 	} else skip('counters across tiles', `no ${counters}`);
+	{
+		// four zero-duration slices starting together between a and b: `.` and `,` visit each
+		// (the selection's seq goes back to /api/slice), and a link keeps which one
+		const trace = { traceEvents: [{ name: 'a', ph: 'X', ts: 10, dur: 5, pid: 1, tid: 1 },
+			...[0, 1, 2, 3].map((k) => ({ name: `z${k}`, ph: 'X', ts: 100, dur: 0, pid: 1, tid: 1 })),
+			{ name: 'b', ph: 'X', ts: 200, dur: 5, pid: 1, tid: 1 }] };
+		const names = ['a', 'z0', 'z1', 'z2', 'z3', 'b'];
+		const detailsName = () => xp.evaluate(() => { const d = window.__tft.state().details; return d ? d.name : null; });
+		const press = async (key, from) => {
+			await xp.keyboard.press(key);
+			await xp.waitForFunction((n) => { const d = window.__tft.state().details; return d && d.name !== n; }, from, { timeout: 10000 })
+				.catch(() => {});
+			return detailsName();
+		};
+		const stepThrough = async (url, what) => {
+			await xopen(url);
+			// select a (at 10 us) and let the details load
+			await xp.evaluate(() => { const tl = window.__tft.timeline; return tl.selectAt(0, Number(10000n - tl.T0), 0); });
+			await xp.waitForFunction(() => { const d = window.__tft.state().details; return d && d.name === 'a'; }, null, { timeout: 10000 });
+			await xp.locator('.tl-over').focus();
+			const fwd = ['a'], back = [];
+			for (let k = 1; k < names.length; k++) fwd.push(await press('Period', fwd[k - 1]));
+			for (let k = names.length - 2; k >= 0; k--) back.push(await press('Comma', k === names.length - 2 ? 'b' : back[back.length - 1]));
+			note(`${what}: . visits ${fwd.join(' ')}; , visits ${back.join(' ')}`);
+			assert(fwd.join() === names.join(), `${what}: . visits ${fwd.join(' ')}, want ${names.join(' ')}`);
+			assert(back.join() === [...names].reverse().slice(1).join(), `${what}: , visits ${back.join(' ')}`);
+			// on z2 (stepped to), the link names it: opened again, it is selected
+			await press('Period', 'a');
+			await press('Period', 'z0');
+			await press('Period', 'z1');
+			// (the URL follows the selection after a short debounce)
+			await xp.waitForFunction(() => /[?&]sel=0\.-?\d+\.0\.2(&|$)/.test(location.hash), null, { timeout: 5000 })
+				.catch(() => {});
+			const hash = await xp.evaluate(() => location.hash);
+			await xp.goto('about:blank');
+			await xp.goto(url.replace(/#.*$/, '') + hash);
+			await xp.waitForFunction(() => { const d = window.__tft && window.__tft.state().details; return d && d.name; }, null, { timeout: 10000 });
+			const again = await detailsName();
+			assert(again === 'z2', `${what}: the link ${hash} selects ${again}, want z2`);
+		};
+		let srv = null;
+		await step('`.` / `,` visit each of several slices starting together, and a link keeps which one', async () => {
+			srv = await serveTrace('samestart', trace);
+			await stepThrough(new URL('#/timeline', srv.url).href, 'served');
+			return true;
+		});
+		await step('static export: `.` / `,` visit each of several slices starting together', async () => {
+			const html = path.join(xtmp, 'samestart.html');
+			await run(['export', srv.tft, '-f', 'html', '-o', html, '--quiet']);
+			await stepThrough(`file://${html}#/timeline`, 'static');
+			return true;
+		});
+		if (srv) srv.stop();
+	}
 	const unclosed = path.join(dataDir, 'catapult/main_thread_has_unclosed_slices.json');
 	if (fs.existsSync(unclosed)) {
 		await step('an unclosed slice fades once over its whole length (not once per tile)', async () => {

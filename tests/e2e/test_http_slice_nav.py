@@ -37,6 +37,17 @@ SESSIONS = {
         {"ph": "s", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 2, "ts": 25},
         {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 1, "ts": 52},
     ],
+    # runs of slices starting together at one depth: on tid 1 (depth 0) four zero-duration
+    # slices at 100 us and three instants at 150 us between a and b; on tid 2 (depth 1,
+    # inside P) a zero-duration slice and four instants at 50 us
+    "same": [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    ] + [{"ph": "X", "name": "z%d" % i, "pid": 1, "tid": 1, "ts": 100, "dur": 0} for i in range(4)] + [
+        {"ph": "i", "s": "t", "name": "i%d" % i, "pid": 1, "tid": 1, "ts": 150} for i in range(3)] + [
+        {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 200, "dur": 5},
+        {"ph": "X", "name": "P", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
+        {"ph": "X", "name": "Pz", "pid": 1, "tid": 2, "ts": 50, "dur": 0},
+    ] + [{"ph": "i", "s": "t", "name": "Pi%d" % i, "pid": 1, "tid": 2, "ts": 50} for i in range(4)],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
@@ -133,6 +144,71 @@ def check_far_back(ss):
     return probs
 
 
+# ---- stepping through slices that start together ---------------------------------
+
+# track -> depth -> the names at that depth in order ("same": tid 1 is track 0, tid 2 track 1)
+SAME_ORDER = {0: {0: ["a", "z0", "z1", "z2", "z3", "i0", "i1", "i2", "b"]},
+              1: {0: ["P"], 1: ["Pz", "Pi0", "Pi1", "Pi2", "Pi3"]}}
+
+
+def walk(s, track, depth, nav, ts):
+    """Step with nav from ts, passing each answer's ts and seq back: [(query, answer)...]."""
+    steps, q = [], {"track": track, "ts": ts, "depth": depth, "nav": nav}
+    for _ in range(40):
+        st, j = s.get("slice", **q)
+        steps.append((dict(q), (st, j)))
+        if st != 200:
+            break
+        q = {"track": track, "ts": j["ts"], "depth": depth, "nav": nav, "seq": j.get("seq")}
+    return steps
+
+
+def check_same_start(ss):
+    probs = []
+    s = ss["same"]
+    asked = []  # every (query, server answer), asked of the static page too
+    for track, depths in SAME_ORDER.items():
+        for depth, names in depths.items():
+            fwd = walk(s, track, depth, "next", -1)
+            back = walk(s, track, depth, "prev", 10 ** 6)
+            asked += fwd + back
+            got = [j["name"] for _, (st, j) in fwd if st == 200]
+            expect(got == names, "track %d depth %d: nav=next visits %s, want %s" % (track, depth, got, names), probs)
+            got = [j["name"] for _, (st, j) in back if st == 200]
+            expect(got == names[::-1], "track %d depth %d: nav=prev visits %s, want %s" %
+                   (track, depth, got, names[::-1]), probs)
+            # every slice by (ts, seq); seq counts within its run of equal starts
+            for _, (st, j) in fwd:
+                if st != 200:
+                    continue
+                q = {"track": track, "ts": j["ts"], "depth": depth, "seq": j.get("seq")}
+                st2, k = s.get("slice", **q)
+                asked.append((q, (st2, k)))
+                expect(st2 == 200 and k["name"] == j["name"], "slice %r: %r, want %s" % (q, k.get("name"), j["name"]), probs)
+    # a lookup without seq where several start together: the last of them, and its seq
+    for track, depth, ts, name, seq in ((0, 0, 100000, "z3", 3), (0, 0, 150000, "i2", 2), (1, 1, 50000, "Pi3", 4)):
+        q = {"track": track, "ts": ts, "depth": depth}
+        st, j = s.get("slice", **q)
+        asked.append((q, (st, j)))
+        expect(st == 200 and (j["name"], j.get("seq")) == (name, seq),
+               "slice %r: %r, want %s seq %d" % (q, (j.get("name"), j.get("seq")), name, seq), probs)
+    # nav without seq from a run's start steps over the whole run (as before seq existed)
+    for q, want in ((dict(track=0, ts=100000, nav="next"), "i0"), (dict(track=0, ts=100000, nav="prev"), "a"),
+                    (dict(track=0, ts=100000, seq=9, nav="next"), "i0"), (dict(track=0, ts=100000, seq=9, nav="prev"), "z3"),
+                    (dict(track=0, ts=100000, seq=4), 404), (dict(track=0, ts=100001, seq=0), 404)):
+        st, j = s.get("slice", **q)
+        asked.append((q, (st, j)))
+        expect((j["name"] if st == 200 else st) == want, "slice %r: %s, want %s" % (q, j.get("name", st), want), probs)
+    a = s.static([("slice", q) for q, _ in asked])
+    if isinstance(a, str):
+        return probs + [a]
+    for (q, (st, j)), x in zip(asked, a or []):
+        want = (st, j.get("name"), j.get("seq"), j.get("error"))
+        got = (x["status"], x["body"].get("name"), x["body"].get("seq"), x["body"].get("error"))
+        expect(got == want, "static slice %r: %r, server %r" % (q, got, want), probs)
+    return probs
+
+
 # ---- parameters: the static page checks them as the server does ----------------------
 
 # (query, status) of /api/slice on "nest" (track 0: A > B > C; 52 us is inside B)
@@ -150,6 +226,11 @@ VALIDATION = [
     ("track=0&ts=9223372036854775807&nav=next", 404), ("track=0&ts=-9223372036854775808&nav=prev", 404),
     ("track=&ts=1", 400), ("track=x&ts=1", 400), ("track=4294967295&ts=1", 400), ("track=999&ts=1", 404),
     ("ts=1", 400), ("track=0", 400), ("", 400), ("track=0&ts=200000", 404), ("track=0&ts=52000&depth=3", 404),
+    ("track=0&ts=50000&depth=1&seq=0", 200), ("track=0&ts=50000&depth=1&seq=1", 404),
+    ("track=0&ts=50000&depth=1&seq=9223372036854775807&nav=prev", 200), ("track=0&ts=52000&seq=", 400),
+    ("track=0&ts=52000&seq=-1", 400), ("track=0&ts=52000&seq=x", 400), ("track=0&ts=52000&seq=9223372036854775808", 400),
+    ("track=0&ts=52000&deepest=1&seq=0", 400), ("track=0&ts=52000&deepest=0&seq=0&nav=next", 404),
+    ("track=0&ts=52000&seq=x&nav=x", 400), ("track=0&ts=52000&deepest=1&seq=0&nav=next", 400),
     ("track=0&ts=60000&depth=1&nav=next", 404), ("track=0&ts=50000&depth=1&nav=prev", 404),
 ]
 
@@ -190,6 +271,7 @@ def main():
             ss[name] = Session(name, events, tmp)
         t.run("far_back", lambda: check_far_back(ss))
         t.run("validation", lambda: check_validation(ss))
+        t.run("same_start", lambda: check_same_start(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
