@@ -514,8 +514,11 @@ class StaticSession {
 
 	/* ---- /api/slice ------------------------------------------------------------ */
 
-	/* Index of the latest-starting event at `depth` whose [ts, ts+dur] holds `at`, or -1. */
-	eventAt(t, depth, at) {
+	/*
+	 * Index of the latest-starting event at `depth` whose [ts, ts+dur] holds `at` (of
+	 * several starting together, the last), or -1; with `slices`, instants are passed over.
+	 */
+	eventAt(t, depth, at, slices = false) {
 		const p = this.index(t).get(depth);
 		if (!p) return -1;
 		let lo = 0, hi = p.n;
@@ -523,18 +526,21 @@ class StaticSession {
 		for (let j = lo - 1; j >= 0; j--) {
 			if (p.maxEnd[j] < at) break;
 			const i = p.ids[j];
-			if (t.ts[i] + t.dur[i] >= at) return i;
+			if (t.ts[i] + t.dur[i] >= at && !(slices && t.ekind && t.ekind[i] === 1)) return i;
 		}
 		return -1;
 	}
 
-	/* The deepest slice of track `tid` enclosing `at` (a flow end binds to it), or -1. */
+	/*
+	 * The deepest slice of track `tid` enclosing `at`, or -1: where a flow end at `at`
+	 * binds, as on the server (flows bind to slices, never to instants).
+	 */
 	deepestAt(tid, at) {
 		const t = this.tracks.get(tid);
 		if (!t || t.counter) return -1;
 		this.index(t);
 		for (let d = t.maxDepth; d >= 0; d--) {
-			const i = this.eventAt(t, d, at);
+			const i = this.eventAt(t, d, at, true);
 			if (i >= 0) return i;
 		}
 		return -1;

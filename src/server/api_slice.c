@@ -16,7 +16,6 @@
 
 #define SLICE_MAX_ARGS 1024  /* args kept for one slice */
 #define SLICE_MAX_FLOWS 1000 /* flows listed per direction */
-#define SLICE_MAX_CHILDREN (1u << 20)
 #define RAW_JSON_MAX_DEPTH 64
 #define SLICE_MAX_ANCESTORS 1024 /* deeper slices list no ancestors */
 
@@ -170,7 +169,8 @@ static size_t lower_bound(const struct flow_end *v, size_t n, uint32_t track, in
 
 /* ---- finding the slice -------------------------------------------------- */
 
-struct child {
+/* A closed time range [ts, end]. */
+struct span {
 	int64_t ts, end;
 };
 
@@ -182,7 +182,8 @@ struct child {
 enum find_mode {
 	FIND_AT,      /* at depth: the latest-starting slice containing ts (of several that
 		       * start together, the last); with seq: the seq-th starting at ts */
-	FIND_DEEPEST, /* any depth: the deepest containing ts (where a flow end binds) */
+	FIND_DEEPEST, /* any depth: the deepest slice containing ts (where a flow end binds;
+		       * not an instant), the latest-starting one there, the last of a run */
 	FIND_NEXT,    /* at depth: the first after (ts, seq); no seq: after all at ts */
 	FIND_PREV,    /* at depth: the last before (ts, seq), at or after lo; no seq: before all at ts */
 };
@@ -209,13 +210,15 @@ struct find {
 	struct ancestor *anc;       /* owned: [ev.depth] */
 	struct tft_event ev;        /* the slice (args pointer replaced) */
 	struct tft_arg *args;       /* owned copy */
-	/* second pass: children */
+	/* second pass (on_inside): children, and where a flow end binds elsewhere */
 	bool nesting;               /* depth means nesting on this track */
 	int64_t end;
-	struct child *kids;         /* owned: direct children, clipped, in start order */
-	size_t nkids, kids_cap;
+	size_t nkids;               /* direct children */
 	int64_t covered_to;         /* union of children so far ends here */
 	int64_t child_ns;           /* union length */
+	struct span *cover;         /* owned: disjoint, in order: where a slice after this one
+				     * (deeper, or later at its depth) holds the time, clipped */
+	size_t ncover, cover_cap;
 	int status;
 };
 
@@ -249,7 +252,8 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 			return 0;
 		break; /* the last one wins */
 	case FIND_DEEPEST:
-		if (ev->ts_ns > f->ts || end < f->ts)
+		/* flows bind to slices only (on_inside): an instant is never the answer */
+		if (ev->kind != TFT_EV_SLICE || ev->ts_ns > f->ts || end < f->ts)
 			return 0;
 		if (f->found && (ev->depth < f->ev.depth ||
 				 (ev->depth == f->ev.depth && ev->ts_ns < f->ev.ts_ns)))
@@ -298,7 +302,8 @@ static int on_seq(void *ctx, const struct tft_event *ev)
 	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->depth != f->ev.depth ||
 	    ev->ts_ns != f->ev.ts_ns)
 		return 0;
-	if (sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0) >= f->ts)
+	if (sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0) >= f->ts &&
+	    (f->mode != FIND_DEEPEST || ev->kind == TFT_EV_SLICE))
 		f->ev_seq = f->same_n;
 	f->same_n++;
 	return 0;
@@ -368,32 +373,63 @@ static int find_slice(struct tft_session *s, uint32_t track, const struct tft_tr
 	}
 }
 
-static int on_child(void *ctx, const struct tft_event *ev)
+/* Add [a, b] to the cover; ranges arrive by start (scan order, clipped to the slice). */
+static int cover_add(struct find *f, int64_t a, int64_t b)
+{
+	struct span *last = f->ncover ? &f->cover[f->ncover - 1] : NULL;
+
+	if (last && a <= last->end) {
+		if (b > last->end)
+			last->end = b;
+		return 0;
+	}
+	if (f->ncover == f->cover_cap) {
+		size_t nc = f->cover_cap ? f->cover_cap * 2 : 64;
+		struct span *c = realloc(f->cover, nc * sizeof(*c));
+		if (!c)
+			return f->status = TFT_ENOMEM;
+		f->cover = c;
+		f->cover_cap = nc;
+	}
+	f->cover[f->ncover++] = (struct span){ a, b };
+	return 0;
+}
+
+/*
+ * Every event overlapping the found slice S. A flow end at t binds to the slice that
+ * deepest=1 finds at t (the deepest slice holding t, the latest-starting one there,
+ * the last of several starting together), so it binds to S unless a slice that comes
+ * after S in that order holds t: a deeper one, or one at S's depth that starts later
+ * or later in S's run. Those ranges, clipped to S, make the cover. Direct children (on
+ * nesting tracks): slices one depth below S that start in it and overlap it for more
+ * than 0 ns; their union is what self_ns subtracts.
+ */
+static int on_inside(void *ctx, const struct tft_event *ev)
 {
 	struct find *f = ctx;
 	int64_t a, b;
+	uint32_t ord = 0;
+	bool after;
 
-	if (ev->kind != TFT_EV_SLICE || ev->depth != f->depth + 1 || (ev->flags & TFT_EVF_SUMMARY))
+	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
+		return 0;
+	if (ev->depth == f->ev.depth && ev->ts_ns == f->ev.ts_ns)
+		ord = f->same_n++; /* its seq, as on_seq counted S's */
+	if (ev->kind != TFT_EV_SLICE)
 		return 0;
 	a = ev->ts_ns < f->ev.ts_ns ? f->ev.ts_ns : ev->ts_ns;
 	b = sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0);
 	if (b > f->end)
 		b = f->end;
-	if (b <= a || ev->ts_ns < f->ev.ts_ns)
+	if (b < a)
 		return 0;
-	if (f->nkids < SLICE_MAX_CHILDREN) {
-		if (f->nkids == f->kids_cap) {
-			size_t nc = f->kids_cap ? f->kids_cap * 2 : 64;
-			struct child *k = realloc(f->kids, nc * sizeof(*k));
-			if (!k) {
-				f->status = TFT_ENOMEM;
-				return TFT_ENOMEM;
-			}
-			f->kids = k;
-			f->kids_cap = nc;
-		}
-		f->kids[f->nkids++] = (struct child){ a, b };
-	}
+	after = ev->depth > f->ev.depth ||
+		(ev->depth == f->ev.depth && (ev->ts_ns > f->ev.ts_ns || (ev->ts_ns == f->ev.ts_ns && ord > f->ev_seq)));
+	if (after && cover_add(f, a, b))
+		return f->status;
+	if (!f->nesting || ev->depth != f->ev.depth + 1 || b == a || ev->ts_ns < f->ev.ts_ns)
+		return 0;
+	f->nkids++;
 	/* Union of children: they arrive in start order. */
 	if (a < f->covered_to)
 		a = f->covered_to;
@@ -404,28 +440,22 @@ static int on_child(void *ctx, const struct tft_event *ev)
 	return 0;
 }
 
-/* A flow end at t binds here unless a child slice encloses it. */
+/* Whether a flow end at t binds to the found slice (instants bind none). */
 static bool binds_here(const struct find *f, int64_t t)
 {
-	size_t lo = 0, hi = f->nkids;
+	size_t lo = 0, hi = f->ncover;
 
-	if (t < f->ev.ts_ns || t > f->end)
+	if (f->ev.kind != TFT_EV_SLICE || t < f->ev.ts_ns || t > f->end)
 		return false;
-	/* kids are in start order: find the last one starting at or before t */
+	/* the last cover range starting at or before t: the ranges are disjoint */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (f->kids[mid].ts <= t)
+		if (f->cover[mid].ts <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i-- > 0;) {
-		if (f->kids[i].end >= t)
-			return false;
-		if (i + 64 < lo) /* children do not overlap; a few steps back is plenty */
-			break;
-	}
-	return true;
+	return lo == 0 || f->cover[lo - 1].end < t;
 }
 
 /* ---- the response --------------------------------------------------------- */
@@ -674,12 +704,13 @@ int tft_api_slice(struct tft_http_req *r)
 									 : "no slice at this time and depth");
 	}
 	if (rc >= 0) {
-		f.depth = f.ev.depth; /* deepest=1 found it at a depth of its own: children are below it */
 		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
 		f.covered_to = f.ev.ts_ns;
 		f.nesting = is_nesting(tr->kind);
-		if (f.nesting && f.ev.kind == TFT_EV_SLICE && f.end > f.ev.ts_ns)
-			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.end, 0, on_child, &f,
+		f.same_n = 0;
+		/* zero-duration slices too: a later one of their run may hold their flows */
+		if (f.ev.kind == TFT_EV_SLICE)
+			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.end, 0, on_inside, &f,
 					      &err);
 	}
 	if (rc >= 0 && f.nesting && f.ev.depth > 0 && f.ev.depth <= SLICE_MAX_ANCESTORS) {
@@ -704,7 +735,7 @@ int tft_api_slice(struct tft_http_req *r)
 	if (ix)
 		flows_put(srv, ix);
 	free(f.args);
-	free(f.kids);
+	free(f.cover);
 	free(f.anc);
 	if (rc < 0) {
 		tft_json_write_fini(&w);

@@ -434,7 +434,9 @@ def check_slice(s, stats, sess):
     # ancestors, deepest=1, nav=next|prev against the full-resolution viewport of a deep track
     deep = max((t for t in sess["track_list"] if t["kind"] == "thread"), key=lambda t: t["max_depth"])
     v = viewport(s, tracks=deep["id"], t0=deep["min_ts_ns"], t1=deep["max_ts_ns"] + 1, width=10000)["tracks"][0]
-    items = [(ts, d, dur) for ts, d, dur, c in zip(v["ts"], v["depth"], v["dur"], v["count"]) if c == 1]
+    # (slices: deepest=1 never answers an instant, a flow end binds to slices only)
+    items = [(ts, d, dur) for ts, d, dur, c, ek in zip(v["ts"], v["depth"], v["dur"], v["count"], v["ekind"])
+             if c == 1 and ek == 0]
     target = max(items, key=lambda x: x[1]) if items else None
     if target and target[1] > 0:
         ts, d, dur = target

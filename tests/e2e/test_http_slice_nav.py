@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: MIT
 # /api/slice lookup, stepping and flow binding, and the counter value carried into a
 # viewport, on small sessions built for the cases (docs/http-api.md): a previous slice
-# or sample further back than 2^60 ns. Each answer of the server is also asked of the
-# static export's own JavaScript (web/staticapi.js, run by node), which must agree.
+# or sample further back than 2^60 ns, slices starting together, a flow end at an
+# instant or where two kernels touch (the Kineto ResNet-50 trace). Each answer of the
+# server is also asked of the static export's own JavaScript (web/staticapi.js, run by
+# node), which must agree.
 """Usage: test_http_slice_nav.py [SUBSTRING...]   one PASS/FAIL/SKIP line per test.
 
 Env: TFT_BIN (the CLI, default build/tftracer), NODE (default: node on PATH)."""
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -48,12 +51,24 @@ SESSIONS = {
         {"ph": "X", "name": "P", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
         {"ph": "X", "name": "Pz", "pid": 1, "tid": 2, "ts": 50, "dur": 0},
     ] + [{"ph": "i", "s": "t", "name": "Pi%d" % i, "pid": 1, "tid": 2, "ts": 50} for i in range(4)],
+    # A [0, 100 us] holds an instant I at 50 us, where a flow from tid 2 ends
+    "inst": [
+        {"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+        {"ph": "i", "s": "t", "name": "I", "pid": 1, "tid": 1, "ts": 50},
+        {"ph": "X", "name": "E", "pid": 1, "tid": 2, "ts": 20, "dur": 10},
+        {"ph": "s", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 2, "ts": 25},
+        {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 7, "pid": 1, "tid": 1, "ts": 50},
+    ],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
         {"ph": "X", "name": "MAXEND", "pid": 1, "tid": 1, "ts": "9223372036854775.000", "dur": "0.807"},
     ],
 }
+
+# A real trace: kernels on a stream that touch (one ends where the next starts, where a
+# launch flow ends), Python stacks with flows.
+KINETO = "kineto/tb_plugin_samples/resnet50_num_workers_0/worker0.pt.trace.json.gz"
 
 NODE_DRIVER = r"""// times are sent as offsets from the exact start_ns and placed on the page's own origin
 // (node before 21 reads start_ns rounded: no JSON.parse source access); answers' times
@@ -75,16 +90,20 @@ class Session:
     """One imported session: its server, its static page, and queries to both."""
 
     def __init__(self, name, events, tmp):
+        """events: Chrome JSON events, or the path of a trace."""
         self.name, self.tmp = name, tmp
-        src = os.path.join(tmp, name + ".json")
-        with open(src, "w") as fp:
-            json.dump({"traceEvents": events}, fp)
+        src = events
+        if not isinstance(events, str):
+            src = os.path.join(tmp, name + ".json")
+            with open(src, "w") as fp:
+                json.dump({"traceEvents": events}, fp)
         self.tft = os.path.join(tmp, name + ".tft")
         self.html = os.path.join(tmp, name + ".html")
-        H.cli_import(H.tft_bin(), [src], self.tft)
+        H.cli_import(H.bin_for(src), [src], self.tft)
         self.server = Server(["serve", self.tft, "--port", "0", "--quiet"])
         self.base = self.server.base
-        self.start_ns = self.get("session")[1]["start_ns"]
+        self.sess = self.get("session")[1]
+        self.start_ns = self.sess["start_ns"]
         self.exported = None
 
     def get(self, path, **q):
@@ -92,17 +111,31 @@ class Session:
         st, _, body = req(self.base, "/api/%s?%s" % (path, urllib.parse.urlencode(q)))
         return st, json.loads(body)
 
+    def export(self):
+        """Export the static page once: None, or why it failed."""
+        if self.exported is None:
+            r = H.run([H.bin_for(self.tft), "export", self.tft, "-f", "html", "-o", self.html], timeout=300)
+            self.exported = None if r.rc == 0 else "export -f html: " + r.why()
+        return self.exported
+
+    def data(self):
+        """The static page's DATA (docs/http-api.md), parsed."""
+        err = self.export()
+        if err:
+            raise RuntimeError(err)
+        with open(self.html, encoding="utf-8") as fp:
+            page = fp.read()
+        m = re.search(r'<script type="application/json" id="tft-data">(.*?)</script>', page, re.S)
+        return json.loads(m.group(1))
+
     def static(self, queries):
         """The static page's answers to [(path, q)...], times as offsets from start_ns
         (absolute times in a body are offsets too), or an error string."""
         node = os.environ.get("NODE") or shutil.which("node")
         if not node:
             return None
-        if self.exported is None:
-            r = H.run([H.tft_bin(), "export", self.tft, "-f", "html", "-o", self.html], timeout=300)
-            self.exported = r.rc == 0
-            if not self.exported:
-                return "export -f html: " + r.why()
+        if self.export():
+            return self.export()
         qs = [["api/" + p, {k: str(v) for k, v in q.items()}] for p, q in queries]
         return H.run_static_session(node, NODE_DRIVER, self.html, self.start_ns, qs, self.tmp)
 
@@ -209,6 +242,132 @@ def check_same_start(ss):
     return probs
 
 
+# ---- flow binding: one slice per flow end, the one deepest=1 finds ------------------
+
+def flow_ids(body, key):
+    return [f["flow_id"] for f in body.get(key) or []]
+
+
+def check_end(s, track, ts, fid, which, asked):
+    """A flow end (track, ts) of flow fid ('src' or 'dst'): listed by the slice deepest=1
+    finds there and by no other slice holding ts. Returns problems."""
+    key = "flows_out" if which == "src" else "flows_in"
+    ask = lambda **q: asked.append((q, s.get("slice", **q))) or asked[-1][1]  # noqa: E731
+    st, d = ask(track=track, ts=ts, deepest=1)
+    want = [(d["depth"], d["ts"], d.get("seq"))] if st == 200 and fid in flow_ids(d, key) else []
+    if not want:
+        return ["flow %d: its %s end (track %d, %d) is not listed by deepest=1 there (%d %r)" %
+                (fid, which, track, ts, st, d.get("name", d.get("error")))]
+    depth = next(t["max_depth"] for t in s.sess["track_list"] if t["id"] == track)
+    holders = []
+    for dep in range(depth + 1):
+        st, j = ask(track=track, ts=ts, depth=dep)
+        for _ in range(8):  # the slices at this depth holding ts: the latest-starting one, back
+            if st != 200 or j["ts"] + j["dur"] < ts:
+                break
+            if fid in flow_ids(j, key):
+                holders.append((j["depth"], j["ts"], j.get("seq")))
+            st, j = ask(track=track, ts=j["ts"], depth=dep, nav="prev", seq=j.get("seq"))
+    if holders != want:
+        return ["flow %d: its %s end (track %d, %d) is listed by the slices (depth, ts, seq) %s, want %s" %
+                (fid, which, track, ts, holders, want)]
+    return []
+
+
+def same_answers(s, asked, probs, fields=("name", "ts", "depth", "seq", "flows_in", "flows_out")):
+    """The static page answers `asked` [(q, (status, body))...] as the server did."""
+    a = s.static([("slice", q) for q, _ in asked])
+    if a is None or isinstance(a, str):
+        if a:
+            probs.append(a)
+        return
+    def norm(body):
+        out = {}
+        for k in fields:
+            v = body.get(k)
+            if k == "ts" and v is not None:
+                v = int(v) - (s.start_ns if isinstance(v, int) else 0)
+            if k in ("flows_in", "flows_out") and v is not None:
+                v = [(f["flow_id"], f["track"]) for f in v]
+            out[k] = v
+        return out
+    bad = 0
+    for (q, (st, j)), x in zip(asked, a):
+        want = (st, norm(j) if st == 200 else j.get("error"))
+        got = (x["status"], norm(x["body"]) if x["status"] == 200 else x["body"].get("error"))
+        if got != want:
+            bad += 1
+            if bad <= 3:
+                probs.append("static slice %r: %r, server %r" % (q, got, want))
+    if bad > 3:
+        probs.append("... %d static answers differ from the server's" % bad)
+
+
+def check_binding(ss):
+    probs = []
+    # B, not A, holds the flow ending at 52 us; the instant I holds none, A holds its flow
+    for name, track, ts, holder in (("nest", 0, 52000, "B"), ("inst", 0, 50000, "A")):
+        s, asked = ss[name], []
+        st, d = s.get("slice", track=track, ts=ts, deepest=1)
+        asked.append(({"track": track, "ts": ts, "deepest": 1}, (st, d)))
+        expect(st == 200 and d["name"] == holder and flow_ids(d, "flows_in") == [7],
+               "%s: deepest=1 at %d: %s %r, want %s with flow 7" % (name, ts, d.get("name"), flow_ids(d, "flows_in"),
+                                                                   holder), probs)
+        probs += check_end(s, track, ts, 7, "dst", asked)
+        q = {"track": track, "ts": ts, "depth": 1}
+        asked.append((q, s.get("slice", **q)))
+        same_answers(s, asked, probs)
+    st, d = ss["inst"].get("slice", track=0, ts=50000, depth=1)
+    expect(st == 200 and d["kind"] == "instant" and d["flows_in"] == [],
+           "inst: the instant I lists flows %r (a flow binds to the slice holding it)" % d.get("flows_in"), probs)
+    return probs
+
+
+def check_binding_kineto(ss):
+    """Kernels across the stream and kernels that start where the one before ends (a
+    launch flow ending there): each end of their flows is listed by one slice, the one
+    deepest=1 finds; the static page answers the same."""
+    s = ss.get("kineto")
+    if s is None:
+        return ("skip", "no %s" % KINETO)
+    probs, asked = [], []
+    stream = next(t for t in s.sess["track_list"] if t["kind"] == "gpu_stream" and t["slices"])
+    # every kernel (the export's data: offsets from start_ns), and those starting where one ends
+    d = s.data()
+    t = next(x for x in d["tracks"] if x["id"] == stream["id"])
+    t0 = d["session"]["start_ns"]
+    starts = [(t0 + a, t0 + a + b) for a, b in zip(t["ts"], t["dur"])]
+    touching = [k for p, k in zip(starts, starts[1:]) if p[1] == k[0]]
+    expect(len(touching) >= 25, "only %d of %d kernels touch the one before" % (len(touching), len(starts)), probs)
+    kernels = []
+    for ts, _ in starts[:: max(1, len(starts) // 15)] + touching[:: max(1, len(touching) // 25)]:
+        st, j = s.get("slice", track=stream["id"], ts=ts, depth=0)
+        if st == 200:
+            kernels.append(j)
+    ends = set()
+    for k in kernels:
+        for f in k["flows_in"]:
+            if f["track"] is None:
+                continue
+            # the launch: its slice lists where the flow lands on the stream
+            probs += check_end(s, f["track"], f["ts"], f["flow_id"], "src", asked)
+            st, src = s.get("slice", track=f["track"], ts=f["ts"], deepest=1)
+            for g in (src.get("flows_out") or []) if st == 200 else []:
+                if g["flow_id"] == f["flow_id"] and g["track"] is not None:
+                    ends.add((g["track"], g["ts"], g["flow_id"]))
+        if len(probs) > 5:
+            break
+    expect(len(ends) >= 20, "only %d flow ends on the stream checked" % len(ends), probs)
+    for track, ts, fid in sorted(ends):
+        probs += check_end(s, track, ts, fid, "dst", asked)
+        if len(probs) > 5:
+            break
+    same_answers(s, asked, probs)
+    H.note("binding_kineto: %d kernels (%d touching the one before), %d flows, %d answers compared with the static page"
+           % (len(kernels), len(touching), len(ends), len(asked)))
+    return probs
+
+
 # ---- parameters: the static page checks them as the server does ----------------------
 
 # (query, status) of /api/slice on "nest" (track 0: A > B > C; 52 us is inside B)
@@ -269,9 +428,14 @@ def main():
     try:
         for name, events in SESSIONS.items():
             ss[name] = Session(name, events, tmp)
+        kineto = os.path.join(H.data_dir(), KINETO)
+        if os.path.exists(kineto):
+            ss["kineto"] = Session("kineto", kineto, tmp)
         t.run("far_back", lambda: check_far_back(ss))
         t.run("validation", lambda: check_validation(ss))
         t.run("same_start", lambda: check_same_start(ss))
+        t.run("binding", lambda: check_binding(ss))
+        t.run("binding_kineto", lambda: check_binding_kineto(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
