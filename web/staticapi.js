@@ -587,20 +587,27 @@ class StaticSession {
 		return lo - StaticSession.startBound(t, p, t.ts[i], false);
 	}
 
-	/* Direct children of event i (depth + 1, inside it) and their clipped union. */
+	/*
+	 * Direct children of event i and their clipped union, as the server counts them: on
+	 * nesting tracks only (elsewhere depth is a lane), slices (not instants) one depth
+	 * below that start inside it and overlap it for more than 0 ns (so neither a
+	 * zero-duration slice nor the next sibling's child starting where it ends).
+	 */
 	children(t, i) {
+		let n = 0, covered = 0, reach = -Infinity;
+		if (!STACK_KINDS.has(t.kind) || (t.ekind && t.ekind[i] === 1)) return { n, covered };
 		const p = this.index(t).get(t.depth[i] + 1);
 		const s = t.ts[i], e = s + t.dur[i];
-		let n = 0, covered = 0, reach = -Infinity;
 		if (!p) return { n, covered };
 		for (let j = StaticSession.firstReaching(p, s); j < p.n; j++) {
 			const c = p.ids[j];
 			const cs = t.ts[c];
 			if (cs > e) break;
-			const ce = cs + t.dur[c];
-			if (ce < s || cs < s) continue;
+			if (cs < s || (t.ekind && t.ekind[c] === 1)) continue;
+			const b = Math.min(cs + t.dur[c], e);
+			if (b <= cs) continue;
 			n++;
-			const a = Math.max(cs, s, reach), b = Math.min(ce, e);
+			const a = Math.max(cs, reach);
 			if (b > a) covered += b - a;
 			if (b > reach) reach = b;
 		}
