@@ -300,15 +300,21 @@ static void flush_bucket(struct vp_track *t)
 static int on_counter(void *ctx, const struct tft_event *ev)
 {
 	struct vp_track *t = ctx;
-	int64_t idx;
+	int64_t idx, ts = ev->ts_ns;
 
 	if (ev->kind != TFT_EV_COUNTER)
 		return 0;
 	if (ev->flags & TFT_EVF_SUMMARY)
 		t->summary = true;
-	/* floor division: a sample before t0 (the value holding at t0) gets its own bucket */
-	idx = ev->ts_ns >= t->t0 ? (int64_t)(((uint64_t)ev->ts_ns - (uint64_t)t->t0) / (uint64_t)t->res)
-				 : -1;
+	/*
+	 * The scan only returns what reaches t0, so what starts before it is a summary
+	 * block holding samples on both sides. Its samples from t0 on are the window's: it
+	 * counts in the first bucket, at t0, and the bucket before t0 keeps the sample
+	 * carry_in() found in force there, not the block's maximum.
+	 */
+	if (ts < t->t0)
+		ts = t->t0;
+	idx = (int64_t)(((uint64_t)ts - (uint64_t)t->t0) / (uint64_t)t->res);
 	if (t->b.used && t->b.idx == idx) {
 		t->b.last = ev->value;
 		if (ev->value < t->b.min)
@@ -320,7 +326,7 @@ static int on_counter(void *ctx, const struct tft_event *ev)
 	flush_bucket(t);
 	t->b.used = true;
 	t->b.idx = idx;
-	t->b.ts = ev->ts_ns;
+	t->b.ts = ts;
 	t->b.last = t->b.min = t->b.max = ev->value;
 	return t->sc->status;
 }

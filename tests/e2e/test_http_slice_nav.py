@@ -78,6 +78,10 @@ SESSIONS = {
         {"ph": "b", "name": "B1", "cat": "c", "pid": 1, "id": 2, "ts": 1},
         {"ph": "e", "name": "B1", "cat": "c", "pid": 1, "id": 2, "ts": 9},
     ],
+    # a counter sampled every 1 us for 60 ms (value: the microsecond modulo 1000, so 0 at
+    # each whole ms), enough for level-of-detail summaries; a slice at 20 s
+    "counter": [{"ph": "C", "name": "K", "pid": 1, "ts": i, "args": {"v": i % 1000}} for i in range(60000)] + [
+        {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 20000000, "dur": 1}],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
@@ -464,6 +468,36 @@ def check_static_matches(ss):
     return probs
 
 
+# ---- the counter value carried into a zoomed-out viewport --------------------------
+
+def check_counter_carry(ss):
+    """A window from 30.0005 ms to 20 s (20 ms a pixel: the store's summaries answer):
+    its first item is the sample in force at t0 (0, at 30 ms), not the maximum of the
+    summary block that holds it and reaches past t0; that block counts from t0."""
+    probs = []
+    s = ss["counter"]
+    k = next(t for t in s.sess["track_list"] if t["kind"] == "counter")
+    t0 = s.start_ns + 30000500
+    q = {"tracks": k["id"], "t0": t0, "t1": s.start_ns + 20000000000, "width": 1000}
+    st, v = s.get("viewport", **q)
+    tr = v["tracks"][0] if st == 200 else {}
+    expect(tr.get("lod", 0) > 0, "the window is not answered from summaries (lod %r)" % tr.get("lod"), probs)
+    first = [tr.get(c, [None])[0] for c in ("ts", "value", "min", "max")]
+    expect(first == [s.start_ns + 30000000, 0, 0, 0],
+           "first item (ts, value, min, max) %r, want the sample at 30 ms: [%d, 0, 0, 0]" %
+           (first, s.start_ns + 30000000), probs)
+    expect(len(tr.get("ts", [])) > 1 and tr["ts"][1] >= t0,
+           "second item at %r, want at or after t0 %d" % (tr.get("ts", [None] * 2)[1:2], t0), probs)
+    a = s.static([("viewport", dict(q, rel=1))])
+    if isinstance(a, str):
+        probs.append(a)
+    elif a is not None:
+        sv = a[0]["body"]["tracks"][0]
+        got = [sv[c][0] for c in ("ts", "value", "min", "max")]
+        expect(got == [-500, 0, 0, 0], "static: first item %r, want [-500, 0, 0, 0]" % got, probs)
+    return probs
+
+
 # ---- parameters: the static page checks them as the server does ----------------------
 
 # (query, status) of /api/slice on "nest" (track 0: A > B > C; 52 us is inside B)
@@ -534,6 +568,7 @@ def main():
         t.run("binding_kineto", lambda: check_binding_kineto(ss))
         t.run("children", lambda: check_children(ss))
         t.run("static_matches", lambda: check_static_matches(ss))
+        t.run("counter_carry", lambda: check_counter_carry(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
