@@ -287,7 +287,8 @@ static int on_candidate(void *ctx, const struct tft_event *ev)
 		f->args = a;
 	}
 	f->ev.args = f->args;
-	return f->mode == FIND_NEXT || (f->mode == FIND_AT && f->seq >= 0) ? 1 : 0; /* 1: stop the scan */
+	/* 1: stop the scan */
+	return f->mode == FIND_NEXT || (f->mode == FIND_AT && f->seq >= 0) ? 1 : 0;
 }
 
 /*
@@ -424,7 +425,8 @@ static int on_inside(void *ctx, const struct tft_event *ev)
 	if (b < a)
 		return 0;
 	after = ev->depth > f->ev.depth ||
-		(ev->depth == f->ev.depth && (ev->ts_ns > f->ev.ts_ns || (ev->ts_ns == f->ev.ts_ns && ord > f->ev_seq)));
+		(ev->depth == f->ev.depth &&
+		 (ev->ts_ns > f->ev.ts_ns || (ev->ts_ns == f->ev.ts_ns && ord > f->ev_seq)));
 	if (after && cover_add(f, a, b))
 		return f->status;
 	if (!f->nesting || ev->depth != f->ev.depth + 1 || b == a || ev->ts_ns < f->ev.ts_ns)
