@@ -240,7 +240,8 @@ def check_same_start(ss):
                 q = {"track": track, "ts": j["ts"], "depth": depth, "seq": j.get("seq")}
                 st2, k = s.get("slice", **q)
                 asked.append((q, (st2, k)))
-                expect(st2 == 200 and k["name"] == j["name"], "slice %r: %r, want %s" % (q, k.get("name"), j["name"]), probs)
+                expect(st2 == 200 and k["name"] == j["name"],
+                       "slice %r: %r, want %s" % (q, k.get("name"), j["name"]), probs)
     # a lookup without seq where several start together: the last of them, and its seq
     for track, depth, ts, name, seq in ((0, 0, 100000, "z3", 3), (0, 0, 150000, "i2", 2), (1, 1, 50000, "Pi3", 4)):
         q = {"track": track, "ts": ts, "depth": depth}
@@ -250,7 +251,8 @@ def check_same_start(ss):
                "slice %r: %r, want %s seq %d" % (q, (j.get("name"), j.get("seq")), name, seq), probs)
     # nav without seq from a run's start steps over the whole run (as before seq existed)
     for q, want in ((dict(track=0, ts=100000, nav="next"), "i0"), (dict(track=0, ts=100000, nav="prev"), "a"),
-                    (dict(track=0, ts=100000, seq=9, nav="next"), "i0"), (dict(track=0, ts=100000, seq=9, nav="prev"), "z3"),
+                    (dict(track=0, ts=100000, seq=9, nav="next"), "i0"),
+                    (dict(track=0, ts=100000, seq=9, nav="prev"), "z3"),
                     (dict(track=0, ts=100000, seq=4), 404), (dict(track=0, ts=100001, seq=0), 404)):
         st, j = s.get("slice", **q)
         asked.append((q, (st, j)))
@@ -517,7 +519,8 @@ VALIDATION = [
     ("ts=1", 400), ("track=0", 400), ("", 400), ("track=0&ts=200000", 404), ("track=0&ts=52000&depth=3", 404),
     ("track=0&ts=50000&depth=1&seq=0", 200), ("track=0&ts=50000&depth=1&seq=1", 404),
     ("track=0&ts=50000&depth=1&seq=9223372036854775807&nav=prev", 200), ("track=0&ts=52000&seq=", 400),
-    ("track=0&ts=52000&seq=-1", 400), ("track=0&ts=52000&seq=x", 400), ("track=0&ts=52000&seq=9223372036854775808", 400),
+    ("track=0&ts=52000&seq=-1", 400), ("track=0&ts=52000&seq=x", 400),
+    ("track=0&ts=52000&seq=9223372036854775808", 400),
     ("track=0&ts=52000&deepest=1&seq=0", 400), ("track=0&ts=52000&deepest=0&seq=0&nav=next", 404),
     ("track=0&ts=52000&seq=x&nav=x", 400), ("track=0&ts=52000&deepest=1&seq=0&nav=next", 400),
     ("track=0&ts=60000&depth=1&nav=next", 404), ("track=0&ts=50000&depth=1&nav=prev", 404),
@@ -541,7 +544,8 @@ def check_validation(ss):
     for (q, _), (st, j), x in zip(VALIDATION, server, a):
         if st != 200:
             expect((x["status"], x["body"].get("error")) == (st, j.get("error")),
-                   "static slice?%s: %d %r, server %d %r" % (q, x["status"], x["body"].get("error"), st, j.get("error")),
+                   "static slice?%s: %d %r, server %d %r" %
+                   (q, x["status"], x["body"].get("error"), st, j.get("error")),
                    probs)
         else:
             expect(x["status"] == 200 and x["body"].get("name") == j["name"],
