@@ -568,8 +568,12 @@ static int on_output_info(void *ctx, void *msg, const struct tft_pb_field *f,
 	tft_json_write_begin_object(w);
 	tft_json_write_key(w, "size");
 	tft_json_write_int(w, o.size);
+	/*
+	 * proto3: an absent value is 0, input 0 (TF writes -1 for an output
+	 * that aliases no input, costmodel.cc AddToCostGraphDef).
+	 */
 	tft_json_write_key(w, "alias_input_port");
-	tft_json_write_int(w, (o.has & (1u << 1)) ? o.alias : -1);
+	tft_json_write_int(w, o.alias);
 	if (o.has & (1u << 3)) {
 		tft_json_write_key(w, "dtype");
 		write_dtype(w, o.dtype);
@@ -629,10 +633,10 @@ static const struct tft_pb_msg cnode_msg = {"CostGraphDef.Node", cnode_fields,
 					    sizeof(cnode_fields) / sizeof(cnode_fields[0]),
 					    offsetof(struct g_cnode, has)};
 
-static void cost_int(struct tft_json_writer *w, const struct g_cnode *n, int bit, const char *key,
-		     int64_t v)
+/* A deprecated memory size: only when set (TF no longer writes them). */
+static void cost_int_nonzero(struct tft_json_writer *w, const char *key, int64_t v)
 {
-	if (n->has & (1ull << bit)) {
+	if (v) {
 		tft_json_write_key(w, key);
 		tft_json_write_int(w, v);
 	}
@@ -673,21 +677,24 @@ static int on_cnode(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	tft_json_write_int(w, n.id);
 	cost_raw(w, "input_info", &gi->j_in);
 	cost_raw(w, "output_info", &gi->j_out);
-	if (n.has & (1ull << CN_CTRL))
-		cost_raw(w, "control_input", &gi->j_ctrl);
-	cost_int(w, &n, CN_CTIME, "compute_time", n.compute_time);
-	cost_int(w, &n, CN_MTIME, "memory_time", n.memory_time);
-	cost_int(w, &n, CN_HOST_TEMP, "host_temp_memory_size", n.host_temp);
-	cost_int(w, &n, CN_DEV_TEMP, "device_temp_memory_size", n.device_temp);
-	cost_int(w, &n, CN_DEV_PERSIST, "device_persistent_memory_size", n.device_persistent);
-	if (n.has & (1ull << CN_FINAL)) {
-		tft_json_write_key(w, "is_final");
-		tft_json_write_bool(w, n.is_final != 0);
-	}
-	if (n.has & (1ull << CN_INACCURATE)) {
-		tft_json_write_key(w, "inaccurate");
-		tft_json_write_bool(w, n.inaccurate != 0);
-	}
+	/*
+	 * cost_graph.proto is proto3: a 0 / false is never written, so presence
+	 * means nothing and an absent scalar is its default. Every field is
+	 * written with its value, so text and binary input (or a text file that
+	 * spells the zeros out) give the same row.
+	 */
+	cost_raw(w, "control_input", &gi->j_ctrl);
+	tft_json_write_key(w, "compute_time");
+	tft_json_write_int(w, n.compute_time);
+	tft_json_write_key(w, "memory_time");
+	tft_json_write_int(w, n.memory_time);
+	cost_int_nonzero(w, "host_temp_memory_size", n.host_temp);
+	cost_int_nonzero(w, "device_temp_memory_size", n.device_temp);
+	cost_int_nonzero(w, "device_persistent_memory_size", n.device_persistent);
+	tft_json_write_key(w, "is_final");
+	tft_json_write_bool(w, n.is_final != 0);
+	tft_json_write_key(w, "inaccurate");
+	tft_json_write_bool(w, n.inaccurate != 0);
 	tft_json_write_end_object(w);
 	memset(&row, 0, sizeof(row));
 	row.graph.p = gi->graph_name;
@@ -700,9 +707,10 @@ static int on_cnode(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	if (n.has & (1ull << CN_OUT))
 		row.output_shapes = jw_text(&gi->j_shapes);
 	row.cost = jw_text(w);
-	row.compute_cost = (n.has & (1ull << CN_COST)) ? n.compute_cost : TFT_GRAPH_NO_COST;
-	row.temporary_memory = (n.has & (1ull << CN_TEMP)) ? n.temp : TFT_GRAPH_NO_COST;
-	row.persistent_memory = (n.has & (1ull << CN_PERSIST)) ? n.persistent : TFT_GRAPH_NO_COST;
+	/* (proto3 defaults, as above; NULL stays for graphdef rows, which have no cost) */
+	row.compute_cost = n.compute_cost;
+	row.temporary_memory = n.temp;
+	row.persistent_memory = n.persistent;
 	return store_node(gi, &row, v->offset);
 }
 

@@ -4,6 +4,7 @@
  * store/graph), RunMetadata partition_graphs/cost_graph, and the RunMetadata
  * step entry point (step index/name, node_stats_index, empty devices, dim names).
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,57 @@ static uint8_t *read_file(const char *path, size_t *len)
 	fclose(fp);
 	*len = (size_t)n;
 	return buf;
+}
+
+/* First column of the rows of sql on a session file, joined by '|' into out (NULL as "NULL"). */
+static const char *q(const char *path, const char *sql, char *out, size_t size)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+
+	out[0] = 0;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(out, size, "(sql error: %s)", db ? sqlite3_errmsg(db) : "open");
+		sqlite3_close(db);
+		return out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+
+		n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s", n ? "|" : "",
+				      t ? t : "NULL");
+		if (n >= size)
+			break;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return out;
+}
+
+/* Import one in-memory input into a new session file (path filled); 0 or the importer's status. */
+static int import_one(char *path, size_t size, const char *name, const void *data, size_t len,
+		      int fmt, struct tft_error *err)
+{
+	struct tft_writer *w;
+	int r;
+
+	snprintf(path, size, "%s/i%d.tft", tmpdir, seq++);
+	tft_error_clear(err);
+	w = tft_writer_open(path, NULL, err);
+	if (!w)
+		return -1;
+	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_RUNMETA_TEXT)
+		r = tft_runmeta_ingest_step(w, name, data, len, fmt, 0, NULL, NULL, err);
+	else
+		r = tft_graph_ingest(w, name, data, len, fmt, NULL, err);
+	if (r) {
+		printf("#   %s: %s\n", name, err->msg);
+		tft_writer_abort(w);
+		return r;
+	}
+	return tft_writer_close(w, err);
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -454,6 +506,117 @@ static void test_runmeta_graphs(void)
 	free(rm.p);
 }
 
+/*
+ * CostGraphDef is proto3: a zero is never written, so an absent scalar means
+ * 0 / false (TF writes alias_input_port -1 for an output that aliases
+ * nothing, and leaves it out for one that aliases input 0). Text and binary
+ * input, with or without the zeros spelt out, give the same rows.
+ */
+static const char cost_text_sparse[] =
+	"step_stats { dev_stats { device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n"
+	"  node_stats { node_name: \"x\" all_start_micros: 1000 all_end_rel_micros: 2 } } }\n"
+	"cost_graph {\n"
+	"  node { name: \"x\" device: \"/cpu:0\" output_info { size: 16 alias_input_port: -1 } }\n"
+	"  node { name: \"w/read\" id: 1 input_info { preceding_node: 0 }\n"
+	"         output_info { size: 16 } compute_cost: 3 is_final: true }\n"
+	"}\n";
+static const char cost_text_zeros[] =
+	"step_stats { dev_stats { device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n"
+	"  node_stats { node_name: \"x\" all_start_micros: 1000 all_end_rel_micros: 2 } } }\n"
+	"cost_graph {\n"
+	"  node { name: \"x\" device: \"/cpu:0\" id: 0 output_info { size: 16 alias_input_port: -1 }\n"
+	"         temporary_memory_size: 0 is_final: false compute_cost: 0\n"
+	"         persistent_memory_size: 0 compute_time: 0 memory_time: 0 inaccurate: false\n"
+	"         host_temp_memory_size: 0 device_temp_memory_size: 0\n"
+	"         device_persistent_memory_size: 0 }\n"
+	"  node { name: \"w/read\" id: 1 input_info { preceding_node: 0 preceding_port: 0 }\n"
+	"         output_info { size: 16 alias_input_port: 0 } compute_cost: 3 is_final: true }\n"
+	"}\n";
+
+static void build_cost_runmeta(struct enc *rm)
+{
+	struct enc ss = {0}, dev = {0}, n = {0}, cg = {0}, cn = {0}, oi = {0}, ii = {0};
+
+	e_str(&n, 1, "x");
+	e_int(&n, 2, 1000);
+	e_int(&n, 5, 2);
+	e_str(&dev, 1, "/job:localhost/replica:0/task:0/device:CPU:0");
+	e_msg(&dev, 2, &n);
+	e_msg(&ss, 1, &dev);
+	e_msg(rm, 1, &ss);
+	/* Nothing that is 0 is written, as protobuf's serializer does. */
+	e_str(&cn, 1, "x");
+	e_str(&cn, 2, "/cpu:0");
+	e_int(&oi, 1, 16);
+	e_int(&oi, 2, (uint64_t)-1);
+	e_msg(&cn, 5, &oi);
+	e_msg(&cg, 1, &cn);
+	e_str(&cn, 1, "w/read");
+	e_int(&cn, 3, 1);
+	e_msg(&cn, 4, &ii); /* an empty InputInfo: node 0, port 0 */
+	e_int(&oi, 1, 16);
+	e_msg(&cn, 5, &oi);
+	e_int(&cn, 9, 3);
+	e_int(&cn, 7, 1);
+	e_msg(&cg, 1, &cn);
+	e_msg(rm, 2, &cg);
+}
+
+static void test_cost_defaults(void)
+{
+	static const char *const want_x =
+		"{\"id\":0,\"input_info\":[],\"output_info\":[{\"size\":16,\"alias_input_port\":-1}],"
+		"\"control_input\":[],\"compute_time\":0,\"memory_time\":0,\"is_final\":false,"
+		"\"inaccurate\":false}";
+	static const char *const want_read =
+		"{\"id\":1,\"input_info\":[{\"preceding_node\":0,\"preceding_port\":0}],"
+		"\"output_info\":[{\"size\":16,\"alias_input_port\":0}],\"control_input\":[],"
+		"\"compute_time\":0,\"memory_time\":0,\"is_final\":true,\"inaccurate\":false}";
+	struct {
+		const char *what;
+		const void *p;
+		size_t len;
+		int fmt;
+	} in[3];
+	struct enc rm = {0};
+	struct tft_error err;
+	char path[512], out[1024], msg[200];
+
+	build_cost_runmeta(&rm);
+	in[0].what = "binary";
+	in[0].p = rm.p;
+	in[0].len = rm.len;
+	in[0].fmt = TFT_PB_FMT_RUNMETA;
+	in[1].what = "text";
+	in[1].p = cost_text_sparse;
+	in[1].len = strlen(cost_text_sparse);
+	in[1].fmt = TFT_PB_FMT_RUNMETA_TEXT;
+	in[2].what = "text with the zeros";
+	in[2].p = cost_text_zeros;
+	in[2].len = strlen(cost_text_zeros);
+	in[2].fmt = TFT_PB_FMT_RUNMETA_TEXT;
+	for (int i = 0; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "%s cost graph imports", in[i].what);
+		if (!ok(import_one(path, sizeof(path), "run.pb", in[i].p, in[i].len, in[i].fmt, &err) == 0,
+			"%s", msg))
+			continue;
+		snprintf(msg, sizeof(msg), "%s: absent costs and memory sizes are 0", in[i].what);
+		is_str(q(path,
+			 "SELECT compute_cost || ',' || temporary_memory || ',' || persistent_memory"
+			 " FROM graph_nodes WHERE kind = 'costgraph' ORDER BY id",
+			 out, sizeof(out)),
+		       "0,0,0|3,0,0", msg);
+		snprintf(msg, sizeof(msg), "%s: x's cost JSON has the proto3 defaults", in[i].what);
+		is_str(q(path, "SELECT cost FROM graph_nodes WHERE name = 'x' AND kind = 'costgraph'",
+			 out, sizeof(out)),
+		       want_x, msg);
+		snprintf(msg, sizeof(msg), "%s: an absent alias_input_port is input 0", in[i].what);
+		is_str(q(path, "SELECT cost FROM graph_nodes WHERE name = 'w/read'", out, sizeof(out)),
+		       want_read, msg);
+	}
+	free(rm.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -469,6 +632,7 @@ int main(void)
 	test_binary_graphdef();
 	test_real_pbtxt(data);
 	test_runmeta_graphs();
+	test_cost_defaults();
 	{
 		char cmd[400];
 
