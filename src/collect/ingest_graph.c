@@ -26,7 +26,7 @@ struct tft_graph_import {
 	struct tft_graph_store *gs; /* owned */
 	struct tft_error *err;      /* borrowed */
 	struct tft_pb_dec *dec;     /* borrowed: the decoder of the current graph */
-	const char *graph_name;     /* borrowed: the current graph */
+	const char *graph_name;     /* borrowed (the store's): the current graph's unique name */
 	int64_t graph_id;
 	/* Per node. */
 	struct tft_json_writer j_inputs, j_attrs, j_shapes, j_cost, j_in, j_out, j_ctrl;
@@ -745,13 +745,25 @@ struct tft_graph_import *tft_graph_import_create(struct tft_writer *w, struct tf
 	return gi;
 }
 
+/* Start graph graph_name: gi->graph_id and gi->graph_name (made unique in the session). */
+static int graph_begin(struct tft_graph_import *gi, const char *graph_name, int64_t offset)
+{
+	int64_t id = tft_graph_store_begin(gi->gs, graph_name, &gi->graph_name, gi->err);
+
+	if (id < 0)
+		return tft_pb_wire_fail(gi->dec, (int)id, offset, "out of memory");
+	gi->graph_id = id;
+	return 0;
+}
+
 static int import_sub(struct tft_graph_import *gi, const char *graph_name,
 		      const struct tft_pb_sub *s, const struct tft_pb_msg *m)
 {
+	int r;
+
 	gi->dec = s->dec;
-	gi->graph_name = graph_name ? graph_name : "";
-	gi->graph_id = tft_graph_store_next_graph(gi->gs);
-	return tft_pb_wire_decode_sub(s, m, NULL, gi);
+	r = graph_begin(gi, graph_name, s->p && s->dec ? (int64_t)(s->p - s->dec->base) : -1);
+	return r ? r : tft_pb_wire_decode_sub(s, m, NULL, gi);
 }
 
 int tft_graph_import_graphdef(struct tft_graph_import *gi, const char *graph_name,
@@ -794,7 +806,6 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 {
 	struct tft_graph_import *gi;
 	struct tft_pb_dec dec;
-	const char *base;
 	int text, r;
 
 	if (!w || (!data && len))
@@ -822,12 +833,11 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 		r = err && err->code ? err->code : TFT_ENOMEM;
 		goto out;
 	}
-	base = name ? strrchr(name, '/') : NULL;
-	base = base ? base + 1 : (name ? name : "graph");
+	/* Named by the input as given, which tells two graph.pbtxt of two workers apart. */
 	gi->dec = &dec;
-	gi->graph_name = base;
-	gi->graph_id = tft_graph_store_next_graph(gi->gs);
-	r = tft_pb_wire_decode(&dec, &graph_msg, NULL, gi);
+	r = graph_begin(gi, name ? name : "graph", 0);
+	if (!r)
+		r = tft_pb_wire_decode(&dec, &graph_msg, NULL, gi);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, tft_graph_import_count(gi));
 	if (!r)

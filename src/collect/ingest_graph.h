@@ -18,7 +18,7 @@
  * Import a GraphDef file data[0..len) (borrowed) into w's graph_nodes.
  * format: TFT_PB_FMT_GRAPHDEF or TFT_PB_FMT_GRAPHDEF_TEXT (tft_pb_sniff);
  * any other value is detected from the data and name. The graph is named
- * after the file's base name. Returns 0, TFT_EFORMAT (err: byte offset and
+ * `name` as given (made unique in the session, store/graph.h). Returns 0, TFT_EFORMAT (err: byte offset and
  * message path such as "node[12].attr[3].value"), TFT_ENOMEM or TFT_EIO.
  */
 int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
@@ -32,7 +32,10 @@ struct tft_graph_import;
 
 struct tft_graph_import *tft_graph_import_create(struct tft_writer *w, struct tft_error *err);
 
-/* Decode sub-message s (wire or text) as a GraphDef / CostGraphDef named graph_name. */
+/*
+ * Decode sub-message s (wire or text) as a GraphDef / CostGraphDef named
+ * graph_name (made unique in the session: store/graph.h).
+ */
 int tft_graph_import_graphdef(struct tft_graph_import *gi, const char *graph_name,
 			      const struct tft_pb_sub *s);
 int tft_graph_import_costgraph(struct tft_graph_import *gi, const char *graph_name,

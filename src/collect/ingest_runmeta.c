@@ -2827,13 +2827,12 @@ static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, con
 	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
 }
 
-static const char *base_name(const char *path);
-
 static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
-	const char *base = base_name(rm->name);
-	char gname[300];
+	/* The input as given, not its base name: two workers' run_meta files stay apart. */
+	const char *in = rm->name ? rm->name : "";
+	char gname[1200];
 
 	if (f->num == 4) {
 		rm->nfunc = v->index;
@@ -2847,14 +2846,14 @@ static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 						v->offset, "could not open the graph_nodes table");
 	}
 	if (f->num == 2) {
-		snprintf(gname, sizeof(gname), "%.200s:cost_graph", base);
+		snprintf(gname, sizeof(gname), "%.1024s:cost_graph", in);
 		return tft_graph_import_costgraph(rm->graphs, gname, &v->sub);
 	}
 	if (f->num == 1) /* FunctionGraphs.partition_graphs */
-		snprintf(gname, sizeof(gname), "%.200s:function_graphs[%u].partition_graphs[%u]", base,
+		snprintf(gname, sizeof(gname), "%.1024s:function_graphs[%u].partition_graphs[%u]", in,
 			 rm->nfunc, v->index);
 	else
-		snprintf(gname, sizeof(gname), "%.200s:partition_graphs[%u]", base, v->index);
+		snprintf(gname, sizeof(gname), "%.1024s:partition_graphs[%u]", in, v->index);
 	return tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
 }
 

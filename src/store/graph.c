@@ -4,6 +4,7 @@
  * transaction through its SQLite handle, read back with a read-only handle.
  */
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,20 +24,94 @@
 	" output_shapes, compute_cost, temporary_memory, persistent_memory, cost)"         \
 	" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
+/*
+ * What the session's graphs share across inputs, attached to the writer
+ * once the table exists: the next graph id (a session pickle opens a store
+ * per traced step, and neither the schema nor the MAX(graph_id) scan need
+ * doing again) and the graph names given so far, so that each graph's name
+ * is its own (the same file imported twice, two runs' partition graphs).
+ */
+#define GRAPH_SESS "graph.session"
+
+struct graph_sess {
+	int64_t next_graph;
+	char **names; /* owned: open addressing, NULL = free slot */
+	size_t nnames, cap;
+};
+
 struct tft_graph_store {
-	struct tft_writer *w; /* borrowed */
-	sqlite3 *db;          /* borrowed: the writer's handle */
-	sqlite3_stmt *ins;    /* owned */
-	int64_t *next_graph;  /* the session's, attached to the writer (GRAPH_NEXT) */
+	struct tft_writer *w;    /* borrowed */
+	sqlite3 *db;             /* borrowed: the writer's handle */
+	sqlite3_stmt *ins;       /* owned */
+	struct graph_sess *sess; /* borrowed: attached to the writer */
 	uint64_t count;
 };
 
-/*
- * The next graph id of the session, kept on the writer once the table
- * exists: a session pickle opens a store per traced step, and neither the
- * schema nor the MAX(graph_id) scan need doing again.
- */
-#define GRAPH_NEXT "graph.next_id"
+static void sess_free(void *ctx)
+{
+	struct graph_sess *gs = ctx;
+
+	for (size_t i = 0; i < gs->cap; i++)
+		free(gs->names[i]);
+	free(gs->names);
+	free(gs);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of name, or the free slot where it would go (cap: a power of two, never full). */
+static char **name_slot(struct graph_sess *gs, const char *name)
+{
+	size_t i = (size_t)name_hash(name) & (gs->cap - 1);
+
+	while (gs->names[i] && strcmp(gs->names[i], name) != 0)
+		i = (i + 1) & (gs->cap - 1);
+	return &gs->names[i];
+}
+
+static int name_used(struct graph_sess *gs, const char *name)
+{
+	return gs->cap && *name_slot(gs, name) != NULL;
+}
+
+/* Add name[0..len) (copied) unless there: its stored copy, or NULL on out-of-memory. */
+static const char *name_add(struct graph_sess *gs, const char *name, size_t len)
+{
+	char **slot, *copy;
+
+	if ((gs->nnames + 1) * 2 > gs->cap) {
+		size_t cap = gs->cap ? gs->cap * 2 : 64, oldcap = gs->cap;
+		char **old = gs->names, **grown = calloc(cap, sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		gs->names = grown;
+		gs->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				*name_slot(gs, old[i]) = old[i];
+		free(old);
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, name, len);
+	copy[len] = 0;
+	slot = name_slot(gs, copy);
+	if (*slot) {
+		free(copy);
+		return *slot;
+	}
+	gs->nnames++;
+	return *slot = copy;
+}
 
 static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
 {
@@ -44,10 +119,42 @@ static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
 			     db ? sqlite3_errmsg(db) : "no database");
 }
 
+/* The session's state, read from the table (empty when just created) and attached to w. */
+static struct graph_sess *sess_load(struct tft_writer *w, sqlite3 *db)
+{
+	struct graph_sess *gs = calloc(1, sizeof(*gs));
+	sqlite3_stmt *st = NULL;
+	int ok = 1;
+
+	if (!gs)
+		return NULL;
+	/* Graph ids and names continue after those of earlier imports into this session. */
+	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		gs->next_graph = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT graph FROM graph_nodes", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		while (ok && sqlite3_step(st) == SQLITE_ROW) {
+			const char *t = (const char *)sqlite3_column_text(st, 0);
+
+			if (t && !name_add(gs, t, (size_t)sqlite3_column_bytes(st, 0)))
+				ok = 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (!ok || tft_writer_attach(w, GRAPH_SESS, gs, NULL, sess_free)) {
+		sess_free(gs);
+		return NULL;
+	}
+	return gs;
+}
+
 struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_error *err)
 {
 	struct tft_graph_store *gs;
-	sqlite3_stmt *st = NULL;
 	sqlite3 *db;
 
 	if (!w || !(db = tft_writer_db(w))) {
@@ -61,36 +168,51 @@ struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_er
 	}
 	gs->w = w;
 	gs->db = db;
-	gs->next_graph = tft_writer_attached(w, GRAPH_NEXT);
-	if ((!gs->next_graph && sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK) ||
+	gs->sess = tft_writer_attached(w, GRAPH_SESS);
+	if ((!gs->sess && sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK) ||
 	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &gs->ins, NULL) != SQLITE_OK) {
 		db_err(db, err, "create");
 		sqlite3_finalize(gs->ins);
 		free(gs);
 		return NULL;
 	}
-	if (gs->next_graph)
-		return gs;
-	/* Graph ids continue after those of earlier imports into this session. */
-	gs->next_graph = calloc(1, sizeof(*gs->next_graph));
-	if (!gs->next_graph || tft_writer_attach(w, GRAPH_NEXT, gs->next_graph, NULL, free)) {
-		free(gs->next_graph);
+	if (!gs->sess && !(gs->sess = sess_load(w, db))) {
 		sqlite3_finalize(gs->ins);
 		free(gs);
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
-	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
-			       &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		*gs->next_graph = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
 	return gs;
 }
 
-int64_t tft_graph_store_next_graph(struct tft_graph_store *gs)
+int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, const char **unique,
+			      struct tft_error *err)
 {
-	return (*gs->next_graph)++;
+	struct graph_sess *ss = gs->sess;
+	size_t len;
+
+	if (!name)
+		name = "";
+	len = strlen(name);
+	if (name_used(ss, name)) {
+		/* "graph.pbtxt (2)", "(3)" ...: the first one not taken. */
+		char *buf = malloc(len + 32);
+
+		if (!buf)
+			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		for (unsigned long long k = 2;; k++) {
+			snprintf(buf, len + 32, "%s (%llu)", name, k);
+			if (!name_used(ss, buf))
+				break;
+		}
+		*unique = name_add(ss, buf, strlen(buf));
+		free(buf);
+	} else {
+		*unique = name_add(ss, name, len);
+	}
+	if (!*unique)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	return ss->next_graph++;
 }
 
 static void bind_text(sqlite3_stmt *st, int i, struct tft_graph_text t)

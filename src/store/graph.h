@@ -23,7 +23,7 @@ struct tft_graph_text {
 
 /* One node row as producers hand it over and readers return it. */
 struct tft_graph_node {
-	struct tft_graph_text graph;  /* graph name ("graph.pbtxt", "partition_graphs[0]" ...) */
+	struct tft_graph_text graph;  /* graph name: tft_graph_store_begin()'s *unique */
 	struct tft_graph_text kind;   /* "graphdef" or "costgraph" */
 	struct tft_graph_text name, op, device;
 	struct tft_graph_text inputs; /* JSON array of input names ("^ctrl", "x:1" kept as is) */
@@ -45,8 +45,16 @@ struct tft_graph_store;
  */
 struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_error *err);
 
-/* The id to give the next graph of this session (graph_id column). */
-int64_t tft_graph_store_next_graph(struct tft_graph_store *gs);
+/*
+ * Start a graph named `name` (NUL-terminated): returns its id (graph_id
+ * column, 0, 1, ... per session) and sets *unique to the name its rows are
+ * to carry: `name`, or `name (2)`, `name (3)` ... when an earlier graph of
+ * this session has that name (the same file imported twice), so that a
+ * graph name stands for one graph. *unique is owned by the session's writer
+ * and valid until it closes. A negative status (err filled) on failure.
+ */
+int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, const char **unique,
+			      struct tft_error *err);
 
 /* Add one node of graph `graph_id`. 0 or a negative status (err filled). */
 int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,

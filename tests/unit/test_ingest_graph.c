@@ -234,7 +234,7 @@ static void test_binary_graphdef(void)
 	is_int(lookup(path, "conv2/Conv2D", NULL, &f), 1, "lookup by name finds the node");
 	is_str(f.op, "Conv2D", "op");
 	is_str(f.device, "/device:GPU:0", "device");
-	is_str(f.graph, "model.pb", "graph named after the file");
+	is_str(f.graph, "dir/model.pb", "graph named after the input as given");
 	is_str(f.kind, "graphdef", "kind graphdef");
 	is_str(f.inputs, "[\"input\",\"kernel/read:1\",\"^init\"]", "inputs with :N and ^ctrl");
 	is_str(f.shapes, "[[8,28,28,32]]", "_output_shapes -> output_shapes");
@@ -427,7 +427,7 @@ static void test_runmeta_graphs(void)
 	is_int(tft_graph_count(path, &err), 2, "partition graph node + cost graph node stored");
 	is_int(lookup(path, "dense/MatMul", "costgraph", &f), 2, "both rows found by name");
 	is_str(f.kind, "costgraph", "the cost graph's row");
-	is_str(f.graph, "run_meta_7.pb:cost_graph", "cost graph name");
+	is_str(f.graph, "traces/run_meta_7.pb:cost_graph", "cost graph name");
 	is_int(f.compute_cost, 42, "compute_cost");
 	is_int(f.temp, 4096, "temporary_memory");
 	is_int(f.persistent, 128, "persistent_memory");
@@ -617,6 +617,53 @@ static void test_cost_defaults(void)
 	free(rm.p);
 }
 
+/*
+ * Each graph of a session has a name of its own that says where it came
+ * from: the input as given, then " (2)" ... for the same input again.
+ */
+static void test_graph_names(void)
+{
+	static const struct {
+		const char *name;
+		int rm;
+	} in[] = {
+		{"w0/graph.pb", 0},   {"w1/graph.pb", 0},   {"w0/graph.pb", 0},
+		{"w0/run_meta.pb", 1}, {"w1/run_meta.pb", 1}, {"w1/run_meta.pb", 1},
+	};
+	struct enc g = {0}, rm = {0};
+	struct tft_error err;
+	struct tft_writer *w;
+	char path[512], out[2048];
+	int r = 0;
+
+	e_conv_node(&g, "conv1/Conv2D");
+	build_runmeta(&rm);
+	snprintf(path, sizeof(path), "%s/n%d.tft", tmpdir, seq++);
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]) && !r; i++)
+		r = in[i].rm ? tft_runmeta_ingest_as(w, in[i].name, rm.p, rm.len, TFT_PB_FMT_RUNMETA, NULL,
+						      &err)
+			     : tft_graph_ingest(w, in[i].name, g.p, g.len, TFT_PB_FMT_GRAPHDEF, NULL, &err);
+	is_int(r, 0, "three graphs and three RunMetadata import into one session");
+	if (r)
+		printf("#   %s\n", err.msg);
+	is_int(tft_writer_close(w, &err), 0, "closes");
+	is_str(q(path, "SELECT graph FROM graph_nodes GROUP BY graph_id ORDER BY graph_id", out,
+		 sizeof(out)),
+	       "w0/graph.pb|w1/graph.pb|w0/graph.pb (2)"
+	       "|w0/run_meta.pb:cost_graph|w0/run_meta.pb:partition_graphs[0]"
+	       "|w1/run_meta.pb:cost_graph|w1/run_meta.pb:partition_graphs[0]"
+	       "|w1/run_meta.pb:cost_graph (2)|w1/run_meta.pb:partition_graphs[0] (2)",
+	       "graph names: the input as given, made unique");
+	is_str(q(path,
+		 "SELECT COUNT(DISTINCT graph) || ',' || COUNT(DISTINCT graph_id) FROM graph_nodes",
+		 out, sizeof(out)),
+	       "9,9", "one name per graph");
+	free(g.p);
+	free(rm.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -633,6 +680,7 @@ int main(void)
 	test_real_pbtxt(data);
 	test_runmeta_graphs();
 	test_cost_defaults();
+	test_graph_names();
 	{
 		char cmd[400];
 
