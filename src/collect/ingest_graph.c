@@ -2,7 +2,8 @@
 /*
  * GraphDef / CostGraphDef -> graph_nodes rows: NodeDef name, op, inputs,
  * device, attrs as JSON (tensor values reduced to dtype + shape), output
- * shapes; CostGraphDef.Node costs, memory and input/output info.
+ * shapes; the functions of a GraphDef's library, each a graph of its own;
+ * CostGraphDef.Node costs, memory and input/output info.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,9 +450,9 @@ static int store_node(struct tft_graph_import *gi, struct tft_graph_node *row, i
 	return 0;
 }
 
-static int on_node(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+/* NodeDef v as a row of kind `kind` ("graphdef", "function_node") of the current graph. */
+static int node_row(struct tft_graph_import *gi, const struct tft_pb_val *v, const char *kind)
 {
-	struct tft_graph_import *gi = ctx;
 	struct tft_graph_node row;
 	struct g_node n;
 	int r;
@@ -468,8 +469,8 @@ static int on_node(void *ctx, void *msg, const struct tft_pb_field *f, const str
 	memset(&row, 0, sizeof(row));
 	row.graph.p = gi->graph_name;
 	row.graph.len = strlen(gi->graph_name);
-	row.kind.p = "graphdef";
-	row.kind.len = 8;
+	row.kind.p = kind;
+	row.kind.len = strlen(kind);
 	row.name = text_of(n.name);
 	row.op = text_of(n.op);
 	row.device = text_of(n.device);
@@ -480,15 +481,235 @@ static int on_node(void *ctx, void *msg, const struct tft_pb_field *f, const str
 	return store_node(gi, &row, v->offset);
 }
 
+static int on_node(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return node_row(ctx, v, "graphdef");
+}
+
 static int on_skip(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	return 0;
 }
 
-/* library (2) and versions (4) are skipped: function bodies are not traced nodes. */
+/* ---- FunctionDefLibrary ------------------------------------------------------------ */
+
+/* Key and the JSON value built in arr. */
+static void cost_raw(struct tft_json_writer *w, const char *key, struct tft_json_writer *arr)
+{
+	size_t n;
+	const char *s = tft_json_write_borrow(arr, &n);
+
+	tft_json_write_key(w, key);
+	tft_json_write_value_raw(w, s, n);
+}
+
+
+/*
+ * In TF2 (tf.function, Keras, control flow v2) the ops that run are the
+ * node_defs of library functions; the top level holds little more than
+ * the (Stateful)PartitionedCall that calls one. Each FunctionDef becomes a
+ * graph of its own, named "<graph>:library:<function name>": a "function"
+ * row for the function (its signature and return mapping) and a
+ * "function_node" row per node_def, named as the executor and the profiler
+ * name them (sequential/dense/MatMul). node_def inputs are kept as written:
+ * "x" (a function argument), "node:output_arg:i" (i-th element of the named
+ * output arg: not a port, which would need the op's OpDef), "^node".
+ */
+
+struct g_arg {
+	uint64_t has;
+	struct tft_pb_bytes name;
+};
+
+static const struct tft_pb_field arg_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_arg, name, "name", NULL, NULL),
+};
+static const struct tft_pb_msg arg_msg = {"OpDef.ArgDef", arg_fields, 1, offsetof(struct g_arg, has)};
+
+/* input_arg -> the function row's inputs; output_arg -> its cost JSON's "output_arg". */
+static int on_arg(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct g_arg a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	r = tft_pb_wire_decode_sub(&v->sub, &arg_msg, &a, ctx);
+	if (r)
+		return r;
+	tft_json_write_str(f->num == 2 ? &gi->j_inputs : &gi->j_out,
+			   a.name.p ? (const char *)a.name.p : "", a.name.len);
+	return 0;
+}
+
+struct g_function {
+	uint64_t has;
+	struct tft_pb_bytes name; /* signature.name */
+};
+
+static const struct tft_pb_field opdef_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_function, name, "name", NULL, NULL),
+	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "input_arg", on_arg, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "output_arg", on_arg, NULL),
+};
+static const struct tft_pb_msg opdef_msg = {"OpDef", opdef_fields, 3, TFT_PB_NOOFF};
+
+static int on_signature(void *ctx, void *msg, const struct tft_pb_field *f,
+			const struct tft_pb_val *v)
+{
+	/* (the name lands in the FunctionDef's struct: same layout) */
+	return tft_pb_wire_decode_sub(&v->sub, &opdef_msg, msg, ctx);
+}
+
+struct g_str_entry {
+	uint64_t has;
+	struct tft_pb_bytes key, value;
+};
+
+static const struct tft_pb_field str_entry_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct g_str_entry, key, "key", NULL, NULL),
+	F(2, TFT_PB_STRING, 0, struct g_str_entry, value, "value", NULL, NULL),
+};
+static const struct tft_pb_msg str_entry_msg = {"FunctionDef.RetEntry", str_entry_fields, 2,
+						offsetof(struct g_str_entry, has)};
+
+/* ret (4) -> "ret", control_ret (6) -> "control_ret": {"output arg": "node:output_arg:i"}. */
+static int on_ret(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	struct tft_json_writer *w = f->num == 4 ? &gi->j_in : &gi->j_ctrl;
+	struct g_str_entry e;
+	char key[256];
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = tft_pb_wire_decode_sub(&v->sub, &str_entry_msg, &e, ctx);
+	if (r)
+		return r;
+	snprintf(key, sizeof(key), "%.*s", (int)(e.key.len > 255 ? 255 : e.key.len),
+		 e.key.p ? (const char *)e.key.p : "");
+	tft_json_write_key(w, key);
+	tft_json_write_str(w, e.value.p ? (const char *)e.value.p : "", e.value.len);
+	return 0;
+}
+
+static int on_function_node(void *ctx, void *msg, const struct tft_pb_field *f,
+			    const struct tft_pb_val *v)
+{
+	return node_row(ctx, v, "function_node");
+}
+
+/*
+ * A FunctionDef is read twice: first everything but the body (the body's
+ * graph is named after the signature, which a text file may give last),
+ * then the body's node_defs.
+ */
+static const struct tft_pb_field function_head_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "signature", on_signature, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_def", on_skip, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "ret", on_ret, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "attr", on_attr, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "control_ret", on_ret, NULL),
+};
+static const struct tft_pb_msg function_head_msg = {"FunctionDef", function_head_fields, 5,
+						    TFT_PB_NOOFF};
+
+static const struct tft_pb_field function_body_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "signature", on_skip, NULL),
+	H(3, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node_def", on_function_node, NULL),
+	H(4, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "ret", on_skip, NULL),
+	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "attr", on_skip, NULL),
+	H(6, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "control_ret", on_skip, NULL),
+};
+static const struct tft_pb_msg function_body_msg = {"FunctionDef", function_body_fields, 5,
+						    TFT_PB_NOOFF};
+
+static int graph_begin(struct tft_graph_import *gi, const char *graph_name, int64_t offset);
+
+static int on_function(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tft_graph_import *gi = ctx;
+	const char *parent = gi->graph_name;
+	int64_t parent_id = gi->graph_id;
+	struct tft_graph_node row;
+	struct g_function fn;
+	size_t plen = strlen(parent), gsize;
+	char *gname;
+	int r;
+
+	memset(&fn, 0, sizeof(fn));
+	node_begin(gi);
+	tft_json_write_begin_array(&gi->j_inputs);
+	tft_json_write_begin_object(&gi->j_attrs);
+	tft_json_write_begin_array(&gi->j_out);
+	tft_json_write_begin_object(&gi->j_in);
+	tft_json_write_begin_object(&gi->j_ctrl);
+	r = tft_pb_wire_decode_sub(&v->sub, &function_head_msg, &fn, gi);
+	if (r)
+		return r;
+	tft_json_write_end_array(&gi->j_inputs);
+	tft_json_write_end_object(&gi->j_attrs);
+	tft_json_write_end_array(&gi->j_out);
+	tft_json_write_end_object(&gi->j_in);
+	tft_json_write_end_object(&gi->j_ctrl);
+	tft_json_write_begin_object(&gi->j_cost);
+	cost_raw(&gi->j_cost, "output_arg", &gi->j_out);
+	cost_raw(&gi->j_cost, "ret", &gi->j_in);
+	cost_raw(&gi->j_cost, "control_ret", &gi->j_ctrl);
+	tft_json_write_end_object(&gi->j_cost);
+
+	/* "<graph>:library:<name>" (a name cut at a NUL; none: "library.function[i]"). */
+	gsize = plen + 300;
+	gname = malloc(gsize);
+	if (!gname)
+		return tft_pb_wire_fail(gi->dec, TFT_ENOMEM, v->offset, "out of memory");
+	if (fn.name.len)
+		snprintf(gname, gsize, "%s:library:%.*s", parent,
+			 (int)(fn.name.len > 256 ? 256 : fn.name.len), (const char *)fn.name.p);
+	else
+		snprintf(gname, gsize, "%s:library.function[%u]", parent, v->index);
+	r = graph_begin(gi, gname, v->offset);
+	free(gname);
+	if (r)
+		return r;
+
+	memset(&row, 0, sizeof(row));
+	row.graph.p = gi->graph_name;
+	row.graph.len = strlen(gi->graph_name);
+	row.kind.p = "function";
+	row.kind.len = 8;
+	row.name = text_of(fn.name);
+	row.inputs = jw_text(&gi->j_inputs);
+	row.attrs = jw_text(&gi->j_attrs);
+	row.output_shapes = jw_text(&gi->j_shapes);
+	row.cost = jw_text(&gi->j_cost);
+	row.compute_cost = row.temporary_memory = row.persistent_memory = TFT_GRAPH_NO_COST;
+	r = store_node(gi, &row, v->offset);
+	if (!r)
+		r = tft_pb_wire_decode_sub(&v->sub, &function_body_msg, NULL, gi);
+	/* Top-level nodes after the library (any order in text) are the graph's again. */
+	gi->graph_name = parent;
+	gi->graph_id = parent_id;
+	return r;
+}
+
+/* gradient (2) and registered_gradients (3) name functions already listed: skipped. */
+static const struct tft_pb_field library_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "function", on_function, NULL),
+};
+static const struct tft_pb_msg library_msg = {"FunctionDefLibrary", library_fields, 1, TFT_PB_NOOFF};
+
+static int on_library(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return tft_pb_wire_decode_sub(&v->sub, &library_msg, NULL, ctx);
+}
+
+/* ---- GraphDef ------------------------------------------------------------------------ */
+
+/* versions (4) and the deprecated version (3) are skipped. */
 static const struct tft_pb_field graph_fields[] = {
 	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_node, NULL),
-	H(2, TFT_PB_MESSAGE, 0, "library", on_skip, NULL),
+	H(2, TFT_PB_MESSAGE, 0, "library", on_library, NULL),
 	H(3, TFT_PB_INT32, 0, "version", on_skip, NULL),
 	H(4, TFT_PB_MESSAGE, 0, "versions", on_skip, NULL),
 };
@@ -640,15 +861,6 @@ static void cost_int_nonzero(struct tft_json_writer *w, const char *key, int64_t
 		tft_json_write_key(w, key);
 		tft_json_write_int(w, v);
 	}
-}
-
-static void cost_raw(struct tft_json_writer *w, const char *key, struct tft_json_writer *arr)
-{
-	size_t n;
-	const char *s = tft_json_write_borrow(arr, &n);
-
-	tft_json_write_key(w, key);
-	tft_json_write_value_raw(w, s, n);
 }
 
 static int on_cnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)

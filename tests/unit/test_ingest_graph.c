@@ -664,6 +664,216 @@ static void test_graph_names(void)
 	free(rm.p);
 }
 
+/* A TF2 GraphDef: the ops that run are in library.function[].node_def. */
+static const char tf2_graph_text[] =
+	"node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+	"node { name: \"StatefulPartitionedCall\" op: \"StatefulPartitionedCall\" input: \"x\"\n"
+	"  input: \"dense_kernel\"\n"
+	"  attr { key: \"f\" value { func { name: \"__inference_call_123\" } } } }\n"
+	"library {\n"
+	"  function {\n"
+	"    signature {\n"
+	"      name: \"__inference_call_123\"\n"
+	"      input_arg { name: \"x\" type: DT_FLOAT }\n"
+	"      input_arg { name: \"dense_matmul_readvariableop_resource\" type: DT_RESOURCE }\n"
+	"      output_arg { name: \"identity\" type: DT_FLOAT }\n"
+	"      is_stateful: true\n"
+	"    }\n"
+	"    node_def { name: \"sequential/dense/MatMul/ReadVariableOp\" op: \"ReadVariableOp\"\n"
+	"      input: \"dense_matmul_readvariableop_resource\"\n"
+	"      attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+	"    node_def { name: \"sequential/dense/MatMul\" op: \"MatMul\" input: \"x\"\n"
+	"      input: \"sequential/dense/MatMul/ReadVariableOp:value:0\"\n"
+	"      device: \"/device:GPU:0\"\n"
+	"      attr { key: \"T\" value { type: DT_FLOAT } }\n"
+	"      attr { key: \"_output_shapes\" value { list { shape { dim { size: -1 } dim { size: 10 } } } } } }\n"
+	"    ret { key: \"identity\" value: \"sequential/dense/MatMul:product:0\" }\n"
+	"    attr { key: \"_noinline\" value { b: true } }\n"
+	"  }\n"
+	"  function {\n"
+	"    node_def { name: \"body/Add\" op: \"AddV2\" input: \"a\" input: \"^sequential/dense/MatMul\" }\n"
+	"    signature { name: \"while_body_7\" input_arg { name: \"a\" } }\n"
+	"  }\n"
+	"  gradient { function_name: \"f\" gradient_func: \"g\" }\n"
+	"}\n"
+	"node { name: \"Identity\" op: \"Identity\" input: \"StatefulPartitionedCall\" }\n"
+	"versions { producer: 1087 }\n";
+
+/* The same graph in binary, fields in field-number order as TF serializes them. */
+static void build_tf2_graph(struct enc *g)
+{
+	static const int64_t out[] = {-1, 10};
+	struct enc n = {0}, v = {0}, fa = {0}, lib = {0}, fn = {0}, sig = {0}, arg = {0}, ent = {0},
+		   l = {0};
+
+	e_str(&n, 1, "x");
+	e_str(&n, 2, "Placeholder");
+	e_int(&v, 6, 1);
+	e_attr(&n, "dtype", &v);
+	e_msg(g, 1, &n);
+	e_str(&n, 1, "StatefulPartitionedCall");
+	e_str(&n, 2, "StatefulPartitionedCall");
+	e_str(&n, 3, "x");
+	e_str(&n, 3, "dense_kernel");
+	e_str(&fa, 1, "__inference_call_123");
+	e_msg(&v, 10, &fa);
+	e_attr(&n, "f", &v);
+	e_msg(g, 1, &n);
+	e_str(&n, 1, "Identity");
+	e_str(&n, 2, "Identity");
+	e_str(&n, 3, "StatefulPartitionedCall");
+	e_msg(g, 1, &n);
+
+	e_str(&sig, 1, "__inference_call_123");
+	e_str(&arg, 1, "x");
+	e_int(&arg, 3, 1);
+	e_msg(&sig, 2, &arg);
+	e_str(&arg, 1, "dense_matmul_readvariableop_resource");
+	e_int(&arg, 3, 20);
+	e_msg(&sig, 2, &arg);
+	e_str(&arg, 1, "identity");
+	e_int(&arg, 3, 1);
+	e_msg(&sig, 3, &arg);
+	e_int(&sig, 16, 1); /* is_stateful */
+	e_msg(&fn, 1, &sig);
+	e_str(&n, 1, "sequential/dense/MatMul/ReadVariableOp");
+	e_str(&n, 2, "ReadVariableOp");
+	e_str(&n, 3, "dense_matmul_readvariableop_resource");
+	e_int(&v, 6, 1);
+	e_attr(&n, "dtype", &v);
+	e_msg(&fn, 3, &n);
+	e_str(&n, 1, "sequential/dense/MatMul");
+	e_str(&n, 2, "MatMul");
+	e_str(&n, 3, "x");
+	e_str(&n, 3, "sequential/dense/MatMul/ReadVariableOp:value:0");
+	e_str(&n, 4, "/device:GPU:0");
+	e_int(&v, 6, 1);
+	e_attr(&n, "T", &v);
+	e_shape(&l, 7, out, NULL, 2);
+	e_msg(&v, 1, &l);
+	e_attr(&n, "_output_shapes", &v);
+	e_msg(&fn, 3, &n);
+	e_str(&ent, 1, "identity");
+	e_str(&ent, 2, "sequential/dense/MatMul:product:0");
+	e_msg(&fn, 4, &ent);
+	e_int(&v, 5, 1);
+	e_str(&ent, 1, "_noinline");
+	e_msg(&ent, 2, &v);
+	e_msg(&fn, 5, &ent);
+	e_msg(&lib, 1, &fn);
+
+	e_str(&sig, 1, "while_body_7");
+	e_str(&arg, 1, "a");
+	e_msg(&sig, 2, &arg);
+	e_msg(&fn, 1, &sig);
+	e_str(&n, 1, "body/Add");
+	e_str(&n, 2, "AddV2");
+	e_str(&n, 3, "a");
+	e_str(&n, 3, "^sequential/dense/MatMul");
+	e_msg(&fn, 3, &n);
+	e_msg(&lib, 1, &fn);
+	e_str(&ent, 1, "f");
+	e_str(&ent, 2, "g");
+	e_msg(&lib, 2, &ent);
+	e_msg(g, 2, &lib);
+	e_int(&v, 1, 1087);
+	e_msg(g, 4, &v);
+}
+
+static void check_tf2_rows(const char *path, const char *what, const char *gname, int text)
+{
+	char out[2048], msg[200], sql[512], want[1024];
+
+	/* (the text file has a top-level node after the library) */
+	snprintf(msg, sizeof(msg), "%s: top-level nodes, functions and their bodies", what);
+	snprintf(want, sizeof(want),
+		 "graphdef x|graphdef StatefulPartitionedCall|%sfunction __inference_call_123"
+		 "|function_node sequential/dense/MatMul/ReadVariableOp"
+		 "|function_node sequential/dense/MatMul|function while_body_7"
+		 "|function_node body/Add%s",
+		 text ? "" : "graphdef Identity|", text ? "|graphdef Identity" : "");
+	is_str(q(path, "SELECT kind || ' ' || name FROM graph_nodes ORDER BY id", out, sizeof(out)),
+	       want, msg);
+	snprintf(msg, sizeof(msg), "%s: top-level nodes are graph 0", what);
+	is_str(q(path, "SELECT group_concat(DISTINCT graph_id) FROM graph_nodes WHERE kind = 'graphdef'",
+		 out, sizeof(out)),
+	       "0", msg);
+	snprintf(msg, sizeof(msg), "%s: one graph per function, named after it", what);
+	snprintf(sql, sizeof(sql),
+		 "SELECT DISTINCT graph_id || ' ' || graph FROM graph_nodes ORDER BY id");
+	snprintf(want, sizeof(want), "0 %s|1 %s:library:__inference_call_123|2 %s:library:while_body_7",
+		 gname, gname, gname);
+	is_str(q(path, sql, out, sizeof(out)), want, msg);
+	snprintf(msg, sizeof(msg), "%s: a body node's op, device, inputs as written, attrs, shapes",
+		 what);
+	is_str(q(path,
+		 "SELECT op || ' ' || device || ' ' || inputs || ' ' || attrs || ' ' || output_shapes"
+		 " FROM graph_nodes WHERE name = 'sequential/dense/MatMul'",
+		 out, sizeof(out)),
+	       "MatMul /device:GPU:0 [\"x\",\"sequential/dense/MatMul/ReadVariableOp:value:0\"]"
+	       " {\"T\":\"DT_FLOAT\"} [[-1,10]]",
+	       msg);
+	snprintf(msg, sizeof(msg), "%s: the function row: arguments, attrs, outputs and ret", what);
+	is_str(q(path,
+		 "SELECT inputs || ' ' || attrs || ' ' || cost || ' ' || (op IS NULL)"
+		 " FROM graph_nodes WHERE kind = 'function' ORDER BY id",
+		 out, sizeof(out)),
+	       "[\"x\",\"dense_matmul_readvariableop_resource\"] {\"_noinline\":true}"
+	       " {\"output_arg\":[\"identity\"],\"ret\":{\"identity\":\"sequential/dense/MatMul:product:0\"},"
+	       "\"control_ret\":{}} 1"
+	       "|[\"a\"] {} {\"output_arg\":[],\"ret\":{},\"control_ret\":{}} 1",
+	       msg);
+	snprintf(msg, sizeof(msg), "%s: a control input in a body kept", what);
+	is_str(q(path, "SELECT inputs FROM graph_nodes WHERE name = 'body/Add'", out, sizeof(out)),
+	       "[\"a\",\"^sequential/dense/MatMul\"]", msg);
+}
+
+static void test_function_library(void)
+{
+	struct enc g = {0}, rm = {0}, pg = {0};
+	struct tft_error err;
+	char path[512], out[1024];
+	int r;
+
+	is_int(tft_pb_sniff((const uint8_t *)tf2_graph_text, strlen(tf2_graph_text), "g.pbtxt"),
+	       TFT_PB_FMT_GRAPHDEF_TEXT, "TF2 text GraphDef sniffed");
+	r = import_one(path, sizeof(path), "m/g.pbtxt", tf2_graph_text, strlen(tf2_graph_text),
+		       TFT_PB_FMT_GRAPHDEF_TEXT, &err);
+	is_int(r, 0, "TF2 text GraphDef imports");
+	if (!r)
+		check_tf2_rows(path, "text", "m/g.pbtxt", 1);
+	build_tf2_graph(&g);
+	r = import_one(path, sizeof(path), "m/g.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+	is_int(r, 0, "TF2 binary GraphDef imports");
+	if (!r)
+		check_tf2_rows(path, "binary", "m/g.pb", 0);
+
+	/* The same library inside a RunMetadata's partition graph. */
+	e_bytes(&pg, 3, g.p, g.len);
+	r = import_one(path, sizeof(path), "run.pb", pg.p, pg.len, TFT_PB_FMT_RUNMETA, &err);
+	is_int(r, 0, "RunMetadata with a library in partition_graphs imports");
+	is_str(q(path,
+		 "SELECT DISTINCT graph FROM graph_nodes WHERE kind = 'function_node' ORDER BY id",
+		 out, sizeof(out)),
+	       "run.pb:partition_graphs[0]:library:__inference_call_123"
+	       "|run.pb:partition_graphs[0]:library:while_body_7",
+	       "partition graph functions named after the partition graph");
+
+	/* A broken body node: the error path goes through the library. */
+	{
+		static const char bad[] = "library { function { signature { name: \"f\" }\n"
+					  "  node_def { name: \"a\" attr { key: \"T\" value { i: x } } } } }\n";
+
+		r = import_one(path, sizeof(path), "bad.pbtxt", bad, strlen(bad),
+			       TFT_PB_FMT_GRAPHDEF_TEXT, &err);
+		ok(r == TFT_EFORMAT && strstr(err.msg, "library.function[0].node_def[0]") != NULL,
+		   "an error inside a function body names its path: %s", err.msg);
+	}
+	free(g.p);
+	free(rm.p);
+	free(pg.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -681,6 +891,7 @@ int main(void)
 	test_runmeta_graphs();
 	test_cost_defaults();
 	test_graph_names();
+	test_function_library();
 	{
 		char cmd[400];
 
