@@ -294,6 +294,8 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 			break;
 		case TFT_PB_FMT_GRAPHDEF:
 		case TFT_PB_FMT_GRAPHDEF_TEXT:
+		case TFT_PB_FMT_COSTGRAPH:
+		case TFT_PB_FMT_COSTGRAPH_TEXT:
 			kind = 'g';
 			break;
 		case TFT_PB_FMT_HLOPROTO:
@@ -330,7 +332,7 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 
 /*
  * The earliest node start of a RunMetadata / StepStats file; ORDER_GRAPH for
- * a GraphDef; INT64_MIN for anything else (or not a file).
+ * a GraphDef or CostGraphDef; INT64_MIN for anything else (or not a file).
  */
 static int64_t runmeta_file_start(const char *path)
 {
@@ -353,7 +355,8 @@ static int64_t runmeta_file_start(const char *path)
 	    !probe_json(peek, len, len < PROBE_BYTES) &&
 	    !tft_ingest_pickle_probe(peek, len, len < PROBE_BYTES)) {
 		fmt = tft_pb_sniff(peek, len, path);
-		if (fmt == TFT_PB_FMT_GRAPHDEF || fmt == TFT_PB_FMT_GRAPHDEF_TEXT)
+		if (fmt == TFT_PB_FMT_GRAPHDEF || fmt == TFT_PB_FMT_GRAPHDEF_TEXT ||
+		    fmt == TFT_PB_FMT_COSTGRAPH || fmt == TFT_PB_FMT_COSTGRAPH_TEXT)
 			start = ORDER_GRAPH;
 		else if ((fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS ||
 		     fmt == TFT_PB_FMT_RUNMETA_TEXT || fmt == TFT_PB_FMT_STEPSTATS_TEXT) &&

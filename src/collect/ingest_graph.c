@@ -1013,24 +1013,31 @@ int tft_graph_import_finish(struct tft_graph_import *gi, struct tft_error *err)
 	return r;
 }
 
+static int is_graph_format(int format)
+{
+	return format == TFT_PB_FMT_GRAPHDEF || format == TFT_PB_FMT_GRAPHDEF_TEXT ||
+	       format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT;
+}
+
 int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 		     int format, const struct tft_ingest_opts *opts, struct tft_error *err)
 {
 	struct tft_graph_import *gi;
 	struct tft_pb_dec dec;
-	int text, r;
+	int text, cost, r;
 
 	if (!w || (!data && len))
 		return tft_error_set(err, TFT_EINVAL, -1, "no writer or no input");
-	if (format != TFT_PB_FMT_GRAPHDEF && format != TFT_PB_FMT_GRAPHDEF_TEXT) {
+	if (!is_graph_format(format)) {
 		format = tft_pb_sniff(data, len, name);
-		if (format != TFT_PB_FMT_GRAPHDEF && format != TFT_PB_FMT_GRAPHDEF_TEXT)
+		if (!is_graph_format(format))
 			format = len && (data[0] == 'n' || data[0] == ' ' || data[0] == '#' ||
 					 data[0] == '\n')
 					 ? TFT_PB_FMT_GRAPHDEF_TEXT
 					 : TFT_PB_FMT_GRAPHDEF;
 	}
-	text = format == TFT_PB_FMT_GRAPHDEF_TEXT;
+	text = format == TFT_PB_FMT_GRAPHDEF_TEXT || format == TFT_PB_FMT_COSTGRAPH_TEXT;
+	cost = format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT;
 	if (text) {
 		r = tft_pb_text_init(&dec, data, len, err);
 		if (r) {
@@ -1045,21 +1052,25 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 		r = err && err->code ? err->code : TFT_ENOMEM;
 		goto out;
 	}
-	/* Named by the input as given, which tells two graph.pbtxt of two workers apart. */
+	/*
+	 * Named by the input as given, which tells two graph.pbtxt of two
+	 * workers apart. A CostGraphDef saved on its own (str(run_metadata.
+	 * cost_graph)) gives the rows its RunMetadata's cost_graph would.
+	 */
 	gi->dec = &dec;
 	r = graph_begin(gi, name ? name : "graph", 0);
 	if (!r)
-		r = tft_pb_wire_decode(&dec, &graph_msg, NULL, gi);
+		r = tft_pb_wire_decode(&dec, cost ? &costgraph_msg : &graph_msg, NULL, gi);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, tft_graph_import_count(gi));
 	if (!r)
 		r = tft_graph_import_finish(gi, err);
 	else
 		tft_graph_import_finish(gi, NULL);
-	if (!r)
-		r = tft_writer_set_meta(w, "graph_format", text ? "graphdef_text" : "graphdef");
+	if (!r) /* (each input's encoding once: "graphdef_text+costgraph") */
+		r = tft_writer_join_meta(w, "graph_format", tft_tf_names_format_name(format), "+");
 	if (!r) /* (a graph alone is a session too: info says what it holds) */
-		r = tft_writer_join_meta(w, "format", "graphdef", "+");
+		r = tft_writer_join_meta(w, "format", cost ? "costgraph" : "graphdef", "+");
 out:
 	if (r && err && err->code == TFT_OK)
 		tft_error_set(err, r, -1, "%s", tft_strerror(r));

@@ -15,9 +15,10 @@
 #include "store/writer.h"
 
 /*
- * Import a GraphDef file data[0..len) (borrowed) into w's graph_nodes.
- * format: TFT_PB_FMT_GRAPHDEF or TFT_PB_FMT_GRAPHDEF_TEXT (tft_pb_sniff);
- * any other value is detected from the data and name. The graph is named
+ * Import a GraphDef or CostGraphDef file data[0..len) (borrowed) into w's
+ * graph_nodes. format: TFT_PB_FMT_GRAPHDEF(_TEXT) or
+ * TFT_PB_FMT_COSTGRAPH(_TEXT) (tft_pb_sniff); any other value is detected
+ * from the data and name. The graph is named
  * `name` as given (made unique in the session, store/graph.h). Returns 0, TFT_EFORMAT (err: byte offset and
  * message path such as "node[12].attr[3].value"), TFT_ENOMEM or TFT_EIO.
  */

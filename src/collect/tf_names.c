@@ -648,8 +648,11 @@ static int contains_ci(const char *s, const char *needle)
 	return 0;
 }
 
-/* First top-level identifier of a text proto (after whitespace and # comments). */
-static int text_first_field(const uint8_t *p, size_t len, char *out, size_t size)
+/*
+ * First top-level identifier of a text proto (after whitespace and #
+ * comments); *value: the offset of the ':', '{' or '<' after it.
+ */
+static int text_first_field(const uint8_t *p, size_t len, char *out, size_t size, size_t *value)
 {
 	size_t i = 0, n = 0;
 
@@ -674,7 +677,132 @@ static int text_first_field(const uint8_t *p, size_t len, char *out, size_t size
 		i++;
 	if (i >= len || (p[i] != ':' && p[i] != '{' && p[i] != '<'))
 		return 0;
+	*value = i;
 	return 1;
+}
+
+static int text_ident(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
+}
+
+/* Skip whitespace, # comments and separators (',' ';') from p[i]; the new offset. */
+static size_t text_skip_ws(const uint8_t *p, size_t len, size_t i)
+{
+	while (i < len) {
+		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r' || p[i] == ',' ||
+		    p[i] == ';') {
+			i++;
+		} else if (p[i] == '#') {
+			while (i < len && p[i] != '\n')
+				i++;
+		} else {
+			break;
+		}
+	}
+	return i;
+}
+
+/* Skip a quoted string at p[i]; the offset after it, or len. */
+static size_t text_skip_string(const uint8_t *p, size_t len, size_t i)
+{
+	uint8_t q = p[i++];
+
+	while (i < len && p[i] != q && p[i] != '\n')
+		i += p[i] == '\\' ? 2 : 1;
+	return i < len ? i + 1 : len;
+}
+
+/*
+ * Skip one field value at p[i] (after the name): an optional ':' then a
+ * block or [list] (brackets balanced, strings and comments skipped), string
+ * literals (adjacent ones concatenate) or a scalar token. The offset after
+ * it, or len when the prefix ends first.
+ */
+static size_t text_skip_value(const uint8_t *p, size_t len, size_t i)
+{
+	uint32_t level = 0;
+
+	i = text_skip_ws(p, len, i);
+	if (i < len && p[i] == ':')
+		i = text_skip_ws(p, len, i + 1);
+	if (i >= len)
+		return len;
+	if (p[i] == '{' || p[i] == '<' || p[i] == '[') {
+		while (i < len) {
+			if (p[i] == '"' || p[i] == '\'') {
+				i = text_skip_string(p, len, i);
+			} else if (p[i] == '#') {
+				i = text_skip_ws(p, len, i);
+			} else if (p[i] == '{' || p[i] == '<' || p[i] == '[') {
+				level++;
+				i++;
+			} else if (p[i] == '}' || p[i] == '>' || p[i] == ']') {
+				i++;
+				if (!--level)
+					return i;
+			} else {
+				i++;
+			}
+		}
+		return len;
+	}
+	if (p[i] == '"' || p[i] == '\'') {
+		for (;;) {
+			size_t j;
+
+			i = text_skip_string(p, len, i);
+			j = text_skip_ws(p, len, i);
+			if (j >= len || (p[j] != '"' && p[j] != '\''))
+				return i;
+			i = j;
+		}
+	}
+	while (i < len && !strchr(" \t\r\n,;{}<>[]#\"'", p[i]))
+		i++;
+	return i;
+}
+
+/*
+ * GraphDef and CostGraphDef both start with `node {`: a NodeDef has op,
+ * input and attr, a CostGraphDef.Node id, input_info, output_info, costs
+ * and sizes, both a name and a device. Which kind the first node at p[i]
+ * (its ':', '{' or '<') is: TFT_PB_FMT_COSTGRAPH_TEXT or
+ * TFT_PB_FMT_GRAPHDEF_TEXT; undecided (name and device only, or past the
+ * prefix) is a GraphDef, as before cost graphs were told apart.
+ */
+static int text_node_kind(const uint8_t *p, size_t len, size_t i)
+{
+	static const char *const cost[] = {
+		"id", "input_info", "output_info", "temporary_memory_size", "is_final",
+		"control_input", "compute_cost", "host_temp_memory_size", "device_temp_memory_size",
+		"persistent_memory_size", "compute_time", "memory_time",
+		"device_persistent_memory_size", "inaccurate",
+	};
+	static const char *const node[] = {"op", "input", "attr", "experimental_debug_info",
+					   "experimental_type"};
+
+	if (i < len && p[i] == ':')
+		i = text_skip_ws(p, len, i + 1);
+	if (i >= len || (p[i] != '{' && p[i] != '<'))
+		return TFT_PB_FMT_GRAPHDEF_TEXT;
+	for (i++;;) {
+		size_t start, n;
+
+		i = text_skip_ws(p, len, i);
+		if (i >= len || !text_ident(p[i]))
+			return TFT_PB_FMT_GRAPHDEF_TEXT; /* the node's end, an extension, the prefix's end */
+		for (start = i; i < len && text_ident(p[i]); i++)
+			;
+		n = i - start;
+		for (size_t k = 0; k < sizeof(cost) / sizeof(cost[0]); k++)
+			if (strlen(cost[k]) == n && !memcmp(p + start, cost[k], n))
+				return TFT_PB_FMT_COSTGRAPH_TEXT;
+		for (size_t k = 0; k < sizeof(node) / sizeof(node[0]); k++)
+			if (strlen(node[k]) == n && !memcmp(p + start, node[k], n))
+				return TFT_PB_FMT_GRAPHDEF_TEXT;
+		i = text_skip_value(p, len, i);
+	}
 }
 
 /*
@@ -755,6 +883,39 @@ static int hlo_module(const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * The first message of a binary file's field 1 (`node`): a NodeDef (only
+ * strings and messages: name, op, input, device, attr) or a
+ * CostGraphDef.Node (name, device "/...", then the varints id, sizes,
+ * costs, and messages input_info/output_info that start with a varint)?
+ * 1 for a cost node; 0 for a NodeDef or undecided.
+ */
+static int wire_cost_node(const uint8_t *p, size_t len)
+{
+	struct tft_pb_raw f, in;
+
+	for (int i = 0; i < 16 && len && first_field(p, len, &f); i++) {
+		size_t used;
+
+		if (f.wt != TFT_PB_WT_LEN)
+			return 1;
+		if (f.num == 2 && f.len)
+			return f.p[0] == '/'; /* a device, not an op */
+		if (f.num == 3)
+			return 0; /* NodeDef.input (CostGraphDef.Node.id is a varint) */
+		if (f.num == 4 && f.len)
+			return !printable(f.p, f.len); /* input_info, not a device */
+		if (f.num == 5 && f.len && first_field(f.p, f.len, &in))
+			return in.wt == TFT_PB_WT_VARINT; /* output_info.size, not an attr key */
+		used = (size_t)(f.p - p) + f.len;
+		if (used >= len)
+			return 0;
+		p += used;
+		len -= used;
+	}
+	return 0;
+}
+
 static int wire_guess(const uint8_t *data, size_t len)
 {
 	struct tft_pb_raw top, in, in2;
@@ -782,7 +943,9 @@ static int wire_guess(const uint8_t *data, size_t len)
 		if (in.len && printable(in.p, in.len)) {
 			if (in.p[0] == '/')
 				return TFT_PB_FMT_STEPSTATS;
-			return hlo_module(top.p, top.len) ? TFT_PB_FMT_HLOPROTO : TFT_PB_FMT_GRAPHDEF;
+			if (hlo_module(top.p, top.len))
+				return TFT_PB_FMT_HLOPROTO;
+			return wire_cost_node(top.p, top.len) ? TFT_PB_FMT_COSTGRAPH : TFT_PB_FMT_GRAPHDEF;
 		}
 		/* StepStats.dev_stats inside RunMetadata.step_stats: a DeviceStepStats
 		 * starting with its device name or (device written last) a node. */
@@ -803,6 +966,7 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	const char *base = filename ? filename : "";
 	const char *slash = strrchr(base, '/');
 	char first[64];
+	size_t value;
 	int g;
 
 	if (slash)
@@ -820,16 +984,20 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	 * one ("\nX\n:" is field 1 of 88 bytes, then field 1 of 58): then it
 	 * holds a control byte (a key, a length) text never has.
 	 */
-	if (text_first_field(data, len, first, sizeof(first)) && !tft_pb_has_control_byte(data, len)) {
+	if (text_first_field(data, len, first, sizeof(first), &value) &&
+	    !tft_pb_has_control_byte(data, len)) {
 		if (!strcmp(first, "step_stats") || !strcmp(first, "cost_graph") ||
 		    !strcmp(first, "partition_graphs") || !strcmp(first, "function_graphs") ||
 		    !strcmp(first, "session_metadata"))
 			return TFT_PB_FMT_RUNMETA_TEXT;
 		if (!strcmp(first, "dev_stats"))
 			return TFT_PB_FMT_STEPSTATS_TEXT;
-		if (!strcmp(first, "node") || !strcmp(first, "versions") || !strcmp(first, "library") ||
-		    !strcmp(first, "version"))
+		if (!strcmp(first, "node"))
+			return text_node_kind(data, len, value);
+		if (!strcmp(first, "versions") || !strcmp(first, "library") || !strcmp(first, "version"))
 			return TFT_PB_FMT_GRAPHDEF_TEXT;
+		if (!strcmp(first, "cost")) /* CostGraphDef.cost (AggregatedCost) */
+			return TFT_PB_FMT_COSTGRAPH_TEXT;
 		return TFT_PB_FMT_UNKNOWN;
 	}
 	g = wire_guess(data, len);
@@ -882,6 +1050,8 @@ const char *tft_tf_names_format_name(int fmt)
 	case TFT_PB_FMT_GRAPHDEF: return "graphdef";
 	case TFT_PB_FMT_GRAPHDEF_TEXT: return "graphdef_text";
 	case TFT_PB_FMT_HLOPROTO: return "hloproto";
+	case TFT_PB_FMT_COSTGRAPH: return "costgraph";
+	case TFT_PB_FMT_COSTGRAPH_TEXT: return "costgraph_text";
 	default: return "unknown";
 	}
 }

@@ -130,9 +130,11 @@ enum tft_pb_format {
 	TFT_PB_FMT_STEPSTATS,      /* binary tensorflow.StepStats */
 	TFT_PB_FMT_RUNMETA_TEXT,   /* text RunMetadata (step_stats { ... }) */
 	TFT_PB_FMT_STEPSTATS_TEXT, /* text StepStats (dev_stats { ... }) */
-	TFT_PB_FMT_GRAPHDEF,       /* binary GraphDef (recognised, not imported here) */
+	TFT_PB_FMT_GRAPHDEF,       /* binary GraphDef */
 	TFT_PB_FMT_GRAPHDEF_TEXT,  /* text GraphDef */
 	TFT_PB_FMT_HLOPROTO,       /* binary xla.HloProto (a compiled XLA module, not a trace) */
+	TFT_PB_FMT_COSTGRAPH,      /* binary CostGraphDef on its own (RunMetadata.cost_graph) */
+	TFT_PB_FMT_COSTGRAPH_TEXT, /* text CostGraphDef (str(run_metadata.cost_graph)) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/ingest.h"
 #include "collect/ingest_graph.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
@@ -190,7 +191,9 @@ static int import_one(char *path, size_t size, const char *name, const void *dat
 	w = tft_writer_open(path, NULL, err);
 	if (!w)
 		return -1;
-	if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_RUNMETA_TEXT)
+	if (fmt == TFT_PB_FMT_UNKNOWN) /* detected, as import does */
+		r = tft_ingest_mem(w, name, data, len, NULL, err);
+	else if (fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_RUNMETA_TEXT)
 		r = tft_runmeta_ingest_step(w, name, data, len, fmt, 0, NULL, NULL, err);
 	else
 		r = tft_graph_ingest(w, name, data, len, fmt, NULL, err);
@@ -874,6 +877,147 @@ static void test_function_library(void)
 	free(pg.p);
 }
 
+/*
+ * A CostGraphDef saved on its own (str(run_metadata.cost_graph), or
+ * serialized) starts with `node` as a GraphDef does: told apart by the
+ * first node's fields, and imported as the RunMetadata's cost_graph is.
+ */
+static void test_costgraph_file(void)
+{
+	static const char text[] =
+		"# str(run_metadata.cost_graph)\n"
+		"node {\n"
+		"  name: \"op { x\"   # a comment with op: in it\n"
+		"  device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n"
+		"  output_info { size: 16 alias_input_port: -1 }\n"
+		"}\n"
+		"node { name: \"w/read\" id: 1 input_info { preceding_node: 0 }\n"
+		"  output_info { size: 16 } compute_cost: 3 is_final: true }\n";
+	static const struct {
+		const char *text;
+		int fmt;
+	} sniffs[] = {
+		{"node { name: \"a\" device: \"/cpu:0\" op: \"MatMul\" }", TFT_PB_FMT_GRAPHDEF_TEXT},
+		{"node { name: \"a\" attr { key: \"id\" value { i: 1 } } }", TFT_PB_FMT_GRAPHDEF_TEXT},
+		{"node { name: \"a\" }\nnode { name: \"b\" op: \"X\" }", TFT_PB_FMT_GRAPHDEF_TEXT},
+		{"node: { name: 'a' 'b' device: \"/cpu:0\" compute_cost: 5 }", TFT_PB_FMT_COSTGRAPH_TEXT},
+		{"node < name: \"_SOURCE\"; is_final: true >", TFT_PB_FMT_COSTGRAPH_TEXT},
+		{"node { name: \"a\" device: \"\" id: 3 }", TFT_PB_FMT_COSTGRAPH_TEXT},
+		{"cost { cost: 1.5 dimension: \"flops\" }", TFT_PB_FMT_COSTGRAPH_TEXT},
+	};
+	struct enc cg = {0}, cn = {0}, oi = {0}, ii = {0}, rm = {0}, g = {0}, n = {0};
+	struct tft_error err;
+	char path[512], a[2048], b[2048], msg[300];
+	int r;
+
+	for (size_t i = 0; i < sizeof(sniffs) / sizeof(sniffs[0]); i++) {
+		snprintf(msg, sizeof(msg), "sniffed: %s", sniffs[i].text);
+		is_int(tft_pb_sniff((const uint8_t *)sniffs[i].text, strlen(sniffs[i].text), "x.pbtxt"),
+		       sniffs[i].fmt, msg);
+	}
+	is_int(tft_pb_sniff((const uint8_t *)text, strlen(text), "cost_graph.pbtxt"),
+	       TFT_PB_FMT_COSTGRAPH_TEXT, "text CostGraphDef sniffed as such");
+
+	/* The binary twin, as TF serializes it (field order, no zeros). */
+	e_str(&cn, 1, "op { x");
+	e_str(&cn, 2, "/job:localhost/replica:0/task:0/device:CPU:0");
+	e_int(&oi, 1, 16);
+	e_int(&oi, 2, (uint64_t)-1);
+	e_msg(&cn, 5, &oi);
+	e_msg(&cg, 1, &cn);
+	e_str(&cn, 1, "w/read");
+	e_int(&cn, 3, 1);
+	e_msg(&cn, 4, &ii);
+	e_int(&oi, 1, 16);
+	e_msg(&cn, 5, &oi);
+	e_int(&cn, 7, 1);
+	e_int(&cn, 9, 3);
+	e_msg(&cg, 1, &cn);
+	is_int(tft_pb_sniff(cg.p, cg.len, "cost_graph.pb"), TFT_PB_FMT_COSTGRAPH,
+	       "binary CostGraphDef sniffed as such");
+	/* Cost nodes that say so later: an id only, an input_info, an output_info. */
+	{
+		struct enc c = {0}, node = {0}, sub = {0};
+
+		e_str(&node, 1, "a");
+		e_int(&node, 3, 4);
+		e_msg(&c, 1, &node);
+		is_int(tft_pb_sniff(c.p, c.len, "c.pb"), TFT_PB_FMT_COSTGRAPH, "binary: a cost node's id");
+		free(c.p);
+		memset(&c, 0, sizeof(c));
+		e_str(&node, 1, "a");
+		e_int(&sub, 1, 2);
+		e_msg(&node, 4, &sub);
+		e_msg(&c, 1, &node);
+		is_int(tft_pb_sniff(c.p, c.len, "c.pb"), TFT_PB_FMT_COSTGRAPH,
+		       "binary: a cost node's input_info");
+		free(c.p);
+		memset(&c, 0, sizeof(c));
+		e_str(&node, 1, "a");
+		e_int(&sub, 1, 64);
+		e_msg(&node, 5, &sub);
+		e_msg(&c, 1, &node);
+		is_int(tft_pb_sniff(c.p, c.len, "c.pb"), TFT_PB_FMT_COSTGRAPH,
+		       "binary: a cost node's output_info");
+		free(c.p);
+	}
+	/* NodeDefs stay GraphDefs: device before op, attrs only. */
+	e_str(&n, 1, "a");
+	e_str(&n, 4, "/device:GPU:0");
+	e_str(&n, 2, "MatMul");
+	e_msg(&g, 1, &n);
+	is_int(tft_pb_sniff(g.p, g.len, "g.pb"), TFT_PB_FMT_GRAPHDEF, "binary: NodeDef with a device first");
+	free(g.p);
+	memset(&g, 0, sizeof(g));
+	{
+		struct enc v = {0};
+
+		e_str(&n, 1, "a");
+		e_int(&v, 3, 7);
+		e_attr(&n, "N", &v);
+		e_msg(&g, 1, &n);
+	}
+	is_int(tft_pb_sniff(g.p, g.len, "g.pb"), TFT_PB_FMT_GRAPHDEF, "binary: NodeDef with attrs only");
+	free(g.p);
+
+	/* Imported (detected by tft_ingest_mem) as the RunMetadata's cost_graph would be. */
+	r = import_one(path, sizeof(path), "run/cost_graph.pbtxt", text, strlen(text),
+		       TFT_PB_FMT_UNKNOWN, &err);
+	is_int(r, 0, "text CostGraphDef imports");
+	is_str(q(path,
+		 "SELECT graph || ' ' || kind || ' ' || name || ' ' || (op IS NULL) || ' ' || compute_cost"
+		 " || ' ' || cost FROM graph_nodes ORDER BY id",
+		 a, sizeof(a)),
+	       "run/cost_graph.pbtxt costgraph op { x 1 0 {\"id\":0,\"input_info\":[],\"output_info\":"
+	       "[{\"size\":16,\"alias_input_port\":-1}],\"control_input\":[],\"compute_time\":0,"
+	       "\"memory_time\":0,\"is_final\":false,\"inaccurate\":false}"
+	       "|run/cost_graph.pbtxt costgraph w/read 1 3 {\"id\":1,\"input_info\":[{\"preceding_node\":0,"
+	       "\"preceding_port\":0}],\"output_info\":[{\"size\":16,\"alias_input_port\":0}],"
+	       "\"control_input\":[],\"compute_time\":0,\"memory_time\":0,\"is_final\":true,"
+	       "\"inaccurate\":false}",
+	       "text CostGraphDef: cost rows");
+	is_str(q(path, "SELECT value FROM meta WHERE key IN ('format', 'graph_format') ORDER BY key",
+		 a, sizeof(a)),
+	       "costgraph|costgraph_text", "format and graph_format meta");
+
+	r = import_one(path, sizeof(path), "run/cost_graph.pb", cg.p, cg.len, TFT_PB_FMT_UNKNOWN, &err);
+	is_int(r, 0, "binary CostGraphDef imports");
+	q(path,
+	  "SELECT kind || name || device || compute_cost || temporary_memory || persistent_memory"
+	  " || output_shapes || cost FROM graph_nodes ORDER BY id",
+	  b, sizeof(b));
+	/* The same graph inside a RunMetadata. */
+	e_msg(&rm, 2, &cg);
+	r = import_one(path, sizeof(path), "run.pb", rm.p, rm.len, TFT_PB_FMT_RUNMETA, &err);
+	is_int(r, 0, "the same CostGraphDef in a RunMetadata imports");
+	is_str(q(path,
+		 "SELECT kind || name || device || compute_cost || temporary_memory || persistent_memory"
+		 " || output_shapes || cost FROM graph_nodes ORDER BY id",
+		 a, sizeof(a)),
+	       b, "binary CostGraphDef file: the rows of RunMetadata.cost_graph");
+	free(rm.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -892,6 +1036,7 @@ int main(void)
 	test_cost_defaults();
 	test_graph_names();
 	test_function_library();
+	test_costgraph_file();
 	{
 		char cmd[400];
 
