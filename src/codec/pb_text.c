@@ -586,28 +586,35 @@ static int skip_scalar(struct lex *l)
 }
 
 /*
+ * Blocks a skip may scan nested: only for matching '{'/'<' with their closing
+ * char. What is parsed is bounded by max_depth where it is descended into
+ * (text_decode_sub), so unparsed content (an unknown field, a field the
+ * table drops) may nest deeper, as a binary message's bytes may.
+ */
+#define SKIP_MAX_LEVELS 4096
+
+/*
  * Find the end of the block opening at l->p ('{' or '<'), honouring nested
  * blocks, lists, strings and comments. l->p ends after the closing char.
  */
 static int skip_block(struct lex *l)
 {
-	uint64_t stack = 0; /* bit i: level i was opened with '<' */
-	uint32_t level = 0, limit = l->d->max_depth > l->d->depth ? l->d->max_depth - l->d->depth : 0;
+	uint64_t stack[SKIP_MAX_LEVELS / 64]; /* bit i: level i was opened with '<' */
+	uint32_t level = 0;
 	const uint8_t *start = l->p;
 
-	if (limit > 64)
-		limit = 64;
 	while (l->p < l->end) {
 		uint8_t c = *l->p;
 
 		if (c == '{' || c == '<') {
-			if (level >= limit)
+			if (level >= SKIP_MAX_LEVELS)
 				return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->p),
-							"messages nested deeper than %u", l->d->max_depth);
+							"messages nested deeper than %u",
+							SKIP_MAX_LEVELS);
 			if (c == '<')
-				stack |= 1ull << level;
+				stack[level / 64] |= 1ull << (level % 64);
 			else
-				stack &= ~(1ull << level);
+				stack[level / 64] &= ~(1ull << (level % 64));
 			level++;
 			l->p++;
 		} else if (c == '}' || c == '>') {
@@ -615,7 +622,7 @@ static int skip_block(struct lex *l)
 
 			if (!level)
 				return fail_at(l, l->p, "unbalanced closing bracket");
-			want_angle = (stack >> (level - 1)) & 1;
+			want_angle = (stack[(level - 1) / 64] >> ((level - 1) % 64)) & 1;
 			if ((c == '>') != want_angle)
 				return fail_at(l, l->p, want_angle ? "expected '>'" : "expected '}'");
 			level--;

@@ -1018,6 +1018,59 @@ static void test_costgraph_file(void)
 	free(rm.p);
 }
 
+/*
+ * Nesting the importer does not descend into (a func attr's own attrs,
+ * 21 levels deep: 63 blocks under the node) is skipped in text as in
+ * binary; only what is parsed counts against the 64-level limit.
+ */
+static void test_deep_skipped(void)
+{
+	static char text[4096];
+	struct enc g = {0}, node = {0}, val = {0};
+	struct tft_error err;
+	char path[512], a[512], b[512];
+	size_t n = 0;
+	int r;
+
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "node { name: \"a\" op: \"X\" attr { key: \"f\" value ");
+	for (int i = 0; i < 21; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{ func { name: \"f%d\" attr { key: \"g\" value ", i);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "{ i: 1 }");
+	for (int i = 0; i < 21; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, " } } }");
+	snprintf(text + n, sizeof(text) - n, " } }\n");
+
+	e_int(&val, 3, 1);
+	for (int i = 20; i >= 0; i--) {
+		struct enc fn = {0}, ent = {0}, up = {0};
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "f%d", i);
+		e_str(&fn, 1, nm);
+		e_str(&ent, 1, "g");
+		e_msg(&ent, 2, &val);
+		e_msg(&fn, 2, &ent);
+		e_msg(&up, 10, &fn);
+		val = up;
+	}
+	e_str(&node, 1, "a");
+	e_str(&node, 2, "X");
+	e_attr(&node, "f", &val);
+	e_msg(&g, 1, &node);
+
+	r = import_one(path, sizeof(path), "deep.pbtxt", text, strlen(text), TFT_PB_FMT_GRAPHDEF_TEXT,
+		       &err);
+	is_int(r, 0, "text: 63 nested blocks under a func attr's attrs import");
+	q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a));
+	r = import_one(path, sizeof(path), "deep.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+	is_int(r, 0, "binary: the same imports");
+	is_str(q(path, "SELECT attrs FROM graph_nodes", b, sizeof(b)), a, "text and binary: same attrs");
+	is_str(a, "{\"f\":{\"func\":\"f0\"}}", "the outer func kept");
+	free(g.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -1037,6 +1090,7 @@ int main(void)
 	test_graph_names();
 	test_function_library();
 	test_costgraph_file();
+	test_deep_skipped();
 	{
 		char cmd[400];
 
