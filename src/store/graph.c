@@ -189,6 +189,7 @@ int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, cons
 			      struct tft_error *err)
 {
 	struct graph_sess *ss = gs->sess;
+	const char *got;
 	size_t len;
 
 	if (!name)
@@ -205,13 +206,14 @@ int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, cons
 			if (!name_used(ss, buf))
 				break;
 		}
-		*unique = name_add(ss, buf, strlen(buf));
+		got = name_add(ss, buf, strlen(buf));
 		free(buf);
 	} else {
-		*unique = name_add(ss, name, len);
+		got = name_add(ss, name, len);
 	}
-	if (!*unique)
+	if (!got)
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	*unique = got;
 	return ss->next_graph++;
 }
 

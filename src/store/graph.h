@@ -51,7 +51,8 @@ struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_er
  * to carry: `name`, or `name (2)`, `name (3)` ... when an earlier graph of
  * this session has that name (the same file imported twice), so that a
  * graph name stands for one graph. *unique is owned by the session's writer
- * and valid until it closes. A negative status (err filled) on failure.
+ * and valid until it closes. A negative status (err filled, *unique left
+ * as it was) on failure.
  */
 int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, const char **unique,
 			      struct tft_error *err);
