@@ -24,7 +24,7 @@ struct tft_graph_text {
 /* One node row as producers hand it over and readers return it. */
 struct tft_graph_node {
 	struct tft_graph_text graph;  /* graph name: tft_graph_store_begin()'s *unique */
-	struct tft_graph_text kind;   /* "graphdef" or "costgraph" */
+	struct tft_graph_text kind;   /* "graphdef", "costgraph", "function", "function_node" */
 	struct tft_graph_text name, op, device;
 	struct tft_graph_text inputs; /* JSON array of input names ("^ctrl", "x:1" kept as is) */
 	struct tft_graph_text attrs;  /* JSON object */
