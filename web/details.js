@@ -160,6 +160,7 @@ export class Details {
 		this.ancestorsList = anc;
 		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(fmtDur(a.dur))}">${esc(a.label)}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
 		const flowsHtml = this.flowTable('Incoming flows', d.flows_in || [], rel, 'in') + this.flowTable('Outgoing flows', d.flows_out || [], rel, 'out');
+		const graphHtml = this.graphNodes(Array.isArray(d.graph) ? d.graph : null);
 		const argKeys = Object.keys(args);
 		this.selBody.innerHTML = `
 			<div class="dr-headline"><h3 title="${esc(d.name ?? '')}">${esc(d.name ?? '')}</h3>
@@ -177,6 +178,7 @@ export class Details {
 					<div class="dr-hist"><canvas height="84"></canvas><p class="dr-hist-stats muted">loading…</p></div>
 					<h4>Arguments <span class="muted">(${argKeys.length})</span></h4>
 					${argKeys.length ? `<div class="args">${this.argTree(args, 0)}</div>` : '<p class="muted">none</p>'}
+					${graphHtml}
 					${flowsHtml}
 				</div>
 			</div>`;
@@ -262,6 +264,32 @@ export class Details {
 		ctx.fillText(fmtDur(ds[0]), 4, H);
 		const r = fmtDur(ds[n - 1]);
 		ctx.fillText(r, W - 4 - ctx.measureText(r).width, H);
+	}
+
+	// The graph nodes the server joined to the slice by name (GraphDef, CostGraphDef rows);
+	// null: the session has no graph, so no section at all.
+	graphNodes(nodes) {
+		if (!nodes) return '';
+		const esc = escapeHtml;
+		if (!nodes.length) return '<h4>Graph node</h4><p class="muted gn-none">no node of this name in the session\'s graphs</p>';
+		const items = nodes.map((n) => {
+			const kv = [];
+			const add = (k, v) => { if (v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && !v.length)) kv.push(`<tr><th>${esc(k)}</th><td>${esc(valueText(v))}</td></tr>`); };
+			add('Op', n.op);
+			add('Device', n.device);
+			add('Inputs', Array.isArray(n.inputs) ? n.inputs.join(', ') : n.inputs);
+			add('Output shapes', Array.isArray(n.output_shapes) ? n.output_shapes.map((sh) => Array.isArray(sh) ? `[${sh.join(', ')}]` : valueText(sh)).join(', ') : n.output_shapes);
+			if (n.compute_cost !== null && n.compute_cost !== undefined) add('Compute cost', fmtDurFull(Number(n.compute_cost) * 1000));
+			if (n.temporary_memory) add('Temporary memory', fmtBytes(Number(n.temporary_memory)));
+			if (n.persistent_memory) add('Persistent memory', fmtBytes(Number(n.persistent_memory)));
+			const attrs = n.attrs && typeof n.attrs === 'object' ? n.attrs : {};
+			const cost = n.cost && typeof n.cost === 'object' ? n.cost : {};
+			return `<div class="gn"><p class="gn-src muted">${esc(n.graph ?? '')} · ${esc(n.kind ?? '')}${n.name ? ` · ${esc(n.name)}` : ''}</p>
+				<table class="kv gn-kv">${kv.join('')}</table>
+				${Object.keys(attrs).length ? `<div class="args">${this.argTree(attrs, 0)}</div>` : ''}
+				${Object.keys(cost).length ? `<div class="args">${this.argTree(cost, 0)}</div>` : ''}</div>`;
+		});
+		return `<h4>Graph node <span class="muted">(${nodes.length})</span></h4>${items.join('')}`;
 	}
 
 	flowTable(title, flows, rel, dir) {

@@ -318,6 +318,16 @@ class StaticSession {
 			ensureSorted(tr);
 			this.tracks.set(t.id, tr);
 		}
+		// graph nodes (GraphDef, CostGraphDef rows) by name, when the session has any
+		this.graph = null;
+		if (Array.isArray(d.graph)) {
+			this.graph = new Map();
+			for (const g of d.graph) {
+				if (!g || typeof g !== 'object' || typeof g.name !== 'string') continue;
+				const l = this.graph.get(g.name);
+				if (l) l.push(g); else this.graph.set(g.name, [g]);
+			}
+		}
 		this.flows = [];
 		for (const f of Array.isArray(d.flows) ? d.flows : []) {
 			if (!f || typeof f !== 'object') continue;
@@ -697,7 +707,29 @@ class StaticSession {
 			step: this.stepOf(info.process, s),
 			flows_out: out,
 			flows_in: inn,
+			...(this.graph ? { graph: this.graphOf(this.str(t.name[i]), t.args && t.args[i]) } : {}),
 		};
+	}
+
+	// The graph nodes a slice joins, by the server's keys in its order (src/server/api_slice.c
+	// write_graph): its `node` arg, its name, the name without ":Op", `long_name`, `tf_op`.
+	graphOf(name, args) {
+		const a = args && typeof args === 'object' ? args : {};
+		const str = (v) => (typeof v === 'string' && v ? v : null);
+		const nodePart = (p) => {
+			const base = p.lastIndexOf('/') + 1, colon = p.lastIndexOf(':');
+			return colon >= base && colon > 0 ? p.slice(0, colon) : p;
+		};
+		const keys = [];
+		if (str(a.node)) keys.push(a.node);
+		if (str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
+		if (str(a.long_name)) keys.push(nodePart(a.long_name));
+		if (str(a.tf_op)) keys.push(nodePart(a.tf_op));
+		for (const k of keys) {
+			const rows = new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
+			if (rows && rows.length) return rows.slice(0, 16);
+		}
+		return [];
 	}
 
 	/* ---- /api/search ------------------------------------------------------------ */

@@ -10,6 +10,8 @@
 
 #include "core/strtab.h"
 #include "export/export_html.h"
+#include "export/export_summary.h"
+#include "store/graph.h"
 
 static const char mark_begin[] = "<!--tft:assets-->";
 static const char mark_end[] = "<!--/tft:assets-->";
@@ -373,6 +375,44 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 	return fc->c->rc ? fc->c->rc : w->status;
 }
 
+/* ---- graph nodes ------------------------------------------------------------- */
+
+struct graph_ctx {
+	struct tft_json_writer *w;
+	uint64_t n, max;
+};
+
+/* One graph_nodes row, up to the cap. */
+static int on_graph_row(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
+{
+	struct graph_ctx *g = ctx;
+
+	if (g->n >= g->max)
+		return 1;
+	g->n++;
+	tft_export_graph_node(g->w, n, graph_id);
+	return g->w->status;
+}
+
+/*
+ * "graph": the session's graph nodes (at most TFT_HTML_MAX_GRAPH_NODES), for
+ * the page's /api/slice; absent when the session has none, as on the server.
+ */
+static int write_graph(struct tft_session *s, struct tft_json_writer *w, struct tft_error *err)
+{
+	const char *m = tft_session_meta(s, "graph_nodes");
+	struct graph_ctx g = {w, 0, TFT_HTML_MAX_GRAPH_NODES};
+	int rc;
+
+	if (!m || !strcmp(m, "0"))
+		return 0;
+	tft_json_write_key(w, "graph");
+	tft_json_write_begin_array(w);
+	rc = tft_graph_each(tft_session_path(s), on_graph_row, &g, err);
+	tft_json_write_end_array(w);
+	return rc < 0 ? rc : w->status;
+}
+
 static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		      const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
 {
@@ -415,6 +455,8 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		rc = tft_session_flows(s, on_flow, &fc, err);
 		tft_json_write_end_array(&w);
 	}
+	if (!rc)
+		rc = write_graph(s, &w, err);
 	if (!rc) {
 		/* The string table last: it is complete only now (object order is free). */
 		nstr = tft_strtab_count(c.strs);

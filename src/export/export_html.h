@@ -35,6 +35,7 @@ struct tft_html_opts {
 };
 
 #define TFT_HTML_MAX_EVENTS 2000000u
+#define TFT_HTML_MAX_GRAPH_NODES 200000u /* graph_nodes rows inlined at most */
 
 struct tft_html_counts {
 	uint64_t events;    /* slices, instants and counter samples inlined */

@@ -63,3 +63,43 @@ void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session
 	tft_json_write_key_uint(w, "unclosed_slices", sum.unclosed_slices);
 	put_profiler_messages(w, s);
 }
+
+static void graph_text(struct tft_json_writer *w, const char *key, struct tft_graph_text t, bool json)
+{
+	tft_json_write_key(w, key);
+	if (!t.p)
+		tft_json_write_null(w);
+	else if (json)
+		tft_json_write_value_checked(w, t.p, t.len);
+	else
+		tft_json_write_str(w, t.p, t.len);
+}
+
+static void graph_cost(struct tft_json_writer *w, const char *key, int64_t v)
+{
+	tft_json_write_key(w, key);
+	if (v == TFT_GRAPH_NO_COST)
+		tft_json_write_null(w);
+	else
+		tft_json_write_int(w, v);
+}
+
+void tft_export_graph_node(struct tft_json_writer *w, const struct tft_graph_node *n, int64_t graph_id)
+{
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "graph_id");
+	tft_json_write_int(w, graph_id);
+	graph_text(w, "graph", n->graph, false);
+	graph_text(w, "kind", n->kind, false);
+	graph_text(w, "name", n->name, false);
+	graph_text(w, "op", n->op, false);
+	graph_text(w, "device", n->device, false);
+	graph_text(w, "inputs", n->inputs, true);
+	graph_text(w, "attrs", n->attrs, true);
+	graph_text(w, "output_shapes", n->output_shapes, true);
+	graph_cost(w, "compute_cost", n->compute_cost);
+	graph_cost(w, "temporary_memory", n->temporary_memory);
+	graph_cost(w, "persistent_memory", n->persistent_memory);
+	graph_text(w, "cost", n->cost, true);
+	tft_json_write_end_object(w);
+}

@@ -6,18 +6,23 @@
  * enclosing slices. Flows come from an index built once per session
  * generation (sorted by each end's track and time); a flow binds to the
  * deepest slice enclosing its end. Instead of depth D: deepest=1 finds that
- * deepest slice; nav=next|prev the next (previous) slice at depth D.
+ * deepest slice; nav=next|prev the next (previous) slice at depth D. A
+ * session with graph nodes (GraphDef, CostGraphDef) also gets the nodes the
+ * slice joins by name (write_graph).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/model.h"
+#include "export/export_summary.h"
 #include "server/routes.h"
+#include "store/graph.h"
 
 #define SLICE_MAX_ARGS 1024  /* args kept for one slice */
 #define SLICE_MAX_FLOWS 1000 /* flows listed per direction */
 #define RAW_JSON_MAX_DEPTH 64
 #define SLICE_MAX_ANCESTORS 1024 /* deeper slices list no ancestors */
+#define SLICE_MAX_GRAPH_NODES 16 /* graph rows listed for one slice */
 
 /* a + b clamped to the int64 range (stored data is not trusted to stay in it). */
 static int64_t sat_add(int64_t a, int64_t b)
@@ -551,8 +556,11 @@ static void write_step(struct tft_json_writer *w, struct tft_session *s, const s
 		tft_json_write_null(w);
 }
 
-static int write_slice(struct tft_json_writer *w, struct tft_session *s, struct find *f,
-		       const struct tft_flow_index *ix)
+static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
+			const struct tft_event *ev);
+
+static int write_slice(struct tft_json_writer *w, struct tft_session *s, const char *path,
+		       struct find *f, const struct tft_flow_index *ix)
 {
 	const struct tft_track *tr = tft_session_track(s, f->ev.track);
 	const struct tft_process *pr = tr ? tft_session_process(s, tr->process) : NULL;
@@ -634,8 +642,99 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, struct 
 	write_flows(w, s, f, ix, true);
 	tft_json_write_key(w, "flows_in");
 	write_flows(w, s, f, ix, false);
+	write_graph(w, s, path, &f->ev);
 	tft_json_write_end_object(w);
 	return w->status;
+}
+
+/* ---- the graph nodes a slice joins ------------------------------------------- */
+
+struct graph_out {
+	struct tft_json_writer *w;
+	int n;
+};
+
+static int on_graph_node(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
+{
+	struct graph_out *g = ctx;
+
+	tft_export_graph_node(g->w, n, graph_id);
+	return ++g->n >= SLICE_MAX_GRAPH_NODES;
+}
+
+/* The slice's string arg `key`, or NULL. */
+static const char *arg_text(struct tft_session *s, const struct tft_event *ev, const char *key,
+			    size_t *len)
+{
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const char *k = tft_session_str(s, ev->args[i].key, NULL);
+
+		if (k && strcmp(k, key) == 0 && ev->args[i].type == TFT_ARG_STR)
+			return tft_session_str(s, ev->args[i].v.str, len);
+	}
+	return NULL;
+}
+
+/*
+ * The node name in "scope/node:Op" (a TF kernel or XSpace op name: the op
+ * type after the last ':' past the last '/'), else the text itself.
+ */
+static size_t node_part(const char *p, size_t len)
+{
+	const char *slash = memrchr(p, '/', len);
+	const char *base = slash ? slash + 1 : p;
+	const char *colon = memrchr(base, ':', len - (size_t)(base - p));
+
+	return colon && colon > p ? (size_t)(colon - p) : len;
+}
+
+/*
+ * "graph": the graph nodes of the slice, looked up by the first key that
+ * finds any: its `node` arg (a GPU kernel's op, RunMetadata), its name, the
+ * name without a ":Op" suffix (TF's "conv1/Conv2D:Conv2D" kernels), then
+ * XSpace's `long_name` and `tf_op` args likewise ("scope/Cast:Cast").
+ * Written only when the session holds graph nodes; a failed lookup lists none.
+ */
+static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
+			const struct tft_event *ev)
+{
+	const char *m = tft_session_meta(s, "graph_nodes");
+	struct graph_out g = {w, 0};
+	struct {
+		const char *p;
+		size_t len;
+	} key[6];
+	int nk = 0;
+	size_t len = 0;
+	const char *t;
+
+	if (!path || !m || !strcmp(m, "0"))
+		return;
+	if ((t = arg_text(s, ev, "node", &len)) && len)
+		key[nk].p = t, key[nk++].len = len;
+	if ((t = tft_session_str(s, ev->name, &len)) && len) {
+		key[nk].p = t, key[nk++].len = len;
+		if (node_part(t, len) < len)
+			key[nk].p = t, key[nk++].len = node_part(t, len);
+	}
+	if ((t = arg_text(s, ev, "long_name", &len)) && len)
+		key[nk].p = t, key[nk++].len = node_part(t, len);
+	if ((t = arg_text(s, ev, "tf_op", &len)) && len)
+		key[nk].p = t, key[nk++].len = node_part(t, len);
+	tft_json_write_key(w, "graph");
+	tft_json_write_begin_array(w);
+	for (int i = 0; i < nk && !g.n; i++) {
+		char name[1024];
+		struct tft_error err;
+
+		if (key[i].len >= sizeof(name))
+			continue;
+		memcpy(name, key[i].p, key[i].len);
+		name[key[i].len] = '\0';
+		tft_error_clear(&err);
+		tft_graph_lookup(path, name, on_graph_node, &g, &err);
+	}
+	tft_json_write_end_array(w);
 }
 
 static bool is_nesting(uint32_t kind)
@@ -732,7 +831,7 @@ int tft_api_slice(struct tft_http_req *r)
 		rc = f.status;
 	tft_json_write_init_mem(&w);
 	if (rc >= 0)
-		rc = write_slice(&w, slot->sess, &f, ix);
+		rc = write_slice(&w, slot->sess, srv->path, &f, ix);
 	tft_pool_release(slot);
 	if (ix)
 		flows_put(srv, ix);

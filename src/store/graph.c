@@ -339,30 +339,35 @@ static int64_t col_cost(sqlite3_stmt *st, int i)
 	return sqlite3_column_int64(st, i);
 }
 
-int tft_graph_lookup(const char *session_path, const char *name,
-		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),
-		     void *ctx, struct tft_error *err)
+/* Rows of graph_nodes (all, or those named `name`) in id order to fn; see graph.h. */
+static int each_row(const char *session_path, const char *name,
+		    int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id), void *ctx,
+		    struct tft_error *err)
 {
 	sqlite3 *db;
 	sqlite3_stmt *st = NULL;
 	int rc, n = 0;
 
-	if (!name || !fn)
-		return tft_error_set(err, TFT_EINVAL, -1, "no node name or callback");
+	if (!fn)
+		return tft_error_set(err, TFT_EINVAL, -1, "no callback");
 	if ((rc = open_ro(session_path, &db, err)))
 		return rc;
 	rc = has_table(db, err);
 	if (rc <= 0)
 		goto out;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
-			       " output_shapes, compute_cost, temporary_memory, persistent_memory,"
-			       " cost FROM graph_nodes WHERE name = ? ORDER BY id",
+			       name ? "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
+				      " output_shapes, compute_cost, temporary_memory, persistent_memory,"
+				      " cost FROM graph_nodes WHERE name = ? ORDER BY id"
+				    : "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
+				      " output_shapes, compute_cost, temporary_memory, persistent_memory,"
+				      " cost FROM graph_nodes ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK) {
 		rc = db_err(db, err, "lookup");
 		goto out;
 	}
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (name)
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct tft_graph_node node;
 
@@ -390,6 +395,22 @@ out:
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return rc;
+}
+
+int tft_graph_lookup(const char *session_path, const char *name,
+		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),
+		     void *ctx, struct tft_error *err)
+{
+	if (!name)
+		return tft_error_set(err, TFT_EINVAL, -1, "no node name");
+	return each_row(session_path, name, fn, ctx, err);
+}
+
+int tft_graph_each(const char *session_path,
+		   int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id), void *ctx,
+		   struct tft_error *err)
+{
+	return each_row(session_path, NULL, fn, ctx, err);
 }
 
 int64_t tft_graph_count(const char *session_path, struct tft_error *err)

@@ -81,6 +81,11 @@ int tft_graph_lookup(const char *session_path, const char *name,
 		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),
 		     void *ctx, struct tft_error *err);
 
+/* The same for every node of the session, in insertion order. */
+int tft_graph_each(const char *session_path,
+		   int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id), void *ctx,
+		   struct tft_error *err);
+
 /* Number of graph nodes in a session file (0 when it has none), or a negative status. */
 int64_t tft_graph_count(const char *session_path, struct tft_error *err);
 

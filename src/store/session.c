@@ -988,6 +988,11 @@ uint32_t tft_session_string_count(const struct tft_session *s)
 	return s->nstr;
 }
 
+const char *tft_session_path(const struct tft_session *s)
+{
+	return s->path;
+}
+
 const char *tft_session_meta(const struct tft_session *s, const char *key)
 {
 	for (uint32_t i = 0; i < s->nmeta; i++)

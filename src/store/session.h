@@ -55,6 +55,8 @@ const char *tft_session_str(const struct tft_session *s, uint32_t id, size_t *le
 uint32_t tft_session_string_count(const struct tft_session *s);
 /* Metadata value (borrowed) or NULL. */
 const char *tft_session_meta(const struct tft_session *s, const char *key);
+/* The file the session was opened from (as given to tft_session_open). */
+const char *tft_session_path(const struct tft_session *s);
 
 /* Called per event; return non-zero to stop the scan (scan returns it). */
 typedef int (*tft_event_fn)(void *ctx, const struct tft_event *ev);

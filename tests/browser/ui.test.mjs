@@ -784,10 +784,10 @@ if (tftBin && !perfOnly) {
 	});
 	/* Import a trace (a file, or JSON text) and serve it: {url, stop, tft}. */
 	const serveTrace = async (name, src) => {
-		let file = src;
-		if (typeof src !== 'string') { file = path.join(xtmp, `${name}.json`); fs.writeFileSync(file, JSON.stringify(src)); }
+		let files = Array.isArray(src) ? src : [src];
+		if (typeof src !== 'string' && !Array.isArray(src)) { files = [path.join(xtmp, `${name}.json`)]; fs.writeFileSync(files[0], JSON.stringify(src)); }
 		const tft = path.join(xtmp, `${name}.tft`);
-		await run(['import', file, '-o', tft, '--quiet']);
+		await run(['import', ...files, '-o', tft, '--quiet']);
 		const p = spawn(tftBin, ['serve', tft, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
 		const url = await new Promise((resolve) => {
 			let out = '';
@@ -942,6 +942,29 @@ if (tftBin && !perfOnly) {
 			return true;
 		});
 	} else skip('unclosed slice', `no ${unclosed}`);
+	await step('a slice\'s details list the GraphDef node it joins (op, inputs, attrs), served and static', async () => {
+		const run1 = path.join(xtmp, 'run.pbtxt'), graph = path.join(xtmp, 'graph.pbtxt');
+		fs.writeFileSync(run1, 'step_stats { dev_stats { device: "/job:localhost/replica:0/task:0/device:GPU:0/stream:14"\n' +
+			'  node_stats { node_name: "conv1/Conv2D:Conv2D" all_start_micros: 1000 all_end_rel_micros: 40\n' +
+			'    timeline_label: "maxwell_scudnn regs:80 shm:9000 grid:1,2,3 block:128,1,1@@conv1/Conv2D:Conv2D" } } }\n');
+		fs.writeFileSync(graph, 'node { name: "x" op: "Placeholder" }\n' +
+			'node { name: "conv1/Conv2D" op: "Conv2D" input: "x" input: "w" attr { key: "data_format" value { s: "NCHW" } } }\n');
+		const srv = await serveTrace('graphjoin', [run1, graph]);
+		const html = path.join(xtmp, 'graphjoin.html');
+		await run(['export', srv.tft, '-f', 'html', '-o', html, '--quiet']);
+		try {
+			for (const [what, url] of [['served', new URL('#/timeline', srv.url).href], ['static', `file://${html}#/timeline`]]) {
+				await xopen(url);
+				await xp.evaluate(() => { const tl = window.__tft.timeline; return tl.selectAt(0, 20000, 0); });
+				await xp.waitForFunction(() => /Graph node/.test(document.querySelector('.dr-sel').textContent), null, { timeout: 10000 })
+					.catch(() => {});
+				const text = await xp.evaluate(() => document.querySelector('.dr-sel').textContent);
+				assert(/Graph node/.test(text) && /Conv2D/.test(text) && /x, w/.test(text) && /NCHW/.test(text),
+					`${what}: the details lack the graph node: ${text.slice(0, 300)}`);
+			}
+		} finally { srv.stop(); }
+		return true;
+	});
 	await step('edge cases: an empty session\'s overview, a one-instant session\'s hover and zoomed-in chevron, a profiler error on the Overview, a long name\'s tooltip', async () => {
 		let srv = await serveTrace('empty', { traceEvents: [] });
 		try {

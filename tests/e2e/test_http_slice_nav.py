@@ -113,16 +113,19 @@ class Session:
     """One imported session: its server, its static page, and queries to both."""
 
     def __init__(self, name, events, tmp):
-        """events: Chrome JSON events, or the path of a trace."""
+        """events: Chrome JSON events, the path of a trace, or a list of paths."""
         self.name, self.tmp = name, tmp
-        src = events
-        if not isinstance(events, str):
-            src = os.path.join(tmp, name + ".json")
-            with open(src, "w") as fp:
+        if isinstance(events, str):
+            srcs = [events]
+        elif events and all(isinstance(e, str) for e in events):
+            srcs = events
+        else:
+            srcs = [os.path.join(tmp, name + ".json")]
+            with open(srcs[0], "w") as fp:
                 json.dump({"traceEvents": events}, fp)
         self.tft = os.path.join(tmp, name + ".tft")
         self.html = os.path.join(tmp, name + ".html")
-        H.cli_import(H.bin_for(src), [src], self.tft)
+        H.cli_import(H.bin_for(srcs[0]), srcs, self.tft)
         self.server = Server(["serve", self.tft, "--port", "0", "--quiet"])
         self.base = self.server.base
         self.sess = self.get("session")[1]
@@ -433,7 +436,67 @@ def check_children(ss):
 
 # Every field of /api/slice, times as offsets from start_ns
 FIELDS = ("name", "cat", "kind", "ts", "dur", "depth", "seq", "self_ns", "children", "unclosed", "ancestors",
-          "track", "process", "args", "step", "flows_in", "flows_out")
+          "track", "process", "args", "step", "flows_in", "flows_out", "graph")
+
+
+# ---- the graph nodes a slice joins ---------------------------------------------------
+
+GRAPH_RUN = '''step_stats {
+  dev_stats { device: "/job:localhost/replica:0/task:0/device:CPU:0"
+    node_stats { node_name: "x" all_start_micros: 1000 all_end_rel_micros: 5 timeline_label: "x = Placeholder()" }
+    node_stats { node_name: "lonely" all_start_micros: 1010 all_end_rel_micros: 5 timeline_label: "lonely = NoOp()" } }
+  dev_stats { device: "/job:localhost/replica:0/task:0/device:GPU:0/stream:14"
+    node_stats { node_name: "MatMul:MatMul" all_start_micros: 1020 all_end_rel_micros: 4
+      timeline_label: "volta_sgemm_128x64_nn regs:128 shm:0 grid:4,1,1 block:256,1,1@@MatMul:MatMul" }
+    node_stats { node_name: "conv1/Conv2D:Conv2D" all_start_micros: 1030 all_end_rel_micros: 4
+      timeline_label: "maxwell_scudnn regs:80 shm:9000 grid:1,2,3 block:128,1,1" } }
+}
+'''
+GRAPH_DEF = '''node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "MatMul" op: "MatMul" input: "x" input: "x" device: "/device:GPU:0" }
+node { name: "conv1/Conv2D" op: "Conv2D" input: "x" attr { key: "data_format" value { s: "NHWC" } } }
+'''
+
+
+def graph_inputs(tmp):
+    run, graph = os.path.join(tmp, "run.pbtxt"), os.path.join(tmp, "graph.pbtxt")
+    with open(run, "w") as f:
+        f.write(GRAPH_RUN)
+    with open(graph, "w") as f:
+        f.write(GRAPH_DEF)
+    return [run, graph]
+
+
+def check_graph(ss):
+    """A slice of a session with a GraphDef lists the nodes it joins by name: by the
+    kernel's node arg (MatMul:MatMul), by its name (x), by the name without its :Op
+    suffix (conv1/Conv2D:Conv2D); none for a name the graph lacks; no "graph" key at
+    all in a session without graph nodes. The static page answers the same."""
+    probs = []
+    s = ss["graph"]
+    want = {"x": "Placeholder", "MatMul:MatMul": "MatMul", "conv1/Conv2D:Conv2D": "Conv2D", "lonely": None}
+    d = s.data()
+    asked = []
+    for t in d["tracks"]:
+        for i in range(len(t.get("ts", []))):
+            q = {"track": t["id"], "ts": d["session"]["start_ns"] + t["ts"][i], "depth": 0}
+            st, body = s.get("slice", **q)
+            asked.append((q, (st, body)))
+            name = body.get("name")
+            if name not in want:
+                continue
+            ops = [g.get("op") for g in body.get("graph", [])]
+            exp = [want[name]] if want[name] else []
+            expect(ops == exp, "%s: graph ops %r, want %r" % (name, ops, exp), probs)
+            if name == "conv1/Conv2D:Conv2D" and body.get("graph"):
+                g = body["graph"][0]
+                expect(g.get("attrs", {}).get("data_format") == "NHWC" and g.get("inputs") == ["x"],
+                       "conv1/Conv2D: attrs %r inputs %r" % (g.get("attrs"), g.get("inputs")), probs)
+    expect(len(asked) >= 4, "graph: %d slices, want 4" % len(asked), probs)
+    st, body = ss["nest"].get("slice", track=0, ts=52000)
+    expect(st == 200 and "graph" not in body, "a session without a graph: \"graph\" in %r" % body, probs)
+    same_answers(s, asked, probs, FIELDS)
+    return probs
 
 
 def check_static_matches(ss):
@@ -562,6 +625,7 @@ def main():
     try:
         for name, events in SESSIONS.items():
             ss[name] = Session(name, events, tmp)
+        ss["graph"] = Session("graph", graph_inputs(tmp), tmp)
         kineto = os.path.join(H.data_dir(), KINETO)
         if os.path.exists(kineto):
             ss["kineto"] = Session("kineto", kineto, tmp)
@@ -573,6 +637,7 @@ def main():
         t.run("children", lambda: check_children(ss))
         t.run("static_matches", lambda: check_static_matches(ss))
         t.run("counter_carry", lambda: check_counter_carry(ss))
+        t.run("graph", lambda: check_graph(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
