@@ -1027,6 +1027,7 @@ const char *tft_pb_xprof_tool_output(const char *filename)
 		{ ".memory_profile.json", "memory profile" },
 		{ ".memory_profile.json.gz", "memory profile" },
 		{ ".op_profile.json", "op profile" },
+		{ ".memory_viewer.json", "memory viewer" },
 		{ ".tf_data_bottleneck_analysis.json", "tf.data bottleneck analysis" },
 	};
 	const char *base = filename ? filename : "", *slash = strrchr(base, '/');

@@ -375,7 +375,9 @@ def check_not_a_trace(binary, root, work):
              (os.path.join(root, "tf-profiler-demo/GPU-input-bound/localhost.overview_page.pb"),
               "XProf overview page result"),
              (os.path.join(root, "tf-profiler-demo/Cloud-TPU/10.240.1.50.pod_viewer.json"),
-              "XProf pod viewer result")]
+              "XProf pod viewer result"),
+             (os.path.join(root, "tensorboard/profile_demo/profile_demo.memory_viewer.json"),
+              "XProf memory viewer result")]
     if os.path.exists(hlo):
         renamed = os.path.join(work, "module.pb")
         shutil.copyfile(hlo, renamed)
