@@ -150,7 +150,9 @@ export class Search {
 		const gen = this.gen;
 		const last = this.results[this.results.length - 1];
 		try {
-			const j = await getJSON('api/search', { ...this.params(this.query), limit, after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 }, { exact: true, quiet: true });
+			const cursor = { after_track: last.track, after_ts: big(last.ts).toString(), after_depth: last.depth ?? 0 };
+			if (last.seq !== undefined) cursor.after_seq = last.seq; // past it, not past all starting with it
+			const j = await getJSON('api/search', { ...this.params(this.query), limit, ...cursor }, { exact: true, quiet: true });
 			if (gen !== this.gen) return false;
 			const add = j.results || [];
 			if (!add.length) { this.total = this.results.length; return false; }

@@ -819,7 +819,10 @@ class StaticSession {
 		const aTs = hasAfter ? this.rel(q.after_ts, 0) : -Infinity;
 		const aTrack = q.after_track === undefined || q.after_track === '' ? Infinity : +q.after_track;
 		const aDepth = q.after_depth === undefined || q.after_depth === '' ? Infinity : +q.after_depth;
-		const after = (ts, track, depth) => !hasAfter || ts > aTs || (ts === aTs && (track > aTrack || (track === aTrack && depth > aDepth)));
+		const aSeq = q.after_seq === undefined || q.after_seq === '' ? Infinity : +q.after_seq;
+		// (ts, track, depth, seq) order, seq the ordinal among those starting together (the server's)
+		const after = (ts, track, depth, seq) => !hasAfter || ts > aTs || (ts === aTs && (track > aTrack ||
+			(track === aTrack && (depth > aDepth || (depth === aDepth && seq > aSeq)))));
 		const cand = [];
 		for (const e of m.per) {
 			const { t, ids } = e;
@@ -829,14 +832,15 @@ class StaticSession {
 			let taken = 0;
 			for (let j = lo; j < ids.length && taken <= limit; j++) {
 				const i = ids[j];
-				if (!after(t.ts[i], e.id, t.depth[i])) continue;
-				cand.push({ ts: t.ts[i], track: e.id, depth: t.depth[i], i, t, f: e.field[j] });
+				const seq = this.seqOf(t, i);
+				if (!after(t.ts[i], e.id, t.depth[i], seq)) continue;
+				cand.push({ ts: t.ts[i], track: e.id, depth: t.depth[i], seq, i, t, f: e.field[j] });
 				taken++;
 			}
 		}
-		cand.sort((a, b) => a.ts - b.ts || a.track - b.track || a.depth - b.depth);
+		cand.sort((a, b) => a.ts - b.ts || a.track - b.track || a.depth - b.depth || a.seq - b.seq);
 		const results = cand.slice(0, limit).map((c) => ({
-			track: c.track, ts: this.abs(c.ts), dur: c.t.dur[c.i], depth: c.depth, name: this.str(c.t.name[c.i]), field: FIELDS[c.f - 1],
+			track: c.track, ts: this.abs(c.ts), dur: c.t.dur[c.i], depth: c.depth, seq: c.seq, name: this.str(c.t.name[c.i]), field: FIELDS[c.f - 1],
 		}));
 		return { total: m.total, results, more: cand.length > limit };
 	}

@@ -1827,7 +1827,9 @@ export class Timeline {
 		const cur = this.view.e - this.view.s;
 		if (dur > cur * 0.8) this.focusRange(rel, dur, true);
 		else if (rel < this.view.s || rel + dur > this.view.e) this.setView(rel + dur / 2 - cur / 2, rel + dur / 2 + cur / 2, { history: true });
-		this.select({ track: res.track, depth: Number(res.depth) || 0, rel, dur, name: null, nameText: res.name, count: 1, flags: 0, abs: big(res.ts) });
+		const sel = { track: res.track, depth: Number(res.depth) || 0, rel, dur, name: null, nameText: res.name, count: 1, flags: 0, abs: big(res.ts) };
+		if (res.seq !== undefined) sel.seq = Number(res.seq); // this one of several starting together
+		this.select(sel);
 	}
 
 	setSearchHits(results) {

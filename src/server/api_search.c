@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /api/search?q=TEXT&regex=0|1&exact=0|1&in=FIELDS&limit=N&after_track=ID&after_ts=NS:
+ * GET /api/search?q=TEXT&regex=0|1&exact=0|1&in=FIELDS&limit=N&after_ts=NS&after_track=ID
+ * &after_depth=D&after_seq=K:
  * slices and instants whose name, category, argument values or track match
  * (a case-insensitive substring, a POSIX regex, or with exact=1 the whole
  * text, case included: "every slice named X", for names of any length),
@@ -433,6 +434,7 @@ static void index_put(struct tft_server *srv, struct tft_search_index *ix)
 struct hit {
 	int64_t ts, dur;
 	uint32_t track, depth, name;
+	uint32_t seq;  /* its ordinal among the track's events starting at ts at its depth */
 	uint8_t field; /* HIT_* */
 };
 
@@ -503,8 +505,8 @@ struct query {
 	const struct matcher *m; /* numbers are formatted and matched when `numbers` */
 	bool numbers;
 	struct num_memo *memo;   /* owned, NUM_MEMO entries when `numbers` */
-	int64_t after_ts;        /* cursor: results are > (after_ts, after_track, after_depth) */
-	uint32_t after_track, after_depth;
+	int64_t after_ts;        /* cursor: results are > (after_ts, after_track, after_depth, after_seq) */
+	uint32_t after_track, after_depth, after_seq;
 	bool has_cursor;
 	size_t limit;
 	struct hit *hits;        /* owned */
@@ -517,10 +519,15 @@ struct query {
 	size_t track_hits;       /* hits from it */
 	uint64_t args_total;     /* events (of unmatched tracks) that match by args alone */
 	bool cut;                /* a scan stopped collecting early: more results exist */
+	/* per depth of the track being scanned: the start of its current run of events
+	 * starting together, and how many of them came so far (each event's seq) */
+	int64_t *run_ts;         /* owned */
+	uint32_t *run_n;         /* owned */
+	uint32_t run_cap;
 	int status;
 };
 
-static bool after_cursor(const struct query *q, int64_t ts, uint32_t track, uint32_t depth)
+static bool after_cursor(const struct query *q, int64_t ts, uint32_t track, uint32_t depth, uint32_t seq)
 {
 	if (!q->has_cursor)
 		return true;
@@ -528,7 +535,45 @@ static bool after_cursor(const struct query *q, int64_t ts, uint32_t track, uint
 		return ts > q->after_ts;
 	if (track != q->after_track)
 		return track > q->after_track;
-	return depth > q->after_depth;
+	if (depth != q->after_depth)
+		return depth > q->after_depth;
+	return q->after_seq != UINT32_MAX && seq > q->after_seq;
+}
+
+/*
+ * The seq of ev (as GET /api/slice's): a scan returns the events starting
+ * together at a depth consecutively among that depth's, in the store's order.
+ */
+static int run_seq(struct query *q, const struct tft_event *ev, uint32_t *seq)
+{
+	uint32_t d = ev->depth;
+
+	if (d >= q->run_cap) {
+		uint32_t nc = d + 1 > 2 * q->run_cap ? d + 1 : 2 * q->run_cap;
+		int64_t *ts = realloc(q->run_ts, (size_t)nc * sizeof(*ts));
+		uint32_t *n;
+
+		if (!ts)
+			return TFT_ENOMEM;
+		q->run_ts = ts;
+		n = realloc(q->run_n, (size_t)nc * sizeof(*n));
+		if (!n)
+			return TFT_ENOMEM;
+		q->run_n = n;
+		for (uint32_t i = q->run_cap; i < nc; i++) {
+			q->run_ts[i] = INT64_MIN;
+			q->run_n[i] = UINT32_MAX; /* no run yet (INT64_MIN is a start too) */
+		}
+		q->run_cap = nc;
+	}
+	if (q->run_n[d] != UINT32_MAX && q->run_ts[d] == ev->ts_ns) {
+		q->run_n[d]++;
+	} else {
+		q->run_ts[d] = ev->ts_ns;
+		q->run_n[d] = 0;
+	}
+	*seq = q->run_n[d];
+	return 0;
 }
 
 static bool num_match(const struct query *q, const struct tft_arg *a)
@@ -595,7 +640,7 @@ static int classify(const struct query *q, const struct tft_event *ev)
 }
 
 static int add_hit(struct query *q, int64_t ts, int64_t dur, uint32_t track, uint32_t depth,
-		   uint32_t name, int field)
+		   uint32_t seq, uint32_t name, int field)
 {
 	if (q->nhits == q->cap) {
 		size_t nc = q->cap ? q->cap * 2 : 256;
@@ -607,25 +652,30 @@ static int add_hit(struct query *q, int64_t ts, int64_t dur, uint32_t track, uin
 		q->hits = nh;
 		q->cap = nc;
 	}
-	q->hits[q->nhits++] = (struct hit){ ts, dur, track, depth, name, (uint8_t)field };
+	q->hits[q->nhits++] = (struct hit){ ts, dur, track, depth, name, seq, (uint8_t)field };
 	return 0;
 }
 
 static int on_match(void *ctx, const struct tft_event *ev)
 {
 	struct query *q = ctx;
+	uint32_t seq;
 	int f;
 
 	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
 	if (q->track_full && ev->ts_ns > q->count_until)
 		return 1;
+	if (run_seq(q, ev, &seq) != 0) { /* (every event counts, matching or not) */
+		q->status = TFT_ENOMEM;
+		return TFT_ENOMEM;
+	}
 	f = classify(q, ev);
 	if (!f)
 		return 0;
 	if (f == HIT_ARGS && q->counting)
 		q->args_total++;
-	if (q->track_full || !after_cursor(q, ev->ts_ns, ev->track, ev->depth))
+	if (q->track_full || !after_cursor(q, ev->ts_ns, ev->track, ev->depth, seq))
 		return 0;
 	/* In start order: once this track gave `limit` hits, later ones cannot make the cut. */
 	if (q->track_hits >= q->limit && ev->ts_ns > q->hits[q->nhits - 1].ts) {
@@ -635,7 +685,7 @@ static int on_match(void *ctx, const struct tft_event *ev)
 		q->track_full = true;
 		return 0;
 	}
-	if (add_hit(q, ev->ts_ns, ev->dur_ns, ev->track, ev->depth, ev->name, f) != 0)
+	if (add_hit(q, ev->ts_ns, ev->dur_ns, ev->track, ev->depth, seq, ev->name, f) != 0)
 		return TFT_ENOMEM;
 	q->track_hits++;
 	return 0;
@@ -649,7 +699,9 @@ static int cmp_hit(const void *a, const void *b)
 		return x->ts < y->ts ? -1 : 1;
 	if (x->track != y->track)
 		return x->track < y->track ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Mark the ids of set in sm (sized by the largest id) whose text matches. */
@@ -791,8 +843,10 @@ static int run_query(struct tft_session *s, const struct tft_search_index *ix, s
 			if (!tm[t])
 				continue;
 			(*total)++;
-			if (after_cursor(q, it->first_ts, t, it->first_depth) &&
-			    (rc = add_hit(q, it->first_ts, it->first_dur, t, it->first_depth, it->first_name, HIT_TRACK)) != 0)
+			/* (the track's first event: the first of any run it starts, seq 0) */
+			if (after_cursor(q, it->first_ts, t, it->first_depth, 0) &&
+			    (rc = add_hit(q, it->first_ts, it->first_dur, t, it->first_depth, 0, it->first_name,
+					  HIT_TRACK)) != 0)
 				goto out;
 		}
 		goto out;
@@ -826,6 +880,8 @@ static int run_query(struct tft_session *s, const struct tft_search_index *ix, s
 		int64_t lo = p->t0, hi = p->t1;
 
 		q->track_hit = tm[t] != 0;
+		for (uint32_t d = 0; d < q->run_cap; d++)
+			q->run_n[d] = UINT32_MAX; /* runs restart with each track */
 		q->counting = false;
 		q->track_full = false;
 		q->track_hits = 0;
@@ -857,8 +913,13 @@ out:
 	free(tm);
 	free(plan);
 	free(q->memo);
+	free(q->run_ts);
+	free(q->run_n);
 	q->sm = q->am = NULL;
 	q->memo = NULL;
+	q->run_ts = NULL;
+	q->run_n = NULL;
+	q->run_cap = 0;
 	return rc;
 }
 
@@ -874,7 +935,7 @@ int tft_api_search(struct tft_http_req *r)
 	char qz[SEARCH_MAX_EXACT + 1];
 	size_t qlen, inlen = 0;
 	uint64_t total = 0;
-	int64_t regex, exact, limit, at, atr, adp;
+	int64_t regex, exact, limit, at, atr, adp, asq;
 	unsigned fields = F_NAME;
 	const char *q = tft_query_get(&r->query, "q", &qlen);
 	const char *in = tft_query_get(&r->query, "in", &inlen);
@@ -891,8 +952,10 @@ int tft_api_search(struct tft_http_req *r)
 	    tft_query_get_i64(&r->query, "limit", 1, SEARCH_MAX_LIMIT, SEARCH_DEFAULT_LIMIT, &limit) != 0 ||
 	    tft_query_get_i64(&r->query, "after_ts", INT64_MIN, INT64_MAX, INT64_MIN, &at) != 0 ||
 	    tft_query_get_i64(&r->query, "after_track", 0, UINT32_MAX, UINT32_MAX, &atr) != 0 ||
-	    tft_query_get_i64(&r->query, "after_depth", 0, UINT32_MAX, UINT32_MAX, &adp) != 0)
-		return tft_http_reply_error(r, 400, "regex, limit, after_ts, after_track, after_depth must be integers in range");
+	    tft_query_get_i64(&r->query, "after_depth", 0, UINT32_MAX, UINT32_MAX, &adp) != 0 ||
+	    tft_query_get_i64(&r->query, "after_seq", 0, UINT32_MAX - 1, UINT32_MAX, &asq) != 0)
+		return tft_http_reply_error(r, 400, "regex, limit, after_ts, after_track, after_depth, after_seq "
+					    "must be integers in range");
 	if (in && tft_query_parse_words(in, inlen, field_names, 4, &fields) != 0)
 		return tft_http_reply_error(r, 400, "in must be a comma-separated list of name, cat, args, track");
 
@@ -917,12 +980,14 @@ int tft_api_search(struct tft_http_req *r)
 
 	memset(&qu, 0, sizeof(qu));
 	qu.fields = fields;
-	/* Results are strictly after (after_ts, after_track, after_depth) in (ts, track, depth)
-	 * order; an omitted after_track or after_depth means "past all of them". */
+	/* Results are strictly after (after_ts, after_track, after_depth, after_seq) in (ts,
+	 * track, depth, seq) order; an omitted after_track, after_depth or after_seq means
+	 * "past all of them". */
 	qu.has_cursor = tft_query_get(&r->query, "after_ts", NULL) != NULL;
 	qu.after_ts = at;
 	qu.after_track = (uint32_t)atr;
 	qu.after_depth = (uint32_t)adp;
+	qu.after_seq = (uint32_t)asq;
 	qu.limit = (size_t)limit;
 
 	tft_error_clear(&err);
@@ -961,6 +1026,8 @@ int tft_api_search(struct tft_http_req *r)
 			tft_json_write_int(&w, h->dur);
 			tft_json_write_key(&w, "depth");
 			tft_json_write_uint(&w, h->depth);
+			tft_json_write_key(&w, "seq");
+			tft_json_write_uint(&w, h->seq);
 			tft_json_write_key(&w, "name");
 			tft_json_write_str(&w, name ? name : "", name ? len : 0);
 			tft_json_write_key(&w, "field");

@@ -467,6 +467,57 @@ def graph_inputs(tmp):
     return [run, graph]
 
 
+def check_search_paging(ss):
+    """Paging /api/search one result at a time with each result's cursor (its seq too)
+    visits every slice of a run starting together (four z's at 100 us, three instants at
+    150 us), in the store's order, on the server and on the static page; a result's seq
+    opens that slice."""
+    probs = []
+    s = ss["same"]
+    want = ["z0", "z1", "z2", "z3"]
+
+    def walk(ask, q):
+        got, cur = [], {}
+        for _ in range(20):
+            st, body = ask(dict(q, limit=1, **cur))
+            if st != 200 or not body.get("results"):
+                break
+            r = body["results"][0]
+            got.append(r)
+            cur = {"after_ts": r["ts"], "after_track": r["track"], "after_depth": r["depth"],
+                   "after_seq": r["seq"]}
+        return got
+
+    got = walk(lambda q: s.get("search", **q), {"q": "^z", "regex": 1})
+    names = [r["name"] for r in got]
+    expect(names == want, "server: paging visits %r, want %r" % (names, want), probs)
+    for r in got:
+        st, body = s.get("slice", track=r["track"], ts=r["ts"], depth=r["depth"], seq=r["seq"])
+        expect(st == 200 and body.get("name") == r["name"],
+               "server: the result %s (seq %s) opens %r" % (r["name"], r["seq"], body.get("name")), probs)
+    inst = [r["name"] for r in walk(lambda q: s.get("search", **q), {"q": "^i", "regex": 1})]
+    expect(inst == ["i0", "i1", "i2"], "server: instants paged %r" % inst, probs)
+    # the static page, query by query with the cursor of its own answers
+    cur, names = {}, []
+    for _ in range(6):
+        a = s.static([("search", dict({"q": "^z", "regex": 1, "limit": 1}, **cur))])
+        if isinstance(a, str):
+            probs.append(a)
+            break
+        if a is None:
+            break
+        res = a[0]["body"].get("results") or []
+        if not res:
+            break
+        r = res[0]
+        names.append(r["name"])
+        cur = {"after_ts": s.start_ns + int(r["ts"]), "after_track": r["track"], "after_depth": r["depth"],
+               "after_seq": r["seq"]}
+    if names:
+        expect(names == want, "static: paging visits %r, want %r" % (names, want), probs)
+    return probs
+
+
 def check_graph(ss):
     """A slice of a session with a GraphDef lists the nodes it joins by name: by the
     kernel's node arg (MatMul:MatMul), by its name (x), by the name without its :Op
@@ -638,6 +689,7 @@ def main():
         t.run("static_matches", lambda: check_static_matches(ss))
         t.run("counter_carry", lambda: check_counter_carry(ss))
         t.run("graph", lambda: check_graph(ss))
+        t.run("search_paging", lambda: check_search_paging(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
