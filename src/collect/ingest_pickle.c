@@ -392,13 +392,16 @@ static int store_proto(struct pk_ing *g, const struct tft_pickle_value *obj, con
 	size_t len;
 	struct tft_error ierr;
 	int fmt = obj->cls == TFT_PICKLE_CLS_STEP_STATS ? TFT_PB_FMT_STEPSTATS : TFT_PB_FMT_RUNMETA;
+	char input[1200];
 	int r;
 
 	if ((r = proto_bytes(g->err, obj, &p, &len)))
 		return r;
 	tft_error_clear(&ierr);
 	g->sub_base = p >= g->data && p < g->data + g->len ? (uint64_t)(p - g->data) : 0;
-	r = tft_runmeta_ingest_step(g->w, label, p, len, fmt, g->next_step, label, &g->sub_opts,
+	/* the input's name (its graphs are named after it): the pickle's, and the step's */
+	snprintf(input, sizeof(input), "%.900s%s%.200s", g->name, g->name[0] ? ":" : "", label);
+	r = tft_runmeta_ingest_step(g->w, input, p, len, fmt, g->next_step, label, &g->sub_opts,
 				    &ierr);
 	if (r) {
 		int64_t off = obj->offset;

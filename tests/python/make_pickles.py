@@ -176,7 +176,7 @@ def enc_stepstats(step_stats):
 
 
 def enc_runmeta(step_stats):
-    # step_stats, then a partition graph the importer skips
+    # step_stats, then a partition graph (a graph_nodes row named after the pickle and step)
     return (f_bytes(1, enc_stepstats(step_stats)) +
             f_bytes(3, f_bytes(1, f_str(1, "x") + f_str(2, "Const"))))
 
@@ -626,6 +626,21 @@ def check(binary):
                     problems.append("a process lists a track twice: %r" % sorted(seen))
             if info["format"] != exp["fmt"]:
                 problems.append("format %r, want %r" % (info["format"], exp["fmt"]))
+            # each pickled RunMetadata's partition graph: named after the pickle and its step
+            # (two steps' graphs apart, and apart from another pickle's)
+            import sqlite3
+            db = sqlite3.connect("file:%s?mode=ro" % sess, uri=True)
+            try:
+                graphs = [g for (g,) in db.execute("SELECT DISTINCT graph FROM graph_nodes")] \
+                    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'graph_nodes'").fetchone() else []
+            finally:
+                db.close()
+            if exp["fmt"] == "runmeta-pickle" and len(graphs) != exp["traced"]:
+                problems.append("%d graphs %r, want one per traced RunMetadata (%d)" %
+                                (len(graphs), graphs, exp["traced"]))
+            bad = [g for g in graphs if not g.startswith(path + ":")]
+            if bad:
+                problems.append("graphs not named after the pickle %s: %r" % (path, bad))
             if name.startswith(("session", "tracing-session")):
                 # untraced run 1 starts at its first_run, converted from UTC+2 local time
                 want_ns = (T0 - 1000000 + 100000) * 1000
