@@ -160,7 +160,7 @@ export class Details {
 		this.ancestorsList = anc;
 		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(fmtDur(a.dur))}">${esc(a.label)}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
 		const flowsHtml = this.flowTable('Incoming flows', d.flows_in || [], rel, 'in') + this.flowTable('Outgoing flows', d.flows_out || [], rel, 'out');
-		const graphHtml = this.graphNodes(Array.isArray(d.graph) ? d.graph : null);
+		const graphHtml = this.graphNodes(Array.isArray(d.graph) ? d.graph : null, Number(d.graph_truncated) || 0);
 		const argKeys = Object.keys(args);
 		this.selBody.innerHTML = `
 			<div class="dr-headline"><h3 title="${esc(d.name ?? '')}">${esc(d.name ?? '')}</h3>
@@ -268,10 +268,13 @@ export class Details {
 
 	// The graph nodes the server joined to the slice by name (GraphDef, CostGraphDef rows);
 	// null: the session has no graph, so no section at all.
-	graphNodes(nodes) {
+	graphNodes(nodes, leftOut = 0) {
 		if (!nodes) return '';
 		const esc = escapeHtml;
-		if (!nodes.length) return '<h4>Graph node</h4><p class="muted gn-none">no node of this name in the session\'s graphs</p>';
+		if (!nodes.length) {
+			return `<h4>Graph node</h4><p class="muted gn-none">no node of this name in the session's graphs${leftOut
+				? ` held by this page (${fmtInt(leftOut)} graph nodes were left out of it: the server has them)` : ''}</p>`;
+		}
 		const items = nodes.map((n) => {
 			const kv = [];
 			const add = (k, v) => { if (v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && !v.length)) kv.push(`<tr><th>${esc(k)}</th><td>${esc(valueText(v))}</td></tr>`); };

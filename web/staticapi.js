@@ -320,6 +320,7 @@ class StaticSession {
 		}
 		// graph nodes (GraphDef, CostGraphDef rows) by name, when the session has any
 		this.graph = null;
+		this.graphTruncated = Number(d.graph_truncated) || 0; // rows the exporter's cap left out
 		if (Array.isArray(d.graph)) {
 			this.graph = new Map();
 			for (const g of d.graph) {
@@ -708,11 +709,13 @@ class StaticSession {
 			flows_out: out,
 			flows_in: inn,
 			...(this.graph ? { graph: this.graphOf(this.str(t.name[i]), t.args && t.args[i]) } : {}),
+			...(this.graphTruncated ? { graph_truncated: this.graphTruncated } : {}),
 		};
 	}
 
 	// The graph nodes a slice joins, by the server's keys in its order (src/server/api_slice.c
-	// write_graph): its `node` arg, its name, the name without ":Op", `long_name`, `tf_op`.
+	// write_graph): the `node` arg, `long_name` and `tf_op` without ":Op", the `name` arg;
+	// only with none of them, the slice's name, then without ":Op".
 	graphOf(name, args) {
 		const a = args && typeof args === 'object' ? args : {};
 		const str = (v) => (typeof v === 'string' && v ? v : null);
@@ -722,11 +725,12 @@ class StaticSession {
 		};
 		const keys = [];
 		if (str(a.node)) keys.push(a.node);
-		if (str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
 		if (str(a.long_name)) keys.push(nodePart(a.long_name));
 		if (str(a.tf_op)) keys.push(nodePart(a.tf_op));
+		if (str(a.name)) keys.push(a.name);
+		if (!keys.length && str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
 		for (const k of keys) {
-			const rows = new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
+			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
 			if (rows && rows.length) return rows.slice(0, 16);
 		}
 		return [];

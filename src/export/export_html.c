@@ -379,7 +379,7 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 
 struct graph_ctx {
 	struct tft_json_writer *w;
-	uint64_t n, max;
+	uint64_t n, max, total;
 };
 
 /* One graph_nodes row, up to the cap. */
@@ -387,30 +387,37 @@ static int on_graph_row(void *ctx, const struct tft_graph_node *n, int64_t graph
 {
 	struct graph_ctx *g = ctx;
 
+	g->total++;
 	if (g->n >= g->max)
-		return 1;
+		return 0; /* (counted: DATA says how many were left out) */
 	g->n++;
 	tft_export_graph_node(g->w, n, graph_id);
 	return g->w->status;
 }
 
 /*
- * "graph": the session's graph nodes (at most TFT_HTML_MAX_GRAPH_NODES), for
- * the page's /api/slice; absent when the session has none, as on the server.
+ * "graph": the session's graph nodes (at most TFT_HTML_MAX_GRAPH_NODES, the
+ * rest counted in "graph_truncated"), for the page's /api/slice; absent when
+ * the session has none, as on the server.
  */
-static int write_graph(struct tft_session *s, struct tft_json_writer *w, struct tft_error *err)
+static int write_graph(struct tft_session *s, struct tft_json_writer *w)
 {
 	const char *m = tft_session_meta(s, "graph_nodes");
-	struct graph_ctx g = {w, 0, TFT_HTML_MAX_GRAPH_NODES};
-	int rc;
+	struct graph_ctx g = {w, 0, TFT_HTML_MAX_GRAPH_NODES, 0};
+	struct tft_error gerr;
 
 	if (!m || !strcmp(m, "0"))
 		return 0;
 	tft_json_write_key(w, "graph");
 	tft_json_write_begin_array(w);
-	rc = tft_graph_each(tft_session_path(s), on_graph_row, &g, err);
+	/* (an unreadable graph_nodes table, say of another schema, leaves the list short,
+	 * as the server then lists no nodes: the page is still made) */
+	tft_error_clear(&gerr);
+	tft_graph_each(tft_session_path(s), on_graph_row, &g, &gerr);
 	tft_json_write_end_array(w);
-	return rc < 0 ? rc : w->status;
+	tft_json_write_key(w, "graph_truncated");
+	tft_json_write_uint(w, g.total - g.n);
+	return w->status;
 }
 
 static int write_data(struct tft_session *s, struct tft_json_writer *out,
@@ -456,7 +463,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		tft_json_write_end_array(&w);
 	}
 	if (!rc)
-		rc = write_graph(s, &w, err);
+		rc = write_graph(s, &w);
 	if (!rc) {
 		/* The string table last: it is complete only now (object order is free). */
 		nstr = tft_strtab_count(c.strs);

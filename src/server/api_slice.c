@@ -689,10 +689,13 @@ static size_t node_part(const char *p, size_t len)
 }
 
 /*
- * "graph": the graph nodes of the slice, looked up by the first key that
- * finds any: its `node` arg (a GPU kernel's op, RunMetadata), its name, the
- * name without a ":Op" suffix (TF's "conv1/Conv2D:Conv2D" kernels), then
- * XSpace's `long_name` and `tf_op` args likewise ("scope/Cast:Cast").
+ * "graph": the graph nodes of the slice. The keys that name its node come
+ * first, and the first that finds any row wins: its `node` arg (a GPU
+ * kernel's op, RunMetadata), XSpace's `long_name` and `tf_op` without their
+ * ":Op" suffix ("scope/Cast:Cast"), tf.timeline's `name` arg. Only a slice
+ * with none of them is looked up by its name, then its name without ":Op"
+ * (TF's "conv1/Conv2D:Conv2D" kernels): XSpace and tf.timeline name a slice
+ * by its op type, which would join any node called "Cast" or "Mul".
  * Written only when the session holds graph nodes; a failed lookup lists none.
  */
 static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
@@ -712,22 +715,25 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 		return;
 	if ((t = arg_text(s, ev, "node", &len)) && len)
 		key[nk].p = t, key[nk++].len = len;
-	if ((t = tft_session_str(s, ev->name, &len)) && len) {
-		key[nk].p = t, key[nk++].len = len;
-		if (node_part(t, len) < len)
-			key[nk].p = t, key[nk++].len = node_part(t, len);
-	}
 	if ((t = arg_text(s, ev, "long_name", &len)) && len)
 		key[nk].p = t, key[nk++].len = node_part(t, len);
 	if ((t = arg_text(s, ev, "tf_op", &len)) && len)
 		key[nk].p = t, key[nk++].len = node_part(t, len);
+	if ((t = arg_text(s, ev, "name", &len)) && len)
+		key[nk].p = t, key[nk++].len = len;
+	if (!nk && (t = tft_session_str(s, ev->name, &len)) && len) {
+		key[nk].p = t, key[nk++].len = len;
+		if (node_part(t, len) < len)
+			key[nk].p = t, key[nk++].len = node_part(t, len);
+	}
 	tft_json_write_key(w, "graph");
 	tft_json_write_begin_array(w);
 	for (int i = 0; i < nk && !g.n; i++) {
 		char name[1024];
 		struct tft_error err;
 
-		if (key[i].len >= sizeof(name))
+		/* (a key holding a NUL names no node: SQL would compare only its head) */
+		if (!key[i].len || key[i].len >= sizeof(name) || memchr(key[i].p, '\0', key[i].len))
 			continue;
 		memcpy(name, key[i].p, key[i].len);
 		name[key[i].len] = '\0';

@@ -455,16 +455,38 @@ GRAPH_RUN = '''step_stats {
 GRAPH_DEF = '''node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
 node { name: "MatMul" op: "MatMul" input: "x" input: "x" device: "/device:GPU:0" }
 node { name: "conv1/Conv2D" op: "Conv2D" input: "x" attr { key: "data_format" value { s: "NHWC" } } }
+node { name: "Cast" op: "Cast" input: "x" attr { key: "DstT" value { type: DT_INT32 } } }
+node { name: "emb/GatherV2/Cast" op: "Cast" input: "x" attr { key: "DstT" value { type: DT_INT64 } } }
+node { name: "Mul" op: "Mul" input: "x" input: "x" }
+node { name: "random_normal/mul" op: "Mul" input: "x" input: "MatMul" }
 '''
+# slices named by op type, as XSpace (long_name, tf_op) and tf.timeline (args.name) name
+# them: they join their node, not the node that happens to be called after the type; a
+# name with a NUL byte joins nothing
+GRAPH_OPS = [
+    {"ph": "X", "name": "Cast", "pid": 7, "tid": 1, "ts": 2000, "dur": 5,
+     "args": {"long_name": "emb/GatherV2/Cast:Cast"}},
+    {"ph": "X", "name": "Cast", "pid": 7, "tid": 1, "ts": 2010, "dur": 5,
+     "args": {"tf_op": "emb/GatherV2/Cast:Cast"}},
+    {"ph": "X", "name": "Mul", "pid": 7, "tid": 1, "ts": 2020, "dur": 5,
+     "args": {"name": "random_normal/mul", "op": "Mul"}},
+    {"ph": "X", "name": "Cast", "pid": 7, "tid": 1, "ts": 2030, "dur": 5,
+     "args": {"long_name": "not/in/graph:Cast"}},
+    {"ph": "X", "name": "MatMul\u0000x", "pid": 7, "tid": 1, "ts": 2040, "dur": 5},
+]
+
 
 
 def graph_inputs(tmp):
     run, graph = os.path.join(tmp, "run.pbtxt"), os.path.join(tmp, "graph.pbtxt")
+    ops = os.path.join(tmp, "ops.json")
     with open(run, "w") as f:
         f.write(GRAPH_RUN)
     with open(graph, "w") as f:
         f.write(GRAPH_DEF)
-    return [run, graph]
+    with open(ops, "w") as f:
+        json.dump({"traceEvents": GRAPH_OPS}, f)
+    return [run, graph, ops]
 
 
 def check_search_paging(ss):
@@ -526,14 +548,25 @@ def check_graph(ss):
     probs = []
     s = ss["graph"]
     want = {"x": "Placeholder", "MatMul:MatMul": "MatMul", "conv1/Conv2D:Conv2D": "Conv2D", "lonely": None}
+    # the op-type named slices: the node names they must join, by their start (us)
+    by_ts = {2000000: ["emb/GatherV2/Cast"], 2010000: ["emb/GatherV2/Cast"],
+             2020000: ["random_normal/mul"], 2030000: [], 2040000: []}
     d = s.data()
     asked = []
+    seen = 0
     for t in d["tracks"]:
         for i in range(len(t.get("ts", []))):
             q = {"track": t["id"], "ts": d["session"]["start_ns"] + t["ts"][i], "depth": 0}
             st, body = s.get("slice", **q)
             asked.append((q, (st, body)))
             name = body.get("name")
+            ns = q["ts"]
+            if ns in by_ts:
+                seen += 1
+                got = [g.get("name") for g in body.get("graph", [])]
+                expect(got == by_ts[ns], "%s at %d ns (args %r): joins %r, want %r" % (
+                    name, ns, body.get("args"), got, by_ts[ns]), probs)
+                continue
             if name not in want:
                 continue
             ops = [g.get("op") for g in body.get("graph", [])]
@@ -543,7 +576,7 @@ def check_graph(ss):
                 g = body["graph"][0]
                 expect(g.get("attrs", {}).get("data_format") == "NHWC" and g.get("inputs") == ["x"],
                        "conv1/Conv2D: attrs %r inputs %r" % (g.get("attrs"), g.get("inputs")), probs)
-    expect(len(asked) >= 4, "graph: %d slices, want 4" % len(asked), probs)
+    expect(len(asked) >= 9 and seen == 5, "graph: %d slices, %d op-type named; want 9, 5" % (len(asked), seen), probs)
     st, body = ss["nest"].get("slice", track=0, ts=52000)
     expect(st == 200 and "graph" not in body, "a session without a graph: \"graph\" in %r" % body, probs)
     same_answers(s, asked, probs, FIELDS)
