@@ -768,8 +768,10 @@ static size_t text_skip_value(const uint8_t *p, size_t len, size_t i)
  * input and attr, a CostGraphDef.Node id, input_info, output_info, costs
  * and sizes, both a name and a device. Which kind the first node at p[i]
  * (its ':', '{' or '<') is: TFT_PB_FMT_COSTGRAPH_TEXT or
- * TFT_PB_FMT_GRAPHDEF_TEXT; undecided (name and device only, or past the
- * prefix) is a GraphDef, as before cost graphs were told apart.
+ * TFT_PB_FMT_GRAPHDEF_TEXT: the first node (of those in the prefix) with an
+ * op or a node field, or a cost field, tells; failing that, a node that
+ * ended with neither makes a cost graph; undecided is a GraphDef, as before
+ * cost graphs were told apart.
  */
 static int text_node_kind(const uint8_t *p, size_t len, size_t i)
 {
@@ -781,28 +783,48 @@ static int text_node_kind(const uint8_t *p, size_t len, size_t i)
 	};
 	static const char *const node[] = {"op", "input", "attr", "experimental_debug_info",
 					   "experimental_type"};
+	bool opless = false; /* a node ended with neither an op nor a cost field */
 
-	if (i < len && p[i] == ':')
-		i = text_skip_ws(p, len, i + 1);
-	if (i >= len || (p[i] != '{' && p[i] != '<'))
-		return TFT_PB_FMT_GRAPHDEF_TEXT;
-	for (i++;;) {
-		size_t start, n;
+	/* Node after node (the prefix's `node` fields) until one tells. */
+	for (;;) {
+		if (i < len && p[i] == ':')
+			i = text_skip_ws(p, len, i + 1);
+		if (i >= len || (p[i] != '{' && p[i] != '<'))
+			break;
+		for (i++;;) {
+			size_t start, n;
 
+			i = text_skip_ws(p, len, i);
+			if (i < len && (p[i] == '}' || p[i] == '>')) {
+				opless = true;
+				i++;
+				break;
+			}
+			if (i >= len || !text_ident(p[i]))
+				return opless ? TFT_PB_FMT_COSTGRAPH_TEXT : TFT_PB_FMT_GRAPHDEF_TEXT;
+			for (start = i; i < len && text_ident(p[i]); i++)
+				;
+			n = i - start;
+			for (size_t k = 0; k < sizeof(cost) / sizeof(cost[0]); k++)
+				if (strlen(cost[k]) == n && !memcmp(p + start, cost[k], n))
+					return TFT_PB_FMT_COSTGRAPH_TEXT;
+			for (size_t k = 0; k < sizeof(node) / sizeof(node[0]); k++)
+				if (strlen(node[k]) == n && !memcmp(p + start, node[k], n))
+					return TFT_PB_FMT_GRAPHDEF_TEXT;
+			i = text_skip_value(p, len, i);
+		}
+		/* the next top-level field: another node, or the end of what tells */
 		i = text_skip_ws(p, len, i);
-		if (i >= len || !text_ident(p[i]))
-			return TFT_PB_FMT_GRAPHDEF_TEXT; /* the node's end, an extension, the prefix's end */
-		for (start = i; i < len && text_ident(p[i]); i++)
-			;
-		n = i - start;
-		for (size_t k = 0; k < sizeof(cost) / sizeof(cost[0]); k++)
-			if (strlen(cost[k]) == n && !memcmp(p + start, cost[k], n))
-				return TFT_PB_FMT_COSTGRAPH_TEXT;
-		for (size_t k = 0; k < sizeof(node) / sizeof(node[0]); k++)
-			if (strlen(node[k]) == n && !memcmp(p + start, node[k], n))
-				return TFT_PB_FMT_GRAPHDEF_TEXT;
-		i = text_skip_value(p, len, i);
+		if (len - i < 4 || memcmp(p + i, "node", 4) || (i + 4 < len && text_ident(p[i + 4])))
+			break;
+		i = text_skip_ws(p, len, i + 4);
 	}
+	/*
+	 * A node that ended with no op is a cost node (a NodeDef always has one;
+	 * TF writes _SOURCE first, with only a name and a device when its cost
+	 * rounds to 0 us, proto3 leaving the zeros out).
+	 */
+	return opless ? TFT_PB_FMT_COSTGRAPH_TEXT : TFT_PB_FMT_GRAPHDEF_TEXT;
 }
 
 /*

@@ -904,6 +904,10 @@ static void test_costgraph_file(void)
 		{"node < name: \"_SOURCE\"; is_final: true >", TFT_PB_FMT_COSTGRAPH_TEXT},
 		{"node { name: \"a\" device: \"\" id: 3 }", TFT_PB_FMT_COSTGRAPH_TEXT},
 		{"cost { cost: 1.5 dimension: \"flops\" }", TFT_PB_FMT_COSTGRAPH_TEXT},
+		/* TF's _SOURCE first: a name and a device only (zero costs left out) */
+		{"node { name: \"_SOURCE\" device: \"/cpu:0\" }\nnode { name: \"_SINK\" device: \"/cpu:0\" }\n"
+		 "node { name: \"MatMul\" device: \"/cpu:0\" id: 2 compute_cost: 12 }", TFT_PB_FMT_COSTGRAPH_TEXT},
+		{"node { name: \"_SOURCE\" device: \"/cpu:0\" }\n", TFT_PB_FMT_COSTGRAPH_TEXT},
 	};
 	struct enc cg = {0}, cn = {0}, oi = {0}, ii = {0}, rm = {0}, g = {0}, n = {0};
 	struct tft_error err;
