@@ -224,6 +224,8 @@ struct find {
 	struct span *cover;         /* owned: disjoint, in order: where a slice after this one
 				     * (deeper, or later at its depth) holds the time, clipped */
 	size_t ncover, cover_cap;
+	const struct tft_flow_index *ix; /* borrowed: only ranges holding a flow end are covered */
+	bool ends_inside;           /* a flow end of the track lies in the slice */
 	int status;
 };
 
@@ -401,6 +403,18 @@ static int cover_add(struct find *f, int64_t a, int64_t b)
 	return 0;
 }
 
+/* Whether a flow end (either) of the slice's track lies in [a, b]. */
+static bool holds_end(const struct find *f, int64_t a, int64_t b)
+{
+	const struct tft_flow_index *ix = f->ix;
+	size_t i = lower_bound(ix->src, ix->nsrc, f->ev.track, a);
+
+	if (i < ix->nsrc && ix->src[i].track == f->ev.track && ix->src[i].ts <= b)
+		return true;
+	i = lower_bound(ix->dst, ix->ndst, f->ev.track, a);
+	return i < ix->ndst && ix->dst[i].track == f->ev.track && ix->dst[i].ts <= b;
+}
+
 /*
  * Every event overlapping the found slice S. A flow end at t binds to the slice that
  * deepest=1 finds at t (the deepest slice holding t, the latest-starting one there,
@@ -432,7 +446,8 @@ static int on_inside(void *ctx, const struct tft_event *ev)
 	after = ev->depth > f->ev.depth ||
 		(ev->depth == f->ev.depth &&
 		 (ev->ts_ns > f->ev.ts_ns || (ev->ts_ns == f->ev.ts_ns && ord > f->ev_seq)));
-	if (after && cover_add(f, a, b))
+	/* (only where a flow end lies: memory stays with the flows, not the children) */
+	if (after && f->ends_inside && holds_end(f, a, b) && cover_add(f, a, b))
 		return f->status;
 	if (!f->nesting || ev->depth != f->ev.depth + 1 || b == a || ev->ts_ns < f->ev.ts_ns)
 		return 0;
@@ -811,10 +826,17 @@ int tft_api_slice(struct tft_http_req *r)
 									 : "no slice at this time and depth");
 	}
 	if (rc >= 0) {
+		ix = flows_get(srv, slot, &err);
+		if (!ix)
+			rc = err.code ? err.code : TFT_ENOMEM;
+	}
+	if (rc >= 0) {
 		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
 		f.covered_to = f.ev.ts_ns;
 		f.nesting = is_nesting(tr->kind);
 		f.same_n = 0;
+		f.ix = ix;
+		f.ends_inside = holds_end(&f, f.ev.ts_ns, f.end);
 		/* zero-duration slices too: a later one of their run may hold their flows */
 		if (f.ev.kind == TFT_EV_SLICE)
 			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.end, 0, on_inside, &f,
@@ -827,11 +849,6 @@ int tft_api_slice(struct tft_http_req *r)
 		else
 			rc = tft_session_scan(slot->sess, (uint32_t)track, f.ev.ts_ns, f.ev.ts_ns, 0,
 					      on_ancestor, &f, &err);
-	}
-	if (rc >= 0) {
-		ix = flows_get(srv, slot, &err);
-		if (!ix)
-			rc = err.code ? err.code : TFT_ENOMEM;
 	}
 	if (rc >= 0 && f.status)
 		rc = f.status;
