@@ -646,6 +646,12 @@ class StaticSession {
 			if (f.src) add(f.src.track, 'src', f);
 			if (f.dst) add(f.dst.track, 'dst', f);
 		}
+		// by the end's time, then the session's flow order, as the server lists them (a
+		// stable sort); so past 1000 flows on a slice the two list the same ones
+		for (const e of m.values()) {
+			e.src.sort((a, b) => a.src.ts - b.src.ts);
+			e.dst.sort((a, b) => a.dst.ts - b.dst.ts);
+		}
 		this.byTrack = m;
 		return m;
 	}

@@ -51,6 +51,16 @@ SESSIONS = {
         {"ph": "X", "name": "P", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
         {"ph": "X", "name": "Pz", "pid": 1, "tid": 2, "ts": 50, "dur": 0},
     ] + [{"ph": "i", "s": "t", "name": "Pi%d" % i, "pid": 1, "tid": 2, "ts": 50} for i in range(4)],
+    # two flows ending in A [0, 100 us], the first one in the file ending later: both the
+    # server and the page list a slice's flows by the time of their end there
+    "floworder": [
+        {"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+        {"ph": "X", "name": "S", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
+        {"ph": "s", "name": "f1", "cat": "c", "id": 100, "pid": 1, "tid": 2, "ts": 5},
+        {"ph": "f", "bp": "e", "name": "f1", "cat": "c", "id": 100, "pid": 1, "tid": 1, "ts": 60},
+        {"ph": "s", "name": "f2", "cat": "c", "id": 103, "pid": 1, "tid": 2, "ts": 6},
+        {"ph": "f", "bp": "e", "name": "f2", "cat": "c", "id": 103, "pid": 1, "tid": 1, "ts": 20},
+    ],
     # A [0, 100 us] holds an instant I at 50 us, where a flow from tid 2 ends
     "inst": [
         {"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
