@@ -88,6 +88,18 @@ static int fail_at(struct lex *l, const uint8_t *at, const char *what)
 	return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, at), "%s", what);
 }
 
+/*
+ * "expected WHAT WHERE" at `at`; where the input ends, "expected WHAT
+ * before the end of the input" (a cut file says so).
+ */
+static int fail_expect(struct lex *l, const uint8_t *at, const char *what, const char *where)
+{
+	if (at >= l->end)
+		return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->end),
+					"expected %s before the end of the input", what);
+	return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, at), "expected %s%s", what, where);
+}
+
 static void skip_ws(struct lex *l)
 {
 	const uint8_t *p = l->p, *end = l->end;
@@ -221,7 +233,10 @@ static int scan_string(struct lex *l, const uint8_t **body, size_t *blen, int *e
 		p++;
 	}
 	if (p >= l->end)
-		return fail_at(l, start, "unterminated string literal");
+		return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->end),
+					"expected '%c' before the end of the input (the string opened at "
+					"byte %lld)",
+					q, (long long)off_of(l, start));
 	*body = start + 1;
 	*blen = (size_t)(p - (start + 1));
 	l->p = p + 1;
@@ -493,7 +508,7 @@ static int parse_scalar(struct lex *l, const struct tft_pb_field *f, struct tft_
 	v->len = 0;
 	n = read_number_token(l, &tok);
 	if (!n)
-		return fail_at(l, l->p, "expected a value");
+		return fail_expect(l, l->p, "a value", "");
 	switch (kind) {
 	case TFT_PB_FLOAT:
 	case TFT_PB_DOUBLE:
@@ -581,7 +596,7 @@ static int skip_scalar(struct lex *l)
 		return 0;
 	}
 	if (!read_number_token(l, &tok))
-		return fail_at(l, l->p, "expected a value");
+		return fail_expect(l, l->p, "a value", "");
 	return 0;
 }
 
@@ -643,11 +658,20 @@ static int skip_block(struct lex *l)
 			l->p++;
 		}
 	}
-	return fail_at(l, start, "message not closed before the end of the input");
+	/*
+	 * Where the input ends is where the problem is (a cut file): the byte
+	 * the block opened at is only a hint, and the innermost open level says
+	 * which bracket is missing.
+	 */
+	return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->end),
+				"expected '%c' before the end of the input (the message opened at byte "
+				"%lld)",
+				((stack[(level - 1) / 64] >> ((level - 1) % 64)) & 1) ? '>' : '}',
+				(long long)off_of(l, start));
 }
 
 static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, void *ctx,
-			uint8_t close);
+			const uint8_t *open);
 
 /* Store a value or call the handler (the text twin of pb_wire.c deliver()). */
 static int deliver(struct lex *l, const struct tft_pb_field *f, struct tft_pb_val *v, void *out,
@@ -685,6 +709,50 @@ static int deliver(struct lex *l, const struct tft_pb_field *f, struct tft_pb_va
 	}
 }
 
+/*
+ * A block skip_block() could not close (the input cut short, a bracket lost
+ * or mismatched, a string not closed). The scan's error gives the outer
+ * field's path, and for a cut file the end of the input: inside a large
+ * RunMetadata that is `step_stats` whatever was cut. So the block is handed
+ * on as if it ran to the end of the input, and parsed as usual where the
+ * handler descends into it: the parse stops at the first real problem
+ * with the innermost message's path (`step_stats.dev_stats[2].node_stats[7]:
+ * expected '}' before the end of the input`). The earlier of the two errors
+ * is reported (the parse's when they agree); the scan's stands when the
+ * handler does not descend. Only on failure, and each open level scans the
+ * rest of the input once more, as skip_block() already did: linear.
+ */
+static int unclosed_block(struct lex *l, const struct tft_pb_field *f, const uint8_t *at,
+			  uint32_t *count, void *out, void *ctx, int scan_r)
+{
+	struct tft_error *err = l->d->err;
+	struct tft_error scan;
+	struct tft_pb_val v;
+	int r;
+
+	if (!err || err->code == TFT_OK)
+		return scan_r; /* no message to improve */
+	scan = *err;
+	err->code = TFT_OK;
+	err->msg[0] = '\0';
+	memset(&v, 0, sizeof(v));
+	v.offset = off_of(l, at);
+	v.index = (*count)++;
+	v.p = at;
+	v.len = (size_t)(l->end - at);
+	v.sub.dec = l->d;
+	v.sub.p = at;
+	v.sub.len = v.len;
+	v.sub.name = f->name;
+	v.sub.index = (f->flags & TFT_PB_F_REPEATED) ? v.index : TFT_PB_SINGULAR;
+	r = deliver(l, f, &v, out, ctx);
+	if (err->code != TFT_EFORMAT || err->offset < 0 || err->offset > scan.offset) {
+		*err = scan;
+		return scan_r;
+	}
+	return r ? r : TFT_EFORMAT;
+}
+
 /* One element of a field's value: a message block or a scalar. */
 static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *count, void *out,
 		       void *ctx, int have_colon)
@@ -699,6 +767,8 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 			return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, at),
 						"field %s is not a message (expected a value)", f->name);
 		r = skip_block(l);
+		if (r && f && r == TFT_EFORMAT)
+			return unclosed_block(l, f, at, count, out, ctx, r);
 		if (r || !f)
 			return r;
 		v.offset = off_of(l, at);
@@ -713,7 +783,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 		return deliver(l, f, &v, out, ctx);
 	}
 	if (!have_colon)
-		return fail_at(l, at, "expected ':' or '{' after the field name");
+		return fail_expect(l, at, "':' or '{'", " after the field name");
 	if (!f)
 		return skip_scalar(l);
 	if (f->kind == TFT_PB_MESSAGE)
@@ -726,9 +796,15 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 	return deliver(l, f, &v, out, ctx);
 }
 
+/*
+ * The fields of a message up to its closing bracket, or of the whole
+ * document up to the end of the input (open NULL: no bracket). `open` is
+ * the message's opening '{' or '<'.
+ */
 static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, void *ctx,
-			uint8_t close)
+			const uint8_t *open)
 {
+	uint8_t close = !open ? 0 : *open == '{' ? '}' : '>';
 	uint32_t counts[TFT_PB_MAX_FIELDS];
 	uint32_t nf = m->nfields < TFT_PB_MAX_FIELDS ? m->nfields : TFT_PB_MAX_FIELDS;
 	uint64_t has = 0;
@@ -748,19 +824,25 @@ static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, vo
 		if (l->p >= l->end) {
 			if (close)
 				return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->p),
-							"expected '%c' before the end of the input", close);
+							"expected '%c' before the end of the input (the "
+							"message opened at byte %lld)",
+							close, (long long)off_of(l, open));
 			break;
 		}
 		if (close && *l->p == close) { /* (the document has no closing byte: a NUL is an error) */
 			l->p++;
 			break;
 		}
+		if (close && (*l->p == '}' || *l->p == '>')) /* the other bracket */
+			return tft_pb_wire_fail(l->d, TFT_EFORMAT, off_of(l, l->p),
+						"expected '%c' (the message opened at byte %lld)", close,
+						(long long)off_of(l, open));
 		if (*l->p == '[') {
 			/* Extension or Any type URL: skipped. */
 			while (l->p < l->end && *l->p != ']' && *l->p != '\n')
 				l->p++;
 			if (l->p >= l->end || *l->p != ']')
-				return fail_at(l, at, "expected ']' after an extension name");
+				return fail_expect(l, l->p, "']'", " after an extension name");
 			l->p++;
 		} else {
 			nlen = read_ident(l, &name);
@@ -808,7 +890,7 @@ static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, vo
 						l->p++;
 						break;
 					}
-					return fail_at(l, l->p, "expected ',' or ']' in a list");
+					return fail_expect(l, l->p, "',' or ']'", " in a list");
 				}
 			}
 		} else {
@@ -840,7 +922,6 @@ static int text_decode_sub(const struct tft_pb_sub *s, const struct tft_pb_msg *
 	const char *saved = d->cur_field;
 	uint32_t saved_index = d->cur_index;
 	struct lex l;
-	uint8_t close;
 	int r;
 
 	l.d = d;
@@ -848,20 +929,19 @@ static int text_decode_sub(const struct tft_pb_sub *s, const struct tft_pb_msg *
 		/* The whole document: fields without braces. */
 		l.p = s->p;
 		l.end = s->p + s->len;
-		return parse_fields(&l, m, out, ctx, 0);
+		return parse_fields(&l, m, out, ctx, NULL);
 	}
 	if (!s->len || (s->p[0] != '{' && s->p[0] != '<'))
 		return tft_pb_wire_fail(d, TFT_EFORMAT, s->p - d->base, "expected '{'");
 	if (d->depth >= d->max_depth)
 		return tft_pb_wire_fail(d, TFT_EFORMAT, s->p - d->base, "messages nested deeper than %u",
 					d->max_depth);
-	close = s->p[0] == '{' ? '}' : '>';
 	d->path[d->depth].name = s->name;
 	d->path[d->depth].index = s->index;
 	d->depth++;
 	l.p = s->p + 1;
 	l.end = s->p + s->len;
-	r = parse_fields(&l, m, out, ctx, close);
+	r = parse_fields(&l, m, out, ctx, s->p);
 	if (!r && l.p != l.end)
 		r = tft_pb_wire_fail(d, TFT_EFORMAT, l.p - d->base, "trailing text after the message");
 	d->depth--;

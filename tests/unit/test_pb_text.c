@@ -216,7 +216,8 @@ static void expect_error(const char *text, int64_t off, const char *part, const 
 
 static void test_errors(void)
 {
-	expect_error("str: \"open", 5, "unterminated string", "unterminated string");
+	expect_error("str: \"open", 10, "str: expected '\"' before the end of the input (the string opened at byte 5)",
+		     "unterminated string: where the input ends");
 	expect_error("str: \"a\nb\"", 7, "newline inside a string", "newline in string");
 	expect_error("str: \"\\q\"", 6, "invalid escape", "bad escape");
 	expect_error("str: \"\\u12\"", 6, "invalid escape", "short \\u escape");
@@ -228,15 +229,20 @@ static void test_errors(void)
 	expect_error("en: MAUVE", 4, "unknown enum value 'MAUVE'", "unknown enum");
 	expect_error("b: yes", 3, "expected true or false", "bad bool");
 	expect_error("db: 1.2.3", 4, "floating-point", "bad double");
-	expect_error("in { a: 1 ", 3, "not closed", "unclosed message");
-	expect_error("in { a: 1 >", 10, "expected '}'", "mismatched bracket");
+	expect_error("in { a: 1 ", 10, "in: expected '}' before the end of the input (the message opened at byte 3)",
+		     "unclosed message: where the input ends");
+	expect_error("in { a: 1 >", 10, "in: expected '}'", "mismatched bracket");
 	expect_error("in: 5", 4, "is a message", "scalar for message");
 	expect_error("i32 { }", 4, "is not a message", "message for scalar");
 	expect_error("items { a: x }", 11, "items[0].a: expected an integer", "path in nested error");
 	expect_error("items {} items { s: 'ok' a: 0x }", 28, "items[1].a", "path index");
 	expect_error("}", 0, "expected a field name", "stray close");
-	expect_error("nums: [1, 2", -1, "expected ',' or ']'", "unclosed list");
-	expect_error("[ext.field: 1", 0, "expected ']'", "unclosed extension name");
+	expect_error("nums: [1, 2", 11, "nums[2]: expected ',' or ']' before the end of the input",
+		     "unclosed list");
+	expect_error("[ext.field: 1", 13, "expected ']' before the end of the input",
+		     "unclosed extension name");
+	expect_error("[ext.field\n]: 1", 10, "expected ']' after an extension name",
+		     "extension name across a line");
 	{
 		/*
 		 * 5000 nested blocks exceed the limit of a skip (only `in` is
@@ -268,6 +274,94 @@ static void test_errors(void)
 		   (long long)t.err.offset);
 		tft_pb_text_fini(&t.d);
 	}
+}
+
+/* A tree: `kid` messages decoded by their handler, `opaque` ones never descended into. */
+struct tree {
+	uint64_t has;
+	int64_t v;
+	struct tft_pb_bytes s;
+};
+
+static int on_kid(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field tree_fields[] = {
+	{1, TFT_PB_INT64, 0, offsetof(struct tree, v), "v", NULL, NULL},
+	{2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, TFT_PB_NOOFF, "kid", on_kid, NULL},
+	{3, TFT_PB_MESSAGE, 0, TFT_PB_NOOFF, "opaque", NULL, NULL},
+	{4, TFT_PB_STRING, 0, offsetof(struct tree, s), "s", NULL, NULL},
+};
+static const struct tft_pb_msg tree_msg = {"Tree", tree_fields, 4, offsetof(struct tree, has)};
+
+static int on_kid(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct tree t;
+
+	memset(&t, 0, sizeof(t));
+	return tft_pb_wire_decode_sub(&v->sub, &tree_msg, &t, ctx);
+}
+
+static void expect_tree_error(const char *text, int64_t off, const char *msg, const char *what)
+{
+	struct tft_pb_dec d;
+	struct tft_error err;
+	struct tree t;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	tft_error_clear(&err);
+	r = tft_pb_text_init(&d, (const uint8_t *)text, strlen(text), &err);
+	if (!r)
+		r = tft_pb_text_decode(&d, &tree_msg, &t, NULL);
+	ok(r == TFT_EFORMAT, "%s: EFORMAT", what);
+	if (!ok(err.offset == off && strcmp(err.msg, msg) == 0, "%s: byte %lld: %s", what,
+		(long long)off, msg))
+		printf("#   got byte %lld: %s\n", (long long)err.offset, err.msg);
+	tft_pb_text_fini(&d);
+}
+
+/*
+ * Errors in a block that does not close: a message is scanned whole before
+ * it is parsed, and that scan used to report where the outermost open
+ * message starts ("kid: message not closed", byte 4) wherever the cut was.
+ */
+static void test_unclosed_positions(void)
+{
+	/* Cut inside kid[0].kid[1]: the end of the input, the innermost path. */
+	expect_tree_error("kid { kid { v: 1 } kid { v: 2 ", 30,
+			  "kid[0].kid[1]: expected '}' before the end of the input (the message opened "
+			  "at byte 23)",
+			  "cut three levels deep");
+	expect_tree_error("v: 1\nkid { kid { kid <\n", 23,
+			  "kid[0].kid[0].kid[0]: expected '>' before the end of the input (the message "
+			  "opened at byte 21)",
+			  "cut right after an opening '<'");
+	/* The first real problem before the cut: the bad value, not the cut. */
+	expect_tree_error("kid { kid { v: x } kid { v: 2 ", 15,
+			  "kid[0].kid[0].v: expected an integer", "a bad value before the cut");
+	/* A string the cut leaves open. */
+	expect_tree_error("kid { kid { s: 'abc", 19,
+			  "kid[0].kid[0].s: expected ''' before the end of the input (the string opened "
+			  "at byte 15)",
+			  "cut inside a string");
+	/* A mismatched bracket deep inside: its byte and path. */
+	expect_tree_error("kid { kid { v: 1 > } }", 17,
+			  "kid[0].kid[0]: expected '}' (the message opened at byte 10)",
+			  "mismatched bracket deep inside");
+	/* A lost '}' that swallows the rest: the message it belongs to. */
+	expect_tree_error("kid { v: 1 kid { v: 2 }\nkid { v: 3 }\n", 37,
+			  "kid[0]: expected '}' before the end of the input (the message opened at "
+			  "byte 4)",
+			  "a lost closing bracket");
+	/* A block no handler descends into: the scan's error, at the end of the input. */
+	expect_tree_error("kid { opaque { x { y: 1 ", 24,
+			  "kid[0].opaque: expected '}' before the end of the input (the message opened "
+			  "at byte 13)",
+			  "cut inside a block that is not parsed");
+	expect_tree_error("kid { unknown { x { y: 1 ", 25,
+			  "kid[0]: expected '}' before the end of the input (the message opened at byte "
+			  "14)",
+			  "cut inside an unknown field");
 }
 
 /* The same message in text and wire form decodes to the same struct. */
@@ -305,6 +399,7 @@ int main(void)
 {
 	test_all_syntax();
 	test_errors();
+	test_unclosed_positions();
 	test_same_as_wire();
 	return done_testing();
 }
