@@ -5,6 +5,7 @@
  * shapes; the functions of a GraphDef's library, each a graph of its own;
  * CostGraphDef.Node costs, memory and input/output info.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,16 +221,106 @@ static const struct tft_pb_field func_fields[] = {
 static const struct tft_pb_msg func_msg = {"NameAttrList", func_fields, 1,
 					   offsetof(struct g_func, has)};
 
+/* Whether p[0..n) is UTF-8 (no overlong form, surrogate or code point past U+10FFFF). */
+static int is_utf8(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t c = p[i], lo = 0x80, hi = 0xBF;
+		size_t k;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			k = 2;
+		else if (c >= 0xE0 && c <= 0xEF)
+			k = 3;
+		else if (c >= 0xF0 && c <= 0xF4)
+			k = 4;
+		else
+			return 0;
+		if (n - i < k)
+			return 0;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+		else if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+		if (p[i + 1] < lo || p[i + 1] > hi)
+			return 0;
+		for (size_t j = 2; j < k; j++)
+			if ((p[i + j] & 0xC0) != 0x80)
+				return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/*
+ * An `s` attr (a bytes field in attr_value.proto). UTF-8 (names, formats,
+ * paddings: nearly every one) is a JSON string. Other bytes would lose
+ * what they hold as U+FFFD: they become {"base64":"..."}, standard base64
+ * with padding, which is how protobuf's JSON mapping (json_format.
+ * MessageToJson) writes every bytes field, so nothing is lost and the text
+ * compares with TF's JSON as is. The serialized ConfigProto in the
+ * config_proto attr of every TF2 (Stateful)PartitionedCall is such a value.
+ */
 static void write_bytes(struct tft_json_writer *w, const uint8_t *p, size_t n)
 {
-	char buf[40];
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char buf[(MAX_STR_ATTR + 2) / 3 * 4 + 1];
+	size_t o = 0, i = 0;
 
 	if (n > MAX_STR_ATTR) {
 		snprintf(buf, sizeof(buf), "<%zu bytes>", n);
 		tft_json_write_cstr(w, buf);
-	} else {
-		tft_json_write_str(w, (const char *)p, n);
+		return;
 	}
+	if (is_utf8(p, n)) {
+		tft_json_write_str(w, (const char *)p, n);
+		return;
+	}
+	for (; n - i >= 3; i += 3) {
+		uint32_t x = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		buf[o++] = b64[x >> 18];
+		buf[o++] = b64[(x >> 12) & 63];
+		buf[o++] = b64[(x >> 6) & 63];
+		buf[o++] = b64[x & 63];
+	}
+	if (n - i) {
+		uint32_t x = (uint32_t)p[i] << 16 | (n - i == 2 ? (uint32_t)p[i + 1] << 8 : 0);
+
+		buf[o++] = b64[x >> 18];
+		buf[o++] = b64[(x >> 12) & 63];
+		buf[o++] = n - i == 2 ? b64[(x >> 6) & 63] : '=';
+		buf[o++] = '=';
+	}
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "base64");
+	tft_json_write_str(w, buf, o);
+	tft_json_write_end_object(w);
+}
+
+/*
+ * A float attr. JSON has no number for inf, -inf and nan (the writer's
+ * null would read as an empty AttrValue): they are the strings protobuf's
+ * JSON mapping writes for them, "Infinity", "-Infinity" and "NaN".
+ */
+static void write_float(struct tft_json_writer *w, double d)
+{
+	if (isnan(d))
+		tft_json_write_cstr(w, "NaN");
+	else if (isinf(d))
+		tft_json_write_cstr(w, d < 0 ? "-Infinity" : "Infinity");
+	else
+		tft_json_write_double(w, d);
 }
 
 /* One value of an AttrValue oneof or one element of a ListValue, written to gi->cur. */
@@ -246,7 +337,7 @@ static int write_value(struct tft_graph_import *gi, const struct tft_pb_field *f
 		tft_json_write_int(w, v->n.i);
 		return 0;
 	case 4: /* f */
-		tft_json_write_double(w, v->n.d);
+		write_float(w, v->n.d);
 		return 0;
 	case 5: /* b */
 		tft_json_write_bool(w, v->n.i != 0);

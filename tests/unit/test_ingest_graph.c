@@ -1075,6 +1075,84 @@ static void test_deep_skipped(void)
 	free(g.p);
 }
 
+/*
+ * attrs JSON that keeps what the AttrValue says: inf, -inf and nan floats
+ * are the strings protobuf's JSON mapping writes ("Infinity", "-Infinity",
+ * "NaN"; null is an empty AttrValue), and `s` bytes that are not UTF-8 are
+ * {"base64": ...} (json_format's encoding of a bytes field), not U+FFFD.
+ */
+static void test_attr_values(void)
+{
+	static const char text[] =
+		"node { name: \"a\" op: \"X\"\n"
+		"  attr { key: \"pinf\" value { f: inf } }\n"
+		"  attr { key: \"ninf\" value { f: -inf } }\n"
+		"  attr { key: \"nan\" value { f: nan } }\n"
+		"  attr { key: \"fl\" value { list { f: [1.5, -Infinity, nan] } } }\n"
+		"  attr { key: \"empty\" value { } }\n"
+		"  attr { key: \"raw\" value { s: \"\\202\\001x\" } }\n"
+		"  attr { key: \"two\" value { s: \"\\300\\200\" } }\n"
+		"  attr { key: \"utf8\" value { s: \"caf\\303\\251\\n\" } }\n"
+		"  attr { key: \"ls\" value { list { s: [\"ok\", \"\\377\"] } } }\n"
+		"}\n";
+	static const char want[] =
+		"{\"pinf\":\"Infinity\",\"ninf\":\"-Infinity\",\"nan\":\"NaN\","
+		"\"fl\":[1.5,\"-Infinity\",\"NaN\"],\"empty\":null,\"raw\":{\"base64\":\"ggF4\"},"
+		"\"two\":{\"base64\":\"wIA=\"},\"utf8\":\"caf\xc3\xa9\\n\",\"ls\":[\"ok\",{\"base64\":\"/w==\"}]}";
+	struct tft_error err;
+	char path[512], a[1024];
+	int r;
+
+	r = import_one(path, sizeof(path), "attrs.pbtxt", text, strlen(text), TFT_PB_FMT_GRAPHDEF_TEXT,
+		       &err);
+	is_int(r, 0, "text graph with special floats and raw bytes imports");
+	is_str(q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a)), want,
+	       "inf/nan as strings, non-UTF-8 bytes as base64");
+
+	/* The binary twin: the same row. */
+	{
+		struct enc g = {0}, n = {0}, v = {0}, l = {0};
+		static const uint8_t pinf[] = {0x25, 0x00, 0x00, 0x80, 0x7f}; /* f (fixed32): +inf */
+		static const uint8_t ninf[] = {0x25, 0x00, 0x00, 0x80, 0xff};
+		static const uint8_t qnan[] = {0x25, 0x00, 0x00, 0xc0, 0x7f};
+		static const uint8_t fl[] = {0x22, 12, 0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x80, 0xff,
+					     0x00, 0x00, 0xc0, 0x7f}; /* list { f: [packed] } */
+
+		e_str(&n, 1, "a");
+		e_str(&n, 2, "X");
+		for (int i = 0; i < 5; i++)
+			e_byte(&v, pinf[i]);
+		e_attr(&n, "pinf", &v);
+		for (int i = 0; i < 5; i++)
+			e_byte(&v, ninf[i]);
+		e_attr(&n, "ninf", &v);
+		for (int i = 0; i < 5; i++)
+			e_byte(&v, qnan[i]);
+		e_attr(&n, "nan", &v);
+		for (size_t i = 0; i < sizeof(fl); i++)
+			e_byte(&l, fl[i]);
+		e_msg(&v, 1, &l);
+		e_attr(&n, "fl", &v);
+		e_attr(&n, "empty", &v);
+		e_bytes(&v, 2, "\x82\x01x", 3);
+		e_attr(&n, "raw", &v);
+		e_bytes(&v, 2, "\xc0\x80", 2);
+		e_attr(&n, "two", &v);
+		e_str(&v, 2, "caf\xc3\xa9\n");
+		e_attr(&n, "utf8", &v);
+		e_str(&l, 2, "ok");
+		e_bytes(&l, 2, "\xff", 1);
+		e_msg(&v, 1, &l);
+		e_attr(&n, "ls", &v);
+		e_msg(&g, 1, &n);
+		r = import_one(path, sizeof(path), "attrs.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+		is_int(r, 0, "binary twin imports");
+		is_str(q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a)), want,
+		       "binary twin: the same attrs");
+		free(g.p);
+	}
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -1095,6 +1173,7 @@ int main(void)
 	test_function_library();
 	test_costgraph_file();
 	test_deep_skipped();
+	test_attr_values();
 	{
 		char cmd[400];
 
