@@ -24,6 +24,49 @@
 #define MAX_STR_ATTR 1024  /* longer string attrs are stored as "<N bytes>" */
 #define GRAPH_NAME_MAX 300
 
+/*
+ * A TensorShapeProto as decoded so far. Decoding another occurrence into
+ * the same one merges, as protobuf does: its dims are appended,
+ * unknown_rank takes the last value given.
+ */
+struct shape_acc {
+	uint64_t has;
+	int64_t unknown_rank;
+	uint32_t ndims;
+	int dims_over;          /* more than MAX_DIMS */
+	int64_t dims[MAX_DIMS]; /* (not cleared by shape_reset) */
+};
+
+/* A TensorProto: dtype and shape (the values are not kept). */
+struct g_tensor {
+	uint64_t has;
+	int64_t dtype;
+	int have_shape;
+	struct shape_acc shape;
+};
+
+struct g_func {
+	uint64_t has;
+	struct tft_pb_bytes name;
+};
+
+/*
+ * An AttrValue as decoded so far, with protobuf's semantics for a oneof
+ * set several times (binary input merged or concatenated, text given a
+ * member twice): the member set last wins; a message member set again
+ * right after itself merges into it (list elements append, shape dims
+ * append, a tensor's dtype is replaced and its shape merged, a func's name
+ * replaced). Written once the entry is read (its key may come after it).
+ */
+struct attr_value {
+	uint32_t member;          /* field number of the member set last, 0: none */
+	struct tft_pb_val scalar; /* s, i, f, b, type, placeholder (bytes borrowed) */
+	struct shape_acc shape;
+	struct g_tensor tensor;
+	struct g_func func;
+	/* list: its elements' JSON, in tft_graph_import.j_list */
+};
+
 struct tft_graph_import {
 	struct tft_graph_store *gs; /* owned */
 	struct tft_error *err;      /* borrowed */
@@ -32,11 +75,8 @@ struct tft_graph_import {
 	int64_t graph_id;
 	/* Per node. */
 	struct tft_json_writer j_inputs, j_attrs, j_shapes, j_cost, j_in, j_out, j_ctrl;
-	struct tft_json_writer *cur; /* borrowed: where attr values are written */
-	int value_done;              /* an AttrValue's oneof already written */
-	int64_t dims[MAX_DIMS];      /* the shape being decoded */
-	uint32_t ndims;
-	int dims_over;
+	struct tft_json_writer j_list; /* the elements of the list of the AttrValue being read */
+	struct attr_value av;          /* the AttrValue being read */
 };
 
 static void jw_reset(struct tft_json_writer *w)
@@ -91,11 +131,6 @@ static void write_dtype(struct tft_json_writer *w, int64_t v)
 
 /* ---- TensorShapeProto ------------------------------------------------------------- */
 
-struct g_shape {
-	uint64_t has;
-	int64_t unknown_rank;
-};
-
 struct g_dim {
 	uint64_t has;
 	int64_t size;
@@ -109,7 +144,7 @@ static const struct tft_pb_msg dim_msg = {"TensorShapeProto.Dim", dim_fields, 1,
 
 static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
-	struct tft_graph_import *gi = ctx;
+	struct shape_acc *sh = msg;
 	struct g_dim d;
 	int r;
 
@@ -117,62 +152,63 @@ static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const stru
 	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &d, ctx);
 	if (r)
 		return r;
-	if (gi->ndims < MAX_DIMS)
-		gi->dims[gi->ndims++] = d.size;
+	if (sh->ndims < MAX_DIMS)
+		sh->dims[sh->ndims++] = d.size;
 	else
-		gi->dims_over = 1;
+		sh->dims_over = 1;
 	return 0;
 }
 
 static const struct tft_pb_field shape_fields[] = {
 	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dim", on_dim, NULL),
-	F(3, TFT_PB_BOOL, 0, struct g_shape, unknown_rank, "unknown_rank", NULL, NULL),
+	F(3, TFT_PB_BOOL, 0, struct shape_acc, unknown_rank, "unknown_rank", NULL, NULL),
 };
 static const struct tft_pb_msg shape_msg = {"TensorShapeProto", shape_fields, 2,
-					    offsetof(struct g_shape, has)};
+					    offsetof(struct shape_acc, has)};
 
-/* Decode a TensorShapeProto and write it to w: [d0, d1, ...] (-1 unknown), or null. */
-static int write_shape(struct tft_graph_import *gi, const struct tft_pb_sub *s,
-		       struct tft_json_writer *w)
+static void shape_reset(struct shape_acc *sh)
 {
-	struct g_shape sh;
-	int r;
+	sh->has = 0;
+	sh->unknown_rank = 0;
+	sh->ndims = 0;
+	sh->dims_over = 0;
+}
 
-	memset(&sh, 0, sizeof(sh));
-	gi->ndims = 0;
-	gi->dims_over = 0;
-	r = tft_pb_wire_decode_sub(s, &shape_msg, &sh, gi);
-	if (r)
-		return r;
-	if (sh.unknown_rank) {
+/*
+ * Decode a TensorShapeProto into sh, merging with what it holds. Called
+ * from the handler of the field that holds the shape, while that field is
+ * on the decoder's path, so that an error names it.
+ */
+static int decode_shape(struct tft_graph_import *gi, const struct tft_pb_sub *s,
+			struct shape_acc *sh)
+{
+	return tft_pb_wire_decode_sub(s, &shape_msg, sh, gi);
+}
+
+/* A shape as JSON: [d0, d1, ...] (-1 unknown), or null for an unknown rank. */
+static void write_shape(struct tft_json_writer *w, const struct shape_acc *sh)
+{
+	if (sh->unknown_rank) {
 		tft_json_write_null(w);
-		return 0;
+		return;
 	}
 	tft_json_write_begin_array(w);
-	for (uint32_t i = 0; i < gi->ndims; i++)
-		tft_json_write_int(w, gi->dims[i]);
-	if (gi->dims_over)
+	for (uint32_t i = 0; i < sh->ndims; i++)
+		tft_json_write_int(w, sh->dims[i]);
+	if (sh->dims_over)
 		tft_json_write_cstr(w, "...");
 	tft_json_write_end_array(w);
-	return 0;
 }
 
 /* ---- TensorProto (dtype and shape only) -------------------------------------------- */
-
-struct g_tensor {
-	uint64_t has;
-	int64_t dtype;
-	struct tft_pb_sub shape;
-};
 
 static int on_tensor_shape(void *ctx, void *msg, const struct tft_pb_field *f,
 			   const struct tft_pb_val *v)
 {
 	struct g_tensor *t = msg;
 
-	t->shape = v->sub;
-	t->has |= 1u << 1;
-	return 0;
+	t->have_shape = 1;
+	return decode_shape(ctx, &v->sub, &t->shape);
 }
 
 static const struct tft_pb_field tensor_fields[] = {
@@ -182,38 +218,30 @@ static const struct tft_pb_field tensor_fields[] = {
 static const struct tft_pb_msg tensor_msg = {"TensorProto", tensor_fields, 2,
 					     offsetof(struct g_tensor, has)};
 
-static int write_tensor(struct tft_graph_import *gi, const struct tft_pb_sub *s,
-			struct tft_json_writer *w)
+static void tensor_reset(struct g_tensor *t)
 {
-	struct g_tensor t;
-	int r;
+	t->has = 0;
+	t->dtype = 0;
+	t->have_shape = 0;
+	shape_reset(&t->shape);
+}
 
-	memset(&t, 0, sizeof(t));
-	r = tft_pb_wire_decode_sub(s, &tensor_msg, &t, gi);
-	if (r)
-		return r;
+static void write_tensor(struct tft_json_writer *w, const struct g_tensor *t)
+{
 	tft_json_write_begin_object(w);
 	tft_json_write_key(w, "dtype");
-	write_dtype(w, t.dtype);
+	write_dtype(w, t->dtype);
 	tft_json_write_key(w, "shape");
-	if (t.has & (1u << 1)) {
-		r = write_shape(gi, &t.shape, w);
-		if (r)
-			return r;
+	if (t->have_shape) {
+		write_shape(w, &t->shape);
 	} else {
 		tft_json_write_begin_array(w); /* a scalar */
 		tft_json_write_end_array(w);
 	}
 	tft_json_write_end_object(w);
-	return 0;
 }
 
 /* ---- AttrValue / ListValue ---------------------------------------------------------- */
-
-struct g_func {
-	uint64_t has;
-	struct tft_pb_bytes name;
-};
 
 static const struct tft_pb_field func_fields[] = {
 	F(1, TFT_PB_STRING, 0, struct g_func, name, "name", NULL, NULL),
@@ -323,62 +351,75 @@ static void write_float(struct tft_json_writer *w, double d)
 		tft_json_write_double(w, d);
 }
 
-/* One value of an AttrValue oneof or one element of a ListValue, written to gi->cur. */
-static int write_value(struct tft_graph_import *gi, const struct tft_pb_field *f,
-		       const struct tft_pb_val *v, int in_list)
+static void write_func(struct tft_json_writer *w, const struct g_func *fn)
 {
-	struct tft_json_writer *w = gi->cur;
-
-	switch (f->num) {
-	case 2: /* s */
-		write_bytes(w, v->p, v->len);
-		return 0;
-	case 3: /* i */
-		tft_json_write_int(w, v->n.i);
-		return 0;
-	case 4: /* f */
-		write_float(w, v->n.d);
-		return 0;
-	case 5: /* b */
-		tft_json_write_bool(w, v->n.i != 0);
-		return 0;
-	case 6: /* type */
-		write_dtype(w, v->n.i);
-		return 0;
-	case 7: /* shape */
-		return write_shape(gi, &v->sub, w);
-	case 8: /* tensor */
-		return write_tensor(gi, &v->sub, w);
-	case 9: /* list: func; value: placeholder */
-	case 10: /* value: func */
-		if (!in_list && f->num == 9) {
-			char buf[GRAPH_NAME_MAX];
-
-			snprintf(buf, sizeof(buf), "$%.*s", (int)(v->len > 250 ? 250 : v->len),
-				 (const char *)v->p);
-			tft_json_write_cstr(w, buf);
-			return 0;
-		} else {
-			struct g_func fn;
-			int r;
-
-			memset(&fn, 0, sizeof(fn));
-			r = tft_pb_wire_decode_sub(&v->sub, &func_msg, &fn, gi);
-			if (r)
-				return r;
-			tft_json_write_begin_object(w);
-			tft_json_write_key(w, "func");
-			tft_json_write_str(w, fn.name.p ? (const char *)fn.name.p : "", fn.name.len);
-			tft_json_write_end_object(w);
-			return 0;
-		}
-	}
-	return 0;
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "func");
+	tft_json_write_str(w, fn->name.p ? (const char *)fn->name.p : "", fn->name.len);
+	tft_json_write_end_object(w);
 }
 
+/* A scalar of an AttrValue or of a ListValue (field numbers are the same in both). */
+static void write_scalar(struct tft_json_writer *w, uint32_t num, const struct tft_pb_val *v)
+{
+	switch (num) {
+	case 2: /* s */
+		write_bytes(w, v->p, v->len);
+		break;
+	case 3: /* i */
+		tft_json_write_int(w, v->n.i);
+		break;
+	case 4: /* f */
+		write_float(w, v->n.d);
+		break;
+	case 5: /* b */
+		tft_json_write_bool(w, v->n.i != 0);
+		break;
+	case 6: /* type */
+		write_dtype(w, v->n.i);
+		break;
+	}
+}
+
+/* One element of a ListValue, appended to gi->j_list. */
 static int on_list_elem(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
-	return write_value(ctx, f, v, 1);
+	struct tft_graph_import *gi = ctx;
+	struct tft_json_writer *w = &gi->j_list;
+	int r;
+
+	switch (f->num) {
+	case 7: { /* shape */
+		struct shape_acc sh;
+
+		shape_reset(&sh);
+		r = decode_shape(gi, &v->sub, &sh);
+		if (!r)
+			write_shape(w, &sh);
+		return r;
+	}
+	case 8: { /* tensor */
+		struct g_tensor t;
+
+		tensor_reset(&t);
+		r = tft_pb_wire_decode_sub(&v->sub, &tensor_msg, &t, gi);
+		if (!r)
+			write_tensor(w, &t);
+		return r;
+	}
+	case 9: { /* func */
+		struct g_func fn;
+
+		memset(&fn, 0, sizeof(fn));
+		r = tft_pb_wire_decode_sub(&v->sub, &func_msg, &fn, gi);
+		if (!r)
+			write_func(w, &fn);
+		return r;
+	}
+	default:
+		write_scalar(w, f->num, v);
+		return 0;
+	}
 }
 
 static const struct tft_pb_field list_fields[] = {
@@ -393,23 +434,37 @@ static const struct tft_pb_field list_fields[] = {
 };
 static const struct tft_pb_msg list_msg = {"AttrValue.ListValue", list_fields, 8, TFT_PB_NOOFF};
 
+/* A member of the AttrValue oneof: the last one set wins (struct attr_value). */
 static int on_attr_value(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct tft_graph_import *gi = ctx;
-	int r;
+	struct attr_value *a = &gi->av;
+	int again = a->member == f->num;
 
-	if (gi->value_done)
-		return 0; /* a oneof set twice: the first value is kept */
-	gi->value_done = 1;
-	if (f->num == 1) {
-		tft_json_write_begin_array(gi->cur);
-		r = tft_pb_wire_decode_sub(&v->sub, &list_msg, NULL, gi);
-		if (r)
-			return r;
-		tft_json_write_end_array(gi->cur);
+	a->member = f->num;
+	switch (f->num) {
+	case 1: /* list: a list right after a list appends to it */
+		if (!again) {
+			jw_reset(&gi->j_list);
+			tft_json_write_begin_array(&gi->j_list);
+		}
+		return tft_pb_wire_decode_sub(&v->sub, &list_msg, NULL, gi);
+	case 7: /* shape */
+		if (!again)
+			shape_reset(&a->shape);
+		return decode_shape(gi, &v->sub, &a->shape);
+	case 8: /* tensor */
+		if (!again)
+			tensor_reset(&a->tensor);
+		return tft_pb_wire_decode_sub(&v->sub, &tensor_msg, &a->tensor, gi);
+	case 10: /* func */
+		if (!again)
+			memset(&a->func, 0, sizeof(a->func));
+		return tft_pb_wire_decode_sub(&v->sub, &func_msg, &a->func, gi);
+	default: /* s, i, f, b, type, placeholder */
+		a->scalar = *v;
 		return 0;
 	}
-	return write_value(gi, f, v, 0);
 }
 
 static const struct tft_pb_field attr_value_fields[] = {
@@ -427,22 +482,65 @@ static const struct tft_pb_field attr_value_fields[] = {
 static const struct tft_pb_msg attr_value_msg = {"AttrValue", attr_value_fields, 10,
 						 TFT_PB_NOOFF};
 
+/* The AttrValue read (gi->av) as JSON to w; an empty one is null. */
+static int write_attr_value(struct tft_graph_import *gi, struct tft_json_writer *w)
+{
+	const struct attr_value *a = &gi->av;
+
+	switch (a->member) {
+	case 0:
+		tft_json_write_null(w);
+		return 0;
+	case 1: {
+		const char *json;
+		size_t n;
+
+		tft_json_write_end_array(&gi->j_list);
+		if (gi->j_list.status)
+			return gi->j_list.status;
+		json = tft_json_write_borrow(&gi->j_list, &n);
+		tft_json_write_value_raw(w, json, n);
+		return 0;
+	}
+	case 7:
+		write_shape(w, &a->shape);
+		return 0;
+	case 8:
+		write_tensor(w, &a->tensor);
+		return 0;
+	case 9: { /* placeholder */
+		char buf[GRAPH_NAME_MAX];
+
+		snprintf(buf, sizeof(buf), "$%.*s", (int)(a->scalar.len > 250 ? 250 : a->scalar.len),
+			 a->scalar.p ? (const char *)a->scalar.p : "");
+		tft_json_write_cstr(w, buf);
+		return 0;
+	}
+	case 10:
+		write_func(w, &a->func);
+		return 0;
+	default:
+		write_scalar(w, a->member, &a->scalar);
+		return 0;
+	}
+}
+
 /* ---- NodeDef ----------------------------------------------------------------------- */
 
 struct g_attr_entry {
 	uint64_t has;
 	struct tft_pb_bytes key;
-	struct tft_pb_sub value;
 };
 
+/*
+ * The value is decoded here, while attr[i] is on the decoder's path (an
+ * error reads node[3].attr[1].value.f, not node[3].value.f), into gi->av;
+ * a value given twice merges, as protobuf merges a message field.
+ */
 static int on_entry_value(void *ctx, void *msg, const struct tft_pb_field *f,
 			  const struct tft_pb_val *v)
 {
-	struct g_attr_entry *e = msg;
-
-	e->value = v->sub;
-	e->has |= 1u << 1;
-	return 0;
+	return tft_pb_wire_decode_sub(&v->sub, &attr_value_msg, NULL, ctx);
 }
 
 static const struct tft_pb_field attr_entry_fields[] = {
@@ -463,36 +561,29 @@ static int on_attr(void *ctx, void *msg, const struct tft_pb_field *f, const str
 {
 	struct tft_graph_import *gi = ctx;
 	struct g_attr_entry e;
-	size_t before;
 	int r;
 
 	memset(&e, 0, sizeof(e));
+	gi->av.member = 0;
 	r = tft_pb_wire_decode_sub(&v->sub, &attr_entry_msg, &e, ctx);
 	if (r)
 		return r;
 	if (bytes_is(e.key, "_output_shapes")) {
 		/* Its own column: a list of shapes. */
-		if (!(e.has & (1u << 1)) || gi->j_shapes.len)
+		if (gi->av.member == 0 || gi->j_shapes.len)
 			return 0;
-		gi->cur = &gi->j_shapes;
+		r = write_attr_value(gi, &gi->j_shapes);
 	} else {
 		char key[256];
 
 		/* Keys are identifiers; a NUL inside or a longer key is cut. */
 		snprintf(key, sizeof(key), "%.*s", (int)(e.key.len > 255 ? 255 : e.key.len),
 			 e.key.p ? (const char *)e.key.p : "");
-		gi->cur = &gi->j_attrs;
-		tft_json_write_key(gi->cur, key);
+		tft_json_write_key(&gi->j_attrs, key);
+		r = write_attr_value(gi, &gi->j_attrs);
 	}
-	before = gi->cur->len;
-	gi->value_done = 0;
-	if (e.has & (1u << 1)) {
-		r = tft_pb_wire_decode_sub(&e.value, &attr_value_msg, NULL, gi);
-		if (r)
-			return r;
-	}
-	if (!gi->value_done || gi->cur->len == before)
-		tft_json_write_null(gi->cur); /* an empty AttrValue */
+	if (r)
+		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
 	return 0;
 }
 
@@ -843,16 +934,17 @@ static int on_input_info(void *ctx, void *msg, const struct tft_pb_field *f,
 struct g_output_info {
 	uint64_t has;
 	int64_t size, alias, dtype;
-	struct tft_pb_sub shape;
+	int have_shape;
+	struct shape_acc shape;
 };
 
+/* Decoded here, while output_info[i] is on the decoder's path (errors name it). */
 static int on_out_shape(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct g_output_info *o = msg;
 
-	o->shape = v->sub;
-	o->has |= 1u << 2;
-	return 0;
+	o->have_shape = 1;
+	return decode_shape(ctx, &v->sub, &o->shape);
 }
 
 static const struct tft_pb_field output_info_fields[] = {
@@ -873,7 +965,10 @@ static int on_output_info(void *ctx, void *msg, const struct tft_pb_field *f,
 	struct g_output_info o;
 	int r;
 
-	memset(&o, 0, sizeof(o));
+	o.has = 0;
+	o.size = o.alias = o.dtype = 0;
+	o.have_shape = 0;
+	shape_reset(&o.shape);
 	r = tft_pb_wire_decode_sub(&v->sub, &output_info_msg, &o, ctx);
 	if (r)
 		return r;
@@ -892,9 +987,10 @@ static int on_output_info(void *ctx, void *msg, const struct tft_pb_field *f,
 	}
 	tft_json_write_end_object(w);
 	/* Shapes go to the output_shapes column, one per output (null if absent). */
-	if (o.has & (1u << 2))
-		return write_shape(gi, &o.shape, &gi->j_shapes);
-	tft_json_write_null(&gi->j_shapes);
+	if (o.have_shape)
+		write_shape(&gi->j_shapes, &o.shape);
+	else
+		tft_json_write_null(&gi->j_shapes);
 	return 0;
 }
 
@@ -1045,6 +1141,7 @@ struct tft_graph_import *tft_graph_import_create(struct tft_writer *w, struct tf
 	tft_json_write_init_mem(&gi->j_in);
 	tft_json_write_init_mem(&gi->j_out);
 	tft_json_write_init_mem(&gi->j_ctrl);
+	tft_json_write_init_mem(&gi->j_list);
 	return gi;
 }
 
@@ -1100,6 +1197,7 @@ int tft_graph_import_finish(struct tft_graph_import *gi, struct tft_error *err)
 	tft_json_write_fini(&gi->j_in);
 	tft_json_write_fini(&gi->j_out);
 	tft_json_write_fini(&gi->j_ctrl);
+	tft_json_write_fini(&gi->j_list);
 	free(gi);
 	return r;
 }

@@ -1153,6 +1153,129 @@ static void test_attr_values(void)
 	}
 }
 
+/*
+ * An AttrValue whose oneof is set more than once (wire input merged or
+ * concatenated; text that names two members) follows protobuf: the member
+ * set last wins, and a message member set again right after itself merges
+ * (a list's elements append, a shape's dims append).
+ */
+static void test_attr_oneof(void)
+{
+	static const char text[] =
+		"node { name: \"a\" op: \"X\"\n"
+		"  attr { key: \"last\" value { i: 1 f: 2.5 } }\n"
+		"  attr { key: \"lists\" value { list { i: [1, 2] } list { i: 3 } } }\n"
+		"  attr { key: \"switch\" value { list { i: 1 } s: \"x\" list { i: 2 } } }\n"
+		"  attr { key: \"shapes\" value { shape { dim { size: 2 } } shape { dim { size: 3 } } } }\n"
+		"  attr { key: \"values\" value { i: 7 } value { type: DT_INT32 } }\n"
+		"  attr { key: \"tensors\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } }"
+		" tensor { dtype: DT_INT32 } } }\n"
+		"  attr { value { b: true } key: \"key_last\" }\n"
+		"}\n";
+	static const char want[] =
+		"{\"last\":2.5,\"lists\":[1,2,3],\"switch\":[2],\"shapes\":[2,3],\"values\":\"DT_INT32\","
+		"\"tensors\":{\"dtype\":\"DT_INT32\",\"shape\":[2]},\"key_last\":true}";
+	struct enc g = {0}, n = {0}, v = {0}, l = {0};
+	struct tft_error err;
+	char path[512], a[1024];
+	int r;
+
+	r = import_one(path, sizeof(path), "oneof.pbtxt", text, strlen(text), TFT_PB_FMT_GRAPHDEF_TEXT,
+		       &err);
+	is_int(r, 0, "text: oneof members set twice import");
+	is_str(q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a)), want,
+	       "text: the last member wins, lists and shapes merge");
+
+	/* Binary: two AttrValues concatenated, as a merge of serialized messages gives. */
+	e_str(&n, 1, "a");
+	e_str(&n, 2, "X");
+	e_int(&v, 3, 1);
+	{
+		static const uint8_t f25[] = {0x25, 0x00, 0x00, 0x20, 0x40}; /* f (fixed32): 2.5 */
+
+		for (size_t i = 0; i < sizeof(f25); i++)
+			e_byte(&v, f25[i]);
+	}
+	e_attr(&n, "last", &v);
+	e_int(&l, 3, 1);
+	e_int(&l, 3, 2);
+	e_msg(&v, 1, &l);
+	e_int(&l, 3, 3);
+	e_msg(&v, 1, &l);
+	e_attr(&n, "lists", &v);
+	e_int(&l, 3, 1);
+	e_msg(&v, 1, &l);
+	e_str(&v, 2, "x");
+	e_int(&l, 3, 2);
+	e_msg(&v, 1, &l);
+	e_attr(&n, "switch", &v);
+	{
+		static const int64_t two[] = {2}, three[] = {3};
+
+		e_shape(&v, 7, two, NULL, 1);
+		e_shape(&v, 7, three, NULL, 1);
+		e_attr(&n, "shapes", &v);
+	}
+	e_msg(&g, 1, &n);
+	r = import_one(path, sizeof(path), "oneof.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+	is_int(r, 0, "binary: oneof members set twice import");
+	is_str(q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a)),
+	       "{\"last\":2.5,\"lists\":[1,2,3],\"switch\":[2],\"shapes\":[2,3]}",
+	       "binary: the last member wins, lists and shapes merge");
+	free(g.p);
+}
+
+/* Error paths name the attr entry, the tensor and the cost node output they are in. */
+static void test_attr_error_paths(void)
+{
+	static const struct {
+		const char *text;
+		int fmt;
+		const char *want;
+	} cases[] = {
+		{"node { name: \"a\" op: \"X\" attr { key: \"T\" value { type: DT_FLOAT } }\n"
+		 "  attr { key: \"x\" value { f: - 5 } } }\n",
+		 TFT_PB_FMT_GRAPHDEF_TEXT, "node[0].attr[1].value.f: expected a floating-point number"},
+		{"node { name: \"a\" } node { name: \"b\" attr { value { list { i: [1, x] } } key: \"k\" } }",
+		 TFT_PB_FMT_GRAPHDEF_TEXT, "node[1].attr[0].value.list.i[1]: expected an integer"},
+		{"node { name: \"c\" attr { key: \"value\" value { tensor { dtype: DT_FLOAT\n"
+		 "  tensor_shape { dim { size: 2 } dim { size: y } } } } } }",
+		 TFT_PB_FMT_GRAPHDEF_TEXT,
+		 "node[0].attr[0].value.tensor.tensor_shape.dim[1].size: expected an integer"},
+		{"node { name: \"x\" id: 0 output_info { size: 4 } output_info { size: 4\n"
+		 "  shape { dim { size: z } } } }",
+		 TFT_PB_FMT_COSTGRAPH_TEXT, "node[0].output_info[1].shape.dim[0].size: expected an integer"},
+	};
+	struct tft_error err;
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = import_one(path, sizeof(path), "bad.pbtxt", cases[i].text, strlen(cases[i].text),
+				   cases[i].fmt, &err);
+
+		ok(r == TFT_EFORMAT && strcmp(err.msg, cases[i].want) == 0, "error path: %s",
+		   cases[i].want);
+		if (strcmp(err.msg, cases[i].want))
+			printf("#   got \"%s\"\n", err.msg);
+	}
+	/* Binary: the same paths (a float sent as a varint). */
+	{
+		struct enc g = {0}, n = {0}, v = {0};
+		int r;
+
+		e_str(&n, 1, "a");
+		e_int(&v, 6, 1);
+		e_attr(&n, "T", &v);
+		e_int(&v, 4, 1);
+		e_attr(&n, "x", &v);
+		e_msg(&g, 1, &n);
+		r = import_one(path, sizeof(path), "bad.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+		ok(r == TFT_EFORMAT && strncmp(err.msg, "node[0].attr[1].value.f: ", 25) == 0,
+		   "binary error path: %s", err.msg);
+		free(g.p);
+	}
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -1174,6 +1297,8 @@ int main(void)
 	test_costgraph_file();
 	test_deep_skipped();
 	test_attr_values();
+	test_attr_oneof();
+	test_attr_error_paths();
 	{
 		char cmd[400];
 
