@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codec/json_write.h"
+#include "core/grow.h"
 #include "codec/pb_text.h"
 #include "collect/ingest_graph.h"
 #include "collect/tf_names.h"
@@ -67,6 +68,27 @@ struct attr_value {
 	/* list: its elements' JSON, in tft_graph_import.j_list */
 };
 
+struct jmap_entry {
+	const uint8_t *key; /* borrowed: the input or the text reader's arena */
+	size_t klen;        /* as written: cut at a NUL and at 255 bytes */
+	size_t voff, vend;  /* the value's JSON in the object's writer */
+	uint32_t last;      /* (first entry of its key) the key's last entry */
+	int first;          /* the first entry of its key */
+};
+
+struct jmap_slot {
+	uint32_t gen, idx;
+};
+
+struct jmap {
+	struct jmap_entry *e;   /* owned */
+	uint32_t n, cap;
+	struct jmap_slot *slot; /* owned */
+	uint32_t nslot;         /* 0 or a power of 2 above 2 n */
+	uint32_t gen;           /* the current object's slots; others are empty */
+	int dup;                /* a key was given twice */
+};
+
 struct tft_graph_import {
 	struct tft_graph_store *gs; /* owned */
 	struct tft_error *err;      /* borrowed */
@@ -76,7 +98,9 @@ struct tft_graph_import {
 	/* Per node. */
 	struct tft_json_writer j_inputs, j_attrs, j_shapes, j_cost, j_in, j_out, j_ctrl;
 	struct tft_json_writer j_list; /* the elements of the list of the AttrValue being read */
+	struct tft_json_writer j_tmp;  /* scratch: an object rewritten by jmap_end() */
 	struct attr_value av;          /* the AttrValue being read */
+	struct jmap m_attrs, m_ret, m_cret; /* the maps j_attrs, j_in and j_ctrl hold */
 };
 
 static void jw_reset(struct tft_json_writer *w)
@@ -103,6 +127,172 @@ static int jw_oom(const struct tft_graph_import *gi)
 {
 	return gi->j_inputs.status || gi->j_attrs.status || gi->j_shapes.status ||
 	       gi->j_cost.status || gi->j_in.status || gi->j_out.status || gi->j_ctrl.status;
+}
+
+/* ---- protobuf maps as JSON objects ----------------------------------------------- */
+
+/*
+ * A map field (NodeDef.attr, FunctionDef.attr, .ret, .control_ret) as a
+ * JSON object: each key once, where it first appears, with the value of
+ * its last entry. That is how a protobuf parser keeps a map (and a Python
+ * dict built from the pairs); written as they come, a key given twice
+ * appeared twice and json_extract read the first. Entries are written as
+ * they come and a key seen again only marks the object, which is rebuilt
+ * from the entries' value spans when it ends (rare). Keys are found in an
+ * open-addressing table whose slots of earlier objects are told apart by a
+ * generation number, so an object starts at no cost and a node with very
+ * many attrs is not quadratic.
+ */
+static uint32_t jmap_hash(const uint8_t *p, size_t n)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/* The first entry with entry i's key, after making i that entry if there is none. */
+static uint32_t jmap_slot_of(struct jmap *m, uint32_t i)
+{
+	const struct jmap_entry *e = &m->e[i];
+	uint32_t mask = m->nslot - 1, k = jmap_hash(e->key, e->klen) & mask;
+
+	for (;; k = (k + 1) & mask) {
+		struct jmap_slot *s = &m->slot[k];
+		const struct jmap_entry *o;
+
+		if (s->gen != m->gen) {
+			s->gen = m->gen;
+			s->idx = i;
+			return i;
+		}
+		o = &m->e[s->idx];
+		if (o->klen == e->klen && (!e->klen || memcmp(o->key, e->key, e->klen) == 0))
+			return s->idx;
+	}
+}
+
+static int jmap_rehash(struct jmap *m, uint32_t need)
+{
+	uint32_t ns = m->nslot ? m->nslot : 16;
+	struct jmap_slot *slot;
+
+	while (ns < 2 * need) {
+		if (ns > UINT32_MAX / 4)
+			return TFT_ENOMEM;
+		ns *= 2;
+	}
+	slot = calloc(ns, sizeof(*slot));
+	if (!slot)
+		return TFT_ENOMEM;
+	free(m->slot);
+	m->slot = slot;
+	m->nslot = ns;
+	if (!m->gen)
+		m->gen = 1;
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->e[i].first)
+			jmap_slot_of(m, i);
+	return 0;
+}
+
+/* Start the object in w, which holds nothing else. */
+static void jmap_begin(struct jmap *m, struct tft_json_writer *w)
+{
+	m->n = 0;
+	m->dup = 0;
+	if (++m->gen == 0) { /* wrapped: every slot may look current */
+		if (m->slot)
+			memset(m->slot, 0, (size_t)m->nslot * sizeof(*m->slot));
+		m->gen = 1;
+	}
+	tft_json_write_begin_object(w);
+}
+
+/* An entry's key (p[0..len), cut at a NUL or 255 bytes); its value goes to w next. */
+static int jmap_key(struct jmap *m, struct tft_json_writer *w, const uint8_t *p, size_t len)
+{
+	struct jmap_entry *e;
+	char key[256];
+	uint32_t i, f;
+	int r;
+
+	if (len > 255)
+		len = 255;
+	if (len) {
+		const uint8_t *nul = memchr(p, 0, len);
+
+		if (nul)
+			len = (size_t)(nul - p);
+	}
+	r = tft_grow((void **)&m->e, &m->cap, m->n + 1, sizeof(*m->e));
+	if (!r && 2 * (m->n + 1) > m->nslot)
+		r = jmap_rehash(m, m->n + 1);
+	if (r)
+		return r;
+	i = m->n++;
+	e = &m->e[i];
+	e->key = len ? p : (const uint8_t *)"";
+	e->klen = len;
+	e->last = i;
+	e->first = 1;
+	f = jmap_slot_of(m, i);
+	if (f != i) {
+		m->e[f].last = i;
+		e->first = 0;
+		m->dup = 1;
+	}
+	memcpy(key, e->key, len);
+	key[len] = '\0';
+	tft_json_write_key(w, key);
+	e->voff = w->len;
+	return 0;
+}
+
+/* After the value of the entry jmap_key() started. */
+static void jmap_value_end(struct jmap *m, const struct tft_json_writer *w)
+{
+	if (m->n)
+		m->e[m->n - 1].vend = w->len;
+}
+
+/* End the object; with a key given twice, rewrite it (tmp: scratch). */
+static int jmap_end(struct jmap *m, struct tft_json_writer *w, struct tft_json_writer *tmp)
+{
+	if (m->dup && !w->status) {
+		const char *src;
+		size_t n;
+
+		jw_reset(tmp);
+		src = tft_json_write_borrow(w, &n);
+		tft_json_write_raw(tmp, src, n);
+		if (tmp->status)
+			return tmp->status;
+		src = tft_json_write_borrow(tmp, &n);
+		jw_reset(w);
+		tft_json_write_begin_object(w);
+		for (uint32_t i = 0; i < m->n; i++) {
+			const struct jmap_entry *e = &m->e[i], *l;
+			char key[256];
+
+			if (!e->first)
+				continue;
+			l = &m->e[e->last];
+			memcpy(key, e->key, e->klen);
+			key[e->klen] = '\0';
+			tft_json_write_key(w, key);
+			tft_json_write_value_raw(w, src + l->voff, l->vend - l->voff);
+		}
+	}
+	tft_json_write_end_object(w);
+	return 0;
+}
+
+static void jmap_fini(struct jmap *m)
+{
+	free(m->e);
+	free(m->slot);
 }
 
 static struct tft_graph_text text_of(struct tft_pb_bytes b)
@@ -569,18 +759,17 @@ static int on_attr(void *ctx, void *msg, const struct tft_pb_field *f, const str
 	if (r)
 		return r;
 	if (bytes_is(e.key, "_output_shapes")) {
-		/* Its own column: a list of shapes. */
-		if (gi->av.member == 0 || gi->j_shapes.len)
+		/* Its own column: a list of shapes (a map: the last entry wins). */
+		jw_reset(&gi->j_shapes);
+		if (gi->av.member == 0)
 			return 0;
 		r = write_attr_value(gi, &gi->j_shapes);
 	} else {
-		char key[256];
-
 		/* Keys are identifiers; a NUL inside or a longer key is cut. */
-		snprintf(key, sizeof(key), "%.*s", (int)(e.key.len > 255 ? 255 : e.key.len),
-			 e.key.p ? (const char *)e.key.p : "");
-		tft_json_write_key(&gi->j_attrs, key);
-		r = write_attr_value(gi, &gi->j_attrs);
+		r = jmap_key(&gi->m_attrs, &gi->j_attrs, e.key.p, e.key.len);
+		if (!r)
+			r = write_attr_value(gi, &gi->j_attrs);
+		jmap_value_end(&gi->m_attrs, &gi->j_attrs);
 	}
 	if (r)
 		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
@@ -642,12 +831,14 @@ static int node_row(struct tft_graph_import *gi, const struct tft_pb_val *v, con
 	memset(&n, 0, sizeof(n));
 	node_begin(gi);
 	tft_json_write_begin_array(&gi->j_inputs);
-	tft_json_write_begin_object(&gi->j_attrs);
+	jmap_begin(&gi->m_attrs, &gi->j_attrs);
 	r = tft_pb_wire_decode_sub(&v->sub, &node_msg, &n, gi);
 	if (r)
 		return r;
 	tft_json_write_end_array(&gi->j_inputs);
-	tft_json_write_end_object(&gi->j_attrs);
+	r = jmap_end(&gi->m_attrs, &gi->j_attrs, &gi->j_tmp);
+	if (r)
+		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
 	memset(&row, 0, sizeof(row));
 	row.graph.p = gi->graph_name;
 	row.graph.len = strlen(gi->graph_name);
@@ -760,18 +951,19 @@ static int on_ret(void *ctx, void *msg, const struct tft_pb_field *f, const stru
 {
 	struct tft_graph_import *gi = ctx;
 	struct tft_json_writer *w = f->num == 4 ? &gi->j_in : &gi->j_ctrl;
+	struct jmap *m = f->num == 4 ? &gi->m_ret : &gi->m_cret;
 	struct g_str_entry e;
-	char key[256];
 	int r;
 
 	memset(&e, 0, sizeof(e));
 	r = tft_pb_wire_decode_sub(&v->sub, &str_entry_msg, &e, ctx);
 	if (r)
 		return r;
-	snprintf(key, sizeof(key), "%.*s", (int)(e.key.len > 255 ? 255 : e.key.len),
-		 e.key.p ? (const char *)e.key.p : "");
-	tft_json_write_key(w, key);
+	r = jmap_key(m, w, e.key.p, e.key.len);
+	if (r)
+		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
 	tft_json_write_str(w, e.value.p ? (const char *)e.value.p : "", e.value.len);
+	jmap_value_end(m, w);
 	return 0;
 }
 
@@ -822,18 +1014,22 @@ static int on_function(void *ctx, void *msg, const struct tft_pb_field *f, const
 	memset(&fn, 0, sizeof(fn));
 	node_begin(gi);
 	tft_json_write_begin_array(&gi->j_inputs);
-	tft_json_write_begin_object(&gi->j_attrs);
+	jmap_begin(&gi->m_attrs, &gi->j_attrs);
 	tft_json_write_begin_array(&gi->j_out);
-	tft_json_write_begin_object(&gi->j_in);
-	tft_json_write_begin_object(&gi->j_ctrl);
+	jmap_begin(&gi->m_ret, &gi->j_in);
+	jmap_begin(&gi->m_cret, &gi->j_ctrl);
 	r = tft_pb_wire_decode_sub(&v->sub, &function_head_msg, &fn, gi);
 	if (r)
 		return r;
 	tft_json_write_end_array(&gi->j_inputs);
-	tft_json_write_end_object(&gi->j_attrs);
 	tft_json_write_end_array(&gi->j_out);
-	tft_json_write_end_object(&gi->j_in);
-	tft_json_write_end_object(&gi->j_ctrl);
+	r = jmap_end(&gi->m_attrs, &gi->j_attrs, &gi->j_tmp);
+	if (!r)
+		r = jmap_end(&gi->m_ret, &gi->j_in, &gi->j_tmp);
+	if (!r)
+		r = jmap_end(&gi->m_cret, &gi->j_ctrl, &gi->j_tmp);
+	if (r)
+		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
 	tft_json_write_begin_object(&gi->j_cost);
 	cost_raw(&gi->j_cost, "output_arg", &gi->j_out);
 	cost_raw(&gi->j_cost, "ret", &gi->j_in);
@@ -1142,6 +1338,7 @@ struct tft_graph_import *tft_graph_import_create(struct tft_writer *w, struct tf
 	tft_json_write_init_mem(&gi->j_out);
 	tft_json_write_init_mem(&gi->j_ctrl);
 	tft_json_write_init_mem(&gi->j_list);
+	tft_json_write_init_mem(&gi->j_tmp);
 	return gi;
 }
 
@@ -1198,6 +1395,10 @@ int tft_graph_import_finish(struct tft_graph_import *gi, struct tft_error *err)
 	tft_json_write_fini(&gi->j_out);
 	tft_json_write_fini(&gi->j_ctrl);
 	tft_json_write_fini(&gi->j_list);
+	tft_json_write_fini(&gi->j_tmp);
+	jmap_fini(&gi->m_attrs);
+	jmap_fini(&gi->m_ret);
+	jmap_fini(&gi->m_cret);
 	free(gi);
 	return r;
 }

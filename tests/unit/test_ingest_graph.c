@@ -1276,6 +1276,73 @@ static void test_attr_error_paths(void)
 	}
 }
 
+/*
+ * A map key given twice (NodeDef.attr, FunctionDef.attr and ret) is one
+ * key with its last entry's value, where the key first appears, as
+ * protobuf keeps a map; written twice, json_extract read the first.
+ */
+static void test_attr_map(void)
+{
+	static const char text[] =
+		"node { name: \"a\" op: \"Cast\"\n"
+		"  attr { key: \"T\" value { type: DT_FLOAT } }\n"
+		"  attr { key: \"Truncate\" value { b: false } }\n"
+		"  attr { key: \"T\" value { type: DT_INT32 } }\n"
+		"  attr { key: \"_output_shapes\" value { list { shape { dim { size: 1 } } } } }\n"
+		"  attr { key: \"_output_shapes\" value { list { shape { dim { size: 2 } } } } }\n"
+		"}\n"
+		"node { name: \"b\" op: \"X\" attr { key: \"T\" value { type: DT_HALF } } }\n"
+		"library { function { signature { name: \"fn\" output_arg { name: \"y\" } }\n"
+		"  ret { key: \"y\" value: \"n1:z:0\" } ret { key: \"y\" value: \"n2:z:0\" }\n"
+		"  attr { key: \"_noinline\" value { b: false } } attr { key: \"_noinline\" value { b: true } }\n"
+		"} }\n";
+	struct enc g = {0}, n = {0}, v = {0};
+	struct tft_error err;
+	char path[512], a[8192], want[8192];
+	size_t k = 0;
+	int r;
+
+	r = import_one(path, sizeof(path), "map.pbtxt", text, strlen(text), TFT_PB_FMT_GRAPHDEF_TEXT,
+		       &err);
+	is_int(r, 0, "text: attr keys given twice import");
+	is_str(q(path, "SELECT attrs FROM graph_nodes WHERE name = 'a'", a, sizeof(a)),
+	       "{\"T\":\"DT_INT32\",\"Truncate\":false}", "text: each key once, the last value");
+	is_str(q(path, "SELECT json_extract(attrs, '$.T') FROM graph_nodes WHERE name = 'a'", a,
+		 sizeof(a)),
+	       "DT_INT32", "json_extract reads the last value");
+	is_str(q(path, "SELECT output_shapes FROM graph_nodes WHERE name = 'a'", a, sizeof(a)),
+	       "[[2]]", "_output_shapes given twice: the last");
+	is_str(q(path, "SELECT attrs FROM graph_nodes WHERE name = 'b'", a, sizeof(a)),
+	       "{\"T\":\"DT_HALF\"}", "the next node starts a map of its own");
+	is_str(q(path, "SELECT attrs || ' ' || cost FROM graph_nodes WHERE kind = 'function'", a,
+		 sizeof(a)),
+	       "{\"_noinline\":true} {\"output_arg\":[\"y\"],\"ret\":{\"y\":\"n2:z:0\"},"
+	       "\"control_ret\":{}}",
+	       "FunctionDef attr and ret given twice: the last");
+
+	/* Binary, 40 keys (the lookup table grows) each given twice, values 0..39 then 100..139. */
+	e_str(&n, 1, "many");
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < 40; i++) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "k%d", i);
+			e_int(&v, 3, (uint64_t)(pass * 100 + i));
+			e_attr(&n, key, &v);
+		}
+	e_msg(&g, 1, &n);
+	r = import_one(path, sizeof(path), "map.pb", g.p, g.len, TFT_PB_FMT_GRAPHDEF, &err);
+	is_int(r, 0, "binary: 40 keys given twice import");
+	k += (size_t)snprintf(want + k, sizeof(want) - k, "{");
+	for (int i = 0; i < 40; i++)
+		k += (size_t)snprintf(want + k, sizeof(want) - k, "%s\"k%d\":%d", i ? "," : "", i,
+				      100 + i);
+	snprintf(want + k, sizeof(want) - k, "}");
+	is_str(q(path, "SELECT attrs FROM graph_nodes", a, sizeof(a)), want,
+	       "binary: 40 keys once each, in first order, the last values");
+	free(g.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -1299,6 +1366,7 @@ int main(void)
 	test_attr_values();
 	test_attr_oneof();
 	test_attr_error_paths();
+	test_attr_map();
 	{
 		char cmd[400];
 
