@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "codec/json_write.h"
-#include "core/grow.h"
 #include "codec/pb_text.h"
 #include "collect/ingest_graph.h"
 #include "collect/tf_names.h"
+#include "core/grow.h"
 #include "store/graph.h"
 
 #define F(num, kind, flags, type, member, name, fn, aux)                                         \
@@ -68,6 +68,18 @@ struct attr_value {
 	/* list: its elements' JSON, in tft_graph_import.j_list */
 };
 
+/*
+ * A map field (NodeDef.attr, FunctionDef.attr, .ret, .control_ret) as a
+ * JSON object: each key once, where it first appears, with the value of
+ * its last entry. That is how a protobuf parser keeps a map (and a Python
+ * dict built from the pairs); written as they come, a key given twice
+ * appeared twice and json_extract read the first. Entries are written as
+ * they come and a key seen again only marks the object, which is rebuilt
+ * from the entries' value spans when it ends (rare). Keys are found in an
+ * open-addressing table whose slots of earlier objects are told apart by a
+ * generation number, so an object starts at no cost and a node with very
+ * many attrs is not quadratic.
+ */
 struct jmap_entry {
 	const uint8_t *key; /* borrowed: the input or the text reader's arena */
 	size_t klen;        /* as written: cut at a NUL and at 255 bytes */
@@ -129,20 +141,8 @@ static int jw_oom(const struct tft_graph_import *gi)
 	       gi->j_cost.status || gi->j_in.status || gi->j_out.status || gi->j_ctrl.status;
 }
 
-/* ---- protobuf maps as JSON objects ----------------------------------------------- */
+/* ---- protobuf maps as JSON objects (struct jmap above) ----------------------------- */
 
-/*
- * A map field (NodeDef.attr, FunctionDef.attr, .ret, .control_ret) as a
- * JSON object: each key once, where it first appears, with the value of
- * its last entry. That is how a protobuf parser keeps a map (and a Python
- * dict built from the pairs); written as they come, a key given twice
- * appeared twice and json_extract read the first. Entries are written as
- * they come and a key seen again only marks the object, which is rebuilt
- * from the entries' value spans when it ends (rare). Keys are found in an
- * open-addressing table whose slots of earlier objects are told apart by a
- * generation number, so an object starts at no cost and a node with very
- * many attrs is not quadratic.
- */
 static uint32_t jmap_hash(const uint8_t *p, size_t n)
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
@@ -189,8 +189,6 @@ static int jmap_rehash(struct jmap *m, uint32_t need)
 	free(m->slot);
 	m->slot = slot;
 	m->nslot = ns;
-	if (!m->gen)
-		m->gen = 1;
 	for (uint32_t i = 0; i < m->n; i++)
 		if (m->e[i].first)
 			jmap_slot_of(m, i);
@@ -769,7 +767,8 @@ static int on_attr(void *ctx, void *msg, const struct tft_pb_field *f, const str
 		r = jmap_key(&gi->m_attrs, &gi->j_attrs, e.key.p, e.key.len);
 		if (!r)
 			r = write_attr_value(gi, &gi->j_attrs);
-		jmap_value_end(&gi->m_attrs, &gi->j_attrs);
+		if (!r)
+			jmap_value_end(&gi->m_attrs, &gi->j_attrs);
 	}
 	if (r)
 		return tft_pb_wire_fail(gi->dec, r, v->offset, "out of memory");
