@@ -1176,10 +1176,9 @@ static int on_output_info(void *ctx, void *msg, const struct tft_pb_field *f,
 	 */
 	tft_json_write_key(w, "alias_input_port");
 	tft_json_write_int(w, o.alias);
-	if (o.has & (1u << 3)) {
-		tft_json_write_key(w, "dtype");
-		write_dtype(w, o.dtype);
-	}
+	/* (likewise an absent dtype is DT_INVALID: text that spells it out gives the same row) */
+	tft_json_write_key(w, "dtype");
+	write_dtype(w, o.dtype);
 	tft_json_write_end_object(w);
 	/* Shapes go to the output_shapes column, one per output (null if absent). */
 	if (o.have_shape)

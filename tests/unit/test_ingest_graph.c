@@ -527,7 +527,7 @@ static const char cost_text_zeros[] =
 	"step_stats { dev_stats { device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n"
 	"  node_stats { node_name: \"x\" all_start_micros: 1000 all_end_rel_micros: 2 } } }\n"
 	"cost_graph {\n"
-	"  node { name: \"x\" device: \"/cpu:0\" id: 0 output_info { size: 16 alias_input_port: -1 }\n"
+	"  node { name: \"x\" device: \"/cpu:0\" id: 0 output_info { size: 16 alias_input_port: -1 dtype: DT_INVALID }\n"
 	"         temporary_memory_size: 0 is_final: false compute_cost: 0\n"
 	"         persistent_memory_size: 0 compute_time: 0 memory_time: 0 inaccurate: false\n"
 	"         host_temp_memory_size: 0 device_temp_memory_size: 0\n"
@@ -568,12 +568,12 @@ static void build_cost_runmeta(struct enc *rm)
 static void test_cost_defaults(void)
 {
 	static const char *const want_x =
-		"{\"id\":0,\"input_info\":[],\"output_info\":[{\"size\":16,\"alias_input_port\":-1}],"
+		"{\"id\":0,\"input_info\":[],\"output_info\":[{\"size\":16,\"alias_input_port\":-1,\"dtype\":\"DT_INVALID\"}],"
 		"\"control_input\":[],\"compute_time\":0,\"memory_time\":0,\"is_final\":false,"
 		"\"inaccurate\":false}";
 	static const char *const want_read =
 		"{\"id\":1,\"input_info\":[{\"preceding_node\":0,\"preceding_port\":0}],"
-		"\"output_info\":[{\"size\":16,\"alias_input_port\":0}],\"control_input\":[],"
+		"\"output_info\":[{\"size\":16,\"alias_input_port\":0,\"dtype\":\"DT_INVALID\"}],\"control_input\":[],"
 		"\"compute_time\":0,\"memory_time\":0,\"is_final\":true,\"inaccurate\":false}";
 	struct {
 		const char *what;
@@ -993,10 +993,10 @@ static void test_costgraph_file(void)
 		 " || ' ' || cost FROM graph_nodes ORDER BY id",
 		 a, sizeof(a)),
 	       "run/cost_graph.pbtxt costgraph op { x 1 0 {\"id\":0,\"input_info\":[],\"output_info\":"
-	       "[{\"size\":16,\"alias_input_port\":-1}],\"control_input\":[],\"compute_time\":0,"
+	       "[{\"size\":16,\"alias_input_port\":-1,\"dtype\":\"DT_INVALID\"}],\"control_input\":[],\"compute_time\":0,"
 	       "\"memory_time\":0,\"is_final\":false,\"inaccurate\":false}"
 	       "|run/cost_graph.pbtxt costgraph w/read 1 3 {\"id\":1,\"input_info\":[{\"preceding_node\":0,"
-	       "\"preceding_port\":0}],\"output_info\":[{\"size\":16,\"alias_input_port\":0}],"
+	       "\"preceding_port\":0}],\"output_info\":[{\"size\":16,\"alias_input_port\":0,\"dtype\":\"DT_INVALID\"}],"
 	       "\"control_input\":[],\"compute_time\":0,\"memory_time\":0,\"is_final\":true,"
 	       "\"inaccurate\":false}",
 	       "text CostGraphDef: cost rows");
