@@ -625,13 +625,23 @@ class StaticSession {
 		return { n, covered };
 	}
 
-	stepOf(procId, at) {
+	// The step holding `at` on the process, as the server's step_at (src/server/api_slice.c):
+	// [start, start + dur), a step of the process before a global one.
+	stepRowOf(procId, at) {
+		let best = null;
 		for (const st of this.session.step_list || []) {
-			if (st.process !== null && st.process !== undefined && st.process !== procId) continue;
+			const global = st.process === null || st.process === undefined;
+			if (!global && st.process !== procId) continue;
 			const s = Number(big(st.start_ns) - this.T0);
-			if (at >= s && at <= s + Number(st.dur_ns || 0)) return st.index;
+			if (at < s || at >= s + Number(st.dur_ns || 0)) continue;
+			if (!best || ((best.process === null || best.process === undefined) && !global)) best = st;
 		}
-		return null;
+		return best;
+	}
+
+	stepOf(procId, at) {
+		const st = this.stepRowOf(procId, at);
+		return st ? st.index : null;
 	}
 
 	flowIndex() {
@@ -714,7 +724,7 @@ class StaticSession {
 			step: this.stepOf(info.process, s),
 			flows_out: out,
 			flows_in: inn,
-			...(this.graph ? { graph: this.graphOf(this.str(t.name[i]), t.args && t.args[i]) } : {}),
+			...(this.graph ? { graph: this.graphOf(this.str(t.name[i]), t.args && t.args[i], this.stepRowOf(info.process, s)) } : {}),
 			...(this.graphTruncated ? { graph_truncated: this.graphTruncated } : {}),
 		};
 	}
@@ -722,7 +732,7 @@ class StaticSession {
 	// The graph nodes a slice joins, by the server's keys in its order (src/server/api_slice.c
 	// write_graph): the `node` arg, `long_name` and `tf_op` without ":Op", the `name` arg;
 	// only with none of them, the slice's name, then without ":Op".
-	graphOf(name, args) {
+	graphOf(name, args, step) {
 		const a = args && typeof args === 'object' ? args : {};
 		const str = (v) => (typeof v === 'string' && v ? v : null);
 		const nodePart = (p) => {
@@ -735,9 +745,19 @@ class StaticSession {
 		if (str(a.tf_op)) keys.push(nodePart(a.tf_op));
 		if (str(a.name)) keys.push(a.name);
 		if (!keys.length && str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
+		// rows of graphs from the input of the slice's step first: "DIR/STEP:..." or "FILE:STEP:..."
+		const sn = step && typeof step.name === 'string' ? step.name : '';
+		const own = (g) => {
+			if (!sn || typeof g.graph !== 'string') return false;
+			for (let at = g.graph.indexOf(sn); at >= 0; at = g.graph.indexOf(sn, at + 1)) {
+				const before = at === 0 ? '' : g.graph[at - 1];
+				if ((at === 0 || before === '/' || before === ':') && g.graph[at + sn.length] === ':') return true;
+			}
+			return false;
+		};
 		for (const k of keys) {
 			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
-			if (rows && rows.length) return rows.slice(0, 16);
+			if (rows && rows.length) return sn ? [...rows.filter(own), ...rows.filter((g) => !own(g))].slice(0, 16) : rows.slice(0, 16);
 		}
 		return [];
 	}

@@ -549,8 +549,8 @@ static void write_flows(struct tft_json_writer *w, struct tft_session *s, const 
 	tft_json_write_end_array(w);
 }
 
-static void write_step(struct tft_json_writer *w, struct tft_session *s, const struct tft_track *tr,
-		       int64_t ts)
+/* The step holding ts on the track's process (one of that process before a global one), or NULL. */
+static const struct tft_step *step_at(struct tft_session *s, const struct tft_track *tr, int64_t ts)
 {
 	uint32_t n = tft_session_step_count(s);
 	const struct tft_step *best = NULL;
@@ -565,6 +565,14 @@ static void write_step(struct tft_json_writer *w, struct tft_session *s, const s
 		if (!best || (best->process == TFT_NONE && st->process != TFT_NONE))
 			best = st;
 	}
+	return best;
+}
+
+static void write_step(struct tft_json_writer *w, struct tft_session *s, const struct tft_track *tr,
+		       int64_t ts)
+{
+	const struct tft_step *best = step_at(s, tr, ts);
+
 	if (best)
 		tft_json_write_int(w, best->index);
 	else
@@ -667,12 +675,37 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, const c
 struct graph_out {
 	struct tft_json_writer *w;
 	int n;
+	const char *step; /* the slice's step name step[0..step_len), or NULL */
+	size_t step_len;
+	int pass;         /* 0: rows of graphs from the step's input, 1: the others */
 };
+
+/*
+ * Whether graph `g` came from the input of step `step`: its name holds the
+ * step's name as a component, "DIR/STEP:..." or "FILE:STEP:..." (a step of
+ * a RunMetadata file is named after the file, a pickle's trace after its run).
+ */
+static bool own_graph(const char *g, size_t glen, const char *step, size_t n)
+{
+	for (const char *p = g; n && (size_t)(g + glen - p) > n;) {
+		const char *hit = memmem(p, (size_t)(g + glen - p), step, n);
+
+		if (!hit || (size_t)(g + glen - hit) <= n)
+			return false;
+		if ((hit == g || hit[-1] == '/' || hit[-1] == ':') && hit[n] == ':')
+			return true;
+		p = hit + 1;
+	}
+	return false;
+}
 
 static int on_graph_node(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
 {
 	struct graph_out *g = ctx;
+	bool own = g->step && n->graph.p && own_graph(n->graph.p, n->graph.len, g->step, g->step_len);
 
+	if (g->step && own != (g->pass == 0))
+		return 0;
 	tft_export_graph_node(g->w, n, graph_id);
 	return ++g->n >= SLICE_MAX_GRAPH_NODES;
 }
@@ -711,13 +744,17 @@ static size_t node_part(const char *p, size_t len)
  * with none of them is looked up by its name, then its name without ":Op"
  * (TF's "conv1/Conv2D:Conv2D" kernels): XSpace and tf.timeline name a slice
  * by its op type, which would join any node called "Cast" or "Mul".
+ * Rows of graphs from the input of the slice's step come first (each step of
+ * a RunMetadata import brings its own graphs with the same node names).
  * Written only when the session holds graph nodes; a failed lookup lists none.
  */
 static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
 			const struct tft_event *ev)
 {
 	const char *m = tft_session_meta(s, "graph_nodes");
-	struct graph_out g = {w, 0};
+	const struct tft_track *tr = tft_session_track(s, ev->track);
+	const struct tft_step *st = tr ? step_at(s, tr, ev->ts_ns) : NULL;
+	struct graph_out g = {w, 0, NULL, 0, 0};
 	struct {
 		const char *p;
 		size_t len;
@@ -741,6 +778,10 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 		if (node_part(t, len) < len)
 			key[nk].p = t, key[nk++].len = node_part(t, len);
 	}
+	if (st && (t = tft_session_str(s, st->name, &len)) && len) {
+		g.step = t;
+		g.step_len = len;
+	}
 	tft_json_write_key(w, "graph");
 	tft_json_write_begin_array(w);
 	for (int i = 0; i < nk && !g.n; i++) {
@@ -752,8 +793,10 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 			continue;
 		memcpy(name, key[i].p, key[i].len);
 		name[key[i].len] = '\0';
-		tft_error_clear(&err);
-		tft_graph_lookup(path, name, on_graph_node, &g, &err);
+		for (g.pass = 0; g.pass < (g.step ? 2 : 1) && g.n < SLICE_MAX_GRAPH_NODES; g.pass++) {
+			tft_error_clear(&err);
+			tft_graph_lookup(path, name, on_graph_node, &g, &err);
+		}
 	}
 	tft_json_write_end_array(w);
 }

@@ -499,6 +499,48 @@ def graph_inputs(tmp):
     return [run, graph, ops]
 
 
+STEP_RUN = '''step_stats { dev_stats { device: "/job:localhost/replica:0/task:0/device:CPU:0"
+  node_stats { node_name: "x" all_start_micros: %d all_end_rel_micros: 5 timeline_label: "x = MatMul()" } } }
+cost_graph { node { name: "x" device: "/cpu:0" id: 0 compute_cost: %d } }
+'''
+
+
+def step_inputs(tmp):
+    """Three RunMetadata step files, each with its cost graph: x costs k us in step_k."""
+    out = []
+    for k in (1, 2, 3):
+        p = os.path.join(tmp, "step_%d.pbtxt" % k)
+        with open(p, "w") as f:
+            f.write(STEP_RUN % (1000 * k, k))
+        out.append(p)
+    return out
+
+
+def check_graph_own_step(ss):
+    """In a session of several RunMetadata steps, each bringing its graphs, a slice lists
+    the rows of its own step's graphs first (its step's compute_cost), on the server and
+    the static page alike."""
+    probs = []
+    s = ss["steps"]
+    d = s.data()
+    asked = []
+    for t in d["tracks"]:
+        for i in range(len(t.get("ts", []))):
+            q = {"track": t["id"], "ts": d["session"]["start_ns"] + t["ts"][i], "depth": 0}
+            st, body = s.get("slice", **q)
+            asked.append((q, (st, body)))
+            rows = body.get("graph") or []
+            k = (q["ts"] // 1000000)
+            first = rows[0] if rows else {}
+            expect(len(rows) == 3 and first.get("compute_cost") == k and
+                   first.get("graph", "").endswith("step_%d.pbtxt:cost_graph" % k),
+                   "the slice of step %d: graph rows %r" % (k, [(g.get("graph"), g.get("compute_cost"))
+                                                             for g in rows]), probs)
+    expect(len(asked) == 3, "steps: %d slices, want 3" % len(asked), probs)
+    same_answers(s, asked, probs, FIELDS)
+    return probs
+
+
 def check_search_paging(ss):
     """Paging /api/search one result at a time with each result's cursor (its seq too)
     visits every slice of a run starting together (four z's at 100 us, three instants at
@@ -720,6 +762,7 @@ def main():
         for name, events in SESSIONS.items():
             ss[name] = Session(name, events, tmp)
         ss["graph"] = Session("graph", graph_inputs(tmp), tmp)
+        ss["steps"] = Session("steps", step_inputs(tmp), tmp)
         kineto = os.path.join(H.data_dir(), KINETO)
         if os.path.exists(kineto):
             ss["kineto"] = Session("kineto", kineto, tmp)
@@ -733,6 +776,7 @@ def main():
         t.run("counter_carry", lambda: check_counter_carry(ss))
         t.run("graph", lambda: check_graph(ss))
         t.run("search_paging", lambda: check_search_paging(ss))
+        t.run("graph_own_step", lambda: check_graph_own_step(ss))
         for name, s in ss.items():
             rc = s.stop()
             err = s.server.stderr()
