@@ -1006,23 +1006,35 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	 * one ("\nX\n:" is field 1 of 88 bytes, then field 1 of 58): then it
 	 * holds a control byte (a key, a length) text never has.
 	 */
-	if (text_first_field(data, len, first, sizeof(first), &value) &&
-	    !tft_pb_has_control_byte(data, len)) {
+	if (text_first_field(data, len, first, sizeof(first), &value)) {
+		int text = TFT_PB_FMT_UNKNOWN;
+
 		if (!strcmp(first, "step_stats") || !strcmp(first, "cost_graph") ||
 		    !strcmp(first, "partition_graphs") || !strcmp(first, "function_graphs") ||
 		    !strcmp(first, "session_metadata"))
-			return TFT_PB_FMT_RUNMETA_TEXT;
-		if (!strcmp(first, "dev_stats"))
-			return TFT_PB_FMT_STEPSTATS_TEXT;
-		if (!strcmp(first, "node"))
-			return text_node_kind(data, len, value);
-		if (!strcmp(first, "versions") || !strcmp(first, "library") || !strcmp(first, "version"))
-			return TFT_PB_FMT_GRAPHDEF_TEXT;
-		if (!strcmp(first, "cost")) /* CostGraphDef.cost (AggregatedCost) */
-			return TFT_PB_FMT_COSTGRAPH_TEXT;
-		return TFT_PB_FMT_UNKNOWN;
+			text = TFT_PB_FMT_RUNMETA_TEXT;
+		else if (!strcmp(first, "dev_stats"))
+			text = TFT_PB_FMT_STEPSTATS_TEXT;
+		else if (!strcmp(first, "node"))
+			text = text_node_kind(data, len, value);
+		else if (!strcmp(first, "versions") || !strcmp(first, "library") || !strcmp(first, "version"))
+			text = TFT_PB_FMT_GRAPHDEF_TEXT;
+		else if (!strcmp(first, "cost")) /* CostGraphDef.cost (AggregatedCost) */
+			text = TFT_PB_FMT_COSTGRAPH_TEXT;
+		if (!tft_pb_has_control_byte(data, len))
+			return text;
+		/*
+		 * Text with a control byte in it is binary if it reads as binary;
+		 * otherwise text after all, damaged (a NUL): the text reader then
+		 * says where, not "unrecognised format".
+		 */
+		g = wire_guess(data, len);
+		if (g != TFT_PB_FMT_UNKNOWN || text == TFT_PB_FMT_UNKNOWN)
+			goto binary;
+		return text;
 	}
 	g = wire_guess(data, len);
+binary:
 	if (g == TFT_PB_FMT_UNKNOWN && (data[0] == 0x12 || data[0] == 0x1a || data[0] == 0x22) &&
 	    (contains_ci(base, "run_meta") || contains_ci(base, "runmeta") ||
 	     contains_ci(base, "run_metadata"))) {

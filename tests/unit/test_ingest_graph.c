@@ -921,6 +921,13 @@ static void test_costgraph_file(void)
 	}
 	is_int(tft_pb_sniff((const uint8_t *)text, strlen(text), "cost_graph.pbtxt"),
 	       TFT_PB_FMT_COSTGRAPH_TEXT, "text CostGraphDef sniffed as such");
+	{
+		/* a NUL in a text GraphDef's first 4 KiB: still text (the reader says where) */
+		static const char nul[] = "node { name: \"a\" op: \"X\" }\n\0\0node { name: \"b\" op: \"Y\" }\n";
+
+		is_int(tft_pb_sniff((const uint8_t *)nul, sizeof(nul) - 1, "g.pbtxt"), TFT_PB_FMT_GRAPHDEF_TEXT,
+		       "a text GraphDef with a NUL in its first 4 KiB is sniffed as text");
+	}
 
 	/* The binary twin, as TF serializes it (field order, no zeros). */
 	e_str(&cn, 1, "op { x");
