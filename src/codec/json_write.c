@@ -348,6 +348,20 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+bool tft_json_is_utf8(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < len;) {
+		size_t k = s[i] < 0x80 ? 1 : utf8_seq_len(s + i, len - i);
+
+		if (!k)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
 size_t tft_json_escape(char *out, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";

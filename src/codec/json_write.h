@@ -111,6 +111,8 @@ void tft_json_write_ns_us(struct tft_json_writer *w, int64_t ns);
 void tft_json_write_newline(struct tft_json_writer *w);
 /* Pre-formatted JSON value, copied verbatim (caller guarantees validity). */
 void tft_json_write_value_raw(struct tft_json_writer *w, const char *json, size_t len);
+/* Whether p[0..len) is UTF-8 (no overlong form, surrogate or code point past U+10FFFF). */
+bool tft_json_is_utf8(const void *p, size_t len);
 /* json[0..len) is one JSON value (spaces around it allowed), valid UTF-8 throughout. */
 bool tft_json_is_value(const char *json, size_t len);
 /*

@@ -437,47 +437,6 @@ static const struct tft_pb_field func_fields[] = {
 static const struct tft_pb_msg func_msg = {"NameAttrList", func_fields, 1,
 					   offsetof(struct g_func, has)};
 
-/* Whether p[0..n) is UTF-8 (no overlong form, surrogate or code point past U+10FFFF). */
-static int is_utf8(const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint8_t c = p[i], lo = 0x80, hi = 0xBF;
-		size_t k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF)
-			k = 2;
-		else if (c >= 0xE0 && c <= 0xEF)
-			k = 3;
-		else if (c >= 0xF0 && c <= 0xF4)
-			k = 4;
-		else
-			return 0;
-		if (n - i < k)
-			return 0;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-		else if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-		if (p[i + 1] < lo || p[i + 1] > hi)
-			return 0;
-		for (size_t j = 2; j < k; j++)
-			if ((p[i + j] & 0xC0) != 0x80)
-				return 0;
-		i += k;
-	}
-	return 1;
-}
-
 /*
  * An `s` attr (a bytes field in attr_value.proto). UTF-8 (names, formats,
  * paddings: nearly every one) is a JSON string. Other bytes would lose
@@ -498,7 +457,7 @@ static void write_bytes(struct tft_json_writer *w, const uint8_t *p, size_t n)
 		tft_json_write_cstr(w, buf);
 		return;
 	}
-	if (is_utf8(p, n)) {
+	if (tft_json_is_utf8(p, n)) {
 		tft_json_write_str(w, (const char *)p, n);
 		return;
 	}

@@ -290,9 +290,23 @@ static void test_is_value(void)
 		ok(!tft_json_is_value(no[i], strlen(no[i])), "is no JSON value: %zu", i);
 }
 
+/* tft_json_is_utf8: well-formed UTF-8 only (no overlong form, surrogate, past U+10FFFF). */
+static void test_is_utf8(void)
+{
+	static const char *const yes[] = { "", "plain", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf" };
+	static const char *const no[] = { "\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+					  "\xc3", "a\xff", "\x82" "config" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ok(tft_json_is_utf8(yes[i], strlen(yes[i])), "is UTF-8: %zu", i);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ok(!tft_json_is_utf8(no[i], strlen(no[i])), "is not UTF-8: %zu", i);
+}
+
 int main(void)
 {
 	test_escape();
+	test_is_utf8();
 	test_numbers();
 	test_structure();
 	test_sink();
