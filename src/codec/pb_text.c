@@ -709,6 +709,22 @@ static int deliver(struct lex *l, const struct tft_pb_field *f, struct tft_pb_va
 	}
 }
 
+/* The value of field f: the message block [at, end), the field's (*count)-th. */
+static void block_val(struct lex *l, const struct tft_pb_field *f, const uint8_t *at,
+		      const uint8_t *end, uint32_t *count, struct tft_pb_val *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->offset = off_of(l, at);
+	v->index = (*count)++;
+	v->p = at;
+	v->len = (size_t)(end - at);
+	v->sub.dec = l->d;
+	v->sub.p = at;
+	v->sub.len = v->len;
+	v->sub.name = f->name;
+	v->sub.index = (f->flags & TFT_PB_F_REPEATED) ? v->index : TFT_PB_SINGULAR;
+}
+
 /*
  * A block skip_block() could not close (the input cut short, a bracket lost
  * or mismatched, a string not closed). The scan's error gives the outer
@@ -735,16 +751,7 @@ static int unclosed_block(struct lex *l, const struct tft_pb_field *f, const uin
 	scan = *err;
 	err->code = TFT_OK;
 	err->msg[0] = '\0';
-	memset(&v, 0, sizeof(v));
-	v.offset = off_of(l, at);
-	v.index = (*count)++;
-	v.p = at;
-	v.len = (size_t)(l->end - at);
-	v.sub.dec = l->d;
-	v.sub.p = at;
-	v.sub.len = v.len;
-	v.sub.name = f->name;
-	v.sub.index = (f->flags & TFT_PB_F_REPEATED) ? v.index : TFT_PB_SINGULAR;
+	block_val(l, f, at, l->end, count, &v);
 	r = deliver(l, f, &v, out, ctx);
 	if (err->code != TFT_EFORMAT || err->offset < 0 || err->offset > scan.offset) {
 		*err = scan;
@@ -771,15 +778,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 			return unclosed_block(l, f, at, count, out, ctx, r);
 		if (r || !f)
 			return r;
-		v.offset = off_of(l, at);
-		v.index = (*count)++;
-		v.p = at;
-		v.len = (size_t)(l->p - at);
-		v.sub.dec = l->d;
-		v.sub.p = at;
-		v.sub.len = v.len;
-		v.sub.name = f->name;
-		v.sub.index = (f->flags & TFT_PB_F_REPEATED) ? v.index : TFT_PB_SINGULAR;
+		block_val(l, f, at, l->p, count, &v);
 		return deliver(l, f, &v, out, ctx);
 	}
 	if (!have_colon)
