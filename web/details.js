@@ -292,7 +292,9 @@ export class Details {
 				${Object.keys(attrs).length ? `<div class="args">${this.argTree(attrs, 0)}</div>` : ''}
 				${Object.keys(cost).length ? `<div class="args">${this.argTree(cost, 0)}</div>` : ''}</div>`;
 		});
-		return `<h4>Graph node <span class="muted">(${nodes.length})</span></h4>${items.join('')}`;
+		// (the page's cap may have left out some of this name's rows: say so wherever it applies)
+		const cut = leftOut ? `<p class="muted gn-cut">This page holds part of the session's graph nodes (${fmtInt(leftOut)} were left out); the server may list more.</p>` : '';
+		return `<h4>Graph node <span class="muted">(${nodes.length})</span></h4>${cut}${items.join('')}`;
 	}
 
 	flowTable(title, flows, rel, dir) {
