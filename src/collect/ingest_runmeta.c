@@ -39,6 +39,7 @@
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "collect/ingest_graph.h"
+#include "store/graph.h"
 #include "store/sorter.h"
 
 #define MAX_ARGS 40
@@ -4446,6 +4447,7 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	struct rm_runmeta meta;
 	int text = format == TFT_PB_FMT_RUNMETA_TEXT || format == TFT_PB_FMT_STEPSTATS_TEXT;
 	int stepstats = format == TFT_PB_FMT_STEPSTATS || format == TFT_PB_FMT_STEPSTATS_TEXT;
+	int64_t graph0 = tft_graph_next_id(w); /* this input's graphs: from here on */
 	int r;
 
 	if (!w || (!data && len))
@@ -4533,6 +4535,9 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 		r = tft_writer_add_step(w, &st);
 		if (!r && rm.entries_odd)
 			r = store_entries(&rm);
+		/* its partition and cost graphs belong to this step (a slice's details list them first) */
+		if (!r)
+			r = tft_graph_link_step(w, graph0, st.process, st.start_ns, err);
 		if (r) {
 			tft_error_set(err, r, -1, "could not store the step");
 			goto out;

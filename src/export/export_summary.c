@@ -101,5 +101,7 @@ void tft_export_graph_node(struct tft_json_writer *w, const struct tft_graph_nod
 	graph_cost(w, "temporary_memory", n->temporary_memory);
 	graph_cost(w, "persistent_memory", n->persistent_memory);
 	graph_text(w, "cost", n->cost, true);
+	graph_cost(w, "step_process", n->step_process);
+	graph_cost(w, "step_start_ns", n->step_start);
 	tft_json_write_end_object(w);
 }

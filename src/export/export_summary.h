@@ -27,8 +27,9 @@ void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session
  * One graph_nodes row as a JSON object, as GET /api/slice's "graph" items
  * (server/api_slice.c) and the HTML export's DATA "graph" (export_html.c)
  * give it: graph_id, graph, kind, name, op, device, inputs, attrs,
- * output_shapes, compute_cost, temporary_memory, persistent_memory, cost
- * (null when absent; the JSON columns checked, the file being untrusted).
+ * output_shapes, compute_cost, temporary_memory, persistent_memory, cost,
+ * step_process, step_start_ns (null when absent; the JSON columns checked,
+ * the file being untrusted).
  */
 void tft_export_graph_node(struct tft_json_writer *w, const struct tft_graph_node *n, int64_t graph_id);
 

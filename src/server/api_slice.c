@@ -675,7 +675,8 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, const c
 struct graph_out {
 	struct tft_json_writer *w;
 	int n;
-	const char *step; /* the slice's step name step[0..step_len), or NULL */
+	const struct tft_step *st; /* the slice's step, or NULL */
+	const char *step; /* its name step[0..step_len), or NULL */
 	size_t step_len;
 	int pass;         /* 0: rows of graphs from the step's input, 1: the others */
 };
@@ -702,9 +703,15 @@ static bool own_graph(const char *g, size_t glen, const char *step, size_t n)
 static int on_graph_node(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
 {
 	struct graph_out *g = ctx;
-	bool own = g->step && n->graph.p && own_graph(n->graph.p, n->graph.len, g->step, g->step_len);
+	bool own;
 
-	if (g->step && own != (g->pass == 0))
+	/* the graph's step as the importer linked it; a session without links: by name */
+	if (n->step_start != TFT_GRAPH_NO_COST)
+		own = g->st && n->step_start == g->st->start_ns &&
+		      (n->step_process == TFT_GRAPH_NO_COST || n->step_process == g->st->process);
+	else
+		own = g->step && n->graph.p && own_graph(n->graph.p, n->graph.len, g->step, g->step_len);
+	if (g->st && own != (g->pass == 0))
 		return 0;
 	tft_export_graph_node(g->w, n, graph_id);
 	return ++g->n >= SLICE_MAX_GRAPH_NODES;
@@ -745,7 +752,9 @@ static size_t node_part(const char *p, size_t len)
  * (TF's "conv1/Conv2D:Conv2D" kernels): XSpace and tf.timeline name a slice
  * by its op type, which would join any node called "Cast" or "Mul".
  * Rows of graphs from the input of the slice's step come first (each step of
- * a RunMetadata import brings its own graphs with the same node names).
+ * a RunMetadata import brings its own graphs with the same node names): the
+ * graphs the importer linked to that step (graph_steps), or in a session
+ * without links, those named after the step's input (own_graph).
  * Written only when the session holds graph nodes; a failed lookup lists none.
  */
 static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
@@ -754,7 +763,7 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 	const char *m = tft_session_meta(s, "graph_nodes");
 	const struct tft_track *tr = tft_session_track(s, ev->track);
 	const struct tft_step *st = tr ? step_at(s, tr, ev->ts_ns) : NULL;
-	struct graph_out g = {w, 0, NULL, 0, 0};
+	struct graph_out g = {w, 0, st, NULL, 0, 0};
 	struct {
 		const char *p;
 		size_t len;
@@ -793,7 +802,7 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 			continue;
 		memcpy(name, key[i].p, key[i].len);
 		name[key[i].len] = '\0';
-		for (g.pass = 0; g.pass < (g.step ? 2 : 1) && g.n < SLICE_MAX_GRAPH_NODES; g.pass++) {
+		for (g.pass = 0; g.pass < (g.st ? 2 : 1) && g.n < SLICE_MAX_GRAPH_NODES; g.pass++) {
 			tft_error_clear(&err);
 			tft_graph_lookup(path, name, on_graph_node, &g, &err);
 		}

@@ -17,7 +17,9 @@
 	" name TEXT NOT NULL, op TEXT, device TEXT, inputs TEXT, attrs TEXT,"            \
 	" output_shapes TEXT, compute_cost INTEGER, temporary_memory INTEGER,"           \
 	" persistent_memory INTEGER, cost TEXT);"                                        \
-	"CREATE INDEX IF NOT EXISTS graph_nodes_name ON graph_nodes(name);"
+	"CREATE INDEX IF NOT EXISTS graph_nodes_name ON graph_nodes(name);"                \
+	"CREATE TABLE IF NOT EXISTS graph_steps(graph_id INTEGER PRIMARY KEY,"            \
+	" process INTEGER, step_start INTEGER NOT NULL);"
 
 #define INSERT_SQL                                                                       \
 	"INSERT INTO graph_nodes(graph_id, graph, kind, name, op, device, inputs, attrs,"  \
@@ -283,6 +285,47 @@ int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err)
 	return rc;
 }
 
+int64_t tft_graph_next_id(struct tft_writer *w)
+{
+	const struct graph_sess *ss = w ? tft_writer_attached(w, GRAPH_SESS) : NULL;
+
+	return ss ? ss->next_graph : -1;
+}
+
+int tft_graph_link_step(struct tft_writer *w, int64_t first_id, uint32_t process, int64_t start_ns,
+			struct tft_error *err)
+{
+	const struct graph_sess *ss = w ? tft_writer_attached(w, GRAPH_SESS) : NULL;
+	sqlite3 *db = w ? tft_writer_db(w) : NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (!ss || !db)
+		return 0; /* no graph in the session */
+	if (first_id < 0)
+		first_id = 0;
+	if (first_id >= ss->next_graph)
+		return 0;
+	if (sqlite3_prepare_v2(db,
+			       "INSERT OR REPLACE INTO graph_steps(graph_id, process, step_start)"
+			       " VALUES(?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, err, "link");
+	for (int64_t id = first_id; id < ss->next_graph && !rc; id++) {
+		sqlite3_bind_int64(st, 1, id);
+		if (process == UINT32_MAX)
+			sqlite3_bind_null(st, 2);
+		else
+			sqlite3_bind_int64(st, 2, process);
+		sqlite3_bind_int64(st, 3, start_ns);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = db_err(db, err, "link");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* ---- reader side ------------------------------------------------------------------ */
 
 static int open_ro(const char *path, sqlite3 **db, struct tft_error *err)
@@ -301,17 +344,16 @@ static int open_ro(const char *path, sqlite3 **db, struct tft_error *err)
 	return 0;
 }
 
-/* 1 if the session has a graph_nodes table, 0 if not, <0 on error. */
-static int has_table(sqlite3 *db, struct tft_error *err)
+/* 1 if the session has the table, 0 if not, <0 on error. */
+static int has_table(sqlite3 *db, const char *table, struct tft_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND"
-			       " name = 'graph_nodes'",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1,
+			       &st, NULL) != SQLITE_OK)
 		return db_err(db, err, "schema");
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
@@ -344,25 +386,31 @@ static int each_row(const char *session_path, const char *name,
 		    int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id), void *ctx,
 		    struct tft_error *err)
 {
+	/* with their step when the session links graphs to steps (graph_steps; newer sessions) */
+	static const char cols[] = "SELECT n.graph_id, n.graph, n.kind, n.name, n.op, n.device, n.inputs,"
+				   " n.attrs, n.output_shapes, n.compute_cost, n.temporary_memory,"
+				   " n.persistent_memory, n.cost, ";
+	char sql[600];
 	sqlite3 *db;
 	sqlite3_stmt *st = NULL;
-	int rc, n = 0;
+	int rc, n = 0, steps;
 
 	if (!fn)
 		return tft_error_set(err, TFT_EINVAL, -1, "no callback");
 	if ((rc = open_ro(session_path, &db, err)))
 		return rc;
-	rc = has_table(db, err);
+	rc = has_table(db, "graph_nodes", err);
 	if (rc <= 0)
 		goto out;
-	if (sqlite3_prepare_v2(db,
-			       name ? "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
-				      " output_shapes, compute_cost, temporary_memory, persistent_memory,"
-				      " cost FROM graph_nodes WHERE name = ? ORDER BY id"
-				    : "SELECT graph_id, graph, kind, name, op, device, inputs, attrs,"
-				      " output_shapes, compute_cost, temporary_memory, persistent_memory,"
-				      " cost FROM graph_nodes ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if ((steps = has_table(db, "graph_steps", err)) < 0) {
+		rc = steps;
+		goto out;
+	}
+	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY n.id", cols,
+		 steps ? "s.process, s.step_start FROM graph_nodes n LEFT JOIN graph_steps s USING (graph_id)"
+		       : "NULL, NULL FROM graph_nodes n",
+		 name ? " WHERE n.name = ?" : "");
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_err(db, err, "lookup");
 		goto out;
 	}
@@ -383,6 +431,8 @@ static int each_row(const char *session_path, const char *name,
 		node.temporary_memory = col_cost(st, 10);
 		node.persistent_memory = col_cost(st, 11);
 		node.cost = col_text(st, 12);
+		node.step_process = col_cost(st, 13);
+		node.step_start = col_cost(st, 14);
 		n++;
 		if (fn(ctx, &node, sqlite3_column_int64(st, 0)))
 			break;
@@ -422,7 +472,7 @@ int64_t tft_graph_count(const char *session_path, struct tft_error *err)
 
 	if ((rc = open_ro(session_path, &db, err)))
 		return rc;
-	rc = has_table(db, err);
+	rc = has_table(db, "graph_nodes", err);
 	if (rc > 0) {
 		if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM graph_nodes", -1, &st, NULL) ==
 			    SQLITE_OK &&

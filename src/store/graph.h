@@ -33,6 +33,9 @@ struct tft_graph_node {
 	int64_t compute_cost;         /* us, or TFT_GRAPH_NO_COST */
 	int64_t temporary_memory;     /* bytes, or TFT_GRAPH_NO_COST */
 	int64_t persistent_memory;    /* bytes, or TFT_GRAPH_NO_COST */
+	/* Readers: the step the graph came with (graph_steps), or TFT_GRAPH_NO_COST each. */
+	int64_t step_process;         /* its process id (TFT_GRAPH_NO_COST: several) */
+	int64_t step_start;           /* its start_ns */
 };
 
 struct tft_graph_store;
@@ -60,6 +63,20 @@ int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, cons
 /* Add one node of graph `graph_id`. 0 or a negative status (err filled). */
 int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
 			const struct tft_graph_node *n, struct tft_error *err);
+
+/*
+ * The graph id the session's next graph gets, or -1 before its first graph
+ * store: an importer notes it before an input whose graphs come with a step.
+ */
+int64_t tft_graph_next_id(struct tft_writer *w);
+
+/*
+ * Link the graphs from first_id on (those of the input just imported) to
+ * its step (graph_steps: process, or UINT32_MAX for several, and start), so
+ * that a slice's details can list its own step's graph rows first.
+ */
+int tft_graph_link_step(struct tft_writer *w, int64_t first_id, uint32_t process, int64_t start_ns,
+			struct tft_error *err);
 
 /* Nodes added through this store. */
 uint64_t tft_graph_store_count(const struct tft_graph_store *gs);

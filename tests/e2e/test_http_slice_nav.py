@@ -499,25 +499,31 @@ def graph_inputs(tmp):
     return [run, graph, ops]
 
 
-STEP_RUN = '''step_stats { dev_stats { device: "/job:localhost/replica:0/task:0/device:CPU:0"
+STEP_RUN = '''step_stats { dev_stats { device: "/job:worker/replica:0/task:%d/device:CPU:0"
   node_stats { node_name: "x" all_start_micros: %d all_end_rel_micros: 5 timeline_label: "x = MatMul()" } } }
 cost_graph { node { name: "x" device: "/cpu:0" id: 0 compute_cost: %d } }
+session_metadata { name: "train" }
 '''
 
 
 def step_inputs(tmp):
-    """Three RunMetadata step files, each with its cost graph: x costs k us in step_k."""
+    """Two workers' RunMetadata step files, named alike (w0/step_1.pbtxt, w1/step_1.pbtxt ...)
+    and all in a session named "train", each with its cost graph: x costs 10 w + k us in
+    worker w's step k."""
     out = []
-    for k in (1, 2, 3):
-        p = os.path.join(tmp, "step_%d.pbtxt" % k)
-        with open(p, "w") as f:
-            f.write(STEP_RUN % (1000 * k, k))
-        out.append(p)
+    for w in (0, 1):
+        os.makedirs(os.path.join(tmp, "w%d" % w), exist_ok=True)
+        for k in (1, 2, 3):
+            p = os.path.join(tmp, "w%d" % w, "step_%d.pbtxt" % k)
+            with open(p, "w") as f:
+                f.write(STEP_RUN % (w, 1000 * k + 100 * w, 10 * w + k))
+            out.append(p)
     return out
 
 
 def check_graph_own_step(ss):
-    """In a session of several RunMetadata steps, each bringing its graphs, a slice lists
+    """In a session of several workers' RunMetadata steps, each bringing its graphs with the
+    same node names (files named alike, steps all named after the session), a slice lists
     the rows of its own step's graphs first (its step's compute_cost), on the server and
     the static page alike."""
     probs = []
@@ -530,13 +536,14 @@ def check_graph_own_step(ss):
             st, body = s.get("slice", **q)
             asked.append((q, (st, body)))
             rows = body.get("graph") or []
-            k = (q["ts"] // 1000000)
+            us = q["ts"] // 1000
+            w, k = us % 1000 // 100, us // 1000
             first = rows[0] if rows else {}
-            expect(len(rows) == 3 and first.get("compute_cost") == k and
-                   first.get("graph", "").endswith("step_%d.pbtxt:cost_graph" % k),
-                   "the slice of step %d: graph rows %r" % (k, [(g.get("graph"), g.get("compute_cost"))
-                                                             for g in rows]), probs)
-    expect(len(asked) == 3, "steps: %d slices, want 3" % len(asked), probs)
+            expect(len(rows) == 6 and first.get("compute_cost") == 10 * w + k and
+                   first.get("graph", "").endswith("w%d/step_%d.pbtxt:cost_graph" % (w, k)),
+                   "worker %d step %d: graph rows %r" % (w, k, [(g.get("graph"), g.get("compute_cost"))
+                                                            for g in rows]), probs)
+    expect(len(asked) == 6, "steps: %d slices, want 6" % len(asked), probs)
     same_answers(s, asked, probs, FIELDS)
     return probs
 
