@@ -745,22 +745,11 @@ class StaticSession {
 		if (str(a.tf_op)) keys.push(nodePart(a.tf_op));
 		if (str(a.name)) keys.push(a.name);
 		if (!keys.length && str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
-		// rows of graphs from the input of the slice's step first: "DIR/STEP:..." or "FILE:STEP:..."
-		const sn = step && typeof step.name === 'string' ? step.name : '';
+		// the graphs the importer linked to the slice's step (graph_steps) first, as the server
 		const present = (v) => v !== null && v !== undefined;
-		const own = (g) => {
-			// the step the importer linked the graph to; a session without links: by name
-			if (present(g.step_start_ns)) {
-				return !!step && String(big(g.step_start_ns)) === String(big(step.start_ns)) &&
-					(!present(g.step_process) || g.step_process === step.process);
-			}
-			if (!sn || typeof g.graph !== 'string') return false;
-			for (let at = g.graph.indexOf(sn); at >= 0; at = g.graph.indexOf(sn, at + 1)) {
-				const before = at === 0 ? '' : g.graph[at - 1];
-				if ((at === 0 || before === '/' || before === ':') && g.graph[at + sn.length] === ':') return true;
-			}
-			return false;
-		};
+		const own = (g) => !!step && present(g.step_start_ns) &&
+			String(big(g.step_start_ns)) === String(big(step.start_ns)) &&
+			(!present(g.step_process) || g.step_process === step.process);
 		for (const k of keys) {
 			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
 			if (rows && rows.length) return step ? [...rows.filter(own), ...rows.filter((g) => !own(g))].slice(0, 16) : rows.slice(0, 16);

@@ -834,7 +834,6 @@ static void cost_raw(struct tft_json_writer *w, const char *key, struct tft_json
 	tft_json_write_value_raw(w, s, n);
 }
 
-
 /*
  * In TF2 (tf.function, Keras, control flow v2) the ops that run are the
  * node_defs of library functions; the top level holds little more than

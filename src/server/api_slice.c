@@ -568,25 +568,15 @@ static const struct tft_step *step_at(struct tft_session *s, const struct tft_tr
 	return best;
 }
 
-static void write_step(struct tft_json_writer *w, struct tft_session *s, const struct tft_track *tr,
-		       int64_t ts)
-{
-	const struct tft_step *best = step_at(s, tr, ts);
-
-	if (best)
-		tft_json_write_int(w, best->index);
-	else
-		tft_json_write_null(w);
-}
-
 static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
-			const struct tft_event *ev);
+			const struct tft_event *ev, const struct tft_step *st);
 
 static int write_slice(struct tft_json_writer *w, struct tft_session *s, const char *path,
 		       struct find *f, const struct tft_flow_index *ix)
 {
 	const struct tft_track *tr = tft_session_track(s, f->ev.track);
 	const struct tft_process *pr = tr ? tft_session_process(s, tr->process) : NULL;
+	const struct tft_step *st = tr ? step_at(s, tr, f->ev.ts_ns) : NULL; /* (once: step, graph) */
 	const char *kind = tr ? tft_track_kind_name((int)tr->kind) : "";
 
 	tft_json_write_begin_object(w);
@@ -657,15 +647,15 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, const c
 		write_arg(w, s, &f->ev.args[i]);
 	tft_json_write_end_object(w);
 	tft_json_write_key(w, "step");
-	if (tr)
-		write_step(w, s, tr, f->ev.ts_ns);
+	if (st)
+		tft_json_write_int(w, st->index);
 	else
 		tft_json_write_null(w);
 	tft_json_write_key(w, "flows_out");
 	write_flows(w, s, f, ix, true);
 	tft_json_write_key(w, "flows_in");
 	write_flows(w, s, f, ix, false);
-	write_graph(w, s, path, &f->ev);
+	write_graph(w, s, path, &f->ev, st);
 	tft_json_write_end_object(w);
 	return w->status;
 }
@@ -676,43 +666,21 @@ struct graph_out {
 	struct tft_json_writer *w;
 	int n;
 	const struct tft_step *st; /* the slice's step, or NULL */
-	const char *step; /* its name step[0..step_len), or NULL */
-	size_t step_len;
-	int pass;         /* 0: rows of graphs from the step's input, 1: the others */
+	int pass;                  /* with a step: 0, rows of graphs linked to it; 1, the others */
 };
-
-/*
- * Whether graph `g` came from the input of step `step`: its name holds the
- * step's name as a component, "DIR/STEP:..." or "FILE:STEP:..." (a step of
- * a RunMetadata file is named after the file, a pickle's trace after its run).
- */
-static bool own_graph(const char *g, size_t glen, const char *step, size_t n)
-{
-	for (const char *p = g; n && (size_t)(g + glen - p) > n;) {
-		const char *hit = memmem(p, (size_t)(g + glen - p), step, n);
-
-		if (!hit || (size_t)(g + glen - hit) <= n)
-			return false;
-		if ((hit == g || hit[-1] == '/' || hit[-1] == ':') && hit[n] == ':')
-			return true;
-		p = hit + 1;
-	}
-	return false;
-}
 
 static int on_graph_node(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
 {
 	struct graph_out *g = ctx;
-	bool own;
 
-	/* the graph's step as the importer linked it; a session without links: by name */
-	if (n->step_start != TFT_GRAPH_NO_COST)
-		own = g->st && n->step_start == g->st->start_ns &&
-		      (n->step_process == TFT_GRAPH_NO_COST || n->step_process == g->st->process);
-	else
-		own = g->step && n->graph.p && own_graph(n->graph.p, n->graph.len, g->step, g->step_len);
-	if (g->st && own != (g->pass == 0))
-		return 0;
+	/* the graph's step as the importer linked it (graph_steps) */
+	if (g->st) {
+		bool own = n->step_start != TFT_GRAPH_NO_COST && n->step_start == g->st->start_ns &&
+			   (n->step_process == TFT_GRAPH_NO_COST || n->step_process == g->st->process);
+
+		if (own != (g->pass == 0))
+			return 0;
+	}
 	tft_export_graph_node(g->w, n, graph_id);
 	return ++g->n >= SLICE_MAX_GRAPH_NODES;
 }
@@ -751,19 +719,16 @@ static size_t node_part(const char *p, size_t len)
  * with none of them is looked up by its name, then its name without ":Op"
  * (TF's "conv1/Conv2D:Conv2D" kernels): XSpace and tf.timeline name a slice
  * by its op type, which would join any node called "Cast" or "Mul".
- * Rows of graphs from the input of the slice's step come first (each step of
- * a RunMetadata import brings its own graphs with the same node names): the
- * graphs the importer linked to that step (graph_steps), or in a session
- * without links, those named after the step's input (own_graph).
+ * Rows of the graphs the importer linked to the slice's step (graph_steps)
+ * come first: each step of a RunMetadata import brings its own graphs, with
+ * the same node names.
  * Written only when the session holds graph nodes; a failed lookup lists none.
  */
 static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
-			const struct tft_event *ev)
+			const struct tft_event *ev, const struct tft_step *st)
 {
 	const char *m = tft_session_meta(s, "graph_nodes");
-	const struct tft_track *tr = tft_session_track(s, ev->track);
-	const struct tft_step *st = tr ? step_at(s, tr, ev->ts_ns) : NULL;
-	struct graph_out g = {w, 0, st, NULL, 0, 0};
+	struct graph_out g = {w, 0, st, 0};
 	struct {
 		const char *p;
 		size_t len;
@@ -786,10 +751,6 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 		key[nk].p = t, key[nk++].len = len;
 		if (node_part(t, len) < len)
 			key[nk].p = t, key[nk++].len = node_part(t, len);
-	}
-	if (st && (t = tft_session_str(s, st->name, &len)) && len) {
-		g.step = t;
-		g.step_len = len;
 	}
 	tft_json_write_key(w, "graph");
 	tft_json_write_begin_array(w);
