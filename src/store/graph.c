@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strtab.h"
 #include "store/graph.h"
 #include "store/writer.h"
 
@@ -37,8 +38,8 @@
 
 struct graph_sess {
 	int64_t next_graph;
-	char **names; /* owned: open addressing, NULL = free slot */
-	size_t nnames, cap;
+	struct tft_strtab *names; /* owned: the names given (id 0, "", only once empty_used) */
+	int empty_used;
 };
 
 struct tft_graph_store {
@@ -53,66 +54,25 @@ static void sess_free(void *ctx)
 {
 	struct graph_sess *gs = ctx;
 
-	for (size_t i = 0; i < gs->cap; i++)
-		free(gs->names[i]);
-	free(gs->names);
+	tft_strtab_destroy(gs->names);
 	free(gs);
 }
 
-static uint64_t name_hash(const char *s)
+static int name_used(const struct graph_sess *gs, const char *name, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
+	return len ? tft_strtab_find(gs->names, name, len) != UINT32_MAX : gs->empty_used;
 }
 
-/* The slot of name, or the free slot where it would go (cap: a power of two, never full). */
-static char **name_slot(struct graph_sess *gs, const char *name)
-{
-	size_t i = (size_t)name_hash(name) & (gs->cap - 1);
-
-	while (gs->names[i] && strcmp(gs->names[i], name) != 0)
-		i = (i + 1) & (gs->cap - 1);
-	return &gs->names[i];
-}
-
-static int name_used(struct graph_sess *gs, const char *name)
-{
-	return gs->cap && *name_slot(gs, name) != NULL;
-}
-
-/* Add name[0..len) (copied) unless there: its stored copy, or NULL on out-of-memory. */
+/* Add name[0..len) unless there: its stored copy, or NULL on out-of-memory. */
 static const char *name_add(struct graph_sess *gs, const char *name, size_t len)
 {
-	char **slot, *copy;
+	uint32_t id = tft_strtab_intern(gs->names, name, len);
 
-	if ((gs->nnames + 1) * 2 > gs->cap) {
-		size_t cap = gs->cap ? gs->cap * 2 : 64, oldcap = gs->cap;
-		char **old = gs->names, **grown = calloc(cap, sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		gs->names = grown;
-		gs->cap = cap;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i])
-				*name_slot(gs, old[i]) = old[i];
-		free(old);
-	}
-	copy = malloc(len + 1);
-	if (!copy)
+	if (id == UINT32_MAX)
 		return NULL;
-	memcpy(copy, name, len);
-	copy[len] = 0;
-	slot = name_slot(gs, copy);
-	if (*slot) {
-		free(copy);
-		return *slot;
-	}
-	gs->nnames++;
-	return *slot = copy;
+	if (!len)
+		gs->empty_used = 1;
+	return tft_strtab_get(gs->names, id, NULL);
 }
 
 static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
@@ -130,6 +90,10 @@ static struct graph_sess *sess_load(struct tft_writer *w, sqlite3 *db)
 
 	if (!gs)
 		return NULL;
+	if (!(gs->names = tft_strtab_create())) {
+		free(gs);
+		return NULL;
+	}
 	/* Graph ids and names continue after those of earlier imports into this session. */
 	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
 			       &st, NULL) == SQLITE_OK &&
@@ -197,7 +161,7 @@ int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, cons
 	if (!name)
 		name = "";
 	len = strlen(name);
-	if (name_used(ss, name)) {
+	if (name_used(ss, name, len)) {
 		/* "graph.pbtxt (2)", "(3)" ...: the first one not taken. */
 		char *buf = malloc(len + 32);
 
@@ -205,7 +169,7 @@ int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, cons
 			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		for (unsigned long long k = 2;; k++) {
 			snprintf(buf, len + 32, "%s (%llu)", name, k);
-			if (!name_used(ss, buf))
+			if (!name_used(ss, buf, strlen(buf)))
 				break;
 		}
 		got = name_add(ss, buf, strlen(buf));
