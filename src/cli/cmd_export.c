@@ -323,7 +323,7 @@ int tft_cmd_export(int argc, char **argv)
 		if (rc) {
 			tft_session_close(s);
 			if (rc == -EISDIR)
-				return cli_fail(TFT_EXIT_BADINPUT, "%s: a directory: the export is written to a file",
+				return cli_fail(TFT_EXIT_BADINPUT, "%s: a directory: name the file to write (-o DIR/out.json)",
 						outpath);
 			return cli_fail(TFT_EXIT_FAIL, "%s: cannot create: %s", outpath, strerror(-rc));
 		}

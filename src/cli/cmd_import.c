@@ -131,8 +131,9 @@ int tft_cmd_import(int argc, char **argv)
 	}
 	rc = cli_outfile_open(&of, out, 0);
 	if (rc == -EINVAL || rc == -EISDIR)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: %s: a session is written to a file", out,
-				rc == -EISDIR ? "a directory" : "not a regular file");
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: %s: name the session file to create (-o %s)", out,
+				rc == -EISDIR ? "a directory" : "not a regular file",
+				rc == -EISDIR ? "DIR/run.tft" : "run.tft");
 	if (rc != 0)
 		return cli_fail(TFT_EXIT_FAIL, "%s: output path too long", out);
 
