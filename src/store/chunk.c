@@ -10,6 +10,7 @@
  * and the room check are one pass. Column numbering (creation order) is what a
  * lookup of every arg gives: the payload does not depend on the cache.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -125,15 +126,79 @@ static inline void buf_uv(struct tft_chunk_buf *b, uint64_t v)
 
 /* ---- encoder ---------------------------------------------------------------- */
 
+#define BIT(c) (1u << (c))
+
+/*
+ * An event's fields from dur_ns up to args (dur, value, track, name, cat,
+ * depth, count, kind, flags, nargs) fill EV_NWORDS words without padding:
+ * whether an event has a value for a column the chunk lacks is then a few
+ * masked word compares with the default event (see enc_set_present).
+ */
+#define EV_NWORDS 5
+_Static_assert(offsetof(struct tft_event, args) - offsetof(struct tft_event, dur_ns) == 8 * EV_NWORDS &&
+		       offsetof(struct tft_event, nargs) + 2 == offsetof(struct tft_event, args),
+	       "struct tft_event: 5 words from dur_ns to args");
+
+static const struct tft_event ev_default = { .count = 1 };
+
+static inline uint64_t ev_word(const struct tft_event *ev, int i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const unsigned char *)&ev->dur_ns + 8 * i, sizeof(w));
+	return w;
+}
+
+/* Does ev have a non-default value for a column the chunk lacks? */
+static inline int ev_odd(const struct tft_chunk_enc *e, const struct tft_event *ev)
+{
+	const uint64_t *m = e->absent_word;
+	const struct tft_event *d = &ev_default;
+
+	/* the words spelled out: a loop is not unrolled at -O2 */
+	return (((ev_word(ev, 0) ^ ev_word(d, 0)) & m[0]) | ((ev_word(ev, 1) ^ ev_word(d, 1)) & m[1]) |
+		((ev_word(ev, 2) ^ ev_word(d, 2)) & m[2]) | ((ev_word(ev, 3) ^ ev_word(d, 3)) & m[3]) |
+		((ev_word(ev, 4) ^ ev_word(d, 4)) & m[4])) != 0;
+}
+
 /* Default value of each lazy column (as encoded varint; VALUE is special). */
 static const uint8_t col_default[TFT_CHUNK_NCOLS] = {
 	[TFT_CHUNK_COL_COUNT] = 1,
 };
 
+/* Set the present columns, and the bits of the others in absent_word. */
+static void enc_set_present(struct tft_chunk_enc *e, uint32_t present)
+{
+	struct tft_event m;
+
+	memset(&m, 0, sizeof(m));
+	if (!(present & BIT(TFT_CHUNK_COL_DUR)))
+		m.dur_ns = -1;
+	if (!(present & BIT(TFT_CHUNK_COL_VALUE)))
+		memset(&m.value, 0xff, sizeof(m.value));
+	if (!(present & BIT(TFT_CHUNK_COL_NAME)))
+		m.name = UINT32_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_CAT)))
+		m.cat = UINT32_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_DEPTH)))
+		m.depth = UINT32_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_COUNT)))
+		m.count = UINT32_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_KIND)))
+		m.kind = UINT8_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_FLAGS)))
+		m.flags = UINT8_MAX;
+	if (!(present & BIT(TFT_CHUNK_COL_NARGS)))
+		m.nargs = UINT16_MAX;
+	for (int i = 0; i < EV_NWORDS; i++)
+		e->absent_word[i] = ev_word(&m, i);
+	e->present = present;
+}
+
 void tft_chunk_enc_init(struct tft_chunk_enc *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->present = 1u << TFT_CHUNK_COL_TS;
+	enc_set_present(e, 1u << TFT_CHUNK_COL_TS);
 	e->value_int = 1;
 }
 
@@ -166,7 +231,7 @@ void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release)
 		memset(e->ahash, 0, ((size_t)e->ahash_mask + 1) * sizeof(*e->ahash));
 	e->n = 0;
 	e->kind_mask = 0;
-	e->present = 1u << TFT_CHUNK_COL_TS;
+	enc_set_present(e, 1u << TFT_CHUNK_COL_TS);
 	e->base_ts = e->prev_ts = 0;
 	e->t_min = e->t_max = 0;
 	e->prev_value_bits = 0;
@@ -266,8 +331,6 @@ static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 	return e->nacols++;
 }
 
-#define BIT(c) (1u << (c))
-
 /* Write default values for the n events added before column c appeared. */
 static inline size_t backfill(struct tft_chunk_enc *e, int c, int value_int)
 {
@@ -353,10 +416,28 @@ static inline size_t arg_put(struct tft_chunk_acol *ac, const struct tft_arg *a)
 	return k;
 }
 
+/* An arg's first 8 bytes: its key and type (in host order). */
+static inline uint64_t arg_head(const struct tft_arg *a)
+{
+	uint64_t h;
+
+	memcpy(&h, a, sizeof(h));
+	return h;
+}
+
+/*
+ * The aslot code of a column: the head of an arg with its key and the tag
+ * as type. For every type but bool the tag is the type, so such an arg's
+ * head is its column's code as is.
+ */
 static inline uint64_t arg_code(uint32_t key, uint32_t tag)
 {
-	return (uint64_t)key << 3 | tag;
+	struct tft_arg a = { .key = key, .type = tag };
+
+	return arg_head(&a);
 }
+_Static_assert(offsetof(struct tft_arg, type) == 4 && sizeof(((struct tft_arg *)0)->type) == 4,
+	       "an arg's key and type fill its first 8 bytes");
 
 /* If way 1 of slot s holds code, make it way 0 (the latest); true if so. */
 static inline int aslot_swap(struct tft_chunk_aslot *s, uint64_t code)
@@ -451,7 +532,98 @@ static int enc_reserve(struct tft_chunk_enc *e, const struct tft_event *ev, uint
 	return 0;
 }
 
-int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
+/*
+ * Append the event to every column of cols (room reserved, backfill done);
+ * wrote: bytes already added for this event (backfill).
+ */
+static inline __attribute__((always_inline)) void
+enc_put(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t cols, int value_int,
+	uint64_t vbits, int64_t end, size_t wrote)
+{
+	uint32_t nargs = ev->nargs;
+
+	if (e->n == 0) {
+		e->base_ts = e->prev_ts = ev->ts_ns;
+		e->t_min = ev->ts_ns;
+		e->t_max = end;
+	} else {
+		if (ev->ts_ns < e->t_min)
+			e->t_min = ev->ts_ns;
+		if (end > e->t_max)
+			e->t_max = end;
+	}
+#define PUT(c, v)                                                            \
+	do {                                                                  \
+		struct tft_chunk_buf *b_ = &e->col[c];                        \
+		size_t k_ = put_uv(b_->p + b_->len, (v));                     \
+		b_->len += k_;                                                \
+		wrote += k_;                                                  \
+	} while (0)
+	PUT(TFT_CHUNK_COL_TS, zz_enc((int64_t)((uint64_t)ev->ts_ns - (uint64_t)e->prev_ts)));
+	if (cols & BIT(TFT_CHUNK_COL_DUR))
+		PUT(TFT_CHUNK_COL_DUR, zz_enc(ev->dur_ns));
+	if (cols & BIT(TFT_CHUNK_COL_NAME))
+		PUT(TFT_CHUNK_COL_NAME, ev->name);
+	if (cols & BIT(TFT_CHUNK_COL_CAT))
+		PUT(TFT_CHUNK_COL_CAT, ev->cat);
+	if (cols & BIT(TFT_CHUNK_COL_DEPTH))
+		PUT(TFT_CHUNK_COL_DEPTH, ev->depth);
+	if (cols & BIT(TFT_CHUNK_COL_KIND))
+		PUT(TFT_CHUNK_COL_KIND, ev->kind);
+	if (cols & BIT(TFT_CHUNK_COL_FLAGS))
+		PUT(TFT_CHUNK_COL_FLAGS, ev->flags);
+	if (cols & BIT(TFT_CHUNK_COL_COUNT))
+		PUT(TFT_CHUNK_COL_COUNT, ev->count);
+	if (cols & BIT(TFT_CHUNK_COL_VALUE)) {
+		if (value_int) {
+			int64_t iv = vbits ? (int64_t)ev->value : 0;
+			PUT(TFT_CHUNK_COL_VALUE, zz_enc((int64_t)((uint64_t)iv - (uint64_t)e->prev_value_i)));
+			e->prev_value_i = iv;
+		} else {
+			struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_VALUE];
+			put_u64le(b->p + b->len, vbits ^ e->prev_value_bits);
+			b->len += 8;
+			wrote += 8;
+		}
+	}
+	if (cols & BIT(TFT_CHUNK_COL_NARGS))
+		PUT(TFT_CHUNK_COL_NARGS, nargs);
+	if (nargs) {
+		/* Locals: byte stores may alias any field, which would be reloaded. */
+		struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
+		uint8_t *ref = rb->p + rb->len, *ref0 = ref;
+		struct tft_chunk_acol *acols = e->acols;
+		const struct tft_chunk_aslot *slot = e->aslot;
+		const struct tft_arg *args = ev->args;
+
+		for (uint32_t i = 0; i < nargs; i++) {
+			uint32_t idx = slot[i].idx[0];
+
+			if (tft_likely(idx < 0x80))
+				*ref++ = (uint8_t)idx;
+			else
+				ref += put_uv(ref, idx);
+			wrote += arg_put(&acols[idx], &args[i]);
+		}
+		rb->len += (size_t)(ref - ref0);
+		wrote += (size_t)(ref - ref0);
+	}
+#undef PUT
+	e->room--;
+	e->bytes += wrote;
+	e->prev_value_bits = vbits;
+	e->kind_mask |= 1u << ev->kind;
+	e->prev_ts = ev->ts_ns;
+	e->n++;
+}
+
+/*
+ * The general case of tft_chunk_enc_add: a column appears, the columns
+ * need room, an arg misses its position's cached columns, the value column
+ * changes mode, or the event is bad.
+ */
+static __attribute__((noinline)) int enc_add_slow(struct tft_chunk_enc *e,
+						  const struct tft_event *ev)
 {
 	uint64_t vbits;
 	int64_t end;
@@ -477,11 +649,12 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 
 		for (; i < nfast; i++) {
 			uint32_t tag = arg_tag(&args[i]);
-			uint64_t code = arg_code(args[i].key, tag);
+			uint64_t code;
 			const struct tft_chunk_buf *b;
 
 			if (tft_unlikely(tag == UINT32_MAX))
 				return TFT_EINVAL;
+			code = arg_code(args[i].key, tag);
 			if (slot[i].code[0] != code && !aslot_swap(&slot[i], code))
 				break;
 			b = &acols[slot[i].idx[0]].data;
@@ -549,77 +722,60 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 		if (fresh & BIT(TFT_CHUNK_COL_VALUE))
 			e->value_int = (uint32_t)value_int;
 	}
-	if (e->n == 0) {
-		e->base_ts = e->prev_ts = ev->ts_ns;
-		e->t_min = ev->ts_ns;
-		e->t_max = end;
-	} else {
-		if (ev->ts_ns < e->t_min)
-			e->t_min = ev->ts_ns;
-		if (end > e->t_max)
-			e->t_max = end;
-	}
-#define PUT(c, v)                                                            \
-	do {                                                                  \
-		struct tft_chunk_buf *b_ = &e->col[c];                        \
-		size_t k_ = put_uv(b_->p + b_->len, (v));                     \
-		b_->len += k_;                                                \
-		wrote += k_;                                                  \
-	} while (0)
-	PUT(TFT_CHUNK_COL_TS, zz_enc((int64_t)((uint64_t)ev->ts_ns - (uint64_t)e->prev_ts)));
-	if (cols & BIT(TFT_CHUNK_COL_DUR))
-		PUT(TFT_CHUNK_COL_DUR, zz_enc(ev->dur_ns));
-	if (cols & BIT(TFT_CHUNK_COL_NAME))
-		PUT(TFT_CHUNK_COL_NAME, ev->name);
-	if (cols & BIT(TFT_CHUNK_COL_CAT))
-		PUT(TFT_CHUNK_COL_CAT, ev->cat);
-	if (cols & BIT(TFT_CHUNK_COL_DEPTH))
-		PUT(TFT_CHUNK_COL_DEPTH, ev->depth);
-	if (cols & BIT(TFT_CHUNK_COL_KIND))
-		PUT(TFT_CHUNK_COL_KIND, ev->kind);
-	if (cols & BIT(TFT_CHUNK_COL_FLAGS))
-		PUT(TFT_CHUNK_COL_FLAGS, ev->flags);
-	if (cols & BIT(TFT_CHUNK_COL_COUNT))
-		PUT(TFT_CHUNK_COL_COUNT, ev->count);
-	if (cols & BIT(TFT_CHUNK_COL_VALUE)) {
-		if (value_int) {
-			int64_t iv = vbits ? (int64_t)ev->value : 0;
-			PUT(TFT_CHUNK_COL_VALUE, zz_enc((int64_t)((uint64_t)iv - (uint64_t)e->prev_value_i)));
-			e->prev_value_i = iv;
-		} else {
-			struct tft_chunk_buf *b = &e->col[TFT_CHUNK_COL_VALUE];
-			put_u64le(b->p + b->len, vbits ^ e->prev_value_bits);
-			b->len += 8;
-			wrote += 8;
-		}
-	}
-	if (cols & BIT(TFT_CHUNK_COL_NARGS))
-		PUT(TFT_CHUNK_COL_NARGS, ev->nargs);
+	if (fresh)
+		enc_set_present(e, cols);
+	enc_put(e, ev, cols, value_int, vbits, end, wrote);
+	return 0;
+}
+
+/*
+ * The common case, all checks in one pass before any write: every column
+ * the event has a value for is present and has room, the value column keeps
+ * its mode, and each arg's column is a cached one of its position with room.
+ * Anything else takes enc_add_slow, which repeats the checks in full.
+ */
+int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
+{
+	uint64_t vbits;
+	int64_t end;
+	uint32_t nargs = ev->nargs;
+
+	if (tft_unlikely(ev_odd(e, ev) || e->room == 0 || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
+			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
+			 e->n >= TFT_CHUNK_MAX_EVENTS))
+		return enc_add_slow(e, ev);
+	memcpy(&vbits, &ev->value, sizeof(vbits));
+	/* (the value column is present when vbits != 0: odd is 0) */
+	if (tft_unlikely(vbits && e->value_int && !value_is_int(ev->value, vbits)))
+		return enc_add_slow(e, ev);
 	if (nargs) {
-		/* Locals: byte stores may alias any field, which would be reloaded. */
-		struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
-		uint8_t *ref = rb->p + rb->len, *ref0 = ref;
-		struct tft_chunk_acol *acols = e->acols;
-		const struct tft_chunk_aslot *slot = e->aslot;
 		const struct tft_arg *args = ev->args;
+		struct tft_chunk_aslot *slot = e->aslot;
+		const struct tft_chunk_acol *acols = e->acols;
+		const struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
+		size_t aneed = (size_t)nargs * 10; /* room per arg column (args may share one) */
 
+		if (tft_unlikely(!args || nargs > e->naslots || rb->cap - rb->len < (size_t)nargs * 5))
+			return enc_add_slow(e, ev);
 		for (uint32_t i = 0; i < nargs; i++) {
-			uint32_t idx = slot[i].idx[0];
+			uint32_t t = args[i].type;
+			uint64_t code = arg_head(&args[i]);
+			const struct tft_chunk_buf *b;
 
-			ref += put_uv(ref, idx);
-			wrote += arg_put(&acols[idx], &args[i]);
+			/* For most types the arg's own key and type are the code. */
+			if (tft_unlikely(t < TFT_ARG_INT || t > TFT_ARG_JSON)) {
+				if (t > TFT_ARG_JSON)
+					return enc_add_slow(e, ev); /* bad type */
+				code = arg_code(args[i].key, arg_tag(&args[i]));
+			}
+			if (tft_unlikely(slot[i].code[0] != code) && !aslot_swap(&slot[i], code))
+				return enc_add_slow(e, ev);
+			b = &acols[slot[i].idx[0]].data;
+			if (tft_unlikely(b->cap - b->len < aneed))
+				return enc_add_slow(e, ev);
 		}
-		rb->len += (size_t)(ref - ref0);
-		wrote += (size_t)(ref - ref0);
 	}
-#undef PUT
-	e->present = cols;
-	e->room--;
-	e->bytes += wrote;
-	e->prev_value_bits = vbits;
-	e->kind_mask |= 1u << ev->kind;
-	e->prev_ts = ev->ts_ns;
-	e->n++;
+	enc_put(e, ev, e->present, (int)e->value_int, vbits, end, 0);
 	return 0;
 }
 

@@ -89,7 +89,7 @@ struct tft_chunk_ahent {
  * track often alternates two kinds of events (say kernels and memcpys).
  */
 struct tft_chunk_aslot {
-	uint64_t code[2]; /* key << 3 | tag */
+	uint64_t code[2]; /* the head of an arg of the column (see arg_code in chunk.c) */
 	uint32_t idx[2];  /* index into acols */
 };
 
@@ -98,6 +98,9 @@ struct tft_chunk_enc {
 	uint32_t n;         /* events added */
 	uint32_t kind_mask; /* bit k set when an event of kind k was added */
 	uint32_t present;   /* bit per TFT_CHUNK_COL_* holding data */
+	/* The event's words from dur_ns (see chunk.c) masked to the fields of
+	 * absent columns. */
+	uint64_t absent_word[5];
 	int64_t base_ts, prev_ts;
 	int64_t t_min, t_max; /* smallest start, largest end (ts + dur) */
 	uint64_t prev_value_bits; /* raw value mode: XOR base */
