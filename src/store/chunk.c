@@ -76,8 +76,15 @@ static inline size_t put_uv_nb(uint8_t *p, uint64_t v)
 
 static inline void put_u64le(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	/* spelled out: one 64-bit store once optimized (a loop is not unrolled at -O2) */
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	p[4] = (uint8_t)(v >> 32);
+	p[5] = (uint8_t)(v >> 40);
+	p[6] = (uint8_t)(v >> 48);
+	p[7] = (uint8_t)(v >> 56);
 }
 
 static inline uint64_t get_u64le(const uint8_t *p)
