@@ -60,18 +60,20 @@ static inline size_t put_uv(uint8_t *p, uint64_t v)
  */
 static inline size_t put_uv_nb(uint8_t *p, uint64_t v)
 {
-	uint32_t w, len;
+	uint32_t w, top;
 
 	if (tft_unlikely(v >> 28))
 		return put_uv(p, v);
-	len = (uint32_t)(64 - __builtin_clzll(v | 1) + 6) / 7; /* 1..4 */
 	w = (uint32_t)((v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) | (v << 3 & 0x7f000000));
-	w |= 0x808080u & ((1u << (8 * (len - 1))) - 1); /* continuation bits */
+	/* The varint ends at w's highest nonzero byte (byte 0 for v = 0):
+	 * continuation bits below it, 8 * (length - 1) = top. */
+	top = (uint32_t)(31 - __builtin_clz(w | 1)) & 24;
+	w |= 0x808080u & ((1u << top) - 1);
 	p[0] = (uint8_t)w; /* byte stores: one 32-bit store once optimized */
 	p[1] = (uint8_t)(w >> 8);
 	p[2] = (uint8_t)(w >> 16);
 	p[3] = (uint8_t)(w >> 24);
-	return len;
+	return top / 8 + 1;
 }
 
 static inline void put_u64le(uint8_t *p, uint64_t v)
