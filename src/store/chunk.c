@@ -542,12 +542,12 @@ static int enc_reserve(struct tft_chunk_enc *e, const struct tft_event *ev, uint
 }
 
 /*
- * Append the event to every column of cols (room reserved, backfill done);
- * wrote: bytes already added for this event (backfill).
+ * Append the event to every column of cols (room reserved, backfill done),
+ * its args too if with_args; wrote: bytes already added for this event.
  */
 static inline __attribute__((always_inline)) void
 enc_put(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t cols, int value_int,
-	uint64_t vbits, int64_t end, size_t wrote)
+	uint64_t vbits, int64_t end, size_t wrote, int with_args)
 {
 	uint32_t nargs = ev->nargs;
 
@@ -597,7 +597,7 @@ enc_put(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t cols, int 
 	}
 	if (cols & BIT(TFT_CHUNK_COL_NARGS))
 		PUT(TFT_CHUNK_COL_NARGS, nargs);
-	if (nargs) {
+	if (with_args && nargs) {
 		/* Locals: byte stores may alias any field, which would be reloaded. */
 		struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
 		uint8_t *ref = rb->p + rb->len, *ref0 = ref;
@@ -624,6 +624,40 @@ enc_put(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t cols, int 
 	e->kind_mask |= 1u << ev->kind;
 	e->prev_ts = ev->ts_ns;
 	e->n++;
+}
+
+/*
+ * Take back what the args [0, n) of ev added to their columns (each the one
+ * of way 0 of its slot), the last first: a column may hold several of them,
+ * its last value the last of them. An int's delta gives back the column's
+ * previous value.
+ */
+static __attribute__((noinline)) void args_unput(struct tft_chunk_enc *e,
+						 const struct tft_event *ev, uint32_t n)
+{
+	while (n-- > 0) {
+		struct tft_chunk_acol *ac = &e->acols[e->aslot[n].idx[0]];
+		struct tft_chunk_buf *b = &ac->data;
+		uint64_t u = 0;
+		size_t k = 1;
+
+		if (ac->tag == TFT_CHUNK_TAG_DOUBLE) {
+			b->len -= 8;
+			continue;
+		}
+		if (ac->tag != TFT_CHUNK_TAG_INT && ac->tag != TFT_CHUNK_TAG_STR &&
+		    ac->tag != TFT_CHUNK_TAG_JSON)
+			continue; /* presence only */
+		/* the varint's first byte follows the column's previous last byte */
+		while (k < b->len && (b->p[b->len - k - 1] & 0x80))
+			k++;
+		b->len -= k;
+		if (ac->tag == TFT_CHUNK_TAG_INT) {
+			for (size_t j = 0; j < k; j++)
+				u |= (uint64_t)(b->p[b->len + j] & 0x7f) << (7 * j);
+			ac->prev_i = (int64_t)((uint64_t)ev->args[n].v.i - (uint64_t)zz_dec(u));
+		}
+	}
 }
 
 /*
@@ -733,7 +767,7 @@ static __attribute__((noinline)) int enc_add_slow(struct tft_chunk_enc *e,
 	}
 	if (fresh)
 		enc_set_present(e, cols);
-	enc_put(e, ev, cols, value_int, vbits, end, wrote);
+	enc_put(e, ev, cols, value_int, vbits, end, wrote, 1);
 	return 0;
 }
 
@@ -747,7 +781,8 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 {
 	uint64_t vbits;
 	int64_t end;
-	uint32_t nargs = ev->nargs;
+	uint32_t nargs = ev->nargs, i = 0;
+	size_t wrote = 0;
 
 	if (tft_unlikely(ev_odd(e, ev) || e->room == 0 || ev->kind > TFT_EV_COUNTER || ev->dur_ns < 0 ||
 			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
@@ -758,34 +793,47 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 	if (tft_unlikely(vbits && e->value_int && !value_is_int(ev->value, vbits)))
 		return enc_add_slow(e, ev);
 	if (nargs) {
+		/* Locals: byte stores may alias any field, which would be reloaded. */
 		const struct tft_arg *args = ev->args;
 		struct tft_chunk_aslot *slot = e->aslot;
-		const struct tft_chunk_acol *acols = e->acols;
-		const struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
-		size_t aneed = (size_t)nargs * 10; /* room per arg column (args may share one) */
+		struct tft_chunk_acol *acols = e->acols;
+		struct tft_chunk_buf *rb = &e->col[TFT_CHUNK_COL_ARGREF];
+		uint8_t *ref = rb->p + rb->len, *ref0 = ref;
 
 		if (tft_unlikely(!args || nargs > e->naslots || rb->cap - rb->len < (size_t)nargs * 5))
 			return enc_add_slow(e, ev);
-		for (uint32_t i = 0; i < nargs; i++) {
-			uint32_t t = args[i].type;
+		/* Check and write each arg in turn; a miss takes the writes back. */
+		for (; i < nargs; i++) {
+			uint32_t t = args[i].type, idx;
 			uint64_t code = arg_head(&args[i]);
-			const struct tft_chunk_buf *b;
+			struct tft_chunk_acol *ac;
 
 			/* For most types the arg's own key and type are the code. */
 			if (tft_unlikely(t < TFT_ARG_INT || t > TFT_ARG_JSON)) {
 				if (t > TFT_ARG_JSON)
-					return enc_add_slow(e, ev); /* bad type */
+					goto miss; /* bad type */
 				code = arg_code(args[i].key, arg_tag(&args[i]));
 			}
 			if (tft_unlikely(slot[i].code[0] != code) && !aslot_swap(&slot[i], code))
-				return enc_add_slow(e, ev);
-			b = &acols[slot[i].idx[0]].data;
-			if (tft_unlikely(b->cap - b->len < aneed))
-				return enc_add_slow(e, ev);
+				goto miss;
+			idx = slot[i].idx[0];
+			ac = &acols[idx];
+			if (tft_unlikely(ac->data.cap - ac->data.len < 10))
+				goto miss;
+			if (tft_likely(idx < 0x80))
+				*ref++ = (uint8_t)idx;
+			else
+				ref += put_uv(ref, idx);
+			wrote += arg_put(ac, &args[i]);
 		}
+		rb->len += (size_t)(ref - ref0);
+		wrote += (size_t)(ref - ref0);
 	}
-	enc_put(e, ev, e->present, (int)e->value_int, vbits, end, 0);
+	enc_put(e, ev, e->present, (int)e->value_int, vbits, end, wrote, 0);
 	return 0;
+miss:
+	args_unput(e, ev, i);
+	return enc_add_slow(e, ev);
 }
 
 int tft_chunk_enc_payload(const struct tft_chunk_enc *e, struct tft_chunk_buf *out)
