@@ -35,7 +35,7 @@ static inline size_t put_uv(uint8_t *p, uint64_t v)
 	size_t n = 0;
 
 	/* ids and small deltas: one or two bytes without the loop */
-	if (v < 0x80) {
+	if (tft_likely(v < 0x80)) {
 		p[0] = (uint8_t)v;
 		return 1;
 	}
@@ -67,7 +67,7 @@ static inline size_t put_uv_nb(uint8_t *p, uint64_t v)
 	w = (uint32_t)((v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) | (v << 3 & 0x7f000000));
 	/* The varint ends at w's highest nonzero byte (byte 0 for v = 0):
 	 * continuation bits below it, 8 * (length - 1) = top. */
-	top = (uint32_t)(31 - __builtin_clz(w | 1)) & 24;
+	top = (uint32_t)(__builtin_clz(w | 1) ^ 31) & 24; /* ^ 31: 31 - clz, bsr on x86 */
 	w |= 0x808080u & ((1u << top) - 1);
 	p[0] = (uint8_t)w; /* byte stores: one 32-bit store once optimized */
 	p[1] = (uint8_t)(w >> 8);
