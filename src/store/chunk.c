@@ -6,9 +6,11 @@
  * The encoder's cost is per event and per arg. Events of one track mostly
  * repeat the arg keys of recent events at the same positions, so each arg
  * position remembers its last two columns (aslot): an arg that matches
- * one, in a column with room, skips the column hash, and validation, lookup
- * and the room check are one pass. Column numbering (creation order) is what a
- * lookup of every arg gives: the payload does not depend on the cache.
+ * one, in a column with room, skips the column hash. An event whose columns
+ * are all present with room and whose args all match takes one pass that
+ * checks and writes (tft_chunk_enc_add); any other takes enc_add_slow.
+ * Column numbering (creation order) is what a lookup of every arg gives: the
+ * payload does not depend on the cache.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -627,16 +629,19 @@ enc_put(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t cols, int 
 }
 
 /*
- * Take back what the args [0, n) of ev added to their columns (each the one
- * of way 0 of its slot), the last first: a column may hold several of them,
- * its last value the last of them. An int's delta gives back the column's
- * previous value.
+ * Take back what the args [0, n) of ev (valid, each in a column of its slot)
+ * added to their columns, the last first: a column may hold several of
+ * them, its last value the last of them. An int's delta gives back the
+ * column's previous value.
  */
 static __attribute__((noinline)) void args_unput(struct tft_chunk_enc *e,
 						 const struct tft_event *ev, uint32_t n)
 {
 	while (n-- > 0) {
-		struct tft_chunk_acol *ac = &e->acols[e->aslot[n].idx[0]];
+		const struct tft_arg *a = &ev->args[n];
+		const struct tft_chunk_aslot *s = &e->aslot[n];
+		int way = s->code[0] != arg_code(a->key, arg_tag(a));
+		struct tft_chunk_acol *ac = &e->acols[s->idx[way]];
 		struct tft_chunk_buf *b = &ac->data;
 		uint64_t u = 0;
 		size_t k = 1;
@@ -655,7 +660,7 @@ static __attribute__((noinline)) void args_unput(struct tft_chunk_enc *e,
 		if (ac->tag == TFT_CHUNK_TAG_INT) {
 			for (size_t j = 0; j < k; j++)
 				u |= (uint64_t)(b->p[b->len + j] & 0x7f) << (7 * j);
-			ac->prev_i = (int64_t)((uint64_t)ev->args[n].v.i - (uint64_t)zz_dec(u));
+			ac->prev_i = (int64_t)((uint64_t)a->v.i - (uint64_t)zz_dec(u));
 		}
 	}
 }
@@ -814,9 +819,13 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 					goto miss; /* bad type */
 				code = arg_code(args[i].key, arg_tag(&args[i]));
 			}
-			if (tft_unlikely(slot[i].code[0] != code) && !aslot_swap(&slot[i], code))
+			/* Either way: the ways are swapped only by enc_add_slow. */
+			if (tft_likely(slot[i].code[0] == code))
+				idx = slot[i].idx[0];
+			else if (slot[i].code[1] == code)
+				idx = slot[i].idx[1];
+			else
 				goto miss;
-			idx = slot[i].idx[0];
 			ac = &acols[idx];
 			if (tft_unlikely(ac->data.cap - ac->data.len < 10))
 				goto miss;

@@ -85,8 +85,9 @@ struct tft_chunk_ahent {
 
 /*
  * The arg columns used at one arg position by recent events (a cache): way 0
- * the latest, way 1 the one before (code UINT64_MAX: none). Two ways, as a
- * track often alternates two kinds of events (say kernels and memcpys).
+ * the latest lookup's, way 1 the one before (code UINT64_MAX: none); a hit
+ * of the encoder's fast path leaves them in place. Two ways, as a track
+ * often alternates two kinds of events (say kernels and memcpys).
  */
 struct tft_chunk_aslot {
 	uint64_t code[2]; /* the head of an arg of the column (see arg_code in chunk.c) */
