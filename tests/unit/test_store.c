@@ -300,6 +300,78 @@ static void test_chunk_codec(void)
 	free(xs);
 }
 
+/*
+ * The encoder's fast path takes an event whose args all hit their position's
+ * cached columns; one that misses after earlier args hit takes those args'
+ * writes back (an int column's previous value too) and goes the slow way.
+ * Recurring arg patterns with occasional deviations at any position, ints
+ * with large deltas, one column used twice in an event, and more columns
+ * per position than the cache holds: every event must round-trip.
+ */
+static void test_chunk_fast_path(void)
+{
+	enum { N = 20000 };
+	static const struct {
+		uint32_t key, type;
+	} pat[][4] = {
+		{ { 1, TFT_ARG_INT }, { 2, TFT_ARG_STR }, { 3, TFT_ARG_DOUBLE } },
+		{ { 1, TFT_ARG_INT }, { 4, TFT_ARG_INT }, { 3, TFT_ARG_DOUBLE } },
+		{ { 1, TFT_ARG_INT }, { 2, TFT_ARG_STR }, { 5, TFT_ARG_BOOL } },  /* misses at 2 */
+		{ { 1, TFT_ARG_INT }, { 1, TFT_ARG_INT } },                      /* one column twice */
+		{ { 6, TFT_ARG_INT }, { 7, TFT_ARG_JSON }, { 8, TFT_ARG_INT }, { 4, TFT_ARG_INT } },
+		{ { 1, TFT_ARG_INT }, { 4, TFT_ARG_INT }, { 3, TFT_ARG_INT } },   /* key 3, other type */
+	};
+	static const int npat[] = { 3, 3, 3, 2, 4, 3 };
+	struct xev *xs = calloc(N, sizeof(*xs));
+	struct tft_chunk_enc enc;
+	struct tft_chunk_dec dec;
+	struct tft_chunk_buf payload = { 0 };
+	struct tft_error err;
+	int bad = 0, refused = 0;
+
+	tft_chunk_enc_init(&enc);
+	tft_chunk_dec_init(&dec);
+	for (int i = 0; i < N; i++) {
+		struct tft_event *e = &xs[i].ev;
+		uint32_t r = (uint32_t)(rnd() % 100);
+		int p = r < 45 ? 0 : r < 85 ? 1 : 2 + (int)(r % 4); /* mostly the first two */
+
+		e->ts_ns = (int64_t)i * 1000;
+		e->dur_ns = 500;
+		e->name = (uint32_t)(p + 1);
+		e->count = 1;
+		e->nargs = (uint16_t)npat[p];
+		e->args = xs[i].args;
+		for (int k = 0; k < npat[p]; k++) {
+			struct tft_arg *a = &xs[i].args[k];
+
+			a->key = pat[p][k].key;
+			a->type = pat[p][k].type;
+			switch (a->type) {
+			case TFT_ARG_INT: a->v.i = (int64_t)rnd() - (int64_t)(rnd() << 20); break;
+			case TFT_ARG_BOOL: a->v.i = (int64_t)(rnd() & 1); break;
+			case TFT_ARG_DOUBLE: a->v.d = (double)(int64_t)rnd() / 7.0; break;
+			default: a->v.str = (uint32_t)(rnd() % 300); break;
+			}
+		}
+		refused += tft_chunk_enc_add(&enc, e) != 0;
+	}
+	is_int(refused, 0, "chunk fast path: every event added");
+	ok(tft_chunk_enc_payload(&enc, &payload) == 0, "chunk fast path: payload built");
+	tft_error_clear(&err);
+	is_int(tft_chunk_decode_payload(&dec, payload.p, payload.len, 1, &err), 0,
+	       "chunk fast path: payload decodes");
+	is_int(dec.n, N, "chunk fast path: event count");
+	for (uint32_t i = 0; i < dec.n && i < N; i++)
+		if (!ev_eq(&dec.ev[i], &xs[i].ev, 1))
+			bad++;
+	is_int(bad, 0, "chunk fast path: args taken back on a miss; every event round-trips");
+	tft_chunk_buf_free(&payload);
+	tft_chunk_enc_fini(&enc);
+	tft_chunk_dec_fini(&dec);
+	free(xs);
+}
+
 /* ---- writer / reader round trip ----------------------------------------------- */
 
 struct fixture {
@@ -3045,6 +3117,7 @@ int main(void)
 		return 1;
 	}
 	test_chunk_codec();
+	test_chunk_fast_path();
 	test_roundtrip();
 	test_flows_steps();
 	test_flow_codec();
