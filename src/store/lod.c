@@ -7,15 +7,19 @@
  * This runs once per event, and most events end at their first level (they
  * merge, or open a block) or are long slices that pass through the levels
  * 1..m whose gap is <= their duration. So: a long slice's levels are found
- * from its duration and its summary event is built once for all of them
- * (tft_lod_add); a closing chain is a loop, not a recursion, that moves each
- * closed block up one level (cascade); the merge/open outcome is inline
- * (offer). Blocks are emitted in the order of the recursive formulation.
- * Blocks of quiet levels are only counted: no summary event, no call.
+ * from its duration; where none of them has an open block and all are quiet
+ * (the usual case of a bulk import) it is only counted there, else its
+ * summary event is built once for all of them (long_slice); the event then
+ * merges into the open block of its first level inline, without a block of
+ * its own being built in memory; a closing chain is a loop, not a
+ * recursion, that moves each closed block up one level (cascade). Blocks are
+ * emitted in the order of the recursive formulation. Blocks of quiet levels
+ * are only counted: no summary event, no call.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "store/lod.h"
 #include "tftracer/tftracer.h"
 
@@ -27,25 +31,25 @@ void tft_lod_init(struct tft_lod *l, uint32_t track)
 
 void tft_lod_fini(struct tft_lod *l)
 {
-	free(l->blk);
+	free(l->row);
 	memset(l, 0, sizeof(*l));
 }
 
-static int ensure_depth(struct tft_lod *l, uint32_t depth)
+static __attribute__((noinline, cold)) int ensure_depth(struct tft_lod *l, uint32_t depth)
 {
 	uint32_t ncap;
-	void *nb;
+	void *nr;
 
 	if (depth < l->cap_depth)
 		return 0;
 	ncap = l->cap_depth ? l->cap_depth : 4;
 	while (ncap <= depth)
 		ncap *= 2;
-	nb = realloc(l->blk, (size_t)ncap * sizeof(*l->blk));
-	if (!nb)
+	nr = realloc(l->row, (size_t)ncap * sizeof(*l->row));
+	if (!nr)
 		return TFT_ENOMEM;
-	l->blk = nb;
-	memset(&l->blk[l->cap_depth], 0, (size_t)(ncap - l->cap_depth) * sizeof(*l->blk));
+	l->row = nr;
+	memset(&l->row[l->cap_depth], 0, (size_t)(ncap - l->cap_depth) * sizeof(*l->row));
 	l->cap_depth = ncap;
 	return 0;
 }
@@ -55,6 +59,26 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 	int64_t r;
 
 	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* The item a raw event is at a level where it is not long. */
+static inline void event_block(const struct tft_event *ev, struct tft_lod_block *it)
+{
+	int counter = ev->kind == TFT_EV_COUNTER, slice = ev->kind == TFT_EV_SLICE;
+
+	*it = (struct tft_lod_block){
+		.start_ns = ev->ts_ns,
+		/* Counter buckets are point samples: a bucket's extent is first..last sample. */
+		.end_ns = counter ? ev->ts_ns : ev->ts_ns + ev->dur_ns,
+		.busy_ns = slice ? ev->dur_ns : 0,
+		.longest_ns = counter ? 0 : ev->dur_ns,
+		.vmax = ev->value,
+		.count = ev->count ? ev->count : 1,
+		.name = ev->name,
+		.cat = ev->cat,
+		.is_counter = counter,
+		.has_slice = slice,
+	};
 }
 
 /* Does `it` join block b at a level with merge gap `gap`? */
@@ -87,7 +111,6 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 	if (it->vmax > b->vmax)
 		b->vmax = it->vmax;
 	b->has_slice |= it->has_slice;
-	b->single = 0;
 }
 
 /* The summary event of block b (at `depth`). */
@@ -128,141 +151,213 @@ static inline int emit_block(struct tft_lod *l, int level, uint32_t depth,
 }
 
 /*
- * Offer `it`, which is not long at level k or above (a closed block, or an
- * item shorter than level k's gap), to level k at `depth`. It merges into the
- * open block or opens one; otherwise it replaces the open block, which is
- * emitted and offered to level k + 1 in the same way. Each closed level thus
- * takes the block of the level below: when the chain stops at level j, the
- * blocks of levels k..j-2 move up one level and level k takes `it` (which
- * must not point into this depth's levels >= k). On an emit error the level
- * that failed is replaced all the same, as the recursive version did.
+ * The open block of level k at `depth` does not take `it` (a closed block,
+ * or an item shorter than level k's gap): it closes, and is emitted and
+ * offered to level k + 1, where it merges into the open block or opens one,
+ * or closes that block in the same way. Each closed level thus takes the
+ * block of the level below: when the chain stops at level j, the blocks of
+ * levels k..j-2 move up one level and level k takes `it` (which must not
+ * point into this depth's levels >= k). The levels the chain passes were
+ * open and stay so. On an emit error the level that failed is replaced all
+ * the same, as the recursive version did.
  */
-static int cascade(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
-		   tft_lod_emit_fn emit, void *ctx)
+static int close_chain(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
+		       tft_lod_emit_fn emit, void *ctx)
 {
-	struct tft_lod_block *row = l->blk[depth];
-	const struct tft_lod_block *c = it;
-	int j, rc = 0;
+	struct tft_lod_row *row = &l->row[depth];
+	struct tft_lod_block *blk = row->blk;
+	const struct tft_lod_block *c;
+	int j = k, rc;
 
-	for (j = k; j <= TFT_LOD_LEVELS; j++) {
-		struct tft_lod_block *b = &row[j - 1];
+	for (;;) {
+		struct tft_lod_block *b = &blk[j - 1];
 
-		if (!b->open) {
-			*b = *c;
-			b->open = 1;
-			break;
-		}
-		if (joins(b, c, tft_lod_gap_ns(j))) {
-			merge(b, c);
-			break;
-		}
 		/* b closes: emitted here, then offered to level j + 1 */
 		if ((rc = emit_block(l, j, depth, b, emit, ctx))) {
 			j++; /* b is replaced all the same */
 			break;
 		}
 		c = b;
+		if (++j > TFT_LOD_LEVELS)
+			break;
+		b = &blk[j - 1];
+		if (!(row->open & (1u << j))) {
+			*b = *c;
+			row->open |= 1u << j;
+			break;
+		}
+		if (joins(b, c, tft_lod_gap_ns(j))) {
+			merge(b, c);
+			break;
+		}
 	}
-	if (j > k) {
-		for (int i = j - 2; i >= k; i--) /* usually 0..2 blocks: no memmove call */
-			row[i] = row[i - 1];
-		row[k - 1] = *it;
-		row[k - 1].open = 1;
-	}
+	for (int i = j - 2; i >= k; i--) /* usually 0..2 blocks: no memmove call */
+		blk[i] = blk[i - 1];
+	blk[k - 1] = *it;
 	return rc;
 }
 
-/* cascade(), with the common outcomes at level k (merge, open) inline. */
-static inline int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
-			tft_lod_emit_fn emit, void *ctx)
+/* Offer `it` (as close_chain) to level k: it merges, opens a block or closes one. */
+static int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
+		 tft_lod_emit_fn emit, void *ctx)
 {
-	struct tft_lod_block *b = &l->blk[depth][k - 1];
+	struct tft_lod_row *row = &l->row[depth];
+	struct tft_lod_block *b = &row->blk[k - 1];
 
-	if (!b->open) {
+	if (!(row->open & (1u << k))) {
 		*b = *it;
-		b->open = 1;
+		row->open |= 1u << k;
 		return 0;
 	}
 	if (joins(b, it, tft_lod_gap_ns(k))) {
 		merge(b, it);
 		return 0;
 	}
-	return cascade(l, k, depth, it, emit, ctx);
+	return close_chain(l, k, depth, it, emit, ctx);
+}
+
+/*
+ * Raw event ev at level k, where it is not long, that the open block (if
+ * any) does not take: it opens a block, or closes the open one.
+ */
+static __attribute__((noinline)) int add_item(struct tft_lod *l, int k, const struct tft_event *ev,
+					      tft_lod_emit_fn emit, void *ctx)
+{
+	struct tft_lod_row *row = &l->row[ev->depth];
+	struct tft_lod_block it;
+
+	event_block(ev, &it);
+	if (!(row->open & (1u << k))) {
+		row->blk[k - 1] = it;
+		row->open |= 1u << k;
+		return 0;
+	}
+	return close_chain(l, k, ev->depth, &it, emit, ctx);
+}
+
+/*
+ * A long slice at levels 1..m (the gaps <= its duration) where some block
+ * is open or some level is not quiet: at each, it closes the open block and
+ * stands alone. Its summary event is the same at each of these levels:
+ * built once. Then it is offered to level m + 1.
+ */
+static __attribute__((noinline)) int long_slice(struct tft_lod *l, int m, const struct tft_event *ev,
+						tft_lod_emit_fn emit, void *ctx)
+{
+	uint32_t depth = ev->depth;
+	struct tft_lod_row *row = &l->row[depth];
+	struct tft_lod_block it;
+	struct tft_event sev;
+	uint32_t quiet = l->quiet;
+	int rc;
+
+	event_block(ev, &it);
+	/* levels 1..m: bits 1..m */
+	if (~quiet & ((2u << m) - 2u))
+		block_event(l, depth, &it, &sev);
+	for (int k = 1; k <= m; k++) {
+		if (row->open & (1u << k)) {
+			struct tft_lod_block *b = &row->blk[k - 1];
+
+			row->open &= ~(1u << k);
+			if ((rc = emit_block(l, k, depth, b, emit, ctx)) ||
+			    (k < TFT_LOD_LEVELS && (rc = offer(l, k + 1, depth, b, emit, ctx))))
+				return rc;
+		}
+		if (quiet & (1u << k))
+			l->count[k]++;
+		else if ((rc = emit(ctx, k, &sev)))
+			return rc;
+	}
+	if (m == TFT_LOD_LEVELS)
+		return 0;
+	return offer(l, m + 1, depth, &it, emit, ctx);
+}
+
+/*
+ * Raw event ev merges into the open block of level k, where it is not long
+ * (`counter` and `slice` say its kind)? Inline, so that no block is built
+ * in memory for it.
+ */
+static inline int merge_event(struct tft_lod_row *row, int k, const struct tft_event *ev,
+			      int counter, int slice)
+{
+	struct tft_lod_block *b = &row->blk[k - 1];
+	int64_t end = counter ? ev->ts_ns : ev->ts_ns + ev->dur_ns;
+	int64_t ref = b->is_counter ? b->start_ns : b->end_ns;
+	int64_t d;
+	uint64_t count = ev->count ? ev->count : 1;
+
+	if (!(row->open & (1u << k)) || b->is_counter != counter)
+		return 0;
+	/* joins(), merge() with the event's block */
+	if (ev->ts_ns > ref &&
+	    (__builtin_sub_overflow(ev->ts_ns, ref, &d) || d >= tft_lod_gap_ns(k)))
+		return 0;
+	if (end > b->end_ns)
+		b->end_ns = end;
+	if (slice)
+		b->busy_ns = sat_add(b->busy_ns, ev->dur_ns);
+	if (__builtin_add_overflow(b->count, count, &b->count))
+		b->count = UINT64_MAX;
+	if (!counter && ev->dur_ns > b->longest_ns) {
+		b->longest_ns = ev->dur_ns;
+		b->name = ev->name;
+		b->cat = ev->cat;
+	}
+	if (ev->value > b->vmax)
+		b->vmax = ev->value;
+	b->has_slice |= slice;
+	return 1;
 }
 
 int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn emit, void *ctx)
 {
-	struct tft_lod_block it = {
-		.start_ns = ev->ts_ns,
-		.end_ns = ev->ts_ns + ev->dur_ns,
-		.busy_ns = ev->kind == TFT_EV_SLICE ? ev->dur_ns : 0,
-		.longest_ns = ev->kind == TFT_EV_COUNTER ? 0 : ev->dur_ns,
-		.vmax = ev->value,
-		.count = ev->count ? ev->count : 1,
-		.name = ev->name,
-		.cat = ev->cat,
-		.is_counter = ev->kind == TFT_EV_COUNTER,
-		.has_slice = ev->kind == TFT_EV_SLICE,
-		.single = ev->kind == TFT_EV_SLICE,
-	};
 	uint32_t depth = ev->depth;
-	int k = 1, rc = ensure_depth(l, depth);
+	struct tft_lod_row *row;
+	int rc;
 
-	if (rc)
+	if (tft_unlikely(depth >= l->cap_depth) && (rc = ensure_depth(l, depth)))
 		return rc;
-	/* Counter buckets are point samples: a bucket's extent is first..last sample. */
-	if (it.is_counter)
-		it.end_ns = it.start_ns;
-	if (it.single && ev->dur_ns >= tft_lod_gap_ns(1)) {
-		/*
-		 * A long slice: at levels 1..m (the gaps <= its duration) it
-		 * closes the open block and stands alone. Its summary event is
-		 * the same at each of these levels: built once.
-		 */
+	row = &l->row[depth];
+	if (ev->kind == TFT_EV_SLICE && ev->dur_ns >= tft_lod_gap_ns(1)) {
 		uint64_t q = (uint64_t)ev->dur_ns / (uint64_t)tft_lod_gap_ns(1); /* >= 1 */
 		int m = (63 - __builtin_clzll(q)) / 2 + 1; /* gap_k = 1 us * 4^(k-1) <= dur */
-		struct tft_lod_block *row = l->blk[depth];
-		struct tft_event sev;
-		uint32_t quiet = l->quiet;
+		uint32_t span;
 
 		if (m > TFT_LOD_LEVELS)
 			m = TFT_LOD_LEVELS;
-		/* levels 1..m: bits 1..m */
-		if (~quiet & ((2u << m) - 2u))
-			block_event(l, depth, &it, &sev);
-		for (; k <= m; k++) {
-			struct tft_lod_block *b = &row[k - 1];
-
-			if (b->open) {
-				b->open = 0;
-				if ((rc = emit_block(l, k, depth, b, emit, ctx)) ||
-				    (rc = cascade(l, k + 1, depth, b, emit, ctx)))
-					return rc;
-			}
-			if (quiet & (1u << k))
-				l->count[k]++;
-			else if ((rc = emit(ctx, k, &sev)))
-				return rc;
-		}
-		if (k > TFT_LOD_LEVELS)
+		span = (2u << m) - 2u; /* levels 1..m: bits 1..m */
+		if (tft_unlikely((row->open & span) || (~l->quiet & span)))
+			return long_slice(l, m, ev, emit, ctx);
+		/* Nothing to close, and only counted there (a bulk import's usual case). */
+		for (int k = 1; k <= m; k++)
+			l->count[k]++;
+		if (m == TFT_LOD_LEVELS)
 			return 0;
+		if (merge_event(row, m + 1, ev, 0, 1))
+			return 0;
+		return add_item(l, m + 1, ev, emit, ctx);
 	}
-	return offer(l, k, depth, &it, emit, ctx);
+	if (merge_event(row, 1, ev, ev->kind == TFT_EV_COUNTER, ev->kind == TFT_EV_SLICE))
+		return 0;
+	return add_item(l, 1, ev, emit, ctx);
 }
 
 int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
 {
 	for (int k = 1; k <= TFT_LOD_LEVELS; k++) {
 		for (uint32_t d = 0; d < l->cap_depth; d++) {
-			struct tft_lod_block *b = &l->blk[d][k - 1];
+			struct tft_lod_row *row = &l->row[d];
+			struct tft_lod_block *b = &row->blk[k - 1];
 			int rc;
 
-			if (!b->open)
+			if (!(row->open & (1u << k)))
 				continue;
-			b->open = 0;
+			row->open &= ~(1u << k);
 			rc = emit_block(l, k, d, b, emit, ctx);
 			if (!rc && k < TFT_LOD_LEVELS)
-				rc = cascade(l, k + 1, d, b, emit, ctx);
+				rc = offer(l, k + 1, d, b, emit, ctx);
 			if (rc)
 				return rc;
 		}

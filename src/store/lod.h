@@ -28,17 +28,21 @@ struct tft_lod_block {
 	double vmax;        /* counters: largest sample */
 	uint64_t count;     /* events merged */
 	uint32_t name, cat; /* of the longest slice (counters: first sample) */
-	uint8_t open;
 	uint8_t is_counter;
 	uint8_t has_slice;
-	uint8_t single; /* one raw slice, unmerged: stays alone at levels whose gap <= its dur */
+};
+
+/* One depth's blocks. */
+struct tft_lod_row {
+	uint32_t open; /* bit k: level k has an open block, blk[k - 1] */
+	struct tft_lod_block blk[TFT_LOD_LEVELS];
 };
 
 /* Receives each closed block as a summary event (flag TFT_EVF_SUMMARY). */
 typedef int (*tft_lod_emit_fn)(void *ctx, int level, const struct tft_event *ev);
 
 struct tft_lod {
-	struct tft_lod_block (*blk)[TFT_LOD_LEVELS]; /* owned: [depth][level - 1] */
+	struct tft_lod_row *row; /* owned: [depth] */
 	uint32_t cap_depth;
 	uint32_t track;
 	/*
