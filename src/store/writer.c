@@ -867,15 +867,17 @@ static int emit_lod(void *ctx, int level, const struct tft_event *ev)
 
 /* ---- append ------------------------------------------------------------------------ */
 
-static int args_ok(const struct tft_writer *w, const struct tft_event *ev)
+/* The args of an event with nargs > 0 (nstr: the strings interned so far). */
+static inline int args_ok(uint32_t nstr, const struct tft_event *ev)
 {
-	if (ev->nargs && !ev->args)
+	const struct tft_arg *a = ev->args, *end = a + ev->nargs;
+
+	if (!a)
 		return 0;
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		const struct tft_arg *a = &ev->args[i];
-		if (!str_ok(w, a->key) || a->type > TFT_ARG_JSON)
-			return 0;
-		if ((a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) && !str_ok(w, a->v.str))
+	for (; a < end; a++) {
+		/* the types up to JSON checked first: STR and JSON are then those >= STR */
+		if (a->key >= nstr || a->type > TFT_ARG_JSON ||
+		    (a->type >= TFT_ARG_STR && a->v.str >= nstr))
 			return 0;
 	}
 	return 1;
@@ -981,13 +983,13 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 		wt->t.max_ts_ns = end;
 	if (depth > wt->t.max_depth)
 		wt->t.max_depth = depth;
-	e.nargs = 0;
-	e.args = NULL;
 	if (wt->n_level[0] < TFT_LOD_MIN_RAW_EVENTS && !wt->lod_direct && !w->flush_partial) {
 		/* bulk only: a live session shows its levels as they are written */
 		if (tft_unlikely(wt->npend == wt->cap_pend) &&
 		    tft_grow((void **)&wt->pend, &wt->cap_pend, wt->npend + 1, sizeof(*wt->pend)))
 			return TFT_ENOMEM;
+		e.nargs = 0; /* held back without its args (the LOD builder reads none) */
+		e.args = NULL;
 		wt->pend[wt->npend++] = e;
 		wt->ctx->open_bytes += sizeof(e);
 	} else {
@@ -1060,7 +1062,7 @@ int tft_writer_append(struct tft_writer *w, const struct tft_event *ev)
 			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) ||
 			 !str_ok(w, ev->name) || !str_ok(w, ev->cat)))
 		return TFT_EINVAL;
-	if (tft_unlikely(ev->nargs && !args_ok(w, ev)))
+	if (tft_unlikely(ev->nargs && !args_ok(w->nstr, ev)))
 		return TFT_EINVAL;
 	c = &w->calls[ev->track];
 	if (tft_unlikely(ev->ts_ns < c->last_ts || c->ended))
@@ -1143,14 +1145,8 @@ int tft_writer_lane_append(struct tft_writer_lane *l, const struct tft_event *ev
 			 __builtin_add_overflow(ev->ts_ns, ev->dur_ns, &end) || ev->name >= nstr ||
 			 ev->cat >= nstr))
 		return TFT_EINVAL;
-	if (tft_unlikely(ev->nargs && !ev->args))
+	if (tft_unlikely(ev->nargs && !args_ok(nstr, ev)))
 		return TFT_EINVAL;
-	for (uint16_t i = 0; i < ev->nargs; i++) {
-		const struct tft_arg *a = &ev->args[i];
-		if (tft_unlikely(a->key >= nstr || a->type > TFT_ARG_JSON ||
-				 ((a->type == TFT_ARG_STR || a->type == TFT_ARG_JSON) && a->v.str >= nstr)))
-			return TFT_EINVAL;
-	}
 	c = &w->calls[ev->track];
 	wt = c->wt;
 	if (tft_unlikely(__atomic_load_n(&wt->lane, __ATOMIC_RELAXED) != l) &&
