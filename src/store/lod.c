@@ -9,12 +9,13 @@
  * 1..m whose gap is <= their duration. So: a long slice's levels are found
  * from its duration; where none of them has an open block and all are quiet
  * (the usual case of a bulk import) it is only counted there, else its
- * summary event is built once for all of them (long_slice); the event then
- * merges into the open block of its first level inline, without a block of
- * its own being built in memory; a closing chain is a loop, not a
- * recursion, that moves each closed block up one level (cascade). Blocks are
- * emitted in the order of the recursive formulation. Blocks of quiet levels
- * are only counted: no summary event, no call.
+ * summary event is built once for all of them (tft_lod_long_slice); an event
+ * that merges into the open block of its first level does so without a block
+ * of its own (tft_lod_add and tft_lod_merge_event, inline in lod.h); a
+ * closing chain is a loop, not a recursion, that moves each closed block up
+ * one level (close_chain). Blocks are emitted in the order of the recursive
+ * formulation. Blocks of quiet levels are only counted: no summary event, no
+ * call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ void tft_lod_fini(struct tft_lod *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static __attribute__((noinline, cold)) int ensure_depth(struct tft_lod *l, uint32_t depth)
+/* Room for rows 0..depth (depth >= cap_depth). */
+int tft_lod_grow(struct tft_lod *l, uint32_t depth)
 {
 	uint32_t ncap;
 	void *nr;
@@ -52,13 +54,6 @@ static __attribute__((noinline, cold)) int ensure_depth(struct tft_lod *l, uint3
 	memset(&l->row[l->cap_depth], 0, (size_t)(ncap - l->cap_depth) * sizeof(*l->row));
 	l->cap_depth = ncap;
 	return 0;
-}
-
-static inline int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 /* The item a raw event is at a level where it is not long. */
@@ -100,7 +95,7 @@ static inline void merge(struct tft_lod_block *b, const struct tft_lod_block *it
 {
 	if (it->end_ns > b->end_ns)
 		b->end_ns = it->end_ns;
-	b->busy_ns = sat_add(b->busy_ns, it->busy_ns);
+	b->busy_ns = tft_lod_sat_add(b->busy_ns, it->busy_ns);
 	if (__builtin_add_overflow(b->count, it->count, &b->count))
 		b->count = UINT64_MAX;
 	if (!b->is_counter && it->longest_ns > b->longest_ns) {
@@ -220,8 +215,8 @@ static int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_
  * Raw event ev at level k, where it is not long, that the open block (if
  * any) does not take: it opens a block, or closes the open one.
  */
-static __attribute__((noinline)) int add_item(struct tft_lod *l, int k, const struct tft_event *ev,
-					      tft_lod_emit_fn emit, void *ctx)
+int tft_lod_add_item(struct tft_lod *l, int k, const struct tft_event *ev, tft_lod_emit_fn emit,
+		     void *ctx)
 {
 	struct tft_lod_row *row = &l->row[ev->depth];
 	struct tft_lod_block it;
@@ -241,8 +236,8 @@ static __attribute__((noinline)) int add_item(struct tft_lod *l, int k, const st
  * stands alone. Its summary event is the same at each of these levels:
  * built once. Then it is offered to level m + 1.
  */
-static __attribute__((noinline)) int long_slice(struct tft_lod *l, int m, const struct tft_event *ev,
-						tft_lod_emit_fn emit, void *ctx)
+int tft_lod_long_slice(struct tft_lod *l, int m, const struct tft_event *ev, tft_lod_emit_fn emit,
+		       void *ctx)
 {
 	uint32_t depth = ev->depth;
 	struct tft_lod_row *row = &l->row[depth];
@@ -272,76 +267,6 @@ static __attribute__((noinline)) int long_slice(struct tft_lod *l, int m, const 
 	if (m == TFT_LOD_LEVELS)
 		return 0;
 	return offer(l, m + 1, depth, &it, emit, ctx);
-}
-
-/*
- * Raw event ev merges into the open block of level k, where it is not long
- * (`counter` and `slice` say its kind)? Inline, so that no block is built
- * in memory for it.
- */
-static inline int merge_event(struct tft_lod_row *row, int k, const struct tft_event *ev,
-			      int counter, int slice)
-{
-	struct tft_lod_block *b = &row->blk[k - 1];
-	int64_t end = counter ? ev->ts_ns : ev->ts_ns + ev->dur_ns;
-	int64_t ref = b->is_counter ? b->start_ns : b->end_ns;
-	int64_t d;
-	uint64_t count = ev->count ? ev->count : 1;
-
-	if (!(row->open & (1u << k)) || b->is_counter != counter)
-		return 0;
-	/* joins(), merge() with the event's block */
-	if (ev->ts_ns > ref &&
-	    (__builtin_sub_overflow(ev->ts_ns, ref, &d) || d >= tft_lod_gap_ns(k)))
-		return 0;
-	if (end > b->end_ns)
-		b->end_ns = end;
-	if (slice)
-		b->busy_ns = sat_add(b->busy_ns, ev->dur_ns);
-	if (__builtin_add_overflow(b->count, count, &b->count))
-		b->count = UINT64_MAX;
-	if (!counter && ev->dur_ns > b->longest_ns) {
-		b->longest_ns = ev->dur_ns;
-		b->name = ev->name;
-		b->cat = ev->cat;
-	}
-	if (ev->value > b->vmax)
-		b->vmax = ev->value;
-	b->has_slice |= slice;
-	return 1;
-}
-
-int tft_lod_add(struct tft_lod *l, const struct tft_event *ev, tft_lod_emit_fn emit, void *ctx)
-{
-	uint32_t depth = ev->depth;
-	struct tft_lod_row *row;
-	int rc;
-
-	if (tft_unlikely(depth >= l->cap_depth) && (rc = ensure_depth(l, depth)))
-		return rc;
-	row = &l->row[depth];
-	if (ev->kind == TFT_EV_SLICE && ev->dur_ns >= tft_lod_gap_ns(1)) {
-		uint64_t q = (uint64_t)ev->dur_ns / (uint64_t)tft_lod_gap_ns(1); /* >= 1 */
-		int m = (63 - __builtin_clzll(q)) / 2 + 1; /* gap_k = 1 us * 4^(k-1) <= dur */
-		uint32_t span;
-
-		if (m > TFT_LOD_LEVELS)
-			m = TFT_LOD_LEVELS;
-		span = (2u << m) - 2u; /* levels 1..m: bits 1..m */
-		if (tft_unlikely((row->open & span) || (~l->quiet & span)))
-			return long_slice(l, m, ev, emit, ctx);
-		/* Nothing to close, and only counted there (a bulk import's usual case). */
-		for (int k = 1; k <= m; k++)
-			l->count[k]++;
-		if (m == TFT_LOD_LEVELS)
-			return 0;
-		if (merge_event(row, m + 1, ev, 0, 1))
-			return 0;
-		return add_item(l, m + 1, ev, emit, ctx);
-	}
-	if (merge_event(row, 1, ev, ev->kind == TFT_EV_COUNTER, ev->kind == TFT_EV_SLICE))
-		return 0;
-	return add_item(l, 1, ev, emit, ctx);
 }
 
 int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)
