@@ -901,8 +901,11 @@ static int grow_stack(struct wtrack *wt)
 /*
  * Store one checked event of wt: depth, encoding, stats, LOD. Runs on the
  * thread that owns wt's context (a worker, or the caller without threads).
+ * Inline in the two append paths, where the call costs more than the stats
+ * it keeps; the workers call it through store_job().
  */
-static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft_event *ev)
+static inline __attribute__((always_inline)) int store_event(struct tft_writer *w, struct wtrack *wt,
+							     const struct tft_event *ev)
 {
 	struct tft_event e;
 	int64_t end = ev->ts_ns + ev->dur_ns; /* checked by the caller */
@@ -1000,6 +1003,13 @@ static int store_event(struct tft_writer *w, struct wtrack *wt, const struct tft
 	if (tft_unlikely(wt->ctx->open_bytes > w->open_max))
 		return flush_ctx(w, wt->ctx);
 	return 0;
+}
+
+/* store_event() out of line: a worker's, or an event that cannot be queued. */
+static __attribute__((noinline)) int store_job(struct tft_writer *w, struct wtrack *wt,
+					       const struct tft_event *ev)
+{
+	return store_event(w, wt, ev);
 }
 
 static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *wt,
@@ -1372,7 +1382,7 @@ static int queue_event(struct tft_writer *w, struct wworker *k, struct wtrack *w
 		if (tft_unlikely(ev->nargs > WB_ARGS)) { /* cannot be queued: store it here */
 			int rc;
 			writer_sync(w);
-			rc = failed_now(w) ? failed_now(w) : store_event(w, wt, ev);
+			rc = failed_now(w) ? failed_now(w) : store_job(w, wt, ev);
 			return rc;
 		}
 	}
@@ -1410,7 +1420,7 @@ static void *worker_main(void *arg)
 			struct wjob *j = &b->job[i];
 			int rc;
 			j->ev.args = j->ev.nargs ? b->args + j->args_off : NULL;
-			rc = tft_likely(j->ev.kind != WJOB_END_TRACK) ? store_event(w, j->wt, &j->ev)
+			rc = tft_likely(j->ev.kind != WJOB_END_TRACK) ? store_job(w, j->wt, &j->ev)
 								      : end_track(w, j->wt);
 			if (tft_unlikely(rc)) {
 				pthread_mutex_lock(&w->db_mu);
