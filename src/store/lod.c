@@ -13,7 +13,7 @@
  * that merges into the open block of its first level does so without a block
  * of its own (tft_lod_add and tft_lod_merge_event, inline in lod.h); a
  * closing chain is a loop, not a recursion, that moves each closed block up
- * one level (close_chain). Blocks are emitted in the order of the recursive
+ * one level (close_up). Blocks are emitted in the order of the recursive
  * formulation. Blocks of quiet levels are only counted: no summary event, no
  * call.
  */
@@ -146,18 +146,17 @@ static inline int emit_block(struct tft_lod *l, int level, uint32_t depth,
 }
 
 /*
- * The open block of level k at `depth` does not take `it` (a closed block,
- * or an item shorter than level k's gap): it closes, and is emitted and
- * offered to level k + 1, where it merges into the open block or opens one,
- * or closes that block in the same way. Each closed level thus takes the
- * block of the level below: when the chain stops at level j, the blocks of
- * levels k..j-2 move up one level and level k takes `it` (which must not
- * point into this depth's levels >= k). The levels the chain passes were
- * open and stay so. On an emit error the level that failed is replaced all
- * the same, as the recursive version did.
+ * The open block of level k at `depth` does not take the item offered (a
+ * closed block, or an item shorter than level k's gap): it closes, and is
+ * emitted and offered to level k + 1, where it merges into the open block or
+ * opens one, or closes that block in the same way. Each closed level thus
+ * takes the block of the level below: when the chain stops at level j, the
+ * blocks of levels k..j-2 move up one level, and level k is left to the
+ * caller to fill with its item. The levels the chain passes were open and
+ * stay so. On an emit error the level that failed is replaced all the same,
+ * as the recursive version did.
  */
-static int close_chain(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
-		       tft_lod_emit_fn emit, void *ctx)
+static int close_up(struct tft_lod *l, int k, uint32_t depth, tft_lod_emit_fn emit, void *ctx)
 {
 	struct tft_lod_row *row = &l->row[depth];
 	struct tft_lod_block *blk = row->blk;
@@ -188,16 +187,19 @@ static int close_chain(struct tft_lod *l, int k, uint32_t depth, const struct tf
 	}
 	for (int i = j - 2; i >= k; i--) /* usually 0..2 blocks: no memmove call */
 		blk[i] = blk[i - 1];
-	blk[k - 1] = *it;
 	return rc;
 }
 
-/* Offer `it` (as close_chain) to level k: it merges, opens a block or closes one. */
+/*
+ * Offer `it` to level k: it merges, opens a block or closes the open one (it
+ * must not point into this depth's levels >= k).
+ */
 static int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_block *it,
 		 tft_lod_emit_fn emit, void *ctx)
 {
 	struct tft_lod_row *row = &l->row[depth];
 	struct tft_lod_block *b = &row->blk[k - 1];
+	int rc;
 
 	if (!(row->open & (1u << k))) {
 		*b = *it;
@@ -208,7 +210,9 @@ static int offer(struct tft_lod *l, int k, uint32_t depth, const struct tft_lod_
 		merge(b, it);
 		return 0;
 	}
-	return close_chain(l, k, depth, it, emit, ctx);
+	rc = close_up(l, k, depth, emit, ctx);
+	*b = *it;
+	return rc;
 }
 
 /*
@@ -219,15 +223,14 @@ int tft_lod_add_item(struct tft_lod *l, int k, const struct tft_event *ev, tft_l
 		     void *ctx)
 {
 	struct tft_lod_row *row = &l->row[ev->depth];
-	struct tft_lod_block it;
+	int rc = 0;
 
-	event_block(ev, &it);
-	if (!(row->open & (1u << k))) {
-		row->blk[k - 1] = it;
+	if (!(row->open & (1u << k)))
 		row->open |= 1u << k;
-		return 0;
-	}
-	return close_chain(l, k, ev->depth, &it, emit, ctx);
+	else
+		rc = close_up(l, k, ev->depth, emit, ctx);
+	event_block(ev, &row->blk[k - 1]);
+	return rc;
 }
 
 /*
@@ -246,10 +249,11 @@ int tft_lod_long_slice(struct tft_lod *l, int m, const struct tft_event *ev, tft
 	uint32_t quiet = l->quiet;
 	int rc;
 
-	event_block(ev, &it);
 	/* levels 1..m: bits 1..m */
-	if (~quiet & ((2u << m) - 2u))
+	if (~quiet & ((2u << m) - 2u)) {
+		event_block(ev, &it);
 		block_event(l, depth, &it, &sev);
+	}
 	for (int k = 1; k <= m; k++) {
 		if (row->open & (1u << k)) {
 			struct tft_lod_block *b = &row->blk[k - 1];
@@ -264,9 +268,9 @@ int tft_lod_long_slice(struct tft_lod *l, int m, const struct tft_event *ev, tft
 		else if ((rc = emit(ctx, k, &sev)))
 			return rc;
 	}
-	if (m == TFT_LOD_LEVELS)
+	if (m == TFT_LOD_LEVELS || tft_lod_merge_event(row, m + 1, ev, 0, 1))
 		return 0;
-	return offer(l, m + 1, depth, &it, emit, ctx);
+	return tft_lod_add_item(l, m + 1, ev, emit, ctx);
 }
 
 int tft_lod_flush(struct tft_lod *l, tft_lod_emit_fn emit, void *ctx)

@@ -943,9 +943,11 @@ static inline __attribute__((always_inline)) int store_event(struct tft_writer *
 			}
 			depth = (uint32_t)lane;
 		} else {
-			while (wt->nstack && wt->stack[wt->nstack - 1] <= ev->ts_ns)
-				wt->nstack--;
-			depth = wt->nstack;
+			uint32_t n = wt->nstack;
+
+			while (n && wt->stack[n - 1] <= ev->ts_ns)
+				n--;
+			wt->nstack = depth = n;
 			if (ev->kind == TFT_EV_SLICE && wt->nstack < TFT_STORE_MAX_DEPTH) {
 				if (wt->nstack == wt->cap_stack && grow_stack(wt))
 					return TFT_ENOMEM;
