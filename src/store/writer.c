@@ -875,9 +875,11 @@ static inline int args_ok(uint32_t nstr, const struct tft_event *ev)
 	if (!a)
 		return 0;
 	for (; a < end; a++) {
-		/* the types up to JSON checked first: STR and JSON are then those >= STR */
-		if (a->key >= nstr || a->type > TFT_ARG_JSON ||
-		    (a->type >= TFT_ARG_STR && a->v.str >= nstr))
+		if (a->key >= nstr)
+			return 0;
+		/* NULL .. DOUBLE hold no string: one compare for them */
+		if (a->type > TFT_ARG_DOUBLE &&
+		    (a->type > TFT_ARG_JSON || a->v.str >= nstr))
 			return 0;
 	}
 	return 1;
