@@ -1074,6 +1074,34 @@ static inline uint32_t load_le32(const uint8_t *p)
 }
 
 /*
+ * A varint of 1..8 bytes at p, from eight bytes loaded at once (the caller
+ * checked that they lie before the end of the whole input): the value and
+ * its length, without a branch per byte; 0 if it is longer, -1 if it runs
+ * past `end` (the end of the message).
+ */
+static inline __attribute__((always_inline)) int varint8(const uint8_t *p, const uint8_t *end,
+							 uint64_t *out)
+{
+	uint64_t w, stop;
+	unsigned n;
+
+	memcpy(&w, p, 8); /* p[0] in the low byte (little-endian only) */
+	stop = ~w & 0x8080808080808080ull;
+	if (tft_unlikely(!stop))
+		return 0;
+	n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1; /* bytes, 1..8 */
+	if (tft_unlikely((size_t)(end - p) < n))
+		return -1; /* truncated by the message end */
+	/* Its n bytes without their continuation bits: n 7-bit groups. */
+	w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
+	/* Join neighbours (each lane's value only shrinks: no borrow). */
+	w -= (w & 0x7f007f007f007f00ull) >> 1;       /* 16-bit lanes: a + 128 b */
+	w -= ((w & 0x3fff00003fff0000ull) >> 2) * 3; /* 32-bit lanes: a + 2^14 b */
+	*out = (w & 0xffffffffull) | (w >> 32) << 28; /* a + 2^28 b */
+	return (int)n;
+}
+
+/*
  * Varint reader for the hot loops: one byte, else eight bytes decoded at
  * once without a branch per byte, when eight can be loaded before `lim`
  * (the end of the whole input, which may lie past `end`, the end of the
@@ -1092,10 +1120,10 @@ static inline __attribute__((always_inline)) int xs_varint(const uint8_t **pp, c
 	}
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (tft_likely(p < end && lim - p >= 8)) {
-		uint64_t w, stop;
-		unsigned n;
+		uint64_t w;
+		int n;
 
-		memcpy(&w, p, 8); /* p[0] in the low byte */
+		memcpy(&w, p, 8);
 		if (!(w & 0x8000)) { /* two bytes (ids, small counts): short path */
 			if (tft_unlikely(end - p < 2))
 				return -1;
@@ -1103,26 +1131,44 @@ static inline __attribute__((always_inline)) int xs_varint(const uint8_t **pp, c
 			*pp = p + 2;
 			return 0;
 		}
-		stop = ~w & 0x8080808080808080ull;
-		if (tft_likely(stop)) {
-			n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1; /* bytes, 3..8 */
-			if (tft_unlikely((size_t)(end - p) < n))
-				return -1; /* truncated by the message end */
-			/* Its n bytes without their continuation bits: n 7-bit groups. */
-			w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
-			/* Join neighbours (each lane's value only shrinks: no borrow). */
-			w -= (w & 0x7f007f007f007f00ull) >> 1;       /* 16-bit lanes: a + 128 b */
-			w -= ((w & 0x3fff00003fff0000ull) >> 2) * 3; /* 32-bit lanes: a + 2^14 b */
-			w = (w & 0xffffffffull) | (w >> 32) << 28;   /* a + 2^28 b */
-			*out = w;
+		n = varint8(p, end, out);
+		if (tft_likely(n > 0)) {
 			*pp = p + n;
 			return 0;
 		}
+		if (n < 0)
+			return -1;
 	}
 #else
 	(void)lim;
 #endif
 	return tft_pb_wire_varint(pp, end, out);
+}
+
+/*
+ * xs_varint() for values that mostly take several bytes (times in ps):
+ * straight to the eight-byte path, which takes one or two bytes as well.
+ * Same results and returns.
+ */
+static inline __attribute__((always_inline)) int xs_varint_wide(const uint8_t **pp,
+								const uint8_t *end,
+								const uint8_t *lim, uint64_t *out)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint8_t *p = *pp;
+
+	if (tft_likely(p < end && lim - p >= 8)) {
+		int n = varint8(p, end, out);
+
+		if (tft_likely(n > 0)) {
+			*pp = p + n;
+			return 0;
+		}
+		if (n < 0)
+			return -1;
+	}
+#endif
+	return xs_varint(pp, end, lim, out);
 }
 
 /* Skip a varint as xs_varint() would read it (same checks and returns; inlined,
@@ -1134,6 +1180,15 @@ static inline __attribute__((always_inline)) int xs_skip_varint(const uint8_t **
 	uint64_t v;
 
 	return xs_varint(pp, end, lim, &v);
+}
+
+static inline __attribute__((always_inline)) int xs_skip_varint_wide(const uint8_t **pp,
+								     const uint8_t *end,
+								     const uint8_t *lim)
+{
+	uint64_t v;
+
+	return xs_varint_wide(pp, end, lim, &v);
 }
 
 /*
@@ -1170,7 +1225,7 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	}
 	if (p < end && *p == 0x10) {
 		p++;
-		if (xs_varint(&p, end, lim, &v))
+		if (xs_varint_wide(&p, end, lim, &v))
 			return 0;
 	}
 	o->off = (int64_t)v;
@@ -1182,7 +1237,7 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	o->dp = NULL;
 	if (p < end && *p == 0x18) {
 		o->dp = ++p;
-		if (xs_skip_varint(&p, end, lim))
+		if (xs_skip_varint_wide(&p, end, lim))
 			return 0;
 	}
 	/* The stats: key and a length below 128 in one load (most stats are short). */
@@ -1355,10 +1410,10 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 }
 
 /* Read a varint field value if the next key byte is `key`. */
-#define TAKE_VARINT(key, dst, bit)                                                      \
+#define TAKE_VARINT(key, dst, bit, read)                                                \
 	if (p < end && *p == (key)) {                                                   \
 		p++;                                                                    \
-		if (xs_varint(&p, end, lim, &v))                                        \
+		if (read(&p, end, lim, &v))                                             \
 			return 0;                                                       \
 		(dst) = (int64_t)v;                                                     \
 		e->has |= 1u << (bit);                                                  \
@@ -1382,10 +1437,10 @@ static inline __attribute__((always_inline)) int fast_event(struct xs *x, const 
 	uint64_t v;
 	int r;
 
-	TAKE_VARINT(0x08, e->metadata_id, XE_META)
-	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET)
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
-	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION)
+	TAKE_VARINT(0x08, e->metadata_id, XE_META, xs_varint)
+	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET, xs_varint_wide)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
+	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION, xs_varint_wide)
 	while (p < end) {
 		const uint8_t *q;
 		uint32_t head;
@@ -1435,7 +1490,7 @@ static inline __attribute__((always_inline)) int fast_event(struct xs *x, const 
 				return r;
 		}
 	}
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
 	x->nargs = n;
 	return p == end; /* anything else in another order: the tables handle it */
 }
