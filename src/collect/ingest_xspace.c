@@ -37,6 +37,7 @@
 #define MAX_ARGS 64
 #define XS_REDO 1 /* line_body(): store the line again, the serial way (see xs.optimistic) */
 #define MAX_GROUPS (1u << 20)
+#define HEADS_MAX (1u << 16) /* events of a line whose fields pass 1 notes for pass 2 */
 
 /* ---- u64 -> u32 map: a dense array for small keys, a hash for the rest ------ */
 
@@ -594,6 +595,16 @@ struct xs {
 	int optimistic;
 	int64_t opt_ts, opt_dur; /* the previous event's, in the writer's order */
 	struct xs_line opt_tail; /* header fields seen after the events */
+
+	/*
+	 * Pass 1's notes on the line it read last (heads_line, heads_len):
+	 * the fields before the stats of its first nheads events, for pass 2
+	 * of that line only (line_body() drops them).
+	 */
+	struct xs_head *heads; /* owned: cheads entries, at most HEADS_MAX */
+	uint32_t nheads, cheads;
+	const uint8_t *heads_line; /* borrowed */
+	size_t heads_len;
 
 	/* Current event. */
 	struct tft_arg args[MAX_ARGS + 1]; /* the extra slot takes the stats past MAX_ARGS */
@@ -1203,6 +1214,16 @@ struct xs_order {
 };
 
 /*
+ * An event's fields before its stats as fast_event() reads them, noted by
+ * pass 1 (which reads them anyway) for pass 2 to start at the stats.
+ */
+struct xs_head {
+	int64_t metadata_id, offset_ps, num_occurrences, duration_ps;
+	const uint8_t *stats; /* borrowed: where its stats start */
+	uint32_t has;         /* XE_* bits, as fast_event() sets them */
+};
+
+/*
  * The start of an event as line_event() computes it, from the layout
  * fast_event() accepts at the event level (keep the two in step): its stats
  * are skipped whole, since a stat that fast_event() does not take sends
@@ -1214,32 +1235,44 @@ struct xs_order {
  */
 static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, const uint8_t *end,
 							    const uint8_t *lim, int64_t line_ts,
-							    struct xs_order *o)
+							    struct xs_order *o, struct xs_head *h)
 {
 	uint64_t v = 0;
+	uint32_t has = 0;
 
+	h->metadata_id = h->num_occurrences = h->duration_ps = 0;
 	if (p < end && *p == 0x08) {
 		p++;
-		if (xs_skip_varint(&p, end, lim))
+		if (xs_varint(&p, end, lim, &v))
 			return 0;
+		h->metadata_id = (int64_t)v;
+		has |= 1u << XE_META;
+		v = 0;
 	}
 	if (p < end && *p == 0x10) {
 		p++;
 		if (xs_varint_wide(&p, end, lim, &v))
 			return 0;
+		has |= 1u << XE_OFFSET;
 	}
-	o->off = (int64_t)v;
+	o->off = h->offset_ps = (int64_t)v;
 	if (p < end && *p == 0x28) {
 		p++;
-		if (xs_skip_varint(&p, end, lim))
+		if (xs_varint(&p, end, lim, &v))
 			return 0;
+		h->num_occurrences = (int64_t)v;
+		has |= 1u << XE_NUMOCC;
 	}
 	o->dp = NULL;
 	if (p < end && *p == 0x18) {
 		o->dp = ++p;
-		if (xs_skip_varint_wide(&p, end, lim))
+		if (xs_varint_wide(&p, end, lim, &v))
 			return 0;
+		h->duration_ps = (int64_t)v;
+		has |= 1u << XE_DURATION;
 	}
+	h->stats = p;
+	h->has = has;
 	/* The stats: key and a length below 128 in one load (most stats are short). */
 	if (tft_likely(lim - end >= 2)) { /* no bounds check per load */
 		while (p < end) {
@@ -1420,16 +1453,10 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 	}
 
 /*
- * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
- * Fields are tried in the order writers emit them (metadata_id, offset_ps,
- * duration_ps, stats...), which keeps the branches predictable. Stats in
- * the usual layout take tight_value(), the others fast_stat().
- *
- * scan_event() accepts the same event-level layout: pass 1 orders a line by
- * the times it reads there, so both must see the same fields (the tables,
- * when a stat sends the event to them, then find exactly those too).
+ * fast_event() from the event's stats at p on (the fields before them in *e):
+ * the stats, then a num_occurrences that may follow them.
  */
-static inline __attribute__((always_inline)) int fast_event(struct xs *x, const uint8_t *p,
+static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const uint8_t *p,
 							    const uint8_t *end, struct xs_event *e)
 {
 	const uint8_t *lim = x->lim;
@@ -1437,10 +1464,6 @@ static inline __attribute__((always_inline)) int fast_event(struct xs *x, const 
 	uint64_t v;
 	int r;
 
-	TAKE_VARINT(0x08, e->metadata_id, XE_META, xs_varint)
-	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET, xs_varint_wide)
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
-	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION, xs_varint_wide)
 	while (p < end) {
 		const uint8_t *q;
 		uint32_t head;
@@ -1493,6 +1516,48 @@ static inline __attribute__((always_inline)) int fast_event(struct xs *x, const 
 	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
 	x->nargs = n;
 	return p == end; /* anything else in another order: the tables handle it */
+}
+
+/*
+ * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
+ * Fields are tried in the order writers emit them (metadata_id, offset_ps,
+ * duration_ps, stats...), which keeps the branches predictable. Stats in
+ * the usual layout take tight_value(), the others fast_stat().
+ *
+ * scan_event() accepts the same event-level layout: pass 1 orders a line by
+ * the times it reads there, so both must see the same fields (the tables,
+ * when a stat sends the event to them, then find exactly those too). It
+ * notes them (struct xs_head), and pass 2 then starts at the stats.
+ */
+static inline __attribute__((always_inline)) int fast_event(struct xs *x, const uint8_t *p,
+							    const uint8_t *end, struct xs_event *e)
+{
+	const uint8_t *lim = x->lim;
+	uint64_t v;
+
+	TAKE_VARINT(0x08, e->metadata_id, XE_META, xs_varint)
+	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET, xs_varint_wide)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
+	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION, xs_varint_wide)
+	return fast_stats(x, p, end, e);
+}
+
+/* fast_event() of the event `index` of the line, from pass 1's notes if it has them. */
+static inline __attribute__((always_inline)) int noted_event(struct xs *x, const uint8_t *p,
+							     const uint8_t *end, uint32_t index,
+							     struct xs_event *e)
+{
+	const struct xs_head *h;
+
+	if (index >= x->nheads)
+		return fast_event(x, p, end, e);
+	h = &x->heads[index];
+	e->has = h->has;
+	e->metadata_id = h->metadata_id;
+	e->offset_ps = h->offset_ps;
+	e->num_occurrences = h->num_occurrences;
+	e->duration_ps = h->duration_ps;
+	return fast_stats(x, h->stats, end, e);
 }
 #undef TAKE_VARINT
 
@@ -2235,7 +2300,7 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
 	int r;
 
 	event_reset(x, &e);
-	r = fast_event(x, p, p + len, &e);
+	r = noted_event(x, p, p + len, index, &e);
 	if (tft_unlikely(r <= 0)) {
 		if (r < 0)
 			return oom(x);
@@ -2348,10 +2413,14 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
  */
 static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t *end,
 						  const uint8_t *lim, struct xs_line *ln,
-						  int *sorted, int *nonempty)
+						  int *sorted, int *nonempty,
+						  struct xs_head *heads, uint32_t cap,
+						  uint32_t *nheads)
 {
 	struct xs_order prev = {0, 0, NULL}, cur;
+	struct xs_head spare;
 	int seen_event = 0, in_order = 1;
+	uint32_t nh = 0;
 	uint64_t v;
 
 	*sorted = 0;
@@ -2362,13 +2431,18 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 		while (k == 0x22 && in_order) {
 			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
 				return 0;
-			if (!scan_event(p, p + v, lim, ln->timestamp_ns, &cur))
-				in_order = 0;
-			else if (seen_event && (cur.ts < prev.ts ||
-						(cur.ts == prev.ts &&
-						 order_dur(&cur, ln->timestamp_ns, lim) >
-							 order_dur(&prev, ln->timestamp_ns, lim))))
-				in_order = 0; /* would sort before the previous event */
+			struct xs_head *h = nh < cap ? &heads[nh] : &spare;
+
+			if (!scan_event(p, p + v, lim, ln->timestamp_ns, &cur, h)) {
+				in_order = 0; /* no later event is noted either */
+			} else {
+				nh += h != &spare;
+				if (seen_event && (cur.ts < prev.ts ||
+						   (cur.ts == prev.ts &&
+						    order_dur(&cur, ln->timestamp_ns, lim) >
+							    order_dur(&prev, ln->timestamp_ns, lim))))
+					in_order = 0; /* would sort before the previous event */
+			}
 			prev = cur;
 			seen_event = 1;
 			p += v;
@@ -2381,6 +2455,7 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 				return 0;
 			if (k == 0x22) {
 				seen_event = 1; /* out of order: skipped whole */
+				cap = 0;
 			} else if (k == 0x12) {
 				ln->name.p = p;
 				ln->name.len = (size_t)v;
@@ -2412,6 +2487,7 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 done:
 	*sorted = in_order;
 	*nonempty = seen_event;
+	*nheads = nh;
 	return 1;
 }
 
@@ -2422,11 +2498,19 @@ done:
  */
 static int line_scan(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j)
 {
+	/* Room to note every event of the line (each takes two bytes or more), up to HEADS_MAX. */
+	uint32_t want = ls->len / 2 < HEADS_MAX ? (uint32_t)(ls->len / 2) : HEADS_MAX;
 	struct xs_line ln;
 	int sorted, nonempty, r;
 
+	if (tft_grow((void **)&x->heads, &x->cheads, want, sizeof(*x->heads)))
+		want = x->cheads; /* fewer notes: pass 2 reads the rest itself */
+	x->heads_line = ls->p;
+	x->heads_len = ls->len;
 	memset(&ln, 0, sizeof(ln));
-	if (!fast_line_header(ls->p, ls->p + ls->len, x->lim, &ln, &sorted, &nonempty)) {
+	if (!fast_line_header(ls->p, ls->p + ls->len, x->lim, &ln, &sorted, &nonempty, x->heads,
+			      want, &x->nheads)) {
+		x->nheads = 0;
 		sorted = 0;
 		memset(&ln, 0, sizeof(ln));
 		r = tft_pb_wire_decode_sub(ls, &line_hdr_msg, &ln, x);
@@ -2600,6 +2684,8 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 	x->opt_ts = INT64_MIN;
 	x->opt_dur = INT64_MAX;
 	x->opt_tail.has = 0;
+	if (x->heads_line != ls->p || x->heads_len != ls->len)
+		x->nheads = 0; /* notes on another line (or none) */
 
 	if (d->depth >= d->max_depth)
 		return tft_pb_wire_fail(d, TFT_EFORMAT, ls->p - d->base, "messages nested too deep");
@@ -2632,6 +2718,7 @@ static __attribute__((hot)) int line_body(struct xs *x, const struct xs_job *j)
 			break;
 	}
 	d->depth--;
+	x->nheads = 0;
 	if (x->optimistic) {
 		/* Any failure is reported the serial way, which may find another one first. */
 		if (r || x->store_err) {
@@ -2990,6 +3077,10 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->csteps = keep.csteps;
 	y->nsteps = 0;
 	y->icache = keep.icache; /* ids stay valid: the writer's table only grows */
+	y->heads = keep.heads;
+	y->cheads = keep.cheads;
+	y->nheads = 0;
+	y->heads_line = NULL;
 	/* The plane's tables come from the jobs' snapshots (clone_plane()). */
 	y->smeta = NULL;
 	y->nsmeta = 0;
@@ -3075,6 +3166,7 @@ static void clone_free(struct xs_clone *c)
 	free(y->steps);
 	free(y->step_keys);
 	free(y->icache);
+	free(y->heads);
 }
 
 /* A thread's loop: the next job until none is left or one before it failed. */
@@ -3743,6 +3835,7 @@ static void xs_free(struct xs *x)
 	free(x->step_keys);
 	free(x->pend);
 	free(x->pargs);
+	free(x->heads);
 	for (uint32_t i = 0; i < x->nclones; i++)
 		clone_free(&x->clones[i]);
 	free(x->clones);
