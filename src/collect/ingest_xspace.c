@@ -1460,7 +1460,8 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 							    const uint8_t *end, struct xs_event *e)
 {
 	const uint8_t *lim = x->lim;
-	uint32_t n = 0;
+	/* The next arg; past MAX_ARGS the spare slot is overwritten. */
+	struct tft_arg *a = x->args, *last = x->args + MAX_ARGS;
 	uint64_t v;
 	int r;
 
@@ -1478,7 +1479,7 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 			p = q + (head >> 8 & 0xff);
 			if (tft_unlikely(p > end))
 				return 0;
-			r = tight_value(x, q + 2, p, head >> 24, &x->args[n]);
+			r = tight_value(x, q + 2, p, head >> 24, a);
 		} else {
 			uint64_t mid = 0;
 
@@ -1494,11 +1495,11 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 				const uint8_t *t = q + 1;
 
 				if (!xs_varint(&t, p, lim, &mid))
-					r = tight_value(x, t, p, mid, &x->args[n]);
+					r = tight_value(x, t, p, mid, a);
 			}
 		}
 		if (tft_likely(r == 2)) {
-			n += n < MAX_ARGS; /* past MAX_ARGS the spare slot is overwritten */
+			a += a < last;
 		} else if (tft_unlikely(r <= 0)) {
 			struct xs_stat s;
 
@@ -1506,15 +1507,15 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 				return r;
 			if (!fast_stat(q, p, &s))
 				return 0;
-			x->nargs = n;
+			x->nargs = (uint32_t)(a - x->args);
 			r = add_event_stat(x, &s);
-			n = x->nargs;
+			a = x->args + x->nargs;
 			if (r < 0)
 				return r;
 		}
 	}
 	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
-	x->nargs = n;
+	x->nargs = (uint32_t)(a - x->args);
 	return p == end; /* anything else in another order: the tables handle it */
 }
 
@@ -2494,16 +2495,19 @@ done:
 /*
  * Pass 1 over a line: its header and whether its events are in the
  * writer's order, into j; nothing interned or registered (line_pending()
- * does that), so that threads can scan lines (parallel lines).
+ * does that), so that threads can scan lines (parallel lines). With
+ * `note`, its events' fields for the line_body() that follows (x->heads).
  */
-static int line_scan(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j)
+static int line_scan(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j, int note)
 {
 	/* Room to note every event of the line (each takes two bytes or more), up to HEADS_MAX. */
 	uint32_t want = ls->len / 2 < HEADS_MAX ? (uint32_t)(ls->len / 2) : HEADS_MAX;
 	struct xs_line ln;
 	int sorted, nonempty, r;
 
-	if (tft_grow((void **)&x->heads, &x->cheads, want, sizeof(*x->heads)))
+	if (!note)
+		want = 0;
+	else if (tft_grow((void **)&x->heads, &x->cheads, want, sizeof(*x->heads)))
 		want = x->cheads; /* fewer notes: pass 2 reads the rest itself */
 	x->heads_line = ls->p;
 	x->heads_len = ls->len;
@@ -2813,7 +2817,7 @@ static int line_peek(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j
 static int do_line(struct xs *x, const struct tft_pb_sub *ls)
 {
 	struct xs_job j;
-	int r = line_scan(x, ls, &j);
+	int r = line_scan(x, ls, &j, 1);
 
 	if (!r)
 		r = line_pending(x, &j);
@@ -3192,7 +3196,7 @@ static int line_redo(struct xs *y, struct xs_job *j, const struct xs_job *noted,
 	y->nsteps = noted->st_lo;
 	line_groups_end(y, 0); /* timed from the header as peeked: noted again */
 	y->events = events;
-	r = line_scan(y, &j->sub, j);
+	r = line_scan(y, &j->sub, j, 1);
 	j->track = track;
 	if (!r && (!bytes_same(j->tname, tname) || j->tid != tid))
 		r = line_rename(y, j);
@@ -3223,7 +3227,7 @@ static void *clone_main(void *arg)
 			if (x->scanning) {
 				if (!j.need_scan)
 					continue;
-				r = line_scan(y, &j.sub, &j);
+				r = line_scan(y, &j.sub, &j, 0); /* stored later, maybe by another thread */
 				if (!r) {
 					j.sub.dec = x->jobs[k].sub.dec;
 					x->jobs[k] = j; /* this thread's job: no other writes it */
