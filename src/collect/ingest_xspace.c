@@ -1229,9 +1229,9 @@ struct xs_head {
  * are skipped whole, since a stat that fast_event() does not take sends
  * the event to the tables, which then find the same metadata_id, offset_ps,
  * num_occurrences and duration_ps fields (each once, or num_occurrences
- * twice in the places both take it, the last one counting). 1 = *o filled,
- * 0 = another layout (the line is then held back and sorted if need be, as
- * any line could be).
+ * twice in the places both take it, the last one counting). 1 = *o and *h
+ * filled, 0 = another layout (the line is then held back and sorted if need
+ * be, as any line could be).
  */
 static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, const uint8_t *end,
 							    const uint8_t *lim, int64_t line_ts,
@@ -2410,7 +2410,8 @@ static inline __attribute__((always_inline)) int line_event(struct xs *x, const 
  * While it skips the events it also checks whether they are already in the
  * writer's order (*sorted = 1; the events' bytes are being read anyway).
  * That needs the line's timestamp before the first event, where the
- * field-number order of the wire puts it.
+ * field-number order of the wire puts it. The fields before the stats of
+ * its first events, up to cap of them, go to heads (*nheads: how many).
  */
 static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t *end,
 						  const uint8_t *lim, struct xs_line *ln,
@@ -2430,10 +2431,11 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 
 		/* A run of events while they are in order: the hot loop of this pass. */
 		while (k == 0x22 && in_order) {
-			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
-				return 0;
+			/* Its fields noted for pass 2 while there is room. */
 			struct xs_head *h = nh < cap ? &heads[nh] : &spare;
 
+			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+				return 0;
 			if (!scan_event(p, p + v, lim, ln->timestamp_ns, &cur, h)) {
 				in_order = 0; /* no later event is noted either */
 			} else {
