@@ -1281,9 +1281,9 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 			if (tft_unlikely((head & 0x80ff) != 0x22))
 				break;
 			p += 2 + (head >> 8);
-			if (tft_unlikely(p > end))
-				return 0;
 		}
+		if (tft_unlikely(p > end)) /* the last one ran past the event */
+			return 0;
 	}
 	while (p < end && *p == 0x22) {
 		p++;
