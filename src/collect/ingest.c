@@ -121,9 +121,13 @@ struct whole {
 /*
  * Unmapping a large input takes the kernel a while (a page table entry per
  * page): it is done on a thread of its own, which overlaps what the caller
- * does next (a session's commit and sync).
+ * does next (a session's commit and sync). A piece at a time: the process's
+ * memory map stays locked while a piece is unmapped, and the caller's
+ * threads wait for that lock to grow their heap or map memory (one munmap()
+ * of a 300 MB input held a session's close up for ~25 ms).
  */
 #define UNMAP_ASYNC_BYTES ((size_t)64 << 20)
+#define UNMAP_PIECE_BYTES ((size_t)8 << 20)
 
 struct unmap_job {
 	void *p;
@@ -135,6 +139,11 @@ static void *unmap_main(void *arg)
 	struct unmap_job j = *(struct unmap_job *)arg;
 
 	free(arg);
+	while (j.len > UNMAP_PIECE_BYTES) {
+		munmap(j.p, UNMAP_PIECE_BYTES);
+		j.p = (char *)j.p + UNMAP_PIECE_BYTES;
+		j.len -= UNMAP_PIECE_BYTES;
+	}
 	munmap(j.p, j.len);
 	return NULL;
 }
