@@ -520,6 +520,37 @@ struct rm_tmpl {
 	struct tft_arg args[TMPL_MAX_ARGS];
 };
 
+/*
+ * The JSON args of a node's repeated sub-messages (memory, output,
+ * referenced_tensor, memory_stats) are a pure function of their wire bytes,
+ * and a trace repeats them node after node (the same shapes, allocators and
+ * sizes each step). The memo maps those bytes (one contiguous run of the
+ * field, keys and lengths included, borrowed from the input) to the string
+ * id of the JSON, so a hit skips building, hashing and interning it. The
+ * string was interned when the entry was made, so the ids handed out, and
+ * their order, stay what the plain path gives.
+ */
+enum { JM_MEMORY, JM_OUTPUT, JM_REF, JM_MEMSTATS, JM_KINDS };
+#define JMEMO_SLOTS 8192u /* a power of two; two ways per set */
+
+struct rm_jmemo {
+	uint64_t hash;
+	const uint8_t *key; /* borrowed from the input; NULL: empty */
+	uint32_t len;
+	uint32_t id;        /* string id of the JSON */
+};
+
+/* A node's fields of one kind as fast_node() met them. */
+enum { JR_NONE, JR_RUN, JR_HIT, JR_MISS, JR_EAGER };
+
+struct rm_jrun {
+	const uint8_t *lo, *hi; /* JR_RUN, JR_MISS: the run of fields */
+	struct rm_jmemo *slot;  /* JR_MISS: the entry to fill once interned, or NULL */
+	uint64_t hash;          /* JR_MISS */
+	uint32_t id;            /* JR_HIT */
+	int state;              /* JR_*; JR_EAGER: decoded as met (more than one run) */
+};
+
 struct rm {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
@@ -551,6 +582,8 @@ struct rm {
 
 	/* Current NodeExecStats's nested values, as JSON. */
 	struct jbuf j_memory, j_output, j_ref, j_memstats, j_tmp, j_dims, j_ids, j_ids2, j_dnames;
+	struct rm_jrun jrun[JM_KINDS]; /* the current node's JSON args, by the memo (fast_node) */
+	struct rm_jmemo *jmemo;        /* owned, lazy: JMEMO_SLOTS entries */
 	int dim_named;         /* a dim of the current shape has a name */
 	uint64_t node_index;   /* position of the current node in its device's node_stats */
 	struct jbuf scratch;
@@ -1395,10 +1428,115 @@ static int fast_mem_stats(struct rm *rm, const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
+/* One field of JSON kind k (payload b) into the kind's buffer, as the table decoder's handler. */
+static int fast_json_field(struct rm *rm, int k, const struct tft_pb_bytes *b)
+{
+	struct rm_alloc_desc a;
+
+	switch (k) {
+	case JM_MEMORY:
+		return fast_memory(rm, b->p, b->p + b->len);
+	case JM_OUTPUT:
+		return fast_output(rm, b->p, b->p + b->len);
+	case JM_REF:
+		memset(&a, 0, sizeof(a));
+		if (fast_alloc_desc(b->p, b->p + b->len, &a))
+			return -1;
+		json_ref_tensor(&rm->j_ref, &a);
+		return 0;
+	default:
+		return fast_mem_stats(rm, b->p, b->p + b->len);
+	}
+}
+
+/* A run of fields of kind k at p[0..end) (fast_node read them once already). */
+static int fast_json_run(struct rm *rm, int k, const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		uint64_t key;
+		struct tft_pb_bytes b;
+
+		if (fp_varint(&p, end, &key) || fp_bytes(&p, end, &b) || fast_json_field(rm, k, &b))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A field of kind k, its key at kp and its payload b, ending at end. The
+ * kind's first run of fields is only noted (fast_json_memo() takes it at
+ * the node's end); a second run, rare, has the kind decoded as met: the
+ * memo keys on one run of bytes.
+ */
+static int fast_json_note(struct rm *rm, int k, const uint8_t *kp, const uint8_t *end,
+			  const struct tft_pb_bytes *b)
+{
+	struct rm_jrun *r = &rm->jrun[k];
+
+	if (r->state == JR_NONE) {
+		r->lo = kp;
+		r->hi = end;
+		r->state = JR_RUN;
+		return 0;
+	}
+	if (r->state == JR_RUN) {
+		if (r->hi == kp) {
+			r->hi = end;
+			return 0;
+		}
+		r->state = JR_EAGER;
+		if (fast_json_run(rm, k, r->lo, r->hi))
+			return -1;
+	}
+	return fast_json_field(rm, k, b);
+}
+
+/* The noted run of kind k: its string id from the memo, or decoded (and its memo entry chosen). */
+static int fast_json_memo(struct rm *rm, int k)
+{
+	struct rm_jrun *r = &rm->jrun[k];
+	size_t len = (size_t)(r->hi - r->lo);
+	uint64_t h = tft_hash_fast(r->lo, len, 0);
+	struct rm_jmemo *e;
+
+	if (!rm->jmemo)
+		rm->jmemo = calloc(JMEMO_SLOTS, sizeof(*rm->jmemo)); /* (none: no memo) */
+	r->slot = NULL;
+	r->id = UINT32_MAX;
+	if (rm->jmemo && len <= UINT32_MAX) {
+		e = &rm->jmemo[h & (JMEMO_SLOTS - 2)];
+		for (int w = 0; w < 2; w++) {
+			/* (the key's first byte is the field's tag: kinds never match each other) */
+			if (e[w].hash == h && e[w].len == len && e[w].key &&
+			    memcmp(e[w].key, r->lo, len) == 0) {
+				r->state = JR_HIT;
+				r->id = e[w].id;
+				return 0;
+			}
+		}
+		r->slot = e;
+	}
+	r->state = JR_MISS;
+	r->hash = h;
+	return fast_json_run(rm, k, r->lo, r->hi);
+}
+
+/* A missed run's JSON was interned as r->id: remember it (the set's newer way). */
+static void json_memo_store(struct rm_jrun *r)
+{
+	struct rm_jmemo *e = r->slot;
+
+	if (!e || r->id == UINT32_MAX)
+		return;
+	e[1] = e[0];
+	e[0] = (struct rm_jmemo){r->hash, r->lo, (uint32_t)(r->hi - r->lo), r->id};
+}
+
 /* Decode one binary NodeExecStats into *n (zeroed) and the per-node JSON buffers. */
 static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct rm_node *n)
 {
 	while (p < end) {
+		const uint8_t *kp = p;
 		uint64_t key, v = 0;
 		struct tft_pb_bytes b;
 		int64_t *slot;
@@ -1418,27 +1556,22 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 			n->has |= 1ull << NF_LABEL;
 			continue;
 		case 6 << 3 | TFT_PB_WT_LEN:
-			if (fp_bytes(&p, end, &b) || fast_memory(rm, b.p, b.p + b.len))
+			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_MEMORY, kp, p, &b))
 				return -1;
 			n->has |= 1ull << NF_MEMORY;
 			continue;
 		case 7 << 3 | TFT_PB_WT_LEN:
-			if (fp_bytes(&p, end, &b) || fast_output(rm, b.p, b.p + b.len))
+			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_OUTPUT, kp, p, &b))
 				return -1;
 			n->has |= 1ull << NF_OUTPUT;
 			continue;
-		case 11 << 3 | TFT_PB_WT_LEN: {
-			struct rm_alloc_desc a;
-
-			memset(&a, 0, sizeof(a));
-			if (fp_bytes(&p, end, &b) || fast_alloc_desc(b.p, b.p + b.len, &a))
+		case 11 << 3 | TFT_PB_WT_LEN:
+			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_REF, kp, p, &b))
 				return -1;
-			json_ref_tensor(&rm->j_ref, &a);
 			n->has |= 1ull << NF_REF;
 			continue;
-		}
 		case 12 << 3 | TFT_PB_WT_LEN:
-			if (fp_bytes(&p, end, &b) || fast_mem_stats(rm, b.p, b.p + b.len))
+			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_MEMSTATS, kp, p, &b))
 				return -1;
 			n->has |= 1ull << NF_MEMSTATS;
 			continue;
@@ -1465,6 +1598,11 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 			return -1;
 		*slot = (int64_t)v;
 		n->has |= 1ull << fi;
+	}
+	if (n->has & (1ull << NF_MEMORY | 1ull << NF_OUTPUT | 1ull << NF_REF | 1ull << NF_MEMSTATS)) {
+		for (int k = 0; k < JM_KINDS; k++)
+			if (rm->jrun[k].state == JR_RUN && fast_json_memo(rm, k))
+				return -1;
 	}
 	return 0;
 }
@@ -2315,6 +2453,57 @@ static int node_op(int gputrace, struct tft_tf_str node_name, const struct tft_t
 	return tft_tf_names_is_comm(node_name, *op);
 }
 
+/*
+ * The node's JSON arg of kind k: the memo's string id, or its buffer b
+ * (closed with ']' when close) interned, as arg_strn() would.
+ */
+static int json_arg_add(struct rm *rm, struct rm_jrun *r, struct jbuf *b, uint32_t key, int close)
+{
+	struct tft_arg *a;
+	uint32_t id;
+
+	if (r->state == JR_HIT) {
+		id = r->id;
+	} else {
+		if (!b->len)
+			return 0;
+		if (close)
+			jb_raw(b, "]", 1);
+		if (rm->nargs >= MAX_ARGS)
+			return 0;
+		id = intern(rm, b->p, b->len);
+		if (id == UINT32_MAX)
+			return TFT_ENOMEM;
+		r->id = id;
+	}
+	if (rm->nargs >= MAX_ARGS)
+		return 0;
+	a = &rm->args[rm->nargs++];
+	a->key = key;
+	a->type = TFT_ARG_JSON;
+	a->v.str = id;
+	return 0;
+}
+
+/* (most nodes have none of the four: one test each, inline) */
+static inline int json_arg(struct rm *rm, int k, struct jbuf *b, uint32_t key, int close)
+{
+	struct rm_jrun *r = &rm->jrun[k];
+
+	if (r->state != JR_HIT && !b->len)
+		return 0;
+	return json_arg_add(rm, r, b, key, close);
+}
+
+/* Before a node's decode: no nested values yet. */
+static inline void node_begin(struct rm *rm, struct rm_node *n)
+{
+	zero_small(n, sizeof(*n));
+	rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+	for (int k = 0; k < JM_KINDS; k++)
+		rm->jrun[k].state = JR_NONE;
+}
+
 static int emit_node(struct rm *rm, struct rm_node *n)
 {
 	struct rm_dev *dev = rm->cur;
@@ -2471,27 +2660,17 @@ per_node:
 			}
 		}
 	}
-	if (rm->j_memory.len) {
-		jb_raw(&rm->j_memory, "]", 1);
-		if ((r = arg_strn(rm, rm->k_memory, rm->j_memory.p, rm->j_memory.len, TFT_ARG_JSON)))
-			return r;
-	}
-	if (rm->j_output.len) {
-		jb_raw(&rm->j_output, "]", 1);
-		if ((r = arg_strn(rm, rm->k_output, rm->j_output.p, rm->j_output.len, TFT_ARG_JSON)))
-			return r;
-	}
-	if (rm->j_ref.len) {
-		jb_raw(&rm->j_ref, "]", 1);
-		if ((r = arg_strn(rm, rm->k_ref, rm->j_ref.p, rm->j_ref.len, TFT_ARG_JSON)))
-			return r;
-	}
-	if (rm->j_memstats.len &&
-	    (r = arg_strn(rm, rm->k_memstats, rm->j_memstats.p, rm->j_memstats.len, TFT_ARG_JSON)))
+	if ((r = json_arg(rm, JM_MEMORY, &rm->j_memory, rm->k_memory, 1)) ||
+	    (r = json_arg(rm, JM_OUTPUT, &rm->j_output, rm->k_output, 1)) ||
+	    (r = json_arg(rm, JM_REF, &rm->j_ref, rm->k_ref, 1)) ||
+	    (r = json_arg(rm, JM_MEMSTATS, &rm->j_memstats, rm->k_memstats, 0)))
 		return r;
 	if (rm->j_memory.oom || rm->j_output.oom || rm->j_ref.oom || rm->j_memstats.oom ||
 	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom || rm->j_dnames.oom)
 		return TFT_ENOMEM;
+	for (int k = 0; k < JM_KINDS; k++)
+		if (rm->jrun[k].state == JR_MISS)
+			json_memo_store(&rm->jrun[k]);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TFT_EV_SLICE;
@@ -2593,12 +2772,10 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	struct rm_node n;
 	int r;
 
-	zero_small(&n, sizeof(n));
-	rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+	node_begin(rm, &n);
 	if (rm->dec->decode_text_sub || fast_node(rm, s->p, s->p + s->len, &n)) {
 		/* Text input, or not the simple case: the table decoder judges. */
-		memset(&n, 0, sizeof(n));
-		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		node_begin(rm, &n);
 		r = tft_pb_wire_decode_sub(s, &node_msg, &n, rm);
 		if (r)
 			return r;
@@ -2634,8 +2811,7 @@ static int nodes_direct(struct rm *rm, const struct tft_pb_sub *ds)
 
 		if (r <= 0)
 			return r; /* (-1: checked by the pre-pass, cannot happen) */
-		zero_small(&n, sizeof(n));
-		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		node_begin(rm, &n);
 		if (fast_node(rm, b.p, b.p + b.len, &n))
 			return -1;
 		r = emit_node(rm, &n);
@@ -3363,8 +3539,7 @@ static int part_nodes(struct rm *rm, const struct rm_job *job)
 
 		if (r <= 0)
 			return r;
-		zero_small(&n, sizeof(n));
-		rm->j_memory.len = rm->j_output.len = rm->j_ref.len = rm->j_memstats.len = 0;
+		node_begin(rm, &n);
 		if (fast_node(rm, b.p, b.p + b.len, &n) || emit_node(rm, &n))
 			return -1;
 		rm->node_index++;
@@ -3841,6 +4016,7 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		w->tmpl_tag = NULL;
 		w->tmpl_next = NULL;
 		w->tmpl_cache = NULL; /* (the writer's attachments are the driving thread's) */
+		w->jmemo = NULL;
 		w->graphs = NULL;
 		w->sorter = NULL;
 		w->entries = NULL;
@@ -4334,6 +4510,7 @@ static void rm_free(struct rm *rm)
 	free(rm->j_ids2.p);
 	free(rm->scratch.p);
 	free(rm->dinfo);
+	free(rm->jmemo);
 	if (rm->tmpl_cache && !rm->tmpl_cache->tmpl && rm->tmpl) { /* for the next input */
 		rm->tmpl_cache->tmpl = rm->tmpl;
 		rm->tmpl_cache->tag = rm->tmpl_tag;
