@@ -3256,7 +3256,9 @@ static int split_device(struct rm_par *par, uint32_t k)
  * node_op() takes the op from the node name or the label bytes (or is
  * "RecvTensor" when the node name is). A device whose payload holds none
  * has no comm nodes, whatever its nodes say. Candidates are found 16 bytes
- * at a time by their first two bytes, then checked.
+ * at a time by their first and fourth bytes (S..d, R..v, N..l, H..o,
+ * C..l: far rarer in names than the first two, "Re" of "Relu" and
+ * "Reshape" say), then checked.
  */
 static int comm_word(const uint8_t *p, size_t n)
 {
@@ -3272,20 +3274,24 @@ static int comm_word(const uint8_t *p, size_t n)
 	if (n < 4)
 		return 0;
 #ifdef __SSE2__
-	for (; i + 17 <= n; i += 16) {
+	for (; i + 19 <= n; i += 16) {
 		__m128i a = _mm_loadu_si128((const __m128i *)(p + i));
-		__m128i b = _mm_loadu_si128((const __m128i *)(p + i + 1));
-		__m128i e = _mm_cmpeq_epi8(b, _mm_set1_epi8('e'));
-		__m128i o = _mm_cmpeq_epi8(b, _mm_set1_epi8('o'));
-		__m128i c = _mm_cmpeq_epi8(b, _mm_set1_epi8('c'));
-		__m128i m;
+		__m128i s = _mm_cmpeq_epi8(a, _mm_set1_epi8('S'));
+		__m128i r = _mm_cmpeq_epi8(a, _mm_set1_epi8('R'));
+		__m128i h = _mm_cmpeq_epi8(a, _mm_set1_epi8('H'));
+		__m128i nc = _mm_or_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('N')),
+					  _mm_cmpeq_epi8(a, _mm_set1_epi8('C')));
+		__m128i d, m;
 		unsigned bits;
 
-		m = _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('S')),
-					       _mm_cmpeq_epi8(a, _mm_set1_epi8('R'))), e);
-		m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('N')), c));
-		m = _mm_or_si128(m, _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8('H')),
-							       _mm_cmpeq_epi8(a, _mm_set1_epi8('C'))), o));
+		/* Most blocks hold none of the five first letters: the fourth is not loaded. */
+		if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(s, r), _mm_or_si128(h, nc))))
+			continue;
+		d = _mm_loadu_si128((const __m128i *)(p + i + 3));
+		m = _mm_or_si128(_mm_and_si128(s, _mm_cmpeq_epi8(d, _mm_set1_epi8('d'))),
+				 _mm_and_si128(r, _mm_cmpeq_epi8(d, _mm_set1_epi8('v'))));
+		m = _mm_or_si128(m, _mm_or_si128(_mm_and_si128(h, _mm_cmpeq_epi8(d, _mm_set1_epi8('o'))),
+						 _mm_and_si128(nc, _mm_cmpeq_epi8(d, _mm_set1_epi8('l')))));
 		bits = (unsigned)_mm_movemask_epi8(m);
 		while (bits) {
 			size_t j = i + (size_t)__builtin_ctz(bits);
