@@ -326,6 +326,9 @@ enum {
 	NF_OP_END_NS, NF_ALL_END_NS, NF_SCHED_NS,
 };
 
+/* The sub-message fields whose JSON goes to the per-node buffers. */
+#define NF_NESTED (1ull << NF_MEMORY | 1ull << NF_OUTPUT | 1ull << NF_REF | 1ull << NF_MEMSTATS)
+
 static const struct tft_pb_field node_fields[] = {
 	F(1, TFT_PB_STRING, 0, struct rm_node, node_name, "node_name", NULL, NULL),
 	F(2, TFT_PB_INT64, 0, struct rm_node, all_start_micros, "all_start_micros", NULL, NULL),
@@ -1599,7 +1602,7 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 		*slot = (int64_t)v;
 		n->has |= 1ull << fi;
 	}
-	if (n->has & (1ull << NF_MEMORY | 1ull << NF_OUTPUT | 1ull << NF_REF | 1ull << NF_MEMSTATS)) {
+	if (n->has & NF_NESTED) {
 		for (int k = 0; k < JM_KINDS; k++)
 			if (rm->jrun[k].state == JR_RUN && fast_json_memo(rm, k))
 				return -1;
@@ -2660,17 +2663,25 @@ per_node:
 			}
 		}
 	}
-	if ((r = json_arg(rm, JM_MEMORY, &rm->j_memory, rm->k_memory, 1)) ||
-	    (r = json_arg(rm, JM_OUTPUT, &rm->j_output, rm->k_output, 1)) ||
-	    (r = json_arg(rm, JM_REF, &rm->j_ref, rm->k_ref, 1)) ||
-	    (r = json_arg(rm, JM_MEMSTATS, &rm->j_memstats, rm->k_memstats, 0)))
-		return r;
-	if (rm->j_memory.oom || rm->j_output.oom || rm->j_ref.oom || rm->j_memstats.oom ||
-	    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom || rm->j_dnames.oom)
-		return TFT_ENOMEM;
-	for (int k = 0; k < JM_KINDS; k++)
-		if (rm->jrun[k].state == JR_MISS)
-			json_memo_store(&rm->jrun[k]);
+	/*
+	 * Only these fields write the JSON buffers (both decoders set their
+	 * presence bits), and a buffer out of memory failed its node already:
+	 * a node without them has nothing to check here.
+	 */
+	if (n->has & NF_NESTED) {
+		if ((r = json_arg(rm, JM_MEMORY, &rm->j_memory, rm->k_memory, 1)) ||
+		    (r = json_arg(rm, JM_OUTPUT, &rm->j_output, rm->k_output, 1)) ||
+		    (r = json_arg(rm, JM_REF, &rm->j_ref, rm->k_ref, 1)) ||
+		    (r = json_arg(rm, JM_MEMSTATS, &rm->j_memstats, rm->k_memstats, 0)))
+			return r;
+		if (rm->j_memory.oom || rm->j_output.oom || rm->j_ref.oom || rm->j_memstats.oom ||
+		    rm->j_tmp.oom || rm->j_dims.oom || rm->j_ids.oom || rm->j_ids2.oom ||
+		    rm->j_dnames.oom)
+			return TFT_ENOMEM;
+		for (int k = 0; k < JM_KINDS; k++)
+			if (rm->jrun[k].state == JR_MISS)
+				json_memo_store(&rm->jrun[k]);
+	}
 
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TFT_EV_SLICE;
