@@ -30,6 +30,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TFT_COMM_AVX2 1 /* comm_word_avx2(), chosen at run time */
+#endif
 
 #include "codec/json_write.h"
 #include "codec/pb_text.h"
@@ -3261,17 +3265,8 @@ static int split_device(struct rm_par *par, uint32_t k)
 	return 0;
 }
 
-/*
- * Whether p[0..n) holds "Send", "Recv", "Nccl", "Horo" or "Coll": every op
- * or node name that tft_tf_names_is_comm() accepts holds one of them, and
- * node_op() takes the op from the node name or the label bytes (or is
- * "RecvTensor" when the node name is). A device whose payload holds none
- * has no comm nodes, whatever its nodes say. Candidates are found 16 bytes
- * at a time by their first and fourth bytes (S..d, R..v, N..l, H..o,
- * C..l: far rarer in names than the first two, "Re" of "Relu" and
- * "Reshape" say), then checked.
- */
-static int comm_word(const uint8_t *p, size_t n)
+/* Whether the four bytes at q are one of the words. */
+static inline int comm_at(const uint8_t *q)
 {
 	static const uint32_t words[5] = {
 		'S' | 'e' << 8 | 'n' << 16 | (uint32_t)'d' << 24,
@@ -3280,10 +3275,17 @@ static int comm_word(const uint8_t *p, size_t n)
 		'H' | 'o' << 8 | 'r' << 16 | (uint32_t)'o' << 24,
 		'C' | 'o' << 8 | 'l' << 16 | (uint32_t)'l' << 24,
 	};
-	size_t i = 0;
+	uint32_t w = tft_pb_wire_le32(q);
 
-	if (n < 4)
-		return 0;
+	for (int k = 0; k < 5; k++)
+		if (w == words[k])
+			return 1;
+	return 0;
+}
+
+/* comm_word() from offset i on (what comes before holds none). */
+static int comm_word_from(const uint8_t *p, size_t n, size_t i)
+{
 #ifdef __SSE2__
 	for (; i + 19 <= n; i += 16) {
 		__m128i a = _mm_loadu_si128((const __m128i *)(p + i));
@@ -3299,33 +3301,78 @@ static int comm_word(const uint8_t *p, size_t n)
 		if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(s, r), _mm_or_si128(h, nc))))
 			continue;
 		d = _mm_loadu_si128((const __m128i *)(p + i + 3));
-		m = _mm_or_si128(_mm_and_si128(s, _mm_cmpeq_epi8(d, _mm_set1_epi8('d'))),
-				 _mm_and_si128(r, _mm_cmpeq_epi8(d, _mm_set1_epi8('v'))));
-		m = _mm_or_si128(m, _mm_or_si128(_mm_and_si128(h, _mm_cmpeq_epi8(d, _mm_set1_epi8('o'))),
-						 _mm_and_si128(nc, _mm_cmpeq_epi8(d, _mm_set1_epi8('l')))));
-		bits = (unsigned)_mm_movemask_epi8(m);
-		while (bits) {
-			size_t j = i + (size_t)__builtin_ctz(bits);
-			uint32_t w;
-
-			bits &= bits - 1;
-			if (j + 4 > n)
-				break;
-			w = tft_pb_wire_le32(p + j);
-			for (int k = 0; k < 5; k++)
-				if (w == words[k])
-					return 1;
-		}
-	}
-#endif
-	for (; i + 4 <= n; i++) {
-		uint32_t w = tft_pb_wire_le32(p + i);
-
-		for (int k = 0; k < 5; k++)
-			if (w == words[k])
+		s = _mm_and_si128(s, _mm_cmpeq_epi8(d, _mm_set1_epi8('d')));
+		r = _mm_and_si128(r, _mm_cmpeq_epi8(d, _mm_set1_epi8('v')));
+		h = _mm_and_si128(h, _mm_cmpeq_epi8(d, _mm_set1_epi8('o')));
+		nc = _mm_and_si128(nc, _mm_cmpeq_epi8(d, _mm_set1_epi8('l')));
+		m = _mm_or_si128(_mm_or_si128(s, r), _mm_or_si128(h, nc));
+		for (bits = (unsigned)_mm_movemask_epi8(m); bits; bits &= bits - 1)
+			if (comm_at(p + i + (size_t)__builtin_ctz(bits)))
 				return 1;
 	}
+#endif
+	for (; i + 4 <= n; i++)
+		if (comm_at(p + i))
+			return 1;
 	return 0;
+}
+
+#ifdef TFT_COMM_AVX2
+/*
+ * The same test 32 bytes at a time where the CPU has AVX2: the parallel
+ * import's track prediction runs it over whole devices (predict_tracks),
+ * and the three-operand forms drop the SSE2 loop's register copies too.
+ */
+__attribute__((target("avx2"))) static int comm_word_avx2(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 35 <= n; i += 32) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(p + i));
+		__m256i s = _mm256_cmpeq_epi8(a, _mm256_set1_epi8('S'));
+		__m256i r = _mm256_cmpeq_epi8(a, _mm256_set1_epi8('R'));
+		__m256i h = _mm256_cmpeq_epi8(a, _mm256_set1_epi8('H'));
+		__m256i nc = _mm256_or_si256(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('N')),
+					     _mm256_cmpeq_epi8(a, _mm256_set1_epi8('C')));
+		__m256i d, m;
+		uint32_t bits;
+
+		if (!_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(s, r),
+							  _mm256_or_si256(h, nc))))
+			continue;
+		d = _mm256_loadu_si256((const __m256i *)(p + i + 3));
+		s = _mm256_and_si256(s, _mm256_cmpeq_epi8(d, _mm256_set1_epi8('d')));
+		r = _mm256_and_si256(r, _mm256_cmpeq_epi8(d, _mm256_set1_epi8('v')));
+		h = _mm256_and_si256(h, _mm256_cmpeq_epi8(d, _mm256_set1_epi8('o')));
+		nc = _mm256_and_si256(nc, _mm256_cmpeq_epi8(d, _mm256_set1_epi8('l')));
+		m = _mm256_or_si256(_mm256_or_si256(s, r), _mm256_or_si256(h, nc));
+		for (bits = (uint32_t)_mm256_movemask_epi8(m); bits; bits &= bits - 1)
+			if (comm_at(p + i + (size_t)__builtin_ctz(bits)))
+				return 1;
+	}
+	return comm_word_from(p, n, i);
+}
+#endif
+
+/*
+ * Whether p[0..n) holds "Send", "Recv", "Nccl", "Horo" or "Coll": every op
+ * or node name that tft_tf_names_is_comm() accepts holds one of them, and
+ * node_op() takes the op from the node name or the label bytes (or is
+ * "RecvTensor" when the node name is). A device whose payload holds none
+ * has no comm nodes, whatever its nodes say. Candidates are found 16 (or
+ * 32) bytes at a time by their first and fourth bytes (S..d, R..v, N..l,
+ * H..o, C..l: far rarer in names than the first two, "Re" of "Relu" and
+ * "Reshape" say), then checked.
+ */
+static int comm_word(const uint8_t *p, size_t n)
+{
+	if (n < 4)
+		return 0;
+#ifdef TFT_COMM_AVX2
+	if (__builtin_cpu_supports("avx2"))
+		return comm_word_avx2(p, n);
+#endif
+	return comm_word_from(p, n, 0);
 }
 
 /*
