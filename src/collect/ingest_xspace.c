@@ -3708,41 +3708,57 @@ static int on_space_field(void *ctx, void *msg, const struct tft_pb_field *f, co
 	return 0;
 }
 
-static int add_launch_flow(struct xs *x, const struct xs_corr *c, uint32_t track, int64_t ts)
-{
-	struct tft_flow fl;
+/* Flows written straight into the writer's buffer (tft_writer_flow_room()). */
+struct xs_fout {
+	struct tft_flow *f;
+	uint32_t k, room; /* filled, room at f */
+};
 
-	memset(&fl, 0, sizeof(fl));
-	fl.flow_id = c->id;
-	fl.name = x->flow_name;
-	fl.cat = x->flow_cat;
-	fl.src_track = c->src_track;
-	fl.src_ts_ns = c->src_ts;
-	fl.dst_track = track;
-	fl.dst_ts_ns = ts;
-	return tft_writer_add_flow(x->w, &fl);
+/* The flows filled so far to the writer, and room for more. */
+static int __attribute__((noinline)) fout_refill(struct xs *x, struct xs_fout *o)
+{
+	int r;
+
+	if (o->k && (r = tft_writer_flows_add(x->w, o->k)))
+		return r;
+	o->k = 0;
+	return tft_writer_flow_room(x->w, &o->f, &o->room);
+}
+
+static inline int add_launch_flow(struct xs *x, struct xs_fout *o, const struct xs_corr *c,
+				  uint32_t track, int64_t ts)
+{
+	int r;
+
+	if (tft_unlikely(o->k == o->room) && (r = fout_refill(x, o)))
+		return r;
+	o->f[o->k++] = (struct tft_flow){ .flow_id = c->id, .name = x->flow_name, .cat = x->flow_cat,
+					   .src_track = c->src_track, .src_ts_ns = c->src_ts,
+					   .dst_track = track, .dst_ts_ns = ts };
+	return 0;
 }
 
 /* A flow from each launch to each device event of its correlation id. */
 static int emit_flows(struct xs *x)
 {
+	struct xs_fout o = { NULL, 0, 0 };
 	int r;
 
 	for (uint32_t i = 0; i < x->ncorr; i++) {
 		const struct xs_corr *c = &x->corr[i];
 
 		if (c->src_track != TFT_NONE && c->dst_track != TFT_NONE &&
-		    (r = add_launch_flow(x, c, c->dst_track, c->dst_ts)))
+		    (r = add_launch_flow(x, &o, c, c->dst_track, c->dst_ts)))
 			return r;
 	}
 	for (uint32_t i = 0; i < x->ncorr_more; i++) {
 		const struct xs_corr_dst *m = &x->corr_more[i];
 		const struct xs_corr *c = &x->corr[m->corr];
 
-		if (c->src_track != TFT_NONE && (r = add_launch_flow(x, c, m->track, m->ts)))
+		if (c->src_track != TFT_NONE && (r = add_launch_flow(x, &o, c, m->track, m->ts)))
 			return r;
 	}
-	return 0;
+	return o.k ? tft_writer_flows_add(x->w, o.k) : 0;
 }
 
 struct xs_posstep {

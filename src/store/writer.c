@@ -221,15 +221,19 @@ struct tft_writer {
 	uint32_t nmeta, cap_meta;
 	struct tft_strtab *meta_keys; /* owned, lazy: meta[i]'s key has id i + 1 (0 is "") */
 	uint64_t nflows, nflows_written; /* flows added; the count in meta "flow_count" */
-	/*
-	 * Flows wait in fbuf until it holds flow_par chunks (TFT_FLOW_CHUNK_FLOWS
-	 * each), which flush_flows() then encodes on flow_par threads: this one
-	 * with main's context, the others with fctx[0 .. flow_par - 1).
-	 */
-	struct tft_flow *fbuf; /* owned: flows not yet written */
+	/* Flows, in the slots of a ring (see flows_submit()). */
+	struct tft_flow *fbuf; /* owned: nfslot chunks of TFT_FLOW_CHUNK_FLOWS */
+	struct tft_flow *fcur; /* the slot being filled: nfbuf flows */
 	uint32_t nfbuf;
-	uint32_t flow_par;     /* 0 until the first flow */
-	struct wctx *fctx;     /* owned: flow_par - 1 contexts */
+	uint32_t flow_par;     /* threads encoding flows; 0 until the first flow */
+	struct fslot *fslot;   /* owned: nfslot */
+	uint32_t nfslot;
+	uint32_t fhead, fnext, ffill; /* slot sequence numbers */
+	struct fhelper *fhelp; /* owned: the nfhelp running helpers */
+	uint32_t nfhelp;
+	int fstop;             /* the helpers exit (under fmu) */
+	pthread_mutex_t fmu;   /* slot states, fnext, ffill, fstop */
+	pthread_cond_t fwork, fdone;
 	struct wattach *att;   /* owned: importers' state kept until close (tft_writer_attach) */
 	uint32_t natt, cap_att;
 	char errmsg[TFT_ERROR_MSG_MAX];
@@ -309,6 +313,7 @@ static void ctx_fini(struct wctx *c)
 
 static void workers_stop(struct tft_writer *w);
 static int workers_start(struct tft_writer *w, uint32_t n);
+static void flows_fini(struct tft_writer *w);
 
 static void writer_free(struct tft_writer *w)
 {
@@ -340,10 +345,7 @@ static void writer_free(struct tft_writer *w)
 	free(w->meta);
 	tft_strtab_destroy(w->meta_keys);
 	free(w->procs);
-	free(w->fbuf);
-	for (uint32_t i = 0; w->fctx && i + 1 < w->flow_par; i++)
-		ctx_fini(&w->fctx[i]);
-	free(w->fctx);
+	flows_fini(w);
 	for (uint32_t i = 0; i < w->natt; i++) {
 		if (w->att[i].free_ctx)
 			w->att[i].free_ctx(w->att[i].ctx);
@@ -1552,124 +1554,292 @@ int tft_writer_default_threads(void)
 
 /* ---- flows, steps, meta -------------------------------------------------------- */
 
-/* A flow chunk being encoded by flush_flows(). */
-struct fjob {
-	struct tft_writer *w;
-	struct wctx *ctx;       /* borrowed: its encoder and buffers (the blob is the result) */
-	const struct tft_flow *f;
+/*
+ * Flows are written in chunks of TFT_FLOW_CHUNK_FLOWS, in the order added
+ * (each sorted by time inside), the last one partial: the slots of a ring
+ * (fbuf), filled one at a time by the caller. A full slot is queued; the
+ * flow helper threads (flow_par - 1 of them, from the first full chunk on)
+ * encode the queued slots in order, while the caller fills the next ones;
+ * the caller encodes too when the ring is full or when it drains it. Only
+ * the caller inserts, in slot order, so the rows are those of one thread.
+ *
+ * Slots are named by sequence numbers (slot seq % nfslot): [fhead, fnext)
+ * are being encoded or done, [fnext, ffill) queued, ffill is being filled.
+ */
+enum { FS_QUEUED, FS_BUSY, FS_DONE };
+
+struct fslot {
+	struct tft_chunk_buf blob; /* the encoded chunk, kept until its insert */
 	uint32_t n;
 	int64_t t_min, t_max;
 	int rc;
-	pthread_t thread;
-	int started;
+	int state; /* under fmu */
 };
 
-static void *fjob_run(void *arg)
-{
-	struct fjob *j = arg;
+/* A flow helper thread, with its encoder. */
+struct fhelper {
+	struct tft_writer *w;
+	ZSTD_CCtx *cctx; /* owned */
+	struct tft_chunk_buf scratch;
+	pthread_t thread;
+};
 
-	j->rc = tft_flow_chunk_encode(j->f, j->n, j->ctx->cctx, j->w->zstd_level, &j->ctx->scratch,
-				      &j->ctx->blob, &j->t_min, &j->t_max);
+static struct tft_flow *fslot_flows(const struct tft_writer *w, uint32_t seq)
+{
+	return w->fbuf + (size_t)(seq % w->nfslot) * TFT_FLOW_CHUNK_FLOWS;
+}
+
+/* Encode the claimed slot seq (fmu not held); returns with it done, fmu held. */
+static void fslot_encode(struct tft_writer *w, uint32_t seq, ZSTD_CCtx *cctx,
+			 struct tft_chunk_buf *scratch)
+{
+	struct fslot *s = &w->fslot[seq % w->nfslot];
+
+	s->rc = tft_flow_chunk_encode(fslot_flows(w, seq), s->n, cctx, w->zstd_level, scratch,
+				      &s->blob, &s->t_min, &s->t_max);
+	pthread_mutex_lock(&w->fmu);
+	s->state = FS_DONE;
+	pthread_cond_broadcast(&w->fdone);
+}
+
+static void *fhelper_main(void *arg)
+{
+	struct fhelper *h = arg;
+	struct tft_writer *w = h->w;
+
+	pthread_mutex_lock(&w->fmu);
+	for (;;) {
+		uint32_t seq;
+
+		while (!w->fstop && w->fnext == w->ffill)
+			pthread_cond_wait(&w->fwork, &w->fmu);
+		if (w->fstop)
+			break;
+		seq = w->fnext++;
+		w->fslot[seq % w->nfslot].state = FS_BUSY;
+		pthread_mutex_unlock(&w->fmu);
+		fslot_encode(w, seq, h->cctx, &h->scratch);
+	}
+	pthread_mutex_unlock(&w->fmu);
 	return NULL;
 }
 
-/*
- * Write the buffered flows into flow_chunks: chunks of TFT_FLOW_CHUNK_FLOWS
- * in the order added (each sorted by time inside), the last one partial.
- * Up to flow_par chunks are encoded at once, on as many threads; they are
- * inserted in order, so the rows are those of one thread.
- */
-static int flush_flows(struct tft_writer *w)
+/* Start the helpers (fewer if some cannot start: the caller encodes what they do not). */
+static void fhelpers_start(struct tft_writer *w)
 {
-	sqlite3_stmt *st = w->st[ST_FLOW];
-	struct fjob jobs[FLOW_PAR_MAX];
-	uint32_t done = 0;
-	int rc = 0;
+	uint32_t want = w->flow_par - 1;
 
-	while (done < w->nfbuf && !rc) {
-		uint32_t k = 0;
+	w->fhelp = calloc(want, sizeof(*w->fhelp));
+	for (uint32_t i = 0; w->fhelp && i < want; i++) {
+		struct fhelper *h = &w->fhelp[i];
 
-		for (; k < w->flow_par && done < w->nfbuf; k++) {
-			uint32_t n = w->nfbuf - done;
-
-			jobs[k] = (struct fjob){ w, k ? &w->fctx[k - 1] : &w->main, w->fbuf + done,
-						 n < TFT_FLOW_CHUNK_FLOWS ? n : TFT_FLOW_CHUNK_FLOWS,
-						 0, 0, 0, 0, 0 };
-			done += jobs[k].n;
+		h->w = w;
+		if (!(h->cctx = ZSTD_createCCtx()))
+			break;
+		if (pthread_create(&h->thread, NULL, fhelper_main, h)) {
+			ZSTD_freeCCtx(h->cctx);
+			h->cctx = NULL;
+			break;
 		}
-		for (uint32_t i = 1; i < k; i++)
-			jobs[i].started = pthread_create(&jobs[i].thread, NULL, fjob_run, &jobs[i]) == 0;
-		for (uint32_t i = 0; i < k; i++)
-			if (!jobs[i].started)
-				fjob_run(&jobs[i]); /* this thread: its own, and any that did not start */
-		for (uint32_t i = 1; i < k; i++)
-			if (jobs[i].started)
-				pthread_join(jobs[i].thread, NULL);
-		if (w->nwk)
-			pthread_mutex_lock(&w->db_mu);
-		for (uint32_t i = 0; i < k && !rc; i++) {
-			if (jobs[i].rc) {
-				snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
-				set_failed(w, jobs[i].rc);
-				rc = jobs[i].rc;
-				break;
-			}
-			sqlite3_bind_int64(st, 1, jobs[i].n);
-			sqlite3_bind_int64(st, 2, jobs[i].t_min);
-			sqlite3_bind_int64(st, 3, jobs[i].t_max);
-			sqlite3_bind_blob(st, 4, jobs[i].ctx->blob.p, (int)jobs[i].ctx->blob.len,
-					  SQLITE_STATIC);
-			rc = step_reset(w, st, "insert flow chunk");
-		}
-		if (w->nwk)
-			pthread_mutex_unlock(&w->db_mu);
+		w->nfhelp++;
 	}
-	if (rc)
-		return rc;
-	w->nfbuf = 0;
-	return 0;
 }
 
-/* The flow buffer and encoders: flow_par chunks with workers (imports), else one. */
+/* Stop the helpers (what they have not encoded is dropped) and free the flow buffers. */
+static void flows_fini(struct tft_writer *w)
+{
+	if (w->nfslot) {
+		pthread_mutex_lock(&w->fmu);
+		w->fstop = 1;
+		pthread_cond_broadcast(&w->fwork);
+		pthread_mutex_unlock(&w->fmu);
+		for (uint32_t i = 0; i < w->nfhelp; i++) {
+			pthread_join(w->fhelp[i].thread, NULL);
+			ZSTD_freeCCtx(w->fhelp[i].cctx);
+			tft_chunk_buf_free(&w->fhelp[i].scratch);
+		}
+		for (uint32_t i = 0; i < w->nfslot; i++)
+			tft_chunk_buf_free(&w->fslot[i].blob);
+		pthread_mutex_destroy(&w->fmu);
+		pthread_cond_destroy(&w->fwork);
+		pthread_cond_destroy(&w->fdone);
+	}
+	free(w->fhelp);
+	free(w->fslot);
+	free(w->fbuf);
+}
+
+/* Insert the done slots at the head of the ring, in order. */
+static int fslots_insert(struct tft_writer *w)
+{
+	sqlite3_stmt *st = w->st[ST_FLOW];
+	int rc = 0;
+
+	while (!rc) {
+		struct fslot *s = &w->fslot[w->fhead % w->nfslot];
+		int done;
+
+		pthread_mutex_lock(&w->fmu);
+		done = w->fhead != w->fnext && s->state == FS_DONE;
+		pthread_mutex_unlock(&w->fmu);
+		if (!done)
+			break;
+		if (s->rc) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "flow chunk compression failed");
+			set_failed(w, s->rc);
+			return s->rc;
+		}
+		if (w->nwk)
+			pthread_mutex_lock(&w->db_mu);
+		sqlite3_bind_int64(st, 1, s->n);
+		sqlite3_bind_int64(st, 2, s->t_min);
+		sqlite3_bind_int64(st, 3, s->t_max);
+		sqlite3_bind_blob(st, 4, s->blob.p, (int)s->blob.len, SQLITE_STATIC);
+		rc = step_reset(w, st, "insert flow chunk");
+		if (w->nwk)
+			pthread_mutex_unlock(&w->db_mu);
+		w->fhead++;
+	}
+	return rc;
+}
+
+/*
+ * Queue the slot being filled (its nfbuf flows) unless `drain` finds it
+ * empty; insert what is done; then, until a slot is free to fill (with
+ * `drain`: until every slot is inserted), encode the next queued slot on
+ * this thread, or wait for the oldest one.
+ */
+static int flows_submit(struct tft_writer *w, int drain)
+{
+	int rc;
+
+	if (w->nfbuf) {
+		struct fslot *s = &w->fslot[w->ffill % w->nfslot];
+
+		pthread_mutex_lock(&w->fmu);
+		s->n = w->nfbuf;
+		s->state = FS_QUEUED;
+		w->ffill++;
+		if (w->nfhelp)
+			pthread_cond_signal(&w->fwork);
+		pthread_mutex_unlock(&w->fmu);
+		w->nfbuf = 0;
+		w->fcur = fslot_flows(w, w->ffill);
+		/* Helpers from the first full chunk on: a few flows need none. */
+		if (!drain && w->flow_par > 1 && !w->fhelp)
+			fhelpers_start(w);
+	}
+	for (;;) {
+		if ((rc = fslots_insert(w)))
+			return rc;
+		if (drain ? w->fhead == w->ffill : w->ffill - w->fhead < w->nfslot)
+			return 0;
+		pthread_mutex_lock(&w->fmu);
+		if (w->fnext != w->ffill) {
+			uint32_t seq = w->fnext++;
+
+			w->fslot[seq % w->nfslot].state = FS_BUSY;
+			pthread_mutex_unlock(&w->fmu);
+			fslot_encode(w, seq, w->main.cctx, &w->main.scratch);
+		} else {
+			while (w->fslot[w->fhead % w->nfslot].state != FS_DONE)
+				pthread_cond_wait(&w->fdone, &w->fmu);
+		}
+		pthread_mutex_unlock(&w->fmu);
+	}
+}
+
+/* Write every flow added: the partial slot too. */
+static int flush_flows(struct tft_writer *w)
+{
+	return w->fbuf ? flows_submit(w, 1) : 0;
+}
+
+/* The flow ring and its lock: two slots per encoding thread (with workers: imports), else one. */
 static int flows_init(struct tft_writer *w)
 {
 	uint32_t par = w->nwk < 2 ? 1 : w->nwk < FLOW_PAR_MAX ? w->nwk : FLOW_PAR_MAX;
+	uint32_t ns = par == 1 ? 1 : 2 * par;
 
-	w->fbuf = malloc((size_t)par * TFT_FLOW_CHUNK_FLOWS * sizeof(*w->fbuf));
-	if (!w->fbuf)
+	w->fbuf = malloc((size_t)ns * TFT_FLOW_CHUNK_FLOWS * sizeof(*w->fbuf));
+	w->fslot = calloc(ns, sizeof(*w->fslot));
+	if (!w->fbuf || !w->fslot) {
+		free(w->fbuf);
+		free(w->fslot);
+		w->fbuf = NULL;
+		w->fslot = NULL;
 		return TFT_ENOMEM;
-	if (par > 1) {
-		w->fctx = calloc(par - 1, sizeof(*w->fctx));
-		for (uint32_t i = 0; w->fctx && i + 1 < par; i++) {
-			if (!(w->fctx[i].cctx = ZSTD_createCCtx())) {
-				while (i--)
-					ctx_fini(&w->fctx[i]);
-				free(w->fctx);
-				w->fctx = NULL;
-			}
-		}
-		if (!w->fctx)
-			par = 1; /* one encoder will do */
 	}
+	pthread_mutex_init(&w->fmu, NULL);
+	pthread_cond_init(&w->fwork, NULL);
+	pthread_cond_init(&w->fdone, NULL);
+	w->nfslot = ns;
 	w->flow_par = par;
+	w->fcur = w->fbuf;
 	return 0;
+}
+
+static inline int flow_ok(const struct tft_writer *w, const struct tft_flow *f)
+{
+	return (f->src_track == TFT_NONE || f->src_track < w->ntracks) &&
+	       (f->dst_track == TFT_NONE || f->dst_track < w->ntracks) && str_ok(w, f->name) &&
+	       str_ok(w, f->cat);
 }
 
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f)
 {
 	if (failed_now(w))
 		return failed_now(w);
-	if ((f->src_track != TFT_NONE && f->src_track >= w->ntracks) ||
-	    (f->dst_track != TFT_NONE && f->dst_track >= w->ntracks) || !str_ok(w, f->name) ||
-	    !str_ok(w, f->cat))
+	if (!flow_ok(w, f))
 		return TFT_EINVAL;
 	if (!w->fbuf && flows_init(w))
 		return TFT_ENOMEM;
-	w->fbuf[w->nfbuf++] = *f;
+	w->fcur[w->nfbuf++] = *f;
 	w->nflows++;
-	if (w->nfbuf == w->flow_par * TFT_FLOW_CHUNK_FLOWS)
-		return flush_flows(w);
+	if (w->nfbuf == TFT_FLOW_CHUNK_FLOWS)
+		return flows_submit(w, 0);
 	return 0;
+}
+
+int tft_writer_flow_room(struct tft_writer *w, struct tft_flow **f, uint32_t *n)
+{
+	if (failed_now(w))
+		return failed_now(w);
+	if (!w->fbuf && flows_init(w))
+		return TFT_ENOMEM;
+	if (w->nfbuf == TFT_FLOW_CHUNK_FLOWS) /* a failed flows_submit() */
+		return TFT_EIO;
+	*f = w->fcur + w->nfbuf;
+	*n = TFT_FLOW_CHUNK_FLOWS - w->nfbuf;
+	return 0;
+}
+
+int tft_writer_flows_add(struct tft_writer *w, uint32_t k)
+{
+	const struct tft_flow *f = w->fcur + w->nfbuf;
+	uint32_t i = 0;
+
+	uint32_t bad = 0;
+
+	if (failed_now(w))
+		return failed_now(w);
+	/* The common case without a branch per flow: TFT_NONE + 1 wraps to 0. */
+	for (uint32_t j = 0; j < k; j++)
+		bad |= (f[j].src_track + 1 > w->ntracks) | (f[j].dst_track + 1 > w->ntracks) |
+		       (f[j].name >= w->nstr) | (f[j].cat >= w->nstr);
+	if (!bad)
+		i = k;
+	while (i < k && flow_ok(w, &f[i]))
+		i++;
+	w->nfbuf += i;
+	w->nflows += i;
+	if (w->nfbuf == TFT_FLOW_CHUNK_FLOWS) {
+		int rc = flows_submit(w, 0);
+
+		if (rc)
+			return rc;
+	}
+	return i < k ? TFT_EINVAL : 0;
 }
 
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s)

@@ -150,6 +150,14 @@ int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32
  * also writes the partial chunk. TFT_EINVAL for an unknown track or string.
  */
 int tft_writer_add_flow(struct tft_writer *w, const struct tft_flow *f);
+/*
+ * Flows written in place, for an importer with many: *f gets room for *n >= 1
+ * flows, which the caller fills; tft_writer_flows_add(w, k) then adds the
+ * first k <= *n of them, as k tft_writer_add_flow() calls would (up to the
+ * first invalid one: TFT_EINVAL). No other writer call in between.
+ */
+int tft_writer_flow_room(struct tft_writer *w, struct tft_flow **f, uint32_t *n);
+int tft_writer_flows_add(struct tft_writer *w, uint32_t k);
 int tft_writer_add_step(struct tft_writer *w, const struct tft_step *s);
 /* Steps added so far: a step's position among the session's steps is the count before it. */
 uint32_t tft_writer_step_count(const struct tft_writer *w);
