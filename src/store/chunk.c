@@ -5,7 +5,7 @@
  *
  * The encoder's cost is per event and per arg. Events of one track mostly
  * repeat the arg keys of recent events at the same positions, so each arg
- * position remembers its last two columns (aslot): an arg that matches
+ * position remembers its last few columns (aslot): an arg that matches
  * one, in a column with room, skips the column hash. An event whose columns
  * are all present with room and whose args all match takes one pass that
  * checks and writes (tft_chunk_enc_add); any other takes enc_add_slow.
@@ -450,17 +450,38 @@ static inline uint64_t arg_code(uint32_t key, uint32_t tag)
 _Static_assert(offsetof(struct tft_arg, type) == 4 && sizeof(((struct tft_arg *)0)->type) == 4,
 	       "an arg's key and type fill its first 8 bytes");
 
-/* If way 1 of slot s holds code, make it way 0 (the latest); true if so. */
-static inline int aslot_swap(struct tft_chunk_aslot *s, uint64_t code)
+/* The way of slot s from w on that holds code, or TFT_CHUNK_AWAYS if none. */
+static inline uint32_t aslot_way_from(const struct tft_chunk_aslot *s, uint64_t code, uint32_t w)
 {
-	uint32_t idx = s->idx[1];
+	while (w < TFT_CHUNK_AWAYS && s->code[w] != code)
+		w++;
+	return w;
+}
 
-	if (s->code[1] != code)
-		return 0;
-	s->code[1] = s->code[0];
-	s->idx[1] = s->idx[0];
+static inline uint32_t aslot_way(const struct tft_chunk_aslot *s, uint64_t code)
+{
+	return aslot_way_from(s, code, 0);
+}
+
+/* Put (code, idx) in way 0 of slot s, the ways before w one further. */
+static inline void aslot_front(struct tft_chunk_aslot *s, uint32_t w, uint64_t code, uint32_t idx)
+{
+	for (; w > 0; w--) {
+		s->code[w] = s->code[w - 1];
+		s->idx[w] = s->idx[w - 1];
+	}
 	s->code[0] = code;
 	s->idx[0] = idx;
+}
+
+/* If an older way of slot s holds code, make it way 0 (the latest); true if so. */
+static inline int aslot_swap(struct tft_chunk_aslot *s, uint64_t code)
+{
+	uint32_t w = aslot_way(s, code);
+
+	if (w == TFT_CHUNK_AWAYS)
+		return 0;
+	aslot_front(s, w, code, s->idx[w]);
 	return 1;
 }
 
@@ -494,16 +515,16 @@ static int args_lookup(struct tft_chunk_enc *e, const struct tft_event *ev, uint
 		idx = acol_get(e, ev->args[i].key, tag);
 		if (idx < 0)
 			return TFT_ENOMEM;
-		if (i < e->naslots) {
-			s->code[1] = s->code[0];
-			s->idx[1] = s->idx[0];
-		} else {
-			s->code[1] = UINT64_MAX;
-			s->idx[1] = 0;
+		if (i >= e->naslots) {
+			/* a new slot: no ways yet (its memory may be an old chunk's) */
+			for (uint32_t w = 0; w < TFT_CHUNK_AWAYS; w++) {
+				s->code[w] = UINT64_MAX;
+				s->idx[w] = 0;
+			}
 			e->naslots = i + 1; /* slots below i are all set */
 		}
-		s->code[0] = code;
-		s->idx[0] = (uint32_t)idx;
+		/* the oldest way gives way */
+		aslot_front(s, TFT_CHUNK_AWAYS - 1, code, (uint32_t)idx);
 	}
 	return 0;
 }
@@ -640,7 +661,7 @@ static __attribute__((noinline)) void args_unput(struct tft_chunk_enc *e,
 	while (n-- > 0) {
 		const struct tft_arg *a = &ev->args[n];
 		const struct tft_chunk_aslot *s = &e->aslot[n];
-		int way = s->code[0] != arg_code(a->key, arg_tag(a));
+		uint32_t way = aslot_way(s, arg_code(a->key, arg_tag(a)));
 		struct tft_chunk_acol *ac = &e->acols[s->idx[way]];
 		struct tft_chunk_buf *b = &ac->data;
 		uint64_t u = 0;
@@ -820,12 +841,17 @@ int tft_chunk_enc_add(struct tft_chunk_enc *e, const struct tft_event *ev)
 				code = arg_code(args[i].key, arg_tag(&args[i]));
 			}
 			/* Either way: the ways are swapped only by enc_add_slow. */
-			if (tft_likely(slot[i].code[0] == code))
+			if (tft_likely(slot[i].code[0] == code)) {
 				idx = slot[i].idx[0];
-			else if (slot[i].code[1] == code)
-				idx = slot[i].idx[1];
-			else
-				goto miss;
+			} else if (slot[i].code[1] == code) {
+				idx = slot[i].idx[1]; /* two kinds of events alternate */
+			} else {
+				uint32_t w = aslot_way_from(&slot[i], code, 2);
+
+				if (w == TFT_CHUNK_AWAYS)
+					goto miss;
+				idx = slot[i].idx[w];
+			}
 			ac = &acols[idx];
 			if (tft_unlikely(ac->data.cap - ac->data.len < 10))
 				goto miss;

@@ -85,13 +85,15 @@ struct tft_chunk_ahent {
 
 /*
  * The arg columns used at one arg position by recent events (a cache): way 0
- * the latest lookup's, way 1 the one before (code UINT64_MAX: none); a hit
- * of the encoder's fast path leaves them in place. Two ways, as a track
- * often alternates two kinds of events (say kernels and memcpys).
+ * the latest lookup's, then older ones (code UINT64_MAX: none); a hit of the
+ * encoder's fast path leaves them in place. Four ways, as a track often
+ * mixes several kinds of events (a real GPU profile's host threads interleave
+ * ops, launches, memcpys and syncs, each with its own stats).
  */
+#define TFT_CHUNK_AWAYS 4
 struct tft_chunk_aslot {
-	uint64_t code[2]; /* the head of an arg of the column (see arg_code in chunk.c) */
-	uint32_t idx[2];  /* index into acols */
+	uint64_t code[TFT_CHUNK_AWAYS]; /* the head of an arg of the column (see arg_code in chunk.c) */
+	uint32_t idx[TFT_CHUNK_AWAYS];  /* index into acols */
 };
 
 /* An open chunk being filled. Plain struct: init/fini in caller storage. */
