@@ -725,11 +725,13 @@ static int sorter_push(struct xs *x, const struct tft_event *ev)
  * string stat of a real profile: kernel details, op names ...). A real TF GPU
  * host profile has ~7 k distinct string stat values (5.3 k kernel names, 1.5 k
  * tf_op names), and the hosts of one job share most of them: 4096 slots
- * missed most, 64 Ki (1 MiB per thread, touched as used) keeps them. On the
- * real profile x50 the two threads then wait on the writer's lock a quarter
- * as often (1.9 k futex calls instead of 8.2 k).
+ * missed most; 16 Ki (256 KiB per thread) keeps them as well as 64 Ki did
+ * (as many calls to the writer on the real profile x5). The table is zeroed
+ * for every XSpace (calloc clears a reused heap block: at 1 MiB per thread
+ * and host that was 3% of the real profile's instructions), and this size
+ * fits the L2 cache beside the rest.
  */
-#define ICACHE_SLOTS 65536u /* a power of two */
+#define ICACHE_SLOTS 16384u /* a power of two */
 
 struct xs_icache {
 	const uint8_t *p; /* borrowed: inside the input; NULL = empty */
