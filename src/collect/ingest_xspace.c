@@ -738,6 +738,25 @@ struct xs_icache {
 	uint32_t len, id;
 };
 
+/*
+ * The cache slot of b[0, n): a long string by its length and three of its
+ * words (first, middle, last), not all its bytes (real stat values are
+ * kernel names of a hundred bytes and more; the writer hashes a miss in full
+ * anyway). Strings that agree there share a slot: a miss, never a wrong id.
+ */
+static inline uint32_t icache_slot(const uint8_t *b, size_t n)
+{
+	uint64_t w0, w1, w2;
+
+	if (n < 24)
+		return (uint32_t)tft_hash_fast(b, n, 0) & (ICACHE_SLOTS - 1);
+	memcpy(&w0, b, 8);
+	memcpy(&w1, b + n / 2 - 4, 8);
+	memcpy(&w2, b + n - 8, 8);
+	return (uint32_t)tft_hash_u64(w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^
+				      ((w2 ^ n) * 0xbf58476d1ce4e5b9ULL)) & (ICACHE_SLOTS - 1);
+}
+
 static uint32_t intern(struct xs *x, const void *s, size_t n)
 {
 	const uint8_t *b = s;
@@ -748,7 +767,7 @@ static uint32_t intern(struct xs *x, const void *s, size_t n)
 		return 0; /* id 0 is "" (and s may be NULL) */
 	if (!x->icache || b < x->dec->base || b + n > x->lim || n > UINT32_MAX)
 		return tft_writer_intern(x->w, (const char *)s, n);
-	c = &x->icache[tft_hash_fast(b, n, 0) & (ICACHE_SLOTS - 1)];
+	c = &x->icache[icache_slot(b, n)];
 	if (c->p && c->len == n && memcmp(c->p, b, n) == 0)
 		return c->id;
 	id = tft_writer_intern(x->w, (const char *)s, n);
