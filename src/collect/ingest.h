@@ -25,6 +25,12 @@ struct tft_ingest_opts {
 	 * devices) may use at once, through writer lanes; 0 or 1 = only the
 	 * calling thread. The session holds the same events either way. */
 	int threads;
+	/* XSpace: a host's XSpace of fewer bytes is decoded on the calling
+	 * thread (the writer's store workers still store it), a larger one by
+	 * `threads` threads; 0 = the default, 16 MB: below it the parallel
+	 * path's cost per host (metadata snapshots, peeks, per-group merges)
+	 * outweighs what it gains on a real profile's many small tracks. */
+	size_t par_min_bytes;
 	/* Called now and then (never more than ~10 times a second); may be NULL. */
 	void (*progress)(void *ctx, uint64_t bytes_in, uint64_t bytes_total, uint64_t events);
 	void *progress_ctx;
