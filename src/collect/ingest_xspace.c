@@ -2966,7 +2966,7 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
  */
 /*
  * The default. Measured (session 11, 2 cores): a real TF2 GPU profile's 3 MB
- * hosts (23 k events on 37 tracks) import 15-25% faster serially; generated
+ * hosts (23 k events on 37 tracks) import 17-27% faster serially; generated
  * 4-20 MB hosts the same either way; a 300 MB one 1.2-1.4x faster in parallel.
  */
 #ifndef TFT_XSPACE_PAR_MIN_BYTES /* the fuzz build sets 0: every input takes the parallel path */
