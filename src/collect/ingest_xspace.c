@@ -455,6 +455,30 @@ struct xs_cnote {
 	int64_t ts;
 };
 
+/* Correlation ids with their ends (corr_entry(), corr_end()). All owned. */
+struct xs_ctab {
+	struct idmap map;         /* key -> index in corr (the id, or a half's id >> 1) */
+	struct xs_corr *corr;     /* in order of first appearance */
+	uint32_t n, cap;
+	struct xs_corr_dst *more; /* device ends after each id's first, in file order */
+	uint32_t nmore, cmore;
+};
+
+/*
+ * Parallel lines: the threads' correlation notes are merged on two threads,
+ * each taking the ids of one parity (half[id & 1], keyed by id >> 1). Over
+ * the notes in file order (all groups), made[p] has a bit for each note
+ * that made an entry of half p and more[p] one for each that added a
+ * further destination, so emit_flows() interleaves the halves in the order
+ * of one serial table. All owned.
+ */
+struct xs_halves {
+	struct xs_ctab half[2];
+	uint64_t *made[2], *more[2];
+	uint64_t nbits;   /* notes merged so far */
+	uint32_t cwords;  /* words of each bit map */
+};
+
 struct xs_group {
 	uint64_t id; /* group_id */
 	int64_t start, end;
@@ -615,11 +639,8 @@ struct xs {
 	uint32_t ev_step_name;
 
 	/* Whole file. */
-	struct idmap corr_map;
-	struct xs_corr *corr;  /* owned */
-	uint32_t ncorr, ccorr;
-	struct xs_corr_dst *corr_more; /* owned: device ends after each id's first, in file order */
-	uint32_t ncorr_more, ccorr_more;
+	struct xs_ctab corr;      /* the serial lines' correlation ids */
+	struct xs_halves halves;  /* the parallel lines' (merge_notes()) */
 	struct idmap group_map;
 	struct xs_group *groups; /* owned */
 	uint32_t ngroups, cgroups;
@@ -2006,23 +2027,24 @@ static void progress(struct xs *x, uint64_t pos)
 }
 
 /* The entry of correlation id, made (no ends yet) by its first note; TFT_NONE: out of memory. */
-static uint32_t corr_entry(struct xs *x, uint64_t id)
+/* The entry of correlation id `id` (map key `key`), made if new; TFT_NONE when out of memory. */
+static uint32_t corr_entry(struct xs_ctab *t, uint64_t id, uint64_t key)
 {
-	uint32_t i = idmap_get(&x->corr_map, id);
+	uint32_t i = idmap_get(&t->map, key);
 	struct xs_corr *c;
 
 	if (i != TFT_NONE)
 		return i;
-	if (tft_grow((void **)&x->corr, &x->ccorr, x->ncorr + 1, sizeof(*x->corr)))
+	if (tft_grow((void **)&t->corr, &t->cap, t->n + 1, sizeof(*t->corr)))
 		return TFT_NONE;
-	i = x->ncorr;
-	c = &x->corr[i];
+	i = t->n;
+	c = &t->corr[i];
 	c->id = id;
 	c->src_track = c->dst_track = TFT_NONE;
 	c->src_ts = c->dst_ts = 0;
-	if (idmap_put(&x->corr_map, id, i, i))
+	if (idmap_put(&t->map, key, i, i))
 		return TFT_NONE;
-	x->ncorr++;
+	t->n++;
 	return i;
 }
 
@@ -2030,18 +2052,18 @@ static uint32_t corr_entry(struct xs *x, uint64_t id)
  * A correlation end of entry i, on a device plane (dst) or not: the first
  * source counts; every destination does (one launch, several kernels).
  */
-static __attribute__((noinline, cold)) int corr_more_add(struct xs *x, uint32_t i, uint32_t track,
-							  int64_t ts)
+static __attribute__((noinline, cold)) int corr_more_add(struct xs_ctab *t, uint32_t i,
+							  uint32_t track, int64_t ts)
 {
-	if (tft_grow((void **)&x->corr_more, &x->ccorr_more, x->ncorr_more + 1, sizeof(*x->corr_more)))
+	if (tft_grow((void **)&t->more, &t->cmore, t->nmore + 1, sizeof(*t->more)))
 		return TFT_ENOMEM;
-	x->corr_more[x->ncorr_more++] = (struct xs_corr_dst){ i, track, ts };
+	t->more[t->nmore++] = (struct xs_corr_dst){ i, track, ts };
 	return 0;
 }
 
-static inline int corr_end(struct xs *x, uint32_t i, int dst, uint32_t track, int64_t ts)
+static inline int corr_end(struct xs_ctab *t, uint32_t i, int dst, uint32_t track, int64_t ts)
 {
-	struct xs_corr *c = &x->corr[i];
+	struct xs_corr *c = &t->corr[i];
 
 	if (dst && c->dst_track == TFT_NONE) {
 		c->dst_track = track;
@@ -2050,9 +2072,16 @@ static inline int corr_end(struct xs *x, uint32_t i, int dst, uint32_t track, in
 		c->src_track = track;
 		c->src_ts = ts;
 	} else if (dst) {
-		return corr_more_add(x, i, track, ts);
+		return corr_more_add(t, i, track, ts);
 	}
 	return 0;
+}
+
+static void ctab_free(struct xs_ctab *t)
+{
+	idmap_free(&t->map);
+	free(t->corr);
+	free(t->more);
 }
 
 static inline __attribute__((always_inline)) int note_corr(struct xs *x, uint32_t track, int64_t ts)
@@ -2069,10 +2098,10 @@ static inline __attribute__((always_inline)) int note_corr(struct xs *x, uint32_
 		n->ts = ts;
 		return 0;
 	}
-	i = corr_entry(x, x->ev_corr);
+	i = corr_entry(&x->corr, x->ev_corr, x->ev_corr);
 	if (i == TFT_NONE)
 		return TFT_ENOMEM;
-	return corr_end(x, i, x->device_plane, track, ts);
+	return corr_end(&x->corr, i, x->device_plane, track, ts);
 }
 
 /* group_add() of a group not in the table yet. */
@@ -3088,11 +3117,8 @@ static void clone_begin(struct xs_clone *c, struct xs *x, uint32_t i)
 	y->pargs = keep.pargs;
 	y->cpargs = keep.cpargs;
 	y->npend = y->npargs = 0;
-	memset(&y->corr_map, 0, sizeof(y->corr_map)); /* a clone notes ends instead */
-	y->corr = NULL;
-	y->ncorr = y->ccorr = 0;
-	y->corr_more = NULL;
-	y->ncorr_more = y->ccorr_more = 0;
+	memset(&y->corr, 0, sizeof(y->corr)); /* a clone notes ends instead */
+	memset(&y->halves, 0, sizeof(y->halves));
 	y->cnotes = keep.cnotes;
 	y->ccnotes = keep.ccnotes;
 	y->ncnotes = 0;
@@ -3386,16 +3412,31 @@ static int next_group(const struct xs *x, uint32_t n, const uint32_t *pos)
  * order, so correlation ends and steps are taken job by job; groups, which
  * each clone keeps once per id, are merged by their first key.
  */
-static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
-{
-	uint32_t pos[PAR_MAX_THREADS];
-	int b;
+/* A half's merge of the group's correlation notes (merge_half()). */
+struct xs_mhalf {
+	struct xs *x;
+	uint32_t njobs;
+	int p;
+	int rc;
+	pthread_t thread;
+};
 
-	/*
-	 * Correlation ids: an id's entry is made by its first end, and each
-	 * end set by its first note, as note_corr() does serially.
-	 */
-	for (uint32_t k = 0; k < njobs; k++) {
+/*
+ * Merge the group's correlation notes of ids of parity p into half p, in
+ * file order, as note_corr() does serially: an id's entry is made by its
+ * first end, and each end set by its first note. Both halves read every
+ * note; each writes only its own table and bit maps.
+ */
+static void *merge_half(void *arg)
+{
+	struct xs_mhalf *m = arg;
+	struct xs *x = m->x;
+	struct xs_halves *h = &x->halves;
+	struct xs_ctab *t = &h->half[m->p];
+	uint64_t *made = h->made[m->p], *more = h->more[m->p], bit = h->nbits;
+	uint64_t p = (uint64_t)m->p;
+
+	for (uint32_t k = 0; k < m->njobs; k++) {
 		const struct xs_job *j = &x->jobs[k];
 		const struct xs_cnote *e, *end;
 		int dst = x->snaps[j->plane].device_plane; /* a device plane's ends are destinations */
@@ -3404,14 +3445,84 @@ static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 			continue;
 		e = &x->clones[j->clone].x.cnotes[j->cn_lo];
 		end = &x->clones[j->clone].x.cnotes[j->cn_hi];
-		for (; e < end; e++) {
-			uint32_t ix = corr_entry(x, e->id);
+		for (; e < end; e++, bit++) {
+			uint32_t n0, m0, ix;
 
-			if (ix == TFT_NONE)
-				return TFT_ENOMEM;
-			if (corr_end(x, ix, dst, j->track, e->ts))
-				return TFT_ENOMEM;
+			if ((e->id & 1) != p)
+				continue;
+			n0 = t->n;
+			m0 = t->nmore;
+			ix = corr_entry(t, e->id, e->id >> 1);
+			if (ix == TFT_NONE || corr_end(t, ix, dst, j->track, e->ts)) {
+				m->rc = TFT_ENOMEM;
+				return NULL;
+			}
+			made[bit >> 6] |= (uint64_t)(t->n != n0) << (bit & 63);
+			more[bit >> 6] |= (uint64_t)(t->nmore != m0) << (bit & 63);
 		}
+	}
+	m->rc = 0;
+	return NULL;
+}
+
+/* Room in the halves' bit maps for `notes` more notes, cleared. */
+static int halves_reserve(struct xs_halves *h, uint64_t notes)
+{
+	uint64_t need = (h->nbits + notes + 63) >> 6;
+
+	if (need > UINT32_MAX)
+		return TFT_ENOMEM;
+	if (need <= h->cwords)
+		return 0;
+	need = need > 2 * (uint64_t)h->cwords ? need : 2 * (uint64_t)h->cwords;
+	if (need > UINT32_MAX)
+		return TFT_ENOMEM;
+	for (int p = 0; p < 2; p++) {
+		uint64_t *a = realloc(h->made[p], need * sizeof(uint64_t));
+
+		if (!a)
+			return TFT_ENOMEM;
+		h->made[p] = a;
+		if (!(a = realloc(h->more[p], need * sizeof(uint64_t))))
+			return TFT_ENOMEM;
+		h->more[p] = a;
+	}
+	h->cwords = (uint32_t)need;
+	return 0;
+}
+
+static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
+{
+	struct xs_halves *h = &x->halves;
+	struct xs_mhalf mh[2];
+	uint32_t pos[PAR_MAX_THREADS];
+	uint64_t notes = 0, w0, nw;
+	int b, started;
+
+	/* Correlation ids: half 1 on a thread of its own, half 0 on this one. */
+	for (uint32_t k = 0; k < njobs; k++)
+		if (x->jobs[k].nonempty)
+			notes += x->jobs[k].cn_hi - x->jobs[k].cn_lo;
+	if (notes) {
+		if (halves_reserve(h, notes))
+			return TFT_ENOMEM;
+		/* New words cleared; a word in use is clear past nbits already. */
+		w0 = (h->nbits + 63) >> 6;
+		nw = ((h->nbits + notes + 63) >> 6) - w0;
+		for (int p = 0; p < 2; p++) {
+			memset(h->made[p] + w0, 0, (size_t)nw * sizeof(uint64_t));
+			memset(h->more[p] + w0, 0, (size_t)nw * sizeof(uint64_t));
+			mh[p] = (struct xs_mhalf){ .x = x, .njobs = njobs, .p = p };
+		}
+		started = pthread_create(&mh[1].thread, NULL, merge_half, &mh[1]) == 0;
+		merge_half(&mh[0]);
+		if (started)
+			pthread_join(mh[1].thread, NULL);
+		else
+			merge_half(&mh[1]);
+		if (mh[0].rc || mh[1].rc)
+			return TFT_ENOMEM;
+		h->nbits += notes;
 	}
 	/* Groups: first appearance order (up to MAX_GROUPS), span, last step name. */
 	memset(pos, 0, sizeof(pos));
@@ -3768,22 +3879,53 @@ static inline int add_launch_flow(struct xs *x, struct xs_fout *o, const struct 
 /* A flow from each launch to each device event of its correlation id. */
 static int emit_flows(struct xs *x)
 {
+	const struct xs_ctab *t = &x->corr;
+	const struct xs_halves *h = &x->halves;
 	struct xs_fout o = { NULL, 0, 0 };
+	uint32_t cur[2] = { 0, 0 };
 	int r;
 
-	for (uint32_t i = 0; i < x->ncorr; i++) {
-		const struct xs_corr *c = &x->corr[i];
+	/* The serial lines' table; then the halves', in the order one table would have. */
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct xs_corr *c = &t->corr[i];
 
 		if (c->src_track != TFT_NONE && c->dst_track != TFT_NONE &&
 		    (r = add_launch_flow(x, &o, c, c->dst_track, c->dst_ts)))
 			return r;
 	}
-	for (uint32_t i = 0; i < x->ncorr_more; i++) {
-		const struct xs_corr_dst *m = &x->corr_more[i];
-		const struct xs_corr *c = &x->corr[m->corr];
+	for (uint64_t w = 0; w < (h->nbits + 63) >> 6; w++) {
+		uint64_t one = h->made[1][w], all = h->made[0][w] | one;
+
+		while (all) {
+			int p = (int)((one >> __builtin_ctzll(all)) & 1);
+			const struct xs_corr *c = &h->half[p].corr[cur[p]++];
+
+			all &= all - 1;
+			if (c->src_track != TFT_NONE && c->dst_track != TFT_NONE &&
+			    (r = add_launch_flow(x, &o, c, c->dst_track, c->dst_ts)))
+				return r;
+		}
+	}
+	for (uint32_t i = 0; i < t->nmore; i++) {
+		const struct xs_corr_dst *m = &t->more[i];
+		const struct xs_corr *c = &t->corr[m->corr];
 
 		if (c->src_track != TFT_NONE && (r = add_launch_flow(x, &o, c, m->track, m->ts)))
 			return r;
+	}
+	cur[0] = cur[1] = 0;
+	for (uint64_t w = 0; w < (h->nbits + 63) >> 6; w++) {
+		uint64_t one = h->more[1][w], all = h->more[0][w] | one;
+
+		while (all) {
+			int p = (int)((one >> __builtin_ctzll(all)) & 1);
+			const struct xs_corr_dst *m = &h->half[p].more[cur[p]++];
+			const struct xs_corr *c = &h->half[p].corr[m->corr];
+
+			all &= all - 1;
+			if (c->src_track != TFT_NONE && (r = add_launch_flow(x, &o, c, m->track, m->ts)))
+				return r;
+		}
 	}
 	return o.k ? tft_writer_flows_add(x->w, o.k) : 0;
 }
@@ -3875,9 +4017,12 @@ static void xs_free(struct xs *x)
 	free(x->emeta);
 	idmap_free(&x->emeta_map);
 	free(x->meta_args);
-	idmap_free(&x->corr_map);
-	free(x->corr);
-	free(x->corr_more);
+	ctab_free(&x->corr);
+	for (int p = 0; p < 2; p++) {
+		ctab_free(&x->halves.half[p]);
+		free(x->halves.made[p]);
+		free(x->halves.more[p]);
+	}
 	idmap_free(&x->group_map);
 	free(x->groups);
 	free(x->steps);
