@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A write-combining SQLite VFS for the bulk writer: the default VFS with the
+ * main database file's contiguous page writes gathered into one large write.
+ * SQLite writes every page with a pwrite of its own; a bulk import writes
+ * pages mostly in order, and 4 KiB writes cost the kernel about three times
+ * the CPU of 1 MiB ones. The file written is byte for byte the same.
+ */
+#ifndef TFT_STORE_WC_VFS_H
+#define TFT_STORE_WC_VFS_H
+
+#define TFT_WC_VFS_NAME "tft-wc"
+
+/* The bytes a main database file gathers before it writes them. */
+#ifndef TFT_WC_VFS_BUF_BYTES
+#define TFT_WC_VFS_BUF_BYTES ((int)1 << 20)
+#endif
+
+/*
+ * Registers the VFS under TFT_WC_VFS_NAME (not as the default) over the
+ * default VFS of the moment; once, from any thread. Returns 0, or a negative
+ * tft_status if SQLite has no default VFS or refused it (then open with the
+ * default VFS: the session is the same).
+ */
+int tft_wc_vfs_register(void);
+
+#endif /* TFT_STORE_WC_VFS_H */
