@@ -2,27 +2,31 @@
 /*
  * The write-combining VFS (wc_vfs.h). Every method of the default VFS and of
  * its files is forwarded, except that a main database file opened through
- * it gathers writes in a buffer of TFT_WC_VFS_BUF_BYTES:
+ * it gathers writes in a window: TFT_WC_VFS_BUF_BYTES of the file, held in
+ * memory with a bit per 512-byte block saying which blocks were written.
  *
- *   - a write that starts where the buffered range ends is appended, and one
- *     that lies wholly inside the range overwrites it there (SQLite rewrites
- *     page 1 and spilled pages);
- *   - any other write, a full buffer, and every call that reads, sizes,
- *     syncs, truncates, locks, unlocks or asks a file control of the file
- *     first writes the buffer out through the base file's xWrite (64 KiB
- *     at a time), so the file and what the base VFS sees of it never
- *     disagree;
- *   - a read wholly inside the buffered range is answered from the buffer.
+ *   - A write of whole blocks inside the window goes into it. SQLite writes
+ *     whole pages, and a bulk import's pages mostly go out near each other:
+ *     a blob's overflow pages, then the leaf page just before them (so the
+ *     window starts a little before the first write it gets).
+ *   - Any other write, and every call that sizes, syncs, truncates, locks,
+ *     unlocks or asks a file control of the file, first writes the window
+ *     out: each run of written blocks through the base file's xWrite, 64
+ *     KiB at a time. The file and what the base VFS sees then agree.
+ *   - A read of blocks all written in the window is answered from it; a
+ *     read that overlaps written blocks otherwise writes the window out
+ *     first.
  *
- * The bytes reach the file in the order SQLite wrote them, so the file is
- * the one the default VFS writes. Temporary files and journals are not
+ * Nothing reaches the window's part of the file while it holds writes, and
+ * a block holds the last bytes written to it, so the file is the one the
+ * default VFS writes, byte for byte. Temporary files and journals are not
  * buffered: they are read back soon after they are written.
  *
- * Errors: a write that fails when the buffer goes out is returned by the
+ * Errors: a write that fails when the window goes out is returned by the
  * call that wrote it out, and from then on by every call that reads or
  * writes the file (the bytes are gone, the file is not what SQLite thinks).
- * SQLite ignores the result of xClose, but the buffer is always empty by
- * then: each transaction ends in SQLITE_FCNTL_COMMIT_PHASETWO or xUnlock,
+ * SQLite ignores the result of xClose, but the window is always empty by
+ * then: each transaction ends in SQLITE_FCNTL_COMMIT_PHASETWO and xUnlock,
  * whose errors fail the COMMIT.
  *
  * One thread at a time uses a connection's file (SQLite's connection
@@ -30,19 +34,16 @@
  */
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/status.h"
 #include "store/wc_vfs.h"
 
-struct wc_file {
-	sqlite3_file io;    /* first: what SQLite sees; io.pMethods = &wc_methods */
-	sqlite3_file *real; /* the base VFS's file, in the same allocation after this one */
-	unsigned char *buf; /* owned (sqlite3_malloc); NULL: every call passes straight through */
-	sqlite3_int64 off;  /* file offset of buf[0] */
-	int len;            /* bytes buffered */
-	int failed;         /* sticky: the SQLite code of a write-out that failed, 0 */
-};
+#define WC_BLOCK 512 /* SQLite's smallest page */
+#define WC_NBLOCKS (TFT_WC_VFS_BUF_BYTES / WC_BLOCK)
+/* The window starts this far before the write that opens it (a leaf page before its overflow). */
+#define WC_LEAD (TFT_WC_VFS_BUF_BYTES / 16)
 
 /*
  * The most one xWrite of the base file is given: the unix VFS keeps only the
@@ -50,6 +51,16 @@ struct wc_file {
  * 64 KiB is SQLite's largest page, which every VFS writes whole.
  */
 #define WC_WRITE_MAX 65536
+
+struct wc_file {
+	sqlite3_file io;    /* first: what SQLite sees; io.pMethods = &wc_methods */
+	sqlite3_file *real; /* the base VFS's file, in the same allocation after this one */
+	unsigned char *buf; /* owned (sqlite3_malloc): the window; NULL: calls pass straight through */
+	sqlite3_int64 off;  /* file offset of buf[0] (a multiple of WC_BLOCK) */
+	int lo, hi;         /* written blocks are in [lo, hi); lo == hi: the window is empty */
+	int failed;         /* sticky: the SQLite code of a write-out that failed, 0 */
+	uint64_t dirty[WC_NBLOCKS / 64]; /* bit b: block b of the window was written */
+};
 
 static sqlite3_vfs wc_vfs;
 static pthread_once_t wc_once = PTHREAD_ONCE_INIT;
@@ -59,20 +70,36 @@ static int wc_status; /* tft_wc_vfs_register()'s result, set once */
 #define REAL(f) (((struct wc_file *)(f))->real)
 #define RM(f) (REAL(f)->pMethods)
 
-/* Writes the buffer out. The buffer is empty afterwards either way. */
+static int is_dirty(const struct wc_file *f, int b)
+{
+	return (int)(f->dirty[b >> 6] >> (b & 63)) & 1;
+}
+
+/* Writes the window's runs of written blocks out; the window is empty afterwards either way. */
 static int wc_flush(struct wc_file *f)
 {
 	int rc = SQLITE_OK;
 
 	if (f->failed)
 		return f->failed;
-	if (!f->len)
+	if (f->lo == f->hi)
 		return SQLITE_OK;
-	for (int done = 0; done < f->len && rc == SQLITE_OK; done += WC_WRITE_MAX) {
-		int n = f->len - done < WC_WRITE_MAX ? f->len - done : WC_WRITE_MAX;
-		rc = f->real->pMethods->xWrite(f->real, f->buf + done, n, f->off + done);
+	for (int b = f->lo; b < f->hi && rc == SQLITE_OK;) {
+		int e = b;
+		if (!is_dirty(f, b)) {
+			b++;
+			continue;
+		}
+		while (e < f->hi && is_dirty(f, e))
+			e++;
+		for (int i = b * WC_BLOCK; i < e * WC_BLOCK && rc == SQLITE_OK; i += WC_WRITE_MAX) {
+			int n = e * WC_BLOCK - i < WC_WRITE_MAX ? e * WC_BLOCK - i : WC_WRITE_MAX;
+			rc = f->real->pMethods->xWrite(f->real, f->buf + i, n, f->off + i);
+		}
+		b = e;
 	}
-	f->len = 0;
+	memset(f->dirty, 0, sizeof(f->dirty));
+	f->lo = f->hi = 0;
 	if (rc != SQLITE_OK)
 		f->failed = rc;
 	return rc;
@@ -93,19 +120,24 @@ static int wc_read(sqlite3_file *p, void *out, int amt, sqlite3_int64 off)
 {
 	struct wc_file *f = (struct wc_file *)p;
 
-	if (f->buf) {
-		if (f->failed)
-			return f->failed;
-		if (f->len && off >= f->off && off + amt <= f->off + f->len) {
+	if (f->buf && f->failed)
+		return f->failed;
+	if (f->buf && f->lo < f->hi && off < f->off + (sqlite3_int64)f->hi * WC_BLOCK &&
+	    off + amt > f->off + (sqlite3_int64)f->lo * WC_BLOCK) {
+		int all = off >= f->off && off + amt <= f->off + TFT_WC_VFS_BUF_BYTES;
+		int b0 = all ? (int)((off - f->off) / WC_BLOCK) : 0;
+		int b1 = all ? (int)((off + amt - 1 - f->off) / WC_BLOCK) : -1;
+
+		for (int b = b0; b <= b1 && all; b++)
+			all = is_dirty(f, b);
+		if (all) {
 			memcpy(out, f->buf + (off - f->off), (size_t)amt);
 			return SQLITE_OK;
 		}
-		/* A partial overlap reads the file once the buffer is in it. */
-		if (f->len && off < f->off + f->len && off + amt > f->off) {
-			int rc = wc_flush(f);
-			if (rc != SQLITE_OK)
-				return rc;
-		}
+		/* Partly in the window: read the file once the window is in it. */
+		int rc = wc_flush(f);
+		if (rc != SQLITE_OK)
+			return rc;
 	}
 	return RM(p)->xRead(REAL(p), out, amt, off);
 }
@@ -113,30 +145,36 @@ static int wc_read(sqlite3_file *p, void *out, int amt, sqlite3_int64 off)
 static int wc_write(sqlite3_file *p, const void *data, int amt, sqlite3_int64 off)
 {
 	struct wc_file *f = (struct wc_file *)p;
-	int rc, cap = TFT_WC_VFS_BUF_BYTES;
+	int rc, b0, b1;
 
 	if (!f->buf)
 		return RM(p)->xWrite(REAL(p), data, amt, off);
 	if (f->failed)
 		return f->failed;
-	if (f->len && off >= f->off && off + amt <= f->off + f->len) {
-		memcpy(f->buf + (off - f->off), data, (size_t)amt);
-		return SQLITE_OK;
+	if (off % WC_BLOCK || amt % WC_BLOCK || amt <= 0 || amt > TFT_WC_VFS_BUF_BYTES - WC_LEAD) {
+		rc = wc_flush(f);
+		return rc != SQLITE_OK ? rc : RM(p)->xWrite(REAL(p), data, amt, off);
 	}
-	if (f->len && off == f->off + f->len && amt <= cap - f->len) {
-		memcpy(f->buf + f->len, data, (size_t)amt);
-		f->len += amt;
-		return SQLITE_OK;
+	if (f->lo < f->hi && (off < f->off || off + amt > f->off + TFT_WC_VFS_BUF_BYTES)) {
+		/* Outside the window: what it holds goes first, in SQLite's order. */
+		rc = wc_flush(f);
+		if (rc != SQLITE_OK)
+			return rc;
 	}
-	/* Not contiguous, or no room: what is buffered goes first, in SQLite's order. */
-	rc = wc_flush(f);
-	if (rc != SQLITE_OK)
-		return rc;
-	if (amt > cap)
-		return RM(p)->xWrite(REAL(p), data, amt, off);
-	memcpy(f->buf, data, (size_t)amt);
-	f->off = off;
-	f->len = amt;
+	if (f->lo == f->hi)
+		f->off = off > WC_LEAD ? off - WC_LEAD : 0;
+	b0 = (int)((off - f->off) / WC_BLOCK);
+	b1 = b0 + amt / WC_BLOCK;
+	memcpy(f->buf + (off - f->off), data, (size_t)amt);
+	for (int b = b0; b < b1; b++)
+		f->dirty[b >> 6] |= (uint64_t)1 << (b & 63);
+	if (f->lo == f->hi) {
+		f->lo = b0;
+		f->hi = b1;
+	} else {
+		f->lo = b0 < f->lo ? b0 : f->lo;
+		f->hi = b1 > f->hi ? b1 : f->hi;
+	}
 	return SQLITE_OK;
 }
 
