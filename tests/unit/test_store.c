@@ -4,16 +4,21 @@
  * writer -> reader round trip of every field, depth/lanes, window queries,
  * the LOD rule (long slices stand alone) and level selection, error paths
  * (order, corrupt blob, newer schema, truncation), strings loaded on demand,
- * the chunk cache under any budget, live mode, store worker threads, and
- * writer lanes (parallel importers: same session as one thread, refusals).
+ * the chunk cache under any budget, live mode, store worker threads,
+ * writer lanes (parallel importers: same session as one thread, refusals),
+ * and writes that fail (a file size limit): the writer's close says so.
  */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -1988,6 +1993,132 @@ static void test_errors(void)
 	   "writer: unwritable path is TFT_EIO");
 }
 
+/* ---- failed writes ---------------------------------------------------------- */
+
+/*
+ * Writes a session of ~nev events; with limit > 0 in a child process whose
+ * files may not grow past limit bytes (SIGXFSZ ignored: a write past it
+ * fails with EFBIG or comes up short). Returns 0 if every call succeeded,
+ * 1 if one reported an error, -1 if the child did not finish. Bulk mode
+ * writes through the write-combining VFS, which holds up to 1 MB of pages
+ * back: a write of them that fails must still fail the close.
+ */
+static int write_limited(const char *path, int bulk, int threads, int nev, long limit)
+{
+	pid_t pid;
+	int status;
+
+	unlink(path);
+	fflush(stdout); /* (or the child prints it again) */
+	pid = limit > 0 ? fork() : 0;
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct tft_writer_opts o = {.bulk = bulk, .threads = threads, .chunk_events = 1024};
+		struct tft_error err;
+		struct tft_writer *w;
+		uint32_t tr[3];
+		int64_t ts[3] = {0};
+		int rc = 0;
+
+		if (limit > 0) {
+			struct rlimit rl = {.rlim_cur = (rlim_t)limit, .rlim_max = (rlim_t)limit};
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+				_exit(3);
+		}
+		tft_error_clear(&err);
+		w = tft_writer_open(path, &o, &err);
+		if (!w) {
+			rc = 1;
+			goto done;
+		}
+		for (int i = 0; i < 60; i++) {
+			char b[16];
+			snprintf(b, sizeof(b), "s%d", i);
+			tft_writer_intern_cstr(w, b);
+		}
+		struct tft_process pr = {.name = 1, .rank = -1};
+		uint32_t pid_ = tft_writer_add_process(w, &pr);
+		for (int i = 0; i < 3; i++) {
+			struct tft_track t = {.process = pid_, .name = (uint32_t)(1 + i), .tid = i,
+					      .kind = TFT_TRACK_THREAD};
+			tr[i] = tft_writer_add_track(w, &t);
+		}
+		rng = 0xfeedULL;
+		for (int i = 0; i < nev && !rc; i++) {
+			struct xev x;
+			int k = i % 3;
+			random_event(&x, &ts[k], 1);
+			x.ev.track = tr[k];
+			x.ev.kind = TFT_EV_INSTANT; /* no nesting to keep */
+			x.ev.dur_ns = 0;
+			x.ev.depth = 0;
+			if (tft_writer_append(w, &x.ev) != 0)
+				rc = 1;
+		}
+		if (rc) {
+			tft_writer_abort(w);
+			goto done;
+		}
+		tft_error_clear(&err);
+		rc = tft_writer_close(w, &err) != 0;
+	done:
+		fflush(stdout);
+		if (limit > 0)
+			_exit(rc);
+		return rc;
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) > 1)
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void test_write_failure(void)
+{
+	const char *path = tpath("limited.tft");
+	struct stat st;
+	long size;
+	const int nev = 200000;
+
+	/* Reference: no limit. Its size says where the limits below cut. */
+	is_int(write_limited(path, 1, 0, nev, 0), 0, "write failure: the session without a limit");
+	size = stat(path, &st) == 0 ? (long)st.st_size : 0;
+	ok(size > (2 << 20), "write failure: the session is larger than the page cache and the window (%ld bytes)",
+	   size);
+	if (size <= 0)
+		return;
+	is_int(write_limited(path, 1, 0, nev, size + (1 << 20)), 0,
+	       "write failure: a limit above the session's size fails nothing");
+	/*
+	 * Cuts early (pages written while the events go in), near the end (the
+	 * last pages go out at the final COMMIT) and everywhere between, with
+	 * and without store workers; then the same with the default VFS (live
+	 * mode: WAL, no window).
+	 */
+	for (int mode = 0; mode < 3; mode++) {
+		int bulk = mode < 2, threads = mode == 1 ? 2 : 0, reported = 0, n = 0;
+		for (long cut = 98304 + 1000; cut < size; cut += size / 7, n++) {
+			int r = write_limited(path, bulk, threads, nev, cut);
+			reported += r == 1;
+			if (r != 1)
+				printf("# %s, %d threads: the limit %ld bytes (of %ld) -> %d\n",
+				       bulk ? "bulk" : "live", threads, cut, size, r);
+		}
+		{
+			long cut = size - 4096; /* only the final COMMIT's last page does not fit */
+			int r = write_limited(path, bulk, threads, nev, cut);
+			reported += r == 1;
+			n++;
+			if (r != 1)
+				printf("# the limit %ld bytes (of %ld) -> %d\n", cut, size, r);
+		}
+		ok(reported == n, "write failure: %s mode, %d store threads: a file size limit fails the writer (%d of %d limits)",
+		   bulk ? "bulk" : "live", threads, reported, n);
+	}
+	unlink(path);
+}
+
 /* ---- live mode and :memory: ----------------------------------------------- */
 
 static void test_live(void)
@@ -3129,6 +3260,7 @@ int main(void)
 	test_lod_rebuild();
 	test_lod_held_back();
 	test_errors();
+	test_write_failure();
 	test_strings_lazy();
 	test_cache();
 	test_live();
