@@ -42,6 +42,7 @@
 
 #define WC_BLOCK 512 /* SQLite's smallest page */
 #define WC_NBLOCKS (TFT_WC_VFS_BUF_BYTES / WC_BLOCK)
+_Static_assert(TFT_WC_VFS_BUF_BYTES % (64 * WC_BLOCK) == 0, "the window is whole words of blocks");
 /* The window starts this far before the write that opens it (a leaf page before its overflow). */
 #define WC_LEAD (TFT_WC_VFS_BUF_BYTES / 16)
 

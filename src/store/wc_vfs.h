@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A write-combining SQLite VFS for the bulk writer: the default VFS with the
- * main database file's contiguous page writes gathered into one large write.
- * SQLite writes every page with a pwrite of its own; a bulk import writes
- * pages mostly in order, and 4 KiB writes cost the kernel about three times
- * the CPU of 1 MiB ones. The file written is byte for byte the same.
+ * main database file's page writes gathered in a window of the file and
+ * written out in runs, 64 KiB at a time. SQLite writes every page with a
+ * pwrite of its own; a bulk import writes pages mostly near each other, and
+ * 4 KiB writes cost the kernel about three times the CPU of 64 KiB ones.
+ * The file written is byte for byte the same.
  */
 #ifndef TFT_STORE_WC_VFS_H
 #define TFT_STORE_WC_VFS_H
 
 #define TFT_WC_VFS_NAME "tft-wc"
 
-/* The bytes a main database file gathers before it writes them. */
+/* The span of the file (bytes) a main database file's window covers. */
 #ifndef TFT_WC_VFS_BUF_BYTES
 #define TFT_WC_VFS_BUF_BYTES ((int)1 << 20)
 #endif

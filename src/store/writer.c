@@ -422,9 +422,11 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	}
 	/*
 	 * Serialized: with workers, chunk inserts and the caller's statements share it.
-	 * Bulk: the pages go out through the write-combining VFS (store/wc_vfs.h),
-	 * 1 MB writes instead of one per 4 KB page (~40 ms less kernel CPU for a
-	 * 64 MB session), the same file. Not live mode: its readers follow the
+	 * Bulk: the pages go out through the write-combining VFS (store/wc_vfs.h):
+	 * 64 KB writes instead of one per 4 KB page (a 300 MB XSpace import:
+	 * 15,800 -> 1,200 pwrites for its 64 MB, ~40 ms less CPU), the same file.
+	 * The blobs' writeback kicks below still find the pages in the file, at
+	 * most the window's 1 MB later. Not live mode: its readers follow the
 	 * file as it grows, and a live session is written a little at a time.
 	 * If the VFS cannot be registered, the default one writes the same file.
 	 */
