@@ -12,10 +12,13 @@
  *   - Any other write, and every call that sizes, syncs, truncates, locks,
  *     unlocks or asks a file control of the file, first writes the window
  *     out: each run of written blocks through the base file's xWrite, 64
- *     KiB at a time. The file and what the base VFS sees then agree.
+ *     KiB at a time. The file and what the base VFS sees then agree. (A
+ *     write that is not whole blocks, or larger than the window, then goes
+ *     to the file at once, also 64 KiB at a time.)
  *   - A read of blocks all written in the window is answered from it; a
  *     read that overlaps written blocks otherwise writes the window out
- *     first.
+ *     first, and so does one that comes up short while the window holds
+ *     writes (the file would be longer: a hole reads as zeros, not short).
  *
  * Nothing reaches the window's part of the file while it holds writes, and
  * a block holds the last bytes written to it, so the file is the one the
@@ -76,6 +79,17 @@ static int is_dirty(const struct wc_file *f, int b)
 	return (int)(f->dirty[b >> 6] >> (b & 63)) & 1;
 }
 
+/* Writes p[0..n) at off through the base file, WC_WRITE_MAX at a time. */
+static int write_out(struct wc_file *f, const unsigned char *p, int n, sqlite3_int64 off)
+{
+	int rc = SQLITE_OK;
+
+	for (int i = 0; i < n && rc == SQLITE_OK; i += WC_WRITE_MAX)
+		rc = f->real->pMethods->xWrite(f->real, p + i, n - i < WC_WRITE_MAX ? n - i : WC_WRITE_MAX,
+					       off + i);
+	return rc;
+}
+
 /* Writes the window's runs of written blocks out; the window is empty afterwards either way. */
 static int wc_flush(struct wc_file *f)
 {
@@ -93,10 +107,7 @@ static int wc_flush(struct wc_file *f)
 		}
 		while (e < f->hi && is_dirty(f, e))
 			e++;
-		for (int i = b * WC_BLOCK; i < e * WC_BLOCK && rc == SQLITE_OK; i += WC_WRITE_MAX) {
-			int n = e * WC_BLOCK - i < WC_WRITE_MAX ? e * WC_BLOCK - i : WC_WRITE_MAX;
-			rc = f->real->pMethods->xWrite(f->real, f->buf + i, n, f->off + i);
-		}
+		rc = write_out(f, f->buf + b * WC_BLOCK, (e - b) * WC_BLOCK, f->off + b * WC_BLOCK);
 		b = e;
 	}
 	memset(f->dirty, 0, sizeof(f->dirty));
@@ -120,6 +131,7 @@ static int wc_close(sqlite3_file *p)
 static int wc_read(sqlite3_file *p, void *out, int amt, sqlite3_int64 off)
 {
 	struct wc_file *f = (struct wc_file *)p;
+	int rc;
 
 	if (f->buf && f->failed)
 		return f->failed;
@@ -136,11 +148,18 @@ static int wc_read(sqlite3_file *p, void *out, int amt, sqlite3_int64 off)
 			return SQLITE_OK;
 		}
 		/* Partly in the window: read the file once the window is in it. */
-		int rc = wc_flush(f);
+		rc = wc_flush(f);
 		if (rc != SQLITE_OK)
 			return rc;
 	}
-	return RM(p)->xRead(REAL(p), out, amt, off);
+	rc = RM(p)->xRead(REAL(p), out, amt, off);
+	if (rc == SQLITE_IOERR_SHORT_READ && f->buf && f->lo < f->hi) {
+		/* A hole below what the window holds is zeros, but not a short read: ask again. */
+		rc = wc_flush(f);
+		if (rc == SQLITE_OK)
+			rc = RM(p)->xRead(REAL(p), out, amt, off);
+	}
+	return rc;
 }
 
 static int wc_write(sqlite3_file *p, const void *data, int amt, sqlite3_int64 off)
@@ -152,9 +171,10 @@ static int wc_write(sqlite3_file *p, const void *data, int amt, sqlite3_int64 of
 		return RM(p)->xWrite(REAL(p), data, amt, off);
 	if (f->failed)
 		return f->failed;
+	/* Not whole blocks, or larger than the window (SQLite's pages are 64 KiB at most). */
 	if (off % WC_BLOCK || amt % WC_BLOCK || amt <= 0 || amt > TFT_WC_VFS_BUF_BYTES - WC_LEAD) {
 		rc = wc_flush(f);
-		return rc != SQLITE_OK ? rc : RM(p)->xWrite(REAL(p), data, amt, off);
+		return rc != SQLITE_OK ? rc : write_out(f, data, amt, off);
 	}
 	if (f->lo < f->hi && (off < f->off || off + amt > f->off + TFT_WC_VFS_BUF_BYTES)) {
 		/* Outside the window: what it holds goes first, in SQLite's order. */

@@ -6,7 +6,9 @@
  * (order, corrupt blob, newer schema, truncation), strings loaded on demand,
  * the chunk cache under any budget, live mode, store worker threads,
  * writer lanes (parallel importers: same session as one thread, refusals),
- * and writes that fail (a file size limit): the writer's close says so.
+ * the write-combining VFS (against a model of the file, and the same file
+ * as the default VFS), and writes that fail (a file size limit): the
+ * writer's close says so.
  */
 #include <math.h>
 #include <pthread.h>
@@ -27,6 +29,7 @@
 #include "store/lod.h"
 #include "store/schema.h"
 #include "store/session.h"
+#include "store/wc_vfs.h"
 #include "store/writer.h"
 #include "tap.h"
 
@@ -1993,6 +1996,252 @@ static void test_errors(void)
 	   "writer: unwritable path is TFT_EIO");
 }
 
+/* ---- the write-combining VFS ------------------------------------------------ */
+
+#define WCM_SPAN (3 << 20) /* the model's file: the ops stay below this */
+
+/*
+ * Random writes (block-aligned pages mostly; unaligned ones, ones larger than
+ * the window, which SQLite never makes), reads (inside, across and outside what the window holds, past
+ * the end), sizes, truncations, syncs and locks on a file of the VFS, each
+ * checked against a model of the file; then the file on disk against it.
+ */
+static int wc_model(const char *path, int flags)
+{
+	sqlite3_vfs *v = sqlite3_vfs_find(TFT_WC_VFS_NAME);
+	sqlite3_file *f = v ? calloc(1, (size_t)v->szOsFile) : NULL;
+	unsigned char *model = calloc(1, WCM_SPAN + (2 << 20));
+	unsigned char *tmp = malloc(2 << 20);
+	sqlite3_filename name = sqlite3_create_filename(path, "", "", 0, NULL);
+	sqlite3_int64 size = 0, got, near = 0;
+	int out_flags, bad = 0, open = 0;
+
+	unlink(path);
+	if (!f || !model || !tmp || !name)
+		goto out;
+	if (v->xOpen(v, name, f, flags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &out_flags) !=
+	    SQLITE_OK)
+		goto out;
+	open = 1;
+	rng = 0x5eedULL;
+	{
+		/*
+		 * First, writes at the window's ends (it starts TFT_WC_VFS_BUF_BYTES / 16
+		 * before the write that opens it): a page before its start, its first and
+		 * last pages written, then writes across each end over them.
+		 */
+		const sqlite3_int64 x = 1 << 20, lead = TFT_WC_VFS_BUF_BYTES / 16;
+		const sqlite3_int64 end = x - lead + TFT_WC_VFS_BUF_BYTES;
+		const struct { sqlite3_int64 off; int amt; } dw[] = {
+			{x, 4096}, {end - 4096, 4096}, {end - 4096, 8192}, {x, 4096},
+			{x - 4096, 4096}, {x - lead, 4096}, {x - lead - 4096, 8192},
+			{x, 4096}, {end - 8192, 4096}, {end - 4096, 4096}, {end, 4096},
+			{end - 8192, 12288}, {x, 4096}, {x - lead, 8192}, {x - lead - 4096, 12288},
+		};
+		for (size_t k = 0; k < sizeof(dw) / sizeof(dw[0]); k++) {
+			for (int j = 0; j < dw[k].amt; j++)
+				tmp[j] = (unsigned char)rnd();
+			bad |= f->pMethods->xWrite(f, tmp, dw[k].amt, dw[k].off) != SQLITE_OK;
+			memcpy(model + dw[k].off, tmp, (size_t)dw[k].amt);
+			if (dw[k].off + dw[k].amt > size)
+				size = dw[k].off + dw[k].amt;
+		}
+		/* Read back (from the window and the file) before anything writes it out. */
+		for (size_t k = 0; k < sizeof(dw) / sizeof(dw[0]) && !bad; k++) {
+			int rc = f->pMethods->xRead(f, tmp, dw[k].amt, dw[k].off);
+			bad |= rc != SQLITE_OK || memcmp(tmp, model + dw[k].off, (size_t)dw[k].amt) != 0;
+		}
+		if (bad)
+			printf("# the writes at the window's ends\n");
+	}
+	for (int i = 0; i < 20000 && !bad; i++) {
+		int op = (int)(rnd() % 100), amt, rc;
+		sqlite3_int64 off;
+
+		if (op < 55) { /* write */
+			if (rnd() % 50 == 0) /* the window writes it in pieces; the base VFS cannot */
+				amt = flags & SQLITE_OPEN_MAIN_DB ? (1 << 20) + 4096 * (int)(rnd() % 64) : 65536;
+			else if (rnd() % 5 == 0)
+				amt = 1 + (int)(rnd() % 9000);
+			else
+				amt = 4096 * (1 + (int)(rnd() % (rnd() % 4 ? 4 : 16)));
+			/* Mostly near one place (1.5 MB, moving now and then), so that a
+			 * window fills and writes cross its ends. */
+			if (i % 500 == 0)
+				near = (sqlite3_int64)(rnd() % (WCM_SPAN / 4096 / 2)) * 4096;
+			off = rnd() % 8 ? near + (sqlite3_int64)(rnd() % 384) * 4096
+					: (sqlite3_int64)(rnd() % (WCM_SPAN / 4096)) * 4096;
+			if (rnd() % 3 == 0 && size < WCM_SPAN) /* near the end: what SQLite does */
+				off = size > 8192 ? size - 8192 + 4096 * (int)(rnd() % 3) : 0;
+			if (amt % 4096 && rnd() % 2)
+				off += (sqlite3_int64)(rnd() % 4096);
+			for (int k = 0; k < amt; k++)
+				tmp[k] = (unsigned char)rnd();
+			rc = f->pMethods->xWrite(f, tmp, amt, off);
+			bad |= rc != SQLITE_OK;
+			memcpy(model + off, tmp, (size_t)amt);
+			if (off + amt > size)
+				size = off + amt;
+		} else if (op < 90) { /* read */
+			int want;
+			amt = rnd() % 4 ? 4096 : 1 + (int)(rnd() % 20000);
+			off = (sqlite3_int64)(rnd() % (WCM_SPAN + 65536));
+			if (rnd() % 2)
+				off -= off % 4096;
+			if (rnd() % 3 == 0 && size > 4096) /* what was just written */
+				off = size - 4096 * (1 + (sqlite3_int64)(rnd() % 8));
+			if (off < 0)
+				off = 0;
+			rc = f->pMethods->xRead(f, tmp, amt, off);
+			want = off + amt > size ? SQLITE_IOERR_SHORT_READ : SQLITE_OK;
+			bad |= rc != want || memcmp(tmp, model + off, (size_t)amt) != 0;
+			if (bad)
+				printf("# op %d: read %d at %lld: rc %d (want %d)\n", i, amt, (long long)off, rc, want);
+		} else if (op < 94) {
+			bad |= f->pMethods->xFileSize(f, &got) != SQLITE_OK || got != size;
+		} else if (op < 96) { /* truncate, shorter or longer */
+			sqlite3_int64 to = (sqlite3_int64)(rnd() % (WCM_SPAN / 512)) * 512;
+			bad |= f->pMethods->xTruncate(f, to) != SQLITE_OK;
+			if (to < size)
+				memset(model + to, 0, (size_t)(size - to));
+			size = to;
+		} else if (op < 98) {
+			bad |= f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) != SQLITE_OK;
+		} else {
+			bad |= f->pMethods->xLock(f, SQLITE_LOCK_SHARED) != SQLITE_OK ||
+			       f->pMethods->xUnlock(f, SQLITE_LOCK_NONE) != SQLITE_OK;
+		}
+		if (bad)
+			printf("# op %d (%d) failed, size %lld\n", i, op, (long long)size);
+	}
+	bad |= f->pMethods->xClose(f) != SQLITE_OK;
+	open = 0;
+	{ /* the file on disk is the model */
+		FILE *fp = fopen(path, "rb");
+		size_t n = fp ? fread(tmp, 1, 1, fp) : 0;
+		struct stat st;
+		(void)n;
+		bad |= !fp || stat(path, &st) != 0 || st.st_size != size;
+		if (fp) {
+			unsigned char *disk = malloc((size_t)size + 1);
+			rewind(fp);
+			bad |= !disk || fread(disk, 1, (size_t)size, fp) != (size_t)size ||
+			       memcmp(disk, model, (size_t)size) != 0;
+			free(disk);
+			fclose(fp);
+		}
+	}
+out:
+	if (open)
+		f->pMethods->xClose(f);
+	sqlite3_free_filename(name);
+	free(f);
+	free(model);
+	free(tmp);
+	unlink(path);
+	return !bad && v && name;
+}
+
+/*
+ * A fixed SQLite workload (inserts, deletes, updates, rollbacks, a cache of
+ * 8 pages so pages are spilled and read back, auto_vacuum truncations) into
+ * path through vfs (NULL: the default). Returns a digest of what it reads
+ * back, 0 on failure.
+ */
+static uint64_t wc_workload(const char *path, const char *vfs, const char *journal)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *ins = NULL, *sum = NULL;
+	unsigned char *blob = malloc(40000);
+	char sql[300];
+	uint64_t digest = 0;
+	int bad = 0;
+
+	unlink(path);
+	if (!blob || sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs) != SQLITE_OK)
+		goto out;
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA page_size=4096; PRAGMA auto_vacuum=FULL; PRAGMA journal_mode=%s;"
+		 " PRAGMA synchronous=OFF; PRAGMA cache_size=8;"
+		 " CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)", journal);
+	bad |= sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK;
+	bad |= sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO t(id, b) VALUES(?, ?)", -1, &ins, NULL) != SQLITE_OK;
+	bad |= sqlite3_prepare_v2(db, "SELECT id, b FROM t ORDER BY id", -1, &sum, NULL) != SQLITE_OK;
+	rng = 0xab1eULL;
+	for (int round = 0; round < 8 && !bad; round++) {
+		int rollback = round == 5 && strcmp(journal, "OFF") != 0;
+		bad |= sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK;
+		for (int i = 0; i < 300 && !bad; i++) {
+			int n = 1 + (int)(rnd() % (rnd() % 4 ? 3000 : 40000));
+			for (int k = 0; k < n; k++)
+				blob[k] = (unsigned char)rnd();
+			sqlite3_bind_int64(ins, 1, (sqlite3_int64)(rnd() % 1500));
+			sqlite3_bind_blob(ins, 2, blob, n, SQLITE_STATIC);
+			bad |= sqlite3_step(ins) != SQLITE_DONE;
+			sqlite3_reset(ins);
+		}
+		snprintf(sql, sizeof(sql), "DELETE FROM t WHERE id %% 5 = %d", round % 5);
+		bad |= sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK;
+		bad |= sqlite3_exec(db, rollback ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK;
+	}
+	while (!bad && sqlite3_step(sum) == SQLITE_ROW) {
+		const unsigned char *b = sqlite3_column_blob(sum, 1);
+		int n = sqlite3_column_bytes(sum, 1);
+		digest = digest * 1000003 + (uint64_t)sqlite3_column_int64(sum, 0);
+		for (int k = 0; k < n; k++)
+			digest = (digest ^ b[k]) * 0x100000001b3ULL;
+	}
+	sqlite3_finalize(sum);
+	sum = NULL;
+	if (!bad && sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &sum, NULL) == SQLITE_OK &&
+	    sqlite3_step(sum) == SQLITE_ROW)
+		bad |= strcmp((const char *)sqlite3_column_text(sum, 0), "ok") != 0;
+	else
+		bad = 1;
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(sum);
+	bad |= sqlite3_close(db) != SQLITE_OK;
+	free(blob);
+	return bad ? 0 : digest | 1;
+}
+
+static int files_same(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int same = fa && fb, ca, cb;
+
+	while (same) {
+		ca = getc(fa);
+		cb = getc(fb);
+		same = ca == cb;
+		if (ca == EOF)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+static void test_wc_vfs(void)
+{
+	is_int(tft_wc_vfs_register(), 0, "wc vfs: registers");
+	is_int(tft_wc_vfs_register(), 0, "wc vfs: registers again (once)");
+	ok(sqlite3_vfs_find(NULL) != sqlite3_vfs_find(TFT_WC_VFS_NAME), "wc vfs: not the default");
+	ok(wc_model(tpath("wcm.db"), SQLITE_OPEN_MAIN_DB), "wc vfs: a main database file is its model");
+	ok(wc_model(tpath("wcm.db"), SQLITE_OPEN_TEMP_DB), "wc vfs: a temporary file (passed through) is its model");
+	for (int j = 0; j < 2; j++) {
+		const char *journal = j ? "DELETE" : "OFF";
+		uint64_t d0 = wc_workload(tpath("wcw0.db"), NULL, journal);
+		uint64_t d1 = wc_workload(tpath("wcw1.db"), TFT_WC_VFS_NAME, journal);
+		ok(d0 && d1 == d0, "wc vfs: journal_mode=%s: the workload reads back the same", journal);
+		ok(files_same(tpath("wcw0.db"), tpath("wcw1.db")),
+		   "wc vfs: journal_mode=%s: the file is the default VFS's, byte for byte", journal);
+	}
+}
+
 /* ---- failed writes ---------------------------------------------------------- */
 
 /*
@@ -3260,6 +3509,7 @@ int main(void)
 	test_lod_rebuild();
 	test_lod_held_back();
 	test_errors();
+	test_wc_vfs();
 	test_write_failure();
 	test_strings_lazy();
 	test_cache();
