@@ -3406,12 +3406,6 @@ static int next_group(const struct xs *x, uint32_t n, const uint32_t *pos)
 	return best;
 }
 
-/*
- * The clones' notes into x's, in key order: what the serial import notes.
- * A job's notes lie together in its clone's lists and the jobs are in file
- * order, so correlation ends and steps are taken job by job; groups, which
- * each clone keeps once per id, are merged by their first key.
- */
 /* A half's merge of the group's correlation notes (merge_half()). */
 struct xs_mhalf {
 	struct xs *x;
@@ -3491,6 +3485,13 @@ static int halves_reserve(struct xs_halves *h, uint64_t notes)
 	return 0;
 }
 
+/*
+ * The clones' notes into x's, in key order: what the serial import notes.
+ * A job's notes lie together in its clone's lists and the jobs are in file
+ * order, so correlation ends and steps are taken job by job (correlation
+ * ends by two threads, see struct xs_halves); groups, which each clone
+ * keeps once per id, are merged by their first key.
+ */
 static int merge_notes(struct xs *x, uint32_t n, uint32_t njobs)
 {
 	struct xs_halves *h = &x->halves;
