@@ -10,7 +10,7 @@
 # reopen, first-window and overview query times on a generated Kineto-like
 # session).
 #
-# Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (1: best
+# Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (3: best
 # of N import runs), BENCH_DIR (/tmp/tft-bench: inputs and scratch, never the
 # repo), BENCH_PY_MAX_MB (1100: skip json.load above this size, it needs ~8x
 # the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real runmeta store";
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BIN=${TFT_BIN:-build/tftracer}
 SIZE_MB=${BENCH_SIZE_MB:-1000}
-REPS=${BENCH_REPS:-1}
+REPS=${BENCH_REPS:-3}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
 INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store}
