@@ -657,6 +657,7 @@ export class Runs {
 		return {
 			live: this.live, conn: this.conn, kinds: this.kinds.size, selected: this.selected,
 			points: k ? k.steps.length : 0, traced: k ? k.steps.filter((s) => s.traced).length : 0,
+			tracedAll: [...this.kinds.values()].reduce((n, x) => n + x.steps.filter((s) => s.traced).length, 0),
 			status: this.status, request: this.req ? { state: this.req.state, error: this.req.error || null } : null,
 			notes: this.notes.length, global: this.globalOn(),
 		};

@@ -1114,7 +1114,8 @@ if (perfOnly) {
 			await lp.waitForFunction(() => { const r = window.__tft.runs(); return r.request && (r.request.state === 'ready' || r.request.state === 'error'); }, null, { timeout: 15000 });
 			const r = await runs();
 			assert(r.request.state === 'ready', `request ${JSON.stringify(r.request)}`);
-			assert(r.notes >= 1 && r.traced >= 1, `notes ${r.notes}, traced bars ${r.traced}`);
+			/* (the traced step may be the job's every-10th "eval", not the kind the chart shows) */
+			assert(r.notes >= 1 && r.tracedAll >= 1, `notes ${r.notes}, traced bars ${r.tracedAll} (${r.traced} in the chart's kind)`);
 			await lp.waitForTimeout(200);
 			await lshot('30-live-runs');
 			await lp.click('#page-runs .r-req .r-open');
