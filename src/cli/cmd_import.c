@@ -70,6 +70,14 @@ static void show_progress(void *ctx, uint64_t bytes_in, uint64_t bytes_total, ui
 	p->printed = 1;
 }
 
+/* The session out could not be written (err: the writer's account). */
+static int fail_store(const char *out, const struct tft_error *err)
+{
+	return cli_fail(cli_exit_code(err->code), "%s: cannot write the session: %s%s", out, err->msg,
+			err->code == TFT_EIO ? "; check the free space on its disk and the file size limit"
+					       " (ulimit -f)" : "");
+}
+
 int tft_cmd_import(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -170,6 +178,15 @@ int tft_cmd_import(int argc, char **argv)
 			prog.printed = 0;
 		}
 		if (rc != 0) {
+			struct tft_error werr;
+
+			tft_error_clear(&werr);
+			/* The session could not be written: say so, not where the input was. */
+			if (tft_writer_failure(w, &werr)) {
+				tft_writer_abort(w);
+				cli_outfile_discard(&of);
+				return fail_store(out, &werr);
+			}
 			tft_error_set_file(&err, argv[i]);
 			tft_writer_abort(w);
 			cli_outfile_discard(&of);
@@ -187,9 +204,8 @@ int tft_cmd_import(int argc, char **argv)
 	}
 	rc = tft_writer_close(w, &err);
 	if (rc != 0) {
-		tft_error_set_file(&err, out);
 		cli_outfile_discard(&of);
-		return cli_fail_error(&err);
+		return fail_store(out, &err);
 	}
 	/* The writer checkpointed and closed the database: only the main file remains. */
 	if (cli_outfile_commit(&of) != 0) {

@@ -35,6 +35,7 @@
  * One thread at a time uses a connection's file (SQLite's connection
  * mutex), so a file needs no lock of its own.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ struct wc_file {
 	sqlite3_int64 off;  /* file offset of buf[0] (a multiple of WC_BLOCK) */
 	int lo, hi;         /* written blocks are in [lo, hi); lo == hi: the window is empty */
 	int failed;         /* sticky: the SQLite code of a write-out that failed, 0 */
+	int failed_errno;   /* its errno (ENOSPC, EFBIG), given back with it */
 	uint64_t dirty[WC_NBLOCKS / 64]; /* bit b: block b of the window was written */
 };
 
@@ -77,6 +79,17 @@ static int wc_status; /* tft_wc_vfs_register()'s result, set once */
 static int is_dirty(const struct wc_file *f, int b)
 {
 	return (int)(f->dirty[b >> 6] >> (b & 63)) & 1;
+}
+
+/*
+ * The failed write-out's code, again, with errno as that write left it: SQLite
+ * asks the VFS for errno right after a failed call (xGetLastError), and the
+ * user's message ("disk I/O error (File too large)") comes from it.
+ */
+static int sticky(const struct wc_file *f)
+{
+	errno = f->failed_errno;
+	return f->failed;
 }
 
 /* Writes p[0..n) at off through the base file, WC_WRITE_MAX at a time. */
@@ -96,7 +109,7 @@ static int wc_flush(struct wc_file *f)
 	int rc = SQLITE_OK;
 
 	if (f->failed)
-		return f->failed;
+		return sticky(f);
 	if (f->lo == f->hi)
 		return SQLITE_OK;
 	for (int b = f->lo; b < f->hi && rc == SQLITE_OK;) {
@@ -112,8 +125,10 @@ static int wc_flush(struct wc_file *f)
 	}
 	memset(f->dirty, 0, sizeof(f->dirty));
 	f->lo = f->hi = 0;
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
 		f->failed = rc;
+		f->failed_errno = errno;
+	}
 	return rc;
 }
 
@@ -134,7 +149,7 @@ static int wc_read(sqlite3_file *p, void *out, int amt, sqlite3_int64 off)
 	int rc;
 
 	if (f->buf && f->failed)
-		return f->failed;
+		return sticky(f);
 	if (f->buf && f->lo < f->hi && off < f->off + (sqlite3_int64)f->hi * WC_BLOCK &&
 	    off + amt > f->off + (sqlite3_int64)f->lo * WC_BLOCK) {
 		int all = off >= f->off && off + amt <= f->off + TFT_WC_VFS_BUF_BYTES;
@@ -170,7 +185,7 @@ static int wc_write(sqlite3_file *p, const void *data, int amt, sqlite3_int64 of
 	if (!f->buf)
 		return RM(p)->xWrite(REAL(p), data, amt, off);
 	if (f->failed)
-		return f->failed;
+		return sticky(f);
 	/* Not whole blocks, or larger than the window (SQLite's pages are 64 KiB at most). */
 	if (off % WC_BLOCK || amt % WC_BLOCK || amt <= 0 || amt > TFT_WC_VFS_BUF_BYTES - WC_LEAD) {
 		rc = wc_flush(f);

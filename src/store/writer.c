@@ -265,7 +265,10 @@ static void set_failed(struct tft_writer *w, int rc)
 
 static int db_fail(struct tft_writer *w, const char *what)
 {
-	snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", what, sqlite3_errmsg(w->db));
+	int sys = sqlite3_system_errno(w->db); /* why the file could not be written: ENOSPC, EFBIG */
+
+	snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s%s%s%s", what, sqlite3_errmsg(w->db),
+		 sys ? " (" : "", sys ? strerror(sys) : "", sys ? ")" : "");
 	set_failed(w, TFT_EIO);
 	return w->failed;
 }
@@ -2380,6 +2383,15 @@ out:
 	 * the connection, while dropping them would free every page of the
 	 * dropped levels first (~30 ms for 8 MB of staged chunks).
 	 */
+	return rc;
+}
+
+int tft_writer_failure(const struct tft_writer *w, struct tft_error *err)
+{
+	int rc = failed_now(w);
+
+	if (rc && err)
+		tft_error_set(err, rc, -1, "%s", w->errmsg[0] ? w->errmsg : tft_strerror(rc));
 	return rc;
 }
 

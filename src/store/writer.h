@@ -217,6 +217,15 @@ int tft_writer_commit(struct tft_writer *w, struct tft_error *err);
  */
 int tft_writer_close(struct tft_writer *w, struct tft_error *err);
 
+/*
+ * Whether the writer has failed (its sticky status: every later call
+ * returns it): 0, or the status with err (if not NULL) saying what failed,
+ * with the system's reason where SQLite had one ("insert chunk: disk I/O
+ * error (File too large)"). An importer reports a store failure at the
+ * input's place; a caller tells the two apart with this.
+ */
+int tft_writer_failure(const struct tft_writer *w, struct tft_error *err);
+
 /* Free the writer without finalizing (the file is left as last committed). */
 void tft_writer_abort(struct tft_writer *w);
 

@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import random
+import resource
 import re
 import shutil
 import signal
@@ -361,6 +362,8 @@ def main():
             rep.check("terminal-escapes", check_terminal_escapes(binary, work))
         if not filters or any(s in "signal-cleanup" for s in filters):
             rep.check("signal-cleanup", check_signal_cleanup(binary, os.path.join(root, SOURCES[0]), work))
+        if not filters or any(s in "write-failure" for s in filters):
+            rep.check("write-failure", check_write_failure(binary, root, work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rep.finish()
@@ -566,6 +569,46 @@ def check_signal_cleanup(binary, src, work):
             probs.append("%s: left behind %s" % (sig.name, left))
         for n in left:
             os.unlink(os.path.join(d, n))
+    return probs
+
+
+def check_write_failure(binary, root, work):
+    """A session that cannot be written (a file size limit, as a full disk) fails with exit 1
+    and one line naming the session, not the input, and saying what to check; nothing is left."""
+    probs = []
+    rng = random.Random(7)
+    src = os.path.join(tempfile.mkdtemp(prefix="wf-src-", dir=work), "big.json")
+    with open(src, "w") as f:  # ~8 MB; random names and times keep the session large
+        f.write("[")
+        f.write(",".join('{"ph":"X","name":"op%d","pid":1,"tid":%d,"ts":%d,"dur":%d,"args":{"k":%d}}'
+                         % (rng.randrange(1 << 30), t, 1000 * i + t, rng.randrange(900), rng.randrange(1 << 40))
+                         for i in range(40000) for t in range(2)))
+        f.write("]")
+
+    def limit(n):
+        def f():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+        return f
+    # (an XSpace's importer reports its own failures at the input's place: a store failure
+    # must still name the session)
+    xplane = os.path.join(root, "tf-profiler-demo", "GPU-multi-worker", "34.83.195.179_6003.xplane.pb")
+    runs = [(src, n) for n in (64 << 10, 512 << 10, 2 << 20)]
+    if os.path.exists(xplane):
+        runs.append((xplane, 64 << 10))
+    for src, n in runs:
+        d = tempfile.mkdtemp(prefix="wf-", dir=work)
+        out = os.path.join(d, "s.tft")
+        p = subprocess.run([binary, "import", "-q", src, "-o", out], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, preexec_fn=limit(n))
+        err = p.stderr.decode("utf-8", "replace").strip()
+        if p.returncode != 1:
+            probs.append("limit %d: exit %d, want 1 (%r)" % (n, p.returncode, err[-200:]))
+        if len(err.splitlines()) != 1 or not err.startswith("tftracer: %s: cannot write the session: " % out) \
+                or "free space" not in err or src in err:
+            probs.append("limit %d: message %r" % (n, err[-300:]))
+        if os.listdir(d):
+            probs.append("limit %d: left behind %s" % (n, os.listdir(d)))
     return probs
 
 
