@@ -300,7 +300,10 @@ class StaticSession {
 			const info = this.trackInfo.get(t.id);
 			const kind = info ? kindName(info.kind) : (Array.isArray(t.value) ? 'counter' : 'thread');
 			const n = Array.isArray(t.ts) ? t.ts.length : 0;
-			const tr = { id: t.id, kind, counter: kind === 'counter', n, ts: numArray(t.ts || [], n, 'ts', t.id), idx: null };
+			const tr = { id: t.id, kind, counter: kind === 'counter', n, ts: numArray(t.ts || [], n, 'ts', t.id), idx: null,
+				// depth is nesting on call stacks, a lane on concurrent tracks (GPU streams, TF devices)
+				stack: STACK_KINDS.has(kind) && !(info && info.concurrent),
+				derived: !!(info && info.derived) };
 			if (tr.counter) {
 				tr.value = numArray(t.value || [], n, 'value', t.id);
 			} else {
@@ -606,7 +609,7 @@ class StaticSession {
 	 */
 	children(t, i) {
 		let n = 0, covered = 0, reach = -Infinity;
-		if (!STACK_KINDS.has(t.kind) || (t.ekind && t.ekind[i] === 1)) return { n, covered };
+		if (!t.stack || (t.ekind && t.ekind[i] === 1)) return { n, covered };
 		const p = this.index(t).get(t.depth[i] + 1);
 		const s = t.ts[i], e = s + t.dur[i];
 		if (!p) return { n, covered };
@@ -694,7 +697,7 @@ class StaticSession {
 			: seq !== null ? this.nthAt(t, depth, at, seq) : this.eventAt(t, depth, at);
 		if (i < 0) throw fail(404, missing);
 		const s = t.ts[i], dur = t.dur[i];
-		const stack = STACK_KINDS.has(t.kind);
+		const stack = t.stack;
 		const ancestors = [];
 		for (let d = 0; stack && d < t.depth[i] && d < 1024; d++) {
 			const a = this.eventAt(t, d, s);
@@ -887,7 +890,8 @@ class StaticSession {
 			if (!info) throw fail(404, `no track ${tid}`);
 			const t = this.tracks.get(tid);
 			if (!t || t.counter || !t.n) continue;
-			const stack = STACK_KINDS.has(t.kind);
+			if (t.derived && (q.track === undefined || q.track === '')) continue; // repeats other tracks' work: counted there
+			const stack = t.stack;
 			const n = t.n;
 			const cd = new Float64Array(n);  // (clipped) duration of counted events
 			const self = new Float64Array(n);

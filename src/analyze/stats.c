@@ -498,7 +498,7 @@ static int scan_status(const struct agg *a, int rc, struct tft_error *err)
 
 /* Every selected track, scanned whole (the session's statistics). */
 static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, const char *proc,
-			 struct tft_stats_result *r, struct tft_error *err)
+			 bool derived, struct tft_stats_result *r, struct tft_error *err)
 {
 	uint32_t ntracks = tft_session_track_count(s);
 	int rc;
@@ -514,7 +514,11 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 		if (tr->kind == TFT_TRACK_COUNTER ||
 		    (tr->slices == 0 && tr->instants + tr->counters > 0))
 			continue;
-		a->nested = tr->kind != TFT_TRACK_ASYNC && tr->kind != TFT_TRACK_OBJECT;
+		if ((tr->flags & TFT_TRACKF_DERIVED) && only == TFT_NONE && !derived) {
+			r->derived_tracks++; /* repeats other tracks' work: counted there */
+			continue;
+		}
+		a->nested = tft_track_nests(tr->kind, tr->flags);
 		a->sp = 0;
 		r->tracks++;
 		rc = scan_status(a, tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, on_event, a, err), err);
@@ -528,7 +532,8 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 
 /* The area selection: tracks list[0..n) (NULL: every track), the window in w. */
 static int compute_area(struct tft_session *s, struct area *w, const uint32_t *list, size_t n,
-			const char *proc, struct tft_stats_result *r, struct tft_error *err)
+			const char *proc, bool derived, struct tft_stats_result *r,
+			struct tft_error *err)
 {
 	int rc;
 
@@ -540,8 +545,11 @@ static int compute_area(struct tft_session *s, struct area *w, const uint32_t *l
 			continue;
 		if (proc && !tft_stats_process_matches(s, tr->process, proc))
 			continue;
-		w->nesting = tr->kind == TFT_TRACK_THREAD || tr->kind == TFT_TRACK_DEVICE ||
-			     tr->kind == TFT_TRACK_GPU_STREAM || tr->kind == TFT_TRACK_COMM;
+		if ((tr->flags & TFT_TRACKF_DERIVED) && !list && !derived) {
+			r->derived_tracks++;
+			continue;
+		}
+		w->nesting = tft_track_nests(tr->kind, tr->flags);
 		r->tracks++;
 		rc = scan_status(w->a, area_track(s, w, t, err), err);
 		if (rc)
@@ -633,15 +641,16 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 		w.t1 = opts->window ? opts->t1 : INT64_MAX;
 		w.clip = opts->window && opts->clip;
 		if (opts->ntracks > 0)
-			rc = compute_area(s, &w, opts->tracks, opts->ntracks, opts->process, r, err);
+			rc = compute_area(s, &w, opts->tracks, opts->ntracks, opts->process,
+					  opts->derived, r, err);
 		else if (opts->track != TFT_NONE)
-			rc = compute_area(s, &w, &opts->track, 1, opts->process, r, err);
+			rc = compute_area(s, &w, &opts->track, 1, opts->process, opts->derived, r, err);
 		else
-			rc = compute_area(s, &w, NULL, ntracks, opts->process, r, err);
+			rc = compute_area(s, &w, NULL, ntracks, opts->process, opts->derived, r, err);
 		free(w.stack);
 	} else {
 		rc = compute_whole(s, &a, opts->ntracks ? opts->tracks[0] : opts->track, opts->process,
-				   r, err);
+				   opts->derived, r, err);
 	}
 	if (rc == 0)
 		rc = make_rows(s, &a, r, err);

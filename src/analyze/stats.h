@@ -36,6 +36,13 @@ struct tft_stats_opts {
 	int64_t t0, t1;
 	bool clip;              /* with window: clip durations and self times to
 				 * [t0, t1] (Perfetto's area selection) */
+	/*
+	 * Also the derived tracks (TFT_TRACKF_DERIVED: /stream:all, GPU
+	 * annotations ...), which repeat work counted on other tracks. Without
+	 * it they count only when named (track, tracks); otherwise they are left
+	 * out so that one execution is counted once (derived_tracks says how many).
+	 */
+	bool derived;
 };
 
 /*
@@ -43,8 +50,8 @@ struct tft_stats_opts {
  * counts with its stored duration), or their part inside the window with
  * clip. Self time of a slice = its duration minus the union of its direct
  * children (the slices nested in it one level deeper on the same track,
- * clipped to it); on async and object tracks, where depth is a lane and not
- * nesting, self = duration.
+ * clipped to it); on async, object and concurrent tracks, where depth is a
+ * lane and not nesting (tft_track_nests()), self = duration.
  * Percentiles are exact, nearest-rank: p-th = the ceil(p/100 * count)-th
  * smallest duration of the group.
  */
@@ -66,6 +73,7 @@ struct tft_stats_result {
 	uint64_t slices;   /* slices aggregated (sum of count) */
 	int64_t total_ns;  /* sum of total_ns over rows */
 	uint32_t tracks;   /* tracks scanned */
+	uint32_t derived_tracks; /* derived tracks left out (see tft_stats_opts.derived) */
 };
 
 /*

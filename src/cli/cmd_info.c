@@ -228,8 +228,10 @@ static void print_text(struct tft_session *s, const char *path)
 			if (tr->counters)
 				printf(", %" PRIu64 " counter samples", tr->counters);
 			if (tr->slices)
-				printf(", depth %u", tr->max_depth);
-			printf("  %s\n", str_or(s, tr->name, "(unnamed)"));
+				printf(", %s %u", tft_track_nests(tr->kind, tr->flags) ? "depth" : "lanes",
+				       tft_track_nests(tr->kind, tr->flags) ? tr->max_depth : tr->max_depth + 1);
+			printf("  %s%s\n", str_or(s, tr->name, "(unnamed)"),
+			       tr->flags & TFT_TRACKF_DERIVED ? "  [derived: not counted in stats]" : "");
 		}
 	}
 	/* Tracks whose process id is unknown (should not happen; shown, not hidden). */
@@ -329,6 +331,10 @@ static void print_json(struct tft_json_writer *w, struct tft_session *s, const c
 			tft_json_write_null(w);
 		tft_json_write_key_int(w, "tid", tr->tid);
 		kv_str(w, "kind", tft_track_kind_name((int)tr->kind));
+		tft_json_write_key(w, "concurrent");
+		tft_json_write_bool(w, (tr->flags & TFT_TRACKF_CONCURRENT) != 0);
+		tft_json_write_key(w, "derived");
+		tft_json_write_bool(w, (tr->flags & TFT_TRACKF_DERIVED) != 0);
 		tft_json_write_key_uint(w, "slices", tr->slices);
 		tft_json_write_key_uint(w, "instants", tr->instants);
 		tft_json_write_key_uint(w, "counters", tr->counters);

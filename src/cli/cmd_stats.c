@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]
- *                     [--track ID] [--process NAME]
+ *                     [--track ID] [--process NAME] [--all-tracks]
  * Parses options and prints; analyze/stats.c computes.
  */
 #include <getopt.h>
@@ -18,18 +18,24 @@
 
 static const char usage_text[] =
 	"usage: tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]\n"
-	"                           [--track ID] [--process NAME]\n"
+	"                           [--track ID] [--process NAME] [--all-tracks]\n"
 	"\n"
 	"Per-op statistics over the session's slices, one row per group, sorted by\n"
 	"total time: count, total, self (total minus the time of the slices nested\n"
 	"directly inside), mean, min, max, p50 and p99 (exact, nearest rank), and\n"
 	"share (percent of the summed total of all groups).\n"
+	"Each execution counts once: tracks that repeat other tracks' work (TF's\n"
+	"/stream:all and /memcpy, GPU annotations, XProf's derived lines: 'derived'\n"
+	"in 'tftracer info') are left out unless named with --track or --all-tracks.\n"
+	"On tracks of concurrent executions (TF device executors, GPU streams) no\n"
+	"slice is nested in another: self = total.\n"
 	"\n"
 	"      --by KEY        group by name (default), category or track\n"
 	"      --top N         print only the N groups with the largest total (0: all)\n"
 	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
 	"      --process P     only tracks of the processes P names: a name, a pid, #ID (the\n"
 	"                      session's process id, from 'tftracer info'), host=HOST or rank=N\n"
+	"      --all-tracks    count the derived tracks too (their slices then count twice)\n"
 	"      --json          {\"rows\": [...]} with the times in nanoseconds\n"
 	"      --csv           comma-separated, one header line, times in nanoseconds\n"
 	"  -h, --help          this help\n"
@@ -143,6 +149,10 @@ static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 	if (nshow < r->nrows)
 		printf("; top %zu shown", nshow);
 	putchar('\n');
+	if (r->derived_tracks)
+		printf("%u derived track%s not counted (%s the work of other tracks; --all-tracks)\n",
+		       r->derived_tracks, r->derived_tracks == 1 ? "" : "s",
+		       r->derived_tracks == 1 ? "it repeats" : "they repeat");
 }
 
 static int print_json(struct tft_session *sess, const struct tft_stats_result *r, size_t nshow, int by)
@@ -162,6 +172,10 @@ static int print_json(struct tft_session *sess, const struct tft_stats_result *r
 	tft_json_write_uint(&w, r->nrows);
 	tft_json_write_key(&w, "total_ns");
 	tft_json_write_int(&w, r->total_ns);
+	tft_json_write_key(&w, "tracks");
+	tft_json_write_uint(&w, r->tracks);
+	tft_json_write_key(&w, "derived_tracks_excluded");
+	tft_json_write_uint(&w, r->derived_tracks);
 	tft_json_write_key(&w, "rows");
 	tft_json_write_begin_array(&w);
 	for (size_t i = 0; i < nshow; i++) {
@@ -260,6 +274,7 @@ int tft_cmd_stats(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "track", required_argument, NULL, 't' },
 		{ "process", required_argument, NULL, 'p' },
+		{ "all-tracks", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -297,6 +312,7 @@ int tft_cmd_stats(int argc, char **argv)
 			opts.track = (uint32_t)v;
 			break;
 		case 'p': opts.process = optarg; break;
+		case 'a': opts.derived = true; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
 		default: return cli_bad_option("stats", argv);
 		}

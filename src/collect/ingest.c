@@ -26,6 +26,7 @@
 #include "collect/ingest_runmeta.h"
 #include "collect/ingest_xspace.h"
 #include "collect/tf_names.h"
+#include "collect/track_roles.h"
 
 /* Bytes the probes get to look at (the source look-ahead). */
 #define PROBE_BYTES 4096u
@@ -435,6 +436,8 @@ static int ingest_path(struct tft_writer *w, const char *path, const struct tft_
 	if (!src)
 		return err && err->code ? err->code : TFT_EIO;
 	rc = ingest_source(w, src, path, path, NULL, 0, opts, err);
+	if (!rc)
+		rc = tft_roles_mark_tf_mirrors(w);
 	if (rc)
 		tft_error_set_file(err, path);
 	tft_source_close(src);
@@ -538,6 +541,8 @@ int tft_ingest_mem(struct tft_writer *w, const char *name, const void *data, siz
 	if (!src)
 		return err && err->code ? err->code : TFT_ENOMEM;
 	rc = ingest_source(w, src, name ? name : "", NULL, data ? data : "", data ? len : 0, opts, err);
+	if (!rc)
+		rc = tft_roles_mark_tf_mirrors(w);
 	if (rc)
 		tft_error_set_file(err, name);
 	tft_source_close(src);

@@ -26,6 +26,7 @@
 
 #include "codec/json_read.h"
 #include "collect/ingest_chrome.h"
+#include "collect/track_roles.h"
 #include "collect/tf_names.h"
 #include "core/model.h"
 #include "core/strtab.h"
@@ -230,6 +231,8 @@ struct thread {
 	uint32_t nopen, cap_open;
 	struct tft_arg *args;       /* owned; args of the open B's, stacked */
 	uint32_t nargs, cap_args;
+	uint64_t gpu_events;        /* slices of a GPU activity category (cat_class()) */
+	uint32_t ann_track;         /* its GPU user annotations' track; TFT_NONE until needed */
 };
 
 enum { SPAN_FREE = 0, SPAN_ASYNC = 1, SPAN_OBJECT = 2 };
@@ -312,7 +315,8 @@ struct md_proc {
 struct md_track {
 	int64_t pid, tid, source_tid;
 	uint32_t kind;   /* enum tft_track_kind, 0 if unknown */
-	bool has_source_tid;
+	uint32_t flags;  /* TFT_TRACKF_*: "concurrent", "derived" */
+	bool has_source_tid, has_flags;
 };
 
 /*
@@ -379,6 +383,8 @@ struct chrome {
 
 	bool kineto, tf_timeline;
 	uint32_t last_cat_checked;
+	uint8_t *cat_cls;           /* owned: CAT_* of a category string id, 0 = not seen */
+	uint32_t ncat_cls;
 	bool has_rank;
 	int32_t rank;
 	uint32_t host;
@@ -529,10 +535,33 @@ static bool is_tf_device(const char *name, size_t len)
 	return tft_tf_names_parse_device(name, len, &d) == 0 && d.type.len && d.index >= 0;
 }
 
+/*
+ * A GPU stream's or queue's name: "stream 7" (Kineto), "Stream #7",
+ * "/gpu:0/stream:12", "stream:all" (TF), "Stream 101 Submission Queue"
+ * (MTIA): "stream" then optional ' ', '#' or ':' and a digit or "all".
+ * Not a thread that merely has the word in its name (ScriptStreamerThread).
+ */
+static bool has_stream_id(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 6 <= n; i++) {
+		size_t k = i + 6;
+
+		if ((s[i] | 0x20) != 's' || strncasecmp(s + i, "stream", 6) != 0)
+			continue;
+		while (k < n && (s[k] == ' ' || s[k] == '#' || s[k] == ':'))
+			k++;
+		if (k < n && s[k] >= '0' && s[k] <= '9')
+			return true;
+		if (k + 3 <= n && strncasecmp(s + k, "all", 3) == 0)
+			return true;
+	}
+	return false;
+}
+
 static uint32_t classify_track(const char *pn, size_t pl, const char *tn, size_t tl)
 {
-	if (contains_ci(tn, tl, "stream") || contains_ci(pn, pl, "stream") ||
-	    contains(pn, pl, "/memcpy") || contains(tn, tl, "/memcpy"))
+	if (has_stream_id(tn, tl) || has_stream_id(pn, pl) || contains(pn, pl, "/memcpy") ||
+	    contains(tn, tl, "/memcpy"))
 		return TFT_TRACK_GPU_STREAM;
 	if (ends_with(pn, pl, " Compute") && is_tf_device(pn, pl - 8))
 		return TFT_TRACK_DEVICE;
@@ -723,6 +752,7 @@ static int get_thread(struct chrome *c, const struct xid *pid, const struct xid 
 		t->tid = is_str ? SYNTH_ID_BASE + c->next_synth++ : iv;
 		t->proc = proc;
 		t->track = TFT_NONE;
+		t->ann_track = TFT_NONE;
 		t->name = sid;
 		*idx = c->nthreads++;
 		if (hmap_put(&c->map, &k, *idx))
@@ -1070,12 +1100,88 @@ static int span_unlink(struct chrome *c, uint32_t idx)
 
 /* ---- phases ------------------------------------------------------------------ */
 
+/*
+ * Categories that say where a slice ran (Kineto's, old and new schema):
+ * device activity (kernels, copies, sets, device syncs) types its track as a
+ * GPU stream whatever the track's names say; GPU user annotations span
+ * kernels and go to a derived track of their own (see annotation_track()).
+ */
+enum { CAT_UNSEEN = 0, CAT_OTHER = 1, CAT_GPU = 2, CAT_GPU_ANNOTATION = 3 };
+
+static uint8_t cat_class_of(const char *s, size_t n)
+{
+	static const char *const gpu[] = { "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync",
+					   "Kernel", "Memcpy", "Memset" };
+
+	if (n == 19 && memcmp(s, "gpu_user_annotation", 19) == 0)
+		return CAT_GPU_ANNOTATION;
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (strlen(gpu[i]) == n && memcmp(s, gpu[i], n) == 0)
+			return CAT_GPU;
+	return CAT_OTHER;
+}
+
+/* The class of category string id `cat` (0: none), cached by id. */
+static int cat_class(struct chrome *c, uint32_t cat, const struct tft_json_str *text, uint8_t *cls)
+{
+	*cls = CAT_OTHER;
+	if (!cat)
+		return 0;
+	if (cat >= c->ncat_cls) {
+		uint32_t n = c->ncat_cls ? c->ncat_cls : 64;
+		uint8_t *p;
+		while (n <= cat)
+			n *= 2;
+		if (!(p = realloc(c->cat_cls, n)))
+			return nomem(c);
+		memset(p + c->ncat_cls, 0, n - c->ncat_cls);
+		c->cat_cls = p;
+		c->ncat_cls = n;
+	}
+	if (c->cat_cls[cat] == CAT_UNSEEN)
+		c->cat_cls[cat] = cat_class_of(text->ptr, text->len);
+	*cls = c->cat_cls[cat];
+	return 0;
+}
+
+/*
+ * A stream's GPU user annotations (Kineto "gpu_user_annotation"): ranges
+ * that name the kernels they span, on a track of their own next to the
+ * stream's, derived (aggregates leave them out: they are not work). Named in
+ * finish(), when the stream's name is known.
+ */
+static int annotation_track(struct chrome *c, uint32_t tidx, uint32_t *track)
+{
+	struct thread *t = &c->threads[tidx];
+	int rc;
+
+	if (t->ann_track == TFT_NONE) {
+		if ((rc = add_track(c, t->proc, TFT_TRACK_GPU_STREAM, 0, t->tid, t->sort_index,
+				    &c->threads[tidx].ann_track)))
+			return rc;
+		t = &c->threads[tidx];
+		struct tft_track *wt = tft_writer_track(c->w, t->ann_track);
+		if (wt)
+			wt->flags = TFT_TRACKF_DERIVED;
+	}
+	*track = t->ann_track;
+	return 0;
+}
+
 static int do_complete(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track, tidx;
+	uint8_t cls;
 	int rc;
 
-	if ((rc = event_track(c, e, &track, &tidx)) || (rc = intern_args(c)))
+	if ((rc = get_thread(c, &e->pid, &e->tid, &tidx)) || (rc = intern_args(c)) ||
+	    (rc = cat_class(c, cat, &e->cat, &cls)))
+		return rc;
+	if (cls == CAT_GPU)
+		c->threads[tidx].gpu_events++;
+	rc = cls == CAT_GPU_ANNOTATION ? annotation_track(c, tidx, &track)
+				       : thread_track(c, tidx, &track);
+	if (rc)
 		return rc;
 	if ((rc = push(c, track, TFT_EV_SLICE, 0, e->ts, e->dur, 0, name, cat, c->args, c->nargs)))
 		return rc;
@@ -2703,6 +2809,11 @@ static int md_entry(struct chrome *c, struct tft_json_reader *r, char which)
 			has_tid = md_int(&v, &mt.tid);
 		} else if (STR_EQ(&k, "source_tid")) {
 			mt.has_source_tid = md_int(&v, &mt.source_tid);
+		} else if ((STR_EQ(&k, "concurrent") || STR_EQ(&k, "derived")) &&
+			   (v.type == TFT_JSON_TRUE || v.type == TFT_JSON_FALSE)) {
+			uint32_t f = STR_EQ(&k, "concurrent") ? TFT_TRACKF_CONCURRENT : TFT_TRACKF_DERIVED;
+			mt.flags = v.type == TFT_JSON_TRUE ? mt.flags | f : mt.flags & ~f;
+			mt.has_flags = true;
 		} else if (STR_EQ(&k, "kind") && v.type == TFT_JSON_STRING && v.len < sizeof(kind)) {
 			memcpy(kind, v.ptr, v.len);
 			kind[v.len] = '\0';
@@ -3158,6 +3269,8 @@ static void apply_md(struct chrome *c)
 		if (m->kind == TFT_TRACK_THREAD || m->kind == TFT_TRACK_DEVICE ||
 		    m->kind == TFT_TRACK_GPU_STREAM || m->kind == TFT_TRACK_COMM)
 			wt->kind = m->kind;
+		if (m->has_flags)
+			wt->flags = m->flags;
 		if (m->has_source_tid)
 			wt->tid = m->source_tid;
 	}
@@ -3187,6 +3300,164 @@ static int add_md_steps(struct chrome *c)
 	return 0;
 }
 
+/*
+ * The model name deviceProperties gives GPU `id` (Kineto:
+ * [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", ...}]), into buf; false if none.
+ */
+static bool device_model(struct chrome *c, int64_t id, char *buf, size_t size)
+{
+	const char *text = tft_writer_meta(c->w, "device_properties");
+	struct tft_json_reader_opts ro;
+	struct tft_source *src;
+	struct tft_json_reader r;
+	struct tft_json_value v;
+	bool found = false;
+
+	if (!text || text[0] != '[')
+		return false;
+	ro = (struct tft_json_reader_opts){ .block_size = strlen(text) + 1,
+					    .max_buffer = strlen(text) + 1 };
+	if (!(src = tft_source_open_mem(text, strlen(text), "deviceProperties", NULL)))
+		return false;
+	if (tft_json_reader_init(&r, src, &ro, NULL)) {
+		tft_source_close(src);
+		return false;
+	}
+	if (tft_json_read(&r, &v, NULL) == 0 && v.type == TFT_JSON_ARRAY) {
+		while (!found && tft_json_next_item(&r, 0, NULL) == 1) {
+			struct tft_json_str k, name = { 0 };
+			int64_t iv = INT64_MIN;
+			if (tft_json_read(&r, &v, NULL))
+				break;
+			if (v.type != TFT_JSON_OBJECT) {
+				if (is_container(&v) && tft_json_skip_rest(&r, NULL))
+					break;
+				continue;
+			}
+			while (tft_json_next_member(&r, &k, &v, NULL) == 1) {
+				if (is_container(&v)) {
+					if (tft_json_skip(&r, NULL, NULL))
+						break;
+				} else if (STR_EQ(&k, "id")) {
+					md_int(&v, &iv);
+				} else if (STR_EQ(&k, "name") && v.type == TFT_JSON_STRING && v.len < size) {
+					name = (struct tft_json_str){ v.ptr, v.len };
+					memcpy(buf, name.ptr, name.len);
+					buf[name.len] = '\0';
+				}
+			}
+			found = iv == id && name.len;
+		}
+	}
+	tft_json_reader_fini(&r);
+	tft_source_close(src);
+	return found;
+}
+
+/* "GPU N": a process's labels (Kineto: "GPU 0"), N in *n; false otherwise. */
+static bool gpu_label(struct chrome *c, const struct proc *p, int64_t *n)
+{
+	size_t len;
+	const char *s = p->labels ? wstr(c, p->labels, &len) : "";
+
+	if (!p->labels || len < 5 || memcmp(s, "GPU ", 4) != 0)
+		return false;
+	*n = 0;
+	for (size_t i = 4; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' || *n > 100000000)
+			return false;
+		*n = *n * 10 + (s[i] - '0');
+	}
+	return true;
+}
+
+/*
+ * Kinds, flags and names of the thread-like tracks, once every name and
+ * category is known (they may come after the events). A track that ran
+ * device activity (kernels, copies: Kineto's categories) is a GPU stream
+ * whatever its names say, named "stream N" when unnamed; its process, when
+ * unnamed or labelled "GPU N" (Kineto names a GPU after the host process),
+ * becomes "GPU N" with the model deviceProperties gives. GPU streams and TF
+ * device executors hold concurrent executions; the profiler's own span
+ * ("Spans"/"Traces": "PyTorch Profiler") is derived, not work.
+ */
+static int classify_threads(struct chrome *c)
+{
+	uint8_t *gpu_proc = calloc(c->nprocs ? c->nprocs : 1, 1);
+	char buf[320], model[200];
+	int rc = 0;
+
+	if (!gpu_proc)
+		return nomem(c);
+	for (uint32_t i = 0; i < c->nthreads && !rc; i++) {
+		struct thread *t = &c->threads[i];
+		struct tft_track *wt;
+		size_t pl;
+		const char *pn;
+		if (t->track == TFT_NONE || !(wt = tft_writer_track(c->w, t->track)))
+			continue;
+		wt->kind = t->gpu_events ? TFT_TRACK_GPU_STREAM : thread_kind(c, t);
+		wt->flags = tft_roles_default_flags(wt->kind);
+		pn = wstr(c, c->procs[t->proc].name, &pl);
+		if (c->procs[t->proc].pid >= SYNTH_ID_BASE &&
+		    ((pl == 5 && memcmp(pn, "Spans", 5) == 0) || (pl == 6 && memcmp(pn, "Traces", 6) == 0)))
+			wt->flags |= TFT_TRACKF_DERIVED;
+		if (t->gpu_events)
+			gpu_proc[t->proc] = 1;
+		if (t->gpu_events && !wt->name) {
+			snprintf(buf, sizeof(buf), "stream %lld", (long long)t->tid);
+			if ((rc = intern(c, buf, strlen(buf), &wt->name)))
+				break;
+		}
+	}
+	for (uint32_t i = 0; i < c->nthreads && !rc; i++) {
+		struct thread *t = &c->threads[i];
+		struct tft_track *at, *wt;
+		uint32_t nid;
+		size_t nl;
+		const char *nm;
+		if (t->ann_track == TFT_NONE || !(at = tft_writer_track(c->w, t->ann_track)))
+			continue;
+		wt = t->track != TFT_NONE ? tft_writer_track(c->w, t->track) : NULL;
+		nid = wt && wt->name ? wt->name : t->name;
+		nm = nid ? wstr(c, nid, &nl) : "";
+		if (!nid)
+			nl = 0;
+		while (nl && nm[nl - 1] == ' ')
+			nl--;
+		if (nl >= 11 && memcmp(nm + nl - 11, "annotations", 11) == 0)
+			snprintf(buf, sizeof(buf), "%.*s", (int)(nl > 300 ? 300 : nl), nm); /* an export's */
+		else if (nl)
+			snprintf(buf, sizeof(buf), "%.*s annotations", (int)(nl > 256 ? 256 : nl), nm);
+		else
+			snprintf(buf, sizeof(buf), "stream %lld annotations", (long long)t->tid);
+		rc = intern(c, buf, strlen(buf), &at->name);
+	}
+	for (uint32_t i = 0; i < c->nprocs && !rc; i++) {
+		struct proc *p = &c->procs[i];
+		struct tft_process *wp;
+		int64_t n = p->pid;
+		size_t pl;
+		const char *pn;
+		if (!gpu_proc[i] || p->id == TFT_NONE || !(wp = tft_writer_process(c->w, p->id)))
+			continue;
+		if (!gpu_label(c, p, &n) && p->name)
+			continue; /* a GPU with a name of its own */
+		snprintf(buf, sizeof(buf), "GPU %lld", (long long)n);
+		pn = p->name ? wstr(c, p->name, &pl) : "";
+		if (!p->name)
+			pl = 0;
+		if (pl >= strlen(buf) && memcmp(pn, buf, strlen(buf)) == 0)
+			continue; /* named so already (a tftracer export) */
+		if (device_model(c, n, model, sizeof(model)))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (%s)", model);
+		if ((rc = intern(c, buf, strlen(buf), &wp->name)))
+			break;
+	}
+	free(gpu_proc);
+	return rc;
+}
+
 static int finish(struct chrome *c)
 {
 	int rc;
@@ -3194,13 +3465,8 @@ static int finish(struct chrome *c)
 	if ((rc = close_open(c)))
 		return rc;
 	/* names may have arrived after the events: classify once more */
-	for (uint32_t i = 0; i < c->nthreads; i++) {
-		struct thread *t = &c->threads[i];
-		struct tft_track *wt;
-		if (t->track == TFT_NONE || !(wt = tft_writer_track(c->w, t->track)))
-			continue;
-		wt->kind = thread_kind(c, t);
-	}
+	if ((rc = classify_threads(c)))
+		return rc;
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		struct proc *p = &c->procs[i];
 		struct tft_process *wp;
@@ -3267,6 +3533,7 @@ static void destroy(struct chrome *c)
 		free(c->spans[i].args);
 	free(c->threads);
 	free(c->procs);
+	free(c->cat_cls);
 	free(c->spans);
 	free(c->fpoints);
 	free(c->fkey_ids);

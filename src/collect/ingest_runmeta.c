@@ -1895,6 +1895,7 @@ static uint32_t main_track(struct rm *rm, struct rm_dev *dev)
 	tr.process = dev->process;
 	tr.name = dev->name;
 	tr.kind = dev->gputrace ? TFT_TRACK_GPU_STREAM : TFT_TRACK_DEVICE;
+	tr.flags = TFT_TRACKF_CONCURRENT; /* an executor's inter-op threads, a stream's kernels */
 	tr.tid = dev->tid;
 	tr.sort_index = (int32_t)((dev - rm->devs) * 2);
 	dev->track = continued_track(rm, dev, tr.kind, tr.name, tr.tid);
@@ -1917,6 +1918,7 @@ static uint32_t comm_track(struct rm *rm, struct rm_dev *dev)
 	memset(&tr, 0, sizeof(tr));
 	tr.process = dev->process;
 	tr.kind = TFT_TRACK_COMM;
+	tr.flags = TFT_TRACKF_CONCURRENT; /* sends and receives overlap */
 	tr.name = intern_c(rm, buf);
 	tr.tid = -1;
 	tr.sort_index = (int32_t)((dev - rm->devs) * 2 + 1);

@@ -2016,6 +2016,37 @@ static int line_kind(const struct xs *x, struct tft_pb_bytes name)
 	return TFT_TRACK_DEVICE;
 }
 
+/*
+ * XProf derives lines on a device plane from its kernels or ops: they repeat
+ * that time (a step, a module, a name scope, a TF op spans the kernels it
+ * ran), so aggregates count them out (TFT_TRACKF_DERIVED). "XLA Ops" is the
+ * ops themselves on a plane without streams (a TPU), derived from the
+ * kernels where the plane has streams: decided in mark_derived_lines().
+ */
+static bool derived_line_name(struct tft_pb_bytes n)
+{
+	static const char *const names[] = {
+		"Steps", "XLA Modules", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
+		"Framework Name Scope", "Source code", "Launch Stats", "Sparse Core Steps",
+		"XLA TraceMe",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (bytes_eq(n, names[i]))
+			return true;
+	return false;
+}
+
+/* The flags of a line's track (see line_kind()). */
+static uint32_t line_flags(const struct xs *x, int kind, struct tft_pb_bytes name)
+{
+	if (kind == TFT_TRACK_GPU_STREAM || (kind == TFT_TRACK_COMM && x->device_plane))
+		return TFT_TRACKF_CONCURRENT; /* a stream's (or comm engine's) kernels */
+	if (x->device_plane && derived_line_name(name))
+		return TFT_TRACKF_DERIVED;
+	return 0;
+}
+
 static void progress(struct xs *x, uint64_t pos)
 {
 	if (!x->opts || !x->opts->progress || x->quiet ||
@@ -2590,6 +2621,7 @@ static int line_pending(struct xs *x, struct xs_job *j)
 {
 	memset(&j->pending, 0, sizeof(j->pending));
 	j->pending.kind = (uint32_t)line_kind(x, j->tname);
+	j->pending.flags = line_flags(x, (int)j->pending.kind, j->tname);
 	j->pending.name = intern(x, j->tname.p, j->tname.len);
 	if (j->pending.name == UINT32_MAX)
 		return oom(x);
@@ -2645,12 +2677,13 @@ static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int a
 static int line_rename(struct xs *x, const struct xs_job *j)
 {
 	uint32_t name = intern(x, j->tname.p, j->tname.len);
-	int r;
+	int r, kind;
 
 	if (name == UINT32_MAX)
 		return oom(x);
-	r = tft_writer_lane_name_track(x->lane, j->track, (uint32_t)line_kind(x, j->tname), name,
-				       j->tid);
+	kind = line_kind(x, j->tname);
+	r = tft_writer_lane_name_track(x->lane, j->track, (uint32_t)kind,
+				       line_flags(x, kind, j->tname), name, j->tid);
 	return r ? tft_pb_wire_fail(x->dec, r, j->sub.p - x->dec->base,
 				    "could not name the line's track: %s", tft_strerror(r))
 		 : 0;
@@ -2682,6 +2715,10 @@ static int opt_finish(struct xs *x, const struct xs_job *j)
 	k.tname = ln.display_name.len ? ln.display_name : ln.name;
 	k.tid = (ln.has & (1u << LN_DISPLAY_ID)) ? ln.display_id : ln.id;
 	if (bytes_eq(k.tname, "Steps") != j->steps)
+		return XS_REDO;
+	/* a name that changes how the events nest (a stream's lanes): stored again */
+	if (tft_track_lanes((uint32_t)line_kind(x, k.tname), line_flags(x, line_kind(x, k.tname), k.tname)) !=
+	    tft_track_lanes((uint32_t)line_kind(x, j->tname), line_flags(x, line_kind(x, j->tname), j->tname)))
 		return XS_REDO;
 	if (bytes_same(k.tname, j->tname) && k.tid == j->tid)
 		return 0;
@@ -4235,10 +4272,37 @@ static size_t next_space(const uint8_t *data, size_t len)
 	return len;
 }
 
+/*
+ * After an XSpace: on a device plane that has stream lines, every other line
+ * (XLA Ops included) is derived from the kernels. Tracks from `first` on are
+ * this input's.
+ */
+static void mark_derived_lines(struct tft_writer *w, uint32_t first)
+{
+	uint32_t n = tft_writer_track_count(w);
+	uint32_t np = tft_writer_process_count(w);
+	uint8_t *streams = calloc(np ? np : 1, 1);
+
+	if (!streams)
+		return; /* the flags sharpen the accounting only */
+	for (uint32_t i = first; i < n; i++) {
+		const struct tft_track *t = tft_writer_track(w, i);
+		if (t && t->kind == TFT_TRACK_GPU_STREAM && t->process < np)
+			streams[t->process] = 1;
+	}
+	for (uint32_t i = first; i < n; i++) {
+		struct tft_track *t = tft_writer_track(w, i);
+		if (t && t->kind == TFT_TRACK_DEVICE && t->process < np && streams[t->process])
+			t->flags |= TFT_TRACKF_DERIVED;
+	}
+	free(streams);
+}
+
 int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
 		      const struct tft_ingest_opts *opts, struct tft_error *err)
 {
 	size_t at = 0;
+	uint32_t first = tft_writer_track_count(w);
 
 	/* Each XSpace of a concatenation is its host's: own host name, clock, flows, steps. */
 	do {
@@ -4252,5 +4316,6 @@ int tft_xspace_ingest(struct tft_writer *w, const char *name, const uint8_t *dat
 		}
 		at += n;
 	} while (at < len);
+	mark_derived_lines(w, first);
 	return 0;
 }

@@ -26,6 +26,31 @@ enum tft_track_kind {
 };
 #define TFT_TRACK_KIND_MAX 7
 
+/*
+ * tft_track.flags: how a track's slices relate to each other and to other
+ * tracks. The kind says what a track is; these say how to count it.
+ */
+enum {
+	/*
+	 * Concurrent executions, not a call stack: a TF device's executor (ops
+	 * of its inter-op threads), a GPU stream or copy engine, a comm track.
+	 * Each slice takes the first lane free at its start (depth = lane) and
+	 * is never a child of another: self time = duration. Async and object
+	 * tracks are lane-packed whatever their flags.
+	 */
+	TFT_TRACKF_CONCURRENT = 1u << 0,
+	/*
+	 * Repeats or summarises work recorded on other tracks: TF's
+	 * /stream:all and /memcpy (copies of the /stream:N kernels and copies),
+	 * XProf's derived lines on a GPU (TF ops, name scopes, steps), GPU user
+	 * annotations. The Timeline shows it; aggregates (stats, prof, advise)
+	 * leave it out unless it is asked for by name, so that one execution is
+	 * counted once.
+	 */
+	TFT_TRACKF_DERIVED = 1u << 1,
+};
+#define TFT_TRACKF_ALL 3u
+
 /* Stable lower-case name ("thread", "device", "gpu_stream", ...). */
 const char *tft_track_kind_name(int kind);
 /* Inverse of tft_track_kind_name; 0 if unknown. */
@@ -103,11 +128,30 @@ struct tft_track {
 	uint32_t name;    /* string id */
 	int64_t tid;      /* OS tid, stream id, lane ... */
 	int32_t sort_index;
+	uint32_t flags;   /* TFT_TRACKF_* */
 	/* Filled by the store when the session is written: */
 	uint64_t slices, instants, counters;
 	int64_t min_ts_ns, max_ts_ns; /* INT64_MAX/INT64_MIN when empty */
 	uint32_t max_depth;
 };
+
+/*
+ * Whether slices on a track of this kind and these flags nest as a call
+ * stack (depth = nesting level); otherwise depth is a lane (async, object,
+ * concurrent tracks) or 0 (counters).
+ */
+static inline bool tft_track_nests(uint32_t kind, uint32_t flags)
+{
+	return kind != TFT_TRACK_ASYNC && kind != TFT_TRACK_OBJECT && kind != TFT_TRACK_COUNTER &&
+	       !(flags & TFT_TRACKF_CONCURRENT);
+}
+
+/* Lane-packed: depth is the first lane free at a slice's start. */
+static inline bool tft_track_lanes(uint32_t kind, uint32_t flags)
+{
+	return kind == TFT_TRACK_ASYNC || kind == TFT_TRACK_OBJECT ||
+	       (kind != TFT_TRACK_COUNTER && (flags & TFT_TRACKF_CONCURRENT));
+}
 
 /* A flow arrow between two points on two tracks (bound to the slices there). */
 struct tft_flow {

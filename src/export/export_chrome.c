@@ -943,6 +943,14 @@ static void emit_trailer(struct chrome *c)
 		tft_json_write_int(w, t->tid);
 		put_kv_str(w, "name", tft_session_str(c->s, t->name, NULL));
 		put_kv_str(w, "kind", tft_track_kind_name((int)t->kind));
+		if (t->flags & TFT_TRACKF_CONCURRENT) {
+			tft_json_write_key(w, "concurrent");
+			tft_json_write_bool(w, true);
+		}
+		if (t->flags & TFT_TRACKF_DERIVED) {
+			tft_json_write_key(w, "derived");
+			tft_json_write_bool(w, true);
+		}
 		tft_json_write_end_object(w);
 	}
 	tft_json_write_end_array(w);

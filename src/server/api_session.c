@@ -126,6 +126,10 @@ void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w)
 		write_u64(w, "instants", t->instants);
 		write_u64(w, "counters", t->counters);
 		write_u64(w, "max_depth", t->max_depth);
+		tft_json_write_key(w, "concurrent");
+		tft_json_write_bool(w, (t->flags & TFT_TRACKF_CONCURRENT) != 0);
+		tft_json_write_key(w, "derived");
+		tft_json_write_bool(w, (t->flags & TFT_TRACKF_DERIVED) != 0);
 		tft_json_write_key(w, "min_ts_ns");
 		if (empty)
 			tft_json_write_null(w);

@@ -771,12 +771,6 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 	tft_json_write_end_array(w);
 }
 
-static bool is_nesting(uint32_t kind)
-{
-	return kind == TFT_TRACK_THREAD || kind == TFT_TRACK_DEVICE || kind == TFT_TRACK_GPU_STREAM ||
-	       kind == TFT_TRACK_COMM;
-}
-
 int tft_api_slice(struct tft_http_req *r)
 {
 	struct tft_server *srv = r->srv;
@@ -846,7 +840,7 @@ int tft_api_slice(struct tft_http_req *r)
 	if (rc >= 0) {
 		f.end = sat_add(f.ev.ts_ns, f.ev.dur_ns > 0 ? f.ev.dur_ns : 0);
 		f.covered_to = f.ev.ts_ns;
-		f.nesting = is_nesting(tr->kind);
+		f.nesting = tft_track_nests(tr->kind, tr->flags);
 		f.same_n = 0;
 		f.ix = ix;
 		f.ends_inside = holds_end(&f, f.ev.ts_ns, f.end);

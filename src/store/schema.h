@@ -9,7 +9,9 @@
 
 #include "store/lod.h"
 
-#define TFT_SCHEMA_VERSION 1
+#define TFT_SCHEMA_VERSION 2
+/* The oldest version the reader opens (version 1: no tracks.flags column). */
+#define TFT_SCHEMA_VERSION_MIN 1
 
 /* Chunk streams per track: level 0 (raw events) + the LOD levels. */
 #define TFT_STORE_LEVELS (1 + TFT_LOD_LEVELS)
@@ -39,7 +41,7 @@
 	" kind INTEGER NOT NULL, name INTEGER NOT NULL, tid INTEGER NOT NULL,"               \
 	" sort_index INTEGER NOT NULL, slices INTEGER NOT NULL, instants INTEGER NOT NULL,"  \
 	" counters INTEGER NOT NULL, min_ts INTEGER, max_ts INTEGER,"                        \
-	" max_depth INTEGER NOT NULL);\n"                                                    \
+	" max_depth INTEGER NOT NULL, flags INTEGER NOT NULL DEFAULT 0);\n"                  \
 	"CREATE TABLE flow_chunks(id INTEGER PRIMARY KEY, n INTEGER NOT NULL,"               \
 	" t_min INTEGER NOT NULL, t_max INTEGER NOT NULL, data BLOB NOT NULL);\n"            \
 	"CREATE TABLE steps(idx INTEGER NOT NULL, name INTEGER NOT NULL, process INTEGER,"   \
@@ -58,7 +60,7 @@
 	" LEFT JOIN strings h ON h.id = p.host LEFT JOIN strings l ON l.id = p.labels;\n"   \
 	"CREATE VIEW track_view AS SELECT t.id, t.process, pn.s AS process_name, p.pid,"    \
 	" k.name AS kind, n.s AS name, t.tid, t.sort_index, t.slices, t.instants,"           \
-	" t.counters, t.min_ts, t.max_ts, t.max_depth FROM tracks t"                         \
+	" t.counters, t.min_ts, t.max_ts, t.max_depth, t.flags FROM tracks t"                         \
 	" LEFT JOIN processes p ON p.id = t.process LEFT JOIN strings pn ON pn.id = p.name" \
 	" LEFT JOIN track_kind_names k ON k.kind = t.kind"                                   \
 	" LEFT JOIN strings n ON n.id = t.name;\n"                                           \

@@ -87,6 +87,7 @@ struct tft_session {
 	struct tft_step *steps;                      /* owned */
 	uint32_t nsteps;
 	uint64_t nflows;
+	int version;             /* schema_version */
 	struct cache_ent **htab; /* owned: rowid hash buckets (chains of borrowed entries) */
 	uint32_t hcap, nent;     /* buckets (power of 2), entries in the cache */
 	struct cache_ent *lru_head, *lru_tail; /* owned: every entry, most recent first */
@@ -247,6 +248,7 @@ static int check_version(struct tft_session *s, struct tft_error *err)
 		tft_error_set_file(err, s->path);
 		return TFT_EVERSION;
 	}
+	s->version = (int)ver;
 	return 0;
 }
 
@@ -450,17 +452,21 @@ static int load_tracks(struct tft_session *s, struct tft_error *err)
 	if (!s->tracks)
 		return nomem(s, err);
 	if ((rc = prepare(s,
-			  "SELECT id, process, kind, name, tid, sort_index, slices, instants,"
-			  " counters, min_ts, max_ts, max_depth FROM tracks ORDER BY id",
+			  s->version >= 2
+				  ? "SELECT id, process, kind, name, tid, sort_index, slices, instants,"
+				    " counters, min_ts, max_ts, max_depth, flags FROM tracks ORDER BY id"
+				  : "SELECT id, process, kind, name, tid, sort_index, slices, instants,"
+				    " counters, min_ts, max_ts, max_depth, 0 FROM tracks ORDER BY id",
 			  &st, err)))
 		return rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct tft_track *t = &s->tracks[i];
 		int64_t proc = sqlite3_column_int64(st, 1), kind = sqlite3_column_int64(st, 2);
-		int64_t md = sqlite3_column_int64(st, 11);
+		int64_t md = sqlite3_column_int64(st, 11), fl = sqlite3_column_int64(st, 12);
 
 		if (i >= n || sqlite3_column_int64(st, 0) != i || proc < 0 ||
 		    proc >= (int64_t)s->nprocs || kind < 1 || kind > TFT_TRACK_KIND_MAX ||
+		    fl < 0 || fl > (int64_t)TFT_TRACKF_ALL ||
 		    str_id(s, st, 3, &t->name) || md < 0 || md > UINT32_MAX) {
 			sqlite3_finalize(st);
 			return fmt_err(s, err, "tracks table: bad row", "");
@@ -481,6 +487,7 @@ static int load_tracks(struct tft_session *s, struct tft_error *err)
 			t->max_ts_ns = sqlite3_column_int64(st, 10);
 		}
 		t->max_depth = (uint32_t)md;
+		t->flags = (uint32_t)fl;
 		i++;
 	}
 	sqlite3_finalize(st);

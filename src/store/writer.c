@@ -152,8 +152,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STEP] = "INSERT INTO steps(idx, name, process, start_ns, dur_ns, traced)"
 		    " VALUES(?,?,?,?,?,?)",
 	[ST_TRACK] = "INSERT OR REPLACE INTO tracks(id, process, kind, name, tid, sort_index,"
-		     " slices, instants, counters, min_ts, max_ts, max_depth)"
-		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+		     " slices, instants, counters, min_ts, max_ts, max_depth, flags)"
+		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC] = "INSERT OR REPLACE INTO processes(id, name, host, pid, rank, sort_index,"
 		    " labels) VALUES(?,?,?,?,?,?,?)",
 	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)",
@@ -948,7 +948,7 @@ static inline __attribute__((always_inline)) int store_event(struct tft_writer *
 	}
 	/* Depth: stack nesting, lane packing, or 0 for counters. */
 	if (ev->kind != TFT_EV_COUNTER && wt->t.kind != TFT_TRACK_COUNTER) {
-		if (wt->t.kind == TFT_TRACK_ASYNC || wt->t.kind == TFT_TRACK_OBJECT) {
+		if (tft_track_lanes(wt->t.kind, wt->t.flags)) {
 			uint32_t best = 0;
 			for (uint32_t i = 0; i < wt->nstack; i++) {
 				if (wt->stack[i] <= ev->ts_ns) {
@@ -1298,14 +1298,16 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 	return 0;
 }
 
-/* The kinds whose events do not nest as a stack (store_event()), else 0. */
-static uint32_t nesting_kind(uint32_t kind)
+/* How a kind and flags place events (store_event()): 0 stack, 1 lanes, 2 counters. */
+static int nesting_mode(uint32_t kind, uint32_t flags)
 {
-	return kind == TFT_TRACK_ASYNC || kind == TFT_TRACK_OBJECT || kind == TFT_TRACK_COUNTER ? kind : 0;
+	if (kind == TFT_TRACK_COUNTER)
+		return 2;
+	return tft_track_lanes(kind, flags) ? 1 : 0;
 }
 
 int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32_t kind,
-			       uint32_t name, int64_t tid)
+			       uint32_t flags, uint32_t name, int64_t tid)
 {
 	uint32_t nstr = __atomic_load_n(&l->w->nstr, __ATOMIC_ACQUIRE);
 	struct wtrack *wt;
@@ -1315,9 +1317,10 @@ int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32
 		return TFT_EINVAL;
 	if (!(wt = lane_track(l, track, &rc)))
 		return rc;
-	if (nesting_kind(kind) != nesting_kind(wt->t.kind))
+	if (wt->lane_used && nesting_mode(kind, flags) != nesting_mode(wt->t.kind, wt->t.flags))
 		return TFT_EINVAL; /* it decides how events nest: not after the fact */
 	wt->t.kind = kind;
+	wt->t.flags = flags & TFT_TRACKF_ALL;
 	wt->t.name = name;
 	wt->t.tid = tid;
 	return 0;
@@ -2139,6 +2142,7 @@ static int write_rows(struct tft_writer *w)
 			sqlite3_bind_null(st, 11);
 		}
 		sqlite3_bind_int64(st, 12, t->max_depth);
+		sqlite3_bind_int64(st, 13, t->flags & TFT_TRACKF_ALL);
 		if ((rc = step_reset(w, st, "insert track")))
 			return rc;
 	}

@@ -7,9 +7,11 @@
  * appends events. Per track, events must arrive in non-decreasing ts_ns
  * order (ties: longer slice first, so parents precede children); importers
  * whose input is unordered go through the sorter (store/sorter.h). The
- * writer assigns nesting depth (thread/device/stream/comm tracks: stack
- * nesting; async/object tracks: first free lane), keeps per-track stats and
- * builds the level-of-detail summaries as events stream by.
+ * writer assigns nesting depth (call-stack tracks: stack nesting; async,
+ * object and TFT_TRACKF_CONCURRENT tracks: first free lane; see
+ * tft_track_nests() in core/model.h), keeps per-track stats and builds the
+ * level-of-detail summaries as events stream by. A track's kind and flags
+ * decide how its events nest: set them before its first event.
  *
  * Durability: everything up to the last tft_writer_commit() survives a crash
  * of the writer (SQLite WAL). Memory is bounded: one open chunk per track
@@ -137,12 +139,14 @@ int tft_writer_lane_close(struct tft_writer_lane *l);
  * own track that is not ended, claiming it if no lane has it, and return
  * TFT_EINVAL otherwise. reset_track forgets everything stored for it (its
  * chunks, level of detail, statistics, order state): it is as registered.
- * name_track sets its name, tid and kind; a kind that changes how events
- * nest (async, object, counter) cannot be set or left this way.
+ * name_track sets its name, tid, kind and flags; a kind or flags that change
+ * how events nest (async, object, counter, TFT_TRACKF_CONCURRENT) cannot be
+ * set or left this way once the lane stored an event of the track (a reset
+ * track has none).
  */
 int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track);
 int tft_writer_lane_name_track(struct tft_writer_lane *l, uint32_t track, uint32_t kind,
-			       uint32_t name, int64_t tid);
+			       uint32_t flags, uint32_t name, int64_t tid);
 
 /*
  * Flows are buffered and stored in compressed chunks of 16384, each sorted by

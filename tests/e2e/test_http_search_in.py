@@ -40,13 +40,29 @@ class Model:
         with gzip.open(path, "rt", encoding="utf-8") as fp:
             doc = json.load(fp)
         evs = doc["traceEvents"]
-        self.proc_name, self.thread_name = {}, {}
+        self.proc_name, self.thread_name, labels = {}, {}, {}
         for e in evs:
             if e.get("ph") == "M" and e.get("name") == "process_name":
                 self.proc_name[e["pid"]] = (e.get("args") or {}).get("name", "")
+            if e.get("ph") == "M" and e.get("name") == "process_labels":
+                labels[e["pid"]] = (e.get("args") or {}).get("labels", "")
             if e.get("ph") == "M" and e.get("name") == "thread_name":
                 self.thread_name[(e["pid"], e["tid"])] = (e.get("args") or {}).get("name", "")
         self.events = [e for e in evs if e.get("ph") in ("X", "i", "I")]
+        # The importer's device naming (docs/formats-kineto): a process that ran GPU
+        # activity and is labelled "GPU N" is "GPU N (<deviceProperties name>)"; a
+        # stream's gpu_user_annotation ranges are on "<stream> annotations".
+        models = {p.get("id"): p.get("name") for p in doc.get("deviceProperties", [])}
+        gpu_pids = {e["pid"] for e in self.events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")}
+        for pid in gpu_pids:
+            lab = labels.get(pid, "")
+            if lab.startswith("GPU ") and lab[4:].isdigit():
+                n = int(lab[4:])
+                self.proc_name[pid] = "GPU %d" % n + (" (%s)" % models[n] if models.get(n) else "")
+        for e in self.events:
+            if e.get("cat") == "gpu_user_annotation":
+                k = (e["pid"], e["tid"])
+                self.thread_name[k + ("ann",)] = self.thread_name.get(k, "").rstrip(" ") + " annotations"
 
     @staticmethod
     def text(v):
@@ -70,8 +86,11 @@ class Model:
         return lambda s: s is not None and ql in s.lower()
 
     def thread_key(self, e):
-        """(pid, tid) of a thread-named track; None for global instants."""
-        return None if e.get("s") == "g" else (e["pid"], e["tid"])
+        """(pid, tid) of a thread-named track (plus "ann" for a GPU annotation's own
+        track); None for global instants."""
+        if e.get("s") == "g":
+            return None
+        return (e["pid"], e["tid"]) + (("ann",) if e.get("cat") == "gpu_user_annotation" else ())
 
     def track_matches(self, e, test):
         k = self.thread_key(e)
@@ -183,15 +202,18 @@ def check_track(s, m):
     expect(m.thread_name.get((0, 7), "").startswith("stream 7"), "no stream 7 track in the trace", probs)
     first = min(stream, key=lambda e: e["ts"])
     r = sin(s, "stream 7", ("track",))
-    expect(r["total"] == 1 and len(r["results"]) == 1, "in=track q='stream 7': total %d, %d results"
-           % (r["total"], len(r["results"])), probs)
-    if r["results"]:
-        x = r["results"][0]
+    want = m.total("stream 7", ("track",))  # the stream and its annotations' track
+    expect(want == 2 and r["total"] == want and len(r["results"]) == want,
+           "in=track q='stream 7': total %d, %d results, independent %d" % (r["total"], len(r["results"]), want),
+           probs)
+    kernels = [x for x in r["results"] if x["name"] == first["name"]]
+    if kernels:
+        x = kernels[0]
         expect(x["field"] == "track" and x["name"] == first["name"] and x["dur"] == round(first["dur"] * 1000),
                "in=track: the result is not the track's first event: %r vs %r" % (x, first["name"]), probs)
-    # the process name counts too: every python3 thread track
-    pyt = {m.thread_key(e) for e in m.events
-           if m.thread_key(e) in m.thread_name and m.proc_name.get(m.thread_key(e)[0]) == "python3"}
+    # the process name counts too: every track of the python3 process, and the thread
+    # Kineto files under GPU 0's pid that is named after python3
+    pyt = {m.thread_key(e) for e in m.events if m.track_matches(e, m.matcher("python3"))}
     r = sin(s, "python3", ("track",))
     expect(len(pyt) >= 2 and r["total"] == len(pyt) == len(r["results"]),
            "in=track q=python3: total %d, independent %d tracks" % (r["total"], len(pyt)), probs)

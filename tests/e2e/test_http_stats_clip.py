@@ -79,14 +79,18 @@ class Slices:
             cat = t.get("cat") or [0] * n
             sl = [(self.start + t["ts"][i], t["dur"][i], t["depth"][i], t["name"][i], cat[i])
                   for i in range(n) if ek[i] == 0]
-            self.tracks.append((t["id"], ti["name"], ti["kind"] in NESTING, sl))
+            # depth is nesting on call-stack tracks, a lane on concurrent ones (self = dur)
+            nesting = ti["kind"] in NESTING and not ti.get("concurrent")
+            self.tracks.append((t["id"], ti["name"], nesting, sl, bool(ti.get("derived"))))
 
     def aggregate(self, t0, t1, clip, by="name", tracks=None):
         """{(name, track_id or None): KEYS tuple} for slices overlapping [t0, t1]."""
         groups = {}
-        for tid, tname, nesting, sl in self.tracks:
+        for tid, tname, nesting, sl, derived in self.tracks:
             if tracks is not None and tid not in tracks:
                 continue
+            if tracks is None and derived:
+                continue  # repeats other tracks' work: counted once, there
             # direct children: one level deeper, starting inside the parent (start order)
             kids = [[] for _ in sl]
             last = {}
@@ -133,7 +137,7 @@ def windows(sess, m, seed, n):
     ending exactly on slice boundaries, empty ones, and ones past either end."""
     rnd = random.Random(seed)
     s0, s1 = sess["start_ns"], sess["end_ns"]
-    bounds = sorted({x for _, _, _, sl in m.tracks for ts, dur, _, _, _ in sl for x in (ts, ts + dur)})
+    bounds = sorted({x for _, _, _, sl, _ in m.tracks for ts, dur, _, _, _ in sl for x in (ts, ts + dur)})
     out = [(s0, s1), (s0 - 10**9, s1 + 10**9), (s0 - 10**6, s0 - 1), (s1 + 1, s1 + 10**6)]
     for _ in range(n):
         a = rnd.randint(s0 - 1000, s1)

@@ -521,10 +521,17 @@ static void test_kineto(void)
 	uint32_t gpu = find_track(s, "GPU 0", "stream 7");
 	const struct tft_track *t = gpu != UINT32_MAX ? tft_session_track(s, gpu) : NULL;
 	is_int(t ? t->kind : 0, TFT_TRACK_GPU_STREAM, "'stream 7' is a GPU stream (named after its events)");
+	ok(t && (t->flags & TFT_TRACKF_CONCURRENT) && !(t->flags & TFT_TRACKF_DERIVED),
+	   "a GPU stream holds concurrent executions (lanes, not nesting)");
 	char want[200];
-	snprintf(want, sizeof(want), "ProfilerStep#7@%lld+40000;k1@%lld+2250;", (long long)(base + 105 * US),
-		 (long long)(base + 110500));
+	snprintf(want, sizeof(want), "k1@%lld+2250;", (long long)(base + 110500));
 	is_str(events(s, gpu), want, "baseTimeNanoseconds after traceEvents shifts every ts");
+	uint32_t ann = find_track(s, "GPU 0", "stream 7 annotations");
+	t = ann != UINT32_MAX ? tft_session_track(s, ann) : NULL;
+	ok(t && t->kind == TFT_TRACK_GPU_STREAM && t->flags == TFT_TRACKF_DERIVED,
+	   "the stream's GPU user annotations: a derived track of their own");
+	snprintf(want, sizeof(want), "ProfilerStep#7@%lld+40000;", (long long)(base + 105 * US));
+	is_str(events(s, ann), want, "the annotation, shifted like every ts");
 	t = tft_session_track(s, find_track(s, NULL, "NCCL comm thread"));
 	is_int(t ? t->kind : 0, TFT_TRACK_COMM, "NCCL thread is a comm track");
 	t = tft_session_track(s, find_track(s, NULL, "CommandBuffer"));

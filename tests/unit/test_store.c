@@ -597,7 +597,8 @@ static void test_roundtrip(void)
 	ok(sum.unmatched_flows == 1 && sum.unclosed_slices == 1, "summary: loss counters");
 	is_int(sum.start_ns, 0, "summary: start");
 	is_int(sum.end_ns, gpu_ev[ngpu - 1].ev.ts_ns + gpu_ev[ngpu - 1].ev.dur_ns, "summary: end");
-	is_str(tft_session_meta(s, "schema_version"), "1", "meta: schema_version");
+	is_int(strtol(tft_session_meta(s, "schema_version") ? tft_session_meta(s, "schema_version") : "0",
+		      NULL, 10), TFT_SCHEMA_VERSION, "meta: schema_version");
 	ok(tft_session_meta(s, "created_by") && strncmp(tft_session_meta(s, "created_by"), "tftracer", 8) == 0,
 	   "meta: created_by");
 
@@ -1947,9 +1948,25 @@ static void test_errors(void)
 	} else {
 		ok(err.code == TFT_EFORMAT, "corrupt: string id out of range is TFT_EFORMAT (at open)");
 	}
+	/* A version-1 session (before tracks.flags) opens, its tracks without flags. */
+	copy_file(tpath("rt.tft"), newer, -1);
+	sql_exec(newer, "UPDATE tracks SET flags = 3");
+	sql_exec(newer, "ALTER TABLE tracks DROP COLUMN flags");
+	sql_exec(newer, "UPDATE meta SET value = 1 WHERE key = 'schema_version'");
+	tft_error_clear(&err);
+	s = tft_session_open(newer, &err);
+	ok(s && tft_session_track_count(s) > 0 && tft_session_track(s, 0)->flags == 0,
+	   "schema version 1: opens, tracks without flags (%s)", err.msg);
+	tft_session_close(s);
+	unlink(newer);
 	/* Newer schema. */
 	copy_file(tpath("rt.tft"), newer, -1);
-	sql_exec(newer, "UPDATE meta SET value = 2 WHERE key = 'schema_version'");
+	{
+		char sql[96];
+		snprintf(sql, sizeof(sql), "UPDATE meta SET value = %d WHERE key = 'schema_version'",
+			 TFT_SCHEMA_VERSION + 1);
+		sql_exec(newer, sql);
+	}
 	tft_error_clear(&err);
 	s = tft_session_open(newer, &err);
 	ok(s == NULL && err.code == TFT_EVERSION, "newer schema_version: TFT_EVERSION (%s)", err.msg);
@@ -3155,9 +3172,11 @@ static const char *write_reset(int reset)
 		bad |= tft_writer_lane_append(l, &x.ev) != 0;
 	}
 	if (l && reset) {
-		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_ASYNC, 0, 9) != TFT_EINVAL;
-		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM, 1u << 30, 9) != TFT_EINVAL;
-		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM,
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_ASYNC, 0, 0, 9) != TFT_EINVAL;
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM, TFT_TRACKF_CONCURRENT,
+						  0, 9) != TFT_EINVAL; /* lanes: not after the events */
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM, 0, 1u << 30, 9) != TFT_EINVAL;
+		bad |= tft_writer_lane_name_track(l, tr[0], TFT_TRACK_GPU_STREAM, TFT_TRACKF_DERIVED,
 						  tft_writer_intern_cstr(w, "second"), 9) != 0;
 	}
 	bad |= l && tft_writer_lane_end_track(l, tr[0]) != 0;
@@ -3434,7 +3453,7 @@ static void test_end_at_max(void)
 	l = tft_writer_lane_open(w);
 	is_int(l ? tft_writer_lane_append(l, &(struct tft_event){ .track = tr[1], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }) : -1,
 	       0, "end at INT64_MAX: a lane's instant at INT64_MAX");
-	is_int(l ? tft_writer_lane_name_track(l, tr[1], TFT_TRACK_DEVICE, 0, 5) : -1, 0,
+	is_int(l ? tft_writer_lane_name_track(l, tr[1], TFT_TRACK_DEVICE, 0, 0, 5) : -1, 0,
 	       "end at INT64_MAX: the lane's track is not ended by it");
 	is_int(l ? tft_writer_lane_end_track(l, tr[1]) : -1, 0, "end at INT64_MAX: the lane ends its track");
 	is_int(l ? tft_writer_lane_append(l, &(struct tft_event){ .track = tr[1], .ts_ns = INT64_MAX, .kind = TFT_EV_INSTANT, .count = 1 }) : -1,
