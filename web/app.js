@@ -108,6 +108,7 @@ class App {
 					const s = { track: +track, depth: +depth || 0, rel: Number(a - tl.T0), dur: 0, abs: a, name: null, count: 1, flags: 0 };
 					if (/^\d+$/.test(seq || '')) s.seq = +seq; // one of several slices starting together
 					tl.select(s);
+					tl.showLane(s.track, s.depth); // (the address keeps the window, not the scroll)
 				}
 			}
 			if (page === 'ops') {
@@ -177,6 +178,11 @@ class App {
 		b.textContent = `${fmtInt(n)} pinned · unpin all`;
 		this.updateHash();
 	}
+	/* The Timeline cleared the track filter to show a selected slice's track. */
+	filterCleared(name) {
+		$('.tl-filter').value = '';
+		this.toast(`Track filter cleared to show \u2068${name}\u2069`);
+	}
 	catsSeen() { this.colorHint(); }
 	colorHint() {
 		const sel = $('.tl-color');
@@ -215,7 +221,11 @@ class App {
 		else this.banner(`Could not load timeline data: ${msg}`);
 	}
 
-	/* Highlight every slice named `name` on the Timeline (and step through them). */
+	/*
+	 * Highlight every slice named `name` on the Timeline (and step through them); with
+	 * opts.first (from the Ops page or the Overview's top ops) the first of them at or
+	 * after the start of the view is selected and brought into view, as Enter would.
+	 */
 	highlightName(name, exact = true, opts = {}) {
 		if (!name) return;
 		this.highlightedName = name;
@@ -223,21 +233,33 @@ class App {
 		$('.hl-chip').hidden = false;
 		$('.hl-text').textContent = `Highlighting: \u2068${name}\u2069`; // (an isolate: see style.css)
 		$('.hl-chip').title = name;
-		this.search.set(name, false, exact);
+		const run = this.search.set(name, false, exact);
 		if (!opts.stay) this.go('timeline');
+		if (opts.first) this.selectFirst(run);
 		this.updateHash();
 	}
 
+	/* Once the search `run` answered (and loaded every hit): its first hit, unless the
+	 * search changed or the user left the Timeline meanwhile. */
+	async selectFirst(run) {
+		const gen = this.search.gen;
+		await run;
+		if (this.search.filling) await this.search.filling;
+		if (gen === this.search.gen && this.page === 'timeline' && this.search.cur < 0 && this.search.results.length) this.search.step(1);
+	}
+
+	highlightActive() { return !!this.timeline.highlight; }
+
 	/* A row of the Ops page (grouped by name, category or track): highlight its slices. */
 	highlightRow(by, row) {
-		if (by !== 'category' && by !== 'track') { this.highlightName(row.name, by === 'name'); return; }
+		if (by !== 'category' && by !== 'track') { this.highlightName(row.name, by === 'name', { first: true }); return; }
 		this.highlightedName = null;
 		const tl = this.timeline;
 		let label;
 		if (by === 'category') {
 			tl.setHighlight(row.name, null, 'cat');
 			label = `category \u2068${row.name}\u2069`;
-			this.search.set(row.name, false, true, 'cat');
+			this.selectFirst(this.search.set(row.name, false, true, 'cat'));
 		} else {
 			const id = row.track ?? [...tl.tracks.values()].find((t) => t.name === row.name)?.id;
 			if (id === undefined) return;
@@ -249,7 +271,7 @@ class App {
 		$('.hl-text').textContent = `Highlighting ${label}`;
 		$('.hl-chip').title = row.name;
 		this.go('timeline');
-		if (by === 'track') tl.scrollToRow(tl.rowOfTrack(row.track ?? -1));
+		if (by === 'track') tl.showLane(id);
 		this.updateHash();
 	}
 
@@ -420,6 +442,15 @@ class App {
 			if (this.session) { if (this.overviewBuilt) this.overview.render(this.session); this.ops.applyFilter(); }
 			if (this.timeline.sel) this.details.show(this.timeline.sel);
 		};
+		// the page links switch at once: the address is rewritten after a pause, so a
+		// link to the page it still names would change nothing
+		for (const a of document.querySelectorAll('nav.pages a')) {
+			a.addEventListener('click', (e) => {
+				if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey || !this.session) return;
+				e.preventDefault();
+				this.go(a.dataset.page);
+			});
+		}
 		$('.help-btn').onclick = () => this.toggleHelp(true);
 		$('.help-close').onclick = () => this.toggleHelp(false);
 		$('.help').addEventListener('click', (e) => { if (e.target === $('.help')) this.toggleHelp(false); });

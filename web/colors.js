@@ -84,3 +84,17 @@ export function colorFor(name) {
 export function counterColor(id) {
 	return palette[(id * 29 + 11) % PALETTE_SIZE];
 }
+
+/*
+ * The colours of steps in the step charts of every page (Overview, Runs): traced steps
+ * (orange), steps without op-level events, slow steps, and the compute / communication
+ * split of a step. Defined once, per theme, as the --step-* properties of style.css.
+ */
+export function stepColors() {
+	const cs = getComputedStyle(document.documentElement);
+	const v = (n, d) => cs.getPropertyValue(n).trim() || d;
+	return {
+		traced: v('--step-traced', '#e36209'), untraced: v('--step-untraced', '#0969da'), slow: v('--step-slow', '#cf222e'),
+		compute: v('--step-compute', '#2da44e'), comm: v('--step-comm', '#8250df'),
+	};
+}

@@ -3,7 +3,7 @@
 // selected slice (op fields, args tree, flows) and the per-name table of an area
 // selection. Values copy on click.
 import { getJSON, toJSONText, big } from './api.js';
-import { fmtDur, fmtDurFull, fmtOffset, fmtInt, fmtBytes, fmtPct, fmtTick, escapeHtml } from './format.js';
+import { fmtDur, fmtDurFull, fmtOffset, fmtRange, fmtInt, fmtBytes, fmtPct, escapeHtml } from './format.js';
 import { VirtualTable } from './vtable.js';
 import { fetchStatsMulti } from './stats.js';
 
@@ -16,9 +16,6 @@ const FIELDS = [
 	['Bytes', ['bytes', 'Bytes', 'bytes_accessed', 'allocator_bytes_in_use', 'requested_bytes', 'total_bytes', 'Bytes transferred']],
 	['Timeline label', ['timeline_label', 'label', 'description']],
 ];
-
-/* An offset from the trace start: "+1.5 ms", "−16 ns" (a range may start before 0). */
-function signedTick(ns, step) { return (ns < 0 ? '−' : '+') + fmtTick(Math.abs(ns), step); }
 
 function argLookup(args, keys) {
 	if (!args) return undefined;
@@ -158,7 +155,7 @@ export class Details {
 		const anc = Array.isArray(d.ancestors) ? d.ancestors.map((a) => ({ ...tl.selOf(a, sel.track), label: a.name ?? '' }))
 			: sel.depth > 0 ? tl.ancestors({ ...sel, rel, dur }).map((a) => a && { ...a, label: tl.nameText(a.name) }) : [];
 		this.ancestorsList = anc;
-		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(fmtDur(a.dur))}">${esc(a.label)}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
+		const chain = anc.length ? `<p class="chain">${anc.map((a, i) => a ? `<a href="#" data-anc="${i}" title="${esc(`${a.label} · ${fmtDur(a.dur)} · depth ${i}`)}">${esc(a.label)}</a>` : '<span class="muted">?</span>').join(' › ')} › <b>${esc(d.name ?? '')}</b></p>` : '';
 		const flowsHtml = this.flowTable('Incoming flows', d.flows_in || [], rel, 'in') + this.flowTable('Outgoing flows', d.flows_out || [], rel, 'out');
 		const graphHtml = this.graphNodes(Array.isArray(d.graph) ? d.graph : null, Number(d.graph_truncated) || 0);
 		const argKeys = Object.keys(args);
@@ -174,7 +171,7 @@ export class Details {
 			<div class="dr-cols">
 				<table class="kv">${rows.join('')}</table>
 				<div>
-					<h4>Durations of “${esc((d.name ?? '').length > 40 ? d.name.slice(0, 39) + '…' : d.name ?? '')}” <span class="muted dr-hist-note"></span></h4>
+					<h4 title="${esc(d.name ?? '')}">Durations of “${esc((d.name ?? '').length > 40 ? d.name.slice(0, 39) + '…' : d.name ?? '')}” <span class="muted dr-hist-note"></span></h4>
 					<div class="dr-hist"><canvas height="84"></canvas><p class="dr-hist-stats muted">loading…</p></div>
 					<h4>Arguments <span class="muted">(${argKeys.length})</span></h4>
 					${argKeys.length ? `<div class="args">${this.argTree(args, 0)}</div>` : '<p class="muted">none</p>'}
@@ -333,7 +330,7 @@ export class Details {
 		const tl = this.app.timeline;
 		const dur = area.e - area.s;
 		const nTracks = area.tracks ? area.tracks.size : tl.tracks.size;
-		this.areaBody.innerHTML = `<div class="dr-headline"><h3>Range ${escapeHtml(fmtDur(dur))}</h3><span class="muted">${escapeHtml(signedTick(area.s, Math.max(1, dur / 100)))} – ${escapeHtml(signedTick(area.e, Math.max(1, dur / 100)))} · ${nTracks} track${nTracks === 1 ? '' : 's'} · ${escapeHtml(fmtDurFull(Math.round(dur)))}</span></div><p class="loading">Aggregating…</p><div class="area-table"></div>`;
+		this.areaBody.innerHTML = `<div class="dr-headline"><h3>Range ${escapeHtml(fmtDur(dur))}</h3><span class="muted">${escapeHtml(fmtRange(area.s, area.e))} · ${nTracks} track${nTracks === 1 ? '' : 's'}</span></div><p class="loading">Aggregating…</p><div class="area-table"></div>`;
 		const t0 = (tl.T0 + BigInt(Math.max(0, Math.round(area.s)))).toString();
 		const t1 = (tl.T0 + BigInt(Math.max(0, Math.round(area.e)))).toString();
 		let rows;

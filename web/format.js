@@ -43,10 +43,48 @@ export function fmtDurFull(ns) {
 	return Math.abs(n) >= 1000 ? `${s} (${fmtDur(n, 'auto')})` : s;
 }
 
-/* A time offset from the trace start, "+12.345 ms". */
-export function fmtOffset(ns) {
+/*
+ * The unit fmtDur writes a time of this size in: the one chosen in the settings, or
+ * (auto) the largest one the time is at least 1 of. [name, ns per unit].
+ */
+export function unitOf(ns, m = mode) {
+	if (m === 'ms') return ['ms', 1e6];
+	if (m === 'us') return ['µs', 1e3];
+	if (m === 'ns') return ['ns', 1];
+	const a = Math.abs(Number(ns)) || 0;
+	if (a >= 1e9) return ['s', 1e9];
+	if (a >= 1e6) return ['ms', 1e6];
+	if (a >= 1e3) return ['µs', 1e3];
+	return ['ns', 1];
+}
+
+/*
+ * A time in the unit of `like` (the largest time of the same range or axis: every
+ * time written together shares one unit), with fmtDur's digits for `like` and more
+ * where times `res` ns apart must read differently.
+ */
+export function fmtTime(ns, like = ns, res = 0, m = mode) {
+	ns = Number(ns);
+	if (!Number.isFinite(ns)) return '–';
+	const [u, div] = unitOf(like, m);
+	if (u === 'ns') return `${m === 'ns' ? fmtInt(ns) : Math.round(ns)} ns`;
+	const l = Math.abs(Number(like)) / div;
+	let digits = m === 'auto' ? (l >= 100 ? 0 : l >= 10 ? 1 : 2) : 3;
+	if (res > 0) digits = Math.max(digits, Math.ceil(-Math.log10(res / div) - 1e-9));
+	return `${(ns / div).toFixed(Math.max(0, Math.min(9, digits)))} ${u}`;
+}
+
+/* A time offset from the trace start, "+12.3 ms", "−16 ns"; `res` and `like` as fmtTime. */
+export function fmtOffset(ns, res = 0, like = ns) {
 	const sign = ns < 0 ? '−' : '+';
-	return sign + fmtDur(Math.abs(ns));
+	return sign + fmtTime(Math.abs(ns), Math.abs(like), res);
+}
+
+/* The two ends of a range [s, e] as offsets in one unit, to 1% of its length. */
+export function fmtRange(s, e) {
+	const like = Math.max(Math.abs(s), Math.abs(e));
+	const res = Math.max(1, (e - s) / 100);
+	return `${fmtOffset(s, res, like)} – ${fmtOffset(e, res, like)}`;
 }
 
 /* 1234567 -> "1,234,567" (no Intl: its first use costs ~50 ms). */
@@ -85,7 +123,7 @@ export function fmtBytes(b) {
 
 /*
  * Ruler ticks for a window of `span` ns over `px` pixels: a 1-2-5 step giving
- * at least `minPx` between ticks, and a label formatter with enough digits.
+ * at least `minPx` between ticks.
  */
 export function tickStep(span, px, minPx = 90) {
 	const raw = span / Math.max(1, px) * minPx;
@@ -94,14 +132,16 @@ export function tickStep(span, px, minPx = 90) {
 	return Math.max(1, p * 10);
 }
 
-export function fmtTick(ns, step) {
-	const a = Math.abs(ns);
-	let unit = 'ns', div = 1;
-	if (step >= 1e9 || a >= 1e10) { unit = 's'; div = 1e9; }
-	else if (step >= 1e6 || a >= 1e7) { unit = 'ms'; div = 1e6; }
-	else if (step >= 1e3 || a >= 1e4) { unit = 'µs'; div = 1e3; }
+/*
+ * A ruler tick: every tick of the ruler in one unit, that of the largest time shown
+ * (`maxAbs`) as fmtDur would write it (or the one chosen in the settings), with the
+ * decimals the step needs.
+ */
+export function fmtTick(ns, step, maxAbs = Math.abs(ns), m = mode) {
+	const [u, div] = unitOf(Math.max(maxAbs, step), m);
+	if (u === 'ns') return `${m === 'ns' ? fmtInt(ns) : Math.round(ns)} ns`;
 	const digits = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / div) - 1e-9)));
-	return `${(ns / div).toFixed(digits)} ${unit}`;
+	return `${(ns / div).toFixed(digits)} ${u}`;
 }
 
 export function escapeHtml(s) {

@@ -7,6 +7,7 @@ import { fmtDur, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchStats, fetchAllByName } from './stats.js';
 import { VirtualTable, toCsv } from './vtable.js';
 import { colorFor } from './colors.js';
+import { elide, distinctStarts } from './textfit.js';
 
 const TOP_N = 15;
 
@@ -68,11 +69,17 @@ export class Ops {
 			onClick: (r) => this.app.highlightRow(this.filters.by, r),
 			onSort: () => { this.cumulate(); this.drawBars(); },
 		});
+		// (a filter changed: the address keeps it, as it keeps the view on the Timeline)
 		$('.o-by').onchange = (e) => { this.filters.by = e.target.value; this.load(); };
-		$('.o-track').onchange = (e) => { this.filters.track = e.target.value; this.load(); };
-		$('.o-step').onchange = (e) => { this.filters.step = e.target.value; this.load(); };
+		$('.o-track').onchange = (e) => { this.filters.track = e.target.value; this.trackTitle(); this.load(); this.app.updateHash(); };
+		$('.o-step').onchange = (e) => { this.filters.step = e.target.value; this.load(); this.app.updateHash(); };
 		let timer = 0;
-		$('.o-text').oninput = (e) => { clearTimeout(timer); timer = setTimeout(() => { this.filters.text = e.target.value; this.applyFilter(); }, 150); };
+		$('.o-text').oninput = (e) => {
+			clearTimeout(timer);
+			// emptied (Esc, the × of the box): at once
+			timer = setTimeout(() => { this.filters.text = e.target.value; this.applyFilter(); this.app.updateHash(); }, e.target.value ? 150 : 0);
+		};
+		this.trackTitle();
 		$('.o-csv').onclick = () => this.csv();
 		const bars = $('.o-bars');
 		new ResizeObserver(() => this.drawBars()).observe(bars);
@@ -96,8 +103,14 @@ export class Ops {
 		else { this.table.paint(true); this.drawBars(); }
 	}
 
+	/* The track select shows a long "process / track" cut: its tooltip has the whole. */
+	trackTitle() {
+		const s = this.root.querySelector('.o-track');
+		if (s) s.title = s.selectedOptions[0] ? s.selectedOptions[0].textContent : '';
+	}
+
 	setFilters(f) {
-		if (f.track !== undefined) { this.filters.track = f.track; const s = this.root.querySelector('.o-track'); if (s) s.value = f.track; }
+		if (f.track !== undefined) { this.filters.track = f.track; const s = this.root.querySelector('.o-track'); if (s) { s.value = f.track; this.trackTitle(); } }
 		if (f.step !== undefined) { this.filters.step = f.step; const s = this.root.querySelector('.o-step'); if (s) s.value = f.step; }
 		if (f.text !== undefined) { this.filters.text = f.text; const s = this.root.querySelector('.o-text'); if (s) s.value = f.text; }
 		this.loaded = false;
@@ -184,9 +197,15 @@ export class Ops {
 		if (!rows.length) { ctx.fillStyle = fg; ctx.fillText('No data.', 8, 20); return; }
 		const max = rows[0][m] || 1;
 		const labelW = Math.min(260, w * 0.45);
+		// names measured in the font and cut in the middle to end before the bars (a
+		// long name without spaces used to run over the bar and its value)
+		const keep = distinctStarts(rows.map((r) => r.name));
+		const measure = (t) => ctx.measureText(t).width;
+		this.labels = [];
 		rows.forEach((r, i) => {
 			const y = 4 + i * this.barH;
-			const name = r.name.length > labelW / 6 ? r.name.slice(0, Math.floor(labelW / 6) - 1) + '…' : r.name;
+			const name = elide(r.name, labelW - 12, measure, keep.get(r.name), ctx.font);
+			this.labels.push(name);
 			ctx.fillStyle = fg;
 			ctx.fillText(name, 4, y + 10);
 			const bw = Math.max(1, (w - labelW - 90) * (r[m] || 0) / max);

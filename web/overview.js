@@ -4,8 +4,9 @@
 // compute and communication when the session has comm tracks, health warnings
 // (drops, unmatched flows, unclosed slices) and the top ops by self time.
 import { big, getJSON } from './api.js';
-import { fmtDur, fmtInt, fmtPct, escapeHtml } from './format.js';
+import { fmtDur, fmtTime, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchAllByName } from './stats.js';
+import { stepColors } from './colors.js';
 
 const KINDS = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
 
@@ -44,7 +45,7 @@ export class Overview {
 		<div class="ov">
 			<div class="cards">
 				<section class="card"><h3>Session</h3>
-					<dl><dt>Format</dt><dd>${esc(s.format ?? '–')}</dd><dt>Producer</dt><dd>${esc(s.producer || '–')}</dd>
+					<dl><dt>Format</dt><dd title="${esc(s.format ?? '')}">${esc(s.format ?? '–')}</dd><dt>Producer</dt><dd title="${esc(s.producer || '')}">${esc(s.producer || '–')}</dd>
 					<dt>Time span</dt><dd title="${esc(big(s.start_ns).toString())} – ${esc(big(s.end_ns).toString())} ns">${esc(fmtDur(dur))}</dd>
 					<dt>Start</dt><dd class="mono">${esc(big(s.start_ns).toString())} ns</dd></dl></section>
 				<section class="card"><h3>Events</h3>
@@ -52,7 +53,7 @@ export class Overview {
 					<dt>Counter samples</dt><dd>${fmtInt(s.counters)}</dd><dt>Flows</dt><dd>${fmtInt(s.flows)}</dd></dl></section>
 				<section class="card"><h3>Workers and devices</h3>
 					<dl><dt>Processes</dt><dd>${fmtInt(s.processes ?? procs.length)}</dd><dt>Tracks</dt><dd>${fmtInt(s.tracks ?? tracks.length)}</dd>
-					${Object.entries(byKind).map(([k, n]) => `<dt>${esc(k)}</dt><dd>${fmtInt(n)}</dd>`).join('')}</dl></section>
+					${Object.entries(byKind).map(([k, n]) => `<dt title="${esc(k)}">${esc(k)}</dt><dd>${fmtInt(n)}</dd>`).join('')}</dl></section>
 				<section class="card health"><h3>Health</h3>
 					<dl><dt title="events the tracer could not record (buffers full)">Dropped events</dt><dd class="${warn(s.dropped)}">${fmtInt(s.dropped ?? 0)}</dd>
 					<dt title="flow starts or ends without a partner">Unmatched flows</dt><dd class="${warn(s.unmatched_flows)}">${fmtInt(s.unmatched_flows ?? 0)}</dd>
@@ -70,7 +71,7 @@ export class Overview {
 				${steps.length ? `<p class="step-stats">average ${esc(fmtDur(stepStats.mean))} ± ${esc(fmtDur(stepStats.sd))} · median ${esc(fmtDur(stepStats.median))} · min ${esc(fmtDur(stepStats.min))} · max ${esc(fmtDur(stepStats.max))}</p>
 				<p class="step-breakdown legend" title="Busy time per step: compute = device/stream (or thread) tracks, communication = comm tracks not overlapped by compute, other = the rest of the step"></p>
 				<div class="stepchart-wrap"><canvas class="stepchart" height="180"></canvas><div class="step-tip" hidden></div></div>
-				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 · click a bar to open the step on the Timeline</p>`
+				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 (red top) · click a bar to open the step on the Timeline</p>`
 			: `<p class="empty">No step markers in this session. Steps come from <code>ProfilerStep#N</code> slices (PyTorch: call <code>prof.step()</code> each iteration), TensorFlow <code>tf.profiler.experimental.Trace('train', step_num=N)</code> or RunMetadata per <code>session.run</code>. Without them the Timeline and Ops pages still work on the whole trace.</p>`}
 			</section>
 			<div class="two">
@@ -169,7 +170,7 @@ export class Overview {
 			el.innerHTML = top.length ? `<table class="grid top"><tr><th>op</th><th class="num">self</th><th class="num">share</th><th class="num">count</th></tr>${top.map((r, i) => `<tr data-i="${i}"><td class="name"><span class="bar" style="width:${(r.self / max * 100).toFixed(1)}%"></span><a href="#" title="${escapeHtml(r.name)}">${escapeHtml(r.name)}</a></td><td class="num">${escapeHtml(fmtDur(r.self))}</td><td class="num">${escapeHtml(fmtPct(r.share))}</td><td class="num">${fmtInt(r.count)}</td></tr>`).join('')}</table>
 				<p class="hint">${top[0] ? `Most self time: <b>${escapeHtml(top[0].name)}</b> (${escapeHtml(fmtPct(top[0].share))}). Click an op to see it on the Timeline.` : ''}</p>` : '<p class="empty">No slices.</p>';
 			for (const a of el.querySelectorAll('tr[data-i] a')) {
-				a.onclick = (e) => { e.preventDefault(); this.app.highlightName(top[+a.closest('tr').dataset.i].name, true); };
+				a.onclick = (e) => { e.preventDefault(); this.app.highlightName(top[+a.closest('tr').dataset.i].name, true, { first: true }); };
 			}
 		} catch (e) {
 			el.innerHTML = `<p class="error">Could not load op statistics: ${escapeHtml(e.message)}</p>`;
@@ -233,9 +234,7 @@ export class Overview {
 		const cs = getComputedStyle(document.documentElement);
 		const fg = cs.getPropertyValue('--fg').trim() || '#222';
 		const muted = cs.getPropertyValue('--muted').trim() || '#777';
-		const accent = cs.getPropertyValue('--accent').trim() || '#0969da';
-		const bad = cs.getPropertyValue('--bad').trim() || '#cf222e';
-		const hl = cs.getPropertyValue('--tl-hl').trim() || '#e36209';
+		const SC = stepColors(); // the Runs page's colours
 		ctx.clearRect(0, 0, L.w, L.h);
 		const st = this.stepStats(this.steps);
 		const max = st.max || 1;
@@ -244,7 +243,7 @@ export class Overview {
 		ctx.fillStyle = muted;
 		ctx.textBaseline = 'middle';
 		for (const f of [0, 0.5, 1]) {
-			ctx.fillText(fmtDur(max * f), 4, y(max * f));
+			ctx.fillText(fmtTime(max * f, max), 4, y(max * f)); // (the axis in one unit)
 			ctx.fillStyle = 'rgba(127,127,127,0.15)';
 			ctx.fillRect(L.left, Math.round(y(max * f)), L.pw, 1);
 			ctx.fillStyle = muted;
@@ -258,22 +257,25 @@ export class Overview {
 			for (let i = a; i < b; i++) { if (this.steps[i].dur > m) m = this.steps[i].dur; traced = traced || this.steps[i].traced; hov = hov || i === this.hoverStep; }
 			const x0 = L.left + c0 * (L.pw / cols), bw = Math.max(1, L.pw / cols - (L.pw / cols > 4 ? 1 : 0));
 			const slow = m > st.p90 && L.n >= 5;
-			ctx.fillStyle = slow ? bad : accent;
-			ctx.globalAlpha = hov ? 1 : traced ? 0.85 : 0.25;
+			const bd = this.breakdown && b - a === 1 ? this.breakdown[a] : null;
+			// as on the Runs page: traced steps solid orange, the others pale blue (and outlined)
+			ctx.fillStyle = hov ? fg : traced ? SC.traced : SC.untraced;
+			ctx.globalAlpha = hov ? 1 : bd ? 0.4 : traced ? 1 : 0.3;
 			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
-			if (this.breakdown && b - a === 1 && this.breakdown[a]) {
+			if (bd) {
 				// stacked: compute at the bottom, communication above it, the rest pale
-				const bd = this.breakdown[a];
 				const base = L.top + L.ph;
 				const hc = bd.compute / max * L.ph, hm = bd.comm / max * L.ph;
 				ctx.globalAlpha = hov ? 1 : 0.9;
-				ctx.fillStyle = '#2da44e';
+				ctx.fillStyle = SC.compute;
 				ctx.fillRect(x0, base - hc, bw, hc);
-				ctx.fillStyle = hl;
+				ctx.fillStyle = SC.comm;
 				ctx.fillRect(x0, base - hc - hm, bw, hm);
 			}
-			if (!traced) { ctx.globalAlpha = 1; ctx.strokeStyle = slow ? bad : accent; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
 			ctx.globalAlpha = 1;
+			if (!traced) { ctx.strokeStyle = SC.untraced; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
+			// slower than P90: a red cap
+			if (slow) { ctx.fillStyle = SC.slow; ctx.fillRect(x0, y(m), bw, Math.min(4, L.top + L.ph - y(m))); }
 		}
 		ctx.fillStyle = fg;
 		ctx.fillRect(L.left, Math.round(y(st.median)), L.pw, 1);

@@ -46,6 +46,8 @@ export class Search {
 		this.timer = 0;
 		form.addEventListener('submit', (e) => e.preventDefault());
 		this.input.addEventListener('input', () => {
+			// emptied (deleted, or the box's own ×): no search, at once
+			if (!this.input.value) { this.clear(); return; }
 			this.setExact(false);
 			clearTimeout(this.timer);
 			this.timer = setTimeout(() => this.run(this.input.value), 250);
@@ -55,6 +57,9 @@ export class Search {
 				e.preventDefault();
 				this.step(e.shiftKey ? -1 : 1);
 			} else if (e.key === 'Escape') {
+				// Esc ends the search (the browser only empties the box) and leaves the box
+				e.preventDefault();
+				this.clear();
 				this.input.blur();
 			}
 		});
@@ -78,6 +83,16 @@ export class Search {
 		this.setExact(exact);
 		this.regexBtn.setAttribute('aria-pressed', String(this.regex));
 		return this.run(q, true);
+	}
+
+	/* No search: the box emptied, no count, no ticks, no `q=` in the address; a highlight
+	 * the box was showing (an op from the Ops page) ends with it. */
+	clear() {
+		clearTimeout(this.timer);
+		if (this.exact && this.app.highlightActive && this.app.highlightActive()) { this.app.clearHighlight(); return; }
+		this.input.value = '';
+		this.setExact(false);
+		if (this.query || this.loading || this.results.length) this.run('', true);
 	}
 
 	setExact(on) {
@@ -182,8 +197,10 @@ export class Search {
 		}
 		if (!this.results.length) return;
 		const tl = this.app.timeline;
+		const gen = this.gen;
 		// the first step needs every hit (the one at the view, or the last one)
 		if (this.cur < 0 && this.filling) await this.filling;
+		if (gen !== this.gen || !this.results.length) return; // cleared or replaced meanwhile
 		if (this.cur < 0) {
 			// first hit at or after the viewport start
 			const start = tl.view.s;
@@ -194,6 +211,7 @@ export class Search {
 			if (this.cur + 1 >= this.results.length && this.results.length < this.total) {
 				if (this.filling) await this.filling;
 				if (this.cur + 1 >= this.results.length && this.results.length < this.total) await this.more();
+				if (gen !== this.gen || !this.results.length) return;
 			}
 			this.cur = (this.cur + 1) % this.results.length;
 		} else {

@@ -7,6 +7,7 @@
 import { TileStore, TILE_PX, tileSpan } from './tiles.js';
 import { palette, colorIndex, UNKNOWN, counterColor, durationIndex } from './colors.js';
 import { fmtDur, fmtDurFull, fmtTick, tickStep, fmtOffset, fmtInt, escapeHtml } from './format.js';
+import { elide, distinctStarts } from './textfit.js';
 import { big, getJSON } from './api.js';
 
 const KIND_NAMES = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
@@ -93,6 +94,8 @@ export class Timeline {
 		this.pinned = [];         // track ids pinned to the top, in pin order
 		this.pinRows = [];
 		this.pinH = 0;
+		this.pinScrollY = 0;      // the pinned area scrolls too (its tracks can be taller than it)
+		this.pinContentH = 0;
 		this.follow = false;      // live: keep the newest data in view
 		this.catSeen = false;     // did any tile carry categories (the server sends them)?
 		this.colorBy = 'name';
@@ -189,6 +192,10 @@ export class Timeline {
 		// Many groups: start with the big ones open and the rest collapsed.
 		if (fresh && this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
 		this.pinned = this.pinned.filter((id) => this.tracks.has(id));
+		// where each track name (and process label) stops reading like another one
+		this.nameKeep = distinctStarts([...this.tracks.values()].map((t) => t.name));
+		this.stepKeep = { get: () => 5 }; // "step 12": the number is kept
+		this.groupKeep = distinctStarts(this.groups.map((g) => this.groupLabel(g)));
 		this.steps = (s.step_list || []).map((st) => ({
 			index: st.index, name: st.name, rel: Number(big(st.start_ns) - this.T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false,
 		}));
@@ -291,6 +298,14 @@ export class Timeline {
 		return this.colorOf(d.name[i]);
 	}
 
+	/* A process header's label: its name, and its labels (rank, host) when it has them. */
+	groupLabel(g) {
+		const p = g.proc;
+		let label = p.name || `process ${p.id}`;
+		if (p.labels && p.labels !== label) label += ` · ${p.labels}`;
+		return label;
+	}
+
 	trackVisible(t) {
 		if (this.hiddenTracks && this.hiddenTracks.has(t.id)) return false;
 		if (!this.filter) return true;
@@ -330,6 +345,7 @@ export class Timeline {
 		}
 		this.rows = rows;
 		this.pinRows = pinRows;
+		this.pinContentH = py;
 		// the pinned area takes at most half of the plot; a 2 px rule under it
 		this.pinH = py ? Math.min(py, Math.max(LANE_H * 2, Math.floor((this.H - RULER_H) * 0.5))) + 2 : 0;
 		this.scroller.style.top = `${RULER_H + this.pinH}px`;
@@ -343,7 +359,7 @@ export class Timeline {
 
 	/* Screen y (css px) of a row's top: pinned rows stay, the others scroll. */
 	rowTop(row) {
-		return row.pin ? RULER_H + row.y : RULER_H + this.pinH + row.y - this.scrollY;
+		return row.pin ? RULER_H + row.y - this.pinScrollY : RULER_H + this.pinH + row.y - this.scrollY;
 	}
 
 	/* Clip ctx to the pinned area (pin) or to the scrolling area under it. */
@@ -416,6 +432,7 @@ export class Timeline {
 		const max = Math.max(0, this.contentH - plotH);
 		this.scrollY = Math.max(0, Math.min(max, this.scrollY));
 		if (Math.abs(this.scroller.scrollTop - this.scrollY) > 1) this.scroller.scrollTop = this.scrollY;
+		this.pinScrollY = Math.max(0, Math.min(this.pinContentH - (this.pinH - 2), this.pinScrollY));
 	}
 
 	/* ---- geometry ------------------------------------------------------- */
@@ -454,7 +471,7 @@ export class Timeline {
 
 	rowAtY(y) {
 		if (this.pinH && y < RULER_H + this.pinH) {
-			const py = y - RULER_H;
+			const py = y - RULER_H + this.pinScrollY;
 			return this.pinRows.find((r) => py >= r.y && py < r.y + r.h) || null;
 		}
 		const cy = y - RULER_H - this.pinH + this.scrollY;
@@ -563,17 +580,55 @@ export class Timeline {
 		const again = this.lastF && this.lastF.s === target.s && this.lastF.d === target.d;
 		this.focusRange(target.s, target.d, again || (this.area && !this.sel));
 		this.lastF = target;
+		if (this.sel) this.showLane(this.sel.track, this.sel.depth);
 	}
 
-	scrollToRow(row) {
-		if (!row || row.pin) return;
-		const plotH = this.H - RULER_H - this.pinH;
-		if (row.y < this.scrollY || row.y + Math.min(row.h, plotH) > this.scrollY + plotH) {
-			this.scrollY = Math.max(0, row.y - plotH / 3);
-			this.clampScroll();
-			this.invalidate(true);
-			this.scheduleFetch();
+	/*
+	 * Scroll the tracks (or the pinned area, for a pinned row) so that `row` is in view,
+	 * and in it lane `depth` (a slice's level in its stack: in a deep Python stack it can
+	 * be hundreds of pixels under the track's name). Nothing moves when it is in view
+	 * already; else the row's top goes a third of the way down, or, when the lane would
+	 * still be out of view, the lane to the middle.
+	 */
+	scrollToRow(row, depth) {
+		if (!row) return;
+		const pin = !!row.pin;
+		const areaH = pin ? this.pinH - 2 : this.H - RULER_H - this.pinH;
+		const cur = pin ? this.pinScrollY : this.scrollY;
+		const lane = depth !== undefined && row.type === 'track' && !row.t.counter;
+		const top = lane ? row.y + depth * LANE_H : row.y;
+		const bot = lane ? top + LANE_H : row.y + Math.min(row.h, areaH);
+		if (top >= cur && bot <= cur + areaH) return;
+		let y = row.y - areaH / 3;
+		if (bot > y + areaH || top < y) y = (top + bot) / 2 - areaH / 2;
+		if (pin) this.pinScrollY = y; else this.scrollY = y;
+		this.clampScroll();
+		this.invalidate(true);
+		this.scheduleFetch();
+	}
+
+	/*
+	 * Show a track and, in it, lane `depth`: a track hidden (×) or left out by the
+	 * track filter comes back (the filter is cleared, with a note), a collapsed process
+	 * opens, a track with more levels than it shows grows to show this one; then it is
+	 * scrolled into view (scrollToRow). For every way a slice gets selected: search,
+	 * F, the Ops page, flows, the address.
+	 */
+	showLane(track, depth) {
+		const t = this.tracks && this.tracks.get(track);
+		if (!t) return;
+		let relayout = false;
+		if (this.hiddenTracks && this.hiddenTracks.delete(track)) relayout = true;
+		if (this.filter && !this.trackVisible(t)) {
+			this.filter = '';
+			relayout = true;
+			this.app.filterCleared && this.app.filterCleared(t.name);
 		}
+		const grp = (this.groups || []).find((g) => g.id === t.process);
+		if (grp && grp.collapsed && !this.pinned.includes(track)) { grp.collapsed = false; relayout = true; }
+		if (depth !== undefined && !t.counter && depth >= t.lanes) { t.lanes = depth + 1; relayout = true; }
+		if (relayout) { this.layout(); this.invalidate(true); this.scheduleFetch(); }
+		this.scrollToRow(this.rowOfTrack(track), depth);
 	}
 
 	/* ---- data ------------------------------------------------------------- */
@@ -1094,6 +1149,13 @@ export class Timeline {
 			// the rule under the pinned tracks
 			ctx.fillStyle = C.accent;
 			ctx.fillRect(0, RULER_H + this.pinH - 2, W, 2);
+			// taller than their area: where its view is (the wheel over them scrolls it)
+			const ph = this.pinH - 2;
+			if (this.pinContentH > ph) {
+				ctx.fillStyle = C.muted;
+				const th = Math.max(12, ph * ph / this.pinContentH);
+				ctx.fillRect(W - SCROLLBAR_W + 5, RULER_H + (ph - th) * this.pinScrollY / (this.pinContentH - ph), 4, th);
+			}
 		}
 		this.drawGutterCached(ctx, rows);
 		this.drawRuler(ctx);
@@ -1211,8 +1273,8 @@ export class Timeline {
 
 	/* The track names change only with scrolling, layout or theme: reuse an image. */
 	drawGutterCached(ctx, rows) {
-		let sig = `${this.scrollY}:${this.layoutGen}:${this.H}:${this.dpr}:${this.renderGen}:${this.pinH}`;
-		for (const r of rows) if (r.type === 'track' && (r.t.counter || r.t.deepest >= MAX_LANES)) sig += `:${r.t.cmax}:${r.t.deepest}`;
+		let sig = `${this.scrollY}:${this.pinScrollY}:${this.layoutGen}:${this.H}:${this.dpr}:${this.renderGen}:${this.pinH}`;
+		for (const r of rows) if (r.type === 'track' && (r.t.counter || r.t.deepest >= r.t.lanes)) sig += `:${r.t.cmax}:${r.t.deepest}:${r.t.lanes}`;
 		const dpr = this.dpr;
 		const w = Math.round(GUTTER * dpr), h = Math.round(this.H * dpr);
 		if (!this.gutterImg || this.gutterSig !== sig || this.gutterImg.width !== w || this.gutterImg.height !== h) {
@@ -1258,45 +1320,74 @@ export class Timeline {
 				ctx.fill();
 				ctx.font = '600 12px system-ui, sans-serif';
 				const p = row.g.proc;
-				let label = p.name || `process ${p.id}`;
-				if (p.labels && p.labels !== label) label += ` · ${p.labels}`;
-				ctx.fillText(this.fit(ctx, label, GUTTER - 30, 7), 20, cy);
+				ctx.fillText(this.label(ctx, this.groupLabel(row.g), GUTTER - 30, this.groupKeep), 20, cy);
 				ctx.font = '10px system-ui, sans-serif';
 				ctx.fillStyle = C.muted;
 				const sub = [p.pid !== undefined ? `pid ${p.pid}` : '', p.rank >= 0 ? `rank ${p.rank}` : '', p.host || '', `${row.vis.length} tracks`].filter(Boolean).join(' · ');
-				if (row.g.collapsed) ctx.fillText(this.fit(ctx, sub, GUTTER - 24, 5.5), 20, sy + GROUP_H + SUMMARY_H / 2 + 1);
+				if (row.g.collapsed) ctx.fillText(this.label(ctx, sub, GUTTER - 24), 20, sy + GROUP_H + SUMMARY_H / 2 + 1);
 				continue;
 			}
 			const t = row.t;
 			ctx.fillStyle = C.grid;
 			ctx.fillRect(0, sy + row.h - 1, GUTTER, 1);
+			// the name stays in view while the rest of a tall track is (a deep stack)
+			const ly = this.labelTop(row, sy);
+			const ty = ly + Math.min(row.h, LANE_H + 2) / 2 + 1;
+			ctx.font = '10px system-ui, sans-serif';
+			const tag = KIND_LABEL[t.kind] || t.kind;
+			const tagW = ctx.measureText(tag).width;
+			ctx.fillStyle = t.kind === 'comm' ? C.hl : C.muted;
+			ctx.fillText(tag, GUTTER - 8 - tagW, ty);
 			ctx.font = '12px system-ui, sans-serif';
 			ctx.fillStyle = C.fg;
+			// names cut in the middle, keeping what tells them apart (the whole in the tooltip)
+			const room = GUTTER - 8 - tagW - 6 - 14;
 			if (row.pin) {
 				// pinned: an accent mark, and the process in the label
 				ctx.fillStyle = C.accent;
-				ctx.fillRect(3, sy + 3, 3, Math.min(row.h, LANE_H) - 4);
+				ctx.fillRect(3, ly + 3, 3, Math.min(row.h, LANE_H) - 4);
 				ctx.fillStyle = C.fg;
-				const pn = row.g ? (row.g.proc.name || `process ${row.g.id}`) : '';
-				ctx.fillText(this.fit(ctx, pn ? `\u2068${t.name}\u2069 · \u2068${pn}\u2069` : t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+				// (the track's name first; its process after it if there is room, else under
+				// it in a tall track; always in the tooltip)
+				const full = row.g ? this.groupLabel(row.g) : '';
+				const nm = this.label(ctx, t.name, room, this.nameKeep);
+				const left = room - ctx.measureText(`${nm} · `).width;
+				const pn = full && left >= 30 ? this.label(ctx, full, left, this.groupKeep) : '';
+				ctx.fillText(pn ? `\u2068${nm}\u2069 · \u2068${pn}\u2069` : nm, 14, ty);
+				if (full && !pn && row.h >= 2 * LANE_H + TRACK_PAD && !(t.deepest >= t.lanes)) {
+					ctx.font = '10px system-ui, sans-serif';
+					ctx.fillStyle = C.muted;
+					ctx.fillText(this.label(ctx, full, room, this.groupKeep), 14, ty + 14);
+				}
 			} else {
-				ctx.fillText(this.fit(ctx, t.name, GUTTER - 70, 6.6), 14, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
+				ctx.fillText(this.label(ctx, t.name, room, this.nameKeep), 14, ty);
 			}
 			ctx.font = '10px system-ui, sans-serif';
-			ctx.fillStyle = t.kind === 'comm' ? C.hl : C.muted;
-			const tag = KIND_LABEL[t.kind] || t.kind;
-			ctx.fillText(tag, GUTTER - 8 - ctx.measureText(tag).width, sy + Math.min(row.h, LANE_H + 2) / 2 + 1);
 			if (t.counter && isFinite(t.cmax)) {
 				ctx.fillStyle = C.muted;
 				ctx.fillText(`max ${this.fmtValue(t.cmax)}`, 14, sy + 30);
 			}
-			if (t.deepest >= MAX_LANES) {
-				ctx.fillStyle = C.muted;
-				ctx.fillText(`depth > ${MAX_LANES} hidden`, 14, sy + 30);
+			if (t.deepest >= t.lanes && ly + 30 < sy + row.h) {
+				ctx.fillStyle = C.accent;
+				ctx.fillText(`levels ${t.lanes}–${t.deepest} hidden: show`, 14, ly + 30);
 			}
 		}
 		ctx.restore();
 		}
+	}
+
+	/* `text` fitted to `px` in ctx's font, cut in the middle (textfit.js); `keep`: a
+	 * distinctStarts map of the names it is shown with. */
+	label(ctx, text, px, keep) {
+		return elide(text, px, (x) => ctx.measureText(x).width, keep ? keep.get(text) ?? 0 : 0, ctx.font);
+	}
+
+	/* Where a track's name is drawn: its top, or, while its top is scrolled away and
+	 * the rest of it is in view, the top of the area (a sticky name). */
+	labelTop(row, sy) {
+		if (row.type !== 'track') return sy;
+		const areaTop = row.pin ? RULER_H : RULER_H + this.pinH;
+		return Math.max(sy, Math.min(areaTop, sy + row.h - LANE_H - 2));
 	}
 
 	fmtValue(v) {
@@ -1305,13 +1396,6 @@ export class Timeline {
 		if (a >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
 		if (a >= 1e3) return `${(v / 1e3).toFixed(2)}k`;
 		return Number.isInteger(v) ? String(v) : v.toFixed(3);
-	}
-
-	fit(ctx, text, px, cw) {
-		const max = Math.floor(px / cw);
-		if (text.length <= max) return text;
-		if (max < 2) return '';
-		return text.slice(0, max - 1) + '…';
 	}
 
 	drawRuler(ctx) {
@@ -1338,19 +1422,20 @@ export class Timeline {
 			if (x1 - x0 > 50) {
 				ctx.fillStyle = C.fg;
 				const lx = Math.max(x0, GUTTER) + 3;
-				ctx.fillText(this.fit(ctx, `step ${st.index}`, Math.min(x1, GUTTER + this.PW) - lx - 4, 5.5), lx, 6.5);
+				ctx.fillText(this.label(ctx, `step ${st.index}`, Math.min(x1, GUTTER + this.PW) - lx - 4, this.stepKeep), lx, 6.5);
 			}
 		}
-		// ticks (lower half)
+		// ticks (lower half), all in the unit of the largest (format.js fmtTick)
 		const span = this.view.e - this.view.s;
 		const step = tickStep(span, this.PW);
+		const maxAbs = Math.max(Math.abs(this.view.s), Math.abs(this.view.e));
 		ctx.fillStyle = C.fg;
 		ctx.strokeStyle = C.muted;
 		ctx.beginPath();
 		for (let t = Math.ceil(this.view.s / step) * step; t <= this.view.e; t += step) {
 			const x = Math.round(this.xOf(t)) + 0.5;
 			ctx.moveTo(x, RULER_H - 9); ctx.lineTo(x, RULER_H - 1);
-			ctx.fillText(fmtTick(t, step), x + 3, RULER_H - 11);
+			ctx.fillText(fmtTick(t, step, maxAbs), x + 3, RULER_H - 11);
 		}
 		ctx.stroke();
 		ctx.restore();
@@ -1358,7 +1443,7 @@ export class Timeline {
 		ctx.font = '10px system-ui, sans-serif';
 		ctx.textBaseline = 'middle';
 		ctx.fillText(`${fmtDur(span)} window`, 8, 9);
-		ctx.fillText(`+${fmtDur(Math.max(0, this.view.s))}`, 8, RULER_H - 10);
+		ctx.fillText(fmtOffset(Math.max(0, this.view.s), this.res()), 8, RULER_H - 10);
 	}
 
 	/* Overlay: labels, highlights, selection, flows, area, crosshair, ticks. */
@@ -1410,8 +1495,8 @@ export class Timeline {
 		if (this.gutterHover) {
 			// the pin and hide buttons of the hovered track name
 			const gh = this.gutterHover;
-			const sy = this.rowTop(gh);
-			if (sy >= RULER_H && (gh.pin || sy >= RULER_H + this.pinH - 2)) {
+			const sy = this.labelTop(gh, this.rowTop(gh));
+			if (sy >= RULER_H && (gh.pin ? sy < RULER_H + this.pinH - 2 : sy >= RULER_H + this.pinH - 2)) {
 				ctx.fillStyle = C.gutter;
 				ctx.fillRect(GUTTER - 46, sy + 1, 45, 17);
 				ctx.strokeStyle = C.muted;
@@ -1466,7 +1551,7 @@ export class Timeline {
 		}
 		if (this.mouse && this.mouse.x > GUTTER) {
 			const t = this.tOf(this.mouse.x);
-			const label = fmtOffset(t);
+			const label = fmtOffset(t, r); // (to the pixel)
 			const w = ctx.measureText(label).width + 8;
 			const x = Math.min(this.mouse.x + 2, GUTTER + this.PW - w);
 			ctx.fillStyle = C.fg;
@@ -1805,9 +1890,7 @@ export class Timeline {
 	/* Bring a slice into view: its row shown, centred when outside the window; with
 	 * `zoom`, zoomed in until it is a few pixels wide. */
 	reveal(sel, zoom) {
-		const grp = this.rowOrGroupOfTrack(sel.track);
-		if (grp && grp.type === 'group' && grp.g.collapsed) { grp.g.collapsed = false; this.layout(); }
-		this.scrollToRow(this.rowOfTrack(sel.track));
+		this.showLane(sel.track, sel.depth);
 		const cur = this.view.e - this.view.s;
 		const want = zoom && sel.dur / this.res() < 4 ? Math.max(MIN_SPAN * 4, sel.dur * this.PW / 12) : cur;
 		const c = sel.rel + sel.dur / 2;
@@ -1821,9 +1904,7 @@ export class Timeline {
 	gotoResult(res) {
 		const rel = Number(big(res.ts) - this.T0);
 		const dur = Number(res.dur) || 0;
-		const grp = this.rowOrGroupOfTrack(res.track);
-		if (grp && grp.type === 'group' && grp.g.collapsed) { grp.g.collapsed = false; this.layout(); }
-		this.scrollToRow(this.rowOfTrack(res.track));
+		this.showLane(res.track, Number(res.depth) || 0);
 		const cur = this.view.e - this.view.s;
 		if (dur > cur * 0.8) this.focusRange(rel, dur, true);
 		else if (rel < this.view.s || rel + dur > this.view.e) this.setView(rel + dur / 2 - cur / 2, rel + dur / 2 + cur / 2, { history: true });
@@ -1916,7 +1997,9 @@ export class Timeline {
 		const unit = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
 		let dx = e.deltaX * unit, dy = e.deltaY * unit;
 		if (p.x < GUTTER || e.altKey) {
-			this.scrollY += dy || dx;
+			// over the pinned tracks: they scroll (when taller than their area)
+			if (this.pinH && p.y >= RULER_H && p.y < RULER_H + this.pinH) this.pinScrollY += dy || dx;
+			else this.scrollY += dy || dx;
 			this.clampScroll();
 			this.invalidate(true);
 			this.scheduleFetch();
@@ -1939,6 +2022,7 @@ export class Timeline {
 			if (row && row.type === 'group' && e.button === 0) this.toggleGroup(row.g);
 			else if (row && row.type === 'track' && e.button === 0 && p.x > GUTTER - 24) { this.gutterHover = null; this.hideTrack(row.t.id); }
 			else if (row && row.type === 'track' && e.button === 0 && p.x > GUTTER - 46) { this.gutterHover = null; this.togglePin(row.t.id); }
+			else if (row && row.type === 'track' && e.button === 0 && this.hiddenLevelsAt(row, p.y)) this.showLane(row.t.id, row.t.deepest);
 			return;
 		}
 		if (p.y < RULER_H && e.button === 0 && !e.shiftKey) {
@@ -1977,15 +2061,25 @@ export class Timeline {
 		const gh = p.x < GUTTER ? this.rowAtY(p.y) : null;
 		const gRow = gh && gh.type === 'track' ? gh : null;
 		if (gRow !== this.gutterHover) { this.gutterHover = gRow; this.invalidate(false); }
-		this.over.style.cursor = gRow && p.x > GUTTER - 46 ? 'pointer' : '';
-		this.over.title = gRow && p.x > GUTTER - 24 ? 'Hide this track' : gRow && p.x > GUTTER - 46 ? (gRow.pin ? 'Unpin this track' : 'Pin this track to the top') : '';
+		const onButtons = gRow && p.x > GUTTER - 46;
+		this.over.style.cursor = onButtons || (gRow && this.hiddenLevelsAt(gRow, p.y)) ? 'pointer' : '';
+		this.over.title = gRow && p.x > GUTTER - 24 ? 'Hide this track' : onButtons ? (gRow.pin ? 'Unpin this track' : 'Pin this track to the top') : '';
 		this.mouse = p;
+		if (gh && !onButtons) { this.hover = null; this.gutterTooltip(gh, e); this.invalidate(false); return; }
 		const h = this.hit(p.x, p.y);
 		const prev = this.hover;
 		this.hover = h && h.slice ? h.slice : null;
 		this.updateTooltip(h, e);
 		if (prev?.name !== this.hover?.name || prev?.rel !== this.hover?.rel) this.invalidate(false);
 		else this.invalidate(false);
+	}
+
+	/* Is y on a track's "levels N–M hidden: show" note (labelTop + 30)? */
+	hiddenLevelsAt(row, y) {
+		const t = row.t;
+		if (t.counter || t.deepest < t.lanes) return false;
+		const ly = this.labelTop(row, this.rowTop(row));
+		return Math.abs(y - (ly + 30)) <= 8;
 	}
 
 	setArea(d, p) {
@@ -2066,6 +2160,37 @@ export class Timeline {
 		e.preventDefault();
 	}
 
+	/* Over a track name or a process header: the whole name (the gutter cuts long ones)
+	 * and what the track is. */
+	gutterTooltip(row, e) {
+		const esc = escapeHtml;
+		let html;
+		if (row.type === 'group') {
+			const p = row.g.proc;
+			const sub = [p.pid !== undefined ? `pid ${p.pid}` : '', p.rank >= 0 ? `rank ${p.rank}` : '', p.host || '', `${row.vis.length} track${row.vis.length === 1 ? '' : 's'}`].filter(Boolean).join(' · ');
+			html = `<b class="bidi">${esc(this.groupLabel(row.g))}</b><br><span class="muted">${esc(sub)} · click to ${row.g.collapsed ? 'expand' : 'collapse'}</span>`;
+		} else {
+			const t = row.t;
+			const p = row.g ? this.groupLabel(row.g) : '';
+			const what = [KIND_LABEL[t.kind] || t.kind, t.tid !== undefined && t.tid !== null ? `tid ${t.tid}` : '', t.slices ? `${fmtInt(t.slices)} slices` : '',
+				!t.counter && t.deepest > 0 ? `${t.deepest + 1} levels` : ''].filter(Boolean).join(' · ');
+			html = `<b class="bidi">${esc(t.name)}</b>${p ? `<br><span class="bidi">${esc(p)}</span>` : ''}<br><span class="muted">${esc(what)}</span>`;
+		}
+		this.tooltip.innerHTML = html;
+		this.placeTooltip(e);
+	}
+
+	placeTooltip(e) {
+		const tt = this.tooltip;
+		tt.hidden = false;
+		const r = this.main.getBoundingClientRect();
+		let x = e.clientX - r.left + 14, y = e.clientY - r.top + 14;
+		const tw = tt.offsetWidth, th = tt.offsetHeight;
+		if (x + tw > this.W - 4) x = e.clientX - r.left - tw - 10;
+		if (y + th > this.H - 4) y = e.clientY - r.top - th - 10;
+		tt.style.transform = `translate(${Math.max(0, x)}px, ${Math.max(0, y)}px)`;
+	}
+
 	updateTooltip(h, e) {
 		const tt = this.tooltip;
 		if (!h || (!h.slice && !h.counter)) { tt.hidden = true; return; }
@@ -2087,13 +2212,7 @@ export class Timeline {
 			html += `<br><span class="muted">at ${fmtOffset(c.rel)}</span>`;
 		}
 		tt.innerHTML = html;
-		tt.hidden = false;
-		const r = this.main.getBoundingClientRect();
-		let x = e.clientX - r.left + 14, y = e.clientY - r.top + 14;
-		const tw = tt.offsetWidth, th = tt.offsetHeight;
-		if (x + tw > this.W - 4) x = e.clientX - r.left - tw - 10;
-		if (y + th > this.H - 4) y = e.clientY - r.top - th - 10;
-		tt.style.transform = `translate(${Math.max(0, x)}px, ${Math.max(0, y)}px)`;
+		this.placeTooltip(e);
 	}
 
 	/* Keyboard, by KeyboardEvent.code; returns true when handled. */

@@ -65,6 +65,26 @@ await step('CSV export: formula-like names defused, CR quoted, numbers kept', as
 	return csv === want || `got ${JSON.stringify(csv)}`;
 });
 
+/* #19.8: names cut in the middle keep the part that tells them apart (a fixed 6.6 px per character here). */
+await step('textfit: long names that share a start are cut in the middle, fit, and stay apart', async () => {
+	const { elide, distinctStarts } = await import(new URL('../../web/textfit.js', import.meta.url).href);
+	const names = ['/job:localhost/replica:0/task:0/device:GPU:0/stream:14', '/job:localhost/replica:0/task:0/device:GPU:0/stream:all',
+		'/job:localhost/replica:0/task:0/device:GPU:0/memcpy', '/job:localhost/replica:0/task:0/device:CPU:0',
+		'tf_GPU_Event_Manager/-1199079105', 'tf_GPU_Event_Manager/-1606410758', 'thread 19392 (python3)', 'thread 0 (python3)', 'stream 7'];
+	const keep = distinctStarts(names), measure = (t) => t.length * 6.6;
+	const out = names.map((n) => elide(n, 150, measure, keep.get(n)));
+	const bad = out.filter((l, i) => measure(l) > 150 || out.indexOf(l) !== i);
+	return (!bad.length && out[0] !== names[0] && out[0].endsWith('stream:14') && out[6] === names[6]) || `labels ${JSON.stringify(out)}`;
+});
+/* #19.13: times written together share a unit (the duration format's for the largest, or the chosen one). */
+await step('format: a range\'s ends and the ruler\'s ticks in one unit, never "+4780 µs"', async () => {
+	const f = await import(new URL('../../web/format.js', import.meta.url).href);
+	const got = [f.fmtRange(4.78e6, 6.01e6), f.fmtRange(-16, -7), f.fmtRange(4780123, 4780173), f.fmtTick(4.78e6, 1e4, 4.88e6), f.fmtTick(0, 5e5, 1.5e6),
+		f.fmtTime(0, 168e6), f.fmtOffset(4780123, 10), f.fmtTime(123456, 123456, 0, 'us')];
+	const want = ['+4.78 ms – +6.01 ms', '−16 ns – −7 ns', '+4.780123 ms – +4.780173 ms', '4.78 ms', '0.0 ms', '0 ms', '+4.78012 ms', '123.456 µs'];
+	return got.every((g, i) => g === want[i]) || `got ${JSON.stringify(got)}`;
+});
+
 /* ---- browser ---------------------------------------------------------------- */
 const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tft-ui-profile-'));
 const ctx = await chromium.launchPersistentContext(userDir, {
@@ -631,6 +651,184 @@ if (!perfOnly) {
 	});
 }
 
+/* ---- 5d. issue #19 (items 9, 13): Esc ends a search; times in one unit; step colours; Ops chart labels ---- */
+/* Record the text every 2D context of `pg` draws (offscreen ones too) into window.__texts:
+ * {t, x, y, font, w (measured), canvas (class)}. Again: empties the record. */
+const recordTexts = (pg) => pg.evaluate(() => {
+	if (window.__texts) { window.__texts.length = 0; return; }
+	window.__texts = [];
+	for (const C of [window.CanvasRenderingContext2D, window.OffscreenCanvasRenderingContext2D]) {
+		if (!C) continue;
+		const f = C.prototype.fillText;
+		C.prototype.fillText = function (t, x, y, ...rest) {
+			if (window.__texts) window.__texts.push({ t: String(t), x, y, font: this.font, w: this.measureText(String(t)).width, canvas: (this.canvas && this.canvas.className) || '' });
+			return f.call(this, t, x, y, ...rest);
+		};
+	}
+});
+/* Two animation frames (a redraw asked for has happened). */
+const frames2 = (pg) => pg.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+/* "+4.78 ms – +6.01 ms" -> [{v: 4.78, u: 'ms'}, ...] */
+const timesIn = (text) => [...text.matchAll(/(\d+(?:[.,]\d+)*)\s*(ns|µs|ms|s)\b/g)].map((m) => ({ v: +m[1].replace(/,/g, ''), u: m[2] }));
+/* A step of 5d that leaves the page on the Timeline even when it fails (6 needs it). */
+const onTimeline = (fn) => async () => {
+	try { return await fn(); } finally {
+		await page.click('nav.pages a[data-page=timeline]').catch(() => {});
+		await page.evaluate(() => window.__tft.app.details.showArea(null)).catch(() => {});
+	}
+};
+if (!perfOnly) {
+	await step('Esc in the search box ends the search: box, count, ruler ticks, q= in the address; and a highlight it shows (#19.9)', onTimeline(async () => {
+		await page.click('nav.pages a[data-page=timeline]');
+		await page.locator('.tl-over').focus();
+		await page.keyboard.press('Digit0');
+		const q = await page.evaluate(async () => (await (await fetch('api/stats?by=name')).json()).rows[0].name);
+		const input = page.locator('form.search input');
+		await input.fill(q);
+		await page.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && s.total > 0 && window.__tft.timeline.searchHits.length > 0; }, null, { timeout: 10000 });
+		await page.waitForFunction(() => /[?&]q=/.test(location.hash), null, { timeout: 5000 });
+		await input.press('Escape');
+		await page.waitForFunction(() => !/[?&]q=/.test(location.hash), null, { timeout: 3000 }).catch(() => {});
+		const after = () => page.evaluate(() => {
+			const s = window.__tft.state();
+			return { value: document.querySelector('form.search input').value, query: s.search.query, total: s.search.total, ticks: window.__tft.timeline.searchHits.length,
+				count: document.querySelector('.s-count').textContent, hash: location.hash, focused: document.activeElement === document.querySelector('form.search input'),
+				highlight: s.highlight, chip: !document.querySelector('.hl-chip').hidden };
+		});
+		let r = await after();
+		assert(r.value === '' && r.query === '' && r.total === 0 && r.ticks === 0 && r.count === '' && !/[?&]q=/.test(r.hash) && !r.focused, `after Esc: ${JSON.stringify(r)}`);
+		// an op highlighted from the Ops page is in the box: Esc there ends both
+		await page.click('nav.pages a[data-page=ops]');
+		await page.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 15000 });
+		await page.locator('#page-ops .vt-row:not([hidden])').first().click();
+		await page.waitForFunction(() => window.__tft.state().page === 'timeline' && window.__tft.state().search.total > 0, null, { timeout: 10000 });
+		await page.waitForFunction(() => /[?&]hl=/.test(location.hash), null, { timeout: 5000 });
+		await input.focus();
+		await input.press('Escape');
+		await page.waitForFunction(() => !/[?&](hl|q)=/.test(location.hash), null, { timeout: 3000 }).catch(() => {});
+		r = await after();
+		assert(r.value === '' && r.query === '' && r.ticks === 0 && r.highlight === null && !r.chip && !/[?&](hl|q)=/.test(r.hash), `Esc on a highlighted op: ${JSON.stringify(r)}`);
+		// the same in the Ops page's filter box: Esc empties it, the table and the address follow
+		await page.click('nav.pages a[data-page=ops]');
+		await page.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 15000 });
+		const all = await page.evaluate(() => window.__tft.app.ops.table.ordered().length);
+		await page.fill('#page-ops .o-text', q.slice(0, 3));
+		await page.waitForFunction(() => /[?&]filter=/.test(location.hash), null, { timeout: 3000 });
+		await page.press('#page-ops .o-text', 'Escape');
+		await page.waitForFunction(() => !/[?&]filter=/.test(location.hash), null, { timeout: 3000 }).catch(() => {});
+		const o = await page.evaluate(() => ({ n: window.__tft.app.ops.table.ordered().length, hash: location.hash, v: document.querySelector('#page-ops .o-text').value }));
+		assert(o.v === '' && o.n === all && !/[?&]filter=/.test(o.hash), `Ops filter after Esc: ${JSON.stringify(o)} (all ${all})`);
+		await page.click('nav.pages a[data-page=timeline]');
+		return true;
+	}));
+	await step('a page link switches pages while the address, rewritten after a pause, still names that page', onTimeline(async () => {
+		// (found with #19.5: Ops page, a row, the × of the highlight and Ops again within 0.3 s stayed on the Timeline)
+		await page.evaluate(() => { history.replaceState(null, '', '#/ops'); window.__tft.app.showPage('timeline'); });
+		await page.click('nav.pages a[data-page=ops]');
+		const pg = await page.evaluate(() => window.__tft.state().page);
+		await page.click('nav.pages a[data-page=timeline]');
+		assert(pg === 'ops', `after a click on Ops the page is ${pg}`);
+		return true;
+	}));
+	await step('a range and the time ruler write their times in one unit, the one the duration format picks, or the one chosen (#19.13)', onTimeline(async () => {
+		await page.click('nav.pages a[data-page=timeline]');
+		const span = await page.evaluate(() => window.__tft.timeline.span);
+		const s0 = span > 7e6 ? 4.78e6 : span * 0.5, e0 = s0 + Math.min(1.23e6, span * 0.1);
+		const header = async () => {
+			await page.evaluate(([s, e]) => window.__tft.app.details.showArea({ s, e, tracks: null }), [s0, e0]);
+			return page.locator('.dr-area .dr-headline .muted').innerText();
+		};
+		const ruler = async () => {
+			await recordTexts(page);
+			await page.evaluate(([s]) => { const tl = window.__tft.timeline; tl.setView(s, s + 100e3); }, [s0]);
+			await frames2(page);
+			// the tick labels: drawn on the base canvas under the ruler's middle, right of the names
+			return page.evaluate(() => window.__texts.filter((x) => x.canvas === 'tl-base' && x.y === 21 && x.x > 220).map((x) => x.t));
+		};
+		const check = (what, times, unit) => {
+			const units = new Set(times.map((x) => x.u));
+			const top = Math.max(...times.map((x) => x.v));
+			assert(times.length >= 2 && units.size === 1 && (unit ? units.has(unit) : top >= 1 && top < 1000), `${what}: ${JSON.stringify(times)}`);
+		};
+		const h = await header();
+		check(`range header "${h}"`, timesIn(h));
+		const ticks = await ruler();
+		check(`ruler ticks ${ticks.join(' | ')}`, timesIn(ticks.join(' ')));
+		note(`range ${h}; ruler ${ticks.slice(0, 3).join(', ')}…`);
+		// Times = ms (the settings): everything in ms
+		const setTime = (v) => page.evaluate((v) => { const s = document.querySelector('.set-time'); s.value = v; s.dispatchEvent(new Event('change')); }, v);
+		await setTime('ms');
+		try {
+			const hm = await header();
+			check(`range header in ms "${hm}"`, timesIn(hm), 'ms');
+			const tm = await ruler();
+			check(`ruler ticks in ms ${tm.join(' | ')}`, timesIn(tm.join(' ')), 'ms');
+		} finally { await setTime('auto'); }
+		await page.evaluate(() => window.__tft.app.details.showArea(null));
+		await page.keyboard.press('Digit0');
+		return true;
+	}));
+	await step('traced steps: the same colour on the Overview as on the Runs page (#19.13)', onTimeline(async () => {
+		const steps = await page.evaluate(() => (window.__tft.app.session.step_list || []).length);
+		assert(steps > 0, 'the session has no steps');
+		/* The hue (10-degree bucket) most of the canvas's coloured pixels have. */
+		const hueOf = (sel) => page.evaluate((sel) => {
+			const c = document.querySelector(sel), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			const hist = new Array(36).fill(0);
+			for (let i = 0; i < d.length; i += 4) {
+				const r = d[i] / 255, g = d[i + 1] / 255, b = d[i + 2] / 255, mx = Math.max(r, g, b), mn = Math.min(r, g, b), l = (mx + mn) / 2;
+				if (d[i + 3] < 200 || mx - mn < 0.25 || l < 0.15 || l > 0.9) continue;
+				const h = mx === r ? ((g - b) / (mx - mn) + 6) % 6 : mx === g ? (b - r) / (mx - mn) + 2 : (r - g) / (mx - mn) + 4;
+				hist[Math.floor(h * 6) % 36]++;
+			}
+			const k = hist.indexOf(Math.max(...hist));
+			return { hue: k * 10 + 5, n: hist[k] };
+		}, sel);
+		await page.click('nav.pages a[data-page=overview]');
+		await page.waitForSelector('#page-overview .stepchart', { timeout: 10000 });
+		await page.mouse.move(5, 5);
+		await frames2(page);
+		const ov = await hueOf('#page-overview .stepchart');
+		await page.click('nav.pages a[data-page=runs]');
+		await page.waitForFunction(() => window.__tft.runs().points > 0 && document.querySelector('#page-runs .r-chart'), null, { timeout: 10000 });
+		await page.mouse.move(5, 5);
+		await frames2(page);
+		const rn = await hueOf('#page-runs .r-chart');
+		const dh = Math.min(Math.abs(ov.hue - rn.hue), 360 - Math.abs(ov.hue - rn.hue));
+		note(`traced steps: Overview hue ${ov.hue} (${ov.n} px), Runs hue ${rn.hue} (${rn.n} px)`);
+		assert(ov.n > 50 && rn.n > 50 && dh <= 20, `Overview bars hue ${ov.hue}, Runs bars hue ${rn.hue}`);
+		const sw = await page.evaluate(() => [getComputedStyle(document.querySelector('#page-overview .sw.traced')).backgroundColor, getComputedStyle(document.querySelector('#page-runs .sw.traced-hl')).backgroundColor]);
+		assert(sw[0] === sw[1], `legend swatches: Overview ${sw[0]}, Runs ${sw[1]}`);
+		await page.click('nav.pages a[data-page=timeline]');
+		return true;
+	}));
+	await step('Ops chart: names are cut (in the middle) to end before their bar and value, and stay apart (#19.13)', onTimeline(async () => {
+		await page.click('nav.pages a[data-page=ops]');
+		await page.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 15000 });
+		await recordTexts(page);
+		await page.evaluate(() => window.__tft.app.ops.drawBars());
+		const r = await page.evaluate(() => {
+			const c = document.querySelector('#page-ops .o-bars');
+			const t = window.__texts.filter((x) => x.canvas === 'o-bars');
+			const top = window.__tft.app.ops.top;
+			// (the bars start at labelW, as ops.js lays them out)
+			const labelW = Math.min(260, c.clientWidth * 0.45);
+			const labels = t.filter((x) => x.x === 4);
+			const rows = labels.map((l, i) => ({ name: top[i] && top[i].name, label: l.t, right: l.x + l.w, value: t.find((v) => v.y === l.y && v.x > l.x) }));
+			return { labelW, rows: rows.map((x) => ({ name: x.name, label: x.label, right: Math.round(x.right), valueX: x.value ? Math.round(x.value.x) : null })) };
+		});
+		assert(r.rows.length > 0, 'no labels drawn');
+		const over = r.rows.filter((x) => x.right > r.labelW - 2 || (x.valueX !== null && x.right > x.valueX - 2));
+		assert(!over.length, `labels over their bars (bars at ${Math.round(r.labelW)} px): ${JSON.stringify(over.slice(0, 3))}`);
+		const same = r.rows.filter((x, i) => r.rows.some((y, j) => j !== i && y.label === x.label && y.name !== x.name));
+		assert(!same.length, `different names read the same: ${JSON.stringify(same.slice(0, 2))}`);
+		note(`Ops chart: ${r.rows.length} labels within ${Math.round(r.labelW)} px, e.g. "${(r.rows.find((x) => x.label !== x.name) || r.rows[0]).label}"`);
+		await page.click('nav.pages a[data-page=timeline]');
+		await idle();
+		return true;
+	}));
+}
+
 /* ---- 6. frame times during a pan/zoom sequence --------------------------------- */
 await step('pan/zoom frame rate', async () => {
 	await page.keyboard.press('Digit0');
@@ -1054,6 +1252,241 @@ if (tftBin && !perfOnly) {
 		} finally { srv.stop(); }
 		return true;
 	});
+	/* ---- issue #19.5: a selected slice deep in a stack is scrolled into view, however it was selected ---- */
+	const deep = path.join(dataDir, 'tracelens/kineto_h100/gaunernst_bert-small-uncased__1016001.json.gz');
+	if (fs.existsSync(deep)) {
+		let srv = null;
+		/* The selection's lane: inside its track's drawn lanes and inside the visible part of its area. */
+		const selSeen = () => xp.evaluate(() => {
+			const tl = window.__tft.timeline;
+			if (!tl.sel) return { ok: false, why: 'nothing selected' };
+			const row = tl.rowOfTrack(tl.sel.track), b = tl.selRect();
+			if (!row || !b) return { ok: false, why: `track ${tl.sel.track} has no row` };
+			const top = row.pin ? 32 : 32 + tl.pinH, bot = row.pin ? 32 + tl.pinH - 2 : tl.H, rowBottom = tl.rowTop(row) + row.h;
+			return { ok: b.y >= top && b.y + b.h <= bot && b.y + b.h <= rowBottom, depth: tl.sel.depth, y: b.y, top, bot, rowBottom, pinned: !!row.pin };
+		});
+		const seen = async (what) => { const r = await selSeen(); if (!r.ok) throw new Error(`${what}: the selected slice is not in view: ${JSON.stringify(r)}`); return r; };
+		const wheelNames = async (dy) => {
+			const b = await xp.locator('.tl-over').boundingBox();
+			await xp.mouse.move(b.x + 100, b.y + 300);
+			await xp.mouse.wheel(0, dy);
+			await xp.mouse.move(b.x + 600, b.y + 5);
+			await xidle();
+		};
+		const searchEnter = async (q) => {
+			const input = xp.locator('form.search input');
+			await input.fill(q);
+			await input.press('Enter');
+			await xp.waitForFunction(() => { const s = window.__tft.state().search; return !s.pending && (s.cur >= 0 || s.error || !s.total); }, null, { timeout: 10000 });
+			return (await xp.evaluate(() => window.__tft.state().search));
+		};
+		await step('search Enter: every hit of a name found only deep in a Python stack (depth 25 to 42) is scrolled into view (#19.5)', async () => {
+			srv = await serveTrace('deepstack', deep);
+			await xopen(new URL('#/timeline', srv.url).href);
+			let s = await searchEnter('cudaLaunchKernel');
+			assert(s.total > 1, `search: ${JSON.stringify(s)}`);
+			const depths = [];
+			for (let k = 0; k < s.total; k++) {
+				if (k) {
+					await xp.locator('form.search input').press('Enter');
+					await xp.waitForFunction((c) => { const x = window.__tft.state().search; return !x.pending && x.cur !== c; }, s.cur, { timeout: 10000 });
+					s = await xp.evaluate(() => window.__tft.state().search);
+				}
+				depths.push((await seen(`hit ${s.cur + 1} / ${s.total}`)).depth);
+			}
+			note(`cudaLaunchKernel: ${depths.length} hits at depths ${Math.min(...depths)}..${Math.max(...depths)}, each in view`);
+			assert(Math.min(...depths) >= 24 && Math.max(...depths) >= 40, `depths ${depths.join(',')}`);
+			return true;
+		});
+		await step('F brings a deep selection back into view after the tracks were scrolled away (#19.5)', async () => {
+			await xp.evaluate(async () => {
+				const tl = window.__tft.timeline;
+				const j = JSON.parse((await (await fetch('api/search?q=cudaLaunchKernel&exact=1&in=name&limit=100')).text()).replace(/("ts":)(-?\d+)/g, '$1"$2"'));
+				window.__tft.app.gotoResult(j.results.find((r) => r.depth >= 24 && r.depth <= 27));
+				return tl.sel.depth;
+			});
+			await seen('selected');
+			await wheelNames(5000);
+			if ((await selSeen()).ok) await wheelNames(-5000);
+			assert(!(await selSeen()).ok, 'the selection is in view with the tracks scrolled to either end');
+			await xp.locator('.tl-over').focus();
+			await xp.keyboard.press('KeyF');
+			await seen('after F');
+			return true;
+		});
+		await step('an Ops row of an op found only deep in the stack opens it on the Timeline in view (#19.5)', async () => {
+			await wheelNames(-5000);
+			await xp.locator('form.search input').fill('');
+			await xp.click('nav.pages a[data-page=ops]');
+			await xp.waitForSelector('#page-ops .vt-row:not([hidden])', { timeout: 15000 });
+			await xp.fill('#page-ops .o-text', 'is_compiling');
+			await xp.waitForFunction(() => { const v = window.__tft.app.ops.table.ordered(); return v.length > 0 && v.every((r) => /is_compiling/.test(r.name)); }, null, { timeout: 5000 });
+			const op = await xp.locator('#page-ops .vt-row:not([hidden]) .vt-c').first().innerText();
+			await xp.locator('#page-ops .vt-row:not([hidden])').first().click();
+			await xp.waitForFunction((op) => { const s = window.__tft.state(); return s.page === 'timeline' && s.details && s.details.name === op; }, op, { timeout: 10000 })
+				.catch(() => {});
+			const d = await xp.evaluate(() => window.__tft.state().details);
+			assert(d && d.name === op, `after a click on the Ops row "${op}" the selection is ${JSON.stringify(d)}`);
+			const r = await seen('Ops row');
+			note(`Ops row "${await xp.evaluate(() => window.__tft.state().highlight)}": selected at depth ${r.depth}`);
+			await xp.click('.hl-clear');
+			await xp.click('nav.pages a[data-page=ops]');
+			await xp.fill('#page-ops .o-text', '');
+			await xp.click('nav.pages a[data-page=timeline]');
+			return true;
+		});
+		await step('`[` from a kernel goes back to its launch deep in the CPU stack, in view (#19.5)', async () => {
+			const src = await xp.evaluate(async () => {
+				const get = async (u) => JSON.parse((await (await fetch(u)).text()).replace(/("ts":)(-?\d+)/g, '$1"$2"'));
+				const j = await get('api/search?q=cudaLaunchKernel&exact=1&in=name&limit=100');
+				for (const r of j.results) {
+					const d = await get(`api/slice?track=${r.track}&ts=${r.ts}&depth=${r.depth}`);
+					const f = d.flows_out.find((x) => x.track !== null && x.track !== r.track);
+					if (d.depth >= 24 && f) return { launch: { track: r.track, depth: d.depth }, kernel: { track: f.track, ts: String(f.ts) } };
+				}
+				return null;
+			});
+			assert(src, 'no cudaLaunchKernel with a flow to a kernel');
+			await xp.evaluate((k) => { const tl = window.__tft.timeline; return tl.selectAt(k.track, Number(BigInt(k.ts) - tl.T0)).then(() => true); }, src.kernel);
+			await xp.waitForFunction(() => { const tl = window.__tft.timeline; return window.__tft.state().details && tl.flows.some((f) => f.dir === 'in'); }, null, { timeout: 10000 });
+			await seen('the kernel');
+			await xp.locator('.tl-over').focus();
+			await xp.keyboard.press('BracketLeft');
+			await xp.waitForFunction((t) => { const s = window.__tft.state(); return s.selected && s.selected.track === t; }, src.launch.track, { timeout: 10000 });
+			const r = await seen('after [');
+			note(`[ from the kernel on track ${src.kernel.track}: its launch at depth ${r.depth}`);
+			return true;
+		});
+		await step('a link to a deep slice opens with the slice in view (#19.5)', async () => {
+			await xp.waitForFunction(() => /[?&]sel=0\./.test(location.hash), null, { timeout: 5000 });
+			const url = await xp.evaluate(() => location.href);
+			await xp.goto('about:blank');
+			await xp.goto(url);
+			await xp.waitForFunction(() => window.__tft && window.__tft.state().loaded && window.__tft.timeline.sel, null, { timeout: 20000 });
+			await xidle();
+			await seen('opened from the link');
+			return true;
+		});
+		await step('a track deeper than the lanes it shows says so, and a click on that shows them', async () => {
+			const t0 = await xp.evaluate(() => { const t = window.__tft.timeline.tracks.get(0); return { lanes: t.lanes, deepest: t.deepest }; });
+			assert(t0.deepest >= t0.lanes, `track 0: ${JSON.stringify(t0)} (a fresh page shows 40 levels)`);
+			await recordTexts(xp);
+			await wheelNames(-5000);
+			const nt = await xp.evaluate(async () => {
+				const tl = window.__tft.timeline;
+				window.__texts.length = 0;
+				tl.gutterSig = null;
+				tl.invalidate(true);
+				await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+				return window.__texts.find((x) => /hidden/.test(x.t) && x.x < 220) || null;
+			});
+			assert(nt, 'no note on the track');
+			const b = await xp.locator('.tl-over').boundingBox();
+			await xp.mouse.click(b.x + nt.x + 10, b.y + nt.y);
+			const t1 = await xp.evaluate(() => { const t = window.__tft.timeline.tracks.get(0); return { lanes: t.lanes, deepest: t.deepest }; });
+			note(`"${nt.t}": a click shows ${t1.lanes} levels`);
+			assert(t1.lanes === t1.deepest + 1, `after a click on "${nt.t}": ${JSON.stringify(t1)}`);
+			return true;
+		});
+		await step('a deep selection in a pinned track scrolls the pinned area to it (#19.5)', async () => {
+			await xp.evaluate(() => window.__tft.timeline.setPins([0]));
+			await xidle();
+			const s = await searchEnter('cudaLaunchKernel');
+			assert(s.total > 0, 'no hit');
+			const r = await seen('in the pinned track');
+			assert(r.pinned, 'track 0 is not pinned');
+			await xp.click('.tl-unpin');
+			await xp.locator('form.search input').fill('');
+			return true;
+		});
+		if (srv) srv.stop();
+	} else skip('deep stacks scrolled into view', `no ${deep}`);
+
+	/* ---- issue #19.8: long track and process names are told apart, and every name has a tooltip ---- */
+	/* The names the Timeline's gutter draws for the rows in view (recorded as drawn):
+	 * [{group, pin, name, label, right, tagLeft, y}] */
+	const gutterNames = () => xp.evaluate(async () => {
+		const tl = window.__tft.timeline;
+		window.__texts.length = 0;
+		tl.gutterSig = null; // (the names are a cached image: drawn again)
+		tl.invalidate(true);
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const t = window.__texts.filter((x) => x.x < 220);
+		const out = [];
+		for (const row of tl.visibleRows()) {
+			const top = tl.rowTop(row), bot = top + (row.type === 'group' ? 24 : Math.min(row.h, 20));
+			const areaTop = row.pin ? 32 : 32 + tl.pinH, areaBot = row.pin ? 32 + tl.pinH - 2 : tl.H;
+			if (top < areaTop || bot > areaBot) continue;
+			const l = t.find((x) => (row.type === 'group' ? /^600 12px/ : /^12px/).test(x.font) && x.y > top && x.y < bot);
+			const tag = row.type === 'track' ? t.find((x) => /^10px/.test(x.font) && x.y > top && x.y < bot && x.x > 120) : null;
+			let name = row.type === 'track' ? row.t.name : row.g.proc.name || `process ${row.g.proc.id}`;
+			if (row.type === 'group' && row.g.proc.labels && row.g.proc.labels !== name) name += ` · ${row.g.proc.labels}`;
+			out.push({ group: row.type === 'group', pin: !!row.pin, name, label: l ? l.t : null, right: l ? l.x + l.w : 0, tagLeft: tag ? tag.x : 220, y: l ? l.y : top + 9 });
+		}
+		return out;
+	});
+	const checkNames = (what, rows) => {
+		assert(rows.length > 1, `${what}: ${rows.length} rows in view`);
+		const none = rows.filter((r) => r.label === null);
+		assert(!none.length, `${what}: no name drawn for ${JSON.stringify(none[0])}`);
+		const same = rows.filter((a) => rows.some((b) => b !== a && b.group === a.group && b.label === a.label && b.name !== a.name));
+		assert(!same.length, `${what}: different names read the same: ${same.slice(0, 3).map((r) => `"${r.name}" as "${r.label}"`).join(', ')}`);
+		const over = rows.filter((r) => r.right > (r.group ? 216 : r.tagLeft - 2));
+		assert(!over.length, `${what}: names over the kind tag or the edge: ${JSON.stringify(over.slice(0, 2))}`);
+	};
+	const tooltipAt = async (y, x = 60) => {
+		const b = await xp.locator('.tl-over').boundingBox();
+		await xp.mouse.move(b.x + 600, b.y + 5);
+		await xp.mouse.move(b.x + x, b.y + y);
+		return xp.waitForFunction(() => { const t = document.querySelector('.tl-tooltip'); return !t.hidden && t.textContent; }, null, { timeout: 3000 })
+			.then((h) => h.jsonValue(), () => null);
+	};
+	const xspace = path.join(dataDir, 'tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb');
+	const tfGpu = path.join(dataDir, 'ikhlestov-tf-profiling/GPU/timeline_01.json');
+	if (fs.existsSync(xspace) && fs.existsSync(tfGpu)) {
+		await step('long track names (an XSpace\'s tf_GPU_Event_Manager/N threads) are cut in the middle, told apart, and whole in a tooltip (#19.8)', async () => {
+			const srv = await serveTrace('longnames', xspace);
+			try {
+				await xopen(new URL('#/timeline', srv.url).href);
+				await recordTexts(xp);
+				const rows = await gutterNames();
+				const cut = rows.filter((r) => !r.group && r.label !== r.name);
+				note(`XSpace: ${rows.length} names in view, ${cut.length} cut: ${cut.slice(0, 3).map((r) => `"${r.label}"`).join(', ')}`);
+				checkNames('XSpace tracks', rows);
+				assert(cut.length > 1, 'no name was long enough to be cut');
+				const tip = await tooltipAt(cut[0].y);
+				assert(tip && tip.includes(cut[0].name), `tooltip over "${cut[0].label}": ${JSON.stringify(tip)}`);
+				const g = rows.find((r) => r.group);
+				const gt = await tooltipAt(g.y);
+				assert(gt && gt.includes(g.name), `tooltip over the process "${g.name}": ${JSON.stringify(gt)}`);
+				// pinned, a track's label adds its process: still told apart
+				const ids = await xp.evaluate(() => [...window.__tft.timeline.tracks.values()].filter((t) => /^tf_GPU_Event_Manager\//.test(t.name)).slice(0, 3).map((t) => t.id));
+				await xp.evaluate((ids) => window.__tft.timeline.setPins(ids), ids);
+				await xidle();
+				const pinned = (await gutterNames()).filter((r) => r.pin);
+				assert(pinned.length === ids.length, `${pinned.length} pinned rows in view`);
+				checkNames('pinned tracks', pinned);
+				await xp.click('.tl-unpin');
+			} finally { srv.stop(); }
+			return true;
+		});
+		await step('long process names (TF timeline devices /job:localhost/replica:0/task:0/…) are told apart, and whole in a tooltip (#19.8)', async () => {
+			const srv = await serveTrace('longprocs', tfGpu);
+			try {
+				await xopen(new URL('#/timeline', srv.url).href);
+				await recordTexts(xp);
+				const rows = await gutterNames();
+				const groups = rows.filter((r) => r.group);
+				note(`TF timeline: processes drawn as ${groups.map((r) => `"${r.label}"`).join(', ')}`);
+				checkNames('TF devices', rows);
+				const g = groups.find((r) => r.label !== r.name);
+				assert(g, 'no process name was cut');
+				const tip = await tooltipAt(g.y);
+				assert(tip && tip.includes(g.name), `tooltip over "${g.label}": ${JSON.stringify(tip)}`);
+			} finally { srv.stop(); }
+			return true;
+		});
+	} else skip('long track names told apart', `no ${xspace} or ${tfGpu}`);
 	ok(xerrs.length === 0, 'small sessions: no console error', xerrs.slice(0, 3).join(' | '));
 	await xp.close();
 	fs.rmSync(xtmp, { recursive: true, force: true });
