@@ -16,7 +16,7 @@
 # reference is a failure (tests/lib/runner.sh has the verdicts).
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
 JOBS=${TFT_JOBS:-2}
 PY=/usr/bin/python3

@@ -8,7 +8,7 @@
 # "layers ok" or the count; exits 1 on any. Run by `make check-layers` and by
 # tests/run.sh (the test "layers").
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 order="core codec store collect runtime analyze export server cli python"
 
 {
@@ -18,8 +18,9 @@ order="core codec store collect runtime analyze export server cli python"
 		d=${d#src/}
 		case " $order " in *" $d "*) ;; *) echo "DIR $d" ;; esac
 	done
-	grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' --include='*.c' --include='*.h' \
-		src $([ -d python ] && echo python)
+	dirs=(src)
+	[ -d python ] && dirs+=(python)
+	grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' --include='*.c' --include='*.h' "${dirs[@]}"
 } | awk -v order="$order" '
 BEGIN { n = split(order, o, " "); for (i = 1; i <= n; i++) rank[o[i]] = i }
 /^DIR / { print "layer violation: src/" $2 "/ is not a layer of the stack (" order ")"; bad++; next }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # The verdicts of tests/run.sh, sourced by it and by tests/e2e/test_runner.sh
 # (which feeds them made-up unit binaries and suites): one line per test,
@@ -74,7 +75,7 @@ run_suite() {
 		return
 	fi
 	local t=$SECONDS runner=("$PY")
-	case $script in *.sh | */run.sh) runner=(bash) ;; esac
+	case $script in *.sh) runner=(bash) ;; esac
 	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
 		timeout "${TFT_SUITE_TIMEOUT:-900}" "${runner[@]}" "$script" "$@" >"$log" 2>&1
 	local rc=$? tap=0
