@@ -8,38 +8,36 @@
 # Knobs (env): TFT_JOBS (2), TFT_SKIP_BUILD=1 (reuse build/ and build-asan/),
 # TFT_SKIP_FUZZ=1, FUZZ_SMOKE_SECONDS (5), TFT_DATA (../shared/data),
 # TFT_ASAN_MAX_MB (6: larger inputs use the normal build), TFT_ONLY (a subset of:
-# units bad_input torch roundtrip corpus fuzz, or the NAME of any other
-# tests/e2e/test_NAME.py, which all run too), TFT_BUILD_DIR (build),
-# TFT_ASAN_DIR (build-asan), TFT_FUZZ_DIR (build-fuzz).
+# layers units bad_input torch roundtrip corpus pickles browser tsan fuzz, or the
+# NAME of any other tests/e2e/test_NAME.py or test_NAME.sh, which all run too),
+# TFT_BUILD_DIR (build), TFT_ASAN_DIR (build-asan), TFT_FUZZ_DIR (build-fuzz),
+# TFT_UNIT_TIMEOUT (300 s per unit binary), TFT_SUITE_TIMEOUT (900 s per suite).
+# A skip is printed and counted, never a pass; a missing input file or
+# reference is a failure (tests/lib/runner.sh has the verdicts).
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
 JOBS=${TFT_JOBS:-2}
 PY=/usr/bin/python3
 BUILD=${TFT_BUILD_DIR:-build}
 ASAN=${TFT_ASAN_DIR:-build-asan}
 FUZZD=${TFT_FUZZ_DIR:-build-fuzz}
-LOGDIR=$ROOT/$ASAN/test-logs
+case $ASAN in
+/*) LOGDIR=$ASAN/test-logs ;;
+*) LOGDIR=$ROOT/$ASAN/test-logs ;;
+esac
 FUZZ_SECS=${FUZZ_SMOKE_SECONDS:-5}
 export TFT_DATA=${TFT_DATA:-$ROOT/../shared/data}
 export TFT_JOBS=$JOBS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-npass=0
-nfail=0
-nskip=0
 T0=$SECONDS
-
-pass() { npass=$((npass + 1)); echo "PASS $1"; }
-fail() { nfail=$((nfail + 1)); echo "FAIL $1 ($2)"; }
-skip() { nskip=$((nskip + 1)); echo "SKIP $1 ($2)"; }
-note() { echo "# $*"; }
 want() { [ -z "${TFT_ONLY:-}" ] || [[ " $TFT_ONLY " == *" $1 "* ]]; }
-
-# last few lines of a log, on one line, for FAIL reasons
-tail_of() { tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' ' | tr -s ' ' | cut -c1-400; }
+# pass/fail/skip/note, run_unit, run_suite, summary: the verdicts
+# shellcheck source=tests/lib/runner.sh
+. "$ROOT/tests/lib/runner.sh"
 
 mkdir -p "$LOGDIR" 2>/dev/null || { LOGDIR=$(mktemp -d); }
 
@@ -60,72 +58,27 @@ if [ "${TFT_SKIP_BUILD:-0}" != 1 ]; then
 	build build-asan "$LOGDIR/build-asan.log" -k -j"$JOBS" O="$ASAN" ASAN=1 all units
 fi
 
+# ---- the layer stack (tools/check_layers.sh) -------------------------------------
+if want layers; then
+	if tools/check_layers.sh >"$LOGDIR/layers.log" 2>&1; then
+		pass layers
+	else
+		fail layers "$(grep -m3 'layer violation' "$LOGDIR/layers.log" | tr '\n' ' ' | cut -c1-400)(log $LOGDIR/layers.log)"
+	fi
+fi
+
 # ---- unit tests (TAP, one test per binary) ------------------------------------
 if want units; then
 	for src in tests/unit/test_*.c; do
 		[ -e "$src" ] || continue
 		name=$(basename "$src" .c)
-		bin=$ASAN/tests/$name
-		if [ ! -x "$bin" ]; then
-			fail "unit/$name" "not built: $bin (see $LOGDIR/build-asan.log)"
-			continue
-		fi
-		log=$LOGDIR/unit-$name.log
-		(cd "$ROOT" && TFT_DATA=$TFT_DATA timeout 300 "$bin") >"$log" 2>&1
-		rc=$?
-		nok=$(grep -c '^not ok' "$log")
-		plan=$(grep -cE '^1\.\.[0-9]+' "$log")
-		if [ "$rc" -eq 0 ] && [ "$nok" -eq 0 ] && [ "$plan" -gt 0 ]; then
-			pass "unit/$name"
-		else
-			if [ "$rc" -eq 124 ]; then why="timeout after 300 s"
-			elif [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"
-			elif grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$log"; then
-				why="sanitizer: $(grep -m1 -E 'ERROR: |runtime error:' "$log" | cut -c1-200)"
-			elif [ "$plan" -eq 0 ]; then why="exit $rc, no TAP plan (crashed or no done_testing)"
-			else why="exit $rc, $nok failed"; fi
-			fail "unit/$name" "$why; log $log"
-			grep -A3 '^not ok' "$log" | grep -E '^(not ok|#)' | head -n 20 | sed 's/^/    /'
-		fi
+		run_unit "$name" "$ASAN/tests/$name"
 	done
 fi
 
 # ---- Python suites --------------------------------------------------------------
-run_suite() { # name script [args]
-	local name=$1 script=$2 log=$LOGDIR/$1.log
-	shift 2
-	if [ ! -f "$script" ]; then
-		fail "$name" "missing $script"
-		return
-	fi
-	local t=$SECONDS runner=("$PY")
-	case $script in *.sh | */run.sh) runner=(bash) ;; esac
-	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
-		timeout 900 "${runner[@]}" "$script" "$@" >"$log" 2>&1
-	local rc=$?
-	# suites that speak TAP (the browser tests): one PASS/FAIL line per test point
-	if grep -qE '^(not )?ok [0-9]+' "$log"; then
-		sed -E -n -e "s|^ok [0-9]+ - (.*) # SKIP (.*)|SKIP $name/\1 (\2)|p" \
-			-e "s|^ok [0-9]+ - (.*)|PASS $name/\1|p" \
-			-e "s|^not ok [0-9]+ - (.*)|FAIL $name/\1 (see $log)|p" "$log" >"$log.tap"
-		cat "$log.tap" >>"$log"
-	fi
-	local p f s
-	p=$(grep -c '^PASS ' "$log")
-	f=$(grep -c '^FAIL ' "$log")
-	s=$(grep -c '^SKIP ' "$log")
-	grep -E '^(PASS|FAIL|SKIP) ' "$log"
-	npass=$((npass + p))
-	nfail=$((nfail + f))
-	nskip=$((nskip + s))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		fail "$name" "exit $rc with no FAIL line: $(tail_of "$log" 3)"
-	fi
-	note "$name: $p passed, $f failed, $s skipped in $((SECONDS - t)) s (log $log)"
-}
-
 if [ ! -x "$PY" ]; then
-	skip python-suites "$PY not found"
+	fail python-suites "$PY not found: no Python suite can run"
 else
 	if [ ! -x "$ASAN/tftracer" ] || [ ! -x "$BUILD/tftracer" ]; then
 		note "warning: $ASAN/tftracer or $BUILD/tftracer missing; CLI suites will fail"
@@ -208,9 +161,5 @@ if want fuzz; then
 fi
 
 note "total time $((SECONDS - T0)) s; logs in $LOGDIR"
-if [ "$nskip" -gt 0 ]; then
-	echo "$npass passed, $nfail failed, $nskip skipped"
-else
-	echo "$npass passed, $nfail failed"
-fi
+summary
 [ "$nfail" -eq 0 ]

@@ -5,7 +5,8 @@
 # stdout, screenshots and metrics in build/test-artifacts/), stops the server.
 # Also: a static HTML export (`tftracer export -f html`, of a TF XSpace session with
 # communication tracks) opened from file://, and the live Runs page against
-# tests/browser/live-job.py under tftracer.TracingServer (when $O/python has the module).
+# tests/browser/live-job.py under tftracer.TracingServer ($O/python must have the module;
+# TFT_UI_LIVE=0 skips that test). A missing input or module is a FAIL line, not a skip.
 #
 #   tests/browser/run.sh                      # the default Kineto ResNet-50 trace
 #   TFT_UI_TRACE=path/to/trace.json.gz tests/browser/run.sh
@@ -81,26 +82,27 @@ stop() {
 }
 
 rc=0
+# A test that cannot run for want of its input fails (a line "FAIL browser/NAME
+# (why)", counted by tests/run.sh), never a silent SKIP.
+fail() { echo "FAIL browser/$1 ($2)"; rc=1; }
 echo "# importing $trace" >&2
 "$TFT" import "$trace" -o "$tmp/ui.tft" --quiet >&2 || bail "import failed: $trace"
 
-# the static export: the C exporter, or (an older binary) make-static.mjs from the API
+# the static export (tftracer export -f html)
 extra=()
-if [ -f "$static_trace" ] && "$TFT" import "$static_trace" -o "$tmp/static.tft" --quiet >&2; then
-	if "$TFT" export "$tmp/static.tft" -f html -o "$tmp/static.html" --quiet >&2; then
-		extra+=(--static "$tmp/static.html")
-	else
-		echo "# tftracer export -f html failed: building the static page with make-static.mjs" >&2
-		serve "$tmp/static.tft"
-		node "$here/make-static.mjs" "$url" "$tmp/static.html" >&2 && extra+=(--static "$tmp/static.html")
-		stop
-	fi
+if [ ! -f "$static_trace" ]; then
+	fail "static export" "input missing: $static_trace (TFT_DATA)"
+elif ! "$TFT" import "$static_trace" -o "$tmp/static.tft" --quiet >&2; then
+	fail "static export" "tftracer import $static_trace failed"
+elif ! "$TFT" export "$tmp/static.tft" -f html -o "$tmp/static.html" --quiet >&2; then
+	fail "static export" "tftracer export -f html failed"
+else
+	extra+=(--static "$tmp/static.html")
 fi
-# the live job needs the Python module (make builds it into $O/python with python3-dev)
+# The live job needs the Python module (make builds it into $O/python with
+# python3-dev): without it the live test fails, saying why (TFT_UI_LIVE=0 skips it).
 pydir=$(dirname "$TFT")/python
-if [ -f "$pydir/tftracer/__init__.py" ] && PYTHONPATH="$pydir" "$PYTHON" -c 'import tftracer' 2>/dev/null; then
-	extra+=(--python-path "$pydir" --python "$PYTHON")
-fi
+extra+=(--python-path "$pydir" --python "$PYTHON")
 
 serve "$tmp/ui.tft"
 echo "# serving $url" >&2

@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # Corpus test: every Chrome-trace-format file under $TFT_DATA is imported with
-# the CLI and its `info --json` counts are compared with count_chrome.py's.
+# the CLI and its `info --json` counts are compared with count_chrome.py's; every
+# other JSON file there (no trace events: XProf tool outputs, execution traces) is
+# a test too: the CLI must refuse it in one line. No file is dropped uncounted.
 """Usage: test_corpus.py [-j N] [--list] [SUBSTRING...]
 
 Env: TFT_BIN (CLI, default build/tftracer), TFT_BIN_BIG (CLI for inputs over
 TFT_ASAN_MAX_MB uncompressed, default TFT_BIN), TFT_DATA (default
-../shared/data). One PASS/FAIL/SKIP line per file."""
+../shared/data). One PASS/FAIL line per file: "corpus/REL" for a trace,
+"corpus/not-a-trace/REL" for a JSON file without trace events. A missing corpus,
+or one without a trace, is a failure."""
 import multiprocessing
 import os
 import re
@@ -18,23 +22,49 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import count_chrome  # noqa: E402
 import tft_harness as H  # noqa: E402
 
-# JSON files that are not Chrome traces (CATALOGUE.md format column); the rest
-# is detected: an object with a traceEvents array or an array of event objects.
+# JSON files that are not Chrome traces (CATALOGUE.md format column). count_chrome.py
+# must find no trace events in each (and trace events in every other file); the CLI
+# must refuse each with one line naming it and a byte offset, exit 2, no session.
 NOT_TRACE = ("op_profile", "memory_viewer", "overview_page", "input_pipeline", "pod_viewer",
              "xprof/golden/", "rocprof/", "_et.json", "google_cloud_trace", "memory_timeline")
 EXTS = (".json", ".json.gz", ".gz")
 
 
 def candidates(root):
+    """Every file under root with a JSON or gzip name, traces or not."""
     out = []
     for dp, _, files in os.walk(root):
         for f in files:
             p = os.path.join(dp, f)
             rel = os.path.relpath(p, root)
-            if not f.endswith(EXTS) or any(s in rel for s in NOT_TRACE):
-                continue
-            out.append(rel)
+            if f.endswith(EXTS):
+                out.append(rel)
     return sorted(out)
+
+
+def listed_not_trace(rel):
+    return any(s in rel for s in NOT_TRACE)
+
+
+def check_not_a_trace(path, why):
+    """The CLI on a JSON file without trace events: exit 2, one stderr line naming
+    the file and a byte offset, nothing written. Problems list."""
+    tmp = tempfile.mkdtemp(prefix="tft-corpus-")
+    try:
+        r = H.run([H.bin_for(path), "import", path, "-o", os.path.join(tmp, "a.tft")], timeout=120)
+        if r.crashed:
+            return [r.why()]
+        lines = r.err.strip().splitlines()
+        probs = []
+        if r.rc != 2:
+            probs.append("import exit %d, want 2 (count_chrome.py: %s)" % (r.rc, why))
+        if len(lines) != 1 or path not in lines[0] or not re.search(r"byte \d+", lines[0]):
+            probs.append("stderr %r: want one line naming the file and a byte offset" % lines[:3])
+        if os.listdir(tmp):
+            probs.append("left %s" % os.listdir(tmp))
+        return probs
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def catalogue_formats(root):
@@ -60,10 +90,17 @@ def check_file(args):
     path = os.path.join(root, rel)
     try:
         want = count_chrome.count_file(path)
-    except count_chrome.NotATrace:
-        return rel, "skip-silent", None
+    except count_chrome.NotATrace as e:
+        probs = check_not_a_trace(path, e)
+        if not listed_not_trace(rel):
+            probs.append("count_chrome.py finds no trace events (%s) but NOT_TRACE does not list it: "
+                         "a trace the counter cannot count, or a new non-trace to list" % e)
+        return rel, "not-a-trace", probs
     except (OSError, ValueError) as e:
         return rel, "fail", ["count_chrome cannot read it: %s" % e]
+    if listed_not_trace(rel):
+        return rel, "fail", ["NOT_TRACE lists it, but count_chrome.py counts %d slices in it"
+                             % want["slices"]]
     binary = H.bin_for(path)
     tmp = tempfile.mkdtemp(prefix="tft-corpus-")
     try:
@@ -113,9 +150,12 @@ def main():
     root = H.data_dir()
     rep = H.Reporter("corpus")
     if not os.path.isdir(root):
-        rep.skip("data", "no corpus at %s (set TFT_DATA)" % root)
+        rep.fail("data", "no corpus at %s (set TFT_DATA)" % root)
         return rep.finish()
     files = [f for f in candidates(root) if not filters or any(s in f for s in filters)]
+    if not files:
+        rep.fail("data", "no JSON file under %s%s" % (root, " matching %s" % filters if filters else ""))
+        return rep.finish()
     if list_only:
         for f in files:
             print(f)
@@ -130,12 +170,23 @@ def main():
         work = [(root, f, formats.get(f)) for f in files]
         for rel, status, probs in pool.imap_unordered(check_file, work):
             results[rel] = (status, probs)
+    ntrace = nnot = 0
     for rel in sorted(results):
         status, probs = results[rel]
-        if status == "pass":
-            rep.ok(rel)
-        elif status == "fail":
-            rep.fail(rel, "; ".join(probs))
+        name = rel
+        if status == "not-a-trace":
+            name = "not-a-trace/" + rel
+            nnot += 1
+        else:
+            ntrace += 1
+        if probs:
+            rep.fail(name, "; ".join(probs))
+        else:
+            rep.ok(name)
+    H.note("corpus: %d files: %d traces compared with count_chrome.py, %d without trace events "
+           "refused by the CLI" % (len(results), ntrace, nnot))
+    if len(results) != len(files):
+        rep.fail("all-files", "%d candidate files, %d results" % (len(files), len(results)))
     return rep.finish()
 
 

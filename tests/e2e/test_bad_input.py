@@ -36,6 +36,21 @@ SOURCES = (
     "ikhlestov-tf-profiling/GPU/timeline_01.json",         # tf.timeline object form
 )
 GZ_SOURCE = "catapult/simple_trace_gz.gz"
+# Inputs from $TFT_DATA found missing while the cases were built: each one a FAIL
+# ("input/REL"), never a case silently left out.
+MISSING = []
+
+
+def data_file(root, rel):
+    """The path of rel under root, or None (recorded in MISSING) if it is not there."""
+    p = os.path.join(root, rel)
+    if os.path.exists(p):
+        return p
+    if rel not in MISSING:
+        MISSING.append(rel)
+    return None
+
+
 BYTE_RE = re.compile(r"byte (\d+)")
 
 # expectations
@@ -229,8 +244,8 @@ def special_cases(root, rng):
     c.append(Case("trailing-garbage-after-object",
                   b'{"traceEvents": []} xyz', ERR, 0, fname="tail.json"))
     # gzip: truncated stream, corrupted stream, gzip of a non-trace
-    gz = open(os.path.join(root, GZ_SOURCE), "rb").read() if os.path.exists(
-        os.path.join(root, GZ_SOURCE)) else None
+    gzp = data_file(root, GZ_SOURCE)
+    gz = open(gzp, "rb").read() if gzp else None
     if gz:
         c.append(Case("gzip-truncated", gz[:len(gz) // 2], ERR_NOBYTE, fname="trunc.json.gz"))
         b = bytearray(gz)
@@ -240,8 +255,8 @@ def special_cases(root, rng):
     c.append(Case("gzip-of-text", gzip.compress(b"hello, world\n"), ERR, 0, fname="hello.json.gz"))
     # real non-trace JSON from the corpus
     for rel in ("catapult/google_cloud_trace.json", "tensorboard/profile_demo/profile_demo.op_profile.json"):
-        p = os.path.join(root, rel)
-        if os.path.exists(p):
+        p = data_file(root, rel)
+        if p:
             c.append(Case("real-" + os.path.basename(rel), open(p, "rb").read(), ERR, 0,
                           fname=os.path.basename(rel)))
     return c
@@ -322,12 +337,12 @@ def main():
     rng = random.Random(20240611)
     cases = []
     for rel in SOURCES:
-        p = os.path.join(root, rel)
-        if not os.path.exists(p):
-            rep.skip(rel, "missing from %s" % root)
-            continue
-        cases += cases_for_source(rel, count_chrome.read_bytes(p), rng)
+        p = data_file(root, rel)
+        if p:
+            cases += cases_for_source(rel, count_chrome.read_bytes(p), rng)
     cases += special_cases(root, rng)
+    for rel in MISSING:  # a missing input is a failure, never a skip
+        rep.fail("input/" + rel, "input missing: %s (TFT_DATA)" % os.path.join(root, rel))
     work = tempfile.mkdtemp(prefix="tft-bad-")
     try:
         for case in cases:
@@ -387,6 +402,7 @@ def check_not_a_trace(binary, root, work):
         cases.append((renamed, "HloProto"))
     for path, want in cases:
         if not os.path.exists(path):
+            probs.append("input missing: %s (TFT_DATA)" % path)
             continue
         d = tempfile.mkdtemp(prefix="case-", dir=work)
         r = H.run([binary, "import", path, "-o", os.path.join(d, "out.tft")], timeout=60)
@@ -596,6 +612,8 @@ def check_write_failure(binary, root, work):
     runs = [(src, n) for n in (64 << 10, 512 << 10, 2 << 20)]
     if os.path.exists(xplane):
         runs.append((xplane, 64 << 10))
+    else:
+        probs.append("input missing: %s (TFT_DATA)" % xplane)
     for src, n in runs:
         d = tempfile.mkdtemp(prefix="wf-", dir=work)
         out = os.path.join(d, "s.tft")

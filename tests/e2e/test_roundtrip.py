@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Round trip on real traces: import -> export chrome -> import again must keep
 # the counts, the time span and the per-name statistics (tests/corpus/tft_harness.py).
-"""Usage: test_roundtrip.py [SUBSTRING...]   one PASS/FAIL line per file."""
+"""Usage: test_roundtrip.py [SUBSTRING...]   one PASS/FAIL line per file.
+
+A file of FILES missing under $TFT_DATA is a FAIL: this suite never skips."""
 import json
 import os
 import resource
@@ -208,7 +210,7 @@ def check_ranks(tmp, root):
     global instants included) carry the rank, and a round trip keeps them apart."""
     src = os.path.join(root, "kineto/docs_traces/after_fix_trace.json")
     if not os.path.exists(src):
-        return []
+        return ["input missing: %s (TFT_DATA)" % src]
     doc = json.load(open(src))
     ins = []
     for rank in (0, 1):
@@ -302,8 +304,8 @@ def main():
         if filters and not any(s in rel for s in filters):
             continue
         path = os.path.join(root, rel)
-        if not os.path.exists(path):
-            rep.skip(rel, "missing from %s" % root)
+        if not os.path.exists(path):  # a missing input is a failure, never a skip
+            rep.fail(rel, "input missing: %s (TFT_DATA)" % path)
             continue
         tmp = tempfile.mkdtemp(prefix="tft-rt-")
         try:

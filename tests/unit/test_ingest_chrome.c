@@ -1100,7 +1100,7 @@ static void test_dispatch(void)
 	int rc;
 
 	if (!data_path("tracelens/jax_mi300/jax08_gemm/tw003.xplane.pb", path, sizeof(path))) {
-		ok(1, "# SKIP shared data not found");
+		ok(0, "tracelens/jax_mi300/jax08_gemm/tw003.xplane.pb not found (TFT_DATA)");
 		return;
 	}
 	s = import_any(path, &rc, &err);
@@ -1129,7 +1129,8 @@ static void test_dispatch(void)
 	mkdir(dir, 0700);
 	snprintf(path2, sizeof(path2), "%s/hostA.xplane.pb", dir);
 	symlink(path, path2);
-	data_path("tracelens/jax_mi300/jax08_elementwise/tw003.xplane.pb", path, sizeof(path));
+	if (!data_path("tracelens/jax_mi300/jax08_elementwise/tw003.xplane.pb", path, sizeof(path)))
+		ok(0, "tracelens/jax_mi300/jax08_elementwise/tw003.xplane.pb not found (TFT_DATA)");
 	snprintf(path2, sizeof(path2), "%s/hostB.xplane.pb", dir);
 	symlink(path, path2);
 	snprintf(path2, sizeof(path2), "%s/notes.txt", dir);
@@ -1160,6 +1161,8 @@ static void test_dispatch(void)
 		s = import_any(path, &rc, &err);
 		ok(!s && rc == TFT_EFORMAT && err.offset >= 0, "the corrupted tpu_inference_2.xplane.pb: %s",
 		   err.msg);
+	} else {
+		ok(0, "xprof/test_xplanes/tpu_inference_2.xplane.pb not found (TFT_DATA)");
 	}
 	if (data_path("tensorboard/run_metadata_run_step99_tag_train.pbtxt", path, sizeof(path))) {
 		s = import_any(path, &rc, &err);
@@ -1169,11 +1172,15 @@ static void test_dispatch(void)
 			ok(strcmp(sum.format, "runmeta") == 0 && sum.slices == 1, "  one node_stats");
 		}
 		done(s);
+	} else {
+		ok(0, "tensorboard/run_metadata_run_step99_tag_train.pbtxt not found (TFT_DATA)");
 	}
 	if (data_path("tensorboard/graphdef/graphdef_mnist.pbtxt", path, sizeof(path))) {
 		s = import_any(path, &rc, &err);
 		ok(s != NULL, "a text GraphDef goes to the graph importer (%s)", s ? "ok" : err.msg);
 		done(s);
+	} else {
+		ok(0, "tensorboard/graphdef/graphdef_mnist.pbtxt not found (TFT_DATA)");
 	}
 	static const unsigned char junk[] = { 0xf3, 0x01, 0x02, 0x99, 0x00, 0xff };
 	w = open_writer();

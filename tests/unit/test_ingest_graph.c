@@ -283,7 +283,7 @@ static void test_real_pbtxt(const char *data)
 		snprintf(src, sizeof(src), "%s/%s", data, files[i].file);
 		buf = read_file(src, &len);
 		if (!buf) {
-			ok(1, "# SKIP %s not found", files[i].file);
+			ok(0, "%s not found (TFT_DATA)", files[i].file);
 			continue;
 		}
 		fmt = tft_pb_sniff(buf, len, src);

@@ -55,7 +55,7 @@ int main(void)
 #ifdef TFT_COMM_AVX2
 	nloops = __builtin_cpu_supports("avx2") ? 2 : 1;
 	if (nloops == 1)
-		ok(1, "# SKIP no AVX2 on this CPU: the AVX2 loop is not checked");
+		tap_skip("no AVX2 on this CPU: the AVX2 loop is not checked");
 #endif
 	for (int which = 0; which < nloops; which++) {
 		const char *loop = which ? "AVX2" : "SSE2";
