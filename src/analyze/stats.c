@@ -1,49 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Op statistics: one pass over every selected track in start order, a
- * per-track stack of open slices for self time, per-group duration vectors
- * for exact percentiles (quickselect). Area selections (a time window, or
- * several tracks: the web UI's) scan only the slices around the window, and
- * with clip count only the time inside it.
+ * Op statistics. A large selection merges the statistics stored with each
+ * chunk (analyze/stats_stored.c, store/chunk_stats.h) and decodes only the
+ * chunks at a window's edges; a small one (or a session without them) is
+ * one pass over every selected track in start order: a per-track stack of
+ * open slices for self time, per-group duration vectors for exact
+ * percentiles (quickselect). Area selections (a time window, or several
+ * tracks: the web UI's) scan only the slices around the window, and with
+ * clip count only the time inside it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/stats.h"
+#include "analyze/stats_int.h"
 #include "core/strtab.h"
-
-struct group {
-	uint32_t key;
-	uint64_t count;
-	int64_t total_ns, self_ns, min_ns, max_ns;
-	int64_t *durs; /* owned; count entries */
-	size_t cap;
-};
 
 /* An open slice on the current track. */
 struct frame {
 	int64_t start_ns, end_ns;
-	int64_t covered_ns;  /* union of direct children so far */
-	int64_t last_end_ns; /* end of that union (children come in start order) */
+	int64_t covered_ns;  /* its direct children's time so far, each clipped to it */
 	uint32_t depth;
 	uint32_t group;
 };
 
-struct agg {
-	int group_by;
-	bool nested;          /* the current track nests slices by depth */
-	int status;
-	struct group *groups; /* owned */
-	size_t ngroups, cap_groups;
-	uint32_t *slots;      /* owned; open addressing: group index + 1, 0 = empty */
-	uint32_t mask;
-	uint32_t last_key, last_group; /* one-entry cache in front of the table */
-	struct frame *stack;  /* owned */
-	size_t sp, cap_stack;
-};
-
-static int64_t sat_add(int64_t a, int64_t b)
+int64_t tft_stats_sat_add(int64_t a, int64_t b)
 {
 	int64_t r;
 
@@ -51,6 +32,8 @@ static int64_t sat_add(int64_t a, int64_t b)
 		return b > 0 ? INT64_MAX : INT64_MIN;
 	return r;
 }
+
+#define sat_add tft_stats_sat_add
 
 static int grow_slots(struct agg *a)
 {
@@ -104,6 +87,7 @@ static inline __attribute__((always_inline)) int64_t find_group(struct agg *a, u
 	a->groups[a->ngroups].key = key;
 	a->groups[a->ngroups].min_ns = INT64_MAX;
 	a->groups[a->ngroups].max_ns = INT64_MIN;
+	a->groups[a->ngroups].exact_max = a->exact_max ? a->exact_max : TFT_STATS_EXACT_MAX;
 	a->ngroups++;
 	gi = (uint32_t)a->ngroups;
 	a->slots[h] = gi;
@@ -121,17 +105,133 @@ static void pop_frame(struct agg *a)
 	a->groups[f->group].self_ns = sat_add(a->groups[f->group].self_ns, self < 0 ? 0 : self);
 }
 
+int64_t tft_stats_group(struct agg *a, uint32_t key)
+{
+	return find_group(a, key);
+}
+
+/* ---- a group's distribution: exact durations, then buckets ---------------------- */
+
+/*
+ * Count n durations of bucket b: the counts are a dense window of the
+ * buckets the group has seen (a few thousand at most: its durations' range
+ * of octaves times 128), grown to take b.
+ */
+static int add_bucket(struct group *g, uint32_t b, uint64_t n)
+{
+	if (tft_unlikely(b < g->hlo || b >= g->hlo + g->hn)) {
+		uint32_t lo = g->hn ? (b < g->hlo ? b : g->hlo) : b;
+		uint32_t hi = g->hn ? (b >= g->hlo + g->hn ? b + 1 : g->hlo + g->hn) : b + 1;
+		uint64_t *nh;
+		/* room for an octave either side, within the bucket range */
+		lo = lo > TFT_HIST_SUB ? lo - TFT_HIST_SUB : 0;
+		hi = hi + TFT_HIST_SUB < TFT_HIST_BUCKETS ? hi + TFT_HIST_SUB : TFT_HIST_BUCKETS;
+		nh = calloc(hi - lo, sizeof(*nh));
+		if (!nh)
+			return TFT_ENOMEM;
+		if (g->hn)
+			memcpy(nh + (g->hlo - lo), g->hist, (size_t)g->hn * sizeof(*nh));
+		free(g->hist);
+		g->hist = nh;
+		g->hlo = lo;
+		g->hn = hi - lo;
+	}
+	g->hist[b - g->hlo] += n;
+	return 0;
+}
+
+/* From exact durations to buckets (a stored histogram arrived, or too many). */
+static int to_buckets(struct group *g)
+{
+	size_t n = g->count;
+
+	g->approx = true;
+	for (size_t i = 0; i < n && g->durs; i++)
+		if (add_bucket(g, tft_hist_bucket(g->durs[i]), 1))
+			return TFT_ENOMEM;
+	free(g->durs);
+	g->durs = NULL;
+	g->cap = 0;
+	return 0;
+}
+
+/* (g->count is already counted by the caller.) */
 static inline int push_dur(struct group *g, int64_t dur)
 {
-	if (g->count == g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 16;
-		int64_t *nd = realloc(g->durs, ncap * sizeof(*nd));
+	size_t i = g->count - 1; /* this duration's place among the exact ones */
+
+	if (tft_unlikely(g->approx))
+		return add_bucket(g, tft_hist_bucket(dur), 1);
+	if (i == g->cap) {
+		size_t ncap;
+		int64_t *nd;
+		if (i >= g->exact_max) {
+			g->count--; /* to_buckets() takes the durations so far */
+			if (to_buckets(g))
+				return TFT_ENOMEM;
+			g->count++;
+			return add_bucket(g, tft_hist_bucket(dur), 1);
+		}
+		ncap = g->cap ? g->cap * 2 : 16;
+		nd = realloc(g->durs, ncap * sizeof(*nd));
 		if (!nd)
 			return TFT_ENOMEM;
 		g->durs = nd;
 		g->cap = ncap;
 	}
-	g->durs[g->count++] = dur;
+	g->durs[i] = dur;
+	return 0;
+}
+
+int tft_stats_group_dur(struct group *g, int64_t dur)
+{
+	return push_dur(g, dur);
+}
+
+int tft_stats_group_bucket(struct group *g, uint32_t bucket, uint64_t count)
+{
+	if (!g->approx) {
+		size_t have = g->count - count; /* the exact durations before these */
+		g->count = have;
+		int rc = to_buckets(g);
+		g->count = have + count;
+		if (rc)
+			return rc;
+	}
+	return add_bucket(g, bucket, count);
+}
+
+int tft_stats_agg_merge(struct agg *dst, const struct agg *src)
+{
+	for (size_t i = 0; i < src->ngroups; i++) {
+		const struct group *sg = &src->groups[i];
+		int64_t gi = find_group(dst, sg->key);
+		struct group *g;
+		if (gi < 0)
+			return TFT_ENOMEM;
+		g = &dst->groups[gi];
+		g->total_ns = sat_add(g->total_ns, sg->total_ns);
+		g->self_ns = sat_add(g->self_ns, sg->self_ns);
+		if (sg->min_ns < g->min_ns)
+			g->min_ns = sg->min_ns;
+		if (sg->max_ns > g->max_ns)
+			g->max_ns = sg->max_ns;
+		if (!sg->approx) {
+			for (size_t k = 0; k < sg->count; k++) {
+				g->count++;
+				if (push_dur(g, sg->durs[k]))
+					return TFT_ENOMEM;
+			}
+		} else {
+			for (uint32_t k = 0; k < sg->hn; k++) {
+				if (!sg->hist[k])
+					continue;
+				g->count += sg->hist[k];
+				if (tft_stats_group_bucket(g, sg->hlo + k, sg->hist[k]))
+					return TFT_ENOMEM;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -154,6 +254,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		return a->status = TFT_ENOMEM;
 	g = &a->groups[gi];
 	dur = ev->dur_ns < 0 ? 0 : ev->dur_ns;
+	g->count++;
 	if (push_dur(g, dur))
 		return a->status = TFT_ENOMEM;
 	g->total_ns = sat_add(g->total_ns, dur);
@@ -170,16 +271,17 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	while (a->sp && a->stack[a->sp - 1].depth >= ev->depth)
 		pop_frame(a);
 	if (a->sp) {
-		/* The nearest open ancestor: add our clipped interval to its union. */
+		/*
+		 * The nearest open ancestor loses our interval clipped to it (direct
+		 * children never overlap below the writer's depth cap, where slices
+		 * share the last depth: there each counts, as the writer's stored
+		 * statistics count them).
+		 */
 		struct frame *p = &a->stack[a->sp - 1];
-		int64_t s0 = ev->ts_ns > p->last_end_ns ? ev->ts_ns : p->last_end_ns;
+		int64_t s0 = ev->ts_ns > p->start_ns ? ev->ts_ns : p->start_ns;
 		int64_t e0 = end < p->end_ns ? end : p->end_ns;
-		if (s0 < p->start_ns)
-			s0 = p->start_ns;
-		if (e0 > s0) {
+		if (e0 > s0)
 			p->covered_ns += e0 - s0;
-			p->last_end_ns = e0;
-		}
 	}
 	if (a->sp == a->cap_stack) {
 		size_t ncap = a->cap_stack ? a->cap_stack * 2 : 64;
@@ -193,7 +295,6 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		.start_ns = ev->ts_ns,
 		.end_ns = end,
 		.covered_ns = 0,
-		.last_end_ns = ev->ts_ns,
 		.depth = ev->depth,
 		.group = (uint32_t)gi,
 	};
@@ -210,7 +311,6 @@ struct open {
 	bool used, counted;
 	uint32_t group;
 	int64_t ts, end;
-	int64_t covered_to; /* end of the union of its children seen so far */
 	int64_t self;       /* (clipped) duration minus that union */
 };
 
@@ -288,22 +388,19 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 		close_open(a, &w->stack[k]);
 	w->top = d + 1;
 	/*
-	 * Take from the parent's self time the part of us it has not lost yet
-	 * (children come in start order, so that is what lies past covered_to),
-	 * and with clip only the part inside the window.
+	 * Take our time (clipped to the parent, and with clip to the window) from
+	 * the parent's self time.
 	 */
 	if (w->nesting && d > 0 && w->stack[d - 1].used && ev->ts_ns < w->stack[d - 1].end) {
 		struct open *p = &w->stack[d - 1];
-		int64_t s0 = ev->ts_ns > p->covered_to ? ev->ts_ns : p->covered_to;
+		int64_t s0 = ev->ts_ns > p->ts ? ev->ts_ns : p->ts;
 		int64_t s1 = end < p->end ? end : p->end;
 		if (w->clip) {
 			s0 = s0 > w->t0 ? s0 : w->t0;
 			s1 = s1 < w->t1 ? s1 : w->t1;
 		}
-		if (s1 > s0) {
+		if (s1 > s0)
 			p->self -= s1 - s0;
-			p->covered_to = s1;
-		}
 	}
 	counted = overlaps(w, ev->ts_ns, end);
 	if (counted && w->clip) {
@@ -314,7 +411,7 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 	}
 	o = &w->stack[d];
 	*o = (struct open){ .used = w->nesting, .counted = counted, .ts = ev->ts_ns, .end = end,
-			    .covered_to = ev->ts_ns, .self = dur };
+			    .self = dur };
 	if (!counted)
 		return 0;
 	gi = find_group(a, group_key(a, ev));
@@ -322,6 +419,7 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 		return a->status = TFT_ENOMEM;
 	g = &a->groups[gi];
 	o->group = (uint32_t)gi;
+	g->count++;
 	if (push_dur(g, dur))
 		return a->status = TFT_ENOMEM;
 	g->total_ns = sat_add(g->total_ns, dur);
@@ -477,14 +575,19 @@ bool tft_stats_process_matches(const struct tft_session *s, uint32_t pid, const 
 	return strcmp(buf, want) == 0;
 }
 
-static void agg_free(struct agg *a)
+void tft_stats_agg_free(struct agg *a)
 {
-	for (size_t i = 0; i < a->ngroups; i++)
+	for (size_t i = 0; i < a->ngroups; i++) {
 		free(a->groups[i].durs);
+		free(a->groups[i].hist);
+	}
 	free(a->groups);
 	free(a->slots);
 	free(a->stack);
+	memset(a, 0, sizeof(*a));
 }
+
+#define agg_free tft_stats_agg_free
 
 /* Turn a scan's outcome into the call's status (with err set). */
 static int scan_status(const struct agg *a, int rc, struct tft_error *err)
@@ -498,7 +601,7 @@ static int scan_status(const struct agg *a, int rc, struct tft_error *err)
 
 /* Every selected track, scanned whole (the session's statistics). */
 static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, const char *proc,
-			 bool derived, struct tft_stats_result *r, struct tft_error *err)
+			 bool derived, bool stored, struct tft_stats_result *r, struct tft_error *err)
 {
 	uint32_t ntracks = tft_session_track_count(s);
 	int rc;
@@ -521,6 +624,15 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 		a->nested = tft_track_nests(tr->kind, tr->flags);
 		a->sp = 0;
 		r->tracks++;
+		if (stored) {
+			rc = tft_stats_stored_track(s, t, INT64_MIN, INT64_MAX, false, a, err);
+			if (rc <= 0) {
+				r->stored_tracks += rc == 0;
+				if (rc)
+					return rc;
+				continue;
+			}
+		}
 		rc = scan_status(a, tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, on_event, a, err), err);
 		if (rc)
 			return rc;
@@ -532,7 +644,7 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 
 /* The area selection: tracks list[0..n) (NULL: every track), the window in w. */
 static int compute_area(struct tft_session *s, struct area *w, const uint32_t *list, size_t n,
-			const char *proc, bool derived, struct tft_stats_result *r,
+			const char *proc, bool derived, bool stored, struct tft_stats_result *r,
 			struct tft_error *err)
 {
 	int rc;
@@ -551,11 +663,36 @@ static int compute_area(struct tft_session *s, struct area *w, const uint32_t *l
 		}
 		w->nesting = tft_track_nests(tr->kind, tr->flags);
 		r->tracks++;
+		if (stored) {
+			rc = tft_stats_stored_track(s, t, w->t0, w->t1, w->clip, w->a, err);
+			if (rc <= 0) {
+				r->stored_tracks += rc == 0;
+				if (rc)
+					return rc;
+				continue;
+			}
+		}
 		rc = scan_status(w->a, area_track(s, w, t, err), err);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+/* The duration at 0-based rank k of a bucketed group: its bucket's value, within [min, max]. */
+static int64_t hist_rank(const struct group *g, size_t k)
+{
+	uint64_t seen = 0;
+	int64_t v = g->max_ns;
+
+	for (uint32_t i = 0; i < g->hn; i++) {
+		seen += g->hist[i];
+		if (seen > k) {
+			v = tft_hist_value(g->hlo + i);
+			break;
+		}
+	}
+	return v < g->min_ns ? g->min_ns : v > g->max_ns ? g->max_ns : v;
 }
 
 /* Rows from the groups: names, means, percentiles, shares, sorted. */
@@ -590,11 +727,18 @@ static int make_rows(struct tft_session *s, struct agg *a, struct tft_stats_resu
 		row->min_ns = g->min_ns;
 		row->max_ns = g->max_ns;
 		row->mean_ns = (double)g->total_ns / (double)g->count;
-		/* p99 is searched only right of p50: select_kth left it partitioned. */
-		select_kth(g->durs, 0, g->count - 1, k50);
-		row->p50_ns = g->durs[k50];
-		select_kth(g->durs, k50, g->count - 1, k99);
-		row->p99_ns = g->durs[k99];
+		row->exact = !g->approx;
+		if (!g->approx) {
+			/* p99 is searched only right of p50: select_kth left it partitioned. */
+			select_kth(g->durs, 0, g->count - 1, k50);
+			row->p50_ns = g->durs[k50];
+			select_kth(g->durs, k50, g->count - 1, k99);
+			row->p99_ns = g->durs[k99];
+		} else {
+			row->p50_ns = hist_rank(g, k50);
+			row->p99_ns = hist_rank(g, k99);
+			r->approx_groups++;
+		}
 		r->slices += g->count;
 		r->total_ns = sat_add(r->total_ns, g->total_ns);
 	}
@@ -603,6 +747,33 @@ static int make_rows(struct tft_session *s, struct agg *a, struct tft_stats_resu
 			? 100.0 * (double)r->rows[i].total_ns / (double)r->total_ns : 0.0;
 	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
 	return 0;
+}
+
+/*
+ * Whether to merge stored chunk statistics: the session has them, and the
+ * selection holds more slices than a scan answers quickly (the exact path
+ * keeps every duration: exact percentiles). TFT_STATS_STORED_MIN (slices)
+ * moves the threshold (tests set 0 to check one path against the other).
+ */
+static bool use_stored(struct tft_session *s, const struct tft_stats_opts *opts)
+{
+	const char *env = getenv("TFT_STATS_STORED_MIN");
+	uint64_t min = env && *env ? strtoull(env, NULL, 10) : TFT_STATS_STORED_MIN_DEFAULT, n = 0;
+	uint32_t nt = tft_session_track_count(s);
+
+	if (opts->exact || !tft_session_has_chunk_stats(s))
+		return false;
+	for (uint32_t t = 0; t < nt; t++) {
+		const struct tft_track *tr = tft_session_track(s, t);
+		bool chosen = opts->ntracks == 0 && opts->track == TFT_NONE;
+		for (size_t i = 0; !chosen && i < opts->ntracks; i++)
+			chosen = opts->tracks[i] == t;
+		if (opts->ntracks == 0 && opts->track == t)
+			chosen = true;
+		if (chosen && tr)
+			n += tr->slices;
+	}
+	return n > min || (min == 0 && n > 0);
 }
 
 int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
@@ -614,6 +785,7 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 	struct area w = { 0 };
 	struct tft_stats_result *r = NULL;
 	uint32_t ntracks = tft_session_track_count(s);
+	bool stored;
 	int rc;
 
 	*out = NULL;
@@ -634,6 +806,9 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	stored = use_stored(s, opts);
+	if (stored)
+		a.exact_max = TFT_STATS_EXACT_MAX_STORED;
 
 	if (opts->window || opts->ntracks > 1) {
 		w.a = &a;
@@ -642,15 +817,17 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 		w.clip = opts->window && opts->clip;
 		if (opts->ntracks > 0)
 			rc = compute_area(s, &w, opts->tracks, opts->ntracks, opts->process,
-					  opts->derived, r, err);
+					  opts->derived, stored, r, err);
 		else if (opts->track != TFT_NONE)
-			rc = compute_area(s, &w, &opts->track, 1, opts->process, opts->derived, r, err);
+			rc = compute_area(s, &w, &opts->track, 1, opts->process, opts->derived, stored, r,
+					  err);
 		else
-			rc = compute_area(s, &w, NULL, ntracks, opts->process, opts->derived, r, err);
+			rc = compute_area(s, &w, NULL, ntracks, opts->process, opts->derived, stored, r,
+					  err);
 		free(w.stack);
 	} else {
 		rc = compute_whole(s, &a, opts->ntracks ? opts->tracks[0] : opts->track, opts->process,
-				   opts->derived, r, err);
+				   opts->derived, stored, r, err);
 	}
 	if (rc == 0)
 		rc = make_rows(s, &a, r, err);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hist.h"
 #include "core/status.h"
 #include "store/session.h"
 
@@ -43,17 +44,30 @@ struct tft_stats_opts {
 	 * out so that one execution is counted once (derived_tracks says how many).
 	 */
 	bool derived;
+	/*
+	 * Scan every event even where stored chunk statistics would answer
+	 * (a selection of more than TFT_STATS_STORED_MIN_DEFAULT slices): exact
+	 * percentiles whatever the size, at the cost of decoding it all.
+	 */
+	bool exact;
 };
+
+/* Selections of more slices merge the stored chunk statistics (store/chunk_stats.h). */
+#define TFT_STATS_STORED_MIN_DEFAULT 262144u
 
 /*
  * One group. Durations are those stored in the session (an unclosed slice
  * counts with its stored duration), or their part inside the window with
- * clip. Self time of a slice = its duration minus the union of its direct
+ * clip. Self time of a slice = its duration minus the time of its direct
  * children (the slices nested in it one level deeper on the same track,
- * clipped to it); on async, object and concurrent tracks, where depth is a
- * lane and not nesting (tft_track_nests()), self = duration.
- * Percentiles are exact, nearest-rank: p-th = the ceil(p/100 * count)-th
- * smallest duration of the group.
+ * each clipped to it; they never overlap but at the writer's depth cap,
+ * where each still counts); on async, object and concurrent tracks, where
+ * depth is a lane and not nesting (tft_track_nests()), self = duration.
+ * Percentiles are nearest-rank: p-th = the ceil(p/100 * count)-th smallest
+ * duration of the group; exact (row.exact) while the group's durations are
+ * kept one by one (up to TFT_STATS_EXACT_MAX of them, or from stored
+ * statistics those of at most 16 slices per chunk), else read from log-linear
+ * buckets within TFT_STATS_PERCENTILE_ERROR (relative) of the exact value.
  */
 struct tft_stats_row {
 	uint32_t key;      /* name/category string id, or track id */
@@ -65,7 +79,11 @@ struct tft_stats_row {
 	double mean_ns;    /* total_ns / count */
 	int64_t min_ns, max_ns, p50_ns, p99_ns;
 	double share;      /* percent of the sum of total_ns over all rows */
+	bool exact;        /* p50/p99 exact; else within TFT_STATS_PERCENTILE_ERROR */
 };
+
+/* Relative error of a percentile that is not exact (core/hist.h's bucket midpoints). */
+#define TFT_STATS_PERCENTILE_ERROR TFT_HIST_REL_ERROR
 
 struct tft_stats_result {
 	struct tft_stats_row *rows; /* owned; sorted by total_ns desc, then name */
@@ -74,15 +92,20 @@ struct tft_stats_result {
 	int64_t total_ns;  /* sum of total_ns over rows */
 	uint32_t tracks;   /* tracks scanned */
 	uint32_t derived_tracks; /* derived tracks left out (see tft_stats_opts.derived) */
+	uint32_t stored_tracks;  /* tracks aggregated from stored chunk statistics */
+	size_t approx_groups;    /* rows whose percentiles are not exact */
 };
 
 /*
- * Scan the session's slices (not instants, counter samples or
- * level-of-detail summaries) and aggregate them. On success *out is a new
- * result to free with tft_stats_destroy(). Returns 0, TFT_EINVAL (bad
- * group_by, unknown track), TFT_ENOMEM, or what the session scan returns.
- * Memory: 8 bytes per slice for the durations (needed for exact
- * percentiles) plus a per-group and per-depth table; no per-slice malloc.
+ * Aggregate the session's slices (not instants, counter samples or
+ * level-of-detail summaries). On success *out is a new result to free with
+ * tft_stats_destroy(). Returns 0, TFT_EINVAL (bad group_by, unknown track),
+ * TFT_ENOMEM, or what the session scan returns. A selection of more than
+ * TFT_STATS_STORED_MIN_DEFAULT slices merges the statistics stored with each
+ * chunk and decodes only the chunks across a window's edges (the same
+ * numbers, percentiles within the stated error); a smaller one scans every
+ * event. Memory: at most TFT_STATS_EXACT_MAX durations per group, then its
+ * buckets, plus a per-group and per-depth table; no per-slice malloc.
  *
  * With a window (or several tracks) only the slices overlapping [t0, t1]
  * count (a slice ending at t0 or starting at t1 included). Without clip

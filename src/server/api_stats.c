@@ -87,6 +87,10 @@ int tft_api_stats(struct tft_http_req *r)
 		tft_json_write_uint(&w, res->slices);
 		tft_json_write_key(&w, "total_ns");
 		tft_json_write_int(&w, res->total_ns);
+		tft_json_write_key(&w, "percentile_error");
+		tft_json_write_double(&w, res->approx_groups ? TFT_STATS_PERCENTILE_ERROR : 0.0);
+		tft_json_write_key(&w, "stored_tracks");
+		tft_json_write_uint(&w, res->stored_tracks);
 		tft_json_write_key(&w, "groups");
 		tft_json_write_uint(&w, res->nrows);
 		tft_json_write_key(&w, "rows");
@@ -116,6 +120,8 @@ int tft_api_stats(struct tft_http_req *r)
 			tft_json_write_int(&w, rw->p50_ns);
 			tft_json_write_key(&w, "p99_ns");
 			tft_json_write_int(&w, rw->p99_ns);
+			tft_json_write_key(&w, "exact");
+			tft_json_write_bool(&w, rw->exact);
 			tft_json_write_key(&w, "share");
 			tft_json_write_double(&w, rw->share);
 			tft_json_write_end_object(&w);

@@ -10,7 +10,8 @@
 #include "store/lod.h"
 
 #define TFT_SCHEMA_VERSION 2
-/* The oldest version the reader opens (version 1: no tracks.flags column). */
+/* The oldest version the reader opens (version 1: no tracks.flags column, no
+ * chunk_stats table: statistics are then computed from the events). */
 #define TFT_SCHEMA_VERSION_MIN 1
 
 /* Chunk streams per track: level 0 (raw events) + the LOD levels. */
@@ -50,6 +51,10 @@
 	" level INTEGER NOT NULL, t_min INTEGER NOT NULL, t_max INTEGER NOT NULL,"           \
 	" n INTEGER NOT NULL, data BLOB NOT NULL);\n"                                        \
 	"CREATE INDEX chunks_by_track ON chunks(track, level, t_min, t_max, n);\n"                     \
+	"CREATE TABLE chunk_stats(chunk INTEGER PRIMARY KEY, track INTEGER NOT NULL,"       \
+	" data BLOB NOT NULL);\n"                                                            \
+	"CREATE INDEX chunk_stats_by_track ON chunk_stats(track, chunk);\n"                  \
+	"CREATE TABLE track_stats(track INTEGER PRIMARY KEY, data BLOB NOT NULL);\n"          \
 	"CREATE TABLE lod(track INTEGER NOT NULL, level INTEGER NOT NULL,"                   \
 	" gap_ns INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(track, level))"           \
 	" WITHOUT ROWID;\n"                                                                  \

@@ -88,6 +88,10 @@ struct tft_session {
 	uint32_t nsteps;
 	uint64_t nflows;
 	int version;             /* schema_version */
+	int has_cstats;          /* a chunk_stats table */
+	sqlite3_stmt *get_cstats; /* owned, lazy: a track's chunk statistics */
+	uint8_t *cstats_buf;     /* owned: a decompressed statistics blob */
+	size_t cap_cstats_buf;
 	struct cache_ent **htab; /* owned: rowid hash buckets (chains of borrowed entries) */
 	uint32_t hcap, nent;     /* buckets (power of 2), entries in the cache */
 	struct cache_ent *lru_head, *lru_tail; /* owned: every entry, most recent first */
@@ -793,6 +797,20 @@ void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
 }
 
 /* Everything but strings is reloaded whole; one read transaction = one snapshot. */
+/* Whether the session has a chunk_stats table (schema version 2). */
+static int load_cstats_flag(struct tft_session *s, struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = prepare(s, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_stats'",
+			  &st, err)))
+		return rc;
+	s->has_cstats = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static int load_all(struct tft_session *s, struct tft_error *err)
 {
 	uint32_t old_ntracks = s->ntracks;
@@ -805,7 +823,7 @@ static int load_all(struct tft_session *s, struct tft_error *err)
 	if ((rc = load_meta(s, err)) || (rc = check_version(s, err)) ||
 	    (rc = load_strings(s, err)) || (rc = load_processes(s, err)) ||
 	    (rc = load_tracks(s, err)) || (rc = load_steps(s, err)) || (rc = load_dirs(s, err)) ||
-	    (rc = load_flow_count(s, err))) {
+	    (rc = load_flow_count(s, err)) || (rc = load_cstats_flag(s, err))) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		/*
 		 * Half loaded (tracks without their chunk directories, say): show no
@@ -878,6 +896,8 @@ void tft_session_close(struct tft_session *s)
 		return;
 	sqlite3_finalize(s->get_chunk);
 	sqlite3_finalize(s->get_strs);
+	sqlite3_finalize(s->get_cstats);
+	free(s->cstats_buf);
 	if (s->db)
 		sqlite3_close(s->db);
 	free_meta(s);
@@ -1241,6 +1261,185 @@ int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64
 		}
 	}
 	return scan_level(s, track, level, t0_ns, t1_ns, fn, ctx, err);
+}
+
+/* ---- raw chunks and their statistics ------------------------------------------------ */
+
+uint32_t tft_session_raw_chunk_count(const struct tft_session *s, uint32_t track)
+{
+	return track < s->ntracks ? s->dirs[track][0].n : 0;
+}
+
+void tft_session_raw_chunk(const struct tft_session *s, uint32_t track, uint32_t i, int64_t *t_min,
+			   int64_t *t_max, uint32_t *n)
+{
+	const struct dir_ent *de = &s->dirs[track][0].e[i];
+
+	*t_min = de->t_min;
+	*t_max = de->t_max;
+	*n = de->n;
+}
+
+int tft_session_scan_raw_chunk(struct tft_session *s, uint32_t track, uint32_t i, tft_event_fn fn,
+			       void *ctx, struct tft_error *err)
+{
+	struct cache_ent *c = NULL;
+	int rc;
+
+	if (track >= s->ntracks || i >= s->dirs[track][0].n)
+		return tft_error_set(err, TFT_EINVAL, -1, "no raw chunk %u of track %u", i, track);
+	if ((rc = get_chunk(s, &s->dirs[track][0].e[i], 0, &c, err)))
+		return rc;
+	c->pins++;
+	for (uint32_t j = 0; j < c->dec.n && !rc; j++) {
+		c->dec.ev[j].track = track;
+		rc = fn(ctx, &c->dec.ev[j]);
+	}
+	c->pins--;
+	return rc;
+}
+
+int tft_session_has_chunk_stats(const struct tft_session *s)
+{
+	return s->has_cstats;
+}
+
+/* A zstd frame z[0..zlen) into s->cstats_buf: its length, or a negative status. */
+static int64_t unpack_stats(struct tft_session *s, const void *z, size_t zlen, struct tft_error *err)
+{
+	unsigned long long want = z ? ZSTD_getFrameContentSize(z, zlen) : ZSTD_CONTENTSIZE_ERROR;
+	size_t len;
+
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > ((size_t)64 << 20))
+		return fmt_err(s, err, "statistics: a blob is not a zstd frame", "");
+	if (want > s->cap_cstats_buf) {
+		uint8_t *nb = realloc(s->cstats_buf, want ? want : 1);
+		if (!nb)
+			return nomem(s, err);
+		s->cstats_buf = nb;
+		s->cap_cstats_buf = want;
+	}
+	if (!s->dctx && !(s->dctx = ZSTD_createDCtx()))
+		return nomem(s, err);
+	len = ZSTD_decompressDCtx(s->dctx, s->cstats_buf, s->cap_cstats_buf, z, zlen);
+	if (ZSTD_isError(len) || len != want)
+		return fmt_err(s, err, "statistics: a blob does not decompress", "");
+	return (int64_t)len;
+}
+
+int tft_session_track_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			    struct tft_error *err)
+{
+	sqlite3_stmt *st;
+	int64_t len;
+	int rc;
+
+	if (track >= s->ntracks)
+		return tft_error_set(err, TFT_EINVAL, -1, "unknown track %u", track);
+	if (!s->has_cstats)
+		return 1;
+	if ((rc = prepare(s, "SELECT data FROM track_stats WHERE track = ?", &st, err)))
+		return rc;
+	sqlite3_bind_int64(st, 1, track);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return rc == SQLITE_DONE ? 1 : db_err(s, err, "reading track statistics");
+	}
+	len = unpack_stats(s, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), err);
+	rc = len < 0 ? (int)len : fn(ctx, 0, s->cstats_buf, (size_t)len);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int tft_session_chunk_stats_complete(struct tft_session *s, uint32_t track, struct tft_error *err)
+{
+	const struct level_dir *ld;
+	int64_t max = INT64_MIN, n = -1;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (track >= s->ntracks)
+		return tft_error_set(err, TFT_EINVAL, -1, "unknown track %u", track);
+	ld = &s->dirs[track][0];
+	if (!s->has_cstats)
+		return 0;
+	if (!ld->n)
+		return 1;
+	for (uint32_t i = 0; i < ld->n; i++)
+		if (ld->e[i].rowid > max)
+			max = ld->e[i].rowid;
+	/* rows for chunks a live writer added since the directory was read have larger ids */
+	if ((rc = prepare(s, "SELECT count(*) FROM chunk_stats WHERE track = ? AND chunk <= ?", &st, err)))
+		return rc;
+	sqlite3_bind_int64(st, 1, track);
+	sqlite3_bind_int64(st, 2, max);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n < 0)
+		return db_err(s, err, "counting chunk statistics");
+	return n == (int64_t)ld->n;
+}
+
+struct rowid_ix {
+	int64_t rowid;
+	uint32_t i;
+};
+
+static int cmp_rowid_ix(const void *a, const void *b)
+{
+	const struct rowid_ix *x = a, *y = b;
+
+	return (x->rowid > y->rowid) - (x->rowid < y->rowid);
+}
+
+int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			    struct tft_error *err)
+{
+	const struct level_dir *ld;
+	struct rowid_ix *ix = NULL;
+	int rc = 0, cb = 0;
+
+	if (track >= s->ntracks)
+		return tft_error_set(err, TFT_EINVAL, -1, "unknown track %u", track);
+	ld = &s->dirs[track][0];
+	if (!s->has_cstats || !ld->n)
+		return 0;
+	if (!s->get_cstats &&
+	    (rc = prepare(s, "SELECT chunk, data FROM chunk_stats WHERE track = ? ORDER BY chunk",
+			  &s->get_cstats, err)))
+		return rc;
+	/* a row's chunk -> the chunk's place in the directory (start order) */
+	ix = malloc((size_t)ld->n * sizeof(*ix));
+	if (!ix)
+		return nomem(s, err);
+	for (uint32_t i = 0; i < ld->n; i++)
+		ix[i] = (struct rowid_ix){ ld->e[i].rowid, i };
+	qsort(ix, ld->n, sizeof(*ix), cmp_rowid_ix);
+	sqlite3_bind_int64(s->get_cstats, 1, track);
+	while (!cb && (rc = sqlite3_step(s->get_cstats)) == SQLITE_ROW) {
+		struct rowid_ix key = { sqlite3_column_int64(s->get_cstats, 0), 0 };
+		struct rowid_ix *hit = bsearch(&key, ix, ld->n, sizeof(*ix), cmp_rowid_ix);
+		int64_t len;
+
+		if (!hit)
+			continue; /* a chunk written after the directory was read (live) */
+		len = unpack_stats(s, sqlite3_column_blob(s->get_cstats, 1),
+				   (size_t)sqlite3_column_bytes(s->get_cstats, 1), err);
+		if (len < 0) {
+			rc = (int)len;
+			break;
+		}
+		cb = fn(ctx, hit->i, s->cstats_buf, (size_t)len);
+	}
+	sqlite3_reset(s->get_cstats);
+	free(ix);
+	if (cb)
+		return cb;
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW && rc != 0)
+		return rc < 0 ? rc : db_err(s, err, "reading chunk statistics");
+	return rc < 0 ? rc : 0;
 }
 
 int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err)

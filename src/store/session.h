@@ -87,6 +87,38 @@ int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct t
  */
 void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes);
 
+/*
+ * Raw chunks and their stored statistics (store/chunk_stats.h), for
+ * analyze/stats.c. A track's raw (level-0) chunks are numbered 0..count-1 in
+ * start order: chunk i's events start at t_min and end by t_max.
+ */
+uint32_t tft_session_raw_chunk_count(const struct tft_session *s, uint32_t track);
+void tft_session_raw_chunk(const struct tft_session *s, uint32_t track, uint32_t i, int64_t *t_min,
+			   int64_t *t_max, uint32_t *n);
+/* Every event of raw chunk i of `track`, in start order (as tft_session_scan). */
+int tft_session_scan_raw_chunk(struct tft_session *s, uint32_t track, uint32_t i, tft_event_fn fn,
+			       void *ctx, struct tft_error *err);
+/* Whether the session stores chunk statistics (schema version 2; written at close). */
+int tft_session_has_chunk_stats(const struct tft_session *s);
+/*
+ * The stored statistics of `track`'s raw chunks: fn(ctx, i, blob, len) per
+ * chunk that has them (the blob decompressed, valid during the call); a
+ * chunk without (a live session's chunk with a slice still open) is not
+ * called. Returns 0, fn's non-zero return, or a negative status.
+ */
+typedef int (*tft_chunk_stats_fn)(void *ctx, uint32_t i, const uint8_t *blob, size_t len);
+/*
+ * The statistics of the whole track, its chunks' merged (written at close):
+ * fn(ctx, 0, blob, len) once; returns fn's result, 1 if the track has none
+ * (a live or an older session), or a negative status.
+ */
+int tft_session_track_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			    struct tft_error *err);
+/* Whether every raw chunk of `track` has its statistics (0/1), or a negative status. */
+int tft_session_chunk_stats_complete(struct tft_session *s, uint32_t track, struct tft_error *err);
+int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			    struct tft_error *err);
+
 uint32_t tft_session_step_count(const struct tft_session *s);
 const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i);
 

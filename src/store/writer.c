@@ -29,6 +29,7 @@
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "store/chunk.h"
+#include "store/chunk_stats.h"
 #include "store/lod.h"
 #include "store/schema.h"
 #include "store/wc_vfs.h"
@@ -41,6 +42,10 @@
 struct wctx {
 	ZSTD_CCtx *cctx; /* owned */
 	struct tft_chunk_buf scratch, blob;
+	uint8_t *sblob;        /* owned: a chunk's statistics, encoded (agg_write) */
+	size_t cap_sblob;
+	uint8_t *zblob;        /* owned: ... compressed */
+	size_t cap_zblob;
 	size_t open_bytes;     /* bytes buffered in the open chunks of this context's tracks */
 	struct wtrack **own;   /* owned array (borrowed tracks): a worker's tracks, in first-event order */
 	uint32_t nown, cap_own;
@@ -63,6 +68,19 @@ struct wtrack {
 	int owned;            /* listed in ctx->own */
 	int64_t *stack;       /* owned: ends of open slices, or lane ends */
 	uint32_t nstack, cap_stack;
+	/*
+	 * Per-chunk statistics (store/chunk_stats.h): the open raw chunk's
+	 * accumulator; written chunks' accumulators still waiting for a slice
+	 * to close; on call-stack tracks, per open slice (stack[i]) where its
+	 * self time goes. All owned (counter tracks have none).
+	 */
+	struct tft_cstats_acc *acc, *acc_wait, *acc_free;
+	struct tft_cstats_sum *sum; /* the written chunks' statistics merged (table track_stats) */
+	struct wopen {
+		struct tft_cstats_acc *acc; /* borrowed: its chunk's accumulator */
+		uint32_t entry;
+		int64_t dur, child;         /* child: its direct children's time, clipped to it */
+	} *open;                            /* cap_stack entries */
 	struct tft_chunk_enc *enc[TFT_STORE_LEVELS]; /* owned, lazy: [0] raw, [k] LOD level k */
 	uint64_t n_level[TFT_STORE_LEVELS];          /* events emitted per level */
 	/*
@@ -142,7 +160,8 @@ struct meta_ent {
 
 enum {
 	ST_CHUNK, ST_STRING, ST_FLOW, ST_STEP, ST_TRACK, ST_PROC, ST_META, ST_LOD, ST_DEL_LEVEL,
-	ST_DEL_LOD, ST_DEL_TRACK, ST_STAGE, ST_KEEP, ST_UNSTAGE_TRACK, ST_COUNT
+	ST_DEL_LOD, ST_DEL_TRACK, ST_STAGE, ST_KEEP, ST_UNSTAGE_TRACK, ST_CSTATS, ST_DEL_CSTATS,
+	ST_TSTATS, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -165,6 +184,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     " VALUES(?,?,?,?,?,?)",
 	[ST_KEEP] = "INSERT INTO temp.lod_keep(track, level) VALUES(?,?)",
 	[ST_UNSTAGE_TRACK] = "DELETE FROM temp.lod_stage WHERE track = ?",
+	[ST_CSTATS] = "INSERT INTO chunk_stats(chunk, track, data) VALUES(?,?,?)",
+	[ST_DEL_CSTATS] = "DELETE FROM chunk_stats WHERE track = ?",
+	[ST_TSTATS] = "INSERT OR REPLACE INTO track_stats(track, data) VALUES(?,?)",
 };
 
 /*
@@ -311,6 +333,8 @@ static void ctx_fini(struct wctx *c)
 		ZSTD_freeCCtx(c->cctx);
 	tft_chunk_buf_free(&c->scratch);
 	tft_chunk_buf_free(&c->blob);
+	free(c->sblob);
+	free(c->zblob);
 	free(c->own);
 	memset(c, 0, sizeof(*c));
 }
@@ -318,6 +342,8 @@ static void ctx_fini(struct wctx *c)
 static void workers_stop(struct tft_writer *w);
 static int workers_start(struct tft_writer *w, uint32_t n);
 static void flows_fini(struct tft_writer *w);
+
+static void agg_free_all(struct wtrack *wt);
 
 static void writer_free(struct tft_writer *w)
 {
@@ -338,6 +364,8 @@ static void writer_free(struct tft_writer *w)
 		tft_lod_fini(&wt->lod);
 		free(wt->pend);
 		free(wt->stack);
+		free(wt->open);
+		agg_free_all(wt);
 		free(wt);
 	}
 	free(w->tracks);
@@ -621,7 +649,7 @@ uint32_t tft_writer_track_count(const struct tft_writer *w)
 /* Compress e with c's state (outside the lock) and insert it with statement
  * st (chunks or the LOD stage). */
 static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int level,
-		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel)
+		       const struct tft_chunk_enc *e, sqlite3_stmt *st, int zlevel, int64_t *rowid)
 {
 	int rc = tft_chunk_enc_finish(e, c->cctx, zlevel, &c->scratch, &c->blob);
 	int locked = w->nwk || __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED), kick = 0;
@@ -639,6 +667,8 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 		sqlite3_bind_int64(st, 5, e->n);
 		sqlite3_bind_blob(st, 6, c->blob.p, (int)c->blob.len, SQLITE_STATIC);
 		rc = step_reset(w, st, "insert chunk");
+		if (rowid)
+			*rowid = sqlite3_last_insert_rowid(w->db);
 		w->wb_bytes += c->blob.len;
 		kick = w->wb_fd >= 0 && w->wb_bytes >= WRITEBACK_BYTES;
 		if (kick)
@@ -651,6 +681,189 @@ static int write_chunk(struct tft_writer *w, struct wctx *c, uint32_t track, int
 	if (kick)
 		(void)sync_file_range(w->wb_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return rc;
+}
+
+/* ---- per-chunk statistics (store/chunk_stats.h) ------------------------------------------- */
+
+/* Bytes of an accumulator counted in its context's open bytes: its durations. */
+#define AGG_VAL_BYTES sizeof(struct tft_cstats_val)
+
+static void agg_recycle(struct wtrack *wt, struct tft_cstats_acc *a)
+{
+	wt->ctx->open_bytes -= (size_t)a->nv * AGG_VAL_BYTES;
+	if (!wt->acc_free) {
+		tft_cstats_acc_reset(a);
+		wt->acc_free = a; /* one kept for the next chunk */
+	} else {
+		tft_cstats_acc_fini(a);
+		free(a);
+	}
+}
+
+static void agg_free_all(struct wtrack *wt)
+{
+	struct tft_cstats_acc *lists[3] = { wt->acc, wt->acc_wait, wt->acc_free };
+
+	for (int i = 0; i < 3; i++) {
+		for (struct tft_cstats_acc *a = lists[i], *next; a; a = next) {
+			next = i == 1 ? a->next : NULL;
+			tft_cstats_acc_fini(a);
+			free(a);
+		}
+	}
+	wt->acc = wt->acc_wait = wt->acc_free = NULL;
+	tft_cstats_sum_free(wt->sum);
+	wt->sum = NULL;
+}
+
+/* The open raw chunk's accumulator, created with its first event. NULL: out of memory. */
+static __attribute__((noinline)) struct tft_cstats_acc *agg_new(struct wtrack *wt)
+{
+	struct tft_cstats_acc *a = wt->acc_free;
+
+	if (a) {
+		wt->acc_free = NULL;
+	} else if ((a = malloc(sizeof(*a)))) {
+		tft_cstats_acc_init(a);
+	}
+	wt->acc = a;
+	return a;
+}
+
+/* Compress c->sblob[0..len) and insert it with st (?1 = id, ?2 = track when two_keys). */
+static int stats_insert(struct tft_writer *w, struct wctx *c, size_t len, int rc, sqlite3_stmt *st,
+			int64_t id, uint32_t track, int two_keys, const char *what)
+{
+	int locked = w->nwk || __atomic_load_n(&w->nlanes, __ATOMIC_RELAXED);
+	size_t zlen = 0, bound;
+
+	if (!rc) {
+		bound = ZSTD_compressBound(len);
+		if (bound > c->cap_zblob) {
+			uint8_t *nz = realloc(c->zblob, bound);
+			if (!nz)
+				rc = TFT_ENOMEM;
+			else
+				c->zblob = nz, c->cap_zblob = bound;
+		}
+	}
+	if (!rc) {
+		zlen = ZSTD_compressCCtx(c->cctx, c->zblob, c->cap_zblob, c->sblob, len,
+					 TFT_IMPORT_ZSTD_LEVEL);
+		if (ZSTD_isError(zlen))
+			rc = TFT_ENOMEM;
+	}
+	if (locked)
+		pthread_mutex_lock(&w->db_mu);
+	if (rc) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", what, tft_strerror(rc));
+		set_failed(w, rc);
+	} else {
+		sqlite3_bind_int64(st, 1, id);
+		if (two_keys)
+			sqlite3_bind_int64(st, 2, track);
+		sqlite3_bind_blob(st, two_keys ? 3 : 2, c->zblob, (int)zlen, SQLITE_STATIC);
+		rc = step_reset(w, st, what);
+	}
+	if (locked)
+		pthread_mutex_unlock(&w->db_mu);
+	return rc;
+}
+
+/* Encode, compress and insert a complete accumulator (its chunk written, no slice open). */
+static int agg_write(struct tft_writer *w, struct wtrack *wt, struct tft_cstats_acc *a)
+{
+	struct wctx *c = wt->ctx;
+	size_t len = 0;
+	int rc = tft_cstats_acc_encode(a, &c->sblob, &c->cap_sblob, &len);
+
+	if (!rc && !wt->sum && !(wt->sum = tft_cstats_sum_new()))
+		rc = TFT_ENOMEM;
+	if (!rc)
+		rc = tft_cstats_sum_add(wt->sum, a);
+	rc = stats_insert(w, c, len, rc, w->st[ST_CSTATS], a->chunk, wt->t.id, 1,
+			  "insert chunk statistics");
+	agg_recycle(wt, a);
+	return rc;
+}
+
+/* The track's statistics, merged from its chunks' (after the last one is written). */
+static int agg_write_sum(struct tft_writer *w, struct wtrack *wt)
+{
+	struct wctx *c = wt->ctx;
+	size_t len = 0;
+	int rc;
+
+	if (!wt->sum)
+		return 0;
+	rc = tft_cstats_sum_encode(wt->sum, &c->sblob, &c->cap_sblob, &len);
+	rc = stats_insert(w, c, len, rc, w->st[ST_TSTATS], wt->t.id, 0, 0, "insert track statistics");
+	tft_cstats_sum_free(wt->sum);
+	wt->sum = NULL;
+	return rc;
+}
+
+/* The raw chunk whose events `wt->acc` holds was written as row `rowid`. */
+static int agg_chunk_written(struct tft_writer *w, struct wtrack *wt, int64_t rowid)
+{
+	struct tft_cstats_acc *a = wt->acc;
+
+	if (!a)
+		return 0; /* a counter track's */
+	wt->acc = NULL;
+	a->chunk = rowid;
+	if (a->open == 0)
+		return agg_write(w, wt, a);
+	a->next = wt->acc_wait; /* its open slices close later */
+	wt->acc_wait = a;
+	return 0;
+}
+
+/* The slice open at stack[i] closed: its self time is known. */
+static int agg_close(struct tft_writer *w, struct wtrack *wt, uint32_t i)
+{
+	struct wopen *o = &wt->open[i];
+	struct tft_cstats_acc *a = o->acc;
+
+	/* (children overlap only at the depth cap, where their sum may pass the duration) */
+	tft_cstats_acc_self(a, o->entry, o->child < o->dur ? o->dur - o->child : 0);
+	if (--a->open || a->chunk < 0)
+		return 0;
+	for (struct tft_cstats_acc **pp = &wt->acc_wait; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	return agg_write(w, wt, a);
+}
+
+/* Every slice still open closes (the track ends): its chunks' statistics complete. */
+static int agg_end(struct tft_writer *w, struct wtrack *wt)
+{
+	int rc = 0;
+
+	if (!wt->open)
+		return 0;
+	while (wt->nstack && !rc)
+		rc = agg_close(w, wt, --wt->nstack);
+	return rc;
+}
+
+/* A track forgotten (tft_writer_lane_reset_track): its statistics too. */
+static void agg_forget(struct wtrack *wt)
+{
+	struct tft_cstats_acc *keep = wt->acc_free;
+
+	wt->acc_free = NULL;
+	if (wt->acc)
+		wt->ctx->open_bytes -= (size_t)wt->acc->nv * AGG_VAL_BYTES;
+	for (struct tft_cstats_acc *a = wt->acc_wait; a; a = a->next)
+		wt->ctx->open_bytes -= (size_t)a->nv * AGG_VAL_BYTES;
+	agg_free_all(wt);
+	wt->acc_free = keep;
+	if (keep)
+		tft_cstats_acc_reset(keep);
 }
 
 /*
@@ -704,6 +917,7 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 {
 	struct tft_chunk_enc *e = wt->enc[level];
 	int staged = level > 0 && !w->flush_partial;
+	int64_t rowid = -1;
 	int rc;
 
 	if (!e || e->n == 0) {
@@ -714,7 +928,7 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 	/* Staged LOD chunks are compressed fast: most are dropped at close, the
 	 * kept ones are recompressed at the session's level then. */
 	rc = write_chunk(w, wt->ctx, wt->t.id, level, e, w->st[staged ? ST_STAGE : ST_CHUNK],
-			 staged ? STAGE_ZSTD_LEVEL : w->zstd_level);
+			 staged ? STAGE_ZSTD_LEVEL : w->zstd_level, level == 0 ? &rowid : NULL);
 	if (rc)
 		return rc;
 	if (staged)
@@ -723,8 +937,10 @@ static int flush_chunk(struct tft_writer *w, struct wtrack *wt, int level, int r
 		wt->nwritten++;
 	wt->ctx->open_bytes -= e->bytes;
 	tft_chunk_enc_reset(e, release);
-	if (level == 0)
+	if (level == 0) {
 		predict_skips(w, wt);
+		return agg_chunk_written(w, wt, rowid);
+	}
 	return 0;
 }
 
@@ -921,6 +1137,12 @@ static int grow_stack(struct wtrack *wt)
 	if (!ns)
 		return TFT_ENOMEM;
 	wt->stack = ns;
+	if (tft_track_nests(wt->t.kind, wt->t.flags)) {
+		struct wopen *no = realloc(wt->open, (size_t)ncap * sizeof(*no));
+		if (!no)
+			return TFT_ENOMEM;
+		wt->open = no;
+	}
 	wt->cap_stack = ncap;
 	return 0;
 }
@@ -972,14 +1194,41 @@ static inline __attribute__((always_inline)) int store_event(struct tft_writer *
 		} else {
 			uint32_t n = wt->nstack;
 
-			while (n && wt->stack[n - 1] <= ev->ts_ns)
+			while (n && wt->stack[n - 1] <= ev->ts_ns) {
 				n--;
+				if (tft_likely(wt->open != NULL) && (rc = agg_close(w, wt, n)))
+					return rc;
+			}
 			wt->nstack = depth = n;
 			if (ev->kind == TFT_EV_SLICE && wt->nstack < TFT_STORE_MAX_DEPTH) {
 				if (wt->nstack == wt->cap_stack && grow_stack(wt))
 					return TFT_ENOMEM;
 				push = 1;
 			}
+		}
+		/* Statistics of the open raw chunk (written with it, flush_chunk()). */
+		if (tft_unlikely(!wt->acc) && !agg_new(wt))
+			return TFT_ENOMEM;
+		tft_cstats_acc_event(wt->acc, ev->ts_ns);
+		if (ev->kind == TFT_EV_SLICE) {
+			int64_t clipped = ev->dur_ns, entry;
+			if (lane >= 0 || !wt->open) {
+				entry = tft_cstats_acc_slice(wt->acc, ev, depth, clipped, ev->dur_ns);
+			} else {
+				if (depth) { /* its parent: stack[depth - 1] */
+					int64_t pend = wt->stack[depth - 1];
+					clipped = (end < pend ? end : pend) - ev->ts_ns;
+					wt->open[depth - 1].child += clipped;
+				}
+				entry = tft_cstats_acc_slice(wt->acc, ev, depth, clipped, push ? -1 : ev->dur_ns);
+				if (push && entry >= 0) {
+					wt->open[depth] = (struct wopen){ wt->acc, (uint32_t)entry, ev->dur_ns, 0 };
+					wt->acc->open++;
+				}
+			}
+			if (tft_unlikely(entry < 0))
+				return TFT_ENOMEM;
+			wt->ctx->open_bytes += AGG_VAL_BYTES;
 		}
 	}
 	e = *ev;
@@ -1053,7 +1302,11 @@ static int end_track(struct tft_writer *w, struct wtrack *wt)
 	int rc = lod_end(w, wt);
 
 	if (!rc)
+		rc = agg_end(w, wt);
+	if (!rc)
 		rc = flush_track(w, wt, 1);
+	if (!rc)
+		rc = agg_write_sum(w, wt);
 	if (rc)
 		return failed_now(w) ? failed_now(w) : rc;
 	for (int k = 0; k < TFT_STORE_LEVELS; k++) {
@@ -1065,6 +1318,8 @@ static int end_track(struct tft_writer *w, struct wtrack *wt)
 	}
 	free(wt->stack);
 	wt->stack = NULL;
+	free(wt->open);
+	wt->open = NULL;
 	wt->nstack = wt->cap_stack = 0;
 	return 0;
 }
@@ -1266,6 +1521,10 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 			sqlite3_bind_int64(w->st[ST_DEL_TRACK], 1, track);
 			rc = step_reset(w, w->st[ST_DEL_TRACK], "forget a track's chunks");
 		}
+		if (!rc && wt->nwritten) {
+			sqlite3_bind_int64(w->st[ST_DEL_CSTATS], 1, track);
+			rc = step_reset(w, w->st[ST_DEL_CSTATS], "forget a track's chunk statistics");
+		}
 		if (!rc && wt->nstaged && w->st[ST_UNSTAGE_TRACK]) {
 			sqlite3_bind_int64(w->st[ST_UNSTAGE_TRACK], 1, track);
 			rc = step_reset(w, w->st[ST_UNSTAGE_TRACK], "forget a track's chunks");
@@ -1282,6 +1541,7 @@ int tft_writer_lane_reset_track(struct tft_writer_lane *l, uint32_t track)
 		}
 	}
 	memset(wt->n_level, 0, sizeof(wt->n_level));
+	agg_forget(wt);
 	lod_forget(wt);
 	wt->lod_direct = 0;
 	tft_lod_fini(&wt->lod);
@@ -2220,7 +2480,7 @@ static int rebuild_emit(void *ctx, int level, const struct tft_event *ev)
 		return rc;
 	if (tft_chunk_enc_is_full(e, rb->w->chunk_events)) {
 		rc = write_chunk(rb->w, &rb->w->main, rb->wt->t.id, level, e, rb->w->st[ST_CHUNK],
-				 rb->w->zstd_level);
+				 rb->w->zstd_level, NULL);
 		tft_chunk_enc_reset(e, 0);
 	}
 	return rc;
@@ -2273,7 +2533,7 @@ static int rebuild_levels(struct tft_writer *w, struct wtrack *wt, uint32_t mask
 	for (int k = 1; k < TFT_STORE_LEVELS && !rc; k++)
 		if (rb->enc[k].n)
 			rc = write_chunk(w, &w->main, wt->t.id, k, &rb->enc[k], w->st[ST_CHUNK],
-					 w->zstd_level);
+					 w->zstd_level, NULL);
 out:
 	sqlite3_finalize(sel);
 	for (int k = 0; k < TFT_STORE_LEVELS; k++)
@@ -2416,8 +2676,12 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 			 tft_strerror(rc));
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
 		rc = lod_end(w, w->tracks[i]);
+	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
+		rc = agg_end(w, w->tracks[i]);
 	if (!rc)
 		rc = flush_all(w, 1);
+	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
+		rc = agg_write_sum(w, w->tracks[i]);
 	if (!rc)
 		rc = flush_flows(w);
 	for (uint32_t i = 0; i < w->ntracks && !rc; i++)
