@@ -629,6 +629,90 @@ int tft_tf_names_is_comm(struct tft_tf_str node_name, struct tft_tf_str op)
 	return 0;
 }
 
+/* ---- timeline.py's dataflow parse ------------------------------------------ */
+
+/*
+ * re.match(r"(.*) = (.*)\((.*)\)", label) with Python's backtracking: '.'
+ * stops at a newline; the last ')' closes the inputs, the last '(' before
+ * it opens them, the last " = " ending at or before that '(' ends the name
+ * (the tf.timeline export parses labels the same way).
+ */
+int tft_tf_names_timeline_inputs(const char *s, size_t len, struct tft_tf_str *inputs)
+{
+	const char *nl = len ? memchr(s, '\n', len) : NULL;
+	size_t n = nl ? (size_t)(nl - s) : len, k, j, i;
+
+	for (k = n; k > 0 && s[k - 1] != ')'; k--)
+		;
+	if (!k)
+		return 0;
+	k--; /* s[k] == ')' */
+	for (j = k; j > 0 && s[j - 1] != '('; j--)
+		;
+	if (!j)
+		return 0;
+	j--; /* s[j] == '(' */
+	if (j < 3)
+		return 0;
+	for (i = j - 3 + 1; i > 0; i--)
+		if (memcmp(s + i - 1, " = ", 3) == 0)
+			break;
+	if (!i)
+		return 0;
+	*inputs = mkstr(s + j + 1, k - (j + 1));
+	return 1;
+}
+
+int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct tft_tf_str *out)
+{
+	const char *p = rest->p;
+	size_t n = rest->len;
+
+	if (*done)
+		return 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (p[i] == ',' && p[i + 1] == ' ') {
+			*out = mkstr(p, i);
+			*rest = mkstr(p + i + 2, n - i - 2);
+			return 1;
+		}
+	}
+	*out = mkstr(p, n);
+	*done = 1;
+	return 1;
+}
+
+void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
+				  struct tft_tf_str *name)
+{
+	const char *at = NULL, *hash = llen ? memchr(label, '#', llen) : NULL, *c1;
+
+	for (size_t i = 0; i + 1 < llen; i++)
+		if (label[i] == '@' && label[i + 1] == '@') {
+			at = label + i;
+			break;
+		}
+	if (at && hash && at + 2 < hash) {
+		node = at + 2;
+		nlen = (size_t)(hash - node);
+	}
+	c1 = nlen ? memchr(node, ':', nlen) : NULL;
+	*name = mkstr(node, c1 ? (size_t)(c1 - node) : nlen);
+}
+
+int tft_tf_names_strip_rename(struct tft_tf_str in, struct tft_tf_str *out)
+{
+	for (size_t k = in.len; k-- > 1;) {
+		if (in.p[k - 1] == '/' && in.p[k] == '_') {
+			if (k - 1 == 0)
+				return 0;
+			*out = mkstr(in.p, k - 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- sniffing ------------------------------------------------------------- */
 
 static int ends_with(const char *s, const char *suffix)

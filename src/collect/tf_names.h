@@ -121,6 +121,37 @@ void tft_tf_names_split_annotation(struct tft_tf_str ann, struct tft_tf_str *nam
  */
 int tft_tf_names_is_comm(struct tft_tf_str node_name, struct tft_tf_str op);
 
+/*
+ * timeline.py's own label parse, for its DataFlow arrows (the RunMetadata
+ * importer's dataflow flows are the tf.timeline export's arrows):
+ * _parse_op_label's re.match(r"(.*) = (.*)\((.*)\)", label), exactly
+ * (backtracking, '.' not matching a newline). Returns 1 and the inputs
+ * text (group 3, borrowed from label), or 0 when the label does not match.
+ */
+int tft_tf_names_timeline_inputs(const char *label, size_t len, struct tft_tf_str *inputs);
+
+/*
+ * inputs.split(", "), one piece a call: 1 and *out, or 0 after the last
+ * (*done: start at 0; set once the last piece was taken). "" gives one
+ * empty piece, as Python's split does.
+ */
+int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct tft_tf_str *out);
+
+/*
+ * timeline.py's _parse_kernel_label's name for a GPU stream or memcpy node:
+ * the text between "@@" and the first '#' of its label when there is such
+ * (else its node_name), up to the first ':' ("name:op"). Borrowed.
+ */
+void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
+				  struct tft_tf_str *name);
+
+/*
+ * timeline.py's fallback for an input that names no tensor (a Send/Recv
+ * pair partitioning inserted): the name up to its last "/_", when that is
+ * not at the start. 1 and *out (borrowed), or 0 when there is none.
+ */
+int tft_tf_names_strip_rename(struct tft_tf_str in, struct tft_tf_str *out);
+
 /* ---- format detection ------------------------------------------------------ */
 
 enum tft_pb_format {
