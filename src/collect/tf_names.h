@@ -166,6 +166,11 @@ enum tft_pb_format {
 	TFT_PB_FMT_HLOPROTO,       /* binary xla.HloProto (a compiled XLA module, not a trace) */
 	TFT_PB_FMT_COSTGRAPH,      /* binary CostGraphDef on its own (RunMetadata.cost_graph) */
 	TFT_PB_FMT_COSTGRAPH_TEXT, /* text CostGraphDef (str(run_metadata.cost_graph)) */
+	TFT_PB_FMT_OPLOG,          /* binary tfprof OpLogProto (tfprof_log: op types, float ops, code) */
+	TFT_PB_FMT_OPLOG_TEXT,     /* text OpLogProto (str(op_log)) */
+	TFT_PB_FMT_PROFILE,        /* binary tfprof ProfileProto (profile_<step>: not read, refused) */
+	TFT_PB_FMT_METAGRAPH,      /* binary MetaGraphDef (model.ckpt.meta): its graph_def is read */
+	TFT_PB_FMT_METAGRAPH_TEXT, /* text MetaGraphDef (tf.train.export_meta_graph(as_text=True)) */
 };
 
 /*
@@ -178,9 +183,14 @@ int tft_pb_has_control_byte(const uint8_t *data, size_t len);
 /*
  * Which TF protobuf format data[0..len) looks like, from the file name
  * (may be NULL; ".xplane.pb", ".pbtxt", "run_meta", "step_stats",
- * "graph" ...) and a trial parse of the first fields. A file named
- * *.xplane.pb is reported as XSPACE even when it does not parse, so the
- * importer can say where it is broken. Cheap: looks at a bounded prefix.
+ * "graph", "tfprof_log" ...) and a trial parse of the first fields. A file
+ * named *.xplane.pb is reported as XSPACE even when it does not parse, so
+ * the importer can say where it is broken. Cheap: looks at a bounded prefix.
+ * A GraphDef and a tfprof OpLogProto both start with messages in field 1
+ * whose field 1 is a name: a NodeDef's op (field 2) is a string written
+ * before its inputs (3), an OpLogEntry's float_ops (2) a varint, its types
+ * (3) come without an op, its code_def (4) is a message; an OpLogProto's
+ * field 2 is its string table (map entries), a GraphDef's its library.
  */
 int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename);
 
