@@ -600,7 +600,7 @@ struct rm_df {
 	uint16_t wk;              /* whose rm->dfh holds its hashes: 0 the driver's, else worker wk - 1's */
 };
 
-enum { DF_GPUTRACE = 1, DF_RECV = 2 };
+enum { DF_GPUTRACE = 1, DF_RECV = 2, DF_NOLABEL = 4 };
 
 struct rm {
 	struct tft_writer *w;       /* borrowed */
@@ -664,6 +664,10 @@ struct rm {
 	 * hashes stay in each worker's dfh (rm_df.wk: df_wk), handed to the
 	 * driver's wkdfh after the join. All 0 / NULL otherwise.
 	 */
+	struct rm_gnode *gnodes; /* owned: the partition graphs' nodes (on_gnode), mask + 1 slots */
+	size_t gmask, ngnodes;
+	uint64_t *gin;           /* owned: their inputs' hashes */
+	uint32_t ngin, cgin;
 	int df_placed;
 	uint64_t df_base;
 	uint16_t df_wk;
@@ -2691,7 +2695,8 @@ static int df_note(struct rm *rm, const struct rm_node *n, const struct tft_even
 	d->hoff = rm->ndfh;
 	d->nout = n->nout;
 	d->nin = 0;
-	d->flags = (dev->tl_gputrace ? DF_GPUTRACE : 0) | (t->recv ? DF_RECV : 0);
+	d->flags = (dev->tl_gputrace ? DF_GPUTRACE : 0) | (t->recv ? DF_RECV : 0) |
+		   (n->timeline_label.len ? 0 : DF_NOLABEL);
 	if (n->has & (1ull << NF_ALL_START_US)) {
 		d->start_us = n->all_start_micros;
 		dur_us = (n->has & (1ull << NF_ALL_END_US)) ? n->all_end_rel_micros : 0;
@@ -3256,6 +3261,103 @@ static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, con
 	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
 }
 
+/*
+ * The inputs of a partition graph's NodeDefs, for the dataflow of nodes
+ * that have no timeline_label (emit_dataflow): node name -> its data inputs
+ * ("x", "x:1"; control inputs "^x" name no tensor) as hashes, two per input
+ * as the labels' (rm->dfh layout). The graph's own importer checked and
+ * stored the graph; this walk only takes names and inputs.
+ */
+struct rm_gnode {
+	uint64_t name;     /* hash of the node name; 0 with off == UINT32_MAX: empty slot */
+	uint32_t off, nin; /* its hashes in rm->gin */
+};
+
+struct rm_gnode_msg {
+	uint64_t has;
+	struct tft_pb_bytes name;
+};
+
+static int on_gnode_input(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field gnode_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_gnode_msg, name, "name", NULL, NULL),
+	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "input", on_gnode_input, NULL),
+};
+static const struct tft_pb_msg gnode_msg = {"NodeDef", gnode_fields, 2, offsetof(struct rm_gnode_msg, has)};
+
+static int on_gnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field ggraph_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_gnode, NULL),
+};
+static const struct tft_pb_msg ggraph_msg = {"GraphDef", ggraph_fields, 1, TFT_PB_NOOFF};
+
+static int gin_push(struct rm *rm, uint64_t h)
+{
+	if (rm->ngin == UINT32_MAX || tft_grow((void **)&rm->gin, &rm->cgin, rm->ngin + 1, sizeof(*rm->gin)))
+		return TFT_ENOMEM;
+	rm->gin[rm->ngin++] = h;
+	return 0;
+}
+
+static int on_gnode_input(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct tft_tf_str in = { (const char *)v->p, v->len }, st;
+
+	if (in.len && in.p[0] == '^')
+		return 0;
+	if (gin_push(rm, tft_hash_fast(in.p, in.len, 0)) ||
+	    gin_push(rm, tft_tf_names_strip_rename(in, &st) ? tft_hash_fast(st.p, st.len, 0) : 0))
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
+	return 0;
+}
+
+static struct rm_gnode *gnode_slot(struct rm *rm, uint64_t name)
+{
+	size_t i = (size_t)tft_hash_u64(name) & rm->gmask;
+
+	while (rm->gnodes[i].off != UINT32_MAX && rm->gnodes[i].name != name)
+		i = (i + 1) & rm->gmask;
+	return &rm->gnodes[i];
+}
+
+static int on_gnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_gnode_msg m;
+	struct rm_gnode *g;
+	uint32_t off = rm->ngin;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	r = tft_pb_wire_decode_sub(&v->sub, &gnode_msg, &m, ctx);
+	if (r)
+		return r;
+	if (!rm->gnodes || 2 * (rm->ngnodes + 1) > rm->gmask + 1) {
+		size_t cap = rm->gnodes ? 2 * (rm->gmask + 1) : 256;
+		struct rm_gnode *old = rm->gnodes;
+		size_t omask = rm->gmask;
+
+		if (!(rm->gnodes = malloc(cap * sizeof(*rm->gnodes)))) {
+			rm->gnodes = old;
+			return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
+		}
+		for (size_t i = 0; i < cap; i++)
+			rm->gnodes[i].off = UINT32_MAX;
+		rm->gmask = cap - 1;
+		for (size_t i = 0; old && i <= omask; i++)
+			if (old[i].off != UINT32_MAX)
+				*gnode_slot(rm, old[i].name) = old[i];
+		free(old);
+	}
+	g = gnode_slot(rm, tft_hash_fast(m.name.p, m.name.len, 0));
+	rm->ngnodes += g->off == UINT32_MAX;
+	*g = (struct rm_gnode){ tft_hash_fast(m.name.p, m.name.len, 0), off, (rm->ngin - off) / 2 };
+	return 0;
+}
+
 static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
@@ -3283,7 +3385,12 @@ static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 			 rm->nfunc, v->index);
 	else
 		snprintf(gname, sizeof(gname), "%.1024s:partition_graphs[%u]", in, v->index);
-	return tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
+	{
+		int r = tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
+
+		/* (what ran: its nodes' inputs, for the nodes without a label) */
+		return r ? r : tft_pb_wire_decode_sub(&v->sub, &ggraph_msg, NULL, ctx);
+	}
 }
 
 /* ---- parallel import: devices on several threads ------------------------------------
@@ -4847,10 +4954,13 @@ static int emit_flows(struct rm *rm)
  * dev_stats entry in node order on whole microseconds. The same edges
  * become the session's "DataFlow" flows (the tf.timeline export's s/t
  * pairs, not drawn from them), bound, as every flow of this importer, by
- * (track, start) of the two slices. Each kernel or memcpy on a /stream: or
- * /memcpy device whose annotation names an op of its GPU's executor device
- * gets a "launch" flow from that op (its last run starting at or before
- * the kernel, else its first), as CUDA launches in a Kineto trace.
+ * (track, start) of the two slices. A node without a label (timeline.py
+ * draws nothing into it) takes its inputs from its NodeDef in the
+ * RunMetadata's partition graphs (on_gnode), with the same rules. Each
+ * kernel or memcpy on a /stream: or /memcpy device whose annotation names an
+ * op of its GPU's executor device gets a "launch" flow from that op (its
+ * last run starting at or before the kernel, else its first), as CUDA
+ * launches in a Kineto trace.
  */
 
 /* timeline.py's lanes of one dev_stats entry: a min segment tree over the lane ends. */
@@ -5204,8 +5314,20 @@ static int emit_dataflow(struct rm *rm)
 	for (uint32_t i = 0; tab && !r && i < rm->ndf; i++) {
 		const struct rm_df *c = &rm->df[i];
 		const uint64_t *in = c->nin ? df_hashes(rm, c) + c->nout : NULL;
+		uint32_t nin = c->nin;
 
-		for (uint32_t q = 0; q < c->nin && !r; q++) {
+		/* a node without a label (timeline.py draws nothing into it): its graph's inputs */
+		if (!nin && rm->ngnodes && (c->flags & (DF_NOLABEL | DF_GPUTRACE | DF_RECV)) == DF_NOLABEL) {
+			size_t len = 0;
+			const char *nm = tft_writer_str(rm->w, c->name, &len);
+			const struct rm_gnode *g = gnode_slot(rm, tft_hash_fast(nm ? nm : "", len, 0));
+
+			if (g->off != UINT32_MAX) {
+				in = rm->gin + g->off;
+				nin = g->nin;
+			}
+		}
+		for (uint32_t q = 0; q < nin && !r; q++) {
 			struct df_tensor *t = df_find(tab, cap - 1, in[2 * q]);
 			const struct rm_df *p;
 			uint32_t name;
@@ -5237,6 +5359,8 @@ static void rm_free(struct rm *rm)
 	free(rm->comm);
 	free(rm->df);
 	free(rm->dfh);
+	free(rm->gnodes);
+	free(rm->gin);
 	for (uint32_t i = 0; i < rm->nwkdfh; i++)
 		free(rm->wkdfh[i]);
 	free(rm->wkdfh);

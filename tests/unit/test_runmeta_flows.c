@@ -402,6 +402,60 @@ static void test_repeated_device(void)
 	free(rm.p);
 }
 
+/* A NodeDef {name 1, op 2, input 3...} as field 1 of a GraphDef. */
+static void graph_node(struct enc *g, const char *name, const char *op, const char *in1, const char *in2)
+{
+	struct enc n = { 0 };
+
+	e_str(&n, 1, name);
+	e_str(&n, 2, op);
+	if (in1)
+		e_str(&n, 3, in1);
+	if (in2)
+		e_str(&n, 3, in2);
+	e_msg(g, 1, &n);
+}
+
+/*
+ * Nodes without a timeline_label (timeline.py draws no arrow into them) take
+ * their inputs from the RunMetadata's partition_graphs: x [10, 20] and y
+ * [12, 22] on the CPU (two lanes), z = Add(y, x:0 as "x", ^ctrl) [30, 40] on
+ * the GPU without a label; w on the GPU has a label naming only x, and its
+ * NodeDef names y too: its label wins (the export's edge, and no more).
+ */
+static void test_graph_inputs(void)
+{
+	struct enc rm = { 0 }, ss = { 0 }, dev = { 0 }, g = { 0 };
+	struct tft_session *s;
+	struct edges *sx = malloc(sizeof(*sx));
+
+	node(&dev, "x", T0 + 10, 10, NULL, 1);
+	node(&dev, "y", T0 + 12, 10, NULL, 1);
+	device(&ss, CPU, &dev);
+	node(&dev, "z", T0 + 30, 10, NULL, 0);
+	node(&dev, "w", T0 + 50, 10, "w = Neg(x)", 0);
+	device(&ss, GPU, &dev);
+	e_msg(&rm, 1, &ss);
+	graph_node(&g, "x", "Const", NULL, NULL);
+	graph_node(&g, "y", "Const", NULL, NULL);
+	graph_node(&g, "z", "Add", "y", "x");
+	graph_node(&g, "w", "Add", "x", "y");
+	graph_node(&g, "q", "Add", "x", "^z");
+	e_msg(&rm, 3, &g); /* partition_graphs */
+	s = import(&rm, 1, 0);
+	if (ok(s != NULL, "graph inputs: imported")) {
+		session_edges(s, "DataFlow", sx);
+		ok(sx->n == 3 && has_edge(sx, "y 22 -> 30") && has_edge(sx, "x 20 -> 30") &&
+			   has_edge(sx, "x 20 -> 50"),
+		   "z (no label): its NodeDef's inputs y and x; w (a label): only the label's x");
+		if (sx->n != 3)
+			print_edges("session", sx);
+		tft_session_close(s);
+	}
+	free(sx);
+	free(rm.p);
+}
+
 static void test_label_parse(void)
 {
 	struct tft_tf_str in, rest, out;
@@ -437,6 +491,7 @@ int main(void)
 	test_label_parse();
 	test_dataflow();
 	test_repeated_device();
+	test_graph_inputs();
 	{
 		char cmd[400];
 
