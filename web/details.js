@@ -282,6 +282,10 @@ export class Details {
 			if (n.compute_cost !== null && n.compute_cost !== undefined) add('Compute cost', fmtDurFull(Number(n.compute_cost) * 1000));
 			if (n.temporary_memory) add('Temporary memory', fmtBytes(Number(n.temporary_memory)));
 			if (n.persistent_memory) add('Persistent memory', fmtBytes(Number(n.persistent_memory)));
+			// what a tfprof OpLogProto (tfprof_log) says of it: types, float ops, code (outermost frame first)
+			add('Op types', Array.isArray(n.op_types) ? n.op_types.join(', ') : n.op_types);
+			if (n.float_ops !== null && n.float_ops !== undefined) add('Float ops', fmtInt(Number(n.float_ops)));
+			add('Code', Array.isArray(n.code) ? n.code.join(' › ') : n.code);
 			const attrs = n.attrs && typeof n.attrs === 'object' ? n.attrs : {};
 			const cost = n.cost && typeof n.cost === 'object' ? n.cost : {};
 			return `<div class="gn"><p class="gn-src muted">${esc(n.graph ?? '')} · ${esc(n.kind ?? '')}${n.name ? ` · ${esc(n.name)}` : ''}</p>

@@ -2,8 +2,8 @@
 /*
  * Format detection and dispatch: peek at the first bytes of the
  * (decompressed) input and hand it to the importer of its format. JSON is
- * streamed; the protobuf (XSpace, RunMetadata/StepStats, GraphDef) and
- * pickle importers take the whole input in memory (a plain file is mapped,
+ * streamed; the protobuf (XSpace, RunMetadata/StepStats, GraphDef, tfprof
+ * OpLogProto) and pickle importers take the whole input in memory (a plain file is mapped,
  * a compressed one inflated). A directory is a profile run: every
  * *.xplane.pb in it, one per host.
  */
@@ -22,6 +22,7 @@
 #include "collect/ingest.h"
 #include "collect/ingest_chrome.h"
 #include "collect/ingest_graph.h"
+#include "collect/ingest_oplog.h"
 #include "collect/ingest_pickle.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/ingest_xspace.h"
@@ -36,7 +37,7 @@
 
 static const char unrecognised[] =
 	"unrecognised format: expected a JSON trace, an XSpace (.xplane.pb), RunMetadata/StepStats "
-	"(binary or text), GraphDef or a tftracer/tfvis pickle";
+	"(binary or text), GraphDef, a tfprof OpLogProto (tfprof_log) or a tftracer/tfvis pickle";
 
 static bool is_space(unsigned char ch)
 {
@@ -306,8 +307,19 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 		case TFT_PB_FMT_GRAPHDEF_TEXT:
 		case TFT_PB_FMT_COSTGRAPH:
 		case TFT_PB_FMT_COSTGRAPH_TEXT:
+		case TFT_PB_FMT_METAGRAPH:
+		case TFT_PB_FMT_METAGRAPH_TEXT:
 			kind = 'g';
 			break;
+		case TFT_PB_FMT_OPLOG:
+		case TFT_PB_FMT_OPLOG_TEXT:
+			kind = 'o';
+			break;
+		case TFT_PB_FMT_PROFILE:
+			return tft_error_set(err, TFT_EFORMAT, 0,
+					     "a tfprof ProfileProto (profile_<step>, ProfileContext's "
+					     "profile of several steps), which tftracer does not read: "
+					     "import the RunMetadata, GraphDef and tfprof_log it was made from");
 		case TFT_PB_FMT_HLOPROTO:
 			return tft_error_set(err, TFT_EFORMAT, 0,
 					     "an XLA HloProto (a compiled module, what XProf's graph and "
@@ -331,6 +343,8 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 		rc = tft_xspace_ingest(w, name, wh.data, wh.len, opts, err);
 	else if (kind == 'g')
 		rc = tft_graph_ingest(w, name, wh.data, wh.len, fmt, opts, err);
+	else if (kind == 'o')
+		rc = tft_oplog_ingest(w, name, wh.data, wh.len, fmt, opts, err);
 	else
 		rc = tft_runmeta_ingest_as(w, name, wh.data, wh.len, fmt, opts, err);
 	whole_free(&wh);
@@ -342,7 +356,8 @@ static int ingest_source(struct tft_writer *w, struct tft_source *src, const cha
 
 /*
  * The earliest node start of a RunMetadata / StepStats file; ORDER_GRAPH for
- * a GraphDef or CostGraphDef; INT64_MIN for anything else (or not a file).
+ * a GraphDef, CostGraphDef or OpLogProto; INT64_MIN for anything else (or
+ * not a file).
  */
 static int64_t runmeta_file_start(const char *path)
 {
@@ -366,7 +381,9 @@ static int64_t runmeta_file_start(const char *path)
 	    !tft_ingest_pickle_probe(peek, len, len < PROBE_BYTES)) {
 		fmt = tft_pb_sniff(peek, len, path);
 		if (fmt == TFT_PB_FMT_GRAPHDEF || fmt == TFT_PB_FMT_GRAPHDEF_TEXT ||
-		    fmt == TFT_PB_FMT_COSTGRAPH || fmt == TFT_PB_FMT_COSTGRAPH_TEXT)
+		    fmt == TFT_PB_FMT_COSTGRAPH || fmt == TFT_PB_FMT_COSTGRAPH_TEXT ||
+		    fmt == TFT_PB_FMT_OPLOG || fmt == TFT_PB_FMT_OPLOG_TEXT ||
+		    fmt == TFT_PB_FMT_METAGRAPH || fmt == TFT_PB_FMT_METAGRAPH_TEXT)
 			start = ORDER_GRAPH;
 		else if ((fmt == TFT_PB_FMT_RUNMETA || fmt == TFT_PB_FMT_STEPSTATS ||
 		     fmt == TFT_PB_FMT_RUNMETA_TEXT || fmt == TFT_PB_FMT_STEPSTATS_TEXT) &&

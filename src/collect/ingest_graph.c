@@ -1050,6 +1050,19 @@ static const struct tft_pb_field graph_fields[] = {
 };
 static const struct tft_pb_msg graph_msg = {"GraphDef", graph_fields, 4, TFT_PB_NOOFF};
 
+/* ---- MetaGraphDef (model.ckpt.meta): its graph_def; the rest (ops, saver, signatures) skipped */
+
+static int on_graph_def(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	return tft_pb_wire_decode_sub(&v->sub, &graph_msg, NULL, ctx);
+}
+
+static const struct tft_pb_field metagraph_fields[] = {
+	H(1, TFT_PB_MESSAGE, 0, "meta_info_def", on_skip, NULL),
+	H(2, TFT_PB_MESSAGE, 0, "graph_def", on_graph_def, NULL),
+};
+static const struct tft_pb_msg metagraph_msg = {"MetaGraphDef", metagraph_fields, 2, TFT_PB_NOOFF};
+
 /* ---- CostGraphDef ------------------------------------------------------------------ */
 
 struct g_input_info {
@@ -1362,7 +1375,8 @@ int tft_graph_import_finish(struct tft_graph_import *gi, struct tft_error *err)
 static int is_graph_format(int format)
 {
 	return format == TFT_PB_FMT_GRAPHDEF || format == TFT_PB_FMT_GRAPHDEF_TEXT ||
-	       format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT;
+	       format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT ||
+	       format == TFT_PB_FMT_METAGRAPH || format == TFT_PB_FMT_METAGRAPH_TEXT;
 }
 
 int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data, size_t len,
@@ -1370,20 +1384,29 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 {
 	struct tft_graph_import *gi;
 	struct tft_pb_dec dec;
-	int text, cost, r;
+	int text, cost, meta, r;
 
 	if (!w || (!data && len))
 		return tft_error_set(err, TFT_EINVAL, -1, "no writer or no input");
 	if (!is_graph_format(format)) {
 		format = tft_pb_sniff(data, len, name);
+		if (format == TFT_PB_FMT_OPLOG || format == TFT_PB_FMT_OPLOG_TEXT) {
+			/* (never taken for another format: its entries would read as nodes) */
+			r = tft_error_set(err, TFT_EFORMAT, 0,
+					  "a tfprof OpLogProto (tfprof_log), not a GraphDef");
+			tft_error_set_file(err, name);
+			return r;
+		}
 		if (!is_graph_format(format))
 			format = len && (data[0] == 'n' || data[0] == ' ' || data[0] == '#' ||
 					 data[0] == '\n')
 					 ? TFT_PB_FMT_GRAPHDEF_TEXT
 					 : TFT_PB_FMT_GRAPHDEF;
 	}
-	text = format == TFT_PB_FMT_GRAPHDEF_TEXT || format == TFT_PB_FMT_COSTGRAPH_TEXT;
+	text = format == TFT_PB_FMT_GRAPHDEF_TEXT || format == TFT_PB_FMT_COSTGRAPH_TEXT ||
+	       format == TFT_PB_FMT_METAGRAPH_TEXT;
 	cost = format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT;
+	meta = format == TFT_PB_FMT_METAGRAPH || format == TFT_PB_FMT_METAGRAPH_TEXT;
 	if (text) {
 		r = tft_pb_text_init(&dec, data, len, err);
 		if (r) {
@@ -1406,7 +1429,8 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 	gi->dec = &dec;
 	r = graph_begin(gi, name ? name : "graph", 0);
 	if (!r)
-		r = tft_pb_wire_decode(&dec, cost ? &costgraph_msg : &graph_msg, NULL, gi);
+		r = tft_pb_wire_decode(&dec, cost ? &costgraph_msg : meta ? &metagraph_msg : &graph_msg,
+				       NULL, gi);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, tft_graph_import_count(gi));
 	if (!r)

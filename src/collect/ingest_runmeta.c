@@ -2,7 +2,9 @@
 /*
  * RunMetadata / StepStats importer (binary or text): NodeExecStats become
  * slices with every recorded field kept as args; network ops go to a comm
- * track per device and _Send -> RecvTensor -> _Recv chains become flows.
+ * track per device and _Send -> RecvTensor -> _Recv chains become flows, as
+ * do the dataflow edges timeline.py draws (producer -> consumer, from the
+ * labels' inputs) and each GPU kernel's launch by its op (emit_dataflow).
  *
  * Speed (the per-node cost is the import's): binary nodes are decoded by a
  * direct reader (fast_node) that hands anything unusual back to the table
@@ -316,6 +318,7 @@ struct rm_node {
 	uint64_t thread_id;
 	int64_t all_start_nanos, op_start_rel_nanos, op_end_rel_nanos, all_end_rel_nanos,
 		scheduled_nanos;
+	uint32_t nout; /* output fields (timeline.py's tensors: node_name, node_name:1, ...) */
 };
 
 static int on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
@@ -458,6 +461,7 @@ struct rm_dev {
 	int64_t tid;         /* stream id, device index, or -1 for stream:all */
 	char canon[160];     /* canonical device for send/recv matching */
 	uint32_t entries;    /* dev_stats entries naming it so far */
+	int tl_gputrace;     /* timeline.py's _is_gputrace_device: "/stream:" or "/memcpy" in its name */
 };
 
 struct rm_proc {
@@ -510,6 +514,22 @@ struct rm_pend {
 #define TMPL_MAX_KEY 1024u /* longer node_name + label: not cached (bounds the keys' memory) */
 #define TMPL_MAX_ARGS 16   /* label-derived args (at most 16 today); a multiple of 4 */
 
+/*
+ * What df_note() derives from (device, node_name, timeline_label) alone,
+ * memoised with the node's template: its name's hash, a kernel's ops, and
+ * up to DF_TMPL_IN inputs' hashes (timeline.py's parse of the label).
+ */
+#define DF_TMPL_IN 4
+#define DF_NIN_MANY 255 /* more inputs than a template holds: parsed again per node */
+
+struct rm_dft {
+	uint64_t name_hash;          /* hash of its event name's bytes */
+	uint32_t op, op2;            /* kernel or memcpy: the ops it names (rm_df.op, op2) */
+	uint8_t recv;                /* a RecvTensor (no arrows into it) */
+	uint8_t nin;                 /* inputs, or DF_NIN_MANY */
+	uint64_t in[2 * DF_TMPL_IN]; /* per input: its hash, its Send/Recv-stripped name's (0: none) */
+};
+
 struct rm_tmpl {
 	uint64_t hash;
 	char *key;          /* owned: node_name bytes, then label bytes */
@@ -524,6 +544,7 @@ struct rm_tmpl {
 	uint8_t has_comm;   /* adds a send/recv/transfer endpoint */
 	uint8_t role;       /* ROLE_* when has_comm */
 	uint8_t comm_cross; /* its source and destination are different workers */
+	struct rm_dft df;   /* its dataflow part */
 	struct tft_arg args[TMPL_MAX_ARGS];
 };
 
@@ -557,6 +578,29 @@ struct rm_jrun {
 	uint32_t id;            /* JR_HIT */
 	int state;              /* JR_*; JR_EAGER: decoded as met (more than one run) */
 };
+
+/*
+ * A node as its dataflow and launch flows need it (df_note(), emit_dataflow()):
+ * kept in node order, device after device, by every thread that decodes
+ * (the parallel import concatenates its jobs' records in device order).
+ */
+struct rm_df {
+	int64_t ts;               /* its slice's start (ns): where its flow ends bind */
+	int64_t start_us, end_us; /* timeline.py's all_start_micros and end, for its lanes */
+	uint32_t track, name;     /* its slice's track and name */
+	uint32_t op, op2;         /* kernel or memcpy: string ids of the op it names (its node arg,
+				   * then timeline.py's name for it when another), 0: none */
+	uint32_t dev;             /* index in rm->devs */
+	int32_t entry;            /* cur_entry: a repeated device's later dev_stats entry, else -1 */
+	uint32_t hoff;            /* its hashes in rm->dfh: its outputs' names (its name, "name:1" ...),
+				   * then per input the input's and (0 if none) its Send/Recv-stripped name's */
+	uint32_t nout, nin;
+	uint32_t lane;            /* timeline.py's lane (emit_dataflow) */
+	uint16_t flags;           /* DF_* */
+	uint16_t wk;              /* whose rm->dfh holds its hashes: 0 the driver's, else worker wk - 1's */
+};
+
+enum { DF_GPUTRACE = 1, DF_RECV = 2, DF_NOLABEL = 4 };
 
 struct rm {
 	struct tft_writer *w;       /* borrowed */
@@ -610,6 +654,25 @@ struct rm {
 
 	struct rm_comm *comm; /* owned */
 	uint32_t ncomm, ccomm;
+	struct rm_df *df;     /* owned: the nodes, for the dataflow and launch flows */
+	uint32_t ndf, cdf;
+	uint64_t *dfh;        /* owned: their tensor and input name hashes (rm_df.hoff) */
+	uint32_t ndfh, cdfh;
+	/*
+	 * The parallel import: df is the driver's, sized for every node of the
+	 * input, each device's records at df_base + node index (df_placed);
+	 * hashes stay in each worker's dfh (rm_df.wk: df_wk), handed to the
+	 * driver's wkdfh after the join. All 0 / NULL otherwise.
+	 */
+	struct rm_gnode *gnodes; /* owned: the partition graphs' nodes (on_gnode), mask + 1 slots */
+	size_t gmask, ngnodes;
+	uint64_t *gin;           /* owned: their inputs' hashes */
+	uint32_t ngin, cgin;
+	int df_placed;
+	uint64_t df_base;
+	uint16_t df_wk;
+	uint64_t **wkdfh;     /* owned (with the arrays): per worker */
+	uint32_t nwkdfh;
 
 	/*
 	 * The current node's args: args_buf, or in direct mode the free tail of
@@ -648,7 +711,7 @@ struct rm {
 		k_all_start_ns, k_op_start_ns, k_op_end_ns, k_all_end_ns, k_sched_ns, k_tensor,
 		k_src_dev, k_dst_dev, k_bytes, k_regs, k_shm, k_grid, k_block, k_annotation,
 		k_async, k_to_device, k_kernel, k_node, k_device, k_node_index, k_dev_entry, k_step_pos;
-	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat;
+	uint32_t c_op, c_comm, c_kernel, c_memcpy, flow_cat, c_dataflow, c_launch;
 
 	struct rm_tmpl *tmpl; /* owned, lazy: TMPL_SLOTS entries (their keys owned too) */
 	uint64_t *tmpl_tag;   /* owned, lazy: per slot (hash ^ epoch) | 1, 0 when empty (one line per set) */
@@ -824,6 +887,8 @@ static int on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 	struct rm_output o;
 	int r;
 
+	if (((struct rm_node *)msg)->nout < UINT32_MAX)
+		((struct rm_node *)msg)->nout++;
 	memset(&o, 0, sizeof(o));
 	rm->j_dims.len = 0;
 	rm->j_dnames.len = 0;
@@ -1571,6 +1636,7 @@ static int fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct
 			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_OUTPUT, kp, p, &b))
 				return -1;
 			n->has |= 1ull << NF_OUTPUT;
+			n->nout += n->nout < UINT32_MAX;
 			continue;
 		case 11 << 3 | TFT_PB_WT_LEN:
 			if (fp_bytes(&p, end, &b) || fast_json_note(rm, JM_REF, kp, p, &b))
@@ -1872,6 +1938,7 @@ static struct rm_dev *get_device(struct rm *rm, const uint8_t *name, size_t len)
 		}
 	}
 	dev->gputrace = (td.flags & (TFT_TF_DEV_STREAM | TFT_TF_DEV_MEMCPY)) != 0;
+	dev->tl_gputrace = memmem(name, len, "/stream:", 8) != NULL || memmem(name, len, "/memcpy", 7) != NULL;
 	dev->tid = td.stream >= 0 ? td.stream : (td.index >= 0 ? td.index : 0);
 	if (td.flags & TFT_TF_DEV_STREAM_ALL)
 		dev->tid = -1;
@@ -2520,6 +2587,162 @@ static inline void node_begin(struct rm *rm, struct rm_node *n)
 		rm->jrun[k].state = JR_NONE;
 }
 
+/* Floor division by a positive b (Python's //). */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int dfh_push(struct rm *rm, uint64_t h)
+{
+	if (rm->ndfh == UINT32_MAX ||
+	    tft_grow((void **)&rm->dfh, &rm->cdfh, rm->ndfh + 1, sizeof(*rm->dfh)))
+		return TFT_ENOMEM;
+	rm->dfh[rm->ndfh++] = h;
+	return 0;
+}
+
+/* Push one input's two hashes (the name and its Send/Recv-stripped form) onto rm->dfh. */
+static int df_input(struct rm *rm, struct tft_tf_str in)
+{
+	struct tft_tf_str st;
+	int r = dfh_push(rm, tft_hash_fast(in.p, in.len, 0));
+
+	return r ? r : dfh_push(rm, tft_tf_names_strip_rename(in, &st) ? tft_hash_fast(st.p, st.len, 0) : 0);
+}
+
+/*
+ * The dataflow part of a node's template (a miss: computed): its event's
+ * name bytes (node_name, else what emit_node() named the event), the
+ * kernel's op as emit_node() put it in the node arg (the args so far) and
+ * timeline.py's name for it, and the inputs of its label.
+ */
+static int df_prep(struct rm *rm, const struct rm_dev *dev, struct tft_tf_str name,
+		   const struct tft_pb_bytes *label, struct rm_dft *t)
+{
+	struct tft_tf_str inputs, in, k, op = { NULL, 0 };
+	int done = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->name_hash = tft_hash_fast(name.p, name.len, 0);
+	t->recv = name.len == 10 && memcmp(name.p, "RecvTensor", 10) == 0;
+	if (dev->tl_gputrace) {
+		for (uint16_t i = 0; i < rm->nargs; i++)
+			if (rm->args[i].key == rm->k_node && rm->args[i].type == TFT_ARG_STR)
+				t->op = rm->args[i].v.str;
+		if (t->op)
+			op.p = tft_writer_str(rm->w, t->op, &op.len);
+		tft_tf_names_timeline_kernel((const char *)label->p, label->len, name.p, name.len, &k);
+		if (k.len && (k.len != op.len || memcmp(k.p, op.p, k.len)) &&
+		    (t->op2 = intern(rm, k.p, k.len)) == UINT32_MAX)
+			return TFT_ENOMEM;
+		return 0;
+	}
+	if (t->recv || !label->len ||
+	    !tft_tf_names_timeline_inputs((const char *)label->p, label->len, &inputs) || !inputs.len)
+		return 0;
+	while (tft_tf_names_timeline_next_input(&inputs, &done, &in)) {
+		struct tft_tf_str st;
+
+		if (t->nin == DF_TMPL_IN) {
+			t->nin = DF_NIN_MANY;
+			break;
+		}
+		t->in[2 * t->nin] = tft_hash_fast(in.p, in.len, 0);
+		t->in[2 * t->nin + 1] = tft_tf_names_strip_rename(in, &st) ? tft_hash_fast(st.p, st.len, 0) : 0;
+		t->nin++;
+	}
+	return 0;
+}
+
+/*
+ * The node just queued as ev, for emit_dataflow(): its place, timeline.py's
+ * times (as the tf.timeline export reads them back from its args), its
+ * tensors' and inputs' names (t: its template's dataflow part), hashed here,
+ * on the thread that decodes it. Kept at rm->df_base + its node index when
+ * the parallel import placed the device's records (rm->df_placed), else
+ * appended.
+ */
+static int df_note(struct rm *rm, const struct rm_node *n, const struct tft_event *ev,
+		   struct tft_tf_str node_name, const struct rm_dft *t)
+{
+	const struct rm_dev *dev = rm->cur;
+	struct tft_tf_str name = node_name;
+	struct rm_df *d;
+	int64_t dur_us;
+	int r;
+
+	if (rm->df_placed) {
+		uint64_t at = rm->df_base + rm->node_index;
+
+		if (at >= rm->ndf)
+			return TFT_EFORMAT; /* (more nodes than the pre-pass counted: cannot happen) */
+		d = &rm->df[at];
+	} else {
+		if (rm->ndf == UINT32_MAX ||
+		    tft_grow((void **)&rm->df, &rm->cdf, rm->ndf + 1, sizeof(*rm->df)))
+			return TFT_ENOMEM;
+		d = &rm->df[rm->ndf++];
+	}
+	d->ts = ev->ts_ns;
+	d->track = ev->track;
+	d->name = ev->name;
+	d->op = t->op;
+	d->op2 = t->op2;
+	d->dev = (uint32_t)(dev - rm->devs);
+	d->entry = rm->cur_entry >= 0 && rm->cur_entry <= INT32_MAX ? (int32_t)rm->cur_entry : -1;
+	d->wk = rm->df_wk;
+	d->hoff = rm->ndfh;
+	d->nout = n->nout;
+	d->nin = 0;
+	d->flags = (dev->tl_gputrace ? DF_GPUTRACE : 0) | (t->recv ? DF_RECV : 0) |
+		   (n->timeline_label.len ? 0 : DF_NOLABEL);
+	if (n->has & (1ull << NF_ALL_START_US)) {
+		d->start_us = n->all_start_micros;
+		dur_us = (n->has & (1ull << NF_ALL_END_US)) ? n->all_end_rel_micros : 0;
+	} else {
+		d->start_us = floor_div(ev->ts_ns, 1000);
+		dur_us = floor_div(end_of(ev->ts_ns, ev->dur_ns), 1000) - d->start_us;
+	}
+	d->end_us = (int64_t)((uint64_t)d->start_us + (uint64_t)dur_us);
+	if (d->nout && (r = dfh_push(rm, t->name_hash)))
+		return r;
+	if (d->nout > 1) {
+		struct jbuf *b = &rm->scratch;
+
+		if (!name.len)
+			name.p = tft_writer_str(rm->w, ev->name, &name.len);
+		for (uint32_t i = 1; i < d->nout; i++) {
+			b->len = 0;
+			jb_raw(b, name.p, name.len);
+			jb_raw(b, ":", 1);
+			jb_int(b, i);
+			if (b->oom || (r = dfh_push(rm, tft_hash_fast(b->p, b->len, 0))))
+				return TFT_ENOMEM;
+		}
+	}
+	if (t->nin == DF_NIN_MANY) {
+		struct tft_tf_str inputs, in;
+		int done = 0;
+
+		tft_tf_names_timeline_inputs((const char *)n->timeline_label.p, n->timeline_label.len,
+					     &inputs);
+		while (tft_tf_names_timeline_next_input(&inputs, &done, &in)) {
+			if ((r = df_input(rm, in)))
+				return r;
+			d->nin += d->nin < UINT32_MAX;
+		}
+	} else {
+		for (uint32_t q = 0; q < 2u * t->nin; q++)
+			if ((r = dfh_push(rm, t->in[q])))
+				return r;
+		d->nin = t->nin;
+	}
+	return 0;
+}
+
 static int emit_node(struct rm *rm, struct rm_node *n)
 {
 	struct rm_dev *dev = rm->cur;
@@ -2533,6 +2756,7 @@ static int emit_node(struct rm *rm, struct rm_node *n)
 	int64_t ts, dur;
 	int comm, r, hit;
 	uint32_t cat;
+	struct rm_dft dft;
 
 	rm->nargs = 0;
 	rm->args = rm->args_buf;
@@ -2713,6 +2937,14 @@ per_node:
 		ev.name = intern_c(rm, "(unnamed)");
 	if (ev.name == UINT32_MAX)
 		return TFT_ENOMEM;
+	if (!hit) {
+		struct tft_tf_str nm = node_name;
+
+		if (!nm.len)
+			nm.p = tft_writer_str(rm->w, ev.name, &nm.len);
+		if ((r = df_prep(rm, dev, nm, &n->timeline_label, &dft)))
+			return r;
+	}
 	ev.cat = cat;
 	ev.count = 1;
 	/* timeline.py orders a device's lanes by this position (export_tftimeline.c). */
@@ -2724,6 +2956,8 @@ per_node:
 	ev.nargs = rm->nargs;
 	ev.args = rm->args;
 	r = queue_event(rm, &ev);
+	if (!r)
+		r = df_note(rm, n, &ev, node_name, hit ? &slot->df : &dft);
 	if (r)
 		return r;
 
@@ -2768,6 +3002,7 @@ per_node:
 	}
 	if (!hit && slot) {
 		nt.ev_name = ev.name;
+		nt.df = dft;
 		tmpl_store(rm, slot, &nt, node_name, &n->timeline_label);
 	}
 
@@ -3028,6 +3263,103 @@ static int on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, con
 	return tft_pb_wire_decode_sub(&v->sub, &stepstats_msg, NULL, ctx);
 }
 
+/*
+ * The inputs of a partition graph's NodeDefs, for the dataflow of nodes
+ * that have no timeline_label (emit_dataflow): node name -> its data inputs
+ * ("x", "x:1"; control inputs "^x" name no tensor) as hashes, two per input
+ * as the labels' (rm->dfh layout). The graph's own importer checked and
+ * stored the graph; this walk only takes names and inputs.
+ */
+struct rm_gnode {
+	uint64_t name;     /* hash of the node name; 0 with off == UINT32_MAX: empty slot */
+	uint32_t off, nin; /* its hashes in rm->gin */
+};
+
+struct rm_gnode_msg {
+	uint64_t has;
+	struct tft_pb_bytes name;
+};
+
+static int on_gnode_input(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field gnode_fields[] = {
+	F(1, TFT_PB_STRING, 0, struct rm_gnode_msg, name, "name", NULL, NULL),
+	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "input", on_gnode_input, NULL),
+};
+static const struct tft_pb_msg gnode_msg = {"NodeDef", gnode_fields, 2, offsetof(struct rm_gnode_msg, has)};
+
+static int on_gnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
+
+static const struct tft_pb_field ggraph_fields[] = {
+	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_gnode, NULL),
+};
+static const struct tft_pb_msg ggraph_msg = {"GraphDef", ggraph_fields, 1, TFT_PB_NOOFF};
+
+static int gin_push(struct rm *rm, uint64_t h)
+{
+	if (rm->ngin == UINT32_MAX || tft_grow((void **)&rm->gin, &rm->cgin, rm->ngin + 1, sizeof(*rm->gin)))
+		return TFT_ENOMEM;
+	rm->gin[rm->ngin++] = h;
+	return 0;
+}
+
+static int on_gnode_input(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct tft_tf_str in = { (const char *)v->p, v->len }, st;
+
+	if (in.len && in.p[0] == '^')
+		return 0;
+	if (gin_push(rm, tft_hash_fast(in.p, in.len, 0)) ||
+	    gin_push(rm, tft_tf_names_strip_rename(in, &st) ? tft_hash_fast(st.p, st.len, 0) : 0))
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
+	return 0;
+}
+
+static struct rm_gnode *gnode_slot(struct rm *rm, uint64_t name)
+{
+	size_t i = (size_t)tft_hash_u64(name) & rm->gmask;
+
+	while (rm->gnodes[i].off != UINT32_MAX && rm->gnodes[i].name != name)
+		i = (i + 1) & rm->gmask;
+	return &rm->gnodes[i];
+}
+
+static int on_gnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm *rm = ctx;
+	struct rm_gnode_msg m;
+	struct rm_gnode *g;
+	uint32_t off = rm->ngin;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	r = tft_pb_wire_decode_sub(&v->sub, &gnode_msg, &m, ctx);
+	if (r)
+		return r;
+	if (!rm->gnodes || 2 * (rm->ngnodes + 1) > rm->gmask + 1) {
+		size_t cap = rm->gnodes ? 2 * (rm->gmask + 1) : 256;
+		struct rm_gnode *old = rm->gnodes;
+		size_t omask = rm->gmask;
+
+		if (!(rm->gnodes = malloc(cap * sizeof(*rm->gnodes)))) {
+			rm->gnodes = old;
+			return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
+		}
+		for (size_t i = 0; i < cap; i++)
+			rm->gnodes[i].off = UINT32_MAX;
+		rm->gmask = cap - 1;
+		for (size_t i = 0; old && i <= omask; i++)
+			if (old[i].off != UINT32_MAX)
+				*gnode_slot(rm, old[i].name) = old[i];
+		free(old);
+	}
+	g = gnode_slot(rm, tft_hash_fast(m.name.p, m.name.len, 0));
+	rm->ngnodes += g->off == UINT32_MAX;
+	*g = (struct rm_gnode){ tft_hash_fast(m.name.p, m.name.len, 0), off, (rm->ngin - off) / 2 };
+	return 0;
+}
+
 static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	struct rm *rm = ctx;
@@ -3055,7 +3387,12 @@ static int on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 			 rm->nfunc, v->index);
 	else
 		snprintf(gname, sizeof(gname), "%.1024s:partition_graphs[%u]", in, v->index);
-	return tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
+	{
+		int r = tft_graph_import_graphdef(rm->graphs, gname, &v->sub);
+
+		/* (what ran: its nodes' inputs, for the nodes without a label) */
+		return r ? r : tft_pb_wire_decode_sub(&v->sub, &ggraph_msg, NULL, ctx);
+	}
 }
 
 /* ---- parallel import: devices on several threads ------------------------------------
@@ -3104,6 +3441,7 @@ struct rm_pdev {
 	uint32_t job0, njobs; /* its jobs: the whole device, or its parts in order */
 	uint32_t parts_left; /* (atomic) parts not decoded yet */
 	uint64_t held;       /* (atomic) pend bytes of its decoded parts */
+	uint64_t df_base;    /* its first node's place in the driver's rm.df */
 	int bad;             /* (atomic) a part failed: the device is redone serially */
 };
 
@@ -3119,6 +3457,7 @@ struct rm_job {
 	size_t size;             /* bytes to decode (job order) */
 	/* Results, when decoded. */
 	uint32_t worker, comm_off, ncomm; /* its comm records in the worker's rm.comm */
+	uint32_t dfh_off;        /* where its hashes start in the worker's rm.dfh */
 	uint64_t nodes;          /* what emit_node() counted */
 	int64_t min_ts, max_end;
 	uint32_t step_process;
@@ -3554,6 +3893,7 @@ static void job_start(struct rm_worker *wk, struct rm_job *job)
 
 	job->worker = wk->index;
 	job->comm_off = rm->ncomm;
+	job->dfh_off = rm->ndfh;
 	rm->nodes = rm->par_nodes = 0;
 	rm->procs_seen = 0;
 	rm->step_process = TFT_NONE;
@@ -3574,8 +3914,10 @@ static void job_end(struct rm_worker *wk, struct rm_job *job, int ok)
 	job->max_end = rm->max_end;
 	job->step_process = rm->step_process;
 	job->procs_seen = ok ? rm->procs_seen : 0;
-	if (!ok)
+	if (!ok) {
 		rm->ncomm = job->comm_off;
+		rm->ndfh = job->dfh_off; /* (its records are written again by the serial redo) */
+	}
 	job->ncomm = rm->ncomm - job->comm_off;
 	rm->npend = rm->npargs = 0;
 	rm->deferred = 0;
@@ -3734,6 +4076,7 @@ static void par_part(struct rm_worker *wk, struct rm_job *job)
 		rm->cur = &par->rm->devs[k];
 		rm->nthreads = 0;
 		rm->node_index = job->node0;
+		rm->df_base = pd->df_base;
 		ok = part_nodes(rm, job) == 0;
 		/* (all the parts together: no more than the serial pend buffer and sorter hold) */
 		if (ok && __atomic_add_fetch(&pd->held,
@@ -3782,6 +4125,7 @@ static void par_decode(struct rm_worker *wk, struct rm_job *job)
 	pool_get(par, rm);
 	job_start(wk, job);
 	rm->pend_budget = wk->budget;
+	rm->df_base = pd->df_base;
 	r = dev_stats(rm, &v, di);
 	/* (dev_stats() appended the device's events; its tracks stay open, as above) */
 	rm->npend = rm->npargs = 0;
@@ -3860,6 +4204,7 @@ static void par_free(struct rm_par *par)
 		w->devs = NULL;
 		w->procs = NULL;
 		w->dinfo = NULL;
+		w->df = NULL;
 		w->sorter = NULL;
 		w->graphs = NULL;
 		rm_free(w);
@@ -4081,6 +4426,11 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		memset(&w->scratch, 0, sizeof(w->scratch));
 		w->comm = NULL;
 		w->ncomm = w->ccomm = 0;
+		w->dfh = NULL; /* (its own; df is the driver's, placed, set below) */
+		w->ndfh = w->cdfh = 0;
+		w->df_wk = (uint16_t)(i + 1);
+		w->wkdfh = NULL;
+		w->nwkdfh = 0;
 		w->pend = NULL;
 		w->npend = w->cpend = 0;
 		w->pargs = NULL;
@@ -4106,6 +4456,28 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		par.wk[i].budget = par.dev_budget / nwk;
 		w->par = &par;
 		w->opts = i == 0 ? rm->opts : NULL; /* progress: from the driving thread only */
+	}
+	/* Node records: every node's place known (device by device, node by node). */
+	{
+		uint64_t nrec = 0;
+
+		for (k = 0; k < rm->ndinfo; k++) {
+			par.pdev[k].df_base = nrec;
+			nrec += rm->dinfo[k].nodes;
+		}
+		if (rm->ndf || rm->wkdfh || nrec > UINT32_MAX || nwk >= UINT16_MAX ||
+		    !(rm->wkdfh = calloc(nwk, sizeof(*rm->wkdfh))) ||
+		    (nrec && tft_grow((void **)&rm->df, &rm->cdf, (uint32_t)nrec, sizeof(*rm->df))))
+			goto serial;
+		rm->nwkdfh = nwk;
+		rm->ndf = (uint32_t)nrec;
+		rm->df_placed = 1;
+		for (uint32_t i = 0; i < nwk; i++) {
+			par.wk[i].rm.df = rm->df;
+			par.wk[i].rm.ndf = rm->ndf;
+			par.wk[i].rm.cdf = rm->cdf;
+			par.wk[i].rm.df_placed = 1;
+		}
 	}
 	for (uint32_t i = 0; i < nwk; i++) {
 		par.wk[i].rm.lane = tft_writer_lane_open(rm->w);
@@ -4165,15 +4537,28 @@ static int par_stepstats(struct rm *rm, const struct tft_pb_sub *ss)
 		 */
 		par_dec(&par, &d, rm->err, k, &v);
 		rm->dec = &d;
+		rm->df_base = pd->df_base;
 		r = dev_stats(rm, &v, &rm->dinfo[k]);
 		rm->dec = main_dec;
 	}
 	rm->next_dinfo = rm->ndinfo;
+	rm->df_placed = 0; /* (a second StepStats, merged into this one, appends) */
+	for (uint32_t i = 0; i < nwk; i++) { /* the workers' hashes, for emit_dataflow() */
+		rm->wkdfh[i] = par.wk[i].rm.dfh;
+		par.wk[i].rm.dfh = NULL;
+	}
 	par_free(&par);
 	/* (a device's failure first: the writer's may be its consequence) */
 	return r ? r : lr;
 
 serial:
+	if (rm->df_placed) { /* (nothing was decoded: the serial decode appends) */
+		rm->df_placed = 0;
+		rm->ndf = 0;
+		free(rm->wkdfh);
+		rm->wkdfh = NULL;
+		rm->nwkdfh = 0;
+	}
 	par_free(&par);
 	return RM_SERIAL;
 }
@@ -4560,6 +4945,410 @@ static int emit_flows(struct rm *rm)
 	return local_open ? tft_writer_add_count(rm->w, "unmatched_flows", local_open) : 0;
 }
 
+/* ---- dataflow and launch flows --------------------------------------------------------
+ *
+ * timeline.py draws a DataFlow arrow per input of every node (not on a
+ * GPU stream or memcpy device, not a RecvTensor) whose label names a tensor
+ * of its StepStats (node_name for output 0, node_name:N for output N; an
+ * input that names none is tried again without its "/_NN" Send/Recv
+ * suffix; the last node producing a name wins), when producer and consumer
+ * are on different (pid, lane): pid per device, lanes first-fit per
+ * dev_stats entry in node order on whole microseconds. The same edges
+ * become the session's "DataFlow" flows (the tf.timeline export's s/t
+ * pairs, not drawn from them), bound, as every flow of this importer, by
+ * (track, start) of the two slices. A node without a label (timeline.py
+ * draws nothing into it) takes its inputs from its NodeDef in the
+ * RunMetadata's partition graphs (on_gnode), with the same rules. Each
+ * kernel or memcpy on a /stream: or /memcpy device whose annotation names an
+ * op of its GPU's executor device gets a "launch" flow from that op (its
+ * last run starting at or before the kernel, else its first), as CUDA
+ * launches in a Kineto trace.
+ */
+
+/* timeline.py's lanes of one dev_stats entry: a min segment tree over the lane ends. */
+struct df_lanes {
+	int64_t *t; /* owned: 2 * cap entries, leaves at [cap, 2 cap) */
+	size_t cap, n;
+};
+
+static void df_lanes_set(struct df_lanes *l, size_t i, int64_t v)
+{
+	size_t k = l->cap + i;
+
+	l->t[k] = v;
+	for (k /= 2; k >= 1; k /= 2)
+		l->t[k] = l->t[2 * k] < l->t[2 * k + 1] ? l->t[2 * k] : l->t[2 * k + 1];
+}
+
+static int df_lanes_reset(struct df_lanes *l)
+{
+	if (!l->t) {
+		l->cap = 64;
+		if (!(l->t = malloc(2 * l->cap * sizeof(*l->t))))
+			return TFT_ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * l->cap; i++)
+		l->t[i] = INT64_MAX;
+	l->n = 1;
+	df_lanes_set(l, 0, 0); /* lanes = [0] */
+	return 0;
+}
+
+/* _assign_lanes: the first lane whose end < start, else a new one. */
+static int df_lanes_assign(struct df_lanes *l, int64_t start, int64_t end, uint32_t *lane)
+{
+	size_t k = 1, i;
+
+	if (l->t[1] < start) {
+		while (k < l->cap)
+			k = l->t[2 * k] < start ? 2 * k : 2 * k + 1;
+		i = k - l->cap;
+	} else {
+		if (l->n == l->cap) {
+			size_t nc = l->cap * 2;
+			int64_t *nt = l->n < UINT32_MAX ? malloc(2 * nc * sizeof(*nt)) : NULL;
+
+			if (!nt)
+				return TFT_ENOMEM;
+			for (size_t j = 0; j < 2 * nc; j++)
+				nt[j] = INT64_MAX;
+			memcpy(nt + nc, l->t + l->cap, l->cap * sizeof(*nt));
+			for (size_t j = nc - 1; j >= 1; j--)
+				nt[j] = nt[2 * j] < nt[2 * j + 1] ? nt[2 * j] : nt[2 * j + 1];
+			free(l->t);
+			l->t = nt;
+			l->cap = nc;
+		}
+		i = l->n++;
+	}
+	df_lanes_set(l, i, end);
+	*lane = (uint32_t)i;
+	return 0;
+}
+
+/* A tensor: its name's hash, the node (rm->df index + 1) producing it last and the output. */
+struct df_tensor {
+	uint64_t hash;
+	uint32_t rec; /* 0: an empty slot */
+	uint32_t out;
+};
+
+static struct df_tensor *df_find(struct df_tensor *tab, size_t mask, uint64_t h)
+{
+	size_t i = (size_t)tft_hash_u64(h) & mask;
+
+	while (tab[i].rec && tab[i].hash != h)
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+/*
+ * The runs of the executor devices' ops, for the launch flows: grouped by
+ * (device, name) through a hash table, each group's records by start.
+ */
+struct df_group {
+	uint32_t dev, name; /* name 0: an empty slot */
+	uint32_t first, n;  /* its records in df_ops.rec */
+	uint32_t cur;       /* the run picked last (kernels mostly come in time order) */
+};
+
+struct df_ops {
+	struct df_group *tab; /* owned: mask + 1 slots */
+	size_t mask;
+	uint32_t *rec;        /* owned: record indices, group by group */
+	int64_t *ts;          /* owned: their starts */
+	const struct rm_df *df;
+};
+
+static struct df_group *df_group_of(const struct df_ops *o, uint32_t dev, uint32_t name)
+{
+	size_t i = (size_t)tft_hash_u64((uint64_t)dev << 32 | name) & o->mask;
+
+	while (o->tab[i].name && (o->tab[i].dev != dev || o->tab[i].name != name))
+		i = (i + 1) & o->mask;
+	return &o->tab[i];
+}
+
+static const struct rm_df *df_sort_base;
+
+static int cmp_df_rec(const void *a, const void *b)
+{
+	const struct rm_df *x = &df_sort_base[*(const uint32_t *)a], *y = &df_sort_base[*(const uint32_t *)b];
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : (*(const uint32_t *)a > *(const uint32_t *)b);
+}
+
+/* Group the ops (records not on GPU stream devices) of rm by (device, name). */
+static int df_ops_build(const struct rm *rm, struct df_ops *o)
+{
+	uint32_t nops = 0, at = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->df = rm->df;
+	for (uint32_t i = 0; i < rm->ndf; i++)
+		nops += !(rm->df[i].flags & DF_GPUTRACE) && rm->df[i].name;
+	o->mask = 15;
+	while (o->mask + 1 < 2 * (size_t)nops)
+		o->mask = o->mask * 2 + 1;
+	o->tab = calloc(o->mask + 1, sizeof(*o->tab));
+	o->rec = malloc(((size_t)nops + 1) * sizeof(*o->rec));
+	o->ts = malloc(((size_t)nops + 1) * sizeof(*o->ts));
+	if (!o->tab || !o->rec || !o->ts)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < rm->ndf; i++) {
+		const struct rm_df *d = &rm->df[i];
+		struct df_group *g;
+
+		if ((d->flags & DF_GPUTRACE) || !d->name)
+			continue;
+		g = df_group_of(o, d->dev, d->name);
+		g->dev = d->dev;
+		g->name = d->name;
+		g->n++;
+	}
+	for (size_t i = 0; i <= o->mask; i++) {
+		o->tab[i].first = at;
+		at += o->tab[i].n;
+		o->tab[i].n = 0;
+	}
+	for (uint32_t i = 0; i < rm->ndf; i++) {
+		const struct rm_df *d = &rm->df[i];
+		struct df_group *g;
+
+		if ((d->flags & DF_GPUTRACE) || !d->name)
+			continue;
+		g = df_group_of(o, d->dev, d->name);
+		o->rec[g->first + g->n++] = i;
+	}
+	/* by start (a device's nodes usually are already) */
+	for (size_t i = 0; i <= o->mask; i++) {
+		const struct df_group *g = &o->tab[i];
+		bool sorted = true;
+
+		for (uint32_t j = 1; j < g->n && sorted; j++)
+			sorted = rm->df[o->rec[g->first + j - 1]].ts <= rm->df[o->rec[g->first + j]].ts;
+		if (!sorted) {
+			df_sort_base = rm->df; /* (the import's thread only) */
+			qsort(o->rec + g->first, g->n, sizeof(*o->rec), cmp_df_rec);
+		}
+		for (uint32_t j = 0; j < g->n; j++)
+			o->ts[g->first + j] = rm->df[o->rec[g->first + j]].ts;
+	}
+	return 0;
+}
+
+static int df_flow(struct rm *rm, uint32_t cat, uint32_t name, const struct rm_df *from,
+		   const struct rm_df *to, uint64_t *seq)
+{
+	struct tft_flow fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.flow_id = tft_hash_u64(((uint64_t)rm->step_pos << 40) ^ (*seq)++ ^ 0x5dfull << 52) &
+		     0x7FFFFFFFFFFFFFFFull;
+	fl.name = name;
+	fl.cat = cat;
+	fl.src_track = from->track;
+	fl.src_ts_ns = from->ts;
+	fl.dst_track = to->track;
+	fl.dst_ts_ns = to->ts;
+	return tft_writer_add_flow(rm->w, &fl);
+}
+
+/* The name of output `out` of node p: its own name, or "name:out" (interned). */
+static uint32_t df_tensor_name(struct rm *rm, const struct rm_df *p, uint32_t out)
+{
+	struct jbuf *b = &rm->scratch;
+	size_t len = 0;
+	const char *s;
+
+	if (!out)
+		return p->name;
+	s = tft_writer_str(rm->w, p->name, &len);
+	b->len = 0;
+	jb_raw(b, s ? s : "", len);
+	jb_raw(b, ":", 1);
+	jb_int(b, out);
+	return b->oom ? UINT32_MAX : intern(rm, b->p, b->len);
+}
+
+/*
+ * The executor device of each GPU stream / memcpy device of this input:
+ * the device it is a part of (same canonical device; a stream device named
+ * without its job, "/device:GPU:0/stream:all", that of the one device
+ * of the input ending the same), or UINT32_MAX.
+ */
+static void df_executors(const struct rm *rm, uint32_t *exec)
+{
+	for (uint32_t g = 0; g < rm->ndevs; g++) {
+		const struct rm_dev *gd = &rm->devs[g];
+		size_t gl = strlen(gd->canon);
+		uint32_t found = UINT32_MAX, tail = UINT32_MAX, ntail = 0;
+
+		exec[g] = UINT32_MAX;
+		if (!gd->tl_gputrace)
+			continue;
+		for (uint32_t d = 0; d < rm->ndevs && found == UINT32_MAX; d++) {
+			const struct rm_dev *dd = &rm->devs[d];
+			size_t dl = strlen(dd->canon);
+
+			if (dd->tl_gputrace)
+				continue;
+			if (dl == gl && memcmp(dd->canon, gd->canon, gl) == 0)
+				found = d;
+			else if (gd->canon[0] == '/' && strncmp(gd->canon, "/job:", 5) != 0 && dl > gl &&
+				 memcmp(dd->canon + dl - gl, gd->canon, gl) == 0)
+				tail = d, ntail++;
+		}
+		exec[g] = found != UINT32_MAX ? found : ntail == 1 ? tail : UINT32_MAX;
+	}
+}
+
+static int emit_launches(struct rm *rm, uint64_t *seq)
+{
+	struct df_ops ops;
+	uint32_t *exec, nk = 0;
+	int r;
+
+	for (uint32_t i = 0; i < rm->ndf; i++)
+		nk += (rm->df[i].flags & DF_GPUTRACE) && (rm->df[i].op || rm->df[i].op2);
+	if (!nk)
+		return 0;
+	exec = malloc((size_t)rm->ndevs * sizeof(*exec) + 1);
+	r = df_ops_build(rm, &ops);
+	if (!exec && !r)
+		r = TFT_ENOMEM;
+	if (r)
+		goto out;
+	df_executors(rm, exec);
+	for (uint32_t i = 0; i < rm->ndf && !r; i++) {
+		const struct rm_df *k = &rm->df[i];
+		struct df_group *g = NULL;
+		const int64_t *ts;
+		uint32_t lo, hi;
+
+		if (!(k->flags & DF_GPUTRACE) || exec[k->dev] == UINT32_MAX)
+			continue;
+		/* the runs of the op it names on its executor: its node arg's, else timeline.py's name */
+		if (k->op)
+			g = df_group_of(&ops, exec[k->dev], k->op);
+		if ((!g || !g->name) && k->op2)
+			g = df_group_of(&ops, exec[k->dev], k->op2);
+		if (!g || !g->name)
+			continue;
+		/* the last run starting at or before k, else the first: from the last pick on */
+		ts = ops.ts + g->first;
+		if (ts[g->cur] <= k->ts) {
+			for (lo = g->cur + 1; lo < g->n && ts[lo] <= k->ts && lo < g->cur + 8; lo++)
+				;
+			hi = lo < g->n && ts[lo] <= k->ts ? g->n : lo;
+		} else {
+			lo = 0;
+			hi = g->cur;
+		}
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (ts[mid] <= k->ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		g->cur = lo ? lo - 1 : 0;
+		r = df_flow(rm, rm->c_launch, g->name, &rm->df[ops.rec[g->first + g->cur]], k, seq);
+	}
+out:
+	free(ops.tab);
+	free(ops.rec);
+	free(ops.ts);
+	free(exec);
+	return r;
+}
+
+/* Node d's hashes (rm_df.hoff): in its decoding thread's array. */
+static const uint64_t *df_hashes(const struct rm *rm, const struct rm_df *d)
+{
+	return (d->wk ? rm->wkdfh[d->wk - 1] : rm->dfh) + d->hoff;
+}
+
+/* The input's dataflow and launch flows (see above), after its send/recv flows. */
+static int emit_dataflow(struct rm *rm)
+{
+	struct df_lanes lanes = { 0 };
+	struct df_tensor *tab = NULL;
+	uint64_t ntensors = 0, seq = 0;
+	size_t cap = 1;
+	int r = 0;
+
+	if (!rm->ndf)
+		return 0;
+	/* _assign_lanes: entry by entry (a device's records are one run per entry) */
+	for (uint32_t i = 0; i < rm->ndf && !r; i++) {
+		struct rm_df *d = &rm->df[i];
+
+		if (i == 0 || d->dev != d[-1].dev || d->entry != d[-1].entry)
+			r = df_lanes_reset(&lanes);
+		if (!r)
+			r = df_lanes_assign(&lanes, d->start_us, d->end_us, &d->lane);
+		ntensors += d->nout;
+	}
+	free(lanes.t);
+	/* _analyze_tensors: every output of the step, the last producer of a name winning */
+	while (!r && ntensors && cap < 2 * ntensors) {
+		if (cap > SIZE_MAX / 2 / sizeof(*tab))
+			r = TFT_ENOMEM;
+		cap *= 2;
+	}
+	if (!r && ntensors && !(tab = calloc(cap, sizeof(*tab))))
+		r = TFT_ENOMEM;
+	for (uint32_t i = 0; tab && !r && i < rm->ndf; i++) {
+		const struct rm_df *d = &rm->df[i];
+
+		for (uint32_t o = 0; o < d->nout; o++) {
+			uint64_t h = df_hashes(rm, d)[o];
+			struct df_tensor *t = df_find(tab, cap - 1, h);
+
+			*t = (struct df_tensor){ h, i + 1, o };
+		}
+	}
+	/* _show_compute: an arrow per input naming a tensor, across (pid, lane) */
+	for (uint32_t i = 0; tab && !r && i < rm->ndf; i++) {
+		const struct rm_df *c = &rm->df[i];
+		const uint64_t *in = c->nin ? df_hashes(rm, c) + c->nout : NULL;
+		uint32_t nin = c->nin;
+
+		/* a node without a label (timeline.py draws nothing into it): its graph's inputs */
+		if (!nin && rm->ngnodes && (c->flags & (DF_NOLABEL | DF_GPUTRACE | DF_RECV)) == DF_NOLABEL) {
+			size_t len = 0;
+			const char *nm = tft_writer_str(rm->w, c->name, &len);
+			const struct rm_gnode *g = gnode_slot(rm, tft_hash_fast(nm ? nm : "", len, 0));
+
+			if (g->off != UINT32_MAX) {
+				in = rm->gin + g->off;
+				nin = g->nin;
+			}
+		}
+		for (uint32_t q = 0; q < nin && !r; q++) {
+			struct df_tensor *t = df_find(tab, cap - 1, in[2 * q]);
+			const struct rm_df *p;
+			uint32_t name;
+
+			if (!t->rec && in[2 * q + 1])
+				t = df_find(tab, cap - 1, in[2 * q + 1]);
+			if (!t->rec)
+				continue; /* "Can't find tensor - removed by CSE?" */
+			p = &rm->df[t->rec - 1];
+			if (p->dev == c->dev && p->lane == c->lane)
+				continue;
+			name = df_tensor_name(rm, p, t->out);
+			r = name == UINT32_MAX ? TFT_ENOMEM : df_flow(rm, rm->c_dataflow, name, p, c, &seq);
+		}
+	}
+	free(tab);
+	return r ? r : emit_launches(rm, &seq);
+}
+
 static void rm_free(struct rm *rm)
 {
 	if (rm->sorter)
@@ -4570,6 +5359,13 @@ static void rm_free(struct rm *rm)
 	free(rm->threads);
 	free(rm->entries);
 	free(rm->comm);
+	free(rm->df);
+	free(rm->dfh);
+	free(rm->gnodes);
+	free(rm->gin);
+	for (uint32_t i = 0; i < rm->nwkdfh; i++)
+		free(rm->wkdfh[i]);
+	free(rm->wkdfh);
 	free(rm->j_memory.p);
 	free(rm->j_output.p);
 	free(rm->j_ref.p);
@@ -4615,6 +5411,7 @@ static int intern_keys(struct rm *rm)
 		K(k_node, "node"), K(k_device, "device"), K(k_node_index, "node_stats_index"), K(k_dev_entry, "dev_stats_entry"),
 		K(k_step_pos, "step_position"), K(c_op, "op"), K(c_comm, "comm"),
 		K(c_kernel, "kernel"), K(c_memcpy, "memcpy"), K(flow_cat, "tensor"),
+		K(c_dataflow, "DataFlow"), K(c_launch, "launch"),
 #undef K
 	};
 
@@ -4764,6 +5561,11 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	r = emit_flows(&rm);
 	if (r) {
 		tft_error_set(err, r, -1, "could not store the send/recv flows");
+		goto out;
+	}
+	r = emit_dataflow(&rm);
+	if (r) {
+		tft_error_set(err, r, -1, "could not store the dataflow flows");
 		goto out;
 	}
 	if (rm.nodes) {

@@ -629,6 +629,90 @@ int tft_tf_names_is_comm(struct tft_tf_str node_name, struct tft_tf_str op)
 	return 0;
 }
 
+/* ---- timeline.py's dataflow parse ------------------------------------------ */
+
+/*
+ * re.match(r"(.*) = (.*)\((.*)\)", label) with Python's backtracking: '.'
+ * stops at a newline; the last ')' closes the inputs, the last '(' before
+ * it opens them, the last " = " ending at or before that '(' ends the name
+ * (the tf.timeline export parses labels the same way).
+ */
+int tft_tf_names_timeline_inputs(const char *s, size_t len, struct tft_tf_str *inputs)
+{
+	const char *nl = len ? memchr(s, '\n', len) : NULL;
+	size_t n = nl ? (size_t)(nl - s) : len, k, j, i;
+
+	for (k = n; k > 0 && s[k - 1] != ')'; k--)
+		;
+	if (!k)
+		return 0;
+	k--; /* s[k] == ')' */
+	for (j = k; j > 0 && s[j - 1] != '('; j--)
+		;
+	if (!j)
+		return 0;
+	j--; /* s[j] == '(' */
+	if (j < 3)
+		return 0;
+	for (i = j - 3 + 1; i > 0; i--)
+		if (memcmp(s + i - 1, " = ", 3) == 0)
+			break;
+	if (!i)
+		return 0;
+	*inputs = mkstr(s + j + 1, k - (j + 1));
+	return 1;
+}
+
+int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct tft_tf_str *out)
+{
+	const char *p = rest->p;
+	size_t n = rest->len;
+
+	if (*done)
+		return 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (p[i] == ',' && p[i + 1] == ' ') {
+			*out = mkstr(p, i);
+			*rest = mkstr(p + i + 2, n - i - 2);
+			return 1;
+		}
+	}
+	*out = mkstr(p, n);
+	*done = 1;
+	return 1;
+}
+
+void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
+				  struct tft_tf_str *name)
+{
+	const char *at = NULL, *hash = llen ? memchr(label, '#', llen) : NULL, *c1;
+
+	for (size_t i = 0; i + 1 < llen; i++)
+		if (label[i] == '@' && label[i + 1] == '@') {
+			at = label + i;
+			break;
+		}
+	if (at && hash && at + 2 < hash) {
+		node = at + 2;
+		nlen = (size_t)(hash - node);
+	}
+	c1 = nlen ? memchr(node, ':', nlen) : NULL;
+	*name = mkstr(node, c1 ? (size_t)(c1 - node) : nlen);
+}
+
+int tft_tf_names_strip_rename(struct tft_tf_str in, struct tft_tf_str *out)
+{
+	for (size_t k = in.len; k-- > 1;) {
+		if (in.p[k - 1] == '/' && in.p[k] == '_') {
+			if (k - 1 == 0)
+				return 0;
+			*out = mkstr(in.p, k - 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- sniffing ------------------------------------------------------------- */
 
 static int ends_with(const char *s, const char *suffix)
@@ -938,12 +1022,151 @@ static int wire_cost_node(const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * Does the message p[0..len), the first message of field 1 of a file, read
+ * as an OpLogEntry (1) or as a NodeDef / CostGraphDef.Node (0), or does it
+ * not tell (-1: only a name)? See tft_pb_sniff().
+ */
+static int oplog_entry(const uint8_t *p, size_t len)
+{
+	struct tft_pb_raw f, in;
+
+	for (int i = 0; i < 16 && len && first_field(p, len, &f); i++) {
+		size_t used;
+
+		switch (f.num) {
+		case 1:
+			if (f.wt != TFT_PB_WT_LEN)
+				return 0;
+			break;
+		case 2: /* float_ops, or a NodeDef's op / a cost node's device */
+			return f.wt == TFT_PB_WT_VARINT;
+		case 3: /* types (before any op: no NodeDef), or a cost node's id (a varint) */
+			return f.wt == TFT_PB_WT_LEN && printable(f.p, f.len);
+		case 4: /* code_def { traces {...} }, or a NodeDef's device / a cost node's input_info */
+			return f.wt == TFT_PB_WT_LEN && f.len && first_field(f.p, f.len, &in) &&
+			       in.num == 1 && in.wt == TFT_PB_WT_LEN;
+		default:
+			return 0;
+		}
+		used = f.wt == TFT_PB_WT_LEN ? (size_t)(f.p - p) + f.len : len;
+		if (used >= len)
+			return -1;
+		p += used;
+		len -= used;
+	}
+	return -1;
+}
+
+/*
+ * An OpLogProto (1), not one (0), or undecided (-1) from its top-level
+ * fields in data[0..len): log_entries (1), id_to_string map entries (2,
+ * key 1 a varint, value 2 a string); a GraphDef has a library (2), version
+ * (3) and versions (4).
+ */
+static int oplog_guess(const uint8_t *data, size_t len)
+{
+	const uint8_t *p = data;
+	struct tft_pb_raw f, in;
+
+	for (int i = 0; i < 64 && len && first_field(p, len, &f); i++) {
+		size_t used;
+		int e;
+
+		if (f.wt != TFT_PB_WT_LEN)
+			return 0;
+		if (f.num == 1) {
+			if ((e = oplog_entry(f.p, f.len)) >= 0)
+				return e;
+		} else if (f.num == 2) {
+			if (!f.len || !first_field(f.p, f.len, &in))
+				return 0;
+			return (in.num == 1 && in.wt == TFT_PB_WT_VARINT) ||
+			       (in.num == 2 && in.wt == TFT_PB_WT_LEN && printable(in.p, in.len));
+		} else {
+			return 0;
+		}
+		used = (size_t)(f.p - p) + f.len;
+		if (used >= len)
+			return -1;
+		p += used;
+		len -= used;
+	}
+	return -1;
+}
+
+/*
+ * A tfprof ProfileProto (profile_<step>): nodes, a map<int64, ProfileNode>,
+ * first: an entry whose key (1) is a varint and value (2) a message starting
+ * with the node's name, where an XPlane has its id (1) and name (2, text).
+ */
+static int profile_proto(const uint8_t *p, size_t len)
+{
+	struct tft_pb_raw f, in;
+
+	const uint8_t *q = p;
+	uint64_t key, v;
+
+	/* the key: field 1, a varint (first_field() does not say where it ends) */
+	if (!len || tft_pb_wire_varint(&q, p + len, &key) || key != (1 << 3 | TFT_PB_WT_VARINT) ||
+	    tft_pb_wire_varint(&q, p + len, &v))
+		return 0;
+	len -= (size_t)(q - p);
+	p = q;
+	return len && first_field(p, len, &f) && f.num == 2 && f.wt == TFT_PB_WT_LEN && f.len &&
+	       !printable(f.p, f.len) && first_field(f.p, f.len, &in) && in.num == 1 &&
+	       in.wt == TFT_PB_WT_LEN;
+}
+
+/*
+ * Is p[0..len), the first message of a file's field 1, a MetaGraphDef's
+ * meta_info_def? Its stripped_op_list (2) is a message of OpDefs (1), each
+ * a name then messages (input_arg 2, output_arg 3, attr 4 ...); a
+ * DeviceStepStats's node_stats (2) has a NodeExecStats there, whose field 2
+ * is a varint, a NodeDef's field 2 is its op (text).
+ */
+static int meta_info(const uint8_t *p, size_t len)
+{
+	struct tft_pb_raw f, op, g;
+
+	for (int i = 0; i < 8 && len && first_field(p, len, &f); i++) {
+		size_t used;
+
+		if (f.num == 2) {
+			const uint8_t *q;
+			size_t n;
+
+			if (f.wt != TFT_PB_WT_LEN || !f.len || printable(f.p, f.len) ||
+			    !first_field(f.p, f.len, &op) || op.num != 1 || op.wt != TFT_PB_WT_LEN ||
+			    !op.len || !first_field(op.p, op.len, &g) || g.num != 1 || g.wt != TFT_PB_WT_LEN ||
+			    !printable(g.p, g.len))
+				return 0;
+			/* the OpDef's second field: a message (arg, attr, summary ...) */
+			q = g.p + g.len;
+			n = op.len - (size_t)(q - op.p);
+			return q < op.p + op.len && first_field(q, n, &g) && g.num >= 2 && g.num <= 16 &&
+			       g.wt == TFT_PB_WT_LEN;
+		}
+		if (f.wt != TFT_PB_WT_LEN || f.num != 1 || !printable(f.p, f.len))
+			return 0; /* (meta_graph_version first, then the op list) */
+		used = (size_t)(f.p - p) + f.len;
+		if (used >= len)
+			return 0;
+		p += used;
+		len -= used;
+	}
+	return 0;
+}
+
 static int wire_guess(const uint8_t *data, size_t len)
 {
 	struct tft_pb_raw top, in, in2;
 
 	if (!first_field(data, len, &top))
 		return TFT_PB_FMT_UNKNOWN;
+	/* An OpLogProto without entries: its string table alone (a map entry, not a library). */
+	if (top.num == 2 && top.wt == TFT_PB_WT_LEN && oplog_guess(data, len) > 0)
+		return TFT_PB_FMT_OPLOG;
 	if (top.num >= 2 && top.num <= 5 && top.wt == TFT_PB_WT_LEN) {
 		/* RunMetadata without step_stats (cost graph / partition graphs first)
 		 * or a GraphDef starting with library/versions: ambiguous. */
@@ -957,7 +1180,7 @@ static int wire_guess(const uint8_t *data, size_t len)
 		return TFT_PB_FMT_UNKNOWN;
 	/* XPlane: id (1, varint) or name (2, "/..."), lines (3). */
 	if (in.num == 1 && in.wt == TFT_PB_WT_VARINT)
-		return TFT_PB_FMT_XSPACE;
+		return profile_proto(top.p, top.len) ? TFT_PB_FMT_PROFILE : TFT_PB_FMT_XSPACE;
 	if (in.num == 2 && in.wt == TFT_PB_WT_LEN && in.len && in.p[0] == '/' && printable(in.p, in.len))
 		return TFT_PB_FMT_XSPACE;
 	if (in.num == 1 && in.wt == TFT_PB_WT_LEN) {
@@ -965,8 +1188,12 @@ static int wire_guess(const uint8_t *data, size_t len)
 		if (in.len && printable(in.p, in.len)) {
 			if (in.p[0] == '/')
 				return TFT_PB_FMT_STEPSTATS;
+			if (meta_info(top.p, top.len))
+				return TFT_PB_FMT_METAGRAPH;
 			if (hlo_module(top.p, top.len))
 				return TFT_PB_FMT_HLOPROTO;
+			if (oplog_guess(data, len) > 0)
+				return TFT_PB_FMT_OPLOG;
 			return wire_cost_node(top.p, top.len) ? TFT_PB_FMT_COSTGRAPH : TFT_PB_FMT_GRAPHDEF;
 		}
 		/* StepStats.dev_stats inside RunMetadata.step_stats: a DeviceStepStats
@@ -976,6 +1203,8 @@ static int wire_guess(const uint8_t *data, size_t len)
 			return TFT_PB_FMT_RUNMETA;
 	}
 	if (in.num == 2 && in.wt == TFT_PB_WT_LEN) {
+		if (meta_info(top.p, top.len))
+			return TFT_PB_FMT_METAGRAPH;
 		/* DeviceStepStats without a device name: node_stats first. */
 		if (first_field(in.p, in.len, &in2) && in2.num == 1 && in2.wt == TFT_PB_WT_LEN)
 			return TFT_PB_FMT_STEPSTATS;
@@ -1021,6 +1250,10 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 			text = TFT_PB_FMT_GRAPHDEF_TEXT;
 		else if (!strcmp(first, "cost")) /* CostGraphDef.cost (AggregatedCost) */
 			text = TFT_PB_FMT_COSTGRAPH_TEXT;
+		else if (!strcmp(first, "log_entries") || !strcmp(first, "id_to_string"))
+			text = TFT_PB_FMT_OPLOG_TEXT;
+		else if (!strcmp(first, "meta_info_def") || !strcmp(first, "graph_def"))
+			text = TFT_PB_FMT_METAGRAPH_TEXT;
 		if (!tft_pb_has_control_byte(data, len))
 			return text;
 		/*
@@ -1035,6 +1268,11 @@ int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename)
 	}
 	g = wire_guess(data, len);
 binary:
+	/* Entries that hold only names tell nothing: tfprof names its file tfprof_log. */
+	if (g == TFT_PB_FMT_GRAPHDEF && (contains_ci(base, "tfprof_log") || contains_ci(base, "op_log") ||
+					 contains_ci(base, "oplog")) &&
+	    oplog_guess(data, len) < 0)
+		g = TFT_PB_FMT_OPLOG;
 	if (g == TFT_PB_FMT_UNKNOWN && (data[0] == 0x12 || data[0] == 0x1a || data[0] == 0x22) &&
 	    (contains_ci(base, "run_meta") || contains_ci(base, "runmeta") ||
 	     contains_ci(base, "run_metadata"))) {
@@ -1087,6 +1325,11 @@ const char *tft_tf_names_format_name(int fmt)
 	case TFT_PB_FMT_HLOPROTO: return "hloproto";
 	case TFT_PB_FMT_COSTGRAPH: return "costgraph";
 	case TFT_PB_FMT_COSTGRAPH_TEXT: return "costgraph_text";
+	case TFT_PB_FMT_OPLOG: return "oplog";
+	case TFT_PB_FMT_OPLOG_TEXT: return "oplog_text";
+	case TFT_PB_FMT_PROFILE: return "profile";
+	case TFT_PB_FMT_METAGRAPH: return "metagraph";
+	case TFT_PB_FMT_METAGRAPH_TEXT: return "metagraph_text";
 	default: return "unknown";
 	}
 }

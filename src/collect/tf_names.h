@@ -121,6 +121,37 @@ void tft_tf_names_split_annotation(struct tft_tf_str ann, struct tft_tf_str *nam
  */
 int tft_tf_names_is_comm(struct tft_tf_str node_name, struct tft_tf_str op);
 
+/*
+ * timeline.py's own label parse, for its DataFlow arrows (the RunMetadata
+ * importer's dataflow flows are the tf.timeline export's arrows):
+ * _parse_op_label's re.match(r"(.*) = (.*)\((.*)\)", label), exactly
+ * (backtracking, '.' not matching a newline). Returns 1 and the inputs
+ * text (group 3, borrowed from label), or 0 when the label does not match.
+ */
+int tft_tf_names_timeline_inputs(const char *label, size_t len, struct tft_tf_str *inputs);
+
+/*
+ * inputs.split(", "), one piece a call: 1 and *out, or 0 after the last
+ * (*done: start at 0; set once the last piece was taken). "" gives one
+ * empty piece, as Python's split does.
+ */
+int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct tft_tf_str *out);
+
+/*
+ * timeline.py's _parse_kernel_label's name for a GPU stream or memcpy node:
+ * the text between "@@" and the first '#' of its label when there is such
+ * (else its node_name), up to the first ':' ("name:op"). Borrowed.
+ */
+void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
+				  struct tft_tf_str *name);
+
+/*
+ * timeline.py's fallback for an input that names no tensor (a Send/Recv
+ * pair partitioning inserted): the name up to its last "/_", when that is
+ * not at the start. 1 and *out (borrowed), or 0 when there is none.
+ */
+int tft_tf_names_strip_rename(struct tft_tf_str in, struct tft_tf_str *out);
+
 /* ---- format detection ------------------------------------------------------ */
 
 enum tft_pb_format {
@@ -135,6 +166,11 @@ enum tft_pb_format {
 	TFT_PB_FMT_HLOPROTO,       /* binary xla.HloProto (a compiled XLA module, not a trace) */
 	TFT_PB_FMT_COSTGRAPH,      /* binary CostGraphDef on its own (RunMetadata.cost_graph) */
 	TFT_PB_FMT_COSTGRAPH_TEXT, /* text CostGraphDef (str(run_metadata.cost_graph)) */
+	TFT_PB_FMT_OPLOG,          /* binary tfprof OpLogProto (tfprof_log: op types, float ops, code) */
+	TFT_PB_FMT_OPLOG_TEXT,     /* text OpLogProto (str(op_log)) */
+	TFT_PB_FMT_PROFILE,        /* binary tfprof ProfileProto (profile_<step>: not read, refused) */
+	TFT_PB_FMT_METAGRAPH,      /* binary MetaGraphDef (model.ckpt.meta): its graph_def is read */
+	TFT_PB_FMT_METAGRAPH_TEXT, /* text MetaGraphDef (tf.train.export_meta_graph(as_text=True)) */
 };
 
 /*
@@ -147,9 +183,14 @@ int tft_pb_has_control_byte(const uint8_t *data, size_t len);
 /*
  * Which TF protobuf format data[0..len) looks like, from the file name
  * (may be NULL; ".xplane.pb", ".pbtxt", "run_meta", "step_stats",
- * "graph" ...) and a trial parse of the first fields. A file named
- * *.xplane.pb is reported as XSPACE even when it does not parse, so the
- * importer can say where it is broken. Cheap: looks at a bounded prefix.
+ * "graph", "tfprof_log" ...) and a trial parse of the first fields. A file
+ * named *.xplane.pb is reported as XSPACE even when it does not parse, so
+ * the importer can say where it is broken. Cheap: looks at a bounded prefix.
+ * A GraphDef and a tfprof OpLogProto both start with messages in field 1
+ * whose field 1 is a name: a NodeDef's op (field 2) is a string written
+ * before its inputs (3), an OpLogEntry's float_ops (2) a varint, its types
+ * (3) come without an op, its code_def (4) is a message; an OpLogProto's
+ * field 2 is its string table (map entries), a GraphDef's its library.
  */
 int tft_pb_sniff(const uint8_t *data, size_t len, const char *filename);
 

@@ -101,6 +101,10 @@ void tft_export_graph_node(struct tft_json_writer *w, const struct tft_graph_nod
 	graph_cost(w, "temporary_memory", n->temporary_memory);
 	graph_cost(w, "persistent_memory", n->persistent_memory);
 	graph_text(w, "cost", n->cost, true);
+	/* a tfprof OpLogProto's (tfprof_log) op types, float ops and code traces: null without one */
+	graph_text(w, "op_types", n->oplog ? n->op_types : (struct tft_graph_text){ NULL, 0 }, true);
+	graph_cost(w, "float_ops", n->oplog ? n->float_ops : TFT_GRAPH_NO_COST);
+	graph_text(w, "code", n->oplog ? n->code : (struct tft_graph_text){ NULL, 0 }, true);
 	graph_cost(w, "step_process", n->step_process);
 	graph_cost(w, "step_start_ns", n->step_start);
 	tft_json_write_end_object(w);

@@ -17,15 +17,21 @@
 	" graph_id INTEGER NOT NULL, graph TEXT NOT NULL, kind TEXT NOT NULL,"           \
 	" name TEXT NOT NULL, op TEXT, device TEXT, inputs TEXT, attrs TEXT,"            \
 	" output_shapes TEXT, compute_cost INTEGER, temporary_memory INTEGER,"           \
-	" persistent_memory INTEGER, cost TEXT);"                                        \
+	" persistent_memory INTEGER, cost TEXT, op_types TEXT, float_ops INTEGER,"       \
+	" code TEXT);"                                                                   \
 	"CREATE INDEX IF NOT EXISTS graph_nodes_name ON graph_nodes(name);"                \
 	"CREATE TABLE IF NOT EXISTS graph_steps(graph_id INTEGER PRIMARY KEY,"            \
 	" process INTEGER, step_start INTEGER NOT NULL);"
 
 #define INSERT_SQL                                                                       \
 	"INSERT INTO graph_nodes(graph_id, graph, kind, name, op, device, inputs, attrs,"  \
-	" output_shapes, compute_cost, temporary_memory, persistent_memory, cost)"         \
-	" VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	" output_shapes, compute_cost, temporary_memory, persistent_memory, cost,"         \
+	" op_types, float_ops, code) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+/* The OpLogProto columns, added to a graph_nodes table of an older session. */
+static const char *const oplog_cols[3][2] = {
+	{ "op_types", "TEXT" }, { "float_ops", "INTEGER" }, { "code", "TEXT" },
+};
 
 /*
  * What the session's graphs share across inputs, attached to the writer
@@ -79,6 +85,44 @@ static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
 {
 	return tft_error_set(err, TFT_EIO, -1, "graph_nodes: %s: %s", what,
 			     db ? sqlite3_errmsg(db) : "no database");
+}
+
+/* Which of the OpLogProto columns graph_nodes has: a bit each (oplog_cols order), or -1. */
+static int oplog_columns(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int have = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA table_info(graph_nodes)", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 1);
+
+		for (int i = 0; c && i < 3; i++)
+			if (!strcmp(c, oplog_cols[i][0]))
+				have |= 1 << i;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? have : -1;
+}
+
+/* The table of a session written before the OpLogProto columns gets them. */
+static int add_oplog_columns(sqlite3 *db)
+{
+	int have = oplog_columns(db);
+	char sql[128];
+
+	if (have < 0)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		if (have & (1 << i))
+			continue;
+		snprintf(sql, sizeof(sql), "ALTER TABLE graph_nodes ADD COLUMN %s %s", oplog_cols[i][0],
+			 oplog_cols[i][1]);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
 }
 
 /* The session's state, read from the table (empty when just created) and attached to w. */
@@ -135,7 +179,8 @@ struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_er
 	gs->w = w;
 	gs->db = db;
 	gs->sess = tft_writer_attached(w, GRAPH_SESS);
-	if ((!gs->sess && sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK) ||
+	if ((!gs->sess && (sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK ||
+			   add_oplog_columns(db))) ||
 	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &gs->ins, NULL) != SQLITE_OK) {
 		db_err(db, err, "create");
 		sqlite3_finalize(gs->ins);
@@ -219,6 +264,15 @@ int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
 	bind_cost(st, 11, n->temporary_memory);
 	bind_cost(st, 12, n->persistent_memory);
 	bind_text(st, 13, n->cost);
+	if (n->oplog) {
+		bind_text(st, 14, n->op_types);
+		bind_cost(st, 15, n->float_ops);
+		bind_text(st, 16, n->code);
+	} else {
+		sqlite3_bind_null(st, 14);
+		sqlite3_bind_null(st, 15);
+		sqlite3_bind_null(st, 16);
+	}
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -354,10 +408,21 @@ static int each_row(const char *session_path, const char *name,
 	static const char cols[] = "SELECT n.graph_id, n.graph, n.kind, n.name, n.op, n.device, n.inputs,"
 				   " n.attrs, n.output_shapes, n.compute_cost, n.temporary_memory,"
 				   " n.persistent_memory, n.cost, ";
-	char sql[600];
+	/*
+	 * The OpLogProto columns (newer sessions): a row's own, else those of the
+	 * last "oplog" row of its name; an "oplog" row only where no other row
+	 * has its name (it is attached there).
+	 */
+	static const char oplog_sel[] = ", COALESCE(n.op_types, o.op_types), COALESCE(n.float_ops,"
+					 " o.float_ops), COALESCE(n.code, o.code)";
+	static const char oplog_join[] = " LEFT JOIN graph_nodes o ON o.id = (SELECT MAX(x.id) FROM"
+					  " graph_nodes x WHERE x.name = n.name AND x.kind = 'oplog')";
+	static const char oplog_where[] = " NOT (n.kind = 'oplog' AND EXISTS (SELECT 1 FROM graph_nodes g"
+					   " WHERE g.name = n.name AND g.kind <> 'oplog'))";
+	char sql[1400];
 	sqlite3 *db;
 	sqlite3_stmt *st = NULL;
-	int rc, n = 0, steps;
+	int rc, n = 0, steps, oplog;
 
 	if (!fn)
 		return tft_error_set(err, TFT_EINVAL, -1, "no callback");
@@ -370,10 +435,16 @@ static int each_row(const char *session_path, const char *name,
 		rc = steps;
 		goto out;
 	}
-	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY n.id", cols,
-		 steps ? "s.process, s.step_start FROM graph_nodes n LEFT JOIN graph_steps s USING (graph_id)"
-		       : "NULL, NULL FROM graph_nodes n",
-		 name ? " WHERE n.name = ?" : "");
+	if ((oplog = oplog_columns(db)) < 0) {
+		rc = db_err(db, err, "schema");
+		goto out;
+	}
+	oplog = oplog == 7;
+	snprintf(sql, sizeof(sql), "%s%s%s FROM graph_nodes n%s%s%s%s%s%s ORDER BY n.id", cols,
+		 steps ? "s.process, s.step_start" : "NULL, NULL", oplog ? oplog_sel : ", NULL, NULL, NULL",
+		 steps ? " LEFT JOIN graph_steps s USING (graph_id)" : "", oplog ? oplog_join : "",
+		 name || oplog ? " WHERE" : "", name ? " n.name = ?" : "", name && oplog ? " AND" : "",
+		 oplog ? oplog_where : "");
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = db_err(db, err, "lookup");
 		goto out;
@@ -397,6 +468,10 @@ static int each_row(const char *session_path, const char *name,
 		node.cost = col_text(st, 12);
 		node.step_process = col_cost(st, 13);
 		node.step_start = col_cost(st, 14);
+		node.op_types = col_text(st, 15);
+		node.float_ops = col_cost(st, 16);
+		node.code = col_text(st, 17);
+		node.oplog = node.op_types.p || node.float_ops != TFT_GRAPH_NO_COST || node.code.p;
 		n++;
 		if (fn(ctx, &node, sqlite3_column_int64(st, 0)))
 			break;

@@ -2,11 +2,14 @@
 /*
  * Graph nodes in a session: the "graph_nodes" table (docs/file-format.md)
  * holding TF GraphDef / CostGraphDef nodes next to the trace, so a slice can
- * be joined to its node by name (op, inputs, attrs, shapes, cost).
+ * be joined to its node by name (op, inputs, attrs, shapes, cost), and what
+ * a tfprof OpLogProto says of nodes (op types, float ops, code traces): rows
+ * of kind "oplog" that readers attach to the graph rows of their name.
  */
 #ifndef TFT_STORE_GRAPH_H
 #define TFT_STORE_GRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +36,17 @@ struct tft_graph_node {
 	int64_t compute_cost;         /* us, or TFT_GRAPH_NO_COST */
 	int64_t temporary_memory;     /* bytes, or TFT_GRAPH_NO_COST */
 	int64_t persistent_memory;    /* bytes, or TFT_GRAPH_NO_COST */
+	/*
+	 * What a tfprof OpLogProto says of the node (tfprof_log): written with a
+	 * row of kind "oplog" when `oplog` is set (else the three are NULL).
+	 * Readers return them on every row of the node's name: a graph row
+	 * carries those of the session's last "oplog" row of its name, and an
+	 * "oplog" row is returned only when no other row has its name.
+	 */
+	bool oplog;
+	struct tft_graph_text op_types; /* JSON array of strings ("_trainable_variables" ...) */
+	int64_t float_ops;              /* or TFT_GRAPH_NO_COST */
+	struct tft_graph_text code;     /* JSON array of "file:line:function" frames, outermost first */
 	/* Readers: the step the graph came with (graph_steps), or TFT_GRAPH_NO_COST each. */
 	int64_t step_process;         /* its process id (TFT_GRAPH_NO_COST: several) */
 	int64_t step_start;           /* its start_ns */
@@ -89,10 +103,11 @@ int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err);
 
 /*
  * Reader side: open the session file read-only and call fn for every node
- * named `name` (all graphs, both kinds, in insertion order). The row's
- * strings are valid during the call only. fn returns 0 to go on, non-zero
- * to stop. Returns the number of rows visited (0: none, or no graph_nodes
- * table), or a negative status (err filled).
+ * named `name` (all graphs, every kind, in insertion order; "oplog" rows
+ * attached as above). The row's strings are valid during the call only.
+ * fn returns 0 to go on, non-zero to stop. Returns the number of rows
+ * visited (0: none, or no graph_nodes table), or a negative status (err
+ * filled).
  */
 int tft_graph_lookup(const char *session_path, const char *name,
 		     int (*fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id),

@@ -610,7 +610,7 @@ static void test_malformed(void)
 {
 	check_bad("hello", 0,
 		  "unrecognised format: expected a JSON trace, an XSpace (.xplane.pb), RunMetadata/StepStats "
-		  "(binary or text), GraphDef or a tftracer/tfvis pickle",
+		  "(binary or text), GraphDef, a tfprof OpLogProto (tfprof_log) or a tftracer/tfvis pickle",
 		  "not JSON");
 	check_bad("   x", 3, "unrecognised format", "not JSON after spaces");
 	check_bad("", 0, "unrecognised format", "empty file");

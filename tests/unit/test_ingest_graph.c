@@ -1350,6 +1350,90 @@ static void test_attr_map(void)
 	free(g.p);
 }
 
+/*
+ * A MetaGraphDef (model.ckpt.meta: meta_info_def {meta_graph_version, stripped_op_list
+ * {op {name, input_arg ...}}, tags, tensorflow_version}, graph_def, saver_def) was read
+ * as a StepStats (its op list as node_stats: one bogus slice) or, with a version, failed
+ * as a GraphDef: it is told apart and its graph_def imported. A DeviceStepStats without
+ * its device name (node_stats first) stays a StepStats.
+ */
+static void test_metagraph(void)
+{
+	struct enc op = { 0 }, arg = { 0 }, ops = { 0 }, info = { 0 }, g = { 0 }, meta = { 0 }, meta2 = { 0 },
+		   ss = { 0 }, dev = { 0 }, n = { 0 };
+	static const char text[] = "meta_info_def {\n  stripped_op_list {\n    op {\n      name: \"Add\"\n    }\n  }\n"
+				   "  tensorflow_version: \"1.15.0\"\n}\ngraph_def {\n  node {\n    name: \"a\"\n"
+				   "    op: \"Const\"\n  }\n}\n";
+	struct tft_session *s;
+	struct tft_error err;
+	struct found f;
+	char path[512];
+
+	e_str(&op, 1, "Add");
+	e_str(&arg, 1, "x");
+	e_str(&arg, 3, "T");
+	e_msg(&op, 2, &arg);
+	e_msg(&ops, 1, &op);
+	e_msg(&info, 2, &ops);
+	e_str(&info, 4, "serve");
+	e_str(&info, 5, "1.15.0");
+	e_conv_node(&g, "conv1/Conv2D");
+	e_msg(&meta, 1, &info);
+	e_msg(&meta, 2, &g);
+	e_str(&meta, 3, "\x0a\x04save"); /* saver_def */
+	is_int(tft_pb_sniff(meta.p, meta.len, "model.ckpt.meta"), TFT_PB_FMT_METAGRAPH,
+	       "sniff: a MetaGraphDef (was a StepStats)");
+	/* with its meta_graph_version first */
+	{
+		struct enc info2 = { 0 }, ops2 = { 0 }, op2 = { 0 }, arg2 = { 0 }, g2 = { 0 };
+
+		e_str(&info2, 1, "v1.0");
+		e_str(&op2, 1, "Add");
+		e_str(&arg2, 1, "x");
+		e_msg(&op2, 2, &arg2);
+		e_msg(&ops2, 1, &op2);
+		e_msg(&info2, 2, &ops2);
+		e_conv_node(&g2, "conv1/Conv2D");
+		e_msg(&meta2, 1, &info2);
+		e_msg(&meta2, 2, &g2);
+	}
+	is_int(tft_pb_sniff(meta2.p, meta2.len, "m.meta"), TFT_PB_FMT_METAGRAPH,
+	       "sniff: a MetaGraphDef with its version (was a GraphDef, failing)");
+	is_int(tft_pb_sniff((const uint8_t *)text, sizeof(text) - 1, "m.meta.pbtxt"), TFT_PB_FMT_METAGRAPH_TEXT,
+	       "sniff: a text MetaGraphDef");
+	/* StepStats { dev_stats { node_stats { node_name, all_start_micros } } } */
+	e_str(&n, 1, "x");
+	e_int(&n, 2, 1500000000000000ull);
+	e_msg(&dev, 2, &n);
+	e_msg(&ss, 1, &dev);
+	is_int(tft_pb_sniff(ss.p, ss.len, "step.pb"), TFT_PB_FMT_STEPSTATS,
+	       "sniff: a StepStats whose device comes after its nodes stays one");
+	for (int k = 0; k < 3; k++) {
+		const struct enc *e = k == 0 ? &meta : &meta2;
+		const void *p = k == 2 ? (const void *)text : e->p;
+		size_t len = k == 2 ? sizeof(text) - 1 : e->len;
+		const char *node = k == 2 ? "a" : "conv1/Conv2D", *op_want = k == 2 ? "Const" : "Conv2D";
+
+		if (!ok(import_one(path, sizeof(path), "model.ckpt.meta", p, len, TFT_PB_FMT_UNKNOWN, &err) == 0,
+			"MetaGraphDef %d: imported (%s)", k, err.msg))
+			continue;
+		ok(lookup(path, node, "graphdef", &f) == 1 && !strcmp(f.op, op_want) &&
+			   !strcmp(f.graph, "model.ckpt.meta"),
+		   "MetaGraphDef %d: its graph_def's node %s (op %s, graph %s)", k, node, f.op, f.graph);
+		s = tft_session_open(path, &err);
+		ok(s && !strcmp(tft_session_meta(s, "format"), "graphdef") &&
+			   !strcmp(tft_session_meta(s, "graph_format"), k == 2 ? "metagraph_text" : "metagraph") &&
+			   tft_session_track_count(s) == 0,
+		   "MetaGraphDef %d: format graphdef, graph_format %s, no tracks", k,
+		   s ? tft_session_meta(s, "graph_format") : "?");
+		if (s)
+			tft_session_close(s);
+	}
+	free(meta.p);
+	free(meta2.p);
+	free(ss.p);
+}
+
 int main(void)
 {
 	const char *data = getenv("TFT_DATA");
@@ -1374,6 +1458,7 @@ int main(void)
 	test_attr_oneof();
 	test_attr_error_paths();
 	test_attr_map();
+	test_metagraph();
 	{
 		char cmd[400];
 

@@ -444,7 +444,26 @@ static void test_binary(void)
 	   "_Recv label without closing paren");
 
 	tft_session_flows(s, collect_flow, &fl, &err);
-	is_int(fl.n, 2, "two flows: _Send -> RecvTensor -> _Recv");
+	{
+		int tensor = 0, launch = 0, other = 0;
+		const struct tft_track *gpu = track_named(s, W0 "/device:GPU:0");
+
+		for (int i = 0; i < fl.n; i++) {
+			const char *cat = tft_session_str(s, fl.f[i].cat, NULL);
+
+			if (!strcmp(cat, "tensor"))
+				tensor++;
+			else if (!strcmp(cat, "launch") && gpu && fl.f[i].src_track == gpu->id &&
+				 fl.f[i].src_ts_ns == (T0 + 10) * 1000 && fl.f[i].dst_ts_ns == (T0 + 20) * 1000 &&
+				 !strcmp(tft_session_str(s, fl.f[i].name, NULL), "dense/MatMul"))
+				launch++;
+			else
+				other++;
+		}
+		is_int(tensor, 2, "two send/recv flows: _Send -> RecvTensor -> _Recv");
+		is_int(launch, 2, "two launch flows: dense/MatMul to its kernel on stream:all and stream:14");
+		is_int(other, 0, "no other flow (BiasAdd reads MatMul on its lane; the memcpy names no op)");
+	}
 	{
 		const struct tft_track *send = track_named(s, W0 "/device:CPU:0 (comm)");
 		const struct tft_track *recv = track_named(s, W1 "/device:CPU:0 (comm)");
