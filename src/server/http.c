@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/routes.h"
@@ -647,6 +648,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 		return NULL;
 	r->srv = cls;
 	r->conn = conn;
+	pthread_mutex_lock(&r->srv->job_lock);
+	r->srv->active++;
+	pthread_mutex_unlock(&r->srv->job_lock);
 	len = strlen(uri);
 	if (len > TFT_PATH_MAX_BYTES + TFT_QUERY_MAX_BYTES + 1) {
 		r->too_long = true;
@@ -721,6 +725,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct tft_http_req *r = *con_cls;
 
 	if (r) {
+		pthread_mutex_lock(&r->srv->job_lock);
+		r->srv->active--;
+		pthread_cond_broadcast(&r->srv->job_cond);
+		pthread_mutex_unlock(&r->srv->job_lock);
 		free(r->target);
 		free(r->body);
 		free(r);
@@ -908,6 +916,20 @@ void tft_server_stop(struct tft_server *srv)
 		return;
 	/* Suspended event streams must end before the daemon stops. */
 	tft_api_live_closing(srv);
+	/*
+	 * Requests under way get their answers (a page told by its stream that the
+	 * server stops asks nothing more, but may be waiting for one): at most 1 s.
+	 */
+	{
+		struct timespec ts; /* (job_cond waits on CLOCK_REALTIME) */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_mutex_lock(&srv->job_lock);
+		while (srv->active > 0)
+			if (pthread_cond_timedwait(&srv->job_cond, &srv->job_lock, &ts) != 0)
+				break;
+		pthread_mutex_unlock(&srv->job_lock);
+	}
 	/* Closes every connection; a download stream then fails its next write. */
 	MHD_stop_daemon(srv->daemon);
 	pthread_mutex_lock(&srv->job_lock);
