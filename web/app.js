@@ -329,7 +329,7 @@ class App {
 	 * (the generation moved). Coalesced: at most one session refresh per 500 ms.
 	 */
 	liveData(startAbs, endAbs) {
-		if (!this.session) return;
+		if (!this.session || this.liveEnd) return;
 		if (startAbs !== null && startAbs !== undefined) this.dirtyFrom = this.dirtyFrom === undefined || startAbs < this.dirtyFrom ? startAbs : this.dirtyFrom;
 		if (this.liveTimer) return;
 		const wait = Math.max(0, 500 - (performance.now() - (this.liveAt || 0)));
@@ -375,6 +375,17 @@ class App {
 		const b = $('.tl-follow');
 		b.setAttribute('aria-pressed', String(!!on));
 		b.textContent = on ? 'Following live' : paused ? 'Resume follow' : 'Follow live';
+	}
+
+	/*
+	 * The live server said its last (the job stopped, or it serves another file): no
+	 * more refreshes, and no reconnection attempts.
+	 */
+	liveEnded(info) {
+		this.liveEnd = info || {};
+		clearTimeout(this.liveTimer);
+		this.liveTimer = 0;
+		this.setLive('stopped');
 	}
 
 	/* A requested trace landed: a notice with a link to the step. */
@@ -527,6 +538,11 @@ class App {
 	hideBanner() { $('.banner').hidden = true; }
 
 	connectionLost() {
+		if (this.liveEnd) { // nobody to reconnect to: say so once
+			if (!this.lost) this.banner('The live server has stopped: this page shows what it sent before.');
+			this.lost = true;
+			return;
+		}
 		if (this.lost) return;
 		this.lost = true;
 		this.banner('Connection to the tftracer server lost. Retrying…');
