@@ -3,7 +3,7 @@
 // search, details drawer, keyboard, URL state (#/page?...), theme, errors and status;
 // follows a live session (new steps and traces grow the Timeline in place) and runs
 // from an inlined session in a static export.
-import { getJSON, onActivity, downloadUrl, big, parseExact, isStatic, staticInfo } from './api.js';
+import { getJSON, onActivity, downloadUrl, big, parseExact, isStatic, staticInfo, serverGone } from './api.js';
 import { Timeline } from './timeline.js';
 import { Details } from './details.js';
 import { Search } from './search.js';
@@ -383,6 +383,7 @@ class App {
 	 */
 	liveEnded(info) {
 		this.liveEnd = info || {};
+		serverGone('the live server has stopped');
 		clearTimeout(this.liveTimer);
 		this.liveTimer = 0;
 		this.setLive('stopped');

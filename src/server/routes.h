@@ -98,6 +98,7 @@ struct tft_server {
 	pthread_cond_t job_cond;   /* signalled when a job or a request ends */
 	unsigned jobs;             /* download threads running */
 	unsigned active;           /* requests seen and not yet answered (streams too) */
+	int64_t last_request_ns;   /* when the latest request came (CLOCK_REALTIME) */
 };
 
 /* ---- one request (http.c) --------------------------------------------- */

@@ -1085,7 +1085,7 @@ async function startLiveJob(extra = []) {
 async function livePage(url) {
 	const p = await ctx.newPage();
 	const errs = [], reqs = [];
-	p.on('console', (m) => { if (m.type() === 'error') errs.push({ at: Date.now(), text: m.text() }); });
+	p.on('console', (m) => { if (m.type() === 'error') errs.push({ at: Date.now(), text: `${m.text()}${m.location() && m.location().url ? ` (${m.location().url})` : ''}` }); });
 	p.on('pageerror', (e) => errs.push({ at: Date.now(), text: `pageerror: ${e.message}` }));
 	p.on('request', (r) => reqs.push({ at: Date.now(), url: r.url() }));
 	p.on('dialog', (d) => d.accept());
@@ -1109,7 +1109,7 @@ if (perfOnly) {
 		allowedHosts.add(lurl.host);
 		const lp = await ctx.newPage();
 		const lerrs = [];
-		lp.on('console', (m) => { if (m.type() === 'error') lerrs.push(m.text()); });
+		lp.on('console', (m) => { if (m.type() === 'error') lerrs.push(`${m.text()}${m.location() && m.location().url ? ` (${m.location().url})` : ''}`); });
 		lp.on('pageerror', (e) => lerrs.push(`pageerror: ${e.message}`));
 		lp.on('dialog', (d) => d.accept());
 		const runs = () => lp.evaluate(() => window.__tft.runs());
@@ -1261,7 +1261,8 @@ if (perfOnly) {
 			const p = tp.p;
 			await p.click('#page-runs .r-req .r-open');
 			await p.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: 5000 });
-			const found = await p.waitForFunction(() => window.__tft.findSlice(30) !== null, null, { timeout: 25000, polling: 100 }).then(() => true, () => false);
+			// (a profiled step is mostly the profiler starting: its ops may be a few ms of it)
+			const found = await p.waitForFunction(() => window.__tft.findSlice(6) !== null, null, { timeout: 25000, polling: 100 }).then(() => true, () => false);
 			if (!found) {
 				await p.screenshot({ path: path.join(artifacts, `${tag}-35-live-torch-step-missing.png`) });
 				const st = await p.evaluate(() => ({ view: window.__tft.state().view, span: window.__tft.state().span, end: String(window.__tft.app.session.end_ns), start: String(window.__tft.app.session.start_ns), note: window.__tft.app.runs.req && window.__tft.app.runs.req.note ? { s: String(window.__tft.app.runs.req.note.start), e: String(window.__tft.app.runs.req.note.end) } : null }));
@@ -1270,7 +1271,7 @@ if (perfOnly) {
 			const sess = await p.evaluate(() => window.__tft.app.session);
 			const pids = new Set((sess.process_list || []).map((x) => String(x.pid)));
 			assert(pids.size === 1, `processes ${JSON.stringify(sess.process_list)} (want the job's own only)`);
-			const sl = await p.evaluate(() => window.__tft.findSlice(30));
+			const sl = await p.evaluate(() => window.__tft.findSlice(20) || window.__tft.findSlice(6));
 			const b = await p.locator('.tl-over').boundingBox();
 			await p.mouse.click(b.x + sl.x, b.y + sl.y);
 			await p.waitForFunction(() => window.__tft.state().details && document.querySelector('.dr-sel .dr-headline'), null, { timeout: 10000 });

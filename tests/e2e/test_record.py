@@ -193,8 +193,10 @@ def case_live_end(tmp):
         # then the same address serves the file
         base = "http://127.0.0.1:%d" % port
 
-        def served():
+        def served():  # the file server (the program gone), not the live one still stopping
             try:
+                if http_json(base, "/api/live/status")[1].get("live") is not False:
+                    return None
                 return http_json(base, "/api/steps")[1]
             except Exception:
                 return None
