@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The Python module (python/tftracer, built into $TFT_BUILD_DIR/python): import,
 # TracingServer in a real PyTorch loop (runs, SSE, trace on demand -> ops visible
-# within 1 s, controls, save/load), Timeline (PyTorch and TF stand-in), the TF hook
-# and Keras callback glue, disk full, unwritable path, bounded memory, GIL release.
+# within 1 s, controls, save/load), the job's end (every step before the `end` event),
+# trace requests counted as their steps land, a traced step's ops on the job's own
+# process and thread with shapes and categories, Timeline (PyTorch and TF stand-in),
+# the TF hook and Keras callback glue, disk full, unwritable path, bounded memory,
+# GIL release.
 #
 # TensorFlow is not installable here: the hook, the Keras callback and hook_inject
 # are tested against a SMALL STAND-IN for the TF API they touch (fake_tf below:

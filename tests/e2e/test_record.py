@@ -5,7 +5,8 @@
 # per optimizer step, op-level traces of the steps asked for, and a live UI
 # while it runs; exit statuses pass through; signals reach the program; the
 # program's own sitecustomize still runs; a native program using the C
-# runtime records into the session; bad usage is refused before anything runs.
+# runtime records into the session; bad usage is refused before anything runs;
+# the live page gets every step before the program's end (and --serve after it).
 """Usage: test_record.py"""
 import json
 import os
