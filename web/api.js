@@ -70,6 +70,14 @@ export function parseExact(text) {
 	return JSON.parse(text, exactReviver);
 }
 
+/*
+ * A live server that said its last (the job stopped): nothing is asked of it any
+ * more (each request would only fail, and be an error in the console).
+ */
+let gone = null;
+export function serverGone(reason) { gone = reason || 'the server has stopped'; }
+export function isServerGone() { return gone !== null; }
+
 export function apiUrl(path, query) {
 	const u = new URL(path, document.baseURI);
 	if (query) {
@@ -106,6 +114,7 @@ export async function getJSON(path, query, opts = {}) {
 			notify(null);
 		}
 	}
+	if (gone) throw new ApiError(gone, 0, path);
 	const u = apiUrl(path, query);
 	inflight++;
 	notify(null);
@@ -148,6 +157,7 @@ export async function getJSON(path, query, opts = {}) {
  */
 export async function postJSON(path, body) {
 	if (STATIC) throw new ApiError('not available in a static export', 404, path);
+	if (gone) throw new ApiError(gone, 0, path);
 	const u = apiUrl(path);
 	inflight++;
 	notify(null);

@@ -3,7 +3,7 @@
 // search, details drawer, keyboard, URL state (#/page?...), theme, errors and status;
 // follows a live session (new steps and traces grow the Timeline in place) and runs
 // from an inlined session in a static export.
-import { getJSON, onActivity, downloadUrl, big, parseExact, isStatic, staticInfo } from './api.js';
+import { getJSON, onActivity, downloadUrl, big, parseExact, isStatic, staticInfo, serverGone } from './api.js';
 import { Timeline } from './timeline.js';
 import { Details } from './details.js';
 import { Search } from './search.js';
@@ -351,7 +351,7 @@ class App {
 	 * (the generation moved). Coalesced: at most one session refresh per 500 ms.
 	 */
 	liveData(startAbs, endAbs) {
-		if (!this.session) return;
+		if (!this.session || this.liveEnd) return;
 		if (startAbs !== null && startAbs !== undefined) this.dirtyFrom = this.dirtyFrom === undefined || startAbs < this.dirtyFrom ? startAbs : this.dirtyFrom;
 		if (this.liveTimer) return;
 		const wait = Math.max(0, 500 - (performance.now() - (this.liveAt || 0)));
@@ -397,6 +397,18 @@ class App {
 		const b = $('.tl-follow');
 		b.setAttribute('aria-pressed', String(!!on));
 		b.textContent = on ? 'Following live' : paused ? 'Resume follow' : 'Follow live';
+	}
+
+	/*
+	 * The live server said its last (the job stopped, or it serves another file): no
+	 * more refreshes, and no reconnection attempts.
+	 */
+	liveEnded(info) {
+		this.liveEnd = info || {};
+		serverGone('the live server has stopped');
+		clearTimeout(this.liveTimer);
+		this.liveTimer = 0;
+		this.setLive('stopped');
 	}
 
 	/* A requested trace landed: a notice with a link to the step. */
@@ -558,6 +570,11 @@ class App {
 	hideBanner() { $('.banner').hidden = true; }
 
 	connectionLost() {
+		if (this.liveEnd) { // nobody to reconnect to: say so once
+			if (!this.lost) this.banner('The live server has stopped: this page shows what it sent before.');
+			this.lost = true;
+			return;
+		}
 		if (this.lost) return;
 		this.lost = true;
 		this.banner('Connection to the tftracer server lost. Retrying…');

@@ -5,12 +5,18 @@
 // with a confirm, save, stop) and the runtime's status (events, dropped, tracing,
 // pending). Live data comes from /api/live (server-sent events) and /api/runs; a
 // file server or a static export shows the recorded steps and no controls.
+// A trace request's progress ("k of N landed") is the server's count (its `request`
+// in the status and in each `trace` event). The job's end comes as an `end` event,
+// after every step it recorded: the page then says so and asks nothing more of the
+// server. A stream that breaks without one is retried a few times, further apart
+// each time, then left as lost (with a Reconnect link).
 import { getJSON, postJSON, eventSource, isStatic, big, parseExact } from './api.js';
-import { fmtDur, fmtInt, fmtBytes, escapeHtml } from './format.js';
+import { fmtDur, fmtTime, fmtInt, fmtBytes, escapeHtml } from './format.js';
 
 const MAX_POINTS = 1000;      // steps kept per run kind for the chart
 const RUNS_EVERY_MS = 5000;   // exact statistics (p50, p99) re-read at most this often
 const QUIET_MS = 5000;        // no event for this long: poll the status
+const RETRY_MS = [1000, 2000, 4000, 8000, 16000, 30000]; // reconnection tries, then lost
 const esc = escapeHtml;
 
 /* Run kind of a step name: digits stand for the step number ("ProfilerStep#5" -> "ProfilerStep#N"). */
@@ -32,6 +38,9 @@ export class Runs {
 		this.live = false;
 		this.status = null;
 		this.conn = 'none';       // none | connecting | open | retrying | lost | stopped
+		this.ended = null;        // the server's `end` event ({reason, steps, session}) once stopped
+		this.lastId = null;       // the last event id seen (a reconnection resumes after it)
+		this.fails = 0;           // reconnection tries in a row that failed
 		this.es = null;
 		this.notes = [];          // landed traces, newest first
 		this.req = null;          // the last trace request {steps, every, state, at, error}
@@ -121,43 +130,104 @@ export class Runs {
 		this.renderKinds();
 	}
 
+	/*
+	 * The event stream. A reconnection resumes after the last event seen (?since=), so
+	 * nothing is missed while the server still holds it. The browser's own retry is not
+	 * used: it never stops, and each try is an error in the console.
+	 */
 	connect() {
 		if (this.es) this.es.close();
-		const es = eventSource('api/live');
+		this.es = null;
+		clearTimeout(this.retryTimer);
+		if (this.conn === 'stopped') return;
+		const es = eventSource(this.lastId !== null ? `api/live?since=${this.lastId}` : 'api/live');
 		if (!es) return;
 		this.es = es;
-		this.conn = 'connecting';
-		const parse = (ev) => { try { return parseExact(ev.data); } catch { return null; } };
-		es.onopen = () => { this.conn = 'open'; this.renderStatus(); };
-		es.onerror = () => {
-			if (this.conn === 'stopped') return;
-			this.conn = es.readyState === 2 ? 'lost' : 'retrying';
-			this.renderStatus();
-			if (es.readyState === 2) setTimeout(() => { if (this.conn === 'lost') this.connect(); }, 3000);
+		if (this.conn !== 'retrying') this.conn = 'connecting';
+		const parse = (ev) => {
+			if (ev.lastEventId && /^\d+$/.test(ev.lastEventId)) this.lastId = ev.lastEventId;
+			try { return parseExact(ev.data); } catch { return null; }
 		};
+		es.onopen = () => { if (this.es === es) { this.fails = 0; this.conn = 'open'; this.renderStatus(); } };
+		es.onerror = () => { if (this.es === es) this.broken(); };
 		es.addEventListener('status', (ev) => { this.seen(); const d = parse(ev); if (d) this.onStatus(d); });
 		es.addEventListener('run', (ev) => { this.seen(); const d = parse(ev); if (d) this.onRun(d); });
 		es.addEventListener('trace', (ev) => { this.seen(); const d = parse(ev); if (d) this.onTrace(d); });
-		es.addEventListener('reset', () => { this.seen(); this.loadRuns(true); this.app.liveData && this.app.liveData(null, null, true); });
+		es.addEventListener('reset', (ev) => { this.seen(); parse(ev); this.loadRuns(true); this.app.liveData && this.app.liveData(null, null, true); });
+		es.addEventListener('end', (ev) => { const d = parse(ev); this.onEnd(d || {}); });
+	}
+
+	/* The stream broke without an `end`: try again a few times, further apart each time. */
+	broken() {
+		if (this.es) { this.es.close(); this.es = null; }
+		if (this.conn === 'stopped') return;
+		if (this.stopping) { this.onEnd({ reason: 'api' }); return; } // (its `end` was lost with the stream)
+		if (this.fails >= RETRY_MS.length) {
+			this.conn = 'lost';
+			this.lostAt = this.lostAt || Date.now();
+		} else {
+			const wait = RETRY_MS[this.fails++];
+			this.conn = 'retrying';
+			this.lostAt = this.lostAt || Date.now();
+			this.retryTimer = setTimeout(() => this.connect(), wait);
+		}
+		this.renderStatus();
+		this.renderControls();
+	}
+
+	/* Reconnect now (the Reconnect link once the connection is lost). */
+	reconnect() {
+		this.fails = 0;
+		this.conn = 'retrying';
+		this.connect();
+		this.renderStatus();
+	}
+
+	/*
+	 * The server's last event: every step it recorded came before it. The page stops
+	 * asking the server for anything (it is gone, or serving another file).
+	 */
+	onEnd(d) {
+		if (this.conn === 'stopped') return;
+		this.ended = { reason: d.reason || 'stop', steps: d.steps, session: d.session || (this.status && this.status.session) || '', next: d.next || '' };
+		this.conn = 'stopped';
+		if (this.es) { this.es.close(); this.es = null; }
+		clearTimeout(this.retryTimer);
+		clearInterval(this.poll);
+		this.dirtyRuns = false;
+		const r = this.req;
+		if (r && ['sending', 'armed', 'tracing', 'processing'].includes(r.state)) r.state = 'ended';
+		// the server's exact P50/P99 cannot be asked for any more: where the page holds every
+		// step of a kind, its own (nearest rank, as /api/runs of a file); else the last read
+		for (const k of this.kinds.values()) {
+			if (!k.count || k.steps.length < k.count) continue;
+			const d = k.steps.map((x) => x.dur).sort((a, b) => a - b);
+			k.p50 = quantile(d, 0.5);
+			k.p99 = quantile(d, 0.99);
+		}
+		this.app.liveEnded && this.app.liveEnded(this.ended);
+		this.renderStatus();
+		this.renderControls();
+		this.renderKinds();
 	}
 
 	seen() {
 		this.lastEvent = performance.now();
-		if (this.conn !== 'open' && this.conn !== 'stopped') { this.conn = 'open'; this.renderStatus(); }
+		this.lostAt = 0;
+		if (this.conn !== 'open' && this.conn !== 'stopped') { this.conn = 'open'; this.fails = 0; this.renderStatus(); }
 	}
 
-	/* Once a second: stale statistics, and a status poll when the stream is quiet. */
+	/* Once a second: stale statistics, and a status poll when the open stream is quiet. */
 	async tick() {
-		if (this.conn === 'stopped') return;
+		if (this.conn !== 'open' || this.stopping) return;
 		if (this.dirtyRuns) { this.dirtyRuns = false; this.loadRuns(); }
 		if (performance.now() - this.lastEvent < QUIET_MS || this.polling) return;
 		this.polling = true;
 		try {
 			const st = await getJSON('api/live/status', null, { quiet: true, exact: true });
-			this.onStatus(st);
-			if (this.conn === 'lost') this.connect();
+			if (this.conn === 'open') this.onStatus(st);
 		} catch {
-			if (this.conn !== 'stopped') { this.conn = 'lost'; this.renderStatus(); }
+			// the stream says it too (and is retried); nothing more here
 		} finally {
 			this.polling = false;
 			this.lastEvent = performance.now();
@@ -168,15 +238,32 @@ export class Runs {
 		const prev = this.status;
 		this.status = st;
 		if (prev && st.generation !== undefined && st.generation !== prev.generation) this.app.liveData && this.app.liveData(null, null);
-		const r = this.req;
-		if (r && (r.state === 'armed' || r.state === 'tracing' || r.state === 'processing')) {
-			const pending = Number(st.pending) || 0;
-			if (pending > 0 && !st.tracing) r.state = 'armed';
-			else if (st.tracing && !this.globalOn()) r.state = 'tracing';
-			else if (pending === 0 && !st.tracing) r.state = 'processing';
-		}
+		const ready = this.progress(st.request);
 		this.renderStatus();
 		this.renderControls();
+		if (ready) this.landed();
+	}
+
+	/*
+	 * The server's count of a trace request ({id, steps, begun, landed, failed}) for the
+	 * request this page made: armed (none begun), tracing (some begun), processing (all
+	 * begun, not all landed), ready (all landed). True when it just became ready.
+	 */
+	progress(q) {
+		const r = this.req;
+		if (!q || !r || r.id === null || String(q.id) !== String(r.id)) return false;
+		if (!['armed', 'tracing', 'processing'].includes(r.state)) return false;
+		r.begun = Math.max(r.begun, Number(q.begun) || 0);
+		r.landed = Math.max(r.landed, Number(q.landed) || 0);
+		r.failed = Math.max(r.failed, Number(q.failed) || 0);
+		r.state = r.landed >= r.steps ? 'ready' : r.begun === 0 ? 'armed' : r.begun < r.steps ? 'tracing' : 'processing';
+		return r.state === 'ready';
+	}
+
+	/* A requested trace is all in: say so (the notice opens its first landed step). */
+	landed() {
+		const r = this.req;
+		if (r && r.state === 'ready' && r.note && this.app.traceLanded) this.app.traceLanded(r.note);
 	}
 
 	onRun(d) {
@@ -203,28 +290,32 @@ export class Runs {
 		this.app.liveData && this.app.liveData(start, start + BigInt(Math.round(dur)));
 	}
 
+	/*
+	 * Part of a traced step (or a trace) landed in the file. complete: all of the step is
+	 * in (its runtime events and the profiler traces it waits for); only then is it a
+	 * "Trace landed" note. request: the server's count for the request it belongs to.
+	 */
 	onTrace(d) {
 		const note = {
 			step: d.step === null || d.step === undefined ? null : Number(d.step), name: d.name || '', source: d.source || '',
 			events: Number(d.events) || 0, start: big(d.start_ns), end: big(d.end_ns), at: Date.now(),
+			error: d.error ? String(d.error) : '',
 		};
-		this.notes.unshift(note);
-		if (this.notes.length > 20) this.notes.length = 20;
-		// a trace the user asked for (not global or every-k-th tracing): ready once all landed
-		const r = this.req;
-		const asked = r && r.steps > 0 && ['armed', 'tracing', 'processing'].includes(r.state) && note.at >= r.at;
-		if (asked) {
-			r.landed = (r.landed || 0) + 1;
-			r.note = r.note || note;
-			if (r.landed >= r.steps) r.state = 'ready';
+		const complete = d.complete !== false;
+		if (complete) {
+			this.notes.unshift(note);
+			if (this.notes.length > 20) this.notes.length = 20;
 		}
+		const r = this.req;
+		if (complete && r && d.request && String(d.request.id) === String(r.id) && !r.note) r.note = note;
+		const ready = this.progress(d.request);
 		// the step is traced now
 		for (const k of this.kinds.values()) for (const s of k.steps) if (note.step !== null && s.index === note.step && !s.traced) { s.traced = true; }
 		this.renderNotes();
 		this.renderControls();
 		this.scheduleDraw();
 		this.app.liveData && this.app.liveData(note.start, note.end);
-		if (asked && r.state === 'ready') this.app.traceLanded && this.app.traceLanded(r.note);
+		if (ready) this.landed();
 	}
 
 	/*
@@ -241,13 +332,19 @@ export class Runs {
 	/* ---- controls ------------------------------------------------------------------ */
 
 	async trace(body, label) {
-		this.req = { ...body, label, state: 'sending', at: Date.now() };
+		const r = { ...body, label, state: 'sending', at: Date.now(), id: null, begun: 0, landed: 0, failed: 0, note: null };
+		this.req = r;
 		this.renderControls();
 		try {
 			const j = await postJSON('api/trace', body);
+			if (this.req !== r) return; // another request replaced it meanwhile
 			if (body.steps === 0 && body.every === undefined) { this.req = null; this.app.toast('Trace request cancelled'); }
-			else if (body.steps !== undefined && body.steps > 0) this.req.state = Number(j.pending) > 0 ? 'armed' : 'processing';
-			else { this.req.state = 'every'; this.req.every = Number(j.every) || 0; }
+			else if (body.steps !== undefined && body.steps > 0) {
+				r.id = j.request === null || j.request === undefined ? null : String(j.request);
+				r.state = 'armed';
+				// events may have counted some of it before this answer came
+				if (this.status && this.progress(this.status.request)) this.landed();
+			} else { this.req.state = 'every'; this.req.every = Number(j.every) || 0; }
 			if (this.status) { this.status.pending = j.pending ?? this.status.pending; this.status.every = j.every ?? this.status.every; }
 		} catch (e) {
 			this.req.state = 'error';
@@ -294,12 +391,11 @@ export class Runs {
 	async stop() {
 		if (!window.confirm('Stop the tftracer server? The training job keeps running, but this page loses its connection and the live controls.')) return;
 		try {
+			this.stopping = true; // the stream's end is ours: its `end` event follows
 			await postJSON('api/stop', {});
-			this.conn = 'stopped';
-			if (this.es) this.es.close();
-			clearInterval(this.poll);
 			this.app.toast('Server stopping');
 		} catch (e) {
+			this.stopping = false;
 			this.app.toast(`Could not stop the server: ${e.message}`);
 		}
 		this.renderStatus();
@@ -381,15 +477,17 @@ export class Runs {
 			this.app.setLive && this.app.setLive(null);
 			return;
 		}
-		const label = { none: '', connecting: 'connecting…', open: 'live', retrying: 'reconnecting…', lost: 'connection lost', stopped: 'server stopped' }[this.conn] || this.conn;
+		const label = { none: '', connecting: 'connecting…', open: 'live', retrying: 'reconnecting…', lost: 'connection lost', stopped: 'stopped' }[this.conn] || this.conn;
 		conn.className = `r-conn c-${this.conn}`;
 		conn.textContent = `● ${label}`;
 		this.app.setLive && this.app.setLive(this.conn);
 		if (!st) { el.innerHTML = '<p class="loading">waiting for the runtime…</p>'; return; }
 		const dropped = Number(st.dropped) || 0;
-		const tracing = st.tracing ? (this.globalOn() ? 'on (global)' : 'on') : 'off';
+		const tracing = this.conn === 'stopped' ? '–' : st.tracing ? (this.globalOn() ? 'on (global)' : 'on') : 'off';
+		// once stopped, what the server said last, and that it is over
+		const state = this.conn === 'stopped' ? 'stopped' : st.state || '–';
 		el.innerHTML = `<dl class="r-kv">
-			<dt>State</dt><dd class="${st.state === 'running' ? 'ok' : 'warn'}">${esc(st.state || '–')}</dd>
+			<dt>State</dt><dd class="r-state-v ${state === 'running' ? 'ok' : 'warn'}">${esc(state)}</dd>
 			<dt>Events</dt><dd>${fmtInt(st.events)}</dd>
 			<dt title="events lost because a thread's trace buffer was full">Dropped</dt><dd class="r-dropped ${dropped > 0 ? 'warn' : ''}">${fmtInt(dropped)}</dd>
 			<dt>Steps</dt><dd>${fmtInt(st.steps)}</dd>
@@ -405,9 +503,23 @@ export class Runs {
 		if (dropped > 0) msgs.push(`<b>${esc(fmtInt(dropped))} events dropped</b>: a thread's trace buffer overflowed, so counts and times undercount. Trace fewer steps or enlarge the buffers.`);
 		if (st.state === 'disabled') msgs.push(`<b>The runtime disabled itself</b>${st.disabled_reason ? `: ${esc(st.disabled_reason)}` : ''}. Steps are no longer recorded.`);
 		if (st.tracing && this.globalOn()) msgs.push('<b>Global tracing is on</b>: every step is traced, which slows the job down.');
-		if (this.conn === 'lost') msgs.push('<b>Connection to the training job lost</b>; retrying.');
+		if (this.conn === 'retrying') msgs.push('<b>The connection to the training job broke</b>; reconnecting.');
+		if (this.conn === 'lost') msgs.push(`<b>Connection to the training job lost</b>${this.lostAt ? ` (no answer since ${esc(new Date(this.lostAt).toLocaleTimeString())})` : ''}: the job may have ended or crashed. <a href="#" class="r-reconnect">Reconnect</a>`);
 		banner.hidden = !msgs.length;
 		banner.innerHTML = msgs.map((m) => `<p>${m}</p>`).join('');
+		const rc = banner.querySelector('.r-reconnect');
+		if (rc) rc.onclick = (e) => { e.preventDefault(); this.reconnect(); };
+	}
+
+	/* What the end of the live session means, for the controls' line. */
+	endText() {
+		const e = this.ended || {};
+		const file = e.session ? ` <code>${esc(e.session)}</code>` : '';
+		const n = e.steps !== undefined && e.steps !== null ? `${esc(fmtInt(Number(e.steps)))} steps recorded, all shown here. ` : '';
+		if (e.reason === 'api') return `The tftracer server was stopped from this page. The job goes on, untraced by this page; its session file${file} keeps what was recorded.`;
+		if (e.reason === 'serve') return 'The server now serves another session file: <a href="" class="r-reload">reload the page</a> to see it.';
+		if (e.next === 'serve') return `The job stopped: ${n}<code>tftracer record --serve</code> serves its session file${file} at this address now: <a href="" class="r-reload">reload the page</a> to explore all of it.`;
+		return `The job stopped: ${n}Its session file${file} has it all: <code>tftracer ${esc(e.session || 'FILE')}</code> opens it.`;
 	}
 
 	renderControls() {
@@ -429,15 +541,18 @@ export class Runs {
 			if (r.state === 'error') html = `<span class="error">Trace request failed: ${esc(r.error)}</span>`;
 			else if (r.state === 'sending') html = `Requesting ${esc(r.label)}…`;
 			else if (r.state === 'every') html = r.every ? `Tracing every ${esc(fmtInt(r.every))}-th step.` : 'Periodic tracing is off.';
+			else if (r.state === 'ended') html = `Trace ${esc(r.label)}: the job stopped first (${esc(fmtInt(r.landed || 0))} of ${esc(fmtInt(r.steps))} landed).`;
 			else {
 				html = `Trace ${esc(r.label)}: ${steps.map((s, i) => `<span class="r-state ${i < idx ? 'done' : i === idx ? 'on' : ''}">${{ armed: 'armed (waiting for the step)', tracing: 'tracing', processing: 'processing', ready: 'ready' }[s]}</span>`).join(' → ')}`;
 				if (r.state === 'armed') html += ' <a href="#" data-act="cancel">cancel</a>';
-				if (r.steps > 1 && r.state !== 'ready') html += ` <span class="muted">(${fmtInt(r.landed || 0)} of ${fmtInt(r.steps)} landed)</span>`;
+				// the server's count: a step has landed once all of it (its profiler trace too) is in
+				if (r.steps > 1) html += ` <span class="r-count muted">(${fmtInt(r.landed || 0)} of ${fmtInt(r.steps)} landed)</span>`;
+				if (r.failed) html += ` <span class="warn">${fmtInt(r.failed)} without their profiler trace</span>`;
 				if (r.state === 'ready' && r.note) html += ` <a href="#" data-act="open" class="r-open">open step ${esc(r.note.step ?? '')} on the Timeline</a>`;
 			}
 		}
 		if (this.saved) html += `${html ? '<br>' : ''}${esc(this.saved)}`;
-		if (stopped) html = 'The server was stopped; reload when it runs again.';
+		if (stopped) html = `${this.endText()}${r && r.state === 'ended' ? ` <span class="muted">(${esc(r.label)}: ${esc(fmtInt(r.landed || 0))} of ${esc(fmtInt(r.steps))} landed first)</span>` : ''}`;
 		el.innerHTML = html;
 	}
 
@@ -446,7 +561,7 @@ export class Runs {
 		if (!el) return;
 		el.innerHTML = this.notes.slice(0, 5).map((n, i) => `<div class="r-note${i === 0 && Date.now() - n.at < 30000 ? ' fresh' : ''}">
 			Trace landed: <b>${n.step !== null ? `step ${esc(n.step)}` : esc(n.name || 'trace')}</b> ${n.name && n.step !== null ? `<span class="muted">${esc(n.name)}</span>` : ''}
-			<span class="muted">${esc(n.source)}${n.events ? ` · ${esc(fmtInt(n.events))} events` : ''} · ${esc(fmtDur(Number(n.end - n.start)))}</span>
+			<span class="muted">${esc(n.source)}${n.events ? ` · ${esc(fmtInt(n.events))} events` : ''} · ${esc(fmtDur(Number(n.end - n.start)))}</span>${n.error ? ` <span class="warn" title="${esc(n.error)}">without its profiler trace</span>` : ''}
 			<a href="#" data-note="${i}">Open on the Timeline →</a></div>`).join('');
 	}
 
@@ -518,7 +633,8 @@ export class Runs {
 	colors() {
 		const cs = getComputedStyle(document.documentElement);
 		const v = (n, d) => cs.getPropertyValue(n).trim() || d;
-		return { fg: v('--fg', '#222'), muted: v('--muted', '#777'), accent: v('--accent', '#0969da'), grid: v('--tl-grid', 'rgba(0,0,0,0.08)'), hl: v('--tl-hl', '#e36209') };
+		// the step colours are the theme's, shared with the Overview (style.css --step-*)
+		return { fg: v('--fg', '#222'), muted: v('--muted', '#777'), accent: v('--step-untraced', '#0969da'), grid: v('--tl-grid', 'rgba(0,0,0,0.08)'), hl: v('--step-traced', '#e36209') };
 	}
 
 	drawSpark(c, k) {
@@ -615,7 +731,7 @@ export class Runs {
 		const y = (v) => L.top + L.ph - v / max * L.ph;
 		ctx.fillStyle = C.muted;
 		for (const f of [0, 0.5, 1]) {
-			ctx.fillText(fmtDur(max * f), 4, y(max * f));
+			ctx.fillText(fmtTime(max * f, max), 4, y(max * f));
 			ctx.fillStyle = C.grid;
 			ctx.fillRect(L.left, Math.round(y(max * f)) + 0.5, L.pw, 1);
 			ctx.fillStyle = C.muted;
@@ -658,8 +774,9 @@ export class Runs {
 			live: this.live, conn: this.conn, kinds: this.kinds.size, selected: this.selected,
 			points: k ? k.steps.length : 0, traced: k ? k.steps.filter((s) => s.traced).length : 0,
 			tracedAll: [...this.kinds.values()].reduce((n, x) => n + x.steps.filter((s) => s.traced).length, 0),
-			status: this.status, request: this.req ? { state: this.req.state, error: this.req.error || null } : null,
-			notes: this.notes.length, global: this.globalOn(),
+			status: this.status, request: this.req ? { state: this.req.state, error: this.req.error || null, id: this.req.id, steps: this.req.steps ?? null, begun: this.req.begun ?? 0, landed: this.req.landed ?? 0, failed: this.req.failed ?? 0 } : null,
+			notes: this.notes.length, global: this.globalOn(), ended: this.ended,
+			steps: [...this.kinds.values()].reduce((n, x) => n + (x.count || 0), 0),
 		};
 	}
 }

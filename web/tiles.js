@@ -2,7 +2,7 @@
 // Tile cache for the timeline: windows quantised to power-of-two resolutions and
 // fixed-width tiles, so panning reuses what was fetched; an LRU bounds memory; a
 // small queue bounds concurrent requests and drops answers nobody needs any more.
-import { apiUrl, authHeaders, isStatic, staticTile } from './api.js';
+import { apiUrl, authHeaders, isStatic, isServerGone, staticTile } from './api.js';
 import { decodeViewport } from './tiledata.js';
 
 export const TILE_PX = 512;      // buckets per tile
@@ -147,6 +147,9 @@ export class TileStore {
 			this.stats.requests++;
 			if (isStatic()) {
 				this._answerStatic(id, r, t0, t1);
+			} else if (isServerGone()) {
+				// (as a failed fetch, without the request: the live server has stopped)
+				queueMicrotask(() => this._answer({ id, ok: false, status: 0, error: 'the live server has stopped' }));
 			} else if (this.worker && workerReady) {
 				this.worker.postMessage({ id, url: url.href, headers: authHeaders(), t0: t0.toString() });
 			} else {

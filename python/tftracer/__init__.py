@@ -97,6 +97,7 @@ class TracingServer:
         self._traces_dir = None
         self._hook = None
         self._lock = threading.Lock()
+        self._exports = set()  # threads writing a traced step's profiler trace
         if start:
             self.start()
 
@@ -135,7 +136,9 @@ class TracingServer:
         return self
 
     def stop(self):
-        """Stop the server (queued imports finish first) and the runtime if it started it."""
+        """Stop the server (traces being written and queued imports finish first) and the
+        runtime if it started it."""
+        self._join_exports(30)
         srv, self._srv = self._srv, None
         if srv is not None:
             srv.stop()
@@ -239,8 +242,27 @@ class TracingServer:
                                       block=block)
 
     def wait_imports(self, timeout=30):
-        """Wait until queued imports have landed in the session (tests, before saving)."""
-        return self._srv.drain_imports(timeout) if self._srv is not None else True
+        """Wait until traced steps' traces are written and queued imports have landed in
+        the session (tests, before saving)."""
+        end = time.monotonic() + timeout
+        if not self._join_exports(timeout):
+            return False
+        left = max(0.0, end - time.monotonic())
+        return self._srv.drain_imports(left) if self._srv is not None else True
+
+    def _join_exports(self, timeout):
+        """Wait for the threads writing profiler traces; False on timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                ths = [t for t in self._exports if t is not threading.current_thread()]
+            if not ths:
+                return True
+            for t in ths:
+                t.join(max(0.0, end - time.monotonic()))
+            if time.monotonic() >= end:
+                with self._lock:
+                    return not any(t.is_alive() for t in self._exports)
 
     # ---- raw trace files (keep_traces) -------------------------------------------
 
@@ -282,35 +304,84 @@ class TracingServer:
     # ---- PyTorch: traced steps run under torch.profiler ------------------------------
 
     def _on_traced(self, index, name):
+        """A traced step begins: run it under torch.profiler (CPU ops with their input
+        shapes and FLOPs, CUDA kernels where there is CUDA). The closer, called as the
+        step ends, exports the trace and queues its import into the live session: on
+        the job's own process and threads (a PyTorch without Kineto gets its trace
+        written by _torchtrace). Meanwhile zone() on this thread is recorded by the
+        profiler (the server's zone_hook), so zones and ops share one clock and nest."""
         torch = sys.modules.get("torch")
         if torch is None or not hasattr(torch, "profiler"):
             return None  # no PyTorch in this program: the runtime's zones only
+        from . import _torchtrace
+        srv = self._srv
         try:
             acts = [torch.profiler.ProfilerActivity.CPU]
             if torch.cuda.is_available():
                 acts.append(torch.profiler.ProfilerActivity.CUDA)
-            prof = torch.profiler.profile(activities=acts)
+            prof = torch.profiler.profile(activities=acts, **_torchtrace.profile_kwargs(torch))
+            kineto = _torchtrace.kineto_exports(torch)
             t0 = _c.monotonic_ns()
             prof.__enter__()
+            tids = {}
+            if not kineto:
+                # which of the profiler's thread numbers is this thread
+                tids["native"] = threading.get_native_id()
+                with torch.autograd.profiler.record_function(_torchtrace.THREAD_MARK):
+                    pass
+            if srv is not None and srv.zone_hook is None:
+                srv.zone_hook = torch.autograd.profiler.record_function
         except Exception as e:  # a profiler that cannot start leaves the step untraced
             _log.warning("tftracer: torch.profiler did not start: %s", e)
             return None
         server = self
 
         def close(idx):
-            prof.__exit__(None, None, None)
+            try:
+                prof.__exit__(None, None, None)
+            except Exception as e:
+                if idx >= 0:
+                    _failed(idx, "torch.profiler did not stop: %s" % e)
+                return
             if idx < 0:
                 return  # the step was abandoned: nothing to import
             t1 = _c.monotonic_ns()
             path = os.path.join(server._trace_dir(), "step-%d.pt.trace.json" % idx)
+            if kineto:  # Kineto's export, in C++
+                export(idx, t1, path)
+                return
+            # Written in Python (about 0.1 ms an op): on a thread of its own, so that the
+            # training thread goes on (wait_imports() and stop() wait for it).
+            th = threading.Thread(target=export, args=(idx, t1, path), name="tftracer-export",
+                                  daemon=True)
+            with server._lock:
+                server._exports.add(th)
+            th.start()
+
+        def export(idx, t1, path):
             try:
                 if os.path.exists(path):
                     os.unlink(path)
-                prof.export_chrome_trace(path)
+                if kineto:
+                    prof.export_chrome_trace(path)
+                else:
+                    try:
+                        _torchtrace.write_trace(prof, path, tids)
+                    except AttributeError:  # no event tree in this PyTorch: its own export
+                        prof.export_chrome_trace(path)
             except Exception as e:
                 _log.warning("tftracer: torch.profiler export failed: %s", e)
-                return
-            server._import_later("torch", path, idx, t0, t1, name or "step")
+                _failed(idx, "torch.profiler export failed: %s" % e)
+            else:
+                server._import_later("torch", path, idx, t0, t1, name or "step")
+            finally:  # (queued first: wait_imports() then finds the import)
+                with server._lock:
+                    server._exports.discard(threading.current_thread())
+
+        def _failed(idx, why):
+            s = server._srv
+            if s is not None:
+                s.import_failed(idx, why)
         return close
 
     # ---- TensorFlow ---------------------------------------------------------------
@@ -347,6 +418,7 @@ def _make_hook(server):
             self._step = None
             self._t0 = 0
             self._name = None
+            self._expect = False  # this run's RunMetadata import is expected
 
         def _kind(self, key):
             kinds = self._kinds
@@ -374,6 +446,7 @@ def _make_hook(server):
             self._step = server.step(self._name)
             self._step.__enter__()
             self._t0 = _c.monotonic_ns()
+            self._expect = False
             if not self._step.traced:
                 return None
             tfm = _tf()
@@ -381,7 +454,11 @@ def _make_hook(server):
                 return None
             v1 = _tf_v1(tfm)
             opts = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
-            return v1.train.SessionRunArgs(None, None, options=opts)
+            args = v1.train.SessionRunArgs(None, None, options=opts)
+            if server._srv is not None:  # its RunMetadata lands when after_run imports it
+                server._srv.expect_imports(self._step.index, 1)
+                self._expect = True
+            return args
 
         def after_run(self, run_context, run_values):
             step, self._step = self._step, None
@@ -389,17 +466,27 @@ def _make_hook(server):
                 return
             t1 = _c.monotonic_ns()
             step.__exit__(None, None, None)
+            expect, self._expect = self._expect, False
+            srv = server._srv
+
+            def failed(why):
+                if expect and srv is not None:
+                    srv.import_failed(step.index, why)
             md = getattr(run_values, "run_metadata", None)
             if md is None or not step.traced:
+                failed("the session.run gave no RunMetadata")
                 return
             try:
                 data = md.SerializeToString()
             except Exception as e:
                 _log.warning("tftracer: cannot serialize RunMetadata: %s", e)
+                failed("cannot serialize the RunMetadata: %s" % e)
                 return
-            if data and server._srv is not None:
-                if not server._srv.import_trace("runmetadata", data=data, step=step.index,
-                                                t0=self._t0, t1=t1, name=self._name):
+            if not data:
+                failed("the RunMetadata is empty")
+            elif srv is not None:
+                if not srv.import_trace("runmetadata", data=data, step=step.index,
+                                        t0=self._t0, t1=t1, name=self._name):
                     _log.warning("tftracer: import queue full; RunMetadata dropped")
 
         def end(self, session):
@@ -442,6 +529,9 @@ def _make_keras_callback(server):
             except Exception as e:
                 _log.warning("tftracer: tf.profiler did not start: %s", e)
                 self._logdir = None
+                return
+            if server._srv is not None:  # its XSpace lands when the batch ends
+                server._srv.expect_imports(self._step.index, 1)
 
         def on_train_batch_end(self, batch, logs=None):
             step, self._step = self._step, None
@@ -449,22 +539,30 @@ def _make_keras_callback(server):
                 return
             logdir, self._logdir = self._logdir, None
             t1 = _c.monotonic_ns()
+            srv = server._srv
+            why = None
             if logdir is not None:
                 try:
                     _tf().profiler.experimental.stop()
                 except Exception as e:
                     _log.warning("tftracer: tf.profiler did not stop: %s", e)
-                    logdir = None
+                    why = "tf.profiler did not stop: %s" % e
             step.__exit__(None, None, None)
             if logdir is None:
                 return
-            files = sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True))
+            files = [] if why else sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"),
+                                                    recursive=True))
+            if srv is None:
+                return
+            if not files:
+                srv.import_failed(step.index, why or "tf.profiler wrote no XSpace")
+                return
+            # one expected already; one import per host's file
+            srv.expect_imports(step.index, len(files) - 1)
             for f in files:
-                if server._srv is not None:
-                    server._srv.import_trace("xspace", path=f, step=step.index, t0=self._t0,
-                                             t1=t1, name="train_batch")
-            if files:
-                server._keep(logdir)
+                srv.import_trace("xspace", path=f, step=step.index, t0=self._t0,
+                                 t1=t1, name="train_batch")
+            server._keep(logdir)
 
     return TracingCallback()
 
@@ -551,9 +649,16 @@ class Timeline:
             return self
         torch = sys.modules.get("torch")
         if torch is not None:
+            from . import _torchtrace
             self._prof = torch.profiler.profile(
-                activities=[torch.profiler.ProfilerActivity.CPU])
+                activities=[torch.profiler.ProfilerActivity.CPU], **_torchtrace.profile_kwargs(torch))
+            self._kineto = _torchtrace.kineto_exports(torch)
             self._prof.__enter__()
+            self._tids = {}
+            if not self._kineto:  # (see TracingServer._on_traced)
+                self._tids["native"] = threading.get_native_id()
+                with torch.autograd.profiler.record_function(_torchtrace.THREAD_MARK):
+                    pass
         return self
 
     def __exit__(self, *exc):
@@ -562,7 +667,13 @@ class Timeline:
             prof, self._prof = self._prof, None
             prof.__exit__(None, None, None)
             path = os.path.join(self._tmpdir(), "trace.json")
-            prof.export_chrome_trace(path)
+            from . import _torchtrace
+            try:
+                if self._kineto:
+                    raise AttributeError
+                _torchtrace.write_trace(prof, path, self._tids)
+            except AttributeError:  # Kineto's own export (or no event tree in this PyTorch)
+                prof.export_chrome_trace(path)
             self._session = os.path.join(self._tmpdir(), "timeline.tft")
             if os.path.exists(self._session):
                 os.unlink(self._session)

@@ -247,6 +247,13 @@ def _close():
     except Exception:
         empty = False
     try:
+        # `record --serve` serves the session at this address next: the live page says so
+        if os.environ.get("TFT_RECORD_SERVE") == "1" and srv._srv is not None and \
+                srv.port == int(os.environ.get("TFT_RECORD_PORT", "0") or 0):
+            srv._srv.set_end_next("serve")
+    except Exception:
+        pass
+    try:
         srv.stop()
     except Exception:
         pass

@@ -36,6 +36,16 @@
 
 static PyObject *TftError; /* tftracer.Error (RuntimeError) */
 
+/*
+ * While a step runs under a profiler on this thread (its on_traced returned
+ * a closer) and the server has a zone_hook: zone(name) on this thread opens
+ * zone_hook(name) (torch's record_function) instead of a runtime zone, so
+ * that the step's zones come with its profiler trace, on one clock, nested
+ * with its ops, on the thread's track (docs/python.md). Borrowed from the
+ * server, which the open step holds.
+ */
+static _Thread_local PyObject *tls_zone_hook;
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -222,6 +232,9 @@ static bool worker_push(struct worker *w, struct job *j)
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (!ok) {
+		if (j->step >= 0)
+			tft_live_step_import_failed(w->lv, j->step,
+						    "dropped: the import queue was full");
 		if (j->unlink_after && j->path)
 			unlink(j->path);
 		job_free(j);
@@ -275,6 +288,7 @@ typedef struct {
 	StepObject *cache;     /* a reusable step context */
 	uint64_t lost_steps;   /* steps not recorded: the runtime was disabled */
 	pid_t owner;           /* the process that started it (a fork child only lets go) */
+	PyObject *zone_hook;   /* callable(name) -> context manager, or NULL */
 	/* blocking imports (import_trace(block=True)), counted under the GIL: the
 	 * worker's lock may be gone (stop() in another thread) */
 	uint64_t bdone, bfailed, bevents;
@@ -289,6 +303,7 @@ struct StepObject {
 	PyObject *closer;    /* strong: what on_traced returned, or NULL */
 	int64_t index;
 	bool traced, active;
+	bool routed;         /* this thread's zones go to the server's zone_hook */
 };
 
 static PyTypeObject ServerType, StepType;
@@ -361,6 +376,7 @@ static void server_dealloc(ServerObject *self)
 	PyObject_GC_UnTrack(self);
 	server_stop_c(self);
 	Py_CLEAR(self->on_traced);
+	Py_CLEAR(self->zone_hook);
 	Py_CLEAR(self->cache);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -368,6 +384,7 @@ static void server_dealloc(ServerObject *self)
 static int server_traverse(ServerObject *self, visitproc visit, void *arg)
 {
 	Py_VISIT(self->on_traced);
+	Py_VISIT(self->zone_hook);
 	Py_VISIT(self->cache);
 	return 0;
 }
@@ -375,6 +392,7 @@ static int server_traverse(ServerObject *self, visitproc visit, void *arg)
 static int server_clear(ServerObject *self)
 {
 	Py_CLEAR(self->on_traced);
+	Py_CLEAR(self->zone_hook);
 	Py_CLEAR(self->cache);
 	return 0;
 }
@@ -425,6 +443,63 @@ static int server_set_on_traced(ServerObject *self, PyObject *v, void *closure)
 	Py_XINCREF(v == Py_None ? NULL : v);
 	Py_XSETREF(self->on_traced, v == Py_None ? NULL : v);
 	return 0;
+}
+
+static PyObject *server_get_zone_hook(ServerObject *self, void *closure)
+{
+	if (!self->zone_hook)
+		Py_RETURN_NONE;
+	Py_INCREF(self->zone_hook);
+	return self->zone_hook;
+}
+
+static int server_set_zone_hook(ServerObject *self, PyObject *v, void *closure)
+{
+	if (v && v != Py_None && !PyCallable_Check(v)) {
+		PyErr_SetString(PyExc_TypeError, "zone_hook must be callable or None");
+		return -1;
+	}
+	Py_XINCREF(v == Py_None ? NULL : v);
+	Py_XSETREF(self->zone_hook, v == Py_None ? NULL : v);
+	return 0;
+}
+
+/* expect_imports(step, n=1): n profiler traces of the traced step will be imported. */
+static PyObject *server_expect_imports(ServerObject *self, PyObject *args)
+{
+	long long step;
+	int n = 1;
+
+	if (!PyArg_ParseTuple(args, "L|i", &step, &n))
+		return NULL;
+	NEED_LV(self);
+	tft_live_step_expect_imports(self->lv, step, n);
+	Py_RETURN_NONE;
+}
+
+/* set_end_next(next): what follows the job's end, for its pages ("serve", or None). */
+static PyObject *server_set_end_next(ServerObject *self, PyObject *args)
+{
+	const char *next = NULL;
+
+	if (!PyArg_ParseTuple(args, "z", &next))
+		return NULL;
+	NEED_LV(self);
+	tft_live_set_next(self->lv, next);
+	Py_RETURN_NONE;
+}
+
+/* import_failed(step, why): an expected profiler trace of the step will not come. */
+static PyObject *server_import_failed(ServerObject *self, PyObject *args)
+{
+	long long step;
+	const char *why = NULL;
+
+	if (!PyArg_ParseTuple(args, "L|z", &step, &why))
+		return NULL;
+	NEED_LV(self);
+	tft_live_step_import_failed(self->lv, step, why);
+	Py_RETURN_NONE;
 }
 
 static PyObject *server_wait(ServerObject *self, PyObject *args)
@@ -537,6 +612,17 @@ static PyObject *server_status(ServerObject *self, PyObject *unused)
 	DICT_SET(d, "imports_dropped", PyLong_FromUnsignedLongLong(dropped));
 	DICT_SET(d, "imported_events", PyLong_FromUnsignedLongLong(ev));
 	DICT_SET(d, "last_import_error", PyUnicode_DecodeUTF8(last, strlen(last), "replace"));
+	if (s.request.id) {
+		PyObject *q = Py_BuildValue("{s:K,s:L,s:L,s:L,s:L}", "id",
+					    (unsigned long long)s.request.id, "steps",
+					    (long long)s.request.steps, "begun", (long long)s.request.begun,
+					    "landed", (long long)s.request.landed, "failed",
+					    (long long)s.request.failed);
+		DICT_SET(d, "request", q);
+	} else {
+		Py_INCREF(Py_None);
+		DICT_SET(d, "request", Py_None);
+	}
 	return d;
 }
 
@@ -690,7 +776,7 @@ static StepObject *step_new(ServerObject *srv)
 	s->name = NULL;
 	s->closer = NULL;
 	s->index = -1;
-	s->traced = s->active = false;
+	s->traced = s->active = s->routed = false;
 	PyObject_GC_Track(s);
 	return s;
 }
@@ -775,10 +861,25 @@ static PyObject *step_enter(StepObject *self, PyObject *unused)
 			Py_DECREF(r);
 		} else {
 			Py_XSETREF(self->closer, r);
+			/* a profiler runs over the step: its trace is imported when it ends */
+			tft_live_step_expect_imports(srv->lv, self->index, 1);
+			if (srv->zone_hook) {
+				tls_zone_hook = srv->zone_hook;
+				self->routed = true;
+			}
 		}
 	}
 	Py_INCREF(self);
 	return (PyObject *)self;
+}
+
+/* The step's zones go back to the runtime (the thread that opened it). */
+static void step_unroute(StepObject *self)
+{
+	if (self->routed) {
+		self->routed = false;
+		tls_zone_hook = NULL;
+	}
 }
 
 static PyObject *step_exit(StepObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -788,6 +889,7 @@ static PyObject *step_exit(StepObject *self, PyObject *const *args, Py_ssize_t n
 	if (!self->active || !self->srv)
 		Py_RETURN_FALSE;
 	self->active = false;
+	step_unroute(self);
 	tft_live_step_end(self->srv->lv);
 	if (closer) {
 		PyObject *r;
@@ -830,8 +932,10 @@ static int step_clear(StepObject *self)
 static void step_dealloc(StepObject *self)
 {
 	PyObject_GC_UnTrack(self);
-	if (self->active && self->srv)
+	if (self->active && self->srv) {
+		step_unroute(self);
 		tft_live_step_end(self->srv->lv);
+	}
 	step_clear(self);
 	PyObject_GC_Del(self);
 }
@@ -848,6 +952,7 @@ static PyObject *step_abandon(StepObject *self, PyObject *unused)
 	if (!self->active || !self->srv)
 		Py_RETURN_NONE;
 	self->active = false;
+	step_unroute(self);
 	if (self->srv->lv)
 		tft_live_step_abandon(self->srv->lv);
 	if (closer) {
@@ -908,6 +1013,12 @@ static PyMethodDef server_methods[] = {
 	  METH_VARARGS | METH_KEYWORDS, "import a profiler trace into the live session" },
 	{ "drain_imports", (PyCFunction)server_drain_imports, METH_VARARGS,
 	  "drain_imports(timeout=30) -> True once no import is queued or running" },
+	{ "expect_imports", (PyCFunction)server_expect_imports, METH_VARARGS,
+	  "expect_imports(step, n=1): n profiler traces of the traced step will be imported" },
+	{ "set_end_next", (PyCFunction)server_set_end_next, METH_VARARGS,
+	  "set_end_next(next): what the pages are told follows the end (\"serve\" or None)" },
+	{ "import_failed", (PyCFunction)server_import_failed, METH_VARARGS,
+	  "import_failed(step, why=None): an expected trace of the step will not come" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -917,6 +1028,9 @@ static PyGetSetDef server_getset[] = {
 	{ "on_traced", (getter)server_get_on_traced, (setter)server_set_on_traced,
 	  "callable(index, name) run when a traced step begins; what it returns is called "
 	  "with the index when the step ends", NULL },
+	{ "zone_hook", (getter)server_get_zone_hook, (setter)server_set_zone_hook,
+	  "callable(name) -> context manager: zone(name) inside a step that on_traced "
+	  "profiles opens it instead of a runtime zone (the profiler records it)", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -974,6 +1088,8 @@ typedef struct {
 	PyObject_HEAD
 	const struct tft_site *site;
 	struct tft_zone z;
+	PyObject *name;   /* strong: the name given */
+	PyObject *cm;     /* strong: the zone_hook's context manager while open, or NULL */
 } ZoneObject;
 
 static PyTypeObject ZoneType;
@@ -995,11 +1111,31 @@ static PyObject *mod_zone(PyObject *m, PyObject *arg)
 		return NULL;
 	z->site = tft_is_tracing() ? site_for(name, (size_t)len) : &other_site;
 	z->z.depth = z->z.serial = 0;
+	Py_INCREF(arg);
+	z->name = arg;
+	z->cm = NULL;
 	return (PyObject *)z;
 }
 
 static PyObject *zone_enter(ZoneObject *self, PyObject *unused)
 {
+	PyObject *hook = tls_zone_hook;
+
+	if (hook && !self->cm) {
+		/* the step's profiler records it (see tls_zone_hook) */
+		PyObject *cm = PyObject_CallOneArg(hook, self->name), *r = NULL;
+		if (cm)
+			r = PyObject_CallMethod(cm, "__enter__", NULL);
+		if (r) {
+			Py_DECREF(r);
+			self->cm = cm;
+			Py_INCREF(self);
+			return (PyObject *)self;
+		}
+		/* a hook that fails: the runtime records the zone; training goes on */
+		Py_XDECREF(cm);
+		PyErr_WriteUnraisable(hook);
+	}
 	self->z = tft_zone_begin(self->site);
 	Py_INCREF(self);
 	return (PyObject *)self;
@@ -1007,6 +1143,18 @@ static PyObject *zone_enter(ZoneObject *self, PyObject *unused)
 
 static PyObject *zone_exit(ZoneObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+	PyObject *cm = self->cm;
+
+	if (cm) {
+		PyObject *r;
+		self->cm = NULL;
+		r = PyObject_CallMethod(cm, "__exit__", "OOO", Py_None, Py_None, Py_None);
+		if (!r)
+			PyErr_WriteUnraisable(cm);
+		Py_XDECREF(r);
+		Py_DECREF(cm);
+		Py_RETURN_FALSE;
+	}
 	tft_zone_end(self->z);
 	self->z.depth = 0;
 	Py_RETURN_FALSE;
@@ -1014,6 +1162,8 @@ static PyObject *zone_exit(ZoneObject *self, PyObject *const *args, Py_ssize_t n
 
 static void zone_dealloc(ZoneObject *self)
 {
+	Py_XDECREF(self->cm);
+	Py_XDECREF(self->name);
 	PyObject_Free(self);
 }
 

@@ -246,7 +246,8 @@ static int session_paths(const char *session, const char *cwd, char *path, size_
 
 /* In the child: the environment the program runs with. */
 static int child_env(const char *session_env, const char *hook, const char *pkg, const char *host,
-		     uint64_t port, const char *token, uint64_t every, uint64_t next, int quiet)
+		     uint64_t port, const char *token, uint64_t every, uint64_t next, int quiet,
+		     int serve)
 {
 	const char *old = getenv("PYTHONPATH");
 	char num[32], *pp;
@@ -287,7 +288,9 @@ static int child_env(const char *session_env, const char *hook, const char *pkg,
 		return -1;
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)next);
 	if (setenv("TFT_RECORD_TRACE_NEXT", num, 1) || (token && setenv("TFT_RECORD_TOKEN", token, 1)) ||
-	    (quiet && setenv("TFT_RECORD_QUIET", "1", 1)))
+	    (quiet && setenv("TFT_RECORD_QUIET", "1", 1)) ||
+	    /* the live page, when the job ends, can say the session is served next */
+	    (serve && setenv("TFT_RECORD_SERVE", "1", 1)))
 		return -1;
 	return 0;
 }
@@ -390,7 +393,7 @@ int tft_cmd_record(int argc, char **argv)
 		sigaction(SIGCHLD, &old_chld, NULL);
 		signal(SIGXFSZ, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet)) {
+		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet, serve)) {
 			e = ENOMEM;
 		} else {
 			execvp(argv[optind], argv + optind);

@@ -293,6 +293,16 @@ static uint32_t thread_track(struct tft_rt_session *s, struct tft_rt_thread *t,
 
 	if (ds->track != TFT_NONE || !s->w)
 		return ds->track;
+	/* A profiler import made it first (server/live_import.c): the first thread
+	 * track of this OS thread in our process is the thread's. */
+	for (uint32_t i = 0, n = tft_writer_track_count(s->w); i < n; i++) {
+		const struct tft_track *x;
+		if (tft_writer_track_process(s->w, i) != s->process)
+			continue;
+		x = tft_writer_track(s->w, i);
+		if (x && x->kind == TFT_TRACK_THREAD && x->tid == t->tid)
+			return ds->track = i;
+	}
 	memset(&tr, 0, sizeof(tr));
 	if (t->comm[0])
 		snprintf(name, sizeof(name), "%s", t->comm);

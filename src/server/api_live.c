@@ -31,14 +31,18 @@
 #define QUEUE_MAX 4096        /* finished steps waiting for the follower */
 #define LANDING_MAX 8192      /* steps waiting for the commit that holds them */
 #define RING_SLOTS 1024       /* SSE events kept for replay */
-#define SLOT_BYTES 1024       /* one formatted SSE message: the status object with a
-				* 255-byte session name, a 199-byte disabled reason and
-				* 20-digit counters is ~920 bytes (a longer one is not sent) */
+#define SLOT_BYTES 1280       /* one formatted SSE message: the status object with a
+				* 255-byte session name, a 199-byte disabled reason, its
+				* request and 20-digit counters is ~1060 bytes; a trace
+				* event with a 127-byte name and a 159-byte reason ~700
+				* (a longer one is not sent) */
 #define STREAMS_MAX 16
 #define TICK_NS (20 * 1000000LL)
 #define STATUS_EVERY_NS 1000000000LL
 #define BUMP_EVERY_NS (250 * 1000000LL)
 #define NAME_MAX_BYTES 128
+#define TSTEPS_MAX 512        /* traced steps followed until they land */
+#define WHY_BYTES 160         /* an import failure's reason, as the page shows it */
 
 /* ---- hub state ---------------------------------------------------------- */
 
@@ -62,6 +66,23 @@ struct done_step {
 	uint64_t flush_seq; /* runtime commits when the follower saw it */
 	bool traced;
 	char name[NAME_MAX_BYTES];
+};
+
+/*
+ * A traced step until it has landed: its runtime events in the file (the
+ * follower released it) and every profiler import it expects done or given
+ * up. The hub counts a trace request's steps as they land (docs/http-api.md).
+ */
+struct tstep {
+	int64_t index;      /* -1: a free slot */
+	uint64_t request;   /* the trace request it belongs to; 0 = none */
+	int64_t start_ns, end_ns;
+	uint64_t events;    /* imported so far */
+	int32_t imports;    /* expected imports not yet done */
+	bool released, failed, done;
+	int source;         /* the last import's (enum tft_live_source) */
+	char name[NAME_MAX_BYTES];
+	char why[WHY_BYTES]; /* the first failure */
 };
 
 struct ev_slot {
@@ -108,12 +129,20 @@ struct tft_live {
 	_Atomic int64_t every;        /* trace every k-th step, 0 = off */
 	_Atomic int64_t nsteps;       /* steps begun through the hub */
 
+	/* Traced steps and the latest trace request (ts_lock; taken after q_lock, before ev_lock). */
+	pthread_mutex_t ts_lock;
+	struct tstep *tsteps;         /* owned: TSTEPS_MAX, a ring in begin order */
+	uint32_t ts_next;             /* where the next traced step goes */
+	struct tft_live_request req;
+	uint64_t req_seq;             /* request ids given out */
+
 	/* Aggregates (the follower writes, /api/runs reads). */
 	pthread_mutex_t agg_lock;
 	struct run_kind kinds[KINDS_MAX];
 	uint32_t nkinds;
 	uint64_t evicted_kinds, seen_seq, total_steps;
 	int64_t end_ns;
+	char next[16];                /* the `end` event's "next" (tft_live_set_next) */
 
 	/* Follower only. */
 	struct done_step *landing;    /* owned: LANDING_MAX */
@@ -245,6 +274,9 @@ void tft_live_get_status(struct tft_live *lv, struct tft_live_status *o)
 	o->imports = atomic_load(&lv->imports);
 	o->import_errors = atomic_load(&lv->import_errors);
 	o->imported_events = atomic_load(&lv->imported_events);
+	pthread_mutex_lock(&lv->ts_lock);
+	o->request = lv->req;
+	pthread_mutex_unlock(&lv->ts_lock);
 	snprintf(o->disabled_reason, sizeof(o->disabled_reason), "%s", st.disabled_reason);
 	pthread_mutex_lock(&lv->agg_lock); /* path: tft_live_serve() may switch it */
 	base = strrchr(lv->path, '/');
@@ -253,6 +285,26 @@ void tft_live_get_status(struct tft_live *lv, struct tft_live_status *o)
 	pthread_mutex_unlock(&lv->agg_lock);
 	/* Never srv_lock here: request handlers call this while a restart waits for them. */
 	o->generation = atomic_load(&lv->gen_cache);
+}
+
+static void write_request(struct tft_json_writer *w, const struct tft_live_request *q)
+{
+	if (!q->id) {
+		tft_json_write_null(w);
+		return;
+	}
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_uint(w, q->id);
+	tft_json_write_key(w, "steps");
+	tft_json_write_int(w, q->steps);
+	tft_json_write_key(w, "begun");
+	tft_json_write_int(w, q->begun);
+	tft_json_write_key(w, "landed");
+	tft_json_write_int(w, q->landed);
+	tft_json_write_key(w, "failed");
+	tft_json_write_int(w, q->failed);
+	tft_json_write_end_object(w);
 }
 
 static void write_status(struct tft_json_writer *w, const struct tft_live_status *s)
@@ -292,6 +344,8 @@ static void write_status(struct tft_json_writer *w, const struct tft_live_status
 	tft_json_write_uint(w, s->imports);
 	tft_json_write_key(w, "import_errors");
 	tft_json_write_uint(w, s->import_errors);
+	tft_json_write_key(w, "request");
+	write_request(w, &s->request);
 	tft_json_write_key(w, "disabled_reason");
 	tft_json_write_cstr(w, s->disabled_reason);
 	tft_json_write_end_object(w);
@@ -430,12 +484,185 @@ static int64_t hist_rank(const struct run_kind *k, double q)
 	return k->max_ns;
 }
 
+/* ---- traced steps until they land ------------------------------------------------ */
+
+/*
+ * A trace event to send once ts_lock is released (sse_read takes ev_lock,
+ * then ts_lock through the status: never push under ts_lock).
+ */
+struct trace_note {
+	bool push;
+	int64_t step;            /* -1: none */
+	int source;
+	int64_t t0, t1;
+	uint64_t events;
+	bool complete;           /* every part of the step is in the file */
+	bool has_req;
+	struct tft_live_request req; /* the request it belongs to, as counted now */
+	char name[NAME_MAX_BYTES];
+	char why[WHY_BYTES];     /* "" unless an import of it failed */
+};
+
+static void copy_why(char *dst, const char *why)
+{
+	size_t n = why ? strnlen(why, WHY_BYTES - 1) : 0;
+
+	/* one line: the page shows it as is */
+	for (size_t i = 0; i < n; i++)
+		dst[i] = why[i] == '\n' || why[i] == '\r' ? ' ' : why[i];
+	dst[n] = 0;
+}
+
+/* Traced step `index` (newest first), or NULL; ts_lock held. */
+static struct tstep *tstep_find(struct tft_live *lv, int64_t index)
+{
+	for (uint32_t i = 1; i <= TSTEPS_MAX; i++) {
+		struct tstep *t = &lv->tsteps[(lv->ts_next + TSTEPS_MAX - i) % TSTEPS_MAX];
+		if (t->index == index)
+			return t;
+	}
+	return NULL;
+}
+
+/* Count a landed step for its request (ts_lock held). */
+static void tstep_count(struct tft_live *lv, const struct tstep *t)
+{
+	if (t->request && t->request == lv->req.id) {
+		lv->req.landed++;
+		lv->req.failed += t->failed;
+	}
+}
+
+/* If every part of t is in: done, counted, and *n says so (ts_lock held). */
+static void tstep_settle(struct tft_live *lv, struct tstep *t, struct trace_note *n)
+{
+	if (t->done || !t->released || t->imports > 0)
+		return;
+	t->done = true;
+	tstep_count(lv, t);
+	n->complete = true;
+	n->push = true;
+	n->step = t->index;
+	n->source = t->source;
+	n->t0 = t->start_ns;
+	n->t1 = t->end_ns;
+	n->events = t->events;
+	memcpy(n->name, t->name, sizeof(n->name));
+	memcpy(n->why, t->why, sizeof(n->why));
+	n->has_req = t->request != 0;
+	n->req = lv->req;
+	if (t->request != lv->req.id) /* an older request's step: its id, nothing else */
+		n->req = (struct tft_live_request){ .id = t->request };
+}
+
+static void push_note(struct tft_live *lv, const struct trace_note *n);
+
+/* A traced step began (the hot path: only traced steps come here). */
+static void tstep_begin(struct tft_live *lv, int64_t index, const char *name, int64_t now,
+			bool asked)
+{
+	struct tstep *t;
+
+	pthread_mutex_lock(&lv->ts_lock);
+	t = &lv->tsteps[lv->ts_next++ % TSTEPS_MAX];
+	if (t->index >= 0 && !t->done) {
+		/* Followed too long (over TSTEPS_MAX traced steps since): given up on. */
+		t->failed = true;
+		tstep_count(lv, t);
+	}
+	memset(t, 0, sizeof(*t));
+	t->index = index;
+	t->start_ns = t->end_ns = now;
+	t->source = TFT_LIVE_SRC_RUNTIME;
+	copy_name(t->name, name);
+	if (asked && lv->req.id && lv->req.steps > 0) {
+		t->request = lv->req.id;
+		lv->req.begun++;
+	}
+	pthread_mutex_unlock(&lv->ts_lock);
+}
+
+/* The open step was abandoned: it never happened. */
+static void tstep_abandon(struct tft_live *lv, int64_t index)
+{
+	struct tstep *t;
+
+	pthread_mutex_lock(&lv->ts_lock);
+	t = tstep_find(lv, index);
+	if (t && !t->done) {
+		if (t->request && t->request == lv->req.id && lv->req.begun > 0)
+			lv->req.begun--;
+		t->index = -1;
+	}
+	pthread_mutex_unlock(&lv->ts_lock);
+}
+
+/* The follower: a traced step's runtime events are in the file. */
+static void tstep_released(struct tft_live *lv, const struct done_step *d)
+{
+	struct trace_note n = { .step = d->index };
+	struct tstep *t;
+
+	pthread_mutex_lock(&lv->ts_lock);
+	t = tstep_find(lv, d->index);
+	if (t && !t->done) {
+		t->released = true;
+		t->start_ns = d->start_ns;
+		t->end_ns = d->start_ns + d->dur_ns;
+		tstep_settle(lv, t, &n);
+	} else if (!t) {
+		/* not followed (given up on): what it was */
+		n = (struct trace_note){ .push = true, .step = d->index, .complete = true,
+					 .source = TFT_LIVE_SRC_RUNTIME, .t0 = d->start_ns,
+					 .t1 = d->start_ns + d->dur_ns };
+		memcpy(n.name, d->name, sizeof(n.name));
+	}
+	pthread_mutex_unlock(&lv->ts_lock);
+	if (n.push)
+		push_note(lv, &n);
+}
+
+void tft_live_step_expect_imports(struct tft_live *lv, int64_t step, int k)
+{
+	struct tstep *t;
+
+	if (!lv || k <= 0)
+		return;
+	pthread_mutex_lock(&lv->ts_lock);
+	t = tstep_find(lv, step);
+	if (t && !t->done)
+		t->imports += k;
+	pthread_mutex_unlock(&lv->ts_lock);
+}
+
+void tft_live_step_import_failed(struct tft_live *lv, int64_t step, const char *why)
+{
+	struct trace_note n = { .step = step };
+	struct tstep *t;
+
+	if (!lv)
+		return;
+	pthread_mutex_lock(&lv->ts_lock);
+	t = tstep_find(lv, step);
+	if (t && !t->done && t->imports > 0) {
+		t->imports--;
+		if (!t->failed) {
+			t->failed = true;
+			copy_why(t->why, why && *why ? why : "the profiler trace did not come");
+		}
+		tstep_settle(lv, t, &n);
+	}
+	pthread_mutex_unlock(&lv->ts_lock);
+	if (n.push)
+		push_note(lv, &n);
+}
+
 /* ---- the hot path ---------------------------------------------------------- */
 
 int64_t tft_live_step_begin(struct tft_live *lv, const char *name, bool *traced)
 {
 	int64_t idx;
-	bool tr;
+	bool tr, asked = false;
 
 	/* Runtime off (never started, disabled, or a fork child): record nothing and
 	 * leave the hub alone (its locks may be a forked copy). */
@@ -449,7 +676,7 @@ int64_t tft_live_step_begin(struct tft_live *lv, const char *name, bool *traced)
 		int64_t n = atomic_fetch_add_explicit(&lv->nsteps, 1, memory_order_relaxed);
 		int64_t p = atomic_load_explicit(&lv->pending, memory_order_relaxed);
 		if (p > 0)
-			atomic_fetch_sub_explicit(&lv->pending, 1, memory_order_relaxed);
+			asked = atomic_fetch_sub_explicit(&lv->pending, 1, memory_order_relaxed) > 0;
 		else if (every > 0 && n % every == 0)
 			tft_trace_next_steps(1);
 	}
@@ -458,13 +685,16 @@ int64_t tft_live_step_begin(struct tft_live *lv, const char *name, bool *traced)
 	if (traced)
 		*traced = tr && idx >= 0;
 	if (lv && idx >= 0) {
+		int64_t now = mono_ns();
 		pthread_mutex_lock(&lv->q_lock);
 		lv->cur.index = idx;
-		lv->cur.start_ns = mono_ns();
+		lv->cur.start_ns = now;
 		lv->cur.traced = tr;
 		copy_name(lv->cur.name, name);
 		lv->cur_open = true;
 		pthread_mutex_unlock(&lv->q_lock);
+		if (tr)
+			tstep_begin(lv, idx, name, now, asked);
 	}
 	return idx;
 }
@@ -500,17 +730,29 @@ int64_t tft_live_step_abandon(struct tft_live *lv)
 		pthread_mutex_lock(&lv->q_lock);
 		lv->cur_open = false;
 		pthread_mutex_unlock(&lv->q_lock);
+		tstep_abandon(lv, idx);
 	}
 	return idx;
 }
 
-void tft_live_trace_next(struct tft_live *lv, int n)
+uint64_t tft_live_trace_next(struct tft_live *lv, int n)
 {
+	uint64_t id = 0;
+
 	if (n < 0)
 		n = 0;
-	if (lv)
+	if (lv) {
+		pthread_mutex_lock(&lv->ts_lock);
+		if (n > 0)
+			lv->req = (struct tft_live_request){ .id = ++lv->req_seq, .steps = n };
+		else
+			lv->req.steps = 0; /* cancelled: what began of it still lands */
+		id = lv->req.id;
 		atomic_store(&lv->pending, n);
+		pthread_mutex_unlock(&lv->ts_lock);
+	}
 	tft_trace_next_steps(n);
+	return id;
 }
 
 void tft_live_trace_every(struct tft_live *lv, int k)
@@ -552,50 +794,109 @@ static void push_json(struct tft_live *lv, const char *type, struct tft_json_wri
 	tft_json_write_fini(w);
 }
 
-static void push_trace_event(struct tft_live *lv, int64_t step, const char *name, int source,
-			     int64_t t0, int64_t t1, uint64_t events)
+/*
+ * A `trace` event: something of a traced step (or a trace) landed in the
+ * file. complete: all of it is in (the page calls it landed); request: the
+ * trace request the step belongs to, counted as of now; error: why its
+ * profiler trace is missing.
+ */
+static void push_note(struct tft_live *lv, const struct trace_note *n)
 {
 	struct tft_json_writer w;
 
 	tft_json_write_init_mem(&w);
 	tft_json_write_begin_object(&w);
 	tft_json_write_key(&w, "step");
-	if (step >= 0)
-		tft_json_write_int(&w, step);
+	if (n->step >= 0)
+		tft_json_write_int(&w, n->step);
 	else
 		tft_json_write_null(&w);
 	tft_json_write_key(&w, "name");
-	tft_json_write_cstr(&w, name ? name : tft_live_source_name(source));
+	tft_json_write_cstr(&w, n->name[0] ? n->name : tft_live_source_name(n->source));
 	tft_json_write_key(&w, "start_ns");
-	tft_json_write_int(&w, t0);
+	tft_json_write_int(&w, n->t0);
 	tft_json_write_key(&w, "end_ns");
-	tft_json_write_int(&w, t1);
+	tft_json_write_int(&w, n->t1);
 	tft_json_write_key(&w, "source");
-	tft_json_write_cstr(&w, tft_live_source_name(source));
+	tft_json_write_cstr(&w, tft_live_source_name(n->source));
 	tft_json_write_key(&w, "events");
-	tft_json_write_uint(&w, events);
+	tft_json_write_uint(&w, n->events);
+	tft_json_write_key(&w, "complete");
+	tft_json_write_bool(&w, n->complete);
+	tft_json_write_key(&w, "request");
+	if (n->has_req)
+		write_request(&w, &n->req);
+	else
+		tft_json_write_null(&w);
+	if (n->why[0]) {
+		tft_json_write_key(&w, "error");
+		tft_json_write_cstr(&w, n->why);
+	}
 	tft_json_write_end_object(&w);
 	push_json(lv, "trace", &w);
 }
 
-/* live_import.c: an import landed in the file (the readers must see it). */
+/* live_import.c: an import landed in the file (the readers must see it), or failed. */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
-			  uint64_t events, int64_t t0, int64_t t1);
+			  uint64_t events, int64_t t0, int64_t t1, const char *why);
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
-			  uint64_t events, int64_t t0, int64_t t1)
+			  uint64_t events, int64_t t0, int64_t t1, const char *why)
 {
+	struct trace_note n = { .step = im->step, .source = im->source, .t0 = t0, .t1 = t1,
+				.events = events, .push = rc == 0, .complete = true };
+	struct tstep *t = NULL;
+
 	if (!lv)
 		return;
-	if (rc != 0) {
+	if (rc != 0)
 		atomic_fetch_add(&lv->import_errors, 1);
-		return;
-	}
-	atomic_fetch_add(&lv->imports, 1);
+	else
+		atomic_fetch_add(&lv->imports, 1);
 	atomic_fetch_add(&lv->imported_events, events);
-	pthread_mutex_lock(&lv->srv_lock);
-	bump_locked(lv);
-	pthread_mutex_unlock(&lv->srv_lock);
-	push_trace_event(lv, im->step, im->name, im->source, t0, t1, events);
+	copy_name(n.name, im->name ? im->name : tft_live_source_name(im->source));
+	if (rc != 0)
+		copy_why(n.why, why && *why ? why : "the import failed");
+	pthread_mutex_lock(&lv->ts_lock);
+	if (im->step >= 0)
+		t = tstep_find(lv, im->step);
+	if (t && !t->done && t->imports > 0) {
+		/* one of the imports the step waits for */
+		t->imports--;
+		t->events += events;
+		t->source = im->source;
+		if (rc == 0 && events) {
+			if (t0 < t->start_ns)
+				t->start_ns = t0;
+			if (t1 > t->end_ns)
+				t->end_ns = t1;
+		}
+		if (rc != 0 && !t->failed) {
+			t->failed = true;
+			memcpy(t->why, n.why, sizeof(t->why));
+		}
+		n.complete = false;
+		n.push = false;
+		tstep_settle(lv, t, &n);
+		if (!n.complete && rc == 0) {
+			/* landed, the step not yet whole: said, not counted */
+			n.push = true;
+			n.t0 = t0;
+			n.t1 = t1;
+			n.events = events;
+			n.has_req = t->request != 0;
+			n.req = (struct tft_live_request){ .id = t->request };
+		}
+	} else if (rc != 0) {
+		n.push = false; /* counted in the status; nobody waits for it */
+	}
+	pthread_mutex_unlock(&lv->ts_lock);
+	if (rc == 0) {
+		pthread_mutex_lock(&lv->srv_lock);
+		bump_locked(lv);
+		pthread_mutex_unlock(&lv->srv_lock);
+	}
+	if (n.push)
+		push_note(lv, &n);
 }
 
 static void stop_server_locked(struct tft_live *lv)
@@ -609,8 +910,13 @@ static void stop_server_locked(struct tft_live *lv)
 	pthread_cond_broadcast(&lv->srv_cond);
 }
 
+/*
+ * One round of the follower: the finished steps from the hot path, the ones
+ * now in the file out to the streams, the status now and then. final: the
+ * runtime was just flushed, every step taken is in the file.
+ */
 static void follower_tick(struct tft_live *lv, int64_t now, int64_t *last_status,
-			  int64_t *last_bump, uint64_t *last_events)
+			  int64_t *last_bump, uint64_t *last_events, bool final)
 {
 	struct tft_runtime_stats st;
 	struct done_step *taken;
@@ -642,7 +948,7 @@ static void follower_tick(struct tft_live *lv, int64_t now, int64_t *last_status
 	/* A step is in the file two commits after it ended (the drain holds the youngest
 	 * cross-thread records one cycle). */
 	while (released < lv->nlanding &&
-	       (!running || st.flushes >= lv->landing[released].flush_seq + 2))
+	       (final || !running || st.flushes >= lv->landing[released].flush_seq + 2))
 		released++;
 	if (released || (st.events != *last_events && now - *last_bump >= BUMP_EVERY_NS)) {
 		pthread_mutex_lock(&lv->srv_lock);
@@ -658,8 +964,7 @@ static void follower_tick(struct tft_live *lv, int64_t now, int64_t *last_status
 		write_run(&w, d);
 		push_json(lv, "run", &w);
 		if (d->traced)
-			push_trace_event(lv, d->index, d->name, TFT_LIVE_SRC_RUNTIME, d->start_ns,
-					 d->start_ns + d->dur_ns, 0);
+			tstep_released(lv, d);
 		pthread_mutex_lock(&lv->agg_lock);
 		lv->end_ns = d->start_ns + d->dur_ns;
 		pthread_mutex_unlock(&lv->agg_lock);
@@ -675,6 +980,52 @@ static void follower_tick(struct tft_live *lv, int64_t now, int64_t *last_status
 	}
 }
 
+/*
+ * The streams' last events: every step recorded until now (the runtime is
+ * flushed first), the status, then `end` (reason: "stop", the job stopped
+ * its server; "api", POST /api/stop; "serve", another file is served). Called
+ * by the follower, or once it has stopped.
+ */
+static void live_end(struct tft_live *lv, const char *reason)
+{
+	struct tft_runtime_stats st = { .struct_size = sizeof(st) };
+	int64_t last_status = 0, last_bump = 0;
+	uint64_t last_events = 0;
+	struct tft_json_writer w;
+	char session[256];
+	const char *base;
+
+	tft_stats(&st);
+	if (st.state == TFT_RUNTIME_RUNNING)
+		tft_flush(1000);
+	follower_tick(lv, mono_ns(), &last_status, &last_bump, &last_events, true);
+	pthread_mutex_lock(&lv->agg_lock);
+	base = strrchr(lv->path, '/');
+	snprintf(session, sizeof(session), "%.255s", base ? base + 1 : lv->path);
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "reason");
+	tft_json_write_cstr(&w, reason);
+	tft_json_write_key(&w, "steps");
+	tft_json_write_uint(&w, lv->total_steps);
+	tft_json_write_key(&w, "session");
+	tft_json_write_cstr(&w, session);
+	if (lv->next[0] && strcmp(reason, "stop") == 0) {
+		tft_json_write_key(&w, "next");
+		tft_json_write_cstr(&w, lv->next);
+	}
+	tft_json_write_end_object(&w);
+	pthread_mutex_unlock(&lv->agg_lock);
+	push_json(lv, "end", &w);
+}
+
+void tft_live_set_next(struct tft_live *lv, const char *next)
+{
+	pthread_mutex_lock(&lv->agg_lock);
+	snprintf(lv->next, sizeof(lv->next), "%s", next ? next : "");
+	pthread_mutex_unlock(&lv->agg_lock);
+}
+
 static void *follower_main(void *arg)
 {
 	struct tft_live *lv = arg;
@@ -685,9 +1036,10 @@ static void *follower_main(void *arg)
 		int64_t now = mono_ns(), until = now + TICK_NS;
 		struct timespec ts = { until / 1000000000, until % 1000000000 };
 
-		follower_tick(lv, now, &last_status, &last_bump, &last_events);
+		follower_tick(lv, now, &last_status, &last_bump, &last_events, false);
 		if (atomic_load(&lv->stop_requested) && now >= atomic_load(&lv->stop_at_ns)) {
 			atomic_store(&lv->stop_requested, false);
+			live_end(lv, "api");
 			pthread_mutex_lock(&lv->srv_lock);
 			stop_server_locked(lv);
 			pthread_mutex_unlock(&lv->srv_lock);
@@ -733,6 +1085,8 @@ static void live_free(struct tft_live *lv)
 	free(lv->spare);
 	free(lv->landing);
 	free(lv->ring);
+	free(lv->tsteps);
+	pthread_mutex_destroy(&lv->ts_lock);
 	pthread_mutex_destroy(&lv->srv_lock);
 	pthread_cond_destroy(&lv->srv_cond);
 	pthread_mutex_destroy(&lv->q_lock);
@@ -791,6 +1145,7 @@ struct tft_live *tft_live_start(const struct tft_live_opts *o, struct tft_error 
 	cond_init_mono(&lv->wake_cond);
 	pthread_mutex_init(&lv->ev_lock, NULL);
 	cond_init_mono(&lv->ev_cond);
+	pthread_mutex_init(&lv->ts_lock, NULL);
 	lv->sopts = o->server;
 	lv->sopts.token = NULL;
 	if (o->server.token)
@@ -799,11 +1154,14 @@ struct tft_live *tft_live_start(const struct tft_live_opts *o, struct tft_error 
 	lv->spare = calloc(QUEUE_MAX, sizeof(*lv->spare));
 	lv->landing = calloc(LANDING_MAX, sizeof(*lv->landing));
 	lv->ring = calloc(RING_SLOTS, sizeof(*lv->ring));
-	if (!lv->queue || !lv->spare || !lv->landing || !lv->ring) {
+	lv->tsteps = calloc(TSTEPS_MAX, sizeof(*lv->tsteps));
+	if (!lv->queue || !lv->spare || !lv->landing || !lv->ring || !lv->tsteps) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		live_free(lv);
 		return NULL;
 	}
+	for (uint32_t i = 0; i < TSTEPS_MAX; i++)
+		lv->tsteps[i].index = -1;
 	n = tft_runtime_path(lv->rt_path, sizeof(lv->rt_path));
 	if (n < 0 || (size_t)n >= sizeof(lv->rt_path))
 		lv->rt_path[0] = 0;
@@ -843,6 +1201,8 @@ struct tft_live *tft_live_start(const struct tft_live_opts *o, struct tft_error 
 
 void tft_live_stop(struct tft_live *lv)
 {
+	bool serving;
+
 	if (!lv)
 		return;
 	if (lv->follower_running) {
@@ -851,6 +1211,11 @@ void tft_live_stop(struct tft_live *lv)
 		pthread_join(lv->follower, NULL);
 		lv->follower_running = false;
 	}
+	pthread_mutex_lock(&lv->srv_lock);
+	serving = lv->srv != NULL;
+	pthread_mutex_unlock(&lv->srv_lock);
+	if (serving) /* (not after POST /api/stop: its `end` went out then) */
+		live_end(lv, "stop");
 	pthread_mutex_lock(&lv->srv_lock);
 	stop_server_locked(lv);
 	pthread_mutex_unlock(&lv->srv_lock);
@@ -894,6 +1259,16 @@ int tft_live_serve(struct tft_live *lv, const char *path, struct tft_error *err)
 	if (!path && !lv->rt_path[0])
 		return tft_error_set(err, TFT_EINVAL, -1, "no runtime session to serve");
 	pthread_mutex_lock(&lv->srv_lock);
+	if (lv->srv && __atomic_load_n(&lv->live_mode, __ATOMIC_RELAXED)) {
+		/* the live pages: this server stops following the job (their streams end) */
+		struct tft_json_writer w;
+		tft_json_write_init_mem(&w);
+		tft_json_write_begin_object(&w);
+		tft_json_write_key(&w, "reason");
+		tft_json_write_cstr(&w, "serve");
+		tft_json_write_end_object(&w);
+		push_json(lv, "end", &w);
+	}
 	if (lv->srv) {
 		tft_server_stop(lv->srv);
 		lv->srv = NULL;
@@ -1176,10 +1551,6 @@ static long sse_read(void *ctx, uint64_t pos, char *buf, size_t max)
 	size_t n = 0;
 
 	pthread_mutex_lock(&lv->ev_lock);
-	if (lv->closing) {
-		pthread_mutex_unlock(&lv->ev_lock);
-		return -1;
-	}
 	while (n < max) {
 		size_t take;
 		if (c->pend_off == c->pend_len && !next_message(c))
@@ -1190,6 +1561,11 @@ static long sse_read(void *ctx, uint64_t pos, char *buf, size_t max)
 		memcpy(buf + n, c->pend + c->pend_off, take);
 		c->pend_off += take;
 		n += take;
+	}
+	if (n == 0 && lv->closing) {
+		/* The server is stopping and this stream has had every event: it ends. */
+		pthread_mutex_unlock(&lv->ev_lock);
+		return -1;
 	}
 	if (n == 0) {
 		/* Nothing to send: leave the event loop until push_event resumes us. */
@@ -1523,6 +1899,7 @@ int tft_api_trace(struct tft_http_req *r)
 	struct body_field f[2] = { { .key = "steps", .type = TFT_JSON_NUMBER },
 				   { .key = "every", .type = TFT_JSON_NUMBER } };
 	struct tft_json_writer w;
+	uint64_t req = 0;
 
 	if (!lv)
 		return tft_http_reply_error(r, 404, "not a live session");
@@ -1534,11 +1911,16 @@ int tft_api_trace(struct tft_http_req *r)
 	    (f[1].present && (f[1].i < 0 || f[1].i > 1000000)))
 		return tft_http_reply_error(r, 400, "steps must be 0..100000, every 0..1000000");
 	if (f[0].present)
-		tft_live_trace_next(lv, (int)f[0].i);
+		req = tft_live_trace_next(lv, (int)f[0].i);
 	if (f[1].present)
 		tft_live_trace_every(lv, (int)f[1].i);
 	tft_json_write_init_mem(&w);
 	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "request");
+	if (req)
+		tft_json_write_uint(&w, req);
+	else
+		tft_json_write_null(&w);
 	tft_json_write_key(&w, "pending");
 	tft_json_write_int(&w, atomic_load(&lv->pending));
 	tft_json_write_key(&w, "every");

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/routes.h"
@@ -637,6 +638,16 @@ static int handle(struct tft_http_req *r)
 
 /* ---- libmicrohttpd callbacks -------------------------------------------- */
 
+#define QUIET_STOP_NS (100 * 1000000LL) /* a stop waits for this long without a request */
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* First sight of a request: keep a bounded copy of the raw target. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
@@ -647,6 +658,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 		return NULL;
 	r->srv = cls;
 	r->conn = conn;
+	pthread_mutex_lock(&r->srv->job_lock);
+	r->srv->active++;
+	r->srv->last_request_ns = real_ns();
+	pthread_mutex_unlock(&r->srv->job_lock);
 	len = strlen(uri);
 	if (len > TFT_PATH_MAX_BYTES + TFT_QUERY_MAX_BYTES + 1) {
 		r->too_long = true;
@@ -721,6 +736,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct tft_http_req *r = *con_cls;
 
 	if (r) {
+		pthread_mutex_lock(&r->srv->job_lock);
+		r->srv->active--;
+		pthread_cond_broadcast(&r->srv->job_cond);
+		pthread_mutex_unlock(&r->srv->job_lock);
 		free(r->target);
 		free(r->body);
 		free(r);
@@ -908,6 +927,26 @@ void tft_server_stop(struct tft_server *srv)
 		return;
 	/* Suspended event streams must end before the daemon stops. */
 	tft_api_live_closing(srv);
+	/*
+	 * Requests under way get their answers, and so do those a page sends before
+	 * it reads its stream's last event (it asks nothing more after that): the
+	 * daemon stops once none is open and none came for 100 ms, 1 s at most.
+	 */
+	{
+		int64_t t = real_ns(), until = t + 1000000000LL;
+		pthread_mutex_lock(&srv->job_lock);
+		while (t < until && (srv->active > 0 || t - srv->last_request_ns < QUIET_STOP_NS)) {
+			int64_t w = srv->active > 0 ? until : srv->last_request_ns + QUIET_STOP_NS;
+			struct timespec ts; /* (job_cond waits on CLOCK_REALTIME) */
+			if (w > until)
+				w = until;
+			ts.tv_sec = w / 1000000000;
+			ts.tv_nsec = w % 1000000000;
+			pthread_cond_timedwait(&srv->job_cond, &srv->job_lock, &ts);
+			t = real_ns();
+		}
+		pthread_mutex_unlock(&srv->job_lock);
+	}
 	/* Closes every connection; a download stream then fails its next write. */
 	MHD_stop_daemon(srv->daemon);
 	pthread_mutex_lock(&srv->job_lock);

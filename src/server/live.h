@@ -32,8 +32,20 @@ void tft_live_opts_init(struct tft_live_opts *o);
  */
 struct tft_live *tft_live_start(const struct tft_live_opts *o, struct tft_error *err);
 
-/* Stop the server and the follower, free everything. NULL is a no-op. */
+/*
+ * Stop the server and the follower, free everything. NULL is a no-op. The
+ * job's end: the runtime is flushed, every step recorded until now goes out
+ * to the event streams (its `run`, its `trace` when traced), then an `end`
+ * event; each stream is sent all of it before it closes (at most 2 s).
+ */
 void tft_live_stop(struct tft_live *lv);
+
+/*
+ * What follows the end, for the pages' `end` event ("next"): "serve" when the
+ * same address serves the session file once the job is gone (`tftracer record
+ * --serve`); NULL or "" for nothing. Copied (at most 15 bytes).
+ */
+void tft_live_set_next(struct tft_live *lv, const char *next);
 
 /* The URL to open (token included when auth is on); "" once stopped. Copies. */
 void tft_live_url(struct tft_live *lv, char *buf, size_t size);
@@ -64,11 +76,37 @@ int64_t tft_live_step_end(struct tft_live *lv);
 /* tft_step_abandon(): the open step is never recorded (nor shown as a run). */
 int64_t tft_live_step_abandon(struct tft_live *lv);
 
-/* Trace the next n steps (0 cancels); trace every k-th step (0 = off). */
-void tft_live_trace_next(struct tft_live *lv, int n);
+/*
+ * Trace the next n steps (0 cancels): a trace request, which replaces the
+ * previous one. Returns its id (> 0; the cancelled one's for n = 0). The
+ * hub follows a request's steps until each has landed: its runtime events
+ * are in the file and so are the profiler imports it expects (below).
+ */
+uint64_t tft_live_trace_next(struct tft_live *lv, int n);
+/* Trace every k-th step (0 = off). */
 void tft_live_trace_every(struct tft_live *lv, int k);
 /* Global op-level tracing. */
 void tft_live_set_tracing(struct tft_live *lv, bool on);
+
+/*
+ * A traced step's profiler trace is coming (n imports more; the Python
+ * module: torch.profiler ran over the step, a RunMetadata or XSpace will
+ * follow): the step has landed once they have been imported (tft_live_import
+ * with im->step = step) or given up (tft_live_step_import_failed). Call it
+ * before the step's last expected import is queued.
+ */
+void tft_live_step_expect_imports(struct tft_live *lv, int64_t step, int n);
+/* An expected import of the step will not come (why: one line, copied). */
+void tft_live_step_import_failed(struct tft_live *lv, int64_t step, const char *why);
+
+/* The latest trace request (POST /api/trace steps=N, tft_live_trace_next). */
+struct tft_live_request {
+	uint64_t id;          /* 0: none yet */
+	int64_t steps;        /* asked for; 0 once cancelled */
+	int64_t begun;        /* its steps that began traced */
+	int64_t landed;       /* its steps whose events are all in the file */
+	int64_t failed;       /* its steps that landed without their profiler trace */
+};
 
 struct tft_live_status {
 	bool live;
@@ -81,6 +119,7 @@ struct tft_live_status {
 	uint64_t generation;
 	int64_t end_ns;
 	uint64_t imports, import_errors, imported_events;
+	struct tft_live_request request;
 	char disabled_reason[200];
 	char session[256];  /* the served file's base name */
 };

@@ -4,6 +4,16 @@
  * a torch.profiler Chrome trace, a TF RunMetadata or an XSpace is imported
  * into a temporary session, then copied, shifted onto the runtime's clock,
  * into the runtime's writer between two drain cycles.
+ *
+ * What the trace says ran in this process (its pid: a Kineto trace's CPU
+ * ops, python functions, annotations) lands on the runtime's own process,
+ * each thread's events on the thread track the runtime has for that OS
+ * thread (made here when it has none yet; the drain adopts it), so that a
+ * traced step's ops sit with the step and the thread's zones. A thread track
+ * that already holds events later than the trace's first (zones the runtime
+ * recorded meanwhile) cannot take them in order: they go to a track of their
+ * own beside it, "<thread> (profiler)". Other processes of the trace (GPUs,
+ * TF devices) keep their own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +40,7 @@
 
 /* api_live.c */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
-			  uint64_t events, int64_t t0, int64_t t1);
+			  uint64_t events, int64_t t0, int64_t t1, const char *why);
 
 /*
  * What earlier imports created in the live session, so that the next import
@@ -48,11 +58,13 @@ struct map_track {
 	int64_t tid;
 	uint32_t id;                  /* live track id */
 	int64_t last_ts;              /* last timestamp appended */
+	bool companion;               /* "<thread> (profiler)": beside a runtime thread track */
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* imports run one at a time */
 static struct {
 	const struct tft_writer *w; /* the writer these ids belong to (compared only) */
+	uint32_t rt_process;        /* the runtime's own process (this pid), or TFT_NONE */
 	struct map_proc procs[MAP_PROCS];
 	uint32_t nprocs;
 	struct map_track *tracks;   /* owned: MAP_TRACKS */
@@ -69,6 +81,67 @@ static int64_t clock_ns(clockid_t c)
 }
 
 /* ---- the copy (runs under the runtime's work lock) --------------------------------- */
+
+/* The runtime's process: the first with this pid (the drain adds it before anything). */
+static uint32_t runtime_process(struct tft_writer *w)
+{
+	int64_t pid = (int64_t)getpid();
+	uint32_t n = tft_writer_process_count(w);
+
+	if (map.rt_process != TFT_NONE)
+		return map.rt_process;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_process *p = tft_writer_process(w, i);
+		if (p && p->pid == pid) {
+			map.rt_process = i;
+			break;
+		}
+	}
+	return map.rt_process;
+}
+
+/* The thread track of OS thread tid in the runtime's process (`own`: not one of ours), or TFT_NONE. */
+static uint32_t thread_track_of(struct tft_writer *w, uint32_t proc, int64_t tid)
+{
+	uint32_t n = tft_writer_track_count(w);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t;
+		bool ours = false;
+		if (tft_writer_track_process(w, i) != proc)
+			continue;
+		t = tft_writer_track(w, i);
+		if (!t || t->kind != TFT_TRACK_THREAD || t->tid != tid)
+			continue;
+		for (uint32_t j = 0; j < map.ntracks && !ours; j++)
+			ours = map.tracks[j].id == i && map.tracks[j].companion;
+		if (!ours)
+			return i;
+	}
+	return TFT_NONE;
+}
+
+/* A thread's name as the runtime names its track (prctl's name), or "thread <tid>". */
+static void thread_name(int64_t tid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%lld/comm", (long long)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n <= 0) {
+		snprintf(buf, size, "thread %lld", (long long)tid);
+		return;
+	}
+	buf[n] = 0;
+}
 
 struct copy_ctx {
 	struct tft_session *s;   /* borrowed: the temporary session */
@@ -97,7 +170,7 @@ static uint32_t intern_from(struct copy_ctx *c, uint32_t id)
 	return tft_writer_intern(c->w, p, len);
 }
 
-static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id)
+static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id, uint32_t rt_proc)
 {
 	const struct tft_process *p = tft_session_process(c->s, tmp_id);
 	struct tft_process np;
@@ -105,6 +178,8 @@ static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id)
 
 	if (!p)
 		return TFT_NONE;
+	if (rt_proc != TFT_NONE && p->pid == (int64_t)getpid())
+		return rt_proc; /* this job: the runtime's process */
 	name = intern_from(c, p->name);
 	host = intern_from(c, p->host);
 	if (name == UINT32_MAX || host == UINT32_MAX)
@@ -187,6 +262,7 @@ static int copy_flow(void *ctx, const struct tft_flow *f)
 static int copy_all(void *ctx, struct tft_writer *w)
 {
 	struct copy_ctx *c = ctx;
+	uint32_t rt_proc;
 	int rc = 0;
 
 	c->w = w;
@@ -194,20 +270,57 @@ static int copy_all(void *ctx, struct tft_writer *w)
 		map.w = w;
 		map.nprocs = 0;
 		map.ntracks = 0;
+		map.rt_process = TFT_NONE;
 	}
+	rt_proc = runtime_process(w);
 	for (uint32_t t = 0; t < c->ntracks && !rc; t++) {
 		const struct tft_track *tr = tft_session_track(c->s, t);
 		struct tft_track nt;
 		uint32_t proc, name;
+		bool companion;
 
 		c->track_map[t] = TFT_NONE;
 		if (!tr || tr->slices + tr->instants + tr->counters == 0)
 			continue;
-		proc = live_process(c, tr->process);
+		proc = live_process(c, tr->process, rt_proc);
 		name = intern_from(c, tr->name);
 		if (proc == TFT_NONE || name == UINT32_MAX)
 			return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 		c->cur = NULL;
+		companion = false;
+		if (proc == rt_proc && tr->kind == TFT_TRACK_THREAD) {
+			/* the job's own thread: the runtime's track of it, if it can take them */
+			uint32_t own = thread_track_of(w, proc, tr->tid);
+			char tn[64], cn[96];
+			if (own == TFT_NONE) {
+				/* none yet: one as the runtime would make it (the drain adopts it) */
+				struct tft_track nt2 = { .process = proc, .kind = TFT_TRACK_THREAD,
+							 .tid = tr->tid, .sort_index = tr->sort_index };
+				thread_name(tr->tid, tn, sizeof(tn));
+				nt2.name = tft_writer_intern_cstr(w, tn);
+				own = nt2.name == UINT32_MAX ? TFT_NONE : tft_writer_add_track(w, &nt2);
+				if (own == TFT_NONE)
+					return tft_error_set(c->err, TFT_ENOMEM, -1, "cannot add a track");
+			}
+			if (tft_writer_track_appendable(w, own) &&
+			    tft_writer_track_end(w, own) <= tr->min_ts_ns + c->shift) {
+				c->cur_track = own;
+				c->cur_last = INT64_MIN;
+				c->track_map[t] = own;
+				rc = tft_session_scan(c->s, t, INT64_MIN, INT64_MAX, 0, copy_event, c, c->err);
+				continue;
+			}
+			/* it holds later events: a track beside it */
+			const struct tft_track *ot = tft_writer_track(w, own);
+			size_t len = 0;
+			const char *on = ot ? tft_writer_str(w, ot->name, &len) : NULL;
+			snprintf(cn, sizeof(cn), "%.*s (profiler)", on ? (int)(len < 64 ? len : 64) : 0,
+				 on ? on : "");
+			name = tft_writer_intern_cstr(w, cn);
+			if (name == UINT32_MAX)
+				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
+			companion = true;
+		}
 		for (uint32_t i = 0; i < map.ntracks; i++) {
 			struct map_track *m = &map.tracks[i];
 			if (m->process == proc && m->kind == tr->kind && m->name == name &&
@@ -230,7 +343,7 @@ static int copy_all(void *ctx, struct tft_writer *w)
 			if (map.ntracks < MAP_TRACKS) {
 				c->cur = &map.tracks[map.ntracks++];
 				*c->cur = (struct map_track){ proc, tr->kind, name, tr->tid, c->cur_track,
-							      INT64_MIN };
+							      INT64_MIN, companion };
 			}
 		}
 		c->track_map[t] = c->cur_track;
@@ -420,6 +533,12 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 	free(c.args);
 	if (events)
 		*events = c.events;
-	tft_live_note_import(lv, im, rc, c.events, c.t0, c.t1);
+	if (rc) {
+		char why[300];
+		tft_live_note_import(lv, im, rc, c.events, c.t0, c.t1,
+				     err ? tft_error_format(err, why, sizeof(why)) : NULL);
+	} else {
+		tft_live_note_import(lv, im, rc, c.events, c.t0, c.t1, NULL);
+	}
 	return rc;
 }

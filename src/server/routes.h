@@ -94,9 +94,11 @@ struct tft_server {
 	pthread_mutex_t flow_lock;       /* guards flows (held while building it) */
 	struct tft_flow_index *flows;    /* owned; built on the first slice lookup */
 
-	pthread_mutex_t job_lock;  /* guards jobs */
-	pthread_cond_t job_cond;   /* signalled when a job ends */
+	pthread_mutex_t job_lock;  /* guards jobs, active */
+	pthread_cond_t job_cond;   /* signalled when a job or a request ends */
 	unsigned jobs;             /* download threads running */
+	unsigned active;           /* requests seen and not yet answered (streams too) */
+	int64_t last_request_ns;   /* when the latest request came (CLOCK_REALTIME) */
 };
 
 /* ---- one request (http.c) --------------------------------------------- */

@@ -1527,21 +1527,38 @@ if (tftBin && !perfOnly) {
 }
 
 /* ---- 9. the Runs page of a live job (tftracer.TracingServer) --------------------- */
-async function startLiveJob() {
+async function startLiveJob(extra = []) {
 	/* the job runs until the test stops it (Stop server) or kills it; --seconds only
 	 * bounds a job left behind by a crashed test, never the test's own time */
-	const job = spawn(python, [path.join(here, 'live-job.py'), '--seconds', '900'], {
-		env: { ...process.env, PYTHONPATH: pythonPath }, stdio: ['ignore', 'pipe', 'pipe'],
+	const job = spawn(python, [path.join(here, 'live-job.py'), '--seconds', '900', ...extra], {
+		env: { ...process.env, PYTHONPATH: pythonPath }, stdio: [extra.includes('--wait') ? 'pipe' : 'ignore', 'pipe', 'pipe'],
 	});
-	let err = '';
+	let err = '', out = '';
 	job.stderr.on('data', (d) => { err += d; });
+	job.stdout.on('data', (d) => { out += d; });
 	const url = await new Promise((resolve) => {
-		let out = '';
 		const t = setTimeout(() => resolve(null), WAIT);
-		job.stdout.on('data', (d) => { out += d; const m = /https?:\/\/\S+/.exec(out); if (m) { clearTimeout(t); resolve(m[0]); } });
+		job.stdout.on('data', () => { const m = /https?:\/\/\S+/.exec(out); if (m) { clearTimeout(t); resolve(m[0]); } });
 		job.on('exit', () => { clearTimeout(t); resolve(null); });
 	});
-	return { job, url, err: () => err };
+	const exited = () => new Promise((resolve) => {
+		if (job.exitCode !== null) return resolve(true);
+		const t = setTimeout(() => resolve(false), WAIT);
+		job.on('exit', () => { clearTimeout(t); resolve(true); });
+	});
+	return { job, url, err: () => err, out: () => out, exited };
+}
+/* A page on a live job: its console errors (with the time they came) and its requests. */
+async function livePage(url) {
+	const p = await ctx.newPage();
+	const errs = [], reqs = [];
+	p.on('console', (m) => { if (m.type() === 'error') errs.push({ at: Date.now(), text: `${m.text()}${m.location() && m.location().url ? ` (${m.location().url})` : ''}` }); });
+	p.on('pageerror', (e) => errs.push({ at: Date.now(), text: `pageerror: ${e.message}` }));
+	p.on('request', (r) => reqs.push({ at: Date.now(), url: r.url() }));
+	p.on('dialog', (d) => d.accept());
+	await p.goto(new URL('#/runs', url).href);
+	await p.waitForFunction(() => window.__tft && window.__tft.runs().live && window.__tft.runs().conn === 'open', null, { timeout: 20000 });
+	return { p, errs, reqs };
 }
 if (perfOnly) {
 	// no live test in the performance run
@@ -1559,7 +1576,7 @@ if (perfOnly) {
 		allowedHosts.add(lurl.host);
 		const lp = await ctx.newPage();
 		const lerrs = [];
-		lp.on('console', (m) => { if (m.type() === 'error') lerrs.push(m.text()); });
+		lp.on('console', (m) => { if (m.type() === 'error') lerrs.push(`${m.text()}${m.location() && m.location().url ? ` (${m.location().url})` : ''}`); });
 		lp.on('pageerror', (e) => lerrs.push(`pageerror: ${e.message}`));
 		lp.on('dialog', (d) => d.accept());
 		const runs = () => lp.evaluate(() => window.__tft.runs());
@@ -1658,9 +1675,136 @@ if (perfOnly) {
 			await lshot('33-live-stopped');
 			return true;
 		});
-		ok(lerrs.filter((e) => !/ERR_CONNECTION_REFUSED|api\/live/.test(e)).length === 0, 'live: no console error', lerrs.slice(0, 3).join(' | '));
+		ok(lerrs.length === 0, 'live: no console error', lerrs.slice(0, 3).join(' | '));
 		await lp.close();
 		if (lj.job.exitCode === null) lj.job.kill();
+	}
+
+	/*
+	 * A PyTorch job: a traced step runs under torch.profiler and has landed only once
+	 * its profiler trace is in the file too. "Trace next 3" counts them as they land
+	 * (the server's count) and is ready when all 3 have, not at the first trace event.
+	 */
+	const tj = await startLiveJob(['--torch']);
+	if (!tj.url) {
+		ok(false, 'live (PyTorch): trace next 3 steps', `the job did not start: ${tj.err().split('\n').filter(Boolean).slice(-1)[0] || 'no URL'}`);
+		tj.job.kill();
+	} else {
+		const turl = new URL(tj.url);
+		allowedHosts.add(turl.host);
+		const status = async () => (await fetch(new URL('api/live/status', turl))).json();
+		let tp = null;
+		await step('live (PyTorch): "Trace next 3 steps" says k of 3 as each step lands with its profiler trace, ready when all 3 have', async () => {
+			tp = await livePage(tj.url);
+			const p = tp.p;
+			await p.fill('#page-runs .r-n', '3');
+			// every state and count the request line shows, as it changes
+			await p.evaluate(() => {
+				window.__seen = [];
+				const el = document.querySelector('#page-runs .r-req');
+				new MutationObserver(() => {
+					const r = window.__tft.runs().request;
+					const t = el.textContent;
+					if (r && (!window.__seen.length || window.__seen[window.__seen.length - 1].text !== t)) window.__seen.push({ state: r.state, text: t });
+				}).observe(el, { childList: true, subtree: true, characterData: true });
+			});
+			const before = await status();
+			await p.click('#page-runs .r-nextn');
+			await p.waitForFunction(() => { const r = window.__tft.runs().request; return r && ['ready', 'error', 'ended'].includes(r.state); }, null, { timeout: 90000 });
+			const after = await status(); // (as soon as the page said ready)
+			const r = (await p.evaluate(() => window.__tft.runs())).request;
+			const seen = await p.evaluate(() => window.__seen);
+			note(`live (PyTorch): request line went ${seen.map((x) => `${x.state}${/(\d+ of \d+)/.exec(x.text)?.[1] ? ` (${/(\d+ of \d+)/.exec(x.text)[1]})` : ''}`).join(' -> ')}`);
+			assert(r.state === 'ready', `request ${JSON.stringify(r)}`);
+			// the page said ready when the job had imported the three steps' profiler traces
+			assert(Number(after.imports) - Number(before.imports) >= 3, `ready with ${Number(after.imports) - Number(before.imports)} of 3 profiler traces imported`);
+			assert(after.request && String(after.request.id) === String(r.id) && Number(after.request.landed) === 3 && Number(after.request.begun) === 3,
+				`server's count when the page said ready: ${JSON.stringify(after.request)}`);
+			const text = await p.locator('#page-runs .r-req').innerText();
+			assert(/3 of 3 landed/.test(text) && /ready/.test(text), `request line "${text}"`);
+			// it counted on the way: "k of 3" with k < 3 before ready, never ready early
+			const early = seen.filter((x) => x.state !== 'ready');
+			assert(early.some((x) => /[0-2] of 3 landed/.test(x.text)), `no "k of 3" before ready: ${JSON.stringify(seen.map((x) => x.text))}`);
+			assert(!seen.some((x) => x.state === 'ready' && !/3 of 3/.test(x.text)), `ready before 3 of 3: ${JSON.stringify(seen.map((x) => x.text))}`);
+			return true;
+		});
+		await step('live (PyTorch): a traced step\'s ops are on the job\'s own thread inside their step, with shapes, categories and the step in the details', async () => {
+			const p = tp.p;
+			await p.click('#page-runs .r-req .r-open');
+			await p.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: 5000 });
+			// (a profiled step is mostly the profiler starting: its ops may be a few ms of it)
+			const found = await p.waitForFunction(() => window.__tft.findSlice(6) !== null, null, { timeout: 25000, polling: 100 }).then(() => true, () => false);
+			if (!found) {
+				await p.screenshot({ path: path.join(artifacts, `${tag}-35-live-torch-step-missing.png`) });
+				const st = await p.evaluate(() => ({ view: window.__tft.state().view, span: window.__tft.state().span, end: String(window.__tft.app.session.end_ns), start: String(window.__tft.app.session.start_ns), note: window.__tft.app.runs.req && window.__tft.app.runs.req.note ? { s: String(window.__tft.app.runs.req.note.start), e: String(window.__tft.app.runs.req.note.end) } : null }));
+				throw new Error(`no slice of the traced step drawn: ${JSON.stringify(st)}`);
+			}
+			const sess = await p.evaluate(() => window.__tft.app.session);
+			const pids = new Set((sess.process_list || []).map((x) => String(x.pid)));
+			assert(pids.size === 1, `processes ${JSON.stringify(sess.process_list)} (want the job's own only)`);
+			const sl = await p.evaluate(() => window.__tft.findSlice(20) || window.__tft.findSlice(6));
+			const b = await p.locator('.tl-over').boundingBox();
+			await p.mouse.click(b.x + sl.x, b.y + sl.y);
+			await p.waitForFunction(() => window.__tft.state().details && document.querySelector('.dr-sel .dr-headline'), null, { timeout: 10000 });
+			const text = await p.locator('.dr-sel').innerText();
+			const stepRow = /Step\s+(\S+)/.exec(text);
+			assert(stepRow && /^\d+$/.test(stepRow[1]), `details of "${sl.name}": step ${stepRow ? stepRow[1] : 'missing'}`);
+			assert(/user_annotation|cpu_op/.test(text), `details of "${sl.name}" show no profiler category: ${text.slice(0, 300)}`);
+			note(`live (PyTorch): "${sl.name}" is in step ${stepRow[1]}`);
+			return true;
+		});
+		if (tp) await tp.p.close();
+		if (tj.job.exitCode === null) tj.job.kill('SIGTERM');
+		await tj.exited();
+	}
+
+	/*
+	 * The job ends (TracingServer.stop(), as at the end of a script): every step it
+	 * recorded reaches the page, which says "stopped", stops asking (no request, no
+	 * retry), and has no console error.
+	 */
+	const ej = await startLiveJob(['--steps', '300', '--step-ms', '1', '--wait']);
+	if (!ej.url) {
+		ok(false, 'live: a job that stops', `the job did not start: ${ej.err().split('\n').filter(Boolean).slice(-1)[0] || 'no URL'}`);
+		ej.job.kill();
+	} else {
+		allowedHosts.add(new URL(ej.url).host);
+		await step('live: the job stops: all its steps reach the page, which says "stopped", then asks nothing more and logs no error', async () => {
+			const { p, errs, reqs } = await livePage(ej.url);
+			ej.job.stdin.write('go\n');
+			assert(await ej.exited(), 'the job did not end');
+			const recorded = Number((/recorded (\d+) steps/.exec(ej.out()) || [])[1]);
+			assert(recorded >= 330, `the job says it recorded ${recorded} steps (want 300 train + 30 eval)`);
+			try {
+				await p.waitForFunction(() => window.__tft.runs().conn === 'stopped', null, { timeout: 15000 });
+			} catch {
+				const r = await p.evaluate(() => window.__tft.runs());
+				throw new Error(`the page did not see the end: conn ${r.conn}, ${r.steps} of ${recorded} steps`);
+			}
+			const stoppedAt = Date.now();
+			const r = await p.evaluate(() => window.__tft.runs());
+			assert(r.steps === recorded, `${r.steps} of the ${recorded} steps reached the page`);
+			const conn = await p.locator('#page-runs .r-conn').innerText();
+			const pill = await p.locator('.live-pill').innerText();
+			const line = await p.locator('#page-runs .r-req').innerText();
+			assert(/stopped/.test(conn) && /stopped/.test(pill) && /stopped/.test(line), `says "${conn}", pill "${pill}", "${line}"`);
+			assert(new RegExp(`${recorded} steps recorded`).test(line.replace(/,/g, '')), `the end line: "${line}"`);
+			// the statistics are whole too (the page holds every step: its own P50 and P99)
+			const stats = await p.locator('#page-runs .r-chartstats').innerText();
+			assert(/300 runs/.test(stats) && !/p50 –|p99 –/.test(stats), `chart statistics "${stats}"`);
+			// longer than the browser's own retry (2 s) and the page's quiet poll (5 s)
+			await p.waitForTimeout(7000);
+			const later = reqs.filter((x) => x.at >= stoppedAt);
+			assert(later.length === 0, `${later.length} requests after the stop: ${later.slice(0, 3).map((x) => x.url).join(' ')}`);
+			assert((await p.evaluate(() => window.__tft.runs().conn)) === 'stopped', 'no longer "stopped"');
+			const bad = errs.map((e) => e.text);
+			assert(bad.length === 0, `console errors: ${bad.slice(0, 3).join(' | ')}`);
+			await p.screenshot({ path: path.join(artifacts, `${tag}-34-live-job-ended.png`) });
+			note(`live: ${r.steps} of ${recorded} steps on the page; stopped; no request and no error in the 7 s after`);
+			await p.close();
+			return true;
+		});
+		if (ej.job.exitCode === null) ej.job.kill();
 	}
 }
 fs.writeFileSync(path.join(artifacts, `${tag}-metrics.json`), JSON.stringify(metrics, null, 2) + '\n');

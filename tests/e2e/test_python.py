@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The Python module (python/tftracer, built into $TFT_BUILD_DIR/python): import,
 # TracingServer in a real PyTorch loop (runs, SSE, trace on demand -> ops visible
-# within 1 s, controls, save/load), Timeline (PyTorch and TF stand-in), the TF hook
-# and Keras callback glue, disk full, unwritable path, bounded memory, GIL release.
+# within 1 s, controls, save/load), the job's end (every step before the `end` event),
+# trace requests counted as their steps land, a traced step's ops on the job's own
+# process and thread with shapes and categories, Timeline (PyTorch and TF stand-in),
+# the TF hook and Keras callback glue, disk full, unwritable path, bounded memory,
+# GIL release.
 #
 # TensorFlow is not installable here: the hook, the Keras callback and hook_inject
 # are tested against a SMALL STAND-IN for the TF API they touch (fake_tf below:
@@ -509,6 +512,20 @@ def case_timeline_torch(tmp):
     tl2 = tftracer.Timeline.load(saved)
     if abs(tl2.step_time() - tl.step_time()) > 1e-6:
         probs.append("load: step_time %s != %s" % (tl2.step_time(), tl.step_time()))
+    # the ops on this process and thread (not "CPU functions", thread 1), with their shapes
+    chrome = os.path.join(tmp, "step.json")
+    cli = os.path.join(ROOT, BUILD, "tftracer") if not os.path.isabs(BUILD) else os.path.join(BUILD, "tftracer")
+    subprocess.run([cli, "export", saved, "-f", "chrome", "-o", chrome, "--quiet"], check=True)
+    with open(chrome) as f:
+        evs = json.load(f)
+    evs = evs["traceEvents"] if isinstance(evs, dict) else evs
+    ops = [e for e in evs if e.get("ph") == "X"]
+    where = {(e["pid"], e["tid"]) for e in ops}
+    if where != {(os.getpid(), threading.get_native_id())}:
+        probs.append("ops on (pid, tid) %r, want this process and thread" % sorted(where)[:4])
+    mm = [e for e in ops if e["name"] == "aten::addmm"]
+    if not mm or mm[0].get("cat") != "cpu_op" or mm[0]["args"].get("Input Dims") != [[64], [16, 32], [32, 64], [], []]:
+        probs.append("aten::addmm %r" % mm[:1])
     check("timeline_torch", probs)
 
 
@@ -801,6 +818,246 @@ def case_auth(tmp):
     check("auth", probs)
 
 
+def _sse_done(sse, timeout):
+    """Wait for the stream's reader to see its end (EOF): True if it did."""
+    sse.th.join(timeout)
+    return not sse.th.is_alive()
+
+
+def case_live_end(tmp):
+    """The job stops its server (TracingServer.stop(), as at the end of a script): every
+    step it recorded reaches the stream (a run each; a trace each for the traced ones,
+    their profiler imports included), then `end`, then the stream ends cleanly."""
+    import torch
+    import tftracer
+    torch.set_num_threads(1)
+    probs = []
+    m = torch.nn.Linear(8, 4)
+    x = torch.randn(4, 8)
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "end.tft"))
+    sse = SSE(srv.port)
+    wait_for(lambda: sse.of("status"), 5)
+    n = 400
+    for i in range(n):
+        if i == n - 3:
+            srv.trace_next(3)   # the last three: their torch.profiler traces land at the end
+        with srv.step("train"):
+            with tftracer.zone("forward"):
+                m(x).sum().backward()
+    srv.stop()   # at once: nothing waited for
+    ended = _sse_done(sse, 15)
+    runs = [e[2]["index"] for e in sse.of("run")]
+    kinds = [e[1] for e in sse.events]
+    if not ended:
+        probs.append("the stream did not end after stop()")
+    if runs != list(range(n)):
+        probs.append("%d of %d run events (missing %s)" % (len(runs), n, sorted(set(range(n)) - set(runs))[:5]))
+    if not kinds or kinds[-1] != "end":
+        probs.append("last events %s, want ... end" % kinds[-4:])
+    else:
+        end = sse.events[-1][2]
+        if end.get("reason") != "stop" or end.get("steps") != n or end.get("session") != "end.tft":
+            probs.append("end event %r" % end)
+    done = [e[2] for e in sse.of("trace") if e[2].get("complete")]
+    if sorted(d["step"] for d in done) != [n - 3, n - 2, n - 1] or any(d["source"] != "torch" or not d["events"] for d in done):
+        probs.append("traced steps landed before the end: %r" % [(d["step"], d["source"], d["events"]) for d in done])
+    check("live_end", probs)
+
+    # the page's stop (POST /api/stop): the same, reason "api"; the job goes on
+    probs = []
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "end2.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    sse = SSE(srv.port)
+    for i in range(20):
+        with srv.step("train"):
+            pass
+    st, r = http_json(base, "/api/stop", {})
+    if st != 200 or not srv.join(timeout=5) or not _sse_done(sse, 5):
+        probs.append("POST /api/stop: %s; the server or the stream did not end" % st)
+    runs = [e[2]["index"] for e in sse.of("run")]
+    if runs != list(range(20)) or [e[1] for e in sse.events][-1:] != ["end"] or sse.events[-1][2].get("reason") != "api":
+        probs.append("after POST /api/stop: runs %s, last %s" % (runs[-3:], sse.events[-1:]))
+    srv.stop()
+    check("live_end_api", probs)
+
+
+def case_live_request(tmp):
+    """A trace request's steps are counted as they land: a traced PyTorch step has landed
+    once its torch.profiler trace is imported (one `trace` event with complete: true and
+    the request's count), not when the first piece of it arrives; a trace that cannot be
+    written lands as a failure with its reason; POST /api/trace names the request."""
+    import torch
+    import tftracer
+    torch.set_num_threads(1)
+    probs = []
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    x = torch.randn(8, 16)
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "req.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    sse = SSE(srv.port)
+    for i in range(3):
+        with srv.step("train"):
+            m(x).sum().backward()
+    st, r = http_json(base, "/api/trace", {"steps": 3})
+    rid = r.get("request")
+    if st != 200 or not rid or r.get("pending") != 3:
+        probs.append("POST /api/trace: %s %r" % (st, r))
+    q = srv.status().get("request")
+    if q != {"id": rid, "steps": 3, "begun": 0, "landed": 0, "failed": 0}:
+        probs.append("status request before any step: %r" % q)
+    counts = []
+    for i in range(5):
+        with srv.step("train"):
+            m(x).sum().backward()
+        q = http_json(base, "/api/live/status")[1].get("request") or {}
+        counts.append((q.get("begun"), q.get("landed")))
+    srv.wait_imports(30)
+    wait_for(lambda: (srv.status().get("request") or {}).get("landed") == 3, 5)
+    q = srv.status().get("request") or {"begun": None, "landed": None, "failed": None}
+    if q["begun"] != 3 or q["landed"] != 3 or q["failed"] != 0:
+        probs.append("request after 5 steps: %r" % q)
+    if counts and counts[0][0] != 1:
+        probs.append("begun after the first step %r" % (counts,))
+    def of_request():
+        return [e[2] for e in sse.of("trace") if (e[2].get("request") or {}).get("id") == rid]
+    wait_for(lambda: len([d for d in of_request() if d.get("complete")]) >= 3, 5)
+    done = [d for d in of_request() if d.get("complete")]
+    landed = [d["request"]["landed"] for d in done]
+    if landed != [1, 2, 3]:
+        probs.append("the request's landed count as its steps landed: %r" % landed)
+    for d in done:
+        if d["source"] != "torch" or d["events"] <= 0:
+            probs.append("step %s landed as %s with %s events (its torch trace is part of it)" % (d["step"], d["source"], d["events"]))
+    # every trace event that says complete came once its import was done
+    imports_seen = [e for e in sse.of("trace") if e[2]["source"] == "torch"]
+    if len(imports_seen) < 3:
+        probs.append("%d torch trace events" % len(imports_seen))
+    check("live_request", probs)
+
+    # a profiler trace that cannot be written: the step lands, as a failure that says why
+    probs = []
+    from tftracer import _torchtrace
+    real = _torchtrace.write_trace
+
+    def broken(*a, **kw):
+        raise OSError("disk full (test)")
+    _torchtrace.write_trace = broken
+    try:
+        st, r = http_json(base, "/api/trace", {"steps": 1})
+        rid = r.get("request")
+        with srv.step("train"):
+            m(x).sum().backward()
+        ok = wait_for(lambda: srv.status()["request"]["landed"] == 1, 5)
+    finally:
+        _torchtrace.write_trace = real
+    q = srv.status()["request"]
+    if not ok or q["id"] != rid or q["failed"] != 1:
+        probs.append("request with a failed trace: %r" % q)
+    bad = wait_for(lambda: [e[2] for e in sse.of("trace") if (e[2].get("request") or {}).get("id") == rid], 5)
+    if not bad or not bad[-1]["complete"] or "disk full (test)" not in bad[-1].get("error", ""):
+        probs.append("its trace event: %r" % bad)
+    # cancelled: steps 0, nothing more counted
+    st, r = http_json(base, "/api/trace", {"steps": 0})
+    if st != 200 or srv.status()["request"]["steps"] != 0:
+        probs.append("cancel: %s %r" % (st, srv.status()["request"]))
+    srv.stop()
+    sse.close()
+    check("live_request_failed", probs)
+
+
+def case_live_ops(tmp):
+    """A traced step's ops land on the job's own process (its pid) and on the thread track
+    the runtime has for the thread that ran them (its OS tid), inside their step, nested
+    in the step's zones, with categories, input shapes, FLOPs and the profiler's args;
+    /api/slice gives their step's number."""
+    import torch
+    import tftracer
+    torch.set_num_threads(1)
+    probs = []
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(8, 16)
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "ops.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    tid = threading.get_native_id()
+    for i in range(6):
+        if i in (1, 4):
+            srv.trace_next(1)
+        if i == 3:   # a zone the runtime records (a traced step without a profiler)
+            srv._srv.on_traced, saved = None, srv._srv.on_traced
+            srv.trace_next(1)
+        with srv.step("train"):
+            with tftracer.zone("forward"):
+                loss = m(x).sum()
+            with tftracer.zone("backward"):
+                loss.backward()
+            opt.step()
+            opt.zero_grad()
+        if i == 3:
+            srv._srv.on_traced = saved
+        if i == 1:
+            # (step 1's trace in before step 3's zones: a trace landing after later events
+            # of its thread goes beside its track, docs/python.md)
+            srv.wait_imports(30)
+    srv.wait_imports(30)
+    srv.stop()
+    cli = os.path.join(ROOT, BUILD, "tftracer") if not os.path.isabs(BUILD) else os.path.join(BUILD, "tftracer")
+    srv2 = subprocess.Popen([cli, "serve", os.path.join(tmp, "ops.tft"), "--port", "0", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = srv2.stdout.readline().strip()
+        base = re.match(r"(https?://[^/]+)", url).group(1)
+        st, sess = http_json(base, "/api/session")
+        procs = sess.get("process_list", [])
+        if [p["pid"] for p in procs] != [os.getpid()]:
+            probs.append("processes %r, want only this job (pid %d)" % ([(p["name"], p["pid"]) for p in procs], os.getpid()))
+        threads = [t for t in sess.get("track_list", []) if t["kind"] == "thread"]
+        if [t["tid"] for t in threads] != [tid]:
+            probs.append("thread tracks %r, want one: tid %d" % ([(t["name"], t["tid"]) for t in threads], tid))
+        st, steps = http_json(base, "/api/steps")
+        traced = [s for s in steps.get("steps", []) if s["traced"]]
+        if [s["index"] for s in traced] != [1, 3, 4]:
+            probs.append("traced steps %r" % [s["index"] for s in traced])
+        st, res = http_json(base, "/api/search?q=aten::addmm&exact=1&limit=100")
+        hits = res.get("results", [])
+        for s in traced:
+            mine = [h for h in hits if s["start_ns"] <= h["ts"] and h["ts"] + h["dur"] <= s["start_ns"] + s["dur_ns"]]
+            if s["index"] != 3 and len(mine) != 2:
+                probs.append("step %d: %d aten::addmm inside it (want 2)" % (s["index"], len(mine)))
+            if s["index"] == 3 and mine:
+                probs.append("step 3 (no profiler) has %d aten::addmm" % len(mine))
+        if hits and threads and any(h["track"] != threads[0]["id"] for h in hits):
+            probs.append("aten::addmm on tracks %s" % sorted({h["track"] for h in hits}))
+        if hits:
+            h = hits[0]
+            st, sl = http_json(base, "/api/slice?track=%d&ts=%d&depth=%d" % (h["track"], h["ts"], h["depth"]))
+            a = sl.get("args", {})
+            if sl.get("cat") != "cpu_op" or a.get("Input Dims") != [[32], [8, 16], [16, 32], [], []] or \
+               a.get("Input type", [None])[0] != "float" or a.get("flops") != 8192 or "External id" not in a:
+                probs.append("aten::addmm: cat %r args %r" % (sl.get("cat"), a))
+            if sl.get("step") not in (1, 4) or (sl.get("process") or {}).get("pid") != os.getpid():
+                probs.append("aten::addmm: step %r, process %r" % (sl.get("step"), sl.get("process")))
+            anc = [x["name"] for x in sl.get("ancestors", [])]
+            if anc[:2] != ["forward", "aten::linear"]:
+                probs.append("aten::addmm nested in %r, want forward > aten::linear" % anc)
+        st, res = http_json(base, "/api/search?q=forward&exact=1&limit=100")
+        fw = res.get("results", [])
+        if len(fw) != 3:
+            probs.append("%d forward zones (want one per traced step)" % len(fw))
+        for h in fw:
+            st, sl = http_json(base, "/api/slice?track=%d&ts=%d&depth=%d" % (h["track"], h["ts"], h["depth"]))
+            want = "python" if sl.get("step") == 3 else "user_annotation"
+            if sl.get("cat") != want or sl.get("track", {}).get("id") != (threads[0]["id"] if threads else None):
+                probs.append("forward zone of step %s: cat %r on track %r" % (sl.get("step"), sl.get("cat"), sl.get("track")))
+        st, res = http_json(base, "/api/search?q=CPU%20functions&in=track&limit=10")
+        if res.get("total"):
+            probs.append("a 'CPU functions' track or process is there")
+    finally:
+        srv2.terminate()
+        srv2.wait()
+    check("live_ops", probs)
+
+
 CASES = {
     "import": (case_import, False),
     "live_torch": (case_live_torch, True),
@@ -817,6 +1074,9 @@ CASES = {
     "memory": (case_memory, False),
     "gil": (case_gil, False),
     "auth": (case_auth, False),
+    "live_end": (case_live_end, True),
+    "live_request": (case_live_request, True),
+    "live_ops": (case_live_ops, True),
 }
 
 

@@ -5,7 +5,8 @@
 # per optimizer step, op-level traces of the steps asked for, and a live UI
 # while it runs; exit statuses pass through; signals reach the program; the
 # program's own sitecustomize still runs; a native program using the C
-# runtime records into the session; bad usage is refused before anything runs.
+# runtime records into the session; bad usage is refused before anything runs;
+# the live page gets every step before the program's end (and --serve after it).
 """Usage: test_record.py"""
 import json
 import os
@@ -102,12 +103,117 @@ def case_torch(tmp):
         p.append("traced steps %r, want [0, 1]" % traced)
     if j["slices"] < 20:
         p.append("op-level slices of the traced steps: %d" % j["slices"])
+    # on the program's own process and main thread, with shapes (not a process "CPU functions")
+    procs = j.get("process_list", [])
+    threads = [t for t in j.get("track_list", []) if t["kind"] == "thread"]
+    if len(procs) != 1 or [(t["tid"], t["pid"]) for t in threads] != [(procs[0]["pid"], procs[0]["pid"])] \
+            or threads[0]["slices"] != j["slices"]:
+        p.append("processes %r, thread tracks %r: want the program's one process and its main thread"
+                 % ([(x["name"], x["pid"]) for x in procs], [(t["name"], t["tid"], t["slices"]) for t in threads]))
+    chrome = os.path.join(tmp, "run.json")
+    subprocess.run([CLI, "export", sess, "-f", "chrome", "-o", chrome, "--quiet"], check=True)
+    with open(chrome) as f:
+        evs = json.load(f)
+    evs = evs["traceEvents"] if isinstance(evs, dict) else evs
+    mm = [e for e in evs if e.get("name") == "aten::addmm"]
+    if not mm or any(e.get("cat") != "cpu_op" or e["args"].get("Input Dims") != [[64], [128, 32], [32, 64], [], []]
+                     for e in mm[:1]):
+        p.append("aten::addmm: %r" % mm[:1])
     # the traced steps' ops lie inside those steps
     if steps and j["slices"]:
         lo, hi = steps[0]["start_ns"], steps[1]["start_ns"] + steps[1]["dur_ns"]
         if not (lo - 50_000_000 <= j["start_ns"] and j["end_ns"] <= hi + 50_000_000):
             p.append("ops at %d..%d outside the traced steps %d..%d" % (j["start_ns"], j["end_ns"], lo, hi))
     check("torch", p)
+
+
+LIVE_END = r'''
+import os, sys, time
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(16, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(8, 16)
+ready, go, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for it in range(n):
+    model(x).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    if it == 0:  # the server runs from the first optimizer step: the test connects, then says go
+        with open(ready + ".tmp", "w") as f:
+            f.write(os.environ["TFT_RECORD_URL"])
+        os.rename(ready + ".tmp", ready)
+        while not os.path.exists(go):
+            time.sleep(0.01)
+'''
+
+
+def case_live_end(tmp):
+    """The program ends: its live page gets every step recorded, the last traced steps'
+    ops, then `end` (next: "serve" with --serve), and the stream closes; then
+    `record --serve` serves the session at the same address."""
+    import socket
+    sys.path.insert(0, HERE)
+    from test_python import SSE, http_json, wait_for
+    p = []
+    script = os.path.join(tmp, "live.py")
+    with open(script, "w") as f:
+        f.write(LIVE_END)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    ready, go, n = os.path.join(tmp, "ready"), os.path.join(tmp, "go"), 200
+    sess = os.path.join(tmp, "end.tft")
+    proc = subprocess.Popen([CLI, "record", "-q", "-o", sess, "--port", str(port), "--serve", "--",
+                             PYTHON, script, ready, go, str(n)], cwd=tmp, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        if not wait_for(lambda: os.path.exists(ready), 120, 0.05):
+            p.append("the program did not start")
+            return check("live-end", p)
+        url = open(ready).read().strip()
+        if ":%d/" % port not in url:
+            p.append("served at %s, not on port %d" % (url, port))
+        sse = SSE(port)
+        wait_for(lambda: sse.of("status"), 10)
+        http_json("http://127.0.0.1:%d" % port, "/api/trace", {"steps": 2})
+        open(go, "w").close()
+        sse.th.join(60)
+        runs = [e[2]["index"] for e in sse.of("run")]
+        # n optimizer steps: n - 1 steps (the first from the first step's end; the tail is not one)
+        if runs != list(range(n - 1)):
+            p.append("%d run events of %d steps" % (len(runs), n - 1))
+        last = sse.events[-1] if sse.events else None
+        if sse.th.is_alive() or not last or last[1] != "end" or last[2].get("reason") != "stop" or \
+                last[2].get("next") != "serve" or last[2].get("steps") != n - 1:
+            p.append("the stream's end: alive %s, last %r" % (sse.th.is_alive(), last))
+        done = [e[2] for e in sse.of("trace") if e[2].get("complete")]
+        if len(done) != 2 or any(d["source"] != "torch" or d["events"] <= 0 for d in done):
+            p.append("traced steps landed: %r" % done)
+        # then the same address serves the file
+        base = "http://127.0.0.1:%d" % port
+
+        def served():  # the file server (the program gone), not the live one still stopping
+            try:
+                if http_json(base, "/api/live/status")[1].get("live") is not False:
+                    return None
+                return http_json(base, "/api/steps")[1]
+            except Exception:
+                return None
+        got = wait_for(served, 60, 0.1)
+        if not got or len(got.get("steps", [])) != n - 1:
+            p.append("record --serve: /api/steps %r" % (got if not got else len(got.get("steps", []))))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.returncode != 0:
+        p.append("exit %s: %s" % (proc.returncode, proc.stderr.read()[-300:]))
+    check("live-end", p)
 
 
 def case_status(tmp):
@@ -409,7 +515,8 @@ def main():
     for name, fn, torch_needed in (("torch", case_torch, True), ("exit-status", case_status, False),
                                    ("usage", case_usage, False), ("sitecustomize", case_sitecustomize, True),
                                    ("steps", case_steps, True), ("environment", case_environment, True),
-                                   ("signals", case_signals, False), ("native", case_native, False)):
+                                   ("signals", case_signals, False), ("native", case_native, False),
+                                   ("live-end", case_live_end, True)):
         if torch_needed and not has_torch:
             emit("SKIP", name, "torch not importable")
             continue

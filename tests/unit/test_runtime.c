@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #define TFT_ENABLE 1
+#include "runtime/rt.h"
 #include "store/session.h"
+#include "store/writer.h"
 #include "tap.h"
 #include "tftracer/tftracer.h"
 #include "tftracer/zone.h"
@@ -923,6 +925,67 @@ static void test_fork(void)
 	}
 }
 
+/*
+ * A profiler import (server/live_import.c) made the thread's track before the
+ * thread's first zone: the drain records the thread there, on the one track
+ * of that OS thread in the job's process, after the imported events.
+ */
+struct adopt_ctx {
+	int64_t tid, ts;
+	uint32_t track;
+};
+
+static int adopt_import(void *arg, struct tft_writer *w)
+{
+	struct adopt_ctx *a = arg;
+	struct tft_track t = { .process = 0, .kind = TFT_TRACK_THREAD, .tid = a->tid };
+	struct tft_event ev = { .kind = TFT_EV_SLICE, .ts_ns = a->ts, .dur_ns = 1000, .count = 1 };
+
+	t.name = tft_writer_intern_cstr(w, "imported thread");
+	a->track = tft_writer_add_track(w, &t);
+	if (a->track == TFT_NONE)
+		return TFT_ENOMEM;
+	ev.track = a->track;
+	ev.name = tft_writer_intern_cstr(w, "aten::mm");
+	return tft_writer_append(w, &ev) ? TFT_EIO : tft_writer_commit(w, NULL);
+}
+
+static void test_adopt_import_track(void)
+{
+	struct adopt_ctx a = { .tid = (int64_t)gettid() };
+	struct tft_session *s;
+	struct col *c = calloc(1, sizeof(*c));
+	int threads = 0, tr = -1;
+
+	is_int(start("adopt.tft", 0, 1), 0, "adopt: init");
+	a.ts = mono_ns();
+	is_int(tft_rt_with_writer(adopt_import, &a), 0, "adopt: an import adds this thread's track");
+	{
+		TFT_ZONE("after import");
+	}
+	is_int(tft_shutdown(), 0, "adopt: shutdown");
+	s = tft_session_open(tpath("adopt.tft"), NULL);
+	ok(s != NULL, "adopt: session opens");
+	if (!s) {
+		free(c);
+		return;
+	}
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+		if (t->kind == TFT_TRACK_THREAD && t->tid == a.tid) {
+			threads++;
+			tr = (int)i;
+		}
+	}
+	is_int(threads, 1, "adopt: one thread track for the OS thread");
+	is_int(tr, (int)a.track, "adopt: the import's");
+	scan(s, tr, c);
+	ok(c->n == 2 && !strcmp(c->ev[0].name, "aten::mm") && !strcmp(c->ev[1].name, "after import"),
+	   "adopt: the imported slice, then the zone (%d events)", c->n);
+	tft_session_close(s);
+	free(c);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tft-test-runtime-XXXXXX");
@@ -937,6 +1000,7 @@ int main(void)
 	test_misnested_and_unclosed();
 	test_tables();
 	test_split_and_live();
+	test_adopt_import_track();
 	test_clock(TFT_CLOCK_AUTO, "clock-auto.tft");
 	test_clock(TFT_CLOCK_MONOTONIC, "clock-mono.tft");
 	test_signals_and_errno("signals.tft", 0, 200, 150000000);
