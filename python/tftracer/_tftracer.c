@@ -1534,8 +1534,9 @@ static PyObject *mod_op_times(PyObject *m, PyObject *args, PyObject *kw)
 		for (uint32_t t = 0; t < nt && !rc; t++) {
 			const struct tft_track *tr = tft_session_track(c.s, t);
 			const struct tft_process *p;
+			/* (a derived track repeats other tracks' ops: counted there) */
 			if (tr->kind == TFT_TRACK_COUNTER || tr->kind == TFT_TRACK_ASYNC ||
-			    tr->kind == TFT_TRACK_OBJECT || !tr->slices)
+			    tr->kind == TFT_TRACK_OBJECT || !tr->slices || (tr->flags & TFT_TRACKF_DERIVED))
 				continue;
 			if (device && *device) {
 				p = tft_session_process(c.s, tr->process);
