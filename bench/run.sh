@@ -11,6 +11,9 @@
 #     store on the importing thread, TFT_STORE_THREADS=0, in the same script);
 #   - the session store alone (bench/bench_store.c: append rate, bytes per slice,
 #     reopen and first-window query on a generated 10M-slice Kineto-like session);
+#   - statistics by name on a generated 10M-event session (bench/bench_stats.c): the
+#     whole session and 40 clipped windows from the stored chunk statistics, against
+#     scanning every event (the peer, same process);
 #   - /api/viewport's core on a generated 10M-event session (bench/bench_viewport.c:
 #     p50/p99 over windows from the whole trace down to 1 us, width 1500);
 #   - the runtime's ns per recorded event against a bare rdtsc + store loop and an
@@ -20,7 +23,7 @@
 # of N import runs and of N json.load runs), BENCH_DIR (/tmp/tft-bench: inputs
 # and scratch, never the repo), BENCH_PY_MAX_MB (1100: skip json.load above this
 # size, it needs ~4.5x the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real
-# runmeta store viewport runtime"; xspace_real is the real TF2 GPU profile
+# runmeta store stats viewport runtime"; xspace_real is the real TF2 GPU profile
 # tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb concatenated 50
 # times: protobuf reads that as one XSpace with 50x the planes, tftracer as 50
 # hosts' XSpaces, since session 9), BENCH_XSPACE_MB (300: size of the generated
@@ -43,7 +46,8 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-3}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store viewport runtime}
+INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store stats viewport runtime}
+STATS_EVENTS=${BENCH_STATS_EVENTS:-10000000}
 STORE_SLICES=${BENCH_STORE_SLICES:-10000000}
 VIEWPORT_EVENTS=${BENCH_VIEWPORT_EVENTS:-10000000}
 XSPACE_MB=${BENCH_XSPACE_MB:-300}
@@ -244,6 +248,23 @@ bench_viewport() { # /api/viewport's core on a generated 10M-event session (benc
 	emit_lines "viewport_$VIEWPORT_EVENTS" "$WORK/cmd.out" '"bench":"viewport_(all|concurrency)"'
 }
 
+bench_stats() { # stats by name on a generated 10M-event session: stored statistics vs a scan (bench/bench_stats.c)
+	local lib exe=$WORK/bench_stats session=$WORK/stats-$STATS_EVENTS.tft
+	lib=$(dirname "$BIN")/libtftracer.a
+	[ -f "$lib" ] || make -j2 O="$(dirname "$BIN")" "$lib" >/dev/null
+	if [ ! -x "$exe" ] || [ bench/bench_stats.c -nt "$exe" ] || [ "$lib" -nt "$exe" ]; then
+		cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o "$exe" bench/bench_stats.c "$lib" \
+			-lsqlite3 -lzstd -lz -lpthread -lm -lmicrohttpd
+	fi
+	# the session is written by this build (its statistics' format is this build's)
+	[ "$lib" -nt "$session" ] && rm -f "$session"
+	if ! "$exe" --session "$session" --events "$STATS_EVENTS" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; then
+		emit "\"bench\":\"stats_whole\",\"input\":\"stats_$STATS_EVENTS\",\"error\":\"$(errmsg)\""
+		return
+	fi
+	emit_lines "stats_$STATS_EVENTS" "$WORK/cmd.out"
+}
+
 bench_runtime() { # ns per recorded event against a bare loop and LTTng-UST (bench/bench_runtime.c)
 	local o exe
 	o=$(dirname "$BIN")
@@ -299,6 +320,7 @@ for what in $INPUTS; do
 		bench_input "runmeta_${RUNMETA_MB}MB" "$f" nopy
 		;;
 	store) bench_store ;;
+	stats) bench_stats ;;
 	viewport) bench_viewport ;;
 	runtime) bench_runtime ;;
 	*) echo "bench: unknown input '$what'" >&2 ;;

@@ -84,6 +84,15 @@ def rows_of(lines):
             row.update({"bench": "viewport, %s threads, %s" % (r.get("threads"), r.get("mode")),
                         "p99 ms": num(r.get("p99_ms")),
                         "notes": "%s queries/s, p50 %s ms" % (r.get("qps"), r.get("p50_ms"))})
+        elif b == "stats_whole":
+            row.update({"bench": "stats, whole session", "wall s": "%.4f" % (r.get("best_ms", 0) / 1e3),
+                        "ratio": num(r.get("ratio")),
+                        "notes": "best of 3, by name, %s events; cold %s ms; ratio: every event scanned "
+                                 "(%s ms) / stored statistics" % (r.get("events"), r.get("cold_ms"), r.get("scan_ms"))})
+        elif b == "stats_windows":
+            row.update({"bench": "stats, windows (clipped)", "p99 ms": num(r.get("max_ms")),
+                        "notes": "%s windows from the whole trace to 10 us, the slowest (p50 %s ms); "
+                                 "scanned: up to %s ms" % (r.get("windows"), r.get("p50_ms"), r.get("scan_max_ms"))})
         elif b == "runtime":
             runtime[r["case"]] = r
             row.update({"bench": r["case"], "ns/event": num(r.get("min")),
