@@ -3,7 +3,7 @@
 # (see ARCHITECTURE.md). Prints offending lines; exits 1 if any.
 set -u
 cd "$(dirname "$0")/.."
-order=(core codec store collect runtime analyze export server cli python)
+order=(core codec store collect runtime intercept analyze export server cli python)
 rank() { local i; for i in "${!order[@]}"; do [ "${order[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
 bad=0
 for f in src/*/*.c src/*/*.h; do
