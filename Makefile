@@ -206,9 +206,12 @@ $(O)/%.o: %.c
 $(O)/libtftracer.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/tftracer: $(CLI_OBJ) $(O)/libtftracer.a
+# (record checks the counters with the preload library's own perf code)
+$(O)/tftracer: $(CLI_OBJ) $(O)/src/intercept/perf.o $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/src/cli/record_intercept.o: CFLAGS += $(if $(HAVE_CUPTI),-DTFT_RECORD_CUPTI)
 
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/lib/*.h) $(O)/libtftracer.a
 	@mkdir -p $(dir $@)

@@ -19,42 +19,23 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "intercept/perf.h"
 #include "intercept/preload.h"
 #include "runtime/source.h"
 
 #define SAMPLE_NS 50000000 /* process counters sampled by the drain this often */
-
-struct cdef {
-	const char *name;  /* as in --counters and perf(1) */
-	const char *track; /* counter track and arg name */
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct cdef defs[] = {
-	{ "cycles", "perf.cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", "perf.instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses", "perf.cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branch-misses", "perf.branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "task-clock", "perf.task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", "perf.page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context-switches", "perf.context-switches", PERF_TYPE_SOFTWARE,
-	  PERF_COUNT_SW_CONTEXT_SWITCHES },
-};
-#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+#define NDEFS 8u           /* at least tft_perf_ndefs */
 
 static struct {
 	uint32_t n;                        /* counters recorded */
-	uint32_t def[NDEFS];               /* their defs[] index */
+	uint32_t def[NDEFS];               /* their tft_perf_defs[] index */
 	int user_only[NDEFS];              /* 1: kernel counting refused, user space only */
 	int proc_fd[NDEFS];                /* process-wide (inherit) counter, per recorded counter */
 	struct tft_site site[NDEFS];       /* counter track sites, per recorded counter */
@@ -66,56 +47,15 @@ static struct {
 	uint32_t said_gen;                 /* the drain only: meta written for this session */
 } c;
 
-/* The calling thread's group: its fds (-1 not open) and the process they belong to. */
+/* The calling thread's group: its fds and the process they belong to. */
 static __thread int tls_fd[NDEFS];
 static __thread int tls_state;   /* 0 not opened, 1 open, -1 refused */
-static __thread pid_t tls_pid;
+static __thread uint32_t tls_gen; /* fork_gen when opened */
+static _Atomic uint32_t fork_gen; /* bumped in a fork child: its threads' fds are its parent's */
 
-static int perf_open(const struct cdef *d, int inherit, int group_fd, int user_only, int fmt_group)
+static void on_fork_child(void)
 {
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = d->type;
-	a.config = d->config;
-	a.inherit = (unsigned)inherit;
-	a.exclude_kernel = (unsigned)user_only;
-	a.exclude_hv = (unsigned)user_only;
-	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	if (fmt_group)
-		a.read_format |= PERF_FORMAT_GROUP;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
-
-static int paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = -100;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -100;
-		fclose(f);
-	}
-	return v;
-}
-
-/* Why the kernel refused a counter, in words. */
-static void refusal(char *out, size_t size, int e)
-{
-	if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV || e == EINVAL)
-		snprintf(out, size, "not supported here (no such event on this CPU or VM: %s)",
-			 strerror(e));
-	else if (e == EACCES || e == EPERM)
-		snprintf(out, size,
-			 "not permitted (kernel.perf_event_paranoid=%d; needs CAP_PERFMON or a lower "
-			 "setting: %s)",
-			 paranoid(), strerror(e));
-	else if (e == ENOSYS)
-		snprintf(out, size, "not available (no perf_event_open in this kernel)");
-	else
-		snprintf(out, size, "refused (%s)", strerror(e));
+	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
 }
 
 /* Scale a counter that the kernel multiplexed (ran part of the time) to the whole time. */
@@ -151,7 +91,7 @@ static int open_group(void)
 	int leader = -1;
 
 	for (uint32_t i = 0; i < c.n; i++) {
-		int fd = perf_open(&defs[c.def[i]], 0, leader, c.user_only[i], 1);
+		int fd = tft_perf_open(&tft_perf_defs[c.def[i]], 0, leader, c.user_only[i], 1);
 		if (fd < 0) {
 			for (uint32_t k = 0; k < i; k++)
 				close(tls_fd[k]);
@@ -161,7 +101,7 @@ static int open_group(void)
 		if (leader < 0)
 			leader = fd;
 	}
-	tls_pid = getpid();
+	tls_gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	pthread_setspecific(c.key, (void *)1);
 	return 0;
 }
@@ -172,7 +112,7 @@ static void zone_hook(uint32_t phase, uint32_t depth)
 	ssize_t want = (ssize_t)((3 + c.n) * sizeof(uint64_t));
 	int e = errno;
 
-	if (tls_state == 1 && tls_pid != getpid()) {
+	if (tls_state == 1 && tls_gen != atomic_load_explicit(&fork_gen, memory_order_relaxed)) {
 		/* a fork child: the fds count its parent's thread */
 		for (uint32_t i = 0; i < c.n; i++)
 			close(tls_fd[i]);
@@ -224,23 +164,6 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 
 /* ---- set-up ----------------------------------------------------------------------------- */
 
-static int want(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strcmp(list, "all") == 0 || strcmp(list, "default") == 0)
-		return 1;
-	for (const char *p = list; *p;) {
-		size_t k = strcspn(p, ",");
-		if (k == n && strncmp(p, name, n) == 0)
-			return 1;
-		p += k;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 void tft_counters_setup(void)
 {
 	static const struct tft_rt_source src = { collect, NULL };
@@ -248,22 +171,26 @@ void tft_counters_setup(void)
 	char why[256];
 	size_t nrec = 0, nref = 0;
 
+	uint32_t mask = 0;
+	const char *bad;
+	size_t badlen;
+
 	if (!tft_preload.counters)
 		return;
-	for (uint32_t d = 0; d < NDEFS; d++) {
-		int fd, user_only = 0, e;
-		if (!want(tft_preload.counters, defs[d].name))
+	if (tft_perf_parse(tft_preload.counters, &mask, &bad, &badlen)) {
+		tft_preload_say(&said, true, "counters not recorded: no counter named '%.*s'", (int)badlen,
+				bad);
+		return;
+	}
+	for (uint32_t d = 0; d < tft_perf_ndefs && d < NDEFS; d++) {
+		int fd, user_only;
+		if (!(mask & (1u << d)))
 			continue;
-		fd = perf_open(&defs[d], 1, -1, 0, 0);
-		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-			user_only = 1; /* the kernel's share is refused: user space only */
-			fd = perf_open(&defs[d], 1, -1, 1, 0);
-		}
+		fd = tft_perf_open_any(&tft_perf_defs[d], 1, &user_only);
 		if (fd < 0) {
-			e = errno;
-			refusal(why, sizeof(why), e);
+			tft_perf_refusal(why, sizeof(why), -fd);
 			nref += (size_t)snprintf(c.refused + nref, sizeof(c.refused) - nref, "%s%s: %s",
-						 nref ? "; " : "", defs[d].name, why);
+						 nref ? "; " : "", tft_perf_defs[d].name, why);
 			if (nref >= sizeof(c.refused))
 				nref = sizeof(c.refused) - 1;
 			continue;
@@ -271,11 +198,11 @@ void tft_counters_setup(void)
 		c.def[c.n] = d;
 		c.user_only[c.n] = user_only;
 		c.proc_fd[c.n] = fd;
-		c.site[c.n].name = defs[d].track;
+		c.site[c.n].name = tft_perf_defs[d].track;
 		c.site[c.n].cat = "perf";
-		c.names[c.n] = defs[d].track;
+		c.names[c.n] = tft_perf_defs[d].track;
 		nrec += (size_t)snprintf(c.recorded + nrec, sizeof(c.recorded) - nrec, "%s%s%s",
-					 nrec ? "," : "", defs[d].name, user_only ? ":u" : "");
+					 nrec ? "," : "", tft_perf_defs[d].name, user_only ? ":u" : "");
 		if (nrec >= sizeof(c.recorded))
 			nrec = sizeof(c.recorded) - 1;
 		c.n++;
@@ -284,7 +211,8 @@ void tft_counters_setup(void)
 		tft_preload_say(&said, true, "counters not recorded: %s", c.refused);
 	if (!c.n)
 		return;
-	if (pthread_key_create(&c.key, close_group) != 0 || tft_rt_source_add(&src) != 0) {
+	if (pthread_key_create(&c.key, close_group) != 0 || tft_rt_source_add(&src) != 0 ||
+	    pthread_atfork(NULL, NULL, on_fork_child) != 0) {
 		tft_preload_say(NULL, true, "counters not recorded: cannot set up");
 		return;
 	}
