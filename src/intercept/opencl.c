@@ -135,6 +135,7 @@ struct ocl_cmd {
 	size_t gws[3], lws[3];
 	uint32_t kind, dims;
 	int has_lws;
+	int sampled;                 /* the drain: its QUEUED time is in its device's clock estimate */
 	cl_ulong dev[4];             /* device QUEUED, SUBMIT, START, END (ns, device clock) */
 	_Atomic int state;           /* ST_*: set last by the callback */
 };
@@ -412,6 +413,7 @@ static inline bool cmd_begin(struct icall *c, const struct tft_site *site, cl_co
 	cmd->bytes = 0;
 	cmd->dims = 0;
 	cmd->has_lws = 0;
+	cmd->sampled = 0;
 	cmd->ev = NULL;
 	atomic_store_explicit(&cmd->state, ST_PENDING, memory_order_relaxed);
 	/* The launch flow starts here, before the command exists on the device. */
@@ -1119,6 +1121,7 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 {
 	struct ocl_cmd *l, *prev = NULL, *n, *freed = NULL;
 	uint64_t written = 0, untimed = 0, incomplete = 0, d;
+	int64_t now = tft_rt_src_now_ns(io);
 
 	(void)ctx;
 	/* Acquire: pairs with the release CAS of each enqueue (cmd_end). Reversed into issue order. */
@@ -1140,9 +1143,10 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 	/* Acquire: pairs with the release CAS in queue_add. */
 	for (struct ocl_queue *q = atomic_load_explicit(&g.queues, memory_order_acquire); q;
 	     q = q->all_next) {
-		int64_t watermark = INT64_MAX;
+		int64_t watermark = INT64_MAX, oldest;
 		uint32_t nready = 0, count = 0;
 		struct ocl_cmd **link;
+		struct ocl_device *dv;
 
 		if (!q->head)
 			continue;
@@ -1156,19 +1160,40 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 					watermark = t0;
 			}
 		}
-		if (grow_ready(count)) {
+		if (grow_ready(count))
 			watermark = INT64_MIN; /* out of memory: wait for the next cycle */
+		/*
+		 * Every completed command's QUEUED time narrows its device's clock
+		 * estimate first; then they are converted. Until the estimate is
+		 * good (16 commands, or within 200 us) commands wait, at most 1 s.
+		 */
+		dv = device_of(q);
+		oldest = INT64_MAX;
+		for (l = q->head; l; l = l->qnext) {
+			int64_t t0, t1;
+			/* Acquire: pairs with the callback's release store (on_complete). */
+			if (atomic_load_explicit(&l->state, memory_order_acquire) != ST_TIMED)
+				continue;
+			t0 = tft_rt_src_ns(io, l->tick0);
+			if (t0 < oldest)
+				oldest = t0;
+			if (l->sampled)
+				continue;
+			t1 = tft_rt_src_ns(io, l->tick1);
+			device_sample(dv, (int64_t)l->dev[0] - t1, (int64_t)l->dev[0] - t0);
+			l->sampled = 1;
 		}
+		if (!final && dv->samples < 16 && dv->hi - dv->lo > 200000 &&
+		    (oldest == INT64_MAX || now - oldest < 1000000000))
+			watermark = INT64_MIN; /* not yet: the estimate is still coarse */
 		link = &q->head;
 		q->tail = NULL;
 		while ((l = *link) != NULL) {
-			/* Acquire: pairs with the callback's release store (on_complete). */
 			int st = atomic_load_explicit(&l->state, memory_order_acquire);
 			if (st == ST_TIMED && watermark != INT64_MIN) {
-				struct ocl_device *dv = device_of(q);
 				int64_t t0 = tft_rt_src_ns(io, l->tick0), t1 = tft_rt_src_ns(io, l->tick1);
 				int64_t lo = (int64_t)l->dev[0] - t1, hi = (int64_t)l->dev[0] - t0, off;
-				device_sample(dv, lo, hi);
+				/* the device's estimate, moved into this command's own interval */
 				off = dv->lo + (dv->hi - dv->lo) / 2;
 				if (off < lo)
 					off = lo;
@@ -1182,7 +1207,6 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 					*link = l->qnext;
 					continue;
 				}
-				/* (sampled again when written: one more sample, no harm) */
 			} else if (st == ST_UNTIMED) {
 				untimed++;
 				*link = l->qnext;
