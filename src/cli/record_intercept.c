@@ -212,9 +212,13 @@ int tft_rec_icpt_child_env(const struct tft_rec_icpt *o)
 			return -1;
 	}
 #endif
+	/*
+	 * (The counters are read in whichever process takes the session; a
+	 * command none of whose processes does gets the resource use of all of
+	 * them in the session of its run.)
+	 */
 	if (o->counters[0]) {
-		/* counters of the whole run: the command's process takes the session from its start */
-		if (setenv("TFT_COUNTERS", o->counters, 1) || setenv("TFT_PRELOAD_START", "load", 1) ||
+		if (setenv("TFT_COUNTERS", o->counters, 1) ||
 		    (o->counters_said && setenv("TFT_PRELOAD_COUNTERS_SAID", "1", 1)))
 			return -1;
 	}

@@ -82,6 +82,9 @@ int tft_perf_open_any(const struct tft_perf_def *d, int inherit, int *user_only)
 			*user_only = 1; /* the kernel's share is not permitted: user space only */
 			return u;
 		}
+		/* user space only is not refused for permission: the event itself is missing */
+		if (u != -EACCES && u != -EPERM)
+			return u;
 	}
 	return fd;
 }

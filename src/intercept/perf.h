@@ -41,7 +41,8 @@ int tft_perf_open(const struct tft_perf_def *d, int inherit, int group_fd, int u
 /*
  * Open d as tftracer does (whole kernel and user time; user space only when
  * the kernel refuses that with EACCES/EPERM). The fd, *user_only set, or
- * -errno of the first refusal.
+ * -errno: of the user-space-only try when that one failed for another reason
+ * (the event does not exist), else of the first.
  */
 int tft_perf_open_any(const struct tft_perf_def *d, int inherit, int *user_only);
 
