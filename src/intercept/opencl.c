@@ -192,9 +192,10 @@ static struct {
 static __thread struct ocl_cmd *tls_free; /* this thread's free records */
 static __thread int tls_inside;           /* inside a wrapper (never recurse) */
 
-static void give_back_free(void *p)
+/* Push a list of free records on the shared free list. */
+static void push_free(struct ocl_cmd *l)
 {
-	struct ocl_cmd *l = p, *last, *head;
+	struct ocl_cmd *last, *head;
 
 	if (!l)
 		return;
@@ -207,20 +208,29 @@ static void give_back_free(void *p)
 						      memory_order_relaxed));
 }
 
+/* A thread ends: its free records go back (the key's value is &tls_free, still valid here). */
+static void give_back_free(void *p)
+{
+	struct ocl_cmd **mine = p;
+
+	push_free(*mine);
+	*mine = NULL;
+}
+
 static struct ocl_cmd *cmd_alloc(void)
 {
+	static __thread int keyed;
 	struct ocl_cmd *c = tls_free;
 	uint32_t i;
 
-	if (!c) {
-		/* Acquire: pairs with the release CAS that pushed the list (give_back_free). */
-		c = atomic_exchange_explicit(&g.free_list, NULL, memory_order_acquire);
-		if (c)
-			pthread_setspecific(g.key, c);
+	if (tft_unlikely(!keyed)) {
+		pthread_setspecific(g.key, &tls_free); /* once per thread */
+		keyed = 1;
 	}
+	if (!c) /* Acquire: pairs with the release CAS that pushed the list (push_free). */
+		c = atomic_exchange_explicit(&g.free_list, NULL, memory_order_acquire);
 	if (c) {
 		tls_free = c->next;
-		pthread_setspecific(g.key, tls_free);
 		return c;
 	}
 	i = atomic_fetch_add_explicit(&g.arena_used, 1, memory_order_relaxed);
@@ -458,7 +468,6 @@ static inline void cmd_end(struct icall *c, cl_int rc, cl_event *user_ev, uint32
 			/* (its flow begin stays unmatched, counted at the session's end) */
 			cmd->next = tls_free;
 			tls_free = cmd;
-			pthread_setspecific(g.key, tls_free);
 		} else {
 			cmd->ev = c->ev;
 			cmd->kind = kind;
@@ -1078,8 +1087,7 @@ static void free_cmds(struct ocl_cmd *l, int release)
 		if (!last)
 			last = l;
 	}
-	if (head)
-		give_back_free(head);
+	push_free(head);
 }
 
 static void say_clock(struct tft_rt_src *io)
