@@ -130,7 +130,7 @@ static struct {
 	struct stream_track *tracks;
 	uint32_t ntracks, cap_tracks;
 	uint32_t ctx_dev[64];             /* context id -> device + 1 (learnt from records) */
-	uint64_t kernels, memcpys, memsets, syncs, no_op, rep_cupti_dropped;
+	uint64_t no_op;                   /* kernels written without an op (since the last count) */
 	/* NVTX */
 	struct tft_ptrmap nvtx_sites;     /* interned message -> site */
 	struct tft_strset nvtx_names;
@@ -450,7 +450,12 @@ static int64_t host_ns(uint64_t t)
 	return (int64_t)t - (u.ts_callback ? 0 : u.offset_ns);
 }
 
-static void write_act(struct tft_rt_src *io, const struct act *a)
+/*
+ * Write one activity record. Work launched while op-level tracing was off
+ * (its launch was not noted) is left out, like the API call that launched it:
+ * returns 0 then, 1 when written.
+ */
+static int write_act(struct tft_rt_src *io, const struct act *a)
 {
 	struct tft_arg args[6];
 	struct tft_event ev;
@@ -469,6 +474,8 @@ static void write_act(struct tft_rt_src *io, const struct act *a)
 		tick = e->tick;
 		known = atomic_load_explicit(&e->corr, memory_order_acquire) == a->corr;
 	}
+	if (!known && a->kind != CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
+		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TFT_EV_SLICE;
 	ev.track = a->track;
@@ -485,7 +492,7 @@ static void write_act(struct tft_rt_src *io, const struct act *a)
 		args[na].type = TFT_ARG_STR;
 		args[na++].v.str = tft_rt_src_site_name(io, op);
 	} else if (a->kind != CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
-		u.no_op++;
+		u.no_op++; /* launched outside any zone */
 	}
 	if (a->kind == CUPTI_ACTIVITY_KIND_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 		int n = snprintf(text, sizeof(text), "[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2]);
@@ -510,13 +517,14 @@ static void write_act(struct tft_rt_src *io, const struct act *a)
 	if (tft_rt_src_append(io, &ev) == 0 && known && a->kind != CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
 		tft_rt_src_flow(io, FLOW_NS | a->corr, &launch_site, tid, tft_rt_src_ns(io, tick),
 				a->track, ev.ts_ns);
+	return 1;
 }
 
 static void collect(void *ctx, struct tft_rt_src *io, int final)
 {
 	int64_t now = tft_rt_src_now_ns(io);
 	struct buf *l, *n, *prev = NULL;
-	uint64_t lost = 0;
+	uint64_t lost = 0, untraced = 0, nkernel = 0, nmemcpy = 0, nmemset = 0, nsync = 0;
 	size_t dropped = 0;
 	char val[160];
 
@@ -550,16 +558,23 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 			lost++;
 			continue;
 		}
-		write_act(io, a);
+		if (!write_act(io, a)) {
+			untraced++;
+			continue;
+		}
 		if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY)
-			tft_rt_src_count(io, "cuda_memcpys", 1);
+			nmemcpy++;
 		else if (a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
-			tft_rt_src_count(io, "cuda_memsets", 1);
+			nmemset++;
 		else if (a->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
-			tft_rt_src_count(io, "cuda_syncs", 1);
+			nsync++;
 		else
-			tft_rt_src_count(io, "cuda_kernels", 1);
+			nkernel++;
 	}
+	tft_rt_src_count(io, "cuda_kernels", (int64_t)nkernel);
+	tft_rt_src_count(io, "cuda_memcpys", (int64_t)nmemcpy);
+	tft_rt_src_count(io, "cuda_memsets", (int64_t)nmemset);
+	tft_rt_src_count(io, "cuda_syncs", (int64_t)nsync);
 	if (cu.cuptiActivityGetNumDroppedRecords &&
 	    cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
 		lost += dropped; /* (records CUPTI had no buffer for) */
@@ -571,6 +586,7 @@ static void collect(void *ctx, struct tft_rt_src *io, int final)
 		tft_rt_src_count(io, "cuda_no_op", (int64_t)u.no_op);
 		u.no_op = 0;
 	}
+	tft_rt_src_count(io, "cuda_untraced", (int64_t)untraced); /* launched while tracing was off */
 	if (u.ts_callback)
 		snprintf(val, sizeof(val), "offset_ns=0 error_ns=0 source=timestamp callback (CLOCK_MONOTONIC)");
 	else
