@@ -193,6 +193,32 @@ static int cmp_i64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* An entry's fixed fields, then whether its durations follow one by one. */
+static void put_entry_head(struct obuf *b, uint32_t name, uint32_t cat, uint64_t count, int64_t total,
+			   int64_t self, int64_t min, int64_t max, int raw)
+{
+	put_uv(b, name);
+	put_uv(b, cat);
+	put_uv(b, count);
+	put_uv(b, (uint64_t)total);
+	put_sv(b, self);
+	put_uv(b, (uint64_t)min);
+	put_uv(b, (uint64_t)max - (uint64_t)min);
+	put_uv(b, raw != 0);
+}
+
+/* Durations d[0..n) one by one: sorted, each as the delta from the previous (the first from min). */
+static void put_raw(struct obuf *b, int64_t *d, uint32_t n, int64_t min)
+{
+	int64_t prev = min;
+
+	qsort(d, n, sizeof(d[0]), cmp_i64);
+	for (uint32_t j = 0; j < n; j++) {
+		put_uv(b, (uint64_t)d[j] - (uint64_t)prev);
+		prev = d[j];
+	}
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -233,23 +259,13 @@ int tft_cstats_acc_encode(const struct tft_cstats_acc *a, uint8_t **out, size_t 
 		const struct tft_cstats_acc_entry *e = &a->e[i];
 		uint32_t *k = key + start[i], n = start[i + 1] - start[i];
 
-		put_uv(&b, e->name);
-		put_uv(&b, e->cat);
-		put_uv(&b, e->count);
-		put_uv(&b, (uint64_t)e->total);
-		put_sv(&b, e->self);
-		put_uv(&b, (uint64_t)e->min);
-		put_uv(&b, (uint64_t)e->max - (uint64_t)e->min);
-		put_uv(&b, e->count <= TFT_CSTATS_RAW_MAX);
+		put_entry_head(&b, e->name, e->cat, e->count, e->total, e->self, e->min, e->max,
+			       e->count <= TFT_CSTATS_RAW_MAX);
 		if (e->count <= TFT_CSTATS_RAW_MAX) {
-			int64_t d[TFT_CSTATS_RAW_MAX], prev = e->min;
+			int64_t d[TFT_CSTATS_RAW_MAX];
 			for (uint32_t j = 0; j < n; j++)
 				d[j] = a->v[k[j]].dur;
-			qsort(d, n, sizeof(d[0]), cmp_i64);
-			for (uint32_t j = 0; j < n; j++) {
-				put_uv(&b, (uint64_t)d[j] - (uint64_t)prev);
-				prev = d[j];
-			}
+			put_raw(&b, d, n, e->min);
 		} else {
 			uint32_t nb = 0, prev = 0;
 			qsort(k, n, sizeof(*k), cmp_u32);
@@ -448,21 +464,10 @@ int tft_cstats_sum_encode(const struct tft_cstats_sum *s, uint8_t **out, size_t 
 	put_uv(&b, s->ne);
 	for (uint32_t i = 0; i < s->ne && !b.oom; i++) {
 		const struct sum_entry *e = &s->e[i];
-		put_uv(&b, e->name);
-		put_uv(&b, e->cat);
-		put_uv(&b, e->count);
-		put_uv(&b, (uint64_t)e->total);
-		put_sv(&b, e->self);
-		put_uv(&b, (uint64_t)e->min);
-		put_uv(&b, (uint64_t)e->max - (uint64_t)e->min);
-		put_uv(&b, e->count <= TFT_CSTATS_SUM_RAW_MAX);
+		put_entry_head(&b, e->name, e->cat, e->count, e->total, e->self, e->min, e->max,
+			       e->count <= TFT_CSTATS_SUM_RAW_MAX);
 		if (e->count <= TFT_CSTATS_SUM_RAW_MAX) {
-			int64_t prev = e->min;
-			qsort(e->raw, (size_t)e->count, sizeof(e->raw[0]), cmp_i64);
-			for (uint32_t j = 0; j < e->count; j++) {
-				put_uv(&b, (uint64_t)e->raw[j] - (uint64_t)prev);
-				prev = e->raw[j];
-			}
+			put_raw(&b, e->raw, (uint32_t)e->count, e->min);
 		} else {
 			uint32_t nb = 0, prev = 0;
 			for (uint32_t k = 0; k < e->hn; k++)
