@@ -652,11 +652,32 @@ def t_lttng_seed(tmp):
 # ---- broken traces ------------------------------------------------------------------------------
 
 
+# libbabeltrace2 2.0.4 leaks 16 bytes when source.ctf.fs fails to parse a trace's TSDL
+# (allocated inside its plugin during the component's initialization): under ASan the
+# broken traces run with that one allocation site suppressed, and a full unwind so
+# that the site can be seen (our own leaks are still reported).
+BT_LEAK = "leak:bt_graph_add_source_component\n"
+
+
 def bad(tmp, trace, file_re, msg_re=r"expected"):
     """Import a broken trace: exit 2, one line naming the file, nothing left behind."""
     outdir = os.path.join(tmp, "out")
     os.makedirs(outdir, exist_ok=True)
-    r = H.run([BIN, "import", trace, "-o", os.path.join(outdir, "s.tft")], timeout=120)
+    supp = os.path.join(tmp, "lsan.supp")
+    with open(supp, "w") as fp:
+        fp.write(BT_LEAK)
+    saved = {k: os.environ.get(k) for k in ("LSAN_OPTIONS", "ASAN_OPTIONS")}
+    os.environ["LSAN_OPTIONS"] = "suppressions=" + supp + ":print_suppressions=0"
+    os.environ["ASAN_OPTIONS"] = (saved["ASAN_OPTIONS"] + ":" if saved["ASAN_OPTIONS"] else "") + \
+        "fast_unwind_on_malloc=0"
+    try:
+        r = H.run([BIN, "import", trace, "-o", os.path.join(outdir, "s.tft")], timeout=120)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     lines = r.err.strip().splitlines()
     probs = []
     if r.crashed:
