@@ -30,6 +30,7 @@
 #define MAX_ARGS 96        /* args kept per event (fields beyond are left out) */
 #define FIND_DEPTH 8       /* directory levels searched for traces below a path */
 #define MAX_TRACES 256     /* traces one import reads */
+#define MAX_VISIT 20000    /* directories searched for them */
 #define CTF_PACKET_MAGIC 0xC1FC1FC1u
 #define TSDL_PACKET_MAGIC 0x75D11D57u
 
@@ -271,9 +272,19 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* b - a, or 0 when b <= a; INT64_MAX when it does not fit (times are any int64). */
+static int64_t span(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (b <= a)
+		return 0;
+	return __builtin_sub_overflow(b, a, &d) ? INT64_MAX : d;
+}
+
 /* ---- fields to args ------------------------------------------------------------- */
 
-static void field_json(struct ctf *c, const bt_field *f);
+static void field_json(struct ctf *c, const bt_field *f, int depth);
 
 static bool is_hex(const bt_field *f)
 {
@@ -298,13 +309,18 @@ static const char *enum_label(const bt_field *f)
 	return st == BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n == 1 ? labels[0] : NULL;
 }
 
-static void field_json(struct ctf *c, const bt_field *f)
+#define JSON_DEPTH 32        /* nested fields deeper than this are null */
+#define JSON_ARRAY_MAX 4096  /* array elements kept in an arg (then "(N more)") */
+
+static void field_json(struct ctf *c, const bt_field *f, int depth)
 {
 	struct tft_json_writer *jw = &c->jw;
 	bt_field_class_type t = bt_field_get_class_type(f);
 	char buf[32];
 
-	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ENUMERATION) && enum_label(f)) {
+	if (depth > JSON_DEPTH) {
+		tft_json_write_null(jw);
+	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ENUMERATION) && enum_label(f)) {
 		tft_json_write_cstr(jw, enum_label(f));
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
 		uint64_t v = bt_field_integer_unsigned_get_value(f);
@@ -334,23 +350,27 @@ static void field_json(struct ctf *c, const bt_field *f)
 			const bt_field_class_structure_member *m =
 				bt_field_class_structure_borrow_member_by_index_const(fc, i);
 			tft_json_write_key(jw, bt_field_class_structure_member_get_name(m));
-			field_json(c, bt_field_structure_borrow_member_field_by_index_const(f, i));
+			field_json(c, bt_field_structure_borrow_member_field_by_index_const(f, i), depth + 1);
 		}
 		tft_json_write_end_object(jw);
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
 		uint64_t n = bt_field_array_get_length(f);
 		tft_json_write_begin_array(jw);
-		for (uint64_t i = 0; i < n; i++)
-			field_json(c, bt_field_array_borrow_element_field_by_index_const(f, i));
+		for (uint64_t i = 0; i < n && i < JSON_ARRAY_MAX; i++)
+			field_json(c, bt_field_array_borrow_element_field_by_index_const(f, i), depth + 1);
+		if (n > JSON_ARRAY_MAX) {
+			snprintf(buf, sizeof(buf), "(%" PRIu64 " more)", n - JSON_ARRAY_MAX);
+			tft_json_write_cstr(jw, buf);
+		}
 		tft_json_write_end_array(jw);
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_OPTION)) {
 		const bt_field *o = bt_field_option_borrow_field_const(f);
 		if (o)
-			field_json(c, o);
+			field_json(c, o, depth + 1);
 		else
 			tft_json_write_null(jw);
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_VARIANT)) {
-		field_json(c, bt_field_variant_borrow_selected_option_field_const(f));
+		field_json(c, bt_field_variant_borrow_selected_option_field_const(f), depth + 1);
 	} else {
 		tft_json_write_null(jw);
 	}
@@ -403,7 +423,7 @@ static void add_arg(struct ctf *c, const char *key, const bt_field *f)
 		size_t len;
 		tft_json_write_fini(&c->jw);
 		tft_json_write_init_mem(&c->jw);
-		field_json(c, f);
+		field_json(c, f, 0);
 		if (tft_json_write_finish(&c->jw)) {
 			oom(c);
 			return;
@@ -617,13 +637,13 @@ static int close_slice(struct ctf *c, uint32_t exec, uint32_t i, int64_t ts, uin
 		if (!dup)
 			merged[n++] = c->args[k];
 	}
-	rc = push(c, exec, TFT_EV_SLICE, o.ts, ts > o.ts ? ts - o.ts : 0, o.name, o.cat, flags,
+	rc = push(c, exec, TFT_EV_SLICE, o.ts, span(o.ts, ts), o.name, o.cat, flags,
 		  merged, n);
 	free(o.args);
 	if (!rc && (o.flags & OF_STEP)) {
 		struct tft_step s = {
 			.index = o.step_index, .name = o.name, .process = c->procs[e->proc].id,
-			.start_ns = o.ts, .dur_ns = ts > o.ts ? ts - o.ts : 0, .traced = true,
+			.start_ns = o.ts, .dur_ns = span(o.ts, ts), .traced = true,
 		};
 		if (tft_grow((void **)&c->steps, &c->csteps, c->nsteps + 1, sizeof(*c->steps)))
 			return oom(c);
@@ -1062,8 +1082,7 @@ static bool device_time(struct ctf *c, const struct dev_rule *r, const bt_messag
 	case T_HSA_INIT:
 		if (pr->hsa_init_ns == INT64_MIN)
 			return false;
-		*t = pr->hsa_init_ns + v;
-		return true;
+		return !__builtin_add_overflow(pr->hsa_init_ns, v, t);
 	case T_CLOCK: {
 		const bt_clock_class *cc = bt_message_event_borrow_stream_class_default_clock_class_const(msg);
 		return cc && bt_clock_class_cycles_to_ns_from_origin(cc, (uint64_t)v, t) ==
@@ -1086,21 +1105,25 @@ static int cl_hold(struct ctf *c, uint32_t exec, int64_t dev_ts, int64_t dev_end
 {
 	struct proc *pr = &c->procs[c->execs[exec].proc];
 	struct cl_pending *h;
+	int64_t lag;
 
+	/* the tracer emits after the end: the smallest lag is the best offset estimate */
+	if (__builtin_sub_overflow(host_ts, dev_end, &lag)) { /* (no sense to make of it) */
+		c->unaligned++;
+		return push(c, exec, TFT_EV_SLICE, host_ts, span(dev_ts, dev_end), name, cat, 0, args,
+			    nargs);
+	}
 	if (tft_grow((void **)&c->cl, &c->ccl, c->ncl + 1, sizeof(*c->cl)))
 		return oom(c);
 	h = &c->cl[c->ncl];
-	*h = (struct cl_pending){ .exec = exec, .dev_ts = dev_ts, .dev_dur = dev_end - dev_ts,
+	*h = (struct cl_pending){ .exec = exec, .dev_ts = dev_ts, .dev_dur = span(dev_ts, dev_end),
 				  .name = name, .cat = cat, .nargs = nargs };
-	if (h->dev_dur < 0)
-		h->dev_dur = 0;
 	h->args = copy_args(c, args, nargs);
 	if (c->rc)
 		return c->rc;
 	c->ncl++;
-	/* the tracer emits after the end: the smallest lag is the best offset estimate */
-	if (!pr->cl_seen || host_ts - dev_end < pr->cl_offset)
-		pr->cl_offset = host_ts - dev_end;
+	if (!pr->cl_seen || lag < pr->cl_offset)
+		pr->cl_offset = lag;
 	pr->cl_seen = true;
 	return 0;
 }
@@ -1201,9 +1224,9 @@ static int clust_device_event(struct ctf *c, uint32_t thread, const bt_field *p,
 	if (member_int(p, "command_field", &cmd) || member_int(p, "command", &cmd))
 		add_int_arg(c, "command", cmd);
 	if (queued && queued <= start)
-		add_int_arg(c, "queued_to_start_ns", start - queued);
+		add_int_arg(c, "queued_to_start_ns", span(queued, start));
 	if (submit && submit <= start)
-		add_int_arg(c, "submit_to_start_ns", start - submit);
+		add_int_arg(c, "submit_to_start_ns", span(submit, start));
 	kernel_op_arg(c, p);
 	return cl_hold(c, exec, start, end, ts, intern_cstr(c, nm && *nm ? nm : "command"),
 		       intern_cstr(c, "opencl_command"), c->args, c->nargs);
@@ -1459,9 +1482,12 @@ static int finish(struct ctf *c)
 	/* OpenCL device activity, moved onto the trace's clock */
 	for (uint32_t i = 0; i < c->ncl && !c->rc; i++) {
 		struct cl_pending *h = &c->cl[i];
-		int64_t off = c->procs[c->execs[h->exec].proc].cl_offset;
-		push(c, h->exec, TFT_EV_SLICE, h->dev_ts + off, h->dev_dur, h->name,
-		     h->cat, 0, h->args, h->nargs);
+		int64_t t;
+		if (__builtin_add_overflow(h->dev_ts, c->procs[c->execs[h->exec].proc].cl_offset, &t)) {
+			t = h->dev_ts; /* (a device time that cannot be moved: left as it is) */
+			c->unaligned++;
+		}
+		push(c, h->exec, TFT_EV_SLICE, t, h->dev_dur, h->name, h->cat, 0, h->args, h->nargs);
 	}
 	if (c->rc)
 		return c->rc;
@@ -1536,7 +1562,9 @@ static bool has_xplane(const char *dir)
 struct found {
 	char **dirs, **real;
 	uint32_t n, cap, rcap;
-	bool overflow;
+	uint32_t visited;  /* directories looked into */
+	bool first_only;   /* stop at the first trace (a probe) */
+	bool overflow;     /* more than MAX_TRACES traces or MAX_VISIT directories */
 };
 
 /* The CTF traces at or below dir (a directory holding `metadata` is one; not searched further). */
@@ -1564,9 +1592,14 @@ static int find_traces(const char *dir, int depth, struct found *f)
 		f->n++;
 		return 0;
 	}
-	if (depth >= FIND_DEPTH || !(d = opendir(dir)))
+	if (depth >= FIND_DEPTH || (f->first_only && f->n) || !(d = opendir(dir)))
 		return 0;
-	while (!rc && (de = readdir(d))) {
+	if (++f->visited > MAX_VISIT) {
+		f->overflow = true;
+		closedir(d);
+		return 0;
+	}
+	while (!rc && !f->overflow && !(f->first_only && f->n) && (de = readdir(d))) {
 		char sub[4096];
 		struct stat st;
 		if (de->d_name[0] == '.')
@@ -1666,7 +1699,7 @@ static bool trace_of_file(const char *path, char *dir, size_t size)
 int tft_ctf_probe(const char *path)
 {
 	char dir[4096];
-	struct found f = {0};
+	struct found f = { .first_only = true };
 	int yes;
 
 	if (is_dir(path)) {
@@ -2006,8 +2039,8 @@ int tft_ctf_ingest(struct tft_writer *w, const char *path, const struct tft_inge
 	}
 	if (f.overflow) {
 		rc = tft_error_set(err, TFT_EFORMAT, -1,
-				   "more than %d CTF traces below this directory: import fewer at a time",
-				   MAX_TRACES);
+				   "more than %d CTF traces or %d directories below this directory: "
+				   "import a part at a time", MAX_TRACES, MAX_VISIT);
 		tft_error_set_file(err, path);
 		found_free(&f);
 		return rc;

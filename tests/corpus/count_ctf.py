@@ -389,24 +389,25 @@ def _lttng(events, cycles_of=None):
             r.tracks.setdefault(qkey, "gpu_stream")
             t = ts
             v = f.get("timestamp")
+            held = False  # an OpenCL device time, moved at the end
             if isinstance(v, int):
                 if rule == "hsa_init" and proc in hsa_init:
                     t = hsa_init[proc] + v
                 elif rule == "clock" and clock_offset is not None:
                     t = clock_offset + v
-                elif rule == "us":
+                elif rule == "us" and 0 <= v <= (2**63 - 1) // 1000:
                     t = v * 1000
                 elif rule == "opencl":
-                    t = v
+                    t, held = v, True
             name = f.get("name") or next(c for p, c in DEVICE_CAT.items() if p in bname)
             st = stacks.setdefault(qkey, [])
             if n == bname:
-                st.append((bname, name, t))
+                st.append((bname, name, t, held))
             else:
                 for k in range(len(st)):
                     if st[k][0] == bname and st[k][1] == name:
                         o = st.pop(k)
-                        if rule == "opencl":
+                        if o[3] and held:
                             cl_held.append((qkey, name, o[2], t - o[2], proc))
                             off = ts - t
                             cl_offset[proc] = min(cl_offset.get(proc, off), off)
@@ -470,9 +471,11 @@ def _lttng(events, cycles_of=None):
             r.instants.append((key, n, ts))
     for key, st in stacks.items():
         for o in st:
-            nm = o[2] if len(o) > 4 else o[1]
-            r.slices.append((key, nm, o[3] if len(o) > 4 else o[2],
-                             t_max - (o[3] if len(o) > 4 else o[2]), True))
+            if len(o) == 6:   # (base, match, name, ts, step, hsa_init): a thread's or async
+                name, t = o[2], o[3]
+            else:             # (begin event, name, device time, held): a device queue's
+                name, t = o[1], o[2]
+            r.slices.append((key, name, t, max(0, t_max - t), True))
     for qkey, name, t, dur, proc in cl_held:
         r.slices.append((qkey, name, t + cl_offset[proc], dur, False))
     return r
