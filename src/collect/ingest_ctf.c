@@ -1198,11 +1198,22 @@ static int device_event(struct ctf *c, const struct dev_rule *r, bool end, uint3
 	return close_slice(c, exec, (uint32_t)i, t, 0);
 }
 
+/* The category of an OpenCL command type (cl.h's CL_COMMAND_*). */
+static const char *cl_command_cat(int64_t cmd)
+{
+	if (cmd >= 0x11F0 && cmd <= 0x11F2) /* NDRANGE_KERNEL, TASK, NATIVE_KERNEL */
+		return "kernel";
+	if ((cmd >= 0x11F3 && cmd <= 0x11FD) || (cmd >= 0x1201 && cmd <= 0x1203) ||
+	    cmd == 0x1207 || cmd == 0x1208) /* read/write/copy/map/fill of buffers and images */
+		return "memcpy";
+	return "command";
+}
+
 /* openclTracer:clust_device_event: one command's device times, emitted at completion. */
 static int clust_device_event(struct ctf *c, uint32_t thread, const bt_field *p, int64_t ts)
 {
 	uint32_t proc = c->execs[thread].proc, exec;
-	int64_t queue = 0, queued = 0, submit = 0, start, end, cmd;
+	int64_t queue = 0, queued = 0, submit = 0, start, end, cmd = -1;
 	const char *nm = member_str(p, "name");
 	char buf[64];
 
@@ -1229,7 +1240,7 @@ static int clust_device_event(struct ctf *c, uint32_t thread, const bt_field *p,
 		add_int_arg(c, "submit_to_start_ns", span(submit, start));
 	kernel_op_arg(c, p);
 	return cl_hold(c, exec, start, end, ts, intern_cstr(c, nm && *nm ? nm : "command"),
-		       intern_cstr(c, "opencl_command"), c->args, c->nargs);
+		       intern_cstr(c, cl_command_cat(cmd)), c->args, c->nargs);
 }
 
 static int lttng_event(struct ctf *c, uint32_t t, const bt_message *msg, const bt_event *ev,
@@ -1831,7 +1842,7 @@ static bool cause_file(const char *msg, const struct found *f, char *file, size_
 static int bt_failed(struct ctf *c, const struct found *f)
 {
 	const bt_error *e = bt_current_thread_take_error();
-	char file[4200] = "", detail[400] = "", root[400] = "";
+	char file[4200] = "", detail[448] = "", root[400] = "";
 	bool named = false, trace_level = false, dir = false;
 	uint32_t trace = 0;
 

@@ -9,7 +9,8 @@
 Every import is checked against tests/corpus/count_ctf.py, which computes
 what the session must hold from `babeltrace2`'s own text output: the counts,
 the multiset of every slice (name, start, duration, ns exact) and instant
-(name, time), and the tracks' kinds and counts. Broken traces must fail with
+(name, time), and the tracks' kinds and counts; the real traces and the
+LTTng one also make the round trip through the Chrome export. Broken traces must fail with
 exit 2, one stderr line naming the file and what was expected, and no output.
 """
 import collections
@@ -97,6 +98,15 @@ def diff_multiset(what, got, exp, probs):
         missing = list((exp - got).items())[:3]
         probs.append("%s differ (%d vs %d): only imported %s; only expected %s" % (
             what, sum(got.values()), sum(exp.values()), extra, missing))
+
+
+def roundtrip(path, tmp):
+    """import -> Chrome export -> import again: the same counts, tracks and stats."""
+    sub = os.path.join(tmp, "roundtrip")
+    os.makedirs(sub)
+    probs = ["round trip: " + p for p in H.roundtrip(BIN, path, sub, extra_keys=("tracks",))]
+    shutil.rmtree(sub)
+    return probs
 
 
 def compare(path, tmp, imported=None):
@@ -196,6 +206,7 @@ def t_context_switches(tmp):
     unclosed = [e for e in s.events if e["ph"] == "B" and e.get("cat") == "lttng_ust_cyg_profile"]
     if len(unclosed) != 3:
         probs.append("%d unclosed func slices exported, want 3" % len(unclosed))
+    probs += roundtrip(d, tmp)
     return probs
 
 
@@ -218,6 +229,7 @@ def t_ros2(tmp):
                     int(e["args"]["writer"], 16)) for e in s.by_name("dds:create_writer", "i"))
     if want_w != got_w:
         probs.append("dds:create_writer args differ: %s vs %s" % (got_w[:1], want_w[:1]))
+    probs += roundtrip(d, tmp)
     return probs
 
 
@@ -238,6 +250,7 @@ def t_mpi(tmp):
     ar = s.by_name("allreduce")
     if len(ar) != 8 or any(e["args"].get("bytes_sent") != 16 for e in ar):
         probs.append("allreduce collectives %s" % ar[:2])
+    probs += roundtrip(d, tmp)
     return probs
 
 
@@ -548,10 +561,9 @@ class Lttng:
             sh(["lttng", "destroy", self.name])
             self.created = False
         if self.started_daemon:
+            # (stopped only if no one else's session has appeared on it meanwhile)
             r = sh(["lttng", "list"])
-            busy = r.returncode == 0 and "Recording session" in r.stdout.decode(errors="replace") and \
-                "None" not in r.stdout.decode(errors="replace")
-            if not busy:
+            if r.returncode == 0 and "no available recording session" in r.stdout.decode(errors="replace"):
                 try:
                     with open(self.pidfile) as fp:
                         os.kill(int(fp.read().strip()), 15)
@@ -633,7 +645,9 @@ def t_lttng_seed(tmp):
                     probs.append("%s kernel %d at %+d ns from its launch's end" % (what, i, ns(k["ts"]) - h_end))
             if hsa_k[i]["args"].get("op") != "MatMul_%d" % (i + 1):
                 probs.append("HSA kernel %d op arg %r" % (i, hsa_k[i]["args"].get("op")))
-    cl_q = [e for e in cl_k if e.get("cat") == "opencl_command"]
+    cl_q = [e for e in cl_k if "command" in e["args"]]  # clust_device_event's
+    if any(e.get("cat") != "kernel" for e in cl_q):
+        probs.append("OpenCL NDRange commands not in category kernel: %s" % cl_q[:1])
     enq = by("clEnqueueNDRangeKernel")
     if len(cl_q) != 3 or len(enq) != 3:
         probs.append("OpenCL commands %d, enqueues %d" % (len(cl_q), len(enq)))
@@ -646,6 +660,7 @@ def t_lttng_seed(tmp):
         probs.append("no unclosed slice: cyg_never_returns's func_entry has no exit")
     if len(s.by_name("interceptionTracer:function_exit", "i")) != 1:
         probs.append("the orphan function_exit is not one instant")
+    probs += roundtrip(lt.out, tmp)
     return probs
 
 
