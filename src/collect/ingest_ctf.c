@@ -1302,6 +1302,7 @@ static int lttng_event(struct ctf *c, uint32_t t, const bt_message *msg, const b
 	cat = ct && *ct ? intern_cstr(c, ct)
 			: strstr(base, "syscall_") && !strchr(base, ':') ? intern_cstr(c, "syscall")
 									 : provider_of(c, name, c->s_empty);
+	uint32_t thread = exec;
 	if (async) {
 		/* TF async ops may end on another thread: a lane-packed track per process */
 		exec = add_exec(c, e->proc, E_ASYNC, 0, TFT_TRACK_ASYNC,
@@ -1324,9 +1325,9 @@ static int lttng_event(struct ctf *c, uint32_t t, const bt_message *msg, const b
 		return rc;
 	}
 	int64_t i = find_open(e, key, match);
-	if (i < 0) {
+	if (i < 0) { /* (an instant where it happened) */
 		c->unmatched_ends++;
-		return push(c, exec, TFT_EV_INSTANT, ts, 0, intern_cstr(c, name),
+		return push(c, thread, TFT_EV_INSTANT, ts, 0, intern_cstr(c, name),
 			    provider_of(c, name, c->s_empty), 0, c->args, c->nargs);
 	}
 	/* hsa_init returned: the base of interceptionTracer's kernel times, unless

@@ -658,8 +658,11 @@ def t_lttng_seed(tmp):
                 probs.append("OpenCL command %d at %+d ns from its enqueue's end (offset estimate)" % (i, t))
     if s.info["unclosed_slices"] < 1:
         probs.append("no unclosed slice: cyg_never_returns's func_entry has no exit")
-    if len(s.by_name("interceptionTracer:function_exit", "i")) != 1:
-        probs.append("the orphan function_exit is not one instant")
+    for orphan in ("interceptionTracer:function_exit", "tensorflowTracer:async_operation_end"):
+        o = s.by_name(orphan, "i")
+        main_tid = next((t["tid"] for t in s.tracks if t["kind"] == "thread" and t["tid"] == t["pid"]), None)
+        if len(o) != 1 or o[0]["tid"] != main_tid:
+            probs.append("the orphan %s is not one instant on the main thread: %s" % (orphan, o))
     probs += roundtrip(lt.out, tmp)
     return probs
 

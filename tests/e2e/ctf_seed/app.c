@@ -13,7 +13,7 @@
  * a worker thread; the OpenCL command's device times reported at its
  * completion (CLUST's callback); HC and CUDA device times with their own
  * clocks. At the end the HSA kernel times come in a batch (hsa_kernel_times
- * at queue destroy), an orphan API exit, and the instrumented cyg.c functions
+ * at queue destroy), an orphan API exit and async op end, and the instrumented cyg.c functions
  * (-finstrument-functions, liblttng-ust-cyg-profile) end with one that
  * calls exit() inside: an entry without its exit.
  */
@@ -159,8 +159,10 @@ int main(void)
 		lttng_ust_tracepoint(interceptionTracer, kernel_end, "kernels_interception", 0x7f00beefull,
 				     "matmul_kernel", op, 0x1000ull, 0, hsa[run - 1].end_rel);
 	}
-	/* an exit whose entry was never traced */
+	/* exits whose entries were never traced: an API call, an async op */
 	lttng_ust_tracepoint(interceptionTracer, function_exit, "hsa_api", "hsa_shut_down");
+	lttng_ust_tracepoint(tensorflowTracer, async_operation_end, "async_op", "/device:GPU:0",
+			     "_Recv");
 	cyg_work(3);
 	cyg_never_returns(); /* exits inside: its func_entry has no func_exit */
 	return 0;
