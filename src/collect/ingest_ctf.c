@@ -1893,6 +1893,9 @@ static int bt_failed(struct ctf *c, const struct found *f)
 		tft_error_set(c->err, TFT_EFORMAT, -1,
 			      "expected CTF 1.8 metadata that libbabeltrace2 can parse (a TSDL error: "
 			      "`babeltrace2 --log-level=E TRACE` shows its line)");
+	else if (strstr(root, "timestamp is less than")) /* the muxer */
+		tft_error_set(c->err, TFT_EFORMAT, -1, "expected each stream's events in time order "
+			      "(a corrupt stream file?)%s", detail);
 	else
 		tft_error_set(c->err, TFT_EFORMAT, -1, "expected CTF packets as the metadata describes "
 			      "them%s", detail);
@@ -2020,6 +2023,9 @@ out:
 	bt_value_put_ref(params);
 	bt_plugin_put_ref(ctf_pl);
 	bt_plugin_put_ref(utils_pl);
+	/* causes left after bt_failed() took its error (a component may append one and go on,
+	 * or while it is finalized): the thread's error would outlive the import */
+	bt_current_thread_clear_error();
 	return rc;
 }
 
