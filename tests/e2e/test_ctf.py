@@ -751,6 +751,10 @@ def t_bad(tmp):
     # libbabeltrace2 merges the streams
     d = mutate(mpi, "time_back", lambda d: poke(os.path.join(d, "0"), 446, b"\xff"))
     probs += bad(tmp, d, re.escape(d) + r": expected each stream's events in time order")
+    # a packet context whose content size does not fit int64 (the top byte of stream 5's
+    # first content_size): libbabeltrace2 2.0.4 asserts and aborts the process reading it
+    d = mutate(mpi, "abort", lambda d: poke(os.path.join(d, "5"), 27, b"\xff"))
+    probs += bad(tmp, d, re.escape(d) + r": expected CTF packets", r"libbabeltrace2 crashed reading this trace \(babeltrace2: signal 6")
     # packetized metadata cut short (libbabeltrace2 2.0 alone would loop forever)
     d = mutate(cs, "cut_meta", lambda d: cut(os.path.join(d, "metadata"), 100))
     probs += bad(tmp, d, re.escape(d + "/metadata") + r": byte 28: expected a metadata packet of 4096 bytes")
