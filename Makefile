@@ -25,6 +25,8 @@ ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
+# CTF (LTTng) traces are read through libbabeltrace2 (Debian: libbabeltrace2-dev).
+LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
 LAYERS  := core codec store collect runtime analyze export server
