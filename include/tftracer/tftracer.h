@@ -78,7 +78,17 @@ struct tft_site {
 	const char *cat;  /* borrowed: category (NULL = "") */
 	const char *file; /* borrowed: source file (NULL if unknown) */
 	uint32_t line;    /* source line, 0 if unknown */
-	uint32_t flags;   /* reserved, 0 */
+	uint32_t flags;   /* TFT_SITE_*; 0 for most sites */
+};
+
+/* tft_site.flags */
+enum {
+	/*
+	 * A cumulative counter (a count of events or time so far): its samples
+	 * never go down. Samples taken on several threads may reach the session
+	 * out of their time order; the runtime then keeps the larger value.
+	 */
+	TFT_SITE_MONOTONIC = 1u << 0,
 };
 
 enum tft_clock_mode {

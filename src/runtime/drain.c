@@ -126,6 +126,8 @@ struct tft_rt_session {
 	uint32_t cap_track_last;
 	uint32_t *track_by_name;  /* owned: counter track per name string id */
 	uint32_t cap_track_by_name;
+	double *ctr_last;         /* owned: a cumulative counter's last value, per track id */
+	uint32_t cap_ctr_last;
 	struct site_ent *sites;   /* owned: open addressing on the site pointer */
 	uint32_t cap_sites, nsites;
 	struct gev *gev;          /* owned */
@@ -758,6 +760,30 @@ static void mem_sample(struct tft_rt_session *s, int64_t ts)
 	append(s, &ev);
 }
 
+/*
+ * A cumulative counter's sample: never below the track's last (samples read
+ * on two threads can arrive in the opposite order of their reads).
+ */
+static double monotonic_value(struct tft_rt_session *s, uint32_t track, double v)
+{
+	if (track >= s->cap_ctr_last) {
+		uint32_t ncap = s->cap_ctr_last ? s->cap_ctr_last : 64;
+		double *n;
+		while (ncap <= track)
+			ncap *= 2;
+		if (!(n = realloc(s->ctr_last, (size_t)ncap * sizeof(*n))))
+			return v;
+		for (uint32_t i = s->cap_ctr_last; i < ncap; i++)
+			n[i] = -1e308;
+		s->ctr_last = n;
+		s->cap_ctr_last = ncap;
+	}
+	if (v < s->ctr_last[track])
+		v = s->ctr_last[track];
+	s->ctr_last[track] = v;
+	return v;
+}
+
 static void process_gev(struct tft_rt_session *s, const struct gev *g)
 {
 	struct tft_event ev;
@@ -779,6 +805,8 @@ static void process_gev(struct tft_rt_session *s, const struct gev *g)
 		ev.ts_ns = clamp_track(s, track, g->ts);
 		memcpy(&ev.value, &g->b, sizeof(ev.value));
 		ev.count = 1;
+		if (g->site && (g->site->flags & TFT_SITE_MONOTONIC))
+			ev.value = monotonic_value(s, track, ev.value);
 		if (append(s, &ev) == TFT_EINVAL)
 			s->lost++;
 		break;
@@ -1643,6 +1671,7 @@ void tft_rt_session_destroy(struct tft_rt_session *s)
 		tft_writer_abort(s->w);
 	free(s->track_last);
 	free(s->track_by_name);
+	free(s->ctr_last);
 	free(s->sites);
 	free(s->gev);
 	free(s->flows);
