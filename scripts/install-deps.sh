@@ -14,6 +14,7 @@ PKGS=(
 	chromium                          # browser tests (driven by playwright-core from npm)
 	liblttng-ust-dev lttng-tools      # runtime benchmark peer (LTTng-UST tracepoint)
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
+	python3-torchvision               # resnet18 in tests/e2e/test_model_params.py
 	python3-dev python3-wheel         # the Python module (make, pip install .)
 )
 
