@@ -153,19 +153,26 @@ def write_trace(prof, path, tid_map, pid=None):
     nodes = []
     stack = list(reversed(list(roots)))
     slice_kinds = ("TorchOp", "Backend", "PyCall", "PyCCall")
+    is_slice = {}  # tag -> a slice kind? (str() of a pybind enum is slow)
+
+    def slice_tag(t):
+        got = is_slice.get(t)
+        if got is None:
+            got = is_slice[t] = _tag_name(t) in slice_kinds
+        return got
     while stack:
         n = stack.pop()
         nodes.append(n)
-        kids = list(n.children)
+        kids = n.children
         # An op whose only child is an op of its own name (a redispatch: aten::div
         # calling aten::div) is one op, as PyTorch's own tables and its legacy export
         # count it (EventList._remove_dup_nodes): the child is left out, its children
         # kept, so that counts and FLOPs per op equal key_averages().
-        while True:
-            ops = [c for c in kids if _tag_name(c.tag) in slice_kinds]
+        while kids:
+            ops = [c for c in kids if slice_tag(c.tag)]
             if len(ops) != 1 or ops[0].name != n.name:
                 break
-            kids = list(ops[0].children)
+            kids = ops[0].children
         stack.extend(reversed(kids))
     tid_map = dict(tid_map)
     marks = [n for n in nodes if n.name == THREAD_MARK]
