@@ -180,8 +180,6 @@ class Registry:
         self._scanned = False      # the first gc pass for optimizers is done
         self._hooked = False       # Optimizer.__init__ notes new optimizers
         self._last = None          # (session path, JSON) last written
-        self._backoff = 0          # steps to skip while torch is not imported
-        self._skip = 0
         self._failed = False
 
     # ---- what the program says --------------------------------------------------------
@@ -218,7 +216,6 @@ class Registry:
             raise TypeError("watch() takes torch.nn.Module or torch.optim.Optimizer objects, "
                             "not %s" % type(obj).__name__)
         self.pending = True
-        self._skip = 0
 
     def note_optimizer(self, opt):
         with self._lock:
@@ -231,7 +228,6 @@ class Registry:
     def restart(self):
         """A (new) session: write the value again at the next sync."""
         self.pending = True
-        self._skip = 0
 
     # ---- finding them ------------------------------------------------------------------
 
@@ -352,14 +348,11 @@ class Registry:
     def sync(self, frame=None):
         """Find what changed and write model_params if its text did (the training thread,
         before a step begins). Returns [(root, name)]; never raises."""
-        if self._skip:
-            self._skip -= 1
-            return []
         torch = sys.modules.get("torch")
         if torch is None or "torch.optim" not in sys.modules or not hasattr(torch, "nn"):
-            # a job without PyTorch (yet): look again after 1, 2, 4 ... 1024 steps
-            self._backoff = min(max(1, self._backoff * 2), 1024)
-            self._skip = self._backoff
+            # a job without PyTorch (yet): nothing until it imports torch.optim
+            self.pending = False
+            _OptimImport.install(self)
             return []
         if not self._lock.acquire(False):
             return []  # another thread syncs now
@@ -424,6 +417,31 @@ class Registry:
             if o is not None and self._resolved.get(id(o)) != self._signature(o):
                 return True
         return False
+
+
+class _OptimImport:
+    """Sets the registry pending when the program imports torch.optim (a job that
+    imports PyTorch after its first steps); imports nothing itself."""
+    _installed = None
+
+    def __init__(self, reg):
+        self._reg = reg
+
+    @classmethod
+    def install(cls, reg):
+        if cls._installed is None:
+            cls._installed = cls(reg)
+            sys.meta_path.insert(0, cls._installed)
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch.optim":
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            type(self)._installed = None
+            self._reg.pending = True
+        return None
 
 
 registry = Registry()

@@ -731,6 +731,49 @@ def case_kineto_category(tmp):
     check("kineto_category", probs)
 
 
+def case_late_torch(tmp):
+    """A job that imports PyTorch after its first steps: those steps cost no model work
+    (nothing pending, no sync per step); once torch.optim is imported and an optimizer
+    made, the next step describes the model."""
+    import tftracer
+    from tftracer import _models
+    probs = []
+    if "torch" in sys.modules:
+        check("late_torch", ["torch was imported before the case began"])
+        return
+    path = os.path.join(tmp, "late.tft")
+    srv = tftracer.TracingServer(port=0, session=path)
+    calls = [0]
+    real = _models.Registry.sync
+
+    def counting(self, *a, **k):
+        calls[0] += 1
+        return real(self, *a, **k)
+    _models.Registry.sync = counting
+    for _ in range(50):
+        with srv.step("warmup"):
+            pass
+    if calls[0] != 1 or _models.registry.pending:
+        probs.append("%d syncs in 50 steps without torch (want 1), pending %r" % (
+            calls[0], _models.registry.pending))
+    import torch
+    late = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Linear(7, 1))
+    opt = torch.optim.SGD(late.parameters(), lr=0.1)
+    for _ in range(3):
+        with srv.step("train"):
+            late(torch.randn(2, 5)).sum().backward()
+            opt.step()
+    _models.Registry.sync = real
+    srv.stop()
+    d = meta(path) or {}
+    ms = d.get("models", [])
+    if [m["name"] for m in ms] != ["late"]:
+        probs.append("models %r" % [m["name"] for m in ms])
+    else:
+        check_model_entry(ms[0], late, probs, "late")
+    check("late_torch", probs)
+
+
 RECORD_SCRIPT = r'''
 import sys, torch
 sys.path.insert(0, sys.argv[2])
@@ -790,6 +833,7 @@ CASES = {
     "watch": case_watch,
     "raising_forward": case_raising_forward,
     "kineto_category": case_kineto_category,
+    "late_torch": case_late_torch,
     "record": case_record,
 }
 
@@ -798,10 +842,9 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--case":
         sys.path.insert(0, PYDIR)
         name = sys.argv[2]
-        try:
-            import torch  # noqa: F401
-        except ImportError as e:
-            emit("FAIL", name, "torch not importable: %s" % e)
+        import importlib.util
+        if importlib.util.find_spec("torch") is None:  # (late_torch imports it itself)
+            emit("FAIL", name, "torch not importable: install python3-torch")
             return 1
         try:
             run_case_process(name, CASES[name])
