@@ -11,7 +11,8 @@ the optimizers' parameter groups with the modules they update.
 
 When: never on an untraced step's path. The registry is `pending` when
 something may have changed (a TracingServer started, an optimizer was
-constructed, watch() was called); TracingServer.step() checks that flag
+constructed, watch() was called, a job without PyTorch at its first step
+imported torch.optim); TracingServer.step() checks that flag
 before it begins a step and then calls sync(). The first sync finds the
 optimizers that exist already with one pass over the garbage collector's
 objects (gc.get_objects) and, from then on, notes each new one from
