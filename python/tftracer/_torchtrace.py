@@ -150,32 +150,35 @@ def write_trace(prof, path, tid_map, pid=None):
     roots = results.experimental_event_tree()
     kinfo = _events_of(results)
     pid = os.getpid() if pid is None else pid
-    nodes = []
-    stack = list(reversed(list(roots)))
-    slice_kinds = ("TorchOp", "Backend", "PyCall", "PyCCall")
-    is_slice = {}  # tag -> a slice kind? (str() of a pybind enum is slow)
+    names = {}  # enum value -> its name (str() of a pybind enum is slow)
 
-    def slice_tag(t):
-        got = is_slice.get(t)
+    def name_of(v, fn):
+        got = names.get(v)
         if got is None:
-            got = is_slice[t] = _tag_name(t) in slice_kinds
+            got = names[v] = fn(v)
         return got
+
+    def info(c):  # (each node's name and tag read once: pybind attributes are slow)
+        return c, c.name, name_of(c.tag, _tag_name)
+    slice_kinds = ("TorchOp", "Backend", "PyCall", "PyCCall")
+    nodes = []  # (node, name, kind) in depth-first order
+    stack = [info(r) for r in reversed(list(roots))]
     while stack:
-        n = stack.pop()
-        nodes.append(n)
-        kids = n.children
+        item = stack.pop()
+        nodes.append(item)
+        kids = [info(c) for c in item[0].children]
         # An op whose only child is an op of its own name (a redispatch: aten::div
         # calling aten::div) is one op, as PyTorch's own tables and its legacy export
         # count it (EventList._remove_dup_nodes): the child is left out, its children
         # kept, so that counts and FLOPs per op equal key_averages().
         while kids:
-            ops = [c for c in kids if slice_tag(c.tag)]
-            if len(ops) != 1 or ops[0].name != n.name:
+            ops = [k for k in kids if k[2] in slice_kinds]
+            if len(ops) != 1 or ops[0][1] != item[1]:
                 break
-            kids = ops[0].children
+            kids = [info(c) for c in ops[0][0].children]
         stack.extend(reversed(kids))
     tid_map = dict(tid_map)
-    marks = [n for n in nodes if n.name == THREAD_MARK]
+    marks = [n for n, name, _ in nodes if name == THREAD_MARK]
     if marks and "native" in tid_map:
         tid_map[marks[0].start_tid] = tid_map["native"]
     tid_map.pop("native", None)
@@ -186,18 +189,9 @@ def write_trace(prof, path, tid_map, pid=None):
     base = None
     out = []
     tids = {}   # profiler thread number -> tid (and the ones seen)
-    names = {}  # enum value -> its name (str() of a pybind enum is slow)
-
-    def name_of(v, fn):
-        got = names.get(v)
-        if got is None:
-            got = names[v] = fn(v)
-        return got
-    for n in nodes:
-        name = n.name
+    for n, name, kind in nodes:
         if name == THREAD_MARK:
             continue
-        kind = name_of(n.tag, _tag_name)
         ef = None
         if kind == "TorchOp":
             ef = n.extra_fields
