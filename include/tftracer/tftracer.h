@@ -192,6 +192,20 @@ TFT_API void tft_trace_next_steps(int n);
 TFT_API int tft_thread_name(const char *name);
 TFT_API int tft_process_name(const char *name);
 
+/*
+ * Session metadata: store value under key in the running session's meta
+ * table (one text value per key; a later call replaces it). Both strings are
+ * copied; the drain thread writes the value at its next commit (within
+ * flush_interval_ms; tft_flush() makes it durable now), so the call never
+ * waits for the file. For values that change rarely (a model's description,
+ * a run's configuration): not on the recording path, it takes a lock and
+ * allocates. Returns 0, TFT_EINVAL (NULL or empty key, a key over 127 bytes,
+ * a value over 64 MiB, or a key the session writes itself: "format",
+ * "producer", "clock", "dropped" ... see docs/runtime.md), TFT_EAGAIN (not
+ * running, or 64 keys / 128 MiB already waiting for the drain), TFT_ENOMEM.
+ */
+TFT_API int tft_set_meta(const char *key, const char *value);
+
 enum tft_runtime_state {
 	TFT_RUNTIME_OFF = 0,      /* never started, or shut down */
 	TFT_RUNTIME_RUNNING = 1,

@@ -1456,6 +1456,7 @@ static void commit(struct tft_rt_session *s)
 
 	if (!s->failed && s->w) {
 		update_counts(s);
+		tft_rt_meta_apply(s->w); /* tft_set_meta values (lost only if out of memory) */
 		tft_error_clear(&err);
 		rc = tft_writer_commit(s->w, &err);
 		if (rc) {

@@ -183,6 +183,17 @@ struct tft_writer;
 int tft_rt_session_with_writer(struct tft_rt_session *s,
 			       int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
 
+/* ---- meta.c: tft_set_meta's values waiting for the drain ---- */
+
+/* Write the values waiting into the session (the drain, before a commit);
+ * they leave the table whatever happens. 0 or the first failure's status. */
+int tft_rt_meta_apply(struct tft_writer *w);
+/* Forget the values waiting (tft_init: a new session starts with none). */
+void tft_rt_meta_clear(void);
+/* Held across fork (after the runtime's own locks). */
+void tft_rt_meta_lock(void);
+void tft_rt_meta_unlock(void);
+
 /* ---- runtime.c: the drain's calls back into control ---- */
 
 /* Snapshot the drain publishes for tft_stats (under the stats lock). */

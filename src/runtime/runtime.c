@@ -45,8 +45,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int once_rc;
 
 /*
- * Lock order: ctl_lock, work_lock, drain_lock, stats_lock (fork_prepare
- * takes all four). The recording path takes none of them.
+ * Lock order: ctl_lock, work_lock, drain_lock, stats_lock, then meta.c's
+ * (fork_prepare takes all five). The recording path takes none of them.
  */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER; /* init, shutdown, fork */
 static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER; /* held by the drain while it works */
@@ -150,10 +150,12 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&work_lock);
 	pthread_mutex_lock(&drain_lock);
 	pthread_mutex_lock(&stats_lock);
+	tft_rt_meta_lock();
 }
 
 static void fork_parent(void)
 {
+	tft_rt_meta_unlock();
 	pthread_mutex_unlock(&stats_lock);
 	pthread_mutex_unlock(&drain_lock);
 	pthread_mutex_unlock(&work_lock);
@@ -202,6 +204,7 @@ static void fork_child(void)
 	cond_init(&drain_cond);
 	cond_init(&done_cond);
 	st.state = TFT_RUNTIME_OFF;
+	tft_rt_meta_unlock(); /* (the parent's values waiting are forgotten at the next init) */
 	pthread_mutex_unlock(&stats_lock);
 	pthread_mutex_unlock(&drain_lock);
 	pthread_mutex_unlock(&work_lock);
@@ -473,6 +476,7 @@ static int init_session(const struct tft_config *cfg, int owned)
 		return TFT_EAGAIN;
 	}
 	free_orphans();
+	tft_rt_meta_clear(); /* tft_set_meta values of an earlier session that missed it */
 
 	tft_error_clear(&err);
 	s = tft_rt_session_create(&set, &err);

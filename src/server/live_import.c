@@ -37,6 +37,8 @@
 #define MAP_PROCS 256   /* imported processes remembered across imports */
 #define MAP_TRACKS 4096 /* imported tracks remembered across imports */
 #define MAX_TRACE_BYTES ((size_t)1 << 30)
+#define MODULE_PREFIX "nn.Module: " /* python/tftracer/_models.py's scopes */
+#define MODULE_PREFIX_LEN (sizeof(MODULE_PREFIX) - 1)
 
 /* api_live.c */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
@@ -152,6 +154,7 @@ struct copy_ctx {
 	struct map_track *cur;   /* the map entry of the track being copied, or NULL */
 	uint32_t cur_track;
 	int64_t cur_last;
+	uint32_t cat_ua, cat_mod; /* live ids: "user_annotation", "python_module" */
 	struct tft_arg *args;    /* owned scratch */
 	size_t cap_args;
 	uint64_t events;
@@ -222,6 +225,15 @@ static int copy_event(void *ctx, const struct tft_event *ev)
 	e.track = c->cur_track;
 	e.name = intern_from(c, ev->name);
 	e.cat = intern_from(c, ev->cat);
+	if (e.cat == c->cat_ua && e.cat != 0) {
+		/* A module's forward (the Python module's scopes, a Kineto trace's
+		 * record_function "nn.Module: <path>"): category python_module, as
+		 * python/tftracer/_torchtrace.py writes it without Kineto. */
+		size_t len = 0;
+		const char *n = tft_session_str(c->s, ev->name, &len);
+		if (n && len > MODULE_PREFIX_LEN && memcmp(n, MODULE_PREFIX, MODULE_PREFIX_LEN) == 0)
+			e.cat = c->cat_mod;
+	}
 	e.depth = 0;
 	e.count = 1;
 	e.flags &= (uint8_t)~TFT_EVF_SUMMARY;
@@ -273,6 +285,10 @@ static int copy_all(void *ctx, struct tft_writer *w)
 		map.rt_process = TFT_NONE;
 	}
 	rt_proc = runtime_process(w);
+	c->cat_ua = tft_writer_intern_cstr(w, "user_annotation");
+	c->cat_mod = tft_writer_intern_cstr(w, "python_module");
+	if (c->cat_ua == UINT32_MAX || c->cat_mod == UINT32_MAX)
+		return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 	for (uint32_t t = 0; t < c->ntracks && !rc; t++) {
 		const struct tft_track *tr = tft_session_track(c->s, t);
 		struct tft_track nt;
