@@ -314,9 +314,8 @@ void tft_rt_disable(int status, const char *reason)
 	state_update(0, TFT_RT_STEPS | TFT_RT_OPS);
 }
 
-/* The session of the tft_rt_with_writer call running now, and its thread (under work_lock). */
-static struct tft_rt_session *with_s;
-static pthread_t with_thread;
+/* The session of the tft_rt_with_writer call running on this thread, or NULL. */
+static _Thread_local struct tft_rt_session *with_s;
 
 int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
 {
@@ -329,7 +328,6 @@ int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
 	}
 	pthread_mutex_lock(&work_lock);
 	with_s = ctl.s;
-	with_thread = pthread_self();
 	rc = tft_rt_session_with_writer(ctl.s, fn, ctx);
 	with_s = NULL;
 	pthread_mutex_unlock(&work_lock);
@@ -337,22 +335,17 @@ int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
 	return rc;
 }
 
-/* Inside fn of tft_rt_with_writer on this thread: its session (the drain is excluded). */
-static struct tft_rt_session *with_session(void)
-{
-	return with_s && pthread_equal(with_thread, pthread_self()) ? with_s : NULL;
-}
-
+/* Inside fn of tft_rt_with_writer (with_s is this thread's): the drain is excluded. */
 int64_t tft_rt_thread_floor(int64_t tid)
 {
-	struct tft_rt_session *s = with_session();
+	struct tft_rt_session *s = with_s;
 
 	return s ? tft_rt_session_thread_floor(s, tid) : INT64_MAX;
 }
 
 void tft_rt_track_appended(uint32_t track, int64_t ts)
 {
-	struct tft_rt_session *s = with_session();
+	struct tft_rt_session *s = with_s;
 
 	if (s)
 		tft_rt_session_track_appended(s, track, ts);

@@ -607,7 +607,6 @@ static int64_t tstep_import_done(struct tstep *t)
 static void tstep_abandon(struct tft_live *lv, int64_t index)
 {
 	struct tstep *t;
-
 	int64_t unhold = -1;
 
 	pthread_mutex_lock(&lv->ts_lock);
