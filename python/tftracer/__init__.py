@@ -102,6 +102,7 @@ class TracingServer:
         self._hook = None
         self._lock = threading.Lock()
         self._exports = set()  # threads writing a traced step's profiler trace
+        self._export_last = None  # the newest of them: the next one queues its import after it
         self._models = _models.registry
         if model is not None:
             self._models.watch(model, frame=sys._getframe(1))
@@ -374,17 +375,19 @@ class TracingServer:
             t1 = _c.monotonic_ns()
             path = os.path.join(server._trace_dir(), "step-%d.pt.trace.json" % idx)
             if kineto:  # Kineto's export, in C++
-                export(idx, t1, path)
+                export(idx, t1, path, None)
                 return
             # Written in Python (about 0.1 ms an op): on a thread of its own, so that the
             # training thread goes on (wait_imports() and stop() wait for it).
-            th = threading.Thread(target=export, args=(idx, t1, path), name="tftracer-export",
-                                  daemon=True)
             with server._lock:
+                prev = server._export_last
+                th = threading.Thread(target=export, args=(idx, t1, path, prev),
+                                      name="tftracer-export", daemon=True)
+                server._export_last = th
                 server._exports.add(th)
             th.start()
 
-        def export(idx, t1, path):
+        def export(idx, t1, path, prev):
             try:
                 if os.path.exists(path):
                     os.unlink(path)
@@ -399,6 +402,11 @@ class TracingServer:
                 _log.warning("tftracer: torch.profiler export failed: %s", e)
                 _failed(idx, "torch.profiler export failed: %s" % e)
             else:
+                # In step order: the store appends a thread's track in time order, so
+                # an earlier step's ops imported after a later one's would go beside
+                # it (docs/python.md). The previous step's export queues first.
+                if prev is not None:
+                    prev.join()
                 server._import_later("torch", path, idx, t0, t1, name or "step")
             finally:  # (queued first: wait_imports() then finds the import)
                 with server._lock:
