@@ -81,7 +81,7 @@ int tft_adv_classify(struct adv *a, uint32_t track, uint32_t name, uint32_t cat)
 		if (nb & ADV_N_STEP)
 			return ADV_C_IGNORE;
 		kb = tft_adv_cat_bits(a, cat);
-		if (kb & ADV_K_ANNOT)
+		if (kb & (ADV_K_ANNOT | ADV_K_SYNC))
 			return ADV_C_IGNORE;
 		if (nb & ADV_N_COMM)
 			return ADV_C_COMM;
@@ -104,6 +104,12 @@ int tft_adv_classify(struct adv *a, uint32_t track, uint32_t name, uint32_t cat)
 	default:
 		return ADV_C_IGNORE;
 	}
+}
+
+bool tft_adv_is_op(struct adv *a, const struct adv_sl *x)
+{
+	return a->tracks[x->track].executor || (tft_adv_cat_bits(a, x->cat) & ADV_K_OP) ||
+	       (tft_adv_name_bits(a, x->name) & ADV_N_FWOP);
 }
 
 /* ---- launch flows ---------------------------------------------------------------------- */

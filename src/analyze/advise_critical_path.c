@@ -8,8 +8,9 @@
  * HTA's lightweight critical path) and the flows into it (launch -> kernel,
  * RunMetadata dataflow, send -> recv). The time between a predecessor
  * letting go and the op starting is waiting. A path spent mostly (50% or
- * more) on the host, in input, communication or copies, or with one op type
- * holding 25% of it, is a finding; a path on device compute is a verdict.
+ * more) on the host (with a device), in input, communication or copies, or
+ * with one op type holding 25% of it, is a finding; a path on device compute
+ * (without a device: host compute) is a verdict.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,8 @@ static int cp_finish(struct adv *a)
 	}
 	{
 		int dom = 0;
+		/* the work the step is for: device compute, or without a device host compute */
+		int work = a->has_device ? ADV_C_DEVICE : ADV_C_HOST;
 		uint32_t top = TFT_NONE;
 		int64_t top_t = 0;
 		static const char *const what[ADV_NCLASSES] = { "device compute", "communication", "copies",
@@ -315,7 +318,7 @@ static int cp_finish(struct adv *a)
 				"input %s, host ops %s, waiting %s%s",
 				label, tft_adv_ns(b1, sizeof(b1), length), path_n, p[ADV_C_DEVICE], p[ADV_C_COMM],
 				p[ADV_C_MEMCPY], p[ADV_C_INPUT], p[ADV_C_HOST], p[ADV_NCLASSES], tops);
-		if (length > 0 && dom != ADV_C_DEVICE && on_class[dom] * 100 >= (int64_t)DOMINANT_PCT * length) {
+		if (length > 0 && dom != work && on_class[dom] * 100 >= (int64_t)DOMINANT_PCT * length) {
 			f = tft_adv_finding(a, TFT_ADVISE_CRITICAL_PATH, on_class[dom],
 					    "The critical path of %s runs %s on %s", label, p[dom], what[dom]);
 			tft_adv_explain(f,
@@ -341,8 +344,7 @@ static int cp_finish(struct adv *a)
 			else
 				tft_adv_recommend(f, "The step waits for copies: overlap them with compute (pinned "
 						     "memory, non_blocking copies, prefetching to the device) and copy less.");
-		} else if (length > 0 && top != TFT_NONE && top_t * 100 >= (int64_t)ONE_OP_PCT * length &&
-			   dom != ADV_C_DEVICE) {
+		} else if (length > 0 && top != TFT_NONE && top_t * 100 >= (int64_t)ONE_OP_PCT * length && dom != work) {
 			f = tft_adv_finding(a, TFT_ADVISE_CRITICAL_PATH, top_t, "%.80s holds %s of the critical path of %s",
 					    tft_adv_str(a, top), tft_adv_pct(b2, sizeof(b2), top_t, length), label);
 			tft_adv_explain(f, "The path is %s long over %u ops; %s spends %s on it.",

@@ -82,7 +82,7 @@ static int ex_slab(struct adv *a, struct adv_slab *sl)
 		} else {
 			r->host_self += sl->self[i];
 			const struct adv_track *at = &a->tracks[x->track];
-			if (x->cls == ADV_C_HOST && (at->executor || (tft_adv_cat_bits(a, x->cat) & ADV_K_OP))) {
+			if (x->cls == ADV_C_HOST && tft_adv_is_op(a, x)) {
 				/* a TF executor's op runs where it is placed; a framework op where it launches */
 				bool on_device = at->executor ? at->accel : (x->flags & ADV_SL_LAUNCHED) != 0;
 				r->host_ops++;

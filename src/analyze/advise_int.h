@@ -129,6 +129,7 @@ enum {
 	ADV_N_LAUNCH = 1u << 18,   /* a kernel launch call (cudaLaunchKernel, hipLaunchKernel) */
 	ADV_N_OPTIMIZER = 1u << 19, /* an optimizer step */
 	ADV_N_PYFRAME = 1u << 20,  /* a Python frame ($file.py:line fn, XSpace's Python tracer) */
+	ADV_N_FWOP = 1u << 21,     /* a framework op by its name (aten::, prim::, c10d:: ...) */
 	ADV_N_DONE = 1u << 31,     /* computed */
 };
 
@@ -140,6 +141,7 @@ enum {
 	ADV_K_ANNOT = 1u << 3,   /* user_annotation, gpu_user_annotation: ranges, not ops */
 	ADV_K_OP = 1u << 4,      /* cpu_op, Operator: framework ops */
 	ADV_K_RUNTIME = 1u << 5, /* cuda_runtime, cuda_driver, Runtime */
+	ADV_K_SYNC = 1u << 6,    /* cuda_sync: a synchronisation marked on a stream, not work */
 	ADV_K_DONE = 1u << 31,
 };
 
@@ -257,6 +259,8 @@ struct adv {
 /* ADV_N_* bits of a name, ADV_K_* bits of a category (advise_names.c). */
 uint32_t tft_adv_classify_name(const char *s, size_t len);
 uint32_t tft_adv_classify_cat(const char *s);
+/* Whether a host slice is a framework op: a TF executor's, a cpu_op, or named like one. */
+bool tft_adv_is_op(struct adv *a, const struct adv_sl *x);
 /* Name / category class bits of a string id (cached). */
 uint32_t tft_adv_name_bits(struct adv *a, uint32_t name);
 uint32_t tft_adv_cat_bits(struct adv *a, uint32_t cat);

@@ -45,7 +45,7 @@ struct mem_state {
 	double bytes[NKINDS];
 	int64_t pageable_ns;
 	uint64_t pageable_n;
-	struct inst pageable_top[KEEP], dtoh_top[KEEP];
+	struct inst pageable_top[KEEP], dtoh_top[KEEP], any_top[KEEP];
 };
 
 static int mem_init(struct adv *a)
@@ -202,6 +202,7 @@ static int mem_slab(struct adv *a, struct adv_slab *sl)
 		}
 		if (kind == K_DTOH)
 			keep(st->dtoh_top, x);
+		keep(st->any_top, x);
 	}
 	return 0;
 }
@@ -317,7 +318,7 @@ static int mem_finish(struct adv *a)
 		tft_adv_recommend(f, "Overlap copies with compute (pinned memory, non_blocking copies on a side "
 				     "stream, prefetching the next batch), keep tensors on the device between steps, "
 				     "and copy less (smaller dtypes, only the outputs you need).");
-		evidence_top(f, st->pageable_top[0].dur ? st->pageable_top : st->dtoh_top);
+		evidence_top(f, st->any_top);
 	}
 	if (st->count[K_DTOH] / n >= DTOH_PER_STEP) {
 		f = tft_adv_finding(a, TFT_ADVISE_MEMORY, st->dur[K_DTOH] / n, "%llu device-to-host copies per step",

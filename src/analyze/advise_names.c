@@ -71,6 +71,9 @@ uint32_t tft_adv_classify_name(const char *s, size_t len)
 	lo[n] = 0;
 	if (!strncmp(s, "ProfilerStep#", 13))
 		b |= ADV_N_STEP;
+	if (!strncmp(s, "aten::", 6) || !strncmp(s, "prim::", 6) || !strncmp(s, "torch::", 7) ||
+	    !strncmp(s, "c10d::", 6) || !strncmp(s, "quantized::", 11) || !strncmp(s, "torchvision::", 13))
+		b |= ADV_N_FWOP;
 	if (s[0] == '$' && strstr(s, ".py"))
 		b |= ADV_N_PYFRAME; /* XSpace's Python tracer: a frame, not an op */
 	if (any(s, input_words))
@@ -140,7 +143,9 @@ uint32_t tft_adv_classify_cat(const char *s)
 	if (!strcmp(s, "cpu_op") || !strcmp(s, "Operator") || !strcmp(s, "operator"))
 		b |= ADV_K_OP;
 	if (!strcmp(s, "cuda_runtime") || !strcmp(s, "cuda_driver") || !strcmp(s, "Runtime") ||
-	    !strcmp(s, "hip_runtime") || !strcmp(s, "cuda_sync"))
+	    !strcmp(s, "hip_runtime"))
 		b |= ADV_K_RUNTIME;
+	if (!strcmp(s, "cuda_sync"))
+		b |= ADV_K_SYNC;
 	return b;
 }

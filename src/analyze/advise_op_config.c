@@ -273,8 +273,7 @@ static int oc_slab(struct adv *a, struct adv_slab *sl)
 				st->delay_max = delay > st->delay_max ? delay : st->delay_max;
 			}
 		}
-		if (!a->has_device && x->cls == ADV_C_HOST && (x->flags & ADV_SL_TOP) &&
-		    (at->executor || (tft_adv_cat_bits(a, x->cat) & ADV_K_OP))) {
+		if (!a->has_device && x->cls == ADV_C_HOST && (x->flags & ADV_SL_TOP) && tft_adv_is_op(a, x)) {
 			st->ops++;
 			if (d < SHORT_NS) {
 				st->tiny_ops++;
@@ -297,7 +296,8 @@ static int oc_slab(struct adv *a, struct adv_slab *sl)
 			for (size_t i = 0; i < sl->n && st->nbest < MAX_EV_SLICES; i++) {
 				const struct adv_sl *x = &sl->sl[i];
 				bool kern = a->tracks[x->track].role == ADV_R_DEVICE && x->cls == ADV_C_DEVICE;
-				bool tiny = !a->has_device && x->cls == ADV_C_HOST && (x->flags & ADV_SL_TOP);
+				bool tiny = !a->has_device && x->cls == ADV_C_HOST && (x->flags & ADV_SL_TOP) &&
+					    tft_adv_is_op(a, x);
 				if (x->win != best || !(x->flags & ADV_SL_OWN) || x->end - x->ts >= SHORT_NS || !(kern || tiny))
 					continue;
 				st->best[st->nbest].track = x->track;
