@@ -998,6 +998,7 @@ static int run_slab(struct adv *a, struct adv_slab *sl, struct tft_ivset *tmp, s
 
 	if ((rc = tft_adv_slab_fill(a, sl)))
 		return rc;
+	a->res->slabs++;
 	if ((rc = build_unions(a, sl, tmp, spare)))
 		return rc;
 	breakdown(a, sl);
@@ -1194,19 +1195,17 @@ int tft_advise_run(struct tft_session *s, const struct tft_advise_opts *opts, st
 		rc = scan_scope(&a, sc, &sl, tmp, &spare);
 	if (rc)
 		goto out;
-	/* a step with nothing recorded in it: its leading gap stays idle */
+	/*
+	 * Each step's parts: its window's (the slabs cover it exactly, so they sum to its
+	 * duration); a step of no duration or a negative one (a damaged trace) is all idle.
+	 * (A step with nothing recorded keeps its leading gap as idle: pending.)
+	 */
+	for (uint32_t i = 0; i < a.res->nsteps; i++)
+		a.res->steps[i].part_ns[TFT_ADVISE_IDLE] = a.res->steps[i].dur_ns;
 	for (uint32_t i = 0; i < a.nwin; i++) {
 		struct adv_win *w = &a.win[i];
-		if (w->step != TFT_NONE) {
-			struct tft_advise_step *st = &a.res->steps[w->step];
-			int64_t sum = 0;
-			for (int p = 0; p < TFT_ADVISE_NPARTS; p++) {
-				st->part_ns[p] = w->part[p];
-				sum += w->part[p];
-			}
-			/* (a step with a negative duration keeps it as idle, so that the parts sum to it) */
-			st->part_ns[TFT_ADVISE_IDLE] += st->dur_ns - sum;
-		}
+		if (w->step != TFT_NONE && a.res->steps[w->step].dur_ns > 0)
+			memcpy(a.res->steps[w->step].part_ns, w->part, sizeof(w->part));
 	}
 	for (int c = 0; c < TFT_ADVISE_NCHECKERS && !rc; c++)
 		if (checkers[c]->finish)

@@ -103,6 +103,7 @@ struct tft_advise_result {
 	struct tft_advise_step *steps;       /* owned; every step of the session, in its order */
 	size_t nsteps;
 	uint32_t analysed_windows;           /* steps analysed (or worker spans without steps) */
+	uint32_t slabs;                      /* slabs the session was read in (not in the JSON) */
 	int64_t analysed_ns;                 /* their summed duration */
 };
 

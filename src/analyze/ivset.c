@@ -187,8 +187,11 @@ int64_t tft_ivset_measure_in(const struct tft_ivset *s, int64_t a, int64_t b)
 
 int64_t tft_ivset_first_in(const struct tft_ivset *s, int64_t a, int64_t b)
 {
-	size_t i = tft_ivset_find(s, a);
+	size_t i;
 
+	if (b <= a)
+		return INT64_MAX;
+	i = tft_ivset_find(s, a);
 	if (i >= s->n || s->v[i].a >= b)
 		return INT64_MAX;
 	return s->v[i].a > a ? s->v[i].a : a;
