@@ -112,106 +112,98 @@ bool tft_adv_is_op(struct adv *a, const struct adv_sl *x)
 	       (tft_adv_name_bits(a, x->name) & ADV_N_FWOP);
 }
 
-/* ---- launch flows ---------------------------------------------------------------------- */
-
-static int cmp_launch_dst(const void *x, const void *y)
-{
-	const struct adv_launch *p = x, *q = y;
-
-	if (p->dst_track != q->dst_track)
-		return p->dst_track < q->dst_track ? -1 : 1;
-	return (p->dst_ts > q->dst_ts) - (p->dst_ts < q->dst_ts);
-}
-
-static int cmp_launch_src(const void *x, const void *y)
-{
-	const struct adv_launch *p = x, *q = y;
-
-	if (p->src_track != q->src_track)
-		return p->src_track < q->src_track ? -1 : 1;
-	return (p->src_ts > q->src_ts) - (p->src_ts < q->src_ts);
-}
-
-struct flow_ctx {
-	struct adv *a;
-	size_t cap;
-};
+/* ---- launch flows ------------------------------------------------------------------------ */
 
 static int on_flow(void *ctx, const struct tft_flow *f)
 {
-	struct flow_ctx *fc = ctx;
-	struct adv *a = fc->a;
-	struct adv_launch *l;
+	struct adv *a = ctx;
+	struct adv_launches *l;
 
 	a->nflows++;
 	if (f->src_track >= a->ntracks || f->dst_track >= a->ntracks)
 		return 0;
 	if (a->tracks[f->src_track].role != ADV_R_HOST || a->tracks[f->dst_track].role != ADV_R_DEVICE)
 		return 0;
-	if (a->nlaunch == fc->cap) {
-		size_t nc = fc->cap ? fc->cap * 2 : 1024;
-		l = realloc(a->launch_dst, nc * sizeof(*l));
-		if (!l)
+	l = &a->launches[f->dst_track];
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 256;
+		struct adv_launch *nv = realloc(l->v, nc * sizeof(*nv));
+		if (!nv)
 			return TFT_ENOMEM;
-		a->launch_dst = l;
-		fc->cap = nc;
+		l->v = nv;
+		l->cap = nc;
 	}
-	l = &a->launch_dst[a->nlaunch++];
-	l->src_track = f->src_track;
-	l->dst_track = f->dst_track;
-	l->src_ts = f->src_ts_ns;
-	l->dst_ts = f->dst_ts_ns;
+	l->v[l->n].dst_ts = f->dst_ts_ns;
+	l->v[l->n].src_ts = f->src_ts_ns;
+	l->n++;
+	a->nlaunch++;
 	return 0;
 }
 
+static int cmp_launch(const void *x, const void *y)
+{
+	const struct adv_launch *p = x, *q = y;
+
+	if (p->dst_ts != q->dst_ts)
+		return p->dst_ts < q->dst_ts ? -1 : 1;
+	return (p->src_ts > q->src_ts) - (p->src_ts < q->src_ts);
+}
+
+/*
+ * The launch flows into each device track, by their work's start. The flows come
+ * chunk by chunk in about time order, and a stream runs its work in launch order,
+ * so each track's list is mostly sorted already: sorted only when it is not.
+ */
 static int load_launches(struct adv *a)
 {
-	struct flow_ctx fc = { a, 0 };
-	int rc = tft_session_flows(a->s, on_flow, &fc, a->err);
+	int rc;
 
+	a->launches = calloc(a->ntracks ? a->ntracks : 1, sizeof(*a->launches));
+	if (!a->launches)
+		return TFT_ENOMEM;
+	rc = tft_session_flows(a->s, on_flow, a, a->err);
 	if (rc)
 		return rc < 0 ? rc : TFT_EIO;
-	if (!a->nlaunch)
-		return 0;
-	qsort(a->launch_dst, a->nlaunch, sizeof(*a->launch_dst), cmp_launch_dst);
-	a->launch_src = malloc(a->nlaunch * sizeof(*a->launch_src));
-	if (!a->launch_src)
-		return TFT_ENOMEM;
-	memcpy(a->launch_src, a->launch_dst, a->nlaunch * sizeof(*a->launch_src));
-	qsort(a->launch_src, a->nlaunch, sizeof(*a->launch_src), cmp_launch_src);
+	for (uint32_t t = 0; t < a->ntracks; t++) {
+		struct adv_launches *l = &a->launches[t];
+		bool sorted = true;
+		for (size_t i = 1; i < l->n && sorted; i++)
+			sorted = cmp_launch(&l->v[i - 1], &l->v[i]) <= 0;
+		if (!sorted)
+			qsort(l->v, l->n, sizeof(*l->v), cmp_launch);
+	}
 	return 0;
 }
 
-const struct adv_launch *tft_adv_launch_to(const struct adv *a, uint32_t track, int64_t ts)
+/* Each device slice of the slab: the start of the launch call of the flow into it. */
+static void slab_launches(struct adv *a, struct adv_slab *sl)
 {
-	size_t lo = 0, hi = a->nlaunch;
-	struct adv_launch k = { .dst_track = track, .dst_ts = ts };
+	for (size_t r = 0; r < sl->nruns; r++) {
+		const struct adv_run *run = &sl->runs[r];
+		const struct adv_launches *l = &a->launches[run->track];
+		size_t j = 0, lo = 0, hi = l->n;
 
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		if (cmp_launch_dst(&a->launch_dst[m], &k) < 0)
-			lo = m + 1;
-		else
-			hi = m;
+		for (size_t i = run->lo; i < run->hi; i++)
+			sl->launch[i] = INT64_MIN;
+		if (!l->n || a->tracks[run->track].role != ADV_R_DEVICE)
+			continue;
+		/* the first flow at or after the run's first slice, then a merge */
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			if (l->v[m].dst_ts < sl->sl[run->lo].ts)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		j = lo;
+		for (size_t i = run->lo; i < run->hi && j < l->n; i++) {
+			int64_t ts = sl->sl[i].ts;
+			while (j < l->n && l->v[j].dst_ts < ts)
+				j++;
+			if (j < l->n && l->v[j].dst_ts == ts)
+				sl->launch[i] = l->v[j].src_ts;
+		}
 	}
-	if (lo < a->nlaunch && a->launch_dst[lo].dst_track == track && a->launch_dst[lo].dst_ts == ts)
-		return &a->launch_dst[lo];
-	return NULL;
-}
-
-bool tft_adv_launch_from(const struct adv *a, uint32_t track, int64_t ts)
-{
-	size_t lo = 0, hi = a->nlaunch;
-	struct adv_launch k = { .src_track = track, .src_ts = ts };
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		if (cmp_launch_src(&a->launch_src[m], &k) < 0)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo < a->nlaunch && a->launch_src[lo].src_track == track && a->launch_src[lo].src_ts == ts;
 }
 
 /* ---- tracks, devices, scopes ------------------------------------------------------------ */
@@ -757,8 +749,15 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	struct adv_sl *x;
 	int cls;
 
-	if (own)
-		win = tft_adv_window_at(a, sl->scope, ev->ts_ns);
+	if (own) {
+		/* (a track's events come in start order: most fall in the window the last one did) */
+		uint32_t c = a->cur_win;
+		if (c != TFT_NONE && ev->ts_ns >= a->win[c].t0 && ev->ts_ns < a->win[c].t1 &&
+		    (c + 1 >= a->scopes[sl->scope].w1 || a->win[c + 1].t0 > ev->ts_ns))
+			win = c;
+		else
+			win = a->cur_win = tft_adv_window_at(a, sl->scope, ev->ts_ns);
+	}
 	if (a->no_hooks)
 		own = false; /* (counted nowhere: a checker's own scan) */
 	if (ev->kind == TFT_EV_COUNTER) {
@@ -804,7 +803,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	x->depth = ev->depth > UINT16_MAX ? UINT16_MAX : (uint16_t)ev->depth;
 	x->cls = (uint8_t)cls;
 	x->flags = own || (a->no_hooks && ev->ts_ns >= sl->a) ? ADV_SL_OWN : 0;
-	if (a->nlaunch && at->role == ADV_R_HOST && tft_adv_launch_from(a, track, ev->ts_ns))
+	if (at->role == ADV_R_HOST && (nb & ADV_N_LAUNCH))
 		x->flags |= ADV_SL_LAUNCH;
 	if (cls == ADV_C_COMM)
 		a->has_comm = true;
@@ -896,12 +895,17 @@ static int derive(struct adv *a, struct adv_slab *sl)
 	size_t stack[256];
 
 	if (sl->n > sl->capself) {
-		int64_t *ns = realloc(sl->self, sl->n * sizeof(*ns));
+		int64_t *ns = realloc(sl->self, sl->n * sizeof(*ns)), *nl;
 		if (!ns)
 			return TFT_ENOMEM;
 		sl->self = ns;
+		nl = realloc(sl->launch, sl->n * sizeof(*nl));
+		if (!nl)
+			return TFT_ENOMEM;
+		sl->launch = nl;
 		sl->capself = sl->n;
 	}
+	slab_launches(a, sl);
 	for (size_t r = 0; r < sl->nruns; r++) {
 		const struct adv_run *run = &sl->runs[r];
 		bool nests = a->tracks[run->track].nests;
@@ -957,6 +961,7 @@ int tft_adv_slab_fill(struct adv *a, struct adv_slab *sl)
 		if (tt->min_ts_ns > sl->b || tt->max_ts_ns < sl->a || !(tt->slices || tt->counters || tt->instants))
 			continue;
 		a->cur_track = t;
+		a->cur_win = TFT_NONE;
 		rc = tft_session_scan(a->s, t, sl->a, sl->b - 1, 0, on_event, a, a->err);
 		if (rc == TFT_ENOSPC && sl->max_n)
 			return rc;
@@ -985,6 +990,7 @@ void tft_adv_slab_free(struct adv_slab *sl)
 	free(sl->sl);
 	free(sl->runs);
 	free(sl->self);
+	free(sl->launch);
 	for (int c = 0; c < ADV_NCLASSES; c++) {
 		tft_ivset_fini(&sl->cls[c]);
 		tft_ivset_fini(&sl->cum[c]);
@@ -1149,8 +1155,9 @@ static void adv_fini(struct adv *a)
 	free(a->nbits);
 	free(a->kbits);
 	free(a->step_names);
-	free(a->launch_dst);
-	free(a->launch_src);
+	for (uint32_t t = 0; a->launches && t < a->ntracks; t++)
+		free(a->launches[t].v);
+	free(a->launches);
 	tft_advise_destroy(a->res);
 }
 

@@ -217,7 +217,8 @@ static int cp_finish(struct adv *a)
 	}
 	if ((rc = tft_session_flows(a->s, on_flow, &c, a->err)))
 		goto out;
-	qsort(c.e, c.ne, sizeof(*c.e), cmp_edge);
+	if (c.ne)
+		qsort(c.e, c.ne, sizeof(*c.e), cmp_edge);
 	/* the work that ends last */
 	cur = 0;
 	for (uint32_t i = 1; i < c.nn; i++)

@@ -126,7 +126,7 @@ enum {
 	ADV_N_BATCHNORM = 1u << 15, /* a (non-fused) batch norm (tfprof's check) */
 	ADV_N_FUSEDBN = 1u << 16,  /* FusedBatchNorm */
 	ADV_N_SYNC = 1u << 17,     /* a host-device synchronisation */
-	ADV_N_LAUNCH = 1u << 18,   /* a kernel launch call (cudaLaunchKernel, hipLaunchKernel) */
+	ADV_N_LAUNCH = 1u << 18,   /* a launch call: kernels, async copies and sets, graphs (CUDA, HIP) */
 	ADV_N_OPTIMIZER = 1u << 19, /* an optimizer step */
 	ADV_N_PYFRAME = 1u << 20,  /* a Python frame ($file.py:line fn, XSpace's Python tracer) */
 	ADV_N_FWOP = 1u << 21,     /* a framework op by its name (aten::, prim::, c10d:: ...) */
@@ -158,7 +158,7 @@ struct adv_sl {
 };
 
 enum {
-	ADV_SL_LAUNCH = 1u << 0,   /* a launch flow starts here (host side) */
+	ADV_SL_LAUNCH = 1u << 0,   /* a launch call (cudaLaunchKernel, cudaMemcpyAsync ...) */
 	ADV_SL_OWN = 1u << 1,      /* its start is this slab's own: count it here */
 	ADV_SL_TOP = 1u << 2,      /* no counted slice encloses it (outermost op of its stack) */
 	ADV_SL_LAUNCHED = 1u << 3, /* it or a slice nested in it starts a launch flow */
@@ -180,6 +180,8 @@ struct adv_slab {
 	size_t max_n;         /* 0, or fill stops (TFT_ENOSPC) past this many slices */
 	int64_t *self;        /* owned: per slice, its self time (duration minus its direct
 			       * children's, clipped to it; = duration off call stacks) */
+	int64_t *launch;      /* owned: per slice of a device track, when the launch flow into it
+			       * started (its launch call), or INT64_MIN */
 	size_t capself;
 	struct adv_run *runs; /* owned */
 	size_t nruns, capruns;
@@ -187,10 +189,15 @@ struct adv_slab {
 	struct tft_ivset cum[ADV_NCLASSES]; /* cum[k] = cls[0] ∪ ... ∪ cls[k] (indexed) */
 };
 
-/* A launch flow: a host call starting device work (sorted by dst, and by src). */
+/* A launch flow into a device track: when the work starts, and when its launch call did. */
 struct adv_launch {
-	uint32_t src_track, dst_track;
-	int64_t src_ts, dst_ts;
+	int64_t dst_ts, src_ts;
+};
+
+/* The launch flows into one device track, sorted by dst_ts. */
+struct adv_launches {
+	struct adv_launch *v; /* owned */
+	size_t n, cap;
 };
 
 /* ---- the checkers ----------------------------------------------------------------- */
@@ -236,9 +243,8 @@ struct adv {
 	uint32_t nstrings;
 	uint32_t *step_names;            /* owned, sorted: the step table's name ids */
 	uint32_t nstep_names;
-	struct adv_launch *launch_dst;   /* owned; sorted by (dst_track, dst_ts) */
-	struct adv_launch *launch_src;   /* owned; sorted by (src_track, src_ts) */
-	size_t nlaunch;
+	struct adv_launches *launches;   /* owned; per track (device tracks' only) */
+	size_t nlaunch;                  /* launch flows: from a host track to a device track */
 	uint64_t nflows;                 /* every flow of the session */
 	bool has_device;                 /* a device-role track with slices */
 	bool has_streams;                /* GPU stream tracks (kernels), not only executors */
@@ -249,6 +255,7 @@ struct adv {
 	bool no_hooks;                   /* a checker's own scan: no event() calls */
 	struct adv_slab *cur;
 	uint32_t cur_track;
+	uint32_t cur_win;                /* the window the last event fell in (a cache) */
 	int scan_rc;
 	/* checker states (each checker file owns its struct) */
 	void *st[TFT_ADVISE_NCHECKERS];
@@ -270,10 +277,6 @@ const char *tft_adv_track_label(struct adv *a, uint32_t t);
 const char *tft_adv_str(struct adv *a, uint32_t id);
 /* The class of a slice of track t named name in category cat. */
 int tft_adv_classify(struct adv *a, uint32_t track, uint32_t name, uint32_t cat);
-/* The launch flow ending at (track, ts), or NULL. */
-const struct adv_launch *tft_adv_launch_to(const struct adv *a, uint32_t track, int64_t ts);
-/* Whether a launch flow starts at (track, ts). */
-bool tft_adv_launch_from(const struct adv *a, uint32_t track, int64_t ts);
 /* The analysed windows of a scope overlapping [t0, t1): their overlap with it. */
 int64_t tft_adv_analysed_overlap(const struct adv *a, uint32_t scope, int64_t t0, int64_t t1);
 /* The window of scope holding t (the first one), or TFT_NONE. */

@@ -119,7 +119,9 @@ uint32_t tft_adv_classify_name(const char *s, size_t len)
 	    has(s, "aten::_local_scalar_dense"))
 		b |= ADV_N_SYNC;
 	if (has(lo, "launchkernel") || has(lo, "modulelaunch") || has(lo, "launchcooperativekernel") ||
-	    has(lo, "hipextmodulelaunchkernel") || has(lo, "graphlaunch"))
+	    has(lo, "graphlaunch") ||
+	    ((!strncmp(lo, "cuda", 4) || !strncmp(lo, "hip", 3) || !strncmp(lo, "cu", 2)) &&
+	     (has(lo, "memcpy") || has(lo, "memset"))))
 		b |= ADV_N_LAUNCH;
 	if (has(s, "Optimizer.step") || has(s, "optimizer.step") || has(s, "ApplyAdam") ||
 	    has(s, "ApplyGradientDescent") || has(s, "ResourceApply"))

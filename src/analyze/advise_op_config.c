@@ -258,7 +258,6 @@ static int oc_slab(struct adv *a, struct adv_slab *sl)
 			}
 		}
 		if (at->role == ADV_R_DEVICE && x->cls == ADV_C_DEVICE) {
-			const struct adv_launch *l;
 			st->kernels++;
 			if (d < SHORT_NS) {
 				st->short_kernels++;
@@ -266,8 +265,8 @@ static int oc_slab(struct adv *a, struct adv_slab *sl)
 				lo_win = x->win < lo_win ? x->win : lo_win;
 				hi_win = x->win > hi_win ? x->win : hi_win;
 			}
-			if (a->nlaunch && (l = tft_adv_launch_to(a, x->track, x->ts))) {
-				int64_t delay = x->ts - l->src_ts;
+			if (sl->launch[i] != INT64_MIN) {
+				int64_t delay = x->ts - sl->launch[i];
 				st->delay_hist[tft_hist_bucket(delay)]++;
 				st->delay_n++;
 				st->delay_max = delay > st->delay_max ? delay : st->delay_max;

@@ -75,8 +75,9 @@ static void keep_gap(struct ut_state *st, const struct ut_gap *g)
 		st->top[m] = *g;
 }
 
-/* A gap [g0, g1) on track t before the slice x (NULL: after the stream's last). */
-static void gap(struct adv *a, struct ut_state *st, uint32_t t, int64_t g0, int64_t g1, const struct adv_sl *x)
+/* A gap [g0, g1) on track t before the slice x launched at launch (x NULL: after the stream's last). */
+static void gap(struct adv *a, struct ut_state *st, uint32_t t, int64_t g0, int64_t g1, const struct adv_sl *x,
+		int64_t launch)
 {
 	const struct adv_track *at = &a->tracks[t];
 	int64_t ov = tft_adv_analysed_overlap(a, at->scope, g0, g1);
@@ -88,10 +89,9 @@ static void gap(struct adv *a, struct ut_state *st, uint32_t t, int64_t g0, int6
 	if (!x) {
 		cat = ADV_IDLE_OTHER;
 	} else {
-		const struct adv_launch *l = tft_adv_launch_to(a, t, x->ts);
-		if (!l)
+		if (launch == INT64_MIN)
 			cat = a->nlaunch ? ADV_IDLE_OTHER : ADV_IDLE_UNKNOWN;
-		else if (l->src_ts > g0)
+		else if (launch > g0)
 			cat = ADV_IDLE_HOST;
 		else if (g1 - g0 < ADV_KERNEL_WAIT_NS)
 			cat = ADV_IDLE_KERNEL;
@@ -135,7 +135,7 @@ static int ut_slab(struct adv *a, struct adv_slab *sl)
 			if (ut->has && x->ts <= ut->last_ts)
 				continue;
 			if (x->ts > (ut->has ? ut->prev_end : INT64_MIN))
-				gap(a, st, t, ut->has ? ut->prev_end : INT64_MIN, x->ts, x);
+				gap(a, st, t, ut->has ? ut->prev_end : INT64_MIN, x->ts, x, sl->launch[i]);
 			if (!ut->has || x->end > ut->prev_end)
 				ut->prev_end = x->end;
 			ut->has = true;
@@ -190,7 +190,7 @@ static int ut_finish(struct adv *a)
 		if (a->tracks[t].role != ADV_R_DEVICE || a->tracks[t].scope >= a->nscopes)
 			continue;
 		if (st->tr[t].has)
-			gap(a, st, t, st->tr[t].prev_end, INT64_MAX, NULL);
+			gap(a, st, t, st->tr[t].prev_end, INT64_MAX, NULL, INT64_MIN);
 		else
 			st->tr[t].idle[ADV_IDLE_OTHER] = st->scope_ns[a->tracks[t].scope];
 	}
