@@ -137,7 +137,27 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 	l->v[l->n].src_ts = f->src_ts_ns;
 	l->n++;
 	a->nlaunch++;
+	/* and where it starts, on its host track */
+	{
+		struct adv_srcs *h = &a->srcs[f->src_track];
+		if (h->n == h->cap) {
+			size_t nc = h->cap ? h->cap * 2 : 256;
+			int64_t *nv = realloc(h->v, nc * sizeof(*nv));
+			if (!nv)
+				return TFT_ENOMEM;
+			h->v = nv;
+			h->cap = nc;
+		}
+		h->v[h->n++] = f->src_ts_ns;
+	}
 	return 0;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+
+	return (p > q) - (p < q);
 }
 
 static int cmp_launch(const void *x, const void *y)
@@ -159,7 +179,8 @@ static int load_launches(struct adv *a)
 	int rc;
 
 	a->launches = calloc(a->ntracks ? a->ntracks : 1, sizeof(*a->launches));
-	if (!a->launches)
+	a->srcs = calloc(a->ntracks ? a->ntracks : 1, sizeof(*a->srcs));
+	if (!a->launches || !a->srcs)
 		return TFT_ENOMEM;
 	rc = tft_session_flows(a->s, on_flow, a, a->err);
 	if (rc)
@@ -171,8 +192,43 @@ static int load_launches(struct adv *a)
 			sorted = cmp_launch(&l->v[i - 1], &l->v[i]) <= 0;
 		if (!sorted)
 			qsort(l->v, l->n, sizeof(*l->v), cmp_launch);
+		sorted = true;
+		for (size_t i = 1; i < a->srcs[t].n && sorted; i++)
+			sorted = a->srcs[t].v[i - 1] <= a->srcs[t].v[i];
+		if (!sorted)
+			qsort(a->srcs[t].v, a->srcs[t].n, sizeof(*a->srcs[t].v), cmp_i64);
 	}
 	return 0;
+}
+
+/*
+ * The host slices of a run where launch flows start: at each flow's start, the
+ * latest-starting slice of the run that holds it (the deepest, on a call stack).
+ */
+static void slab_sources(struct adv_slab *sl, const struct adv_run *run, const struct adv_srcs *h)
+{
+	size_t lo = 0, hi = h->n, i = run->lo;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (h->v[m] < sl->sl[run->lo].ts)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (size_t k = lo; k < h->n; k++) {
+		int64_t t = h->v[k];
+		if (t > sl->sl[run->hi - 1].end && t > sl->sl[run->hi - 1].ts)
+			break;
+		while (i + 1 < run->hi && sl->sl[i + 1].ts <= t)
+			i++;
+		for (size_t j = i + 1, tries = 0; j-- > run->lo && tries < 16; tries++) {
+			if (sl->sl[j].ts <= t && sl->sl[j].end >= t) {
+				sl->sl[j].flags |= ADV_SL_LAUNCH;
+				break;
+			}
+		}
+	}
 }
 
 /* Each device slice of the slab: the start of the launch call of the flow into it. */
@@ -185,6 +241,8 @@ static void slab_launches(struct adv *a, struct adv_slab *sl)
 
 		for (size_t i = run->lo; i < run->hi; i++)
 			sl->launch[i] = INT64_MIN;
+		if (a->tracks[run->track].role == ADV_R_HOST && a->srcs[run->track].n)
+			slab_sources(sl, run, &a->srcs[run->track]);
 		if (!l->n || a->tracks[run->track].role != ADV_R_DEVICE)
 			continue;
 		/* the first flow at or after the run's first slice, then a merge */
@@ -1157,7 +1215,10 @@ static void adv_fini(struct adv *a)
 	free(a->step_names);
 	for (uint32_t t = 0; a->launches && t < a->ntracks; t++)
 		free(a->launches[t].v);
+	for (uint32_t t = 0; a->srcs && t < a->ntracks; t++)
+		free(a->srcs[t].v);
 	free(a->launches);
+	free(a->srcs);
 	tft_advise_destroy(a->res);
 }
 

@@ -2,8 +2,9 @@
 /*
  * Checker 3, expensive_ops (tfprof's ExpensiveOperationChecker, extended):
  * the ops with the largest self time over the analysed steps, their share of
- * the step time and where they run (an accelerator's stream or executor, or
- * the host); an op of 20% of the step time or more is a finding. With an
+ * all ops' self time and where they run (an accelerator's stream or executor,
+ * or the host); an op holding 20% or more of it is a finding (a
+ * synchronisation call is a wait, not work: never). With an
  * accelerator present, host ops that never start device work (no launch
  * flow from them or from an op inside them) and take 20 us or more on
  * average are ops that run on the CPU: 5% of the step time or more in them
@@ -15,7 +16,7 @@
 
 #include "analyze/advise_int.h"
 
-#define HOT_OP_PCT 20      /* one op's self time: a finding from this share of the step */
+#define HOT_OP_PCT 20      /* one op's self time: a finding from this share of all ops' self time */
 #define CPU_OPS_PCT 5      /* ops running on the CPU beside an accelerator */
 #define CPU_OP_MIN_NS 20000 /* their mean self time at least */
 #define KEEP 3
@@ -185,7 +186,7 @@ static void recommend_hot(struct adv *a, struct tft_advise_finding *f, uint32_t 
 static int ex_finish(struct adv *a)
 {
 	struct ex_state *st = a->st[TFT_ADVISE_EXPENSIVE];
-	int64_t total = tft_adv_analysed_ns(a), cpu_sum = 0;
+	int64_t total = tft_adv_analysed_ns(a), cpu_sum = 0, all_self = 0;
 	uint32_t n = tft_adv_analysed_count(a), nrows = 0, hot = 0, ncpu = 0;
 	struct row *rows;
 	char verdict[1024], b1[32], p1[16], nm[80];
@@ -207,26 +208,35 @@ static int ex_finish(struct adv *a)
 		}
 	}
 	qsort(rows, nrows, sizeof(*rows), cmp_self);
-	vl = (size_t)snprintf(verdict, sizeof(verdict), "top ops by self time:");
+	for (uint32_t i = 0; i < nrows; i++)
+		all_self += rows[i].r->self;
+	vl = (size_t)snprintf(verdict, sizeof(verdict), "top ops by self time (share of all ops' self time):");
 	for (uint32_t i = 0; i < nrows && i < 3; i++)
 		vl += (size_t)snprintf(verdict + vl, sizeof(verdict) - vl, "%s %s %s (%s)", i ? "," : "",
 				       short_name(a, rows[i].name, nm, sizeof(nm)),
-				       tft_adv_pct(p1, sizeof(p1), rows[i].r->self, total), where(a, rows[i].r));
-	for (uint32_t i = 0; i < nrows && hot < 2; i++) {
+				       tft_adv_pct(p1, sizeof(p1), rows[i].r->self, all_self), where(a, rows[i].r));
+	for (uint32_t i = 0, rank = 0; i < nrows && hot < 2; i++) {
 		const struct op_rec *r = rows[i].r;
 		struct tft_advise_finding *f;
-		if (r->self * 100 < (int64_t)HOT_OP_PCT * total)
+		int64_t per = r->self / n, step = total / n;
+		if (tft_adv_name_bits(a, rows[i].name) & (ADV_N_SYNC | ADV_N_STEP))
+			continue; /* (a wait for the device, not work of its own) */
+		rank++;
+		if (r->self * 100 < (int64_t)HOT_OP_PCT * all_self)
 			break;
 		hot++;
-		f = tft_adv_finding(a, TFT_ADVISE_EXPENSIVE, r->self / n, "%s takes %s of the step time (on the %s)",
-				    short_name(a, rows[i].name, nm, sizeof(nm)), tft_adv_pct(p1, sizeof(p1), r->self, total),
-				    where(a, r));
+		/* (on several threads or streams at once an op's time can pass the step's: capped) */
+		f = tft_adv_finding(a, TFT_ADVISE_EXPENSIVE, per < step ? per : step,
+				    "%s: %s of all ops' self time (on the %s)", short_name(a, rows[i].name, nm, sizeof(nm)),
+				    tft_adv_pct(p1, sizeof(p1), r->self, all_self), where(a, r));
 		tft_adv_explain(f,
 				"%s runs %llu times in the %u analysed step%s with a self time (its time minus the ops "
-				"inside it) of %s per step, %s of the step time; it is the op type with the %s largest "
-				"self time.",
+				"inside it) of %s per step: %s of all ops' self time%s; it is the op type with the %s "
+				"largest self time.",
 				tft_adv_str(a, rows[i].name), (unsigned long long)r->count, n, n == 1 ? "" : "s",
-				tft_adv_ns(b1, sizeof(b1), r->self / n), p1, i == 0 ? "" : i == 1 ? "second" : "third");
+				tft_adv_ns(b1, sizeof(b1), per), p1,
+				per > step ? ", more than a step lasts (it runs on several threads or streams at once)" : "",
+				rank == 1 ? "" : rank == 2 ? "second" : "third");
 		recommend_hot(a, f, rows[i].name, r);
 		evidence_of(f, r);
 	}

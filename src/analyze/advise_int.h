@@ -158,7 +158,7 @@ struct adv_sl {
 };
 
 enum {
-	ADV_SL_LAUNCH = 1u << 0,   /* a launch call (cudaLaunchKernel, cudaMemcpyAsync ...) */
+	ADV_SL_LAUNCH = 1u << 0,   /* a launch: a flow to a device starts here, or a launch call's name */
 	ADV_SL_OWN = 1u << 1,      /* its start is this slab's own: count it here */
 	ADV_SL_TOP = 1u << 2,      /* no counted slice encloses it (outermost op of its stack) */
 	ADV_SL_LAUNCHED = 1u << 3, /* it or a slice nested in it starts a launch flow */
@@ -192,6 +192,12 @@ struct adv_slab {
 /* A launch flow into a device track: when the work starts, and when its launch call did. */
 struct adv_launch {
 	int64_t dst_ts, src_ts;
+};
+
+/* Where launch flows start on one host track: their src_ts, sorted. */
+struct adv_srcs {
+	int64_t *v; /* owned */
+	size_t n, cap;
 };
 
 /* The launch flows into one device track, sorted by dst_ts. */
@@ -244,6 +250,7 @@ struct adv {
 	uint32_t *step_names;            /* owned, sorted: the step table's name ids */
 	uint32_t nstep_names;
 	struct adv_launches *launches;   /* owned; per track (device tracks' only) */
+	struct adv_srcs *srcs;           /* owned; per track (host tracks' only) */
 	size_t nlaunch;                  /* launch flows: from a host track to a device track */
 	uint64_t nflows;                 /* every flow of the session */
 	bool has_device;                 /* a device-role track with slices */

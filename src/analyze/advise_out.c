@@ -19,7 +19,7 @@ static void out_fail(struct adv *a)
 	a->scan_rc = a->scan_rc ? a->scan_rc : TFT_ENOMEM;
 }
 
-static char *vfmt(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *vfmt(const char *fmt, va_list ap)
 {
 	char *p = NULL;
 
@@ -63,7 +63,7 @@ struct tft_advise_finding *tft_adv_finding(struct adv *a, int checker, int64_t c
 	return f;
 }
 
-static void set_text(char **dst, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void set_text(char **dst, const char *fmt, va_list ap)
 {
 	char *p = vfmt(fmt, ap);
 
