@@ -2,7 +2,7 @@
 """`pip install .`: the tftracer Python module, built from the same C sources as `make`
 (every library layer under src/ except the CLI, the web UI packed by tools/pack_assets,
 and python/tftracer/_tftracer.c). Needs a C11 compiler and the Debian -dev packages
-the Makefile links (libsqlite3, libzstd, zlib, libmicrohttpd)."""
+the Makefile links (libsqlite3, libzstd, zlib, libmicrohttpd, libbabeltrace2)."""
 import glob
 import os
 import subprocess
@@ -46,7 +46,7 @@ ext = Extension(
     include_dirs=["include", "src"],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
-    libraries=["sqlite3", "zstd", "z", "microhttpd", "pthread", "m"],
+    libraries=["sqlite3", "zstd", "z", "microhttpd", "babeltrace2", "pthread", "m"],
 )
 
 # Build products stay under build/pip (the Makefile's O=build is next to it).
