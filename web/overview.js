@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The Overview page: session summary cards, workers and devices, a step-time bar
-// chart marking traced steps (click opens the step on the Timeline), each bar split
-// into the advisor's step-time breakdown (device compute, communication, memcpy,
-// input, host compute, idle), the advisor's top three findings (a click opens the
+// chart marking traced steps (click opens the step on the Timeline), under it each
+// step's breakdown from the advisor (device compute, communication, memcpy, input,
+// host compute, idle: stacked bars), the advisor's top three findings (a click opens the
 // evidence on the Timeline), health warnings (drops, unmatched flows, unclosed
 // slices) and the top ops by self time.
 import { big } from './api.js';
@@ -72,9 +72,11 @@ export class Overview {
 			</div>
 			<section class="panel steps-panel"><h3>Steps <span class="muted">${steps.length ? `${fmtInt(steps.length)} steps · ${fmtInt(steps.filter((x) => x.traced).length)} traced` : ''}</span></h3>
 				${steps.length ? `<p class="step-stats">average ${esc(fmtDur(stepStats.mean))} ± ${esc(fmtDur(stepStats.sd))} · median ${esc(fmtDur(stepStats.median))} · min ${esc(fmtDur(stepStats.min))} · max ${esc(fmtDur(stepStats.max))}</p>
-				<p class="step-breakdown legend" title="The advisor's step-time breakdown: each nanosecond of a step goes to the first of these that runs (tftracer advise)"></p>
 				<div class="stepchart-wrap"><canvas class="stepchart" height="180"></canvas><div class="step-tip" hidden></div></div>
-				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 (red top) · click a bar to open the step on the Timeline</p>`
+				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 (red top) · click a bar to open the step on the Timeline</p>
+				<h3 class="bd-title">Step-time breakdown <span class="muted">where each step's time goes (tftracer advise)</span></h3>
+				<p class="step-breakdown legend" title="The advisor's step-time breakdown: each nanosecond of a step goes to the first of these that runs"><span class="loading">computing…</span></p>
+				<div class="stepchart-wrap"><canvas class="bdchart" height="140"></canvas></div>`
 			: `<p class="empty">No step markers in this session. Steps come from <code>ProfilerStep#N</code> slices (PyTorch: call <code>prof.step()</code> each iteration), TensorFlow <code>tf.profiler.experimental.Trace('train', step_num=N)</code> or RunMetadata per <code>session.run</code>. Without them the Timeline and Ops pages still work on the whole trace.</p>`}
 			</section>
 			<section class="panel ov-findings"><h3>Top findings <span class="muted">what slows the steps</span></h3><div class="ov-flist"><p class="loading">Looking for what slows the steps…</p></div>
@@ -123,6 +125,8 @@ export class Overview {
 			for (const b of this.breakdown) if (b) b.forEach((v, k) => { tot[k] += v; });
 			const all = tot.reduce((x, y) => x + y, 0) || 1;
 			bl.innerHTML = PARTS.map((p, k) => `<span class="sw" style="background:var(${p.css})"></span> ${escapeHtml(p.label)} ${escapeHtml(fmtPct(tot[k] / all))}`).join(' ');
+		} else if (bl) {
+			bl.textContent = 'no breakdown: the advisor has none for these steps';
 		}
 		const f = (d.findings || []).slice(0, 3);
 		const n = num(d.analysed_steps), per = n ? num(d.analysed_ns) / n : 0;
@@ -166,33 +170,36 @@ export class Overview {
 
 	setupChart() {
 		const c = this.root.querySelector('.stepchart');
+		const bc = this.root.querySelector('.bdchart');
 		const tip = this.root.querySelector('.step-tip');
 		this.canvas = c;
+		this.bdCanvas = bc;
 		const draw = () => this.drawChart();
 		new ResizeObserver(draw).observe(c);
-		c.addEventListener('mousemove', (e) => {
-			const i = this.stepAt(e);
-			if (i !== this.hoverStep) { this.hoverStep = i; draw(); }
-			if (i < 0) { tip.hidden = true; return; }
-			const st = this.steps[i];
-			tip.hidden = false;
-			const bd = this.breakdown && this.breakdown[i];
-			tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}` +
-				(bd ? PARTS.map((p, k) => (bd[k] ? `<br>${escapeHtml(p.label)} ${escapeHtml(fmtDur(bd[k]))}` : '')).join('') : '');
-			const r = c.getBoundingClientRect();
-			tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40}px)`;
-		});
-		c.addEventListener('mouseleave', () => { this.hoverStep = -1; tip.hidden = true; draw(); });
-		c.addEventListener('click', (e) => {
-			const i = this.stepAt(e);
-			if (i >= 0) this.app.openStep(this.steps[i]);
-		});
+		for (const cv of [c, bc]) {
+			cv.addEventListener('mousemove', (e) => {
+				const i = this.stepAt(e, cv);
+				if (i !== this.hoverStep) { this.hoverStep = i; draw(); }
+				if (i < 0) { tip.hidden = true; return; }
+				const st = this.steps[i];
+				tip.hidden = false;
+				const bd = this.breakdown && this.breakdown[i];
+				tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}` +
+					(bd ? PARTS.map((p, k) => (bd[k] ? `<br>${escapeHtml(p.label)} ${escapeHtml(fmtDur(bd[k]))}` : '')).join('') : '');
+				const r = c.getBoundingClientRect(), rv = cv.getBoundingClientRect();
+				tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40 - (cv === c ? 0 : r.top - rv.top)}px)`;
+			});
+			cv.addEventListener('mouseleave', () => { this.hoverStep = -1; tip.hidden = true; draw(); });
+			cv.addEventListener('click', (e) => {
+				const i = this.stepAt(e, cv);
+				if (i >= 0) this.app.openStep(this.steps[i]);
+			});
+		}
 		draw();
 	}
 
-	layoutChart() {
-		const c = this.canvas;
-		const w = c.clientWidth, h = 180;
+	layoutChart(c, h) {
+		const w = c.clientWidth;
 		const n = this.steps.length;
 		const left = 56, right = 8, top = 10, bottom = 22;
 		const pw = Math.max(10, w - left - right);
@@ -200,19 +207,24 @@ export class Overview {
 		return { w, h, n, left, right, top, bottom, pw, perBar, ph: h - top - bottom };
 	}
 
-	stepAt(e) {
-		const L = this.layoutChart();
-		const r = this.canvas.getBoundingClientRect();
+	stepAt(e, c = this.canvas) {
+		const L = this.layoutChart(c, c === this.bdCanvas ? 140 : 180);
+		const r = c.getBoundingClientRect();
 		const x = e.clientX - r.left - L.left;
 		if (x < 0 || x >= L.pw) return -1;
 		return Math.min(L.n - 1, Math.floor(x / L.perBar));
 	}
 
+	/* The step-time chart, and under it the breakdown's (the same columns). */
 	drawChart() {
-		const c = this.canvas;
+		this.drawOne(this.canvas, 180, false);
+		this.drawOne(this.bdCanvas, 140, true);
+	}
+
+	drawOne(c, height, parts) {
 		if (!c || !c.isConnected) return;
 		const dpr = window.devicePixelRatio || 1;
-		const L = this.layoutChart();
+		const L = this.layoutChart(c, height);
 		c.width = Math.round(L.w * dpr);
 		c.height = Math.round(L.h * dpr);
 		c.style.height = `${L.h}px`;
@@ -241,17 +253,18 @@ export class Overview {
 		const perCol = L.n / cols;
 		for (let c0 = 0; c0 < cols; c0++) {
 			const a = Math.floor(c0 * perCol), b = Math.max(a + 1, Math.floor((c0 + 1) * perCol));
-			let m = 0, traced = false, hov = false;
-			for (let i = a; i < b; i++) { if (this.steps[i].dur > m) m = this.steps[i].dur; traced = traced || this.steps[i].traced; hov = hov || i === this.hoverStep; }
+			let m = 0, traced = false, hov = false, longest = a;
+			for (let i = a; i < b; i++) {
+				if (this.steps[i].dur > m) { m = this.steps[i].dur; longest = i; }
+				traced = traced || this.steps[i].traced;
+				hov = hov || i === this.hoverStep;
+			}
 			const x0 = L.left + c0 * (L.pw / cols), bw = Math.max(1, L.pw / cols - (L.pw / cols > 4 ? 1 : 0));
 			const slow = m > st.p90 && L.n >= 5;
-			const bd = this.breakdown && b - a === 1 ? this.breakdown[a] : null;
-			// as on the Runs page: traced steps solid orange, the others pale blue (and outlined)
-			ctx.fillStyle = hov ? fg : traced ? SC.traced : SC.untraced;
-			ctx.globalAlpha = hov ? 1 : bd ? 0.4 : traced ? 1 : 0.3;
-			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
-			if (bd) {
-				// stacked: the breakdown's parts from the bottom, in the advisor's order
+			if (parts) {
+				// stacked from the bottom in the advisor's order (a column of several: its longest step)
+				const bd = this.breakdown && this.breakdown[longest];
+				if (!bd) continue;
 				let y0 = L.top + L.ph;
 				ctx.globalAlpha = hov ? 1 : 0.9;
 				for (let k = 0; k < PARTS.length; k++) {
@@ -260,12 +273,19 @@ export class Overview {
 					ctx.fillRect(x0, y0 - h, bw, h);
 					y0 -= h;
 				}
+				ctx.globalAlpha = 1;
+				continue;
 			}
+			// as on the Runs page: traced steps solid orange, the others pale blue (and outlined)
+			ctx.fillStyle = hov ? fg : traced ? SC.traced : SC.untraced;
+			ctx.globalAlpha = hov ? 1 : traced ? 1 : 0.3;
+			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
 			ctx.globalAlpha = 1;
 			if (!traced) { ctx.strokeStyle = SC.untraced; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
 			// slower than P90: a red cap
 			if (slow) { ctx.fillStyle = SC.slow; ctx.fillRect(x0, y(m), bw, Math.min(4, L.top + L.ph - y(m))); }
 		}
+		if (parts && !this.breakdown) return;
 		ctx.fillStyle = fg;
 		ctx.fillRect(L.left, Math.round(y(st.median)), L.pw, 1);
 		ctx.fillText('median', L.left + L.pw - 40, y(st.median) - 6);

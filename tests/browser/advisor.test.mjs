@@ -86,7 +86,8 @@ const parseId = (id) => { const m = /^(\d+)\.(-?\d+)\.(\d+)$/.exec(id); return m
 async function expectEvidence(p, e) {
 	await p.waitForFunction(() => window.__tft.state().page === 'timeline', null, { timeout: WAIT });
 	const ids = (e.slice_ids || []).map(parseId);
-	if (ids.length) await p.waitForFunction(() => { const s = window.__tft.evidence(); return s && s.selected; }, null, { timeout: WAIT });
+	// the selection, then its details (the drawer asks the server for them)
+	if (ids.length) await p.waitForFunction(() => { const s = window.__tft.evidence(); return s && s.selected && window.__tft.state().details; }, null, { timeout: WAIT });
 	await p.waitForFunction(() => window.__tft.isIdle(), null, { timeout: WAIT, polling: 50 });
 	const r = await p.evaluate((e) => {
 		const st = window.__tft.state(), ev = window.__tft.evidence(), tl = window.__tft.timeline;
@@ -173,6 +174,21 @@ note(`served session: ${want.findings.length} findings, ${want.steps.length} ste
 		if (want.steps.length) assert(/device compute/.test(legend) && /input/.test(legend) && /idle/.test(legend), `legend "${legend}"`);
 		const bd = await p.evaluate(() => (window.__tft.app.overview.breakdown || []).filter(Boolean).length);
 		assert(!want.steps.length || bd === want.steps.length, `${bd} steps with a breakdown of ${want.steps.length}`);
+		if (want.steps.length) {
+			// the breakdown chart is drawn: its bars in the parts' colours (device compute first)
+			await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+			const px = await p.evaluate(() => {
+				const c = document.querySelector('#page-overview .bdchart'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+				const want = getComputedStyle(document.documentElement).getPropertyValue('--adv-device').trim();
+				const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(want);
+				const rgb = m ? [1, 2, 3].map((i) => parseInt(m[i], 16)) : [45, 164, 78];
+				let n = 0;
+				for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 200 && Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]) < 60) n++;
+				return n;
+			});
+			const dev = want.steps.reduce((x, st) => x + Number(st.breakdown.device_compute), 0);
+			assert(!dev || px > 100, `${px} device-compute pixels in the breakdown chart`);
+		}
 		const titles = await p.locator('#page-overview .ov-findings .adv-card h3').allInnerTexts();
 		const top = want.findings.slice(0, 3).map((f) => f.title);
 		assert(JSON.stringify(titles) === JSON.stringify(top), `top findings ${JSON.stringify(titles)}, want ${JSON.stringify(top)}`);
