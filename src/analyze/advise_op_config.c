@@ -400,7 +400,9 @@ static int oc_finish(struct adv *a)
 	}
 	vl += (size_t)snprintf(v + vl, sizeof(v) - vl, "layout conversions %s of step time",
 			       tft_adv_pct(p1, sizeof(p1), st->xpose_ns, total));
-	if (st->conv_ns || st->g_conv_nchw + st->g_conv_nhwc)
+	if (st->conv_ns && !st->conv_nchw_ns && !st->conv_nhwc_ns && !(st->g_conv_nchw + st->g_conv_nhwc))
+		vl += (size_t)snprintf(v + vl, sizeof(v) - vl, " (convolution kernels: their names do not say the layout)");
+	else if (st->conv_ns || st->g_conv_nchw + st->g_conv_nhwc)
 		vl += (size_t)snprintf(v + vl, sizeof(v) - vl, " (convolution kernels: %s NCHW, %s NHWC%s)",
 				       tft_adv_pct(p1, sizeof(p1), st->conv_nchw_ns, st->conv_ns),
 				       tft_adv_pct(p2, sizeof(p2), st->conv_nhwc_ns, st->conv_ns),

@@ -236,8 +236,8 @@ static void outliers(struct adv *a, struct var_state *st, char *v, size_t vsize,
 		if (a->analysed_scopes > 1 && a->scopes[sc].key[0])
 			snprintf(where, sizeof(where), " (%s)", a->scopes[sc].key);
 		if (*vl < vsize - 200)
-			*vl += (size_t)snprintf(v + *vl, vsize - *vl, "%s%u steps%s: p50 %s, p99 %s, max %s", *vl ? "; " : "",
-						n, where, tft_adv_ns(b1, sizeof(b1), p50), tft_adv_ns(b2, sizeof(b2), p99),
+			*vl += (size_t)snprintf(v + *vl, vsize - *vl, "%s%u step%s%s: p50 %s, p99 %s, max %s", *vl ? "; " : "",
+						n, n == 1 ? "" : "s", where, tft_adv_ns(b1, sizeof(b1), p50), tft_adv_ns(b2, sizeof(b2), p99),
 						tft_adv_ns(b3, sizeof(b3), mx));
 		if (m == TFT_NONE)
 			continue;

@@ -63,21 +63,23 @@ static int open_session(const char *path, struct tft_session **out)
 	return TFT_EXIT_OK;
 }
 
-/* Text wrapped at 96 columns after `indent` spaces; control characters as '?'. */
-static void print_wrapped(const char *s, int indent)
+/*
+ * Text wrapped at 100 columns, the first line starting at column `col` (already
+ * printed), the next ones indented by `indent`; control characters as '?'.
+ */
+static void print_wrapped_at(const char *s, int col, int indent)
 {
-	int col = indent;
+	int start = col;
 
-	printf("%*s", indent, "");
 	while (*s) {
 		const char *w = s;
 		int n = 0;
 		while (w[n] && w[n] != ' ')
 			n++;
-		if (col > indent && col + 1 + n > 96) {
+		if (col > start && col + 1 + n > 100) {
 			printf("\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
+			col = start = indent;
+		} else if (col > start) {
 			putchar(' ');
 			col++;
 		}
@@ -89,6 +91,12 @@ static void print_wrapped(const char *s, int indent)
 			s++;
 	}
 	putchar('\n');
+}
+
+static void print_wrapped(const char *s, int indent)
+{
+	printf("%*s", indent, "");
+	print_wrapped_at(s, indent, indent);
 }
 
 static void print_text(struct tft_session *s, const struct tft_advise_result *r)
@@ -133,7 +141,7 @@ static void print_text(struct tft_session *s, const struct tft_advise_result *r)
 	printf("\nChecked:\n");
 	for (size_t i = 0; i < r->nchecked; i++) {
 		printf("  %-14s ", tft_advise_checker_name(r->checked[i].checker));
-		print_wrapped(r->checked[i].text, 0);
+		print_wrapped_at(r->checked[i].text, 17, 17);
 	}
 	if (!r->nsteps)
 		return;
