@@ -25,6 +25,8 @@ ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
+# CTF (LTTng) traces are read through libbabeltrace2 (Debian: libbabeltrace2-dev).
+LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
 LAYERS  := core codec store collect runtime analyze export server
@@ -117,10 +119,49 @@ bench-runtime: $(O)/bench/bench_runtime
 -include $(SO_OBJ:.o=.d)
 # ---- end runtime --------------------------------------------------------------
 
+# ---- preload (interceptors) ---------------------------------------------------
+# $(O)/libtftracer-preload.so: the runtime layer (core, store, runtime) and the
+# interceptors of src/intercept/, built with -fvisibility=hidden like
+# libtftracer.so and linked -Bsymbolic-functions, so that its own calls stay
+# inside it while the program's calls to the runtime, OpenCL, dlsym and exec
+# reach it; its data (tft_rt_state, which a program's inline gates read) is
+# not bound locally: a program linked with libtftracer.so may hold the one
+# copy (a copy relocation) that every object then uses (docs/intercept.md). `tftracer record` puts it in LD_PRELOAD.
+#   OpenCL: built with the Khronos headers (ocl-icd-opencl-dev); without them
+#   the interceptor is left out and the library says so at build time.
+#   CUDA: built where $(CUDA_HOME)/include/cupti.h exists (CUPTI callback and
+#   activity APIs, NVTX injection); libcupti is opened at run time, not linked.
+CUDA_HOME   ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-*))
+HAVE_CL     := $(wildcard /usr/include/CL/cl.h)
+HAVE_CUPTI  := $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/cupti.h))
+CUPTI_LIB   := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
+ICPT_CFLAGS := $(if $(HAVE_CL),-DTFT_HAVE_OPENCL) \
+               $(if $(HAVE_CUPTI),-DTFT_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
+                 $(if $(CUPTI_LIB),-DTFT_CUPTI_LIB='"$(CUPTI_LIB)"'))
+ICPT_SRC    := $(wildcard src/intercept/*.c)
+ICPT_OBJ    := $(ICPT_SRC:%.c=$(O)/so/%.o)
+PRELOAD     := $(O)/libtftracer-preload.so
+
+$(ICPT_OBJ): CFLAGS += $(ICPT_CFLAGS)
+
+$(PRELOAD): $(SO_OBJ) $(ICPT_OBJ)
+	$(if $(Q),@echo "  LINK    $@")
+	$(if $(HAVE_CL),,@echo "preload: no OpenCL headers (/usr/include/CL/cl.h, ocl-icd-opencl-dev): OpenCL is not intercepted")
+	$(if $(HAVE_CUPTI),,@echo "preload: no CUPTI headers (CUDA_HOME=$(or $(CUDA_HOME),none)): CUDA is not intercepted")
+	$(Q)$(CC) -shared -Wl,-Bsymbolic-functions -Wl,-soname,libtftracer-preload.so -o $@ $^ $(LDFLAGS) \
+		$(SO_LIBS) -ldl
+
+all: $(PRELOAD)
+preload: $(PRELOAD)
+.PHONY: preload
+-include $(ICPT_OBJ:.o=.d)
+# ---- end preload ----------------------------------------------------------------
+
 # ---- python ------------------------------------------------------------------
 # The Python module `tftracer` (python/tftracer, docs/python.md): _tftracer.c
 # against the CPython API of $(PYTHON), linked with libtftracer.a (nothing
-# else needed at run time), plus the package's .py files, in $(O)/python:
+# else needed at run time; its runtime API stays interposable: see
+# python/tftracer/_tftracer.map), plus the package's .py files, in $(O)/python:
 #   PYTHONPATH=$(O)/python $(PYTHON) -c 'import tftracer'
 # Needs python3-dev (python3-config); without it the module is skipped.
 # `pip install .` builds the same sources through setup.py.
@@ -138,10 +179,11 @@ $(O)/python/_tftracer.o: python/tftracer/_tftracer.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(PY_INCLUDES) -fvisibility=hidden -c $< -o $@
 
-$(PY_MOD): $(O)/python/_tftracer.o $(O)/libtftracer.a
+$(PY_MOD): $(O)/python/_tftracer.o $(O)/libtftracer.a python/tftracer/_tftracer.map
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LINK    $@")
-	$(Q)$(CC) -shared -o $@ $< $(O)/libtftracer.a -Wl,--exclude-libs,ALL $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) -shared -o $@ $< $(O)/libtftracer.a \
+		-Wl,--version-script,python/tftracer/_tftracer.map $(LDFLAGS) $(LDLIBS)
 
 $(PY_DIR)/%.py: python/tftracer/%.py
 	@mkdir -p $(dir $@)
@@ -166,9 +208,12 @@ $(O)/%.o: %.c
 $(O)/libtftracer.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/tftracer: $(CLI_OBJ) $(O)/libtftracer.a
+# (record checks the counters with the preload library's own perf code)
+$(O)/tftracer: $(CLI_OBJ) $(O)/src/intercept/perf.o $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/src/cli/record_intercept.o: CFLAGS += $(if $(HAVE_CUPTI),-DTFT_RECORD_CUPTI)
 
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/lib/*.h) $(O)/libtftracer.a
 	@mkdir -p $(dir $@)

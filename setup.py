@@ -3,7 +3,7 @@
 (every library layer of the Makefile's LAYERS, the web UI packed by tools/pack_assets,
 and python/tftracer/_tftracer.c, linked with the Makefile's LDLIBS). Needs a C11
 compiler and the Debian -dev packages the Makefile links (libsqlite3, libzstd, zlib,
-libmicrohttpd). Offline: pip install --no-build-isolation . (docs/packaging.md)."""
+libmicrohttpd, libbabeltrace2). Offline: pip install --no-build-isolation . (docs/packaging.md)."""
 import glob
 import os
 import re

@@ -13,8 +13,11 @@ PKGS=(
 	wrk openssl                       # load test, test TLS certificate
 	chromium                          # browser tests (driven by playwright-core from npm)
 	liblttng-ust-dev lttng-tools      # runtime benchmark peer (LTTng-UST tracepoint)
+	libbabeltrace2-dev babeltrace2    # CTF (LTTng) import; babeltrace2 checks it in the tests
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 	python3-dev python3-wheel         # the Python module (make, pip install .)
+	ocl-icd-opencl-dev ocl-icd-libopencl1 # OpenCL headers + ICD loader (the preload library's interceptor)
+	pocl-opencl-icd clinfo python3-pyopencl # a real OpenCL CPU device for its tests
 )
 
 # Node.js + npm for the browser tests: Debian's packages unless a Node.js

@@ -38,8 +38,17 @@ enum tft_rt_kind {
 	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced */
 	TFT_RK_THREAD_NAME = 11,  /* text follows */
 	TFT_RK_PROCESS_NAME = 12, /* text follows */
-	TFT_RK_KIND_MAX = 12,
+	TFT_RK_VALUES = 13,       /* p0, p1 = two values of tft_rt_emit_values; aux: see below */
+	TFT_RK_KIND_MAX = 13,
 };
+
+/* TFT_RK_VALUES aux: one record per two values, published together. */
+#define TFT_RT_VAL_AUX(i, n, phase, depth) \
+	((uint32_t)(i) << 24 | (uint32_t)(n) << 20 | (uint32_t)(phase) << 16 | (uint32_t)(depth))
+#define TFT_RT_VAL_I(aux) ((aux) >> 24)           /* record index in its group */
+#define TFT_RT_VAL_N(aux) (((aux) >> 20) & 15u)   /* values in the group */
+#define TFT_RT_VAL_PHASE(aux) (((aux) >> 16) & 1u) /* 0: after a zone begin, 1: before its end */
+#define TFT_RT_VAL_DEPTH(aux) ((aux) & 0xffffu)   /* the zone's depth (tft_zone.depth) */
 
 /*
  * One ring slot. A record with text (aux = its length, <= TFT_RT_TEXT_MAX)
@@ -72,8 +81,13 @@ struct tft_rt_thread {
 	uint32_t open;           /* zones begun and recorded, not yet ended */
 	uint32_t serial;         /* this thread's serial, in zone contexts */
 	uint32_t busy;           /* inside a recording call: signal / recursion guard */
+	_Atomic uint64_t values_dropped; /* tft_rt_emit_values groups that found no room (relaxed) */
 	_Atomic uint64_t head;   /* slots published (release; pairs with the drain's acquire) */
 	_Atomic uint64_t dropped; /* events dropped on this thread (relaxed counter) */
+
+	/* call sites of the open zones, [0, open): what a kernel enqueued now belongs to
+	 * (tft_rt_innermost_site; read by the owning thread only) */
+	const struct tft_site *sites[TFT_RT_MAX_DEPTH];
 
 	/* ---- drain: the drain thread only ---- */
 	_Alignas(64) _Atomic uint64_t tail; /* slots consumed (release; pairs with reserve's acquire) */
@@ -107,6 +121,11 @@ extern _Atomic uint32_t tft_rt_nthreads;
 extern _Atomic uint32_t tft_rt_generation;
 /* Key whose destructor marks a thread exited. */
 extern pthread_key_t tft_rt_key;
+/* Hooks of runtime/source.h (NULL = none), loaded relaxed where they are called. */
+typedef void (*tft_rt_zone_hook_fn)(uint32_t phase, uint32_t depth);
+typedef void (*tft_rt_step_hook_fn)(uint32_t phase);
+extern _Atomic(tft_rt_zone_hook_fn) tft_rt_zone_hook;
+extern _Atomic(tft_rt_step_hook_fn) tft_rt_step_hook;
 
 static inline unsigned tft_rt_state_load(void)
 {
@@ -138,6 +157,10 @@ struct tft_rt_settings {
 	size_t ring_bytes;
 	int want_tsc;
 };
+
+/* Names of the values of TFT_RK_VALUES records (tft_rt_counters_describe). */
+extern const char *const *_Atomic tft_rt_value_names;
+extern _Atomic uint32_t tft_rt_value_count;
 
 /* Create the session file and the drain state. NULL + err on failure. */
 struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
@@ -188,6 +211,6 @@ void tft_rt_drain_done(uint64_t seq, int final, int rc);
  * Returns fn's result, TFT_EINVAL when no session runs, TFT_EIO when the
  * session's writer has failed. Never call it from the drain thread or fn.
  */
-int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+TFT_API int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
 
 #endif /* TFT_RUNTIME_RT_H */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/source.h"
 
 /* ---- globals shared with emit.c and drain.c (see rt.h) ----------------------------- */
 
@@ -26,6 +27,10 @@ _Atomic uint32_t tft_rt_max_threads;
 _Atomic uint32_t tft_rt_nthreads;
 _Atomic uint32_t tft_rt_generation;
 pthread_key_t tft_rt_key;
+_Atomic(tft_rt_zone_hook_fn) tft_rt_zone_hook;
+_Atomic(tft_rt_step_hook_fn) tft_rt_step_hook;
+const char *const *_Atomic tft_rt_value_names;
+_Atomic uint32_t tft_rt_value_count;
 
 #define DEF_FLUSH_MS 100u
 #define MAX_FLUSH_MS 250u
@@ -56,8 +61,12 @@ static struct {
 	pthread_t drain;
 	uint32_t exit_timeout_ms;
 	int atexit_done;
+	int owned; /* the session was started by tft_rt_init_owned (the preload library) */
+	_Atomic int64_t pid; /* the process that started the running session, 0 when none */
 	struct tft_rt_thread *orphans; /* fork child: the parent's rings, unmapped at next init */
 } ctl;
+
+static _Atomic uint32_t sessions_begun; /* tft_rt_sessions_begun */
 
 /* Drain handshake, under drain_lock. */
 static struct {
@@ -184,6 +193,8 @@ static void fork_child(void)
 	atomic_store_explicit(&tft_rt_nthreads, 0, memory_order_relaxed);
 	atomic_store_explicit(&tft_rt_wake, 0, memory_order_relaxed);
 	ctl.s = NULL;
+	ctl.owned = 0;
+	atomic_store_explicit(&ctl.pid, 0, memory_order_relaxed);
 	memset(&dr, 0, sizeof(dr));
 	atomic_store_explicit(&step_cur, -1, memory_order_relaxed);
 	atomic_store_explicit(&demand_left, 0, memory_order_relaxed);
@@ -197,9 +208,11 @@ static void fork_child(void)
 	pthread_mutex_unlock(&ctl_lock);
 }
 
+static int shutdown_session(void);
+
 static void at_exit(void)
 {
-	tft_shutdown();
+	shutdown_session(); /* whoever started it: the process ends */
 }
 
 static void global_init(void)
@@ -396,7 +409,19 @@ static void free_orphans(void)
 	ctl.orphans = NULL;
 }
 
+static int init_session(const struct tft_config *cfg, int owned);
+
 TFT_API int tft_init(const struct tft_config *cfg)
+{
+	return init_session(cfg, 0);
+}
+
+int tft_rt_init_owned(const struct tft_config *cfg)
+{
+	return init_session(cfg, 1);
+}
+
+static int init_session(const struct tft_config *cfg, int owned)
 {
 	struct tft_config c;
 	struct tft_rt_settings set;
@@ -423,6 +448,19 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	}
 
 	pthread_mutex_lock(&ctl_lock);
+	if (ctl.s && ctl.owned && !owned) {
+		/*
+		 * The preload library (tftracer record) started the session before
+		 * the program did: the program's zones and steps join it, and its
+		 * wish for op-level tracing is applied.
+		 */
+		if (c.enabled)
+			state_update(TFT_RT_TRACING, 0);
+		else
+			state_update(0, TFT_RT_TRACING);
+		pthread_mutex_unlock(&ctl_lock);
+		return 0;
+	}
 	if (ctl.s) {
 		pthread_mutex_unlock(&ctl_lock);
 		return TFT_EINVAL; /* already running: the running session's stats stay */
@@ -486,6 +524,9 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	}
 	pthread_setname_np(ctl.drain, "tft-drain");
 	ctl.s = s;
+	ctl.owned = owned;
+	atomic_store_explicit(&ctl.pid, (int64_t)getpid(), memory_order_relaxed);
+	atomic_fetch_add_explicit(&sessions_begun, 1, memory_order_relaxed);
 	ctl.exit_timeout_ms = set.exit_timeout_ms;
 	atomic_fetch_add_explicit(&tft_rt_generation, 1, memory_order_relaxed); /* ends refusals */
 	state_update(TFT_RT_STEPS | (c.enabled ? TFT_RT_TRACING : 0),
@@ -497,6 +538,57 @@ TFT_API int tft_init(const struct tft_config *cfg)
 }
 
 TFT_API int tft_shutdown(void)
+{
+	uint32_t wait_ms;
+
+	pthread_mutex_lock(&ctl_lock);
+	if (ctl.s && ctl.owned) {
+		/* The preload library's session outlives the program's use of it: commit only. */
+		wait_ms = ctl.exit_timeout_ms;
+		pthread_mutex_unlock(&ctl_lock);
+		return tft_flush(wait_ms) == TFT_EAGAIN ? TFT_EAGAIN : 0;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return shutdown_session();
+}
+
+int tft_rt_shutdown_owned(void)
+{
+	return shutdown_session();
+}
+
+uint32_t tft_rt_sessions_begun(void)
+{
+	return atomic_load_explicit(&sessions_begun, memory_order_relaxed);
+}
+
+int64_t tft_rt_session_pid(void)
+{
+	/* (read without the lock: a vfork child's exec must not wait on its parent's lock) */
+	return atomic_load_explicit(&ctl.pid, memory_order_relaxed);
+}
+
+bool tft_rt_running(void)
+{
+	return (tft_rt_state_load() & TFT_RT_STEPS) != 0;
+}
+
+void tft_rt_set_hooks(tft_rt_zone_hook_fn zone, tft_rt_step_hook_fn step)
+{
+	atomic_store_explicit(&tft_rt_zone_hook, zone, memory_order_relaxed);
+	atomic_store_explicit(&tft_rt_step_hook, step, memory_order_relaxed);
+}
+
+void tft_rt_counters_describe(const char *const *names, uint32_t n)
+{
+	if (n > TFT_RT_MAX_VALUES)
+		n = TFT_RT_MAX_VALUES;
+	/* Release: the names are visible before their count; pairs with the drain's acquire. */
+	atomic_store_explicit(&tft_rt_value_names, names, memory_order_relaxed);
+	atomic_store_explicit(&tft_rt_value_count, n, memory_order_release);
+}
+
+static int shutdown_session(void)
 {
 	struct timespec dl;
 	int64_t end;
@@ -535,6 +627,8 @@ TFT_API int tft_shutdown(void)
 		pthread_detach(ctl.drain);
 	}
 	ctl.s = NULL;
+	ctl.owned = 0;
+	atomic_store_explicit(&ctl.pid, 0, memory_order_relaxed);
 	pthread_mutex_lock(&stats_lock);
 	if (st.state == TFT_RUNTIME_RUNNING)
 		st.state = TFT_RUNTIME_OFF;
@@ -577,6 +671,15 @@ TFT_API int tft_flush(uint32_t timeout_ms)
 
 /* ---- steps and tracing control ---------------------------------------------------------- */
 
+/* The step hook (runtime/source.h): counters sampled at step boundaries. */
+static void step_hook(uint32_t phase)
+{
+	tft_rt_step_hook_fn fn = atomic_load_explicit(&tft_rt_step_hook, memory_order_relaxed);
+
+	if (fn)
+		fn(phase);
+}
+
 TFT_API void tft_set_tracing(bool on)
 {
 	if (on)
@@ -605,6 +708,7 @@ TFT_API int64_t tft_step_begin(const char *name)
 		return -1;
 	if (atomic_load_explicit(&step_cur, memory_order_relaxed) >= 0)
 		tft_step_end();
+	step_hook(0);
 	idx = atomic_fetch_add_explicit(&step_next, 1, memory_order_relaxed);
 	left = atomic_load_explicit(&demand_left, memory_order_relaxed);
 	while (left > 0 && !atomic_compare_exchange_weak_explicit(&demand_left, &left, left - 1,
@@ -624,6 +728,7 @@ TFT_API int64_t tft_step_end(void)
 
 	if (idx < 0 || !(tft_rt_state_load() & TFT_RT_STEPS))
 		return -1;
+	step_hook(1);
 	tft_rt_emit_text(TFT_RK_STEP_END, (uint64_t)idx, (tft_rt_state_load() & TFT_RT_OPS) != 0,
 			 NULL);
 	/* The last step of an on-demand window ends the window. */

@@ -692,8 +692,6 @@ const recordTexts = (pg) => pg.evaluate(() => {
 		};
 	}
 });
-/* Two animation frames (a redraw asked for has happened). */
-const frames2 = (pg) => pg.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 /* "+4.78 ms – +6.01 ms" -> [{v: 4.78, u: 'ms'}, ...] */
 const timesIn = (text) => [...text.matchAll(/(\d+(?:[.,]\d+)*)\s*(ns|µs|ms|s)\b/g)].map((m) => ({ v: +m[1].replace(/,/g, ''), u: m[2] }));
 /* A step of 5d that leaves the page on the Timeline even when it fails (6 needs it). */
