@@ -316,11 +316,18 @@ all: $(if $(shell command -v $(MD2MAN) 2>/dev/null),man)
 # are what this build made (HAVE_CL / HAVE_CUPTI: set by the preload section
 # where src/intercept/ exists).
 TFT_PY_VERSION   = $(if $(PY_INCLUDES),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
-TFT_INTERCEPTORS = $(strip $(if $(wildcard src/intercept/*.c),$(if $(HAVE_CL),opencl) $(if $(HAVE_CUPTI),cuda) perf-counters))
+TFT_INTERCEPTORS = $(strip $(if $(wildcard src/intercept/*.c),$(if $(HAVE_CL),opencl) $(if $(HAVE_CUPTI),cuda) counters))
 $(O)/gen/features.stamp: FORCE
 	$(call tft_stamp,$(TFT_PY_VERSION)|$(TFT_INTERCEPTORS))
 $(O)/src/cli/main.o: $(O)/gen/features.stamp
 $(O)/src/cli/main.o: CFLAGS += -DTFT_BUILD_PYTHON='"$(TFT_PY_VERSION)"' -DTFT_BUILD_INTERCEPTORS='"$(TFT_INTERCEPTORS)"'
+
+# `tftracer record` looks for libtftracer-preload.so next to the binary (the
+# build tree), then in LIBDIR (installed).
+$(O)/gen/libdir.stamp: FORCE
+	$(call tft_stamp,$(LIBDIR))
+$(O)/src/cli/record_intercept.o: $(O)/gen/libdir.stamp
+$(O)/src/cli/record_intercept.o: CFLAGS += -DTFT_LIBDIR='"$(LIBDIR)"'
 
 $(O)/tftracer.pc: include/tftracer/tftracer.h FORCE
 	@mkdir -p $(dir $@)

@@ -54,7 +54,7 @@ _tftracer_is_file_word() {
 }
 
 _tftracer() {
-	local cur prev bin cmd i words_cmd=0 opts line name val
+	local cur prev bin cmd i words_cmd=0 opts name val
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
