@@ -276,8 +276,9 @@ def main():
     # a pipe escaped for a Markdown table cell (`a\|b`) keeps its backslash in go-md2man 2.0
     roff = roff.replace("\\\\|", "|")
     roff = wrap_table_cells(roff)
-    # ragged right, as most man pages: code words in narrow table cells cannot be spread
-    roff = re.sub(r"(?m)^(\.TH .*)$", r"\1\n.ad l", roff, count=1)
+    # ragged right, as most man pages: code words in narrow table cells cannot be spread;
+    # no hyphenation (paths, options, names): go-md2man's .nh comes before .TH, which undoes it
+    roff = re.sub(r"(?m)^(\.TH .*)$", r"\1\n.ad l\n.nh", roff, count=1)
     # go-md2man 2.0 leaves a line of text or code that starts with '.' or "'" (an
     # ellipsis) as it is: roff would read a request; \& before it keeps it text
     roff = re.sub(r"(?m)^(?=[.'](?!(?:%s)(?:\s|$)))" % "|".join(MACROS), r"\\&", roff)
