@@ -17,7 +17,8 @@
 #   chroot-*      a second, clean copy of the base: apt-get installs both .debs
 #                 (their Depends come from the mirror), then `tftracer import`,
 #                 `tftracer info`, `python3 -c "import tftracer"` and a
-#                 TracingServer session read back by the CLI; both packages
+#                 TracingServer session read back by the CLI, `tftracer record`
+#                 with the installed preload library; both packages
 #                 purge without leaving a file
 #
 # Output: one line per check (PASS name / FAIL name (reason) / SKIP name (reason)).
@@ -203,6 +204,13 @@ print(tftracer.__file__, tftracer.__version__)
 	pass chroot-python
 else
 	fail chroot-python "$(last python 4)"
+fi
+# record finds the installed preload library (/usr/lib/<multiarch>/libtftracer-preload.so)
+if in_chroot "$IC" record "cd /tmp/t && tftracer record -o rec.tft -- true && tftracer info rec.tft" &&
+	! grep -q 'no libtftracer-preload.so' "$LOG/record.log"; then
+	pass chroot-record
+else
+	fail chroot-record "$(last record 3)"
 fi
 in_chroot "$IC" purge "apt-get purge -y -q tftracer python3-tftracer && apt-get autoremove --purge -y -q"
 after=$(chroot "$IC" sh -c 'find / -xdev \( -path /proc -o -path /tmp -o -path /var \) -prune -o -print' | sort)
