@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <microhttpd.h>
+
 #include "cli/cli.h"
 
 struct command {
@@ -240,6 +242,37 @@ void cli_remove_session_file(const char *path)
 	}
 }
 
+/*
+ * `tftracer --version`: the version, then this build's features, one a line
+ * (docs/cli.md). TLS is the libmicrohttpd's the binary runs with; the Python
+ * module and the interceptors are what the build made (the Makefile's
+ * TFT_BUILD_PYTHON, TFT_BUILD_INTERCEPTORS).
+ */
+#ifndef TFT_BUILD_PYTHON
+#define TFT_BUILD_PYTHON ""
+#endif
+#ifndef TFT_BUILD_INTERCEPTORS
+#define TFT_BUILD_INTERCEPTORS ""
+#endif
+static void print_version(void)
+{
+	const char *mhd = MHD_get_version();
+
+	printf("tftracer %s\n", TFT_VERSION_STRING);
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES)
+		printf("TLS:          yes (libmicrohttpd %s; serve --tls-cert/--tls-key)\n", mhd ? mhd : "?");
+	else
+		printf("TLS:          no (libmicrohttpd %s has no TLS support)\n", mhd ? mhd : "?");
+	if (TFT_BUILD_PYTHON[0])
+		printf("Python:       yes (module for CPython %s built with this binary)\n", TFT_BUILD_PYTHON);
+	else
+		printf("Python:       no (built without python3-dev)\n");
+	if (TFT_BUILD_INTERCEPTORS[0])
+		printf("interceptors: %s (libtftracer-preload.so)\n", TFT_BUILD_INTERCEPTORS);
+	else
+		printf("interceptors: none (this build has no libtftracer-preload.so)\n");
+}
+
 int main(int argc, char **argv)
 {
 	install_signal_cleanup();
@@ -248,7 +281,7 @@ int main(int argc, char **argv)
 		return argc < 2 ? TFT_EXIT_BADINPUT : TFT_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-		printf("tftracer %s\n", TFT_VERSION_STRING);
+		print_version();
 		return TFT_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
