@@ -17,6 +17,7 @@ PKGS=(
 	python3-dev python3-wheel         # the Python module (make, pip install .)
 	ocl-icd-opencl-dev ocl-icd-libopencl1 # OpenCL headers + ICD loader (the preload library's interceptor)
 	pocl-opencl-icd clinfo python3-pyopencl # a real OpenCL CPU device for its tests
+	libopenmpi-dev openmpi-bin        # MPI headers (the preload library's interceptor) + mpirun for its tests
 )
 
 # Node.js + npm for the browser tests: Debian's packages unless a Node.js
