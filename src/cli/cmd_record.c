@@ -138,7 +138,7 @@ static const char sitecustomize[] =
 	"    _chain()\n"
 	"except Exception as _e:\n"
 	"    _sys.stderr.write('tftracer record: the program\\'s sitecustomize failed: %s\\n' % (_e,))\n"
-	"if _os.environ.get('TFT_RECORD') == '1':\n"
+	"if _os.environ.get('TFT_RECORD') in ('1', 'started'):\n"
 	"    try:\n"
 	"        from tftracer import _record\n"
 	"        _record.install()\n"
@@ -332,6 +332,7 @@ int tft_cmd_record(int argc, char **argv)
 	pid_t pid;
 	ssize_t got;
 	int nranks;
+	const char *ranks_dir = "";
 
 	tft_rec_icpt_init(&icpt);
 	optind = 1;
@@ -472,7 +473,9 @@ int tft_cmd_record(int argc, char **argv)
 	if (got == (ssize_t)sizeof(exec_errno))
 		return cli_fail(127, "record: cannot run %s: %s", argv[optind], strerror(exec_errno));
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (job.on && job.rank < 0 && (nranks = tft_rec_job_ranks(&job)) > 0) {
+	tft_rec_job_children(&job, path);
+	nranks = job.rank < 0 ? tft_rec_job_ranks(&job, &ranks_dir) : 0;
+	if (job.on && nranks > 0) {
 		/* a launcher below record: its ranks wrote their files */
 		if (!quiet)
 			fprintf(stderr, "tftracer: record: %s ended (status %d); job directory %s: %d "
@@ -481,6 +484,9 @@ int tft_cmd_record(int argc, char **argv)
 				argv[optind], rc, job.dir, nranks, nranks == 1 ? "" : "s", job.dir);
 		return rc;
 	}
+	if (nranks > 0 && !quiet) /* ranks a recorded process started, beside its session */
+		fprintf(stderr, "tftracer: record: its ranks wrote %d file%s in %s\n", nranks,
+			nranks == 1 ? "" : "s", ranks_dir);
 	tft_rec_icpt_finish(&icpt, path, argv + optind, pid, rc, quiet); /* a session, whatever ran */
 	/* (the file did not exist before: if it does now, this run wrote it) */
 	if (access(path, F_OK) != 0) {

@@ -109,13 +109,27 @@ int tft_rec_job_child_env(const struct tft_rec_job *j)
 	return 0;
 }
 
-int tft_rec_job_ranks(const struct tft_rec_job *j)
+void tft_rec_job_children(struct tft_rec_job *j, const char *path)
 {
+	size_t n = strlen(path);
+
+	if (j->on)
+		return;
+	if (n > 4 && strcmp(path + n - 4, ".tft") == 0)
+		snprintf(j->ranks, sizeof(j->ranks), "%.*s", (int)(n - 4), path);
+	else
+		snprintf(j->ranks, sizeof(j->ranks), "%s.ranks", path);
+}
+
+int tft_rec_job_ranks(const struct tft_rec_job *j, const char **dir)
+{
+	const char *p = j->on ? j->dir : j->ranks;
 	DIR *d;
 	struct dirent *e;
 	int n = 0;
 
-	if (!j->on || !(d = opendir(j->dir)))
+	*dir = p;
+	if (!p[0] || !(d = opendir(p)))
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		size_t k = strlen(e->d_name);

@@ -17,6 +17,8 @@ struct tft_rec_job {
 	int size;              /* the job's size, -1 unknown */
 	char dir[PATH_MAX];    /* absolute, without a trailing slash */
 	char id[160];          /* the job id given to the ranks below ("" : the launcher's) */
+	char ranks[PATH_MAX];  /* no job directory: where Python children that become ranks write
+				* (the session file's path without .tft, _distributed.job_dir) */
 };
 
 /*
@@ -30,7 +32,9 @@ int tft_rec_job_prepare(struct tft_rec_job *j, const char *session, const char *
 			size_t psize);
 /* In the child: TFT_JOB_DIR (and TFT_JOB_ID for ranks started below). 0 or -1. */
 int tft_rec_job_child_env(const struct tft_rec_job *j);
-/* Rank files in the directory now. */
-int tft_rec_job_ranks(const struct tft_rec_job *j);
+/* Rank files in the job directory (or the children's ranks directory) now; its path. */
+int tft_rec_job_ranks(const struct tft_rec_job *j, const char **dir);
+/* No job directory: note where children ranks would write, from the session path. */
+void tft_rec_job_children(struct tft_rec_job *j, const char *path);
 
 #endif /* TFT_CLI_RECORD_JOB_H */

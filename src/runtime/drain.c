@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1546,6 +1547,59 @@ void tft_rt_src_job(struct tft_rt_src *io, int rank, int size)
 		fail(s, TFT_EIO, "writing the job's meta", NULL);
 }
 
+/*
+ * The job a program says it is in after its session began (tft_rt_set_job):
+ * handed to the drain, which applies it at its next cycle. Try-locks only: a
+ * fork child that inherits it held gets TFT_EAGAIN, never a hang.
+ */
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int set, rank, size;
+	char id[128];
+} job_pending;
+
+TFT_API int tft_rt_set_job(int rank, int size, const char *id)
+{
+	if (rank < 0)
+		return TFT_EINVAL;
+	if (!(tft_rt_state_load() & TFT_RT_STEPS))
+		return TFT_EAGAIN;
+	if (pthread_mutex_trylock(&job_lock) != 0)
+		return TFT_EAGAIN;
+	job_pending.rank = rank;
+	job_pending.size = size > 0 ? size : -1;
+	snprintf(job_pending.id, sizeof(job_pending.id), "%s", id ? id : "");
+	job_pending.set = 1;
+	pthread_mutex_unlock(&job_lock);
+	return 0;
+}
+
+static void apply_job(struct tft_rt_session *s)
+{
+	struct tft_process *p;
+	struct tft_job j;
+
+	if (!job_pending.set || pthread_mutex_trylock(&job_lock) != 0)
+		return;
+	memset(&j, 0, sizeof(j));
+	j.rank = job_pending.rank;
+	j.size = job_pending.size;
+	memcpy(j.id, job_pending.id, sizeof(j.id));
+	job_pending.set = 0;
+	pthread_mutex_unlock(&job_lock);
+	if (!s->w || s->failed)
+		return;
+	if (!j.id[0]) { /* no id given: the launcher's, if any */
+		struct tft_job env;
+		tft_job_from_env(&env);
+		memcpy(j.id, env.id, sizeof(j.id));
+	}
+	if ((p = tft_writer_process(s->w, s->process)) != NULL)
+		p->rank = j.rank;
+	if (set_job_meta(s->w, &j))
+		fail(s, TFT_EIO, "writing the job's meta", NULL);
+}
+
 void tft_rt_src_dropped(struct tft_rt_src *io, uint64_t n)
 {
 	io->s->src_dropped += n;
@@ -1565,6 +1619,7 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 	struct tft_rt_thread *t, *prev = NULL, *next;
 
 	tft_rt_clock_refine(&s->clock);
+	apply_job(s);
 	/*
 	 * Sources first: a command a source sees was enqueued (its flow begun
 	 * on its thread's ring) before, so the rings read below hold every flow

@@ -53,7 +53,7 @@ int tft_job_from_env(struct tft_job *j)
 		w = getenv("SLURM_STEP_ID");
 		snprintf(j->id, sizeof(j->id), "slurm:%s%s%s", v, w && *w ? "." : "", w && *w ? w : "");
 	}
-	else if ((v = getenv("TORCHELASTIC_RUN_ID")) && *v)
+	else if ((v = getenv("TORCHELASTIC_RUN_ID")) && *v && strcmp(v, "none") != 0)
 		snprintf(j->id, sizeof(j->id), "torchelastic:%s", v);
 	else if ((v = getenv("MASTER_ADDR")) && *v && (w = getenv("MASTER_PORT")) && *w)
 		snprintf(j->id, sizeof(j->id), "%s:%s", v, w);

@@ -25,7 +25,7 @@ struct tft_job {
  * init_process_group), OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, RANK,
  * SLURM_PROCID, the first that is a number in [0, INT_MAX]. Size: TFT_JOB_SIZE,
  * OMPI_COMM_WORLD_SIZE, PMI_SIZE, WORLD_SIZE, SLURM_NTASKS. Id: TFT_JOB_ID,
- * OMPI_MCA_ess_base_jobid, SLURM_JOB_ID(.SLURM_STEP_ID), TORCHELASTIC_RUN_ID,
+ * OMPI_MCA_ess_base_jobid, SLURM_JOB_ID(.SLURM_STEP_ID), TORCHELASTIC_RUN_ID (not "none"),
  * MASTER_ADDR:MASTER_PORT, else "". Returns j->rank.
  */
 int tft_job_from_env(struct tft_job *j);

@@ -105,6 +105,43 @@ void tft_rt_set_hooks(tft_rt_zone_hook_fn zone, tft_rt_step_hook_fn step);
  */
 void tft_rt_counters_describe(const char *const *names, uint32_t n);
 
+/* ---- slices recorded elsewhere ------------------------------------------------------- */
+
+/*
+ * A whole slice (an operation that ended) with its args, for
+ * tft_rt_append_slices. Times are CLOCK_MONOTONIC ns (the runtime adds the
+ * test skew); strings are borrowed for the call (copied into the session).
+ */
+struct tft_rt_slice {
+	const char *name, *cat;
+	int64_t ts_ns, dur_ns;
+	const struct tft_rt_arg *args;
+	uint32_t nargs;            /* at most TFT_RT_MAX_ARGS are kept */
+};
+/*
+ * Append slices to the track of kind `kind` named `track` of the running
+ * session's own process (made at its first use: concurrent, lane-packed),
+ * between two drain cycles. The calls must hand a track's slices in order of
+ * their start (a batch is sorted; one older than the track's last is moved
+ * up to it). Returns the slices appended, or TFT_EINVAL (no session runs, a
+ * bad kind), TFT_ENOSPC (64 such tracks), TFT_EIO / TFT_ENOMEM. Exported
+ * (TFT_API) so that the Python module's calls reach the runtime that owns the
+ * session, as its other runtime calls do (python/tftracer/_tftracer.map).
+ */
+TFT_API int tft_rt_append_slices(uint32_t kind, const char *track, const struct tft_rt_slice *s,
+				 uint32_t n);
+
+/*
+ * The process's rank in its job, the job's size (<= 0: unknown) and id (NULL
+ * or "": the launcher's, from the environment), said after the session began
+ * (a Python process learns its rank from torch.distributed's
+ * init_process_group): the drain sets the process's rank and the meta
+ * job_rank, job_size, job_id at its next cycle. 0, TFT_EINVAL (rank < 0),
+ * TFT_EAGAIN (no session runs, or a call in progress). Exported as
+ * tft_rt_append_slices is.
+ */
+TFT_API int tft_rt_set_job(int rank, int size, const char *id);
+
 /* ---- event sources --------------------------------------------------------------- */
 
 struct tft_rt_src; /* the drain's side of one collection (valid during the call) */

@@ -20,6 +20,8 @@
 #include "tftracer/tftracer.h"
 #include "tftracer/zone.h"
 
+#define SKEW 5000000000000LL /* 5000 s: TFT_TEST_CLOCK_SKEW_NS of this test (main) */
+
 static char tmpdir[256];
 
 static const char *tpath(const char *name)
@@ -48,7 +50,7 @@ static const struct tft_site s_plain = { "plain", "t", NULL, 0, 0 };
 
 /* One slice as read back: its name and args as "key=value" text. */
 struct slice {
-	char name[16];
+	char name[32];
 	int nargs;
 	char args[20][9000];
 	int64_t ts, dur;
@@ -95,6 +97,16 @@ static int collect(void *ctx, const struct tft_event *ev)
 		}
 	}
 	return 0;
+}
+
+static int find_track(struct tft_session *s, int kind, const char *name)
+{
+	for (uint32_t i = 0; i < tft_session_track_count(s); i++) {
+		const struct tft_track *t = tft_session_track(s, i);
+		if ((int)t->kind == kind && strcmp(tft_session_str(s, t->name, NULL), name) == 0)
+			return (int)i;
+	}
+	return -1;
 }
 
 static int thread_track(struct tft_session *s)
@@ -370,9 +382,76 @@ static void test_job_source(void)
 	tft_session_close(s);
 }
 
+/* ---- slices recorded elsewhere, the job said later ----------------------------------------- */
+
+static void test_append(void)
+{
+	static struct slice sl[8];
+	struct tft_session *s;
+	struct col c = { 0 };
+	const struct tft_track *t;
+	const struct tft_process *p;
+	int track;
+	static const char json[] = "[4,5]";
+	struct tft_rt_arg a[4] = {
+		{ .key = "bytes", .type = TFT_RT_ARG_INT, .i = 4096 },
+		{ .key = "dtype", .type = TFT_RT_ARG_TEXT, .s = "float32", .len = 7 },
+		{ .key = "shape", .type = TFT_RT_ARG_JSON, .s = json, .len = sizeof(json) - 1 },
+		{ .key = "async", .type = TFT_RT_ARG_BOOL, .i = 1 },
+	};
+	struct tft_rt_slice x[3] = {
+		{ "c10d::all_reduce", "collective", 3000, 500, a, 4 },
+		{ "c10d::broadcast", "collective", 1000, 5000, a, 1 }, /* (overlaps the others: lanes) */
+		{ "c10d::barrier", "collective", 2000, 100, NULL, 0 },
+	};
+	struct tft_rt_slice late = { "c10d::barrier", "collective", 2500, 1000, NULL, 0 };
+
+	is_int(tft_rt_append_slices(TFT_TRACK_COMM, "torch.distributed", x, 3), TFT_EINVAL,
+	       "append: no session runs");
+	is_int(tft_rt_set_job(1, 2, NULL), TFT_EAGAIN, "set_job: no session runs");
+	is_int(start("append.tft"), 0, "append: init");
+	is_int(tft_rt_append_slices(TFT_TRACK_COUNTER, "x", x, 3), TFT_EINVAL, "append: not a counter track");
+	is_int(tft_rt_append_slices(TFT_TRACK_COMM, "torch.distributed", x, 3), 3, "append: three");
+	is_int(tft_rt_append_slices(TFT_TRACK_COMM, "torch.distributed", &late, 1), 1,
+	       "append: one older than the track's last (moved up)");
+	is_int(tft_rt_set_job(-1, 2, NULL), TFT_EINVAL, "set_job: a negative rank");
+	is_int(tft_rt_set_job(3, 4, "job-7"), 0, "set_job: rank 3 of 4");
+	tft_flush(10000);
+	tft_shutdown();
+	s = tft_session_open(tpath("append.tft"), NULL);
+	ok(s != NULL, "append: the session opens");
+	if (!s)
+		return;
+	track = find_track(s, TFT_TRACK_COMM, "torch.distributed");
+	ok(track >= 0, "append: a comm track named torch.distributed");
+	if (track < 0) {
+		tft_session_close(s);
+		return;
+	}
+	t = tft_session_track(s, (uint32_t)track);
+	ok(t->flags & TFT_TRACKF_CONCURRENT, "append: its slices in lanes (concurrent)");
+	c.s = s;
+	c.sl = sl;
+	tft_session_scan(s, (uint32_t)track, INT64_MIN, INT64_MAX, 0, collect, &c, NULL);
+	is_int(c.n, 4, "append: four slices");
+	is_str(sl[0].name, "c10d::broadcast", "append: in order of start");
+	is_int(sl[0].ts, 1000 + SKEW, "append: at its time on the session clock (the test skew added)");
+	is_str(sl[2].name, "c10d::all_reduce", "append: the third");
+	ok(has_arg(&sl[2], "bytes=4096") && has_arg(&sl[2], "dtype='float32'") &&
+		   has_arg(&sl[2], "shape=[4,5]") && has_arg(&sl[2], "async=true"),
+	   "append: its args (%s %s %s %s)", sl[2].args[0], sl[2].args[1], sl[2].args[2], sl[2].args[3]);
+	is_int(sl[3].ts, 3000 + SKEW, "append: the late one moved up to the last start");
+	is_int(sl[3].dur, 500, "append: ... ending where it ended");
+	p = tft_session_process(s, 0);
+	is_int(p ? p->rank : -2, 3, "set_job: the process's rank");
+	is_str(tft_session_meta(s, "job_rank"), "3", "set_job: job_rank");
+	is_str(tft_session_meta(s, "job_size"), "4", "set_job: job_size");
+	is_str(tft_session_meta(s, "job_id"), "job-7", "set_job: job_id");
+	tft_session_close(s);
+}
+
 /* ---- the test clock skew ---------------------------------------------------------------- */
 
-#define SKEW 5000000000000LL /* 5000 s */
 
 static void test_skew(void)
 {
@@ -428,6 +507,7 @@ int main(void)
 	/* before the first session: the skew is read once per process */
 	setenv("TFT_TEST_CLOCK_SKEW_NS", "5000000000000", 1);
 	test_skew();
+	test_append();
 	test_args();
 	test_args_many();
 	test_job();
