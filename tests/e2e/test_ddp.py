@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # PyTorch distributed under `tftracer record` (python/tftracer/_distributed.py,
 # _record.py): a real gloo DDP job of 2 and 4 ranks started by
-# torch.multiprocessing.spawn below a recorded parent (`record -o JOB/`), and by
+# torch.multiprocessing.spawn from a recorded parent (2 ranks under
+# `record -o run.tft`: run/rank-<N>.tft; 4 under `record -o JOB/`), and by
 # torchrun (Debian's torch 1.13 on Python 3.11 needs `--redirects 2 --tee 1`)
-# both above record (each worker `record -o JOB`) and below it. Each rank
-# writes JOB/rank-<N>.tft with its rank and job; its collectives (DDP's
+# both above record (each worker `record -o JOB`) and below it; the four
+# cases run at once. Each rank writes JOB/rank-<N>.tft with its rank and job
+# (job_id the launcher's); its collectives (DDP's
 # gradient bucket all_reduce, its parameter check and broadcast, the
 # script's own all_reduce, broadcast, all_gather, barrier, reduce, gather,
 # scatter, a subgroup's all_reduce, an async all_reduce, send/recv) are
@@ -24,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -245,44 +248,76 @@ def check_job(label, job, out, n, tmp, job_id_prefix=None):
     check(label, p)
 
 
-def run_case(label, cmd, tmp, n, job, out, env=None, prefix=None, timeout=600):
+def start_case(label, cmd, tmp, n, job, out, prefix):
+    """Start a case (the cases run at once: most of their time is torch's import and
+    the launchers' waits); finish_case checks it."""
+    log = open(os.path.join(tmp, label + ".log"), "w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, cwd=tmp)
+    return dict(label=label, proc=proc, log=log, n=n, job=job, out=out, prefix=prefix, t0=time.monotonic())
+
+
+def finish_case(c, tmp, deadline):
+    label = c["label"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=timeout, env=env)
+        rc = c["proc"].wait(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
+        c["proc"].kill()
+        c["proc"].wait()
         return check(label, ["timed out"])
-    if r.returncode:
-        return check(label, ["exit %d: %s" % (r.returncode, (r.stderr or r.stdout)[-700:])])
-    check_job(label, job, out, n, tmp, prefix)
+    sys.stderr.write("ddp: %s: %.1f s\n" % (label, time.monotonic() - c["t0"]))
+    c["log"].seek(0)
+    text = c["log"].read()
+    c["log"].close()
+    if rc:
+        return check(label, ["exit %d: %s" % (rc, text[-700:])])
+    check_job(label, c["job"], c["out"], c["n"], tmp, c["prefix"])
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="tft-ddp-")
+    cases = []
     try:
         for name, text in (("spawn.py", SPAWN), ("env.py", ENV)):
             with open(os.path.join(tmp, name), "w") as f:
                 f.write(text % {"steps": STEPS})
-        port = 29400 + os.getpid() % 500
-        for n in (2, 4):
-            job, out = os.path.join(tmp, "spawn%d" % n), os.path.join(tmp, "out-spawn%d" % n)
-            os.makedirs(out)
-            port += 1
-            run_case("spawn-%d-ranks" % n, [CLI, "record", "-q", "--port", "0", "-o", job + "/", "--",
-                                            PYTHON, os.path.join(tmp, "spawn.py"), str(n), str(port), out],
-                     tmp, n, job, out, prefix="record:")
-        torchrun = [PYTHON, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "1", "--nproc_per_node", "2"]
+        port = 29400 + os.getpid() % 500 * 8
+        # 2 ranks spawned by a process recorded into run.tft: they write run/rank-N.tft
+        job, out = os.path.join(tmp, "run"), os.path.join(tmp, "out-spawn2")
+        os.makedirs(out)
+        port += 1
+        cases.append(start_case("spawn-2-ranks", [CLI, "record", "-q", "--port", "0", "-o", job + ".tft", "--",
+                                                  PYTHON, os.path.join(tmp, "spawn.py"), "2", str(port), out],
+                                tmp, 2, job, out, "127.0.0.1:%d" % port))
+        # 4 ranks spawned below `record -o JOB/`
+        job, out = os.path.join(tmp, "spawn4"), os.path.join(tmp, "out-spawn4")
+        os.makedirs(out)
+        port += 1
+        cases.append(start_case("spawn-4-ranks", [CLI, "record", "-q", "--port", "0", "-o", job + "/", "--",
+                                                  PYTHON, os.path.join(tmp, "spawn.py"), "4", str(port), out],
+                                tmp, 4, job, out, "record:"))
+        torchrun = [PYTHON, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "1", "--nproc_per_node", "2",
+                    "--monitor_interval", "0.2"]
         job, out = os.path.join(tmp, "trabove"), os.path.join(tmp, "out-trabove")
         os.makedirs(out)
         port += 1
-        run_case("torchrun-below-record", [CLI, "record", "-q", "--port", "0", "-o", job + "/", "--"] + torchrun +
-                 ["--master_port", str(port), os.path.join(tmp, "env.py"), out], tmp, 2, job, out, prefix="record:")
+        cases.append(start_case("torchrun-below-record", [CLI, "record", "-q", "--port", "0", "-o", job + "/", "--"] +
+                                torchrun + ["--master_port", str(port), os.path.join(tmp, "env.py"), out],
+                                tmp, 2, job, out, "record:"))
         job, out = os.path.join(tmp, "trbelow"), os.path.join(tmp, "out-trbelow")
         os.makedirs(out)
         port += 1
-        run_case("record-below-torchrun", torchrun + ["--master_port", str(port), "--no_python", CLI, "record", "-q",
-                                                      "--port", "0", "-o", job, "--", PYTHON,
-                                                      os.path.join(tmp, "env.py"), out],
-                 tmp, 2, job, out, prefix="127.0.0.1:%d" % port)
+        cases.append(start_case("record-below-torchrun",
+                                torchrun + ["--master_port", str(port), "--no_python", CLI, "record", "-q", "--port",
+                                            "0", "-o", job, "--", PYTHON, os.path.join(tmp, "env.py"), out],
+                                tmp, 2, job, out, "127.0.0.1:%d" % port))
+        deadline = time.monotonic() + 600
+        for c in cases:
+            finish_case(c, tmp, deadline)
     finally:
+        for c in cases:
+            if c["proc"].poll() is None:
+                c["proc"].kill()
+                c["proc"].wait()
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if nfail else 0
 
