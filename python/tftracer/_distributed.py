@@ -92,8 +92,9 @@ def _say(msg):
 
 # ---- where a rank's session goes --------------------------------------------------------------
 
-_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK", "SLURM_PROCID")
-_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE", "SLURM_NTASKS")
+# (as runtime/job.c reads them)
+_RANK_VARS = ("TFT_JOB_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK", "SLURM_PROCID")
+_SIZE_VARS = ("TFT_JOB_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE", "SLURM_NTASKS")
 
 
 def _env_int(names):

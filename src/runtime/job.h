@@ -20,9 +20,10 @@ struct tft_job {
 };
 
 /*
- * The job from the environment. Rank: TFT_JOB_RANK (set by the tracer itself
- * for a process that learnt its rank late, torch.distributed's
- * init_process_group), OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, RANK,
+ * The job from the environment. Rank: TFT_JOB_RANK (by hand, for a launcher
+ * not known here; a Python process that learns its rank late, from
+ * torch.distributed's init_process_group, says it with tft_rt_set_job),
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, RANK,
  * SLURM_PROCID, the first that is a number in [0, INT_MAX]. Size: TFT_JOB_SIZE,
  * OMPI_COMM_WORLD_SIZE, PMI_SIZE, WORLD_SIZE, SLURM_NTASKS. Id: TFT_JOB_ID,
  * OMPI_MCA_ess_base_jobid, SLURM_JOB_ID(.SLURM_STEP_ID), TORCHELASTIC_RUN_ID (not "none"),
