@@ -324,8 +324,11 @@ def _wrap(dist, mod, name, orig):
 
 
 def _hook_init(dist, c10d):
-    """init_process_group: once it returns, the process is a rank."""
+    """init_process_group: once it returns, the process is a rank (its session starts, if
+    it waited for its rank), and the clocks are exchanged with rank 0; again before
+    destroy_process_group of the default group."""
     orig = c10d.init_process_group
+    orig_destroy = getattr(c10d, "destroy_process_group", None)
 
     def init_process_group(*a, **kw):
         r = orig(*a, **kw)
@@ -335,6 +338,8 @@ def _hook_init(dist, c10d):
                 fn(rank, size)
         except Exception as e:
             _say("recording the rank failed: %s" % e)
+        if _state["on"]:
+            clock_sync(dist, "init")
         return r
     init_process_group.__wrapped__ = orig
     init_process_group.__doc__ = orig.__doc__
@@ -342,6 +347,23 @@ def _hook_init(dist, c10d):
     for m in (c10d, dist):
         if getattr(m, "init_process_group", None) is orig:
             setattr(m, "init_process_group", init_process_group)
+    if orig_destroy is None:
+        return
+
+    def destroy_process_group(group=None):
+        if _state["on"] and group is None:
+            try:
+                if dist.is_initialized():
+                    clock_sync(dist, "finalize")
+            except Exception:
+                pass
+        return orig_destroy(group)
+    destroy_process_group.__wrapped__ = orig_destroy
+    destroy_process_group.__doc__ = orig_destroy.__doc__
+    destroy_process_group._tftracer = True
+    for m in (c10d, dist):
+        if getattr(m, "destroy_process_group", None) is orig_destroy:
+            setattr(m, "destroy_process_group", destroy_process_group)
 
 
 def _hook_dist(c10d):
@@ -388,6 +410,84 @@ class _InternalSig:
 
 _CALLS.update({"_broadcast_coalesced": ("coll", "tensor", None),
                "_verify_params_across_processes": ("coll", None, None)})
+
+
+# ---- clock exchange with rank 0 (meta clock_sync, as the MPI interceptor's) -----------------------
+
+ROUNDS = 10
+_sync = {"points": [], "said": False}
+
+
+def _now():
+    """The session's clock: CLOCK_MONOTONIC plus the test-only skew the runtime adds."""
+    return time.monotonic_ns() + _skew()
+
+
+def _skew():
+    try:
+        return int(os.environ.get("TFT_TEST_CLOCK_SKEW_NS", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def clock_sync(dist, at):
+    """Rank 0 and each rank k play ROUNDS rounds of ping-pong through the default group's
+    store (a key of its own per round: the program's keys and messages are untouched):
+    rank 0 notes its clock t0 and sets the ping, k answers with its clock, 0 notes t1
+    when the answer is there; then 0 gives k its rows. Each rank stores the rows it took
+    part in as meta clock_sync (docs/python.md): the job layer's offset of k is
+    local - (ref_t0 + ref_t1) / 2 of the round with the smallest ref_t1 - ref_t0, within
+    (ref_t1 - ref_t0) / 2. Every wait is bounded (a rank that does not take part, not
+    being recorded, costs the others TFT_TORCH_CLOCK_WAIT_S, default 10 s, once)."""
+    import json
+    from datetime import timedelta
+    from . import _tftracer
+    if os.environ.get("TFT_TORCH_CLOCK_SYNC") == "0":
+        return
+    c10d = dist.distributed_c10d
+    try:
+        wait = timedelta(seconds=float(os.environ.get("TFT_TORCH_CLOCK_WAIT_S", "10") or 10))
+        rank, size = dist.get_rank(), dist.get_world_size()
+        store = c10d.PrefixStore("tftracer/clock/%s/" % at, c10d._get_default_store())
+    except Exception as e:
+        _say("no clock exchange (%s)" % e)
+        return
+    if size < 2:
+        return
+    rows = []
+    try:
+        if rank == 0:
+            for k in range(1, size):
+                try:
+                    store.wait(["ready/%d" % k], wait)
+                except Exception:
+                    continue  # (rank k does not take part)
+                mine = []
+                for i in range(ROUNDS):
+                    t0 = _now()
+                    store.set("ping/%d/%d" % (k, i), str(t0))
+                    store.wait(["pong/%d/%d" % (k, i)], wait)
+                    local = int(store.get("pong/%d/%d" % (k, i)))
+                    t1 = _now()
+                    mine.append({"at": at, "ref_t0": t0, "ref_t1": t1, "local": local})
+                store.set("rows/%d" % k, json.dumps(mine))
+                rows += [dict(r, peer=k) for r in mine]
+        else:
+            store.set("ready/%d" % rank, "1")
+            for i in range(ROUNDS):
+                store.wait(["ping/%d/%d" % (rank, i)], wait)
+                store.set("pong/%d/%d" % (rank, i), str(_now()))
+            store.wait(["rows/%d" % rank], wait)
+            rows = json.loads(store.get("rows/%d" % rank))
+    except Exception as e:
+        _say("the clock exchange at %s failed (%s)" % (at, e))
+        return
+    _sync["points"] += rows
+    try:
+        _tftracer.set_meta("clock_sync", json.dumps({"reference_rank": 0, "points": _sync["points"]},
+                                                    separators=(",", ":")))
+    except Exception as e:
+        _say("clock_sync not stored (%s)" % e)
 
 
 # ---- DDP: its gradient all_reduce, through a communication hook ----------------------------------

@@ -36,6 +36,7 @@ CLI = os.path.join(B, "tftracer")
 PYTHON = "/usr/bin/python3"
 SUITE = "ddp"
 STEPS = 5
+SKEW_NS = -3000000000000  # rank 1's TFT_TEST_CLOCK_SKEW_NS in record-below-torchrun (-3000 s)
 # the model: Linear(32, 64), ReLU, Linear(64, 4): its gradients in one bucket
 PARAM_BYTES = (32 * 64 + 64 + 64 * 4 + 4) * 4
 nfail = 0
@@ -170,7 +171,8 @@ def comm_slices(sess, tmp):
     return j, tracks, res
 
 
-def check_job(label, job, out, n, tmp, job_id_prefix=None):
+def check_job(label, job, out, n, tmp, job_id_prefix=None, skew=None):
+    skew = skew or {}
     p = []
     files = sorted(f for f in os.listdir(job) if f.endswith(".tft"))
     if files != ["rank-%d.tft" % r for r in range(n)]:
@@ -241,6 +243,31 @@ def check_job(label, job, out, n, tmp, job_id_prefix=None):
             {s["args"]["comm"] for s in sub} != {s["args"]["comm"] for s in sub1}:
         p.append("the subgroup: rank 0 %r, rank 1 %r" % ([(s["name"], s["args"]) for s in sub],
                                                          [(s["name"], s["args"]) for s in sub1]))
+    # the clock exchanges with rank 0 at init_process_group and destroy_process_group: each
+    # rank's offset (the spec's estimate) is its test skew, within the error it states
+    syncs = {}
+    for r in range(n):
+        try:
+            syncs[r] = json.loads(meta(os.path.join(job, "rank-%d.tft" % r)).get("clock_sync") or "null")
+        except ValueError as e:
+            p.append("rank %d: clock_sync %s" % (r, e))
+    if all(syncs.get(r) for r in range(n)):
+        for k in range(1, n):
+            for at in ("init", "finalize"):
+                rows = [q for q in syncs[0]["points"] if q.get("peer") == k and q["at"] == at]
+                mine = [q for q in syncs[k]["points"] if q["at"] == at]
+                if len(rows) != 10 or [dict(q, peer=k) for q in mine] != rows:
+                    p.append("rank %d at %s: rows %d on rank 0, %d of its own, alike %s" %
+                             (k, at, len(rows), len(mine), [dict(q, peer=k) for q in mine] == rows))
+                    continue
+                best = min(rows, key=lambda q: q["ref_t1"] - q["ref_t0"])
+                off = best["local"] - (best["ref_t0"] + best["ref_t1"]) / 2.0
+                err = (best["ref_t1"] - best["ref_t0"]) / 2.0
+                want = skew.get(k, 0)
+                if abs(off - want) > err or err > 50e6:
+                    p.append("rank %d at %s: offset %.0f ns, skew %d, error %.0f" % (k, at, off, want, err))
+    else:
+        p.append("clock_sync: %r" % {r: bool(syncs.get(r)) for r in range(n)})
     sends = [(s["args"].get("peer"), s["args"].get("seq")) for s in per[0] if s["name"] == "c10d::send"]
     recvs = [(s["args"].get("peer"), s["args"].get("seq")) for s in per[1] if s["name"] == "c10d::recv"]
     if sends != [(1, 0), (1, 1)] or recvs != [(0, 0), (0, 1)]:
@@ -248,12 +275,13 @@ def check_job(label, job, out, n, tmp, job_id_prefix=None):
     check(label, p)
 
 
-def start_case(label, cmd, tmp, n, job, out, prefix):
+def start_case(label, cmd, tmp, n, job, out, prefix, skew=None):
     """Start a case (the cases run at once: most of their time is torch's import and
     the launchers' waits); finish_case checks it."""
     log = open(os.path.join(tmp, label + ".log"), "w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, cwd=tmp)
-    return dict(label=label, proc=proc, log=log, n=n, job=job, out=out, prefix=prefix, t0=time.monotonic())
+    return dict(label=label, proc=proc, log=log, n=n, job=job, out=out, prefix=prefix, skew=skew,
+                t0=time.monotonic())
 
 
 def finish_case(c, tmp, deadline):
@@ -270,7 +298,7 @@ def finish_case(c, tmp, deadline):
     c["log"].close()
     if rc:
         return check(label, ["exit %d: %s" % (rc, text[-700:])])
-    check_job(label, c["job"], c["out"], c["n"], tmp, c["prefix"])
+    check_job(label, c["job"], c["out"], c["n"], tmp, c["prefix"], c.get("skew"))
 
 
 def main():
@@ -306,10 +334,13 @@ def main():
         job, out = os.path.join(tmp, "trbelow"), os.path.join(tmp, "out-trbelow")
         os.makedirs(out)
         port += 1
+        # (rank 1's clock moved by SKEW_NS, test only: its offset must come out of the exchange)
         cases.append(start_case("record-below-torchrun",
-                                torchrun + ["--master_port", str(port), "--no_python", CLI, "record", "-q", "--port",
-                                            "0", "-o", job, "--", PYTHON, os.path.join(tmp, "env.py"), out],
-                                tmp, 2, job, out, "127.0.0.1:%d" % port))
+                                torchrun + ["--master_port", str(port), "--no_python", "/bin/sh", "-c",
+                                            '[ "$RANK" = 1 ] && export TFT_TEST_CLOCK_SKEW_NS=%d; exec "$@"' % SKEW_NS,
+                                            "sh", CLI, "record", "-q", "--port", "0", "-o", job, "--", PYTHON,
+                                            os.path.join(tmp, "env.py"), out],
+                                tmp, 2, job, out, "127.0.0.1:%d" % port, {1: SKEW_NS}))
         deadline = time.monotonic() + 600
         for c in cases:
             finish_case(c, tmp, deadline)
