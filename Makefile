@@ -27,7 +27,7 @@ endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
-LAYERS  := core codec store collect runtime analyze export server
+LAYERS  := core codec store collect runtime job analyze export server
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
