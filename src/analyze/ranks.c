@@ -11,6 +11,7 @@
 
 #include "analyze/ranks.h"
 #include "core/grow.h"
+#include "job/clock.h"
 #include "job/comm.h"
 #include "job/job.h"
 
@@ -488,6 +489,13 @@ static int straggler_ops(struct tft_session *s, const struct tft_comm_set *cs, u
 				op->others_ns = waiting_ranks ? theirs.acc[j].self_ns / (int64_t)waiting_ranks : 0;
 	}
 	qsort(r->ops, r->nops, sizeof(*r->ops), cmp_op);
+	/* the ops that took longer on it than on the ranks that waited (the first 3 if none did) */
+	{
+		uint32_t keep = 0;
+		while (keep < r->nops && r->ops[keep].straggler_ns > r->ops[keep].others_ns)
+			keep++;
+		r->nops = keep ? keep : r->nops < 3 ? r->nops : 3;
+	}
 	if (r->nops > MAX_OPS)
 		r->nops = MAX_OPS;
 out:
@@ -666,7 +674,7 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 			goto out;
 		}
-		r->clock_aligned = tft_session_meta(s, "job_clock") != NULL;
+		r->clock_aligned = false;
 	}
 	n = cs.nranks;
 	r->nranks = n;
@@ -697,6 +705,25 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 			r->ranks[i].clock_error_ns = m->error_ns;
 			r->ranks[i].clock_method = m->method;
 		}
+	}
+	/* a merged job: the clocks its meta says were applied */
+	if (!job && tft_session_meta(s, "job_clock")) {
+		struct tft_clock_rank *cr = NULL;
+		uint32_t ncr = 0;
+		bool applied = false;
+		if (tft_clock_parse_job(tft_session_meta(s, "job_clock"), &cr, &ncr, &applied, NULL) == 0) {
+			for (uint32_t k = 0; k < ncr; k++) {
+				uint32_t i = tft_comm_rank_index(&cs, cr[k].rank);
+				if (i == UINT32_MAX)
+					continue;
+				r->ranks[i].clock_offset_ns = cr[k].map.offset_ns;
+				r->ranks[i].clock_drift = cr[k].map.drift;
+				r->ranks[i].clock_error_ns = cr[k].map.error_ns;
+				r->ranks[i].clock_method = cr[k].map.method;
+			}
+			r->clock_aligned = applied;
+		}
+		free(cr);
 	}
 	/* busy time per rank */
 	if (job) {

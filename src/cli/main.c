@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "info", tft_cmd_info, "summarise a session: processes, tracks, counts, time span, peak memory" },
 	{ "stats", tft_cmd_stats, "op statistics: count, total, self, mean, min, max, p50, p99" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON, tf.timeline, standalone HTML)" },
+	{ "merge", tft_cmd_merge, "one session from a job directory (rank-<N>.tft files), clocks aligned" },
 	{ "serve", tft_cmd_serve, "serve the web UI for a session or trace files (also: tftracer FILE)" },
 	{ "record", tft_cmd_record, "run a program with the tracer inside it: tftracer record -- CMD" },
 };

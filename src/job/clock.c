@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec/json_read.h"
+#include "codec/json_write.h"
 #include "core/grow.h"
 #include "job/clock.h"
 
@@ -135,6 +136,135 @@ int tft_clock_parse_sync(const char *json, int32_t own_rank, struct tft_clock_sy
 out:
 	tft_json_reader_fini(&r);
 	free(buf);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- parsing job_clock ------------------------------------------------------------- */
+
+static uint32_t method_bit(const struct tft_json_value *v)
+{
+	static const struct { const char *s; uint32_t bit; } m[] = {
+		{ "reference", TFT_CLOCK_REFERENCE },   { "pingpong", TFT_CLOCK_PINGPONG },
+		{ "collectives", TFT_CLOCK_COLLECTIVES }, { "messages", TFT_CLOCK_MESSAGES },
+		{ "inconsistent", TFT_CLOCK_INCONSISTENT },
+	};
+
+	for (size_t i = 0; v->type == TFT_JSON_STRING && i < sizeof(m) / sizeof(m[0]); i++)
+		if (strlen(m[i].s) == v->len && memcmp(v->ptr, m[i].s, v->len) == 0)
+			return m[i].bit;
+	return 0;
+}
+
+static bool key_is(const struct tft_json_str *k, const char *s)
+{
+	return k->len == strlen(s) && memcmp(k->ptr, s, k->len) == 0;
+}
+
+int tft_clock_parse_job(const char *json, struct tft_clock_rank **out, uint32_t *n, bool *applied,
+			struct tft_error *err)
+{
+	struct tft_json_reader r;
+	struct tft_json_value v;
+	struct tft_json_str k;
+	size_t len = strlen(json);
+	char *buf = malloc(len + TFT_JSON_PAD + 1);
+	uint32_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*applied = false;
+	if (!buf)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	memcpy(buf, json, len);
+	memset(buf + len, 0, TFT_JSON_PAD + 1);
+	tft_json_reader_init_mem(&r, buf, len, NULL, NULL);
+	if ((rc = tft_json_read(&r, &v, err)) || v.type != TFT_JSON_OBJECT) {
+		rc = rc < 0 ? rc : tft_error_set(err, TFT_EFORMAT, tft_json_offset(&r), "job_clock: expected an object");
+		goto out;
+	}
+	while ((rc = tft_json_next_key(&r, &k, err)) == 1) {
+		if (key_is(&k, "applied")) {
+			if ((rc = tft_json_read(&r, &v, err)))
+				goto out;
+			*applied = v.type == TFT_JSON_TRUE;
+			continue;
+		}
+		if (!key_is(&k, "ranks")) {
+			if ((rc = tft_json_skip(&r, NULL, err)))
+				goto out;
+			continue;
+		}
+		if ((rc = tft_json_read(&r, &v, err)) || v.type != TFT_JSON_ARRAY) {
+			rc = rc < 0 ? rc : tft_error_set(err, TFT_EFORMAT, tft_json_offset(&r), "job_clock: ranks: expected an array");
+			goto out;
+		}
+		while ((rc = tft_json_next_item(&r, 0, err)) == 1) {
+			struct tft_clock_rank cr = { .rank = -1, .map = tft_clock_identity() };
+			if ((rc = tft_json_read(&r, &v, err)) || v.type != TFT_JSON_OBJECT) {
+				rc = rc < 0 ? rc : tft_error_set(err, TFT_EFORMAT, tft_json_offset(&r), "job_clock: a rank: expected an object");
+				goto out;
+			}
+			while ((rc = tft_json_next_key(&r, &k, err)) == 1) {
+				int64_t x = 0;
+				double d = 0;
+				if (key_is(&k, "method")) {
+					if ((rc = tft_json_read(&r, &v, err)) || v.type != TFT_JSON_ARRAY) {
+						rc = rc < 0 ? rc : tft_error_set(err, TFT_EFORMAT, tft_json_offset(&r), "job_clock: method: expected an array");
+						goto out;
+					}
+					while ((rc = tft_json_next_item(&r, 0, err)) == 1) {
+						if ((rc = tft_json_read(&r, &v, err)))
+							goto out;
+						cr.map.method |= method_bit(&v);
+					}
+					if (rc)
+						goto out;
+					continue;
+				}
+				if ((rc = tft_json_read(&r, &v, err)))
+					goto out;
+				if (v.type != TFT_JSON_NUMBER)
+					continue;
+				if (key_is(&k, "drift_ppm")) {
+					if (tft_json_number_to_double(v.ptr, v.len, &d) == 0)
+						cr.map.drift = d * 1e-6;
+					continue;
+				}
+				if (tft_json_number_to_i64(v.ptr, v.len, &x))
+					continue;
+				if (key_is(&k, "rank") && x >= 0 && x <= INT32_MAX)
+					cr.rank = (int32_t)x;
+				else if (key_is(&k, "offset_ns"))
+					cr.map.offset_ns = x;
+				else if (key_is(&k, "ref_ns"))
+					cr.map.ref_ns = x;
+				else if (key_is(&k, "error_ns"))
+					cr.map.error_ns = x;
+			}
+			if (rc)
+				goto out;
+			if (cr.rank < 0)
+				continue;
+			if (tft_grow((void **)out, &cap, *n + 1, sizeof(**out))) {
+				rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+			(*out)[(*n)++] = cr;
+		}
+		if (rc)
+			goto out;
+	}
+	if (rc > 0)
+		rc = tft_error_set(err, TFT_EFORMAT, tft_json_offset(&r), "job_clock: truncated");
+out:
+	tft_json_reader_fini(&r);
+	free(buf);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
 	return rc < 0 ? rc : 0;
 }
 
@@ -721,3 +851,71 @@ out:
 	}
 	return rc;
 }
+
+/* ---- meta job_clock ------------------------------------------------------------------ */
+
+static char *take_json(struct tft_json_writer *w)
+{
+	size_t len;
+	const char *p = tft_json_write_borrow(w, &len);
+	char *out = p ? malloc(len + 1) : NULL;
+
+	if (out) {
+		memcpy(out, p, len);
+		out[len] = '\0';
+	}
+	tft_json_write_fini(w);
+	return out;
+}
+
+static void write_method(struct tft_json_writer *w, uint32_t m)
+{
+	tft_json_write_begin_array(w);
+	if (m & TFT_CLOCK_REFERENCE)
+		tft_json_write_cstr(w, "reference");
+	if (m & TFT_CLOCK_PINGPONG)
+		tft_json_write_cstr(w, "pingpong");
+	if (m & TFT_CLOCK_COLLECTIVES)
+		tft_json_write_cstr(w, "collectives");
+	if (m & TFT_CLOCK_MESSAGES)
+		tft_json_write_cstr(w, "messages");
+	if (m & TFT_CLOCK_INCONSISTENT)
+		tft_json_write_cstr(w, "inconsistent");
+	tft_json_write_end_array(w);
+}
+
+char *tft_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32_t n, bool applied)
+{
+	struct tft_json_writer w;
+
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "reference_rank");
+	tft_json_write_int(&w, n ? ranks[0] : 0);
+	tft_json_write_key(&w, "applied");
+	tft_json_write_bool(&w, applied);
+	tft_json_write_key(&w, "ranks");
+	tft_json_write_begin_array(&w);
+	for (uint32_t i = 0; i < n; i++) {
+		tft_json_write_begin_object(&w);
+		tft_json_write_key(&w, "rank");
+		tft_json_write_int(&w, ranks[i]);
+		tft_json_write_key(&w, "offset_ns");
+		tft_json_write_int(&w, m[i].offset_ns);
+		tft_json_write_key(&w, "drift_ppm");
+		tft_json_write_double(&w, m[i].drift * 1e6);
+		tft_json_write_key(&w, "ref_ns");
+		tft_json_write_int(&w, m[i].ref_ns);
+		tft_json_write_key(&w, "error_ns");
+		tft_json_write_int(&w, m[i].error_ns);
+		tft_json_write_key(&w, "method");
+		write_method(&w, m[i].method);
+		tft_json_write_key(&w, "pairs");
+		tft_json_write_uint(&w, m[i].pairs);
+		tft_json_write_end_object(&w);
+	}
+	tft_json_write_end_array(&w);
+	tft_json_write_end_object(&w);
+	return take_json(&w);
+}
+

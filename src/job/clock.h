@@ -25,6 +25,7 @@
 #ifndef TFT_JOB_CLOCK_H
 #define TFT_JOB_CLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "job/comm.h"
@@ -108,6 +109,22 @@ struct tft_clock_sync {
 int tft_clock_parse_sync(const char *json, int32_t own_rank, struct tft_clock_sync **rows, uint32_t *n,
 			 uint32_t *cap, struct tft_error *err);
 
+/* A rank's clock as meta job_clock records it. */
+struct tft_clock_rank {
+	int32_t rank;
+	struct tft_clock_map map;
+};
+
+/*
+ * Parse meta job_clock ({"reference_rank": R, "applied": b, "ranks": [{"rank",
+ * "offset_ns", "drift_ppm", "ref_ns", "error_ns", "method": [...]}, ...]},
+ * written by job/job.c) into a new array *out of *n (free it). *applied says
+ * whether the session's times are already aligned. 0, TFT_ENOMEM or
+ * TFT_EFORMAT.
+ */
+int tft_clock_parse_job(const char *json, struct tft_clock_rank **out, uint32_t *n, bool *applied,
+			struct tft_error *err);
+
 /*
  * Estimate out[0 .. cs->nranks) (one map per rank index of cs) from the
  * ping-pong rows and the matched communication in cs (raw times, each rank
@@ -115,5 +132,12 @@ int tft_clock_parse_sync(const char *json, int32_t own_rank, struct tft_clock_sy
  */
 int tft_clock_estimate(const struct tft_comm_set *cs, const struct tft_clock_sync *rows, uint32_t nrows,
 		       uint32_t ref, struct tft_clock_map *out);
+
+/*
+ * Meta job_clock: the maps of ranks[0 .. n) as JSON (the shape
+ * tft_clock_parse_job reads), applied saying whether the session's times are
+ * aligned by them. malloc'd; NULL on out-of-memory.
+ */
+char *tft_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32_t n, bool applied);
 
 #endif /* TFT_JOB_CLOCK_H */

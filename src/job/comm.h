@@ -191,4 +191,7 @@ void tft_comm_compute_waits(struct tft_comm_set *cs);
 /* Whether a collective is a TFT_COLL_* by its name ("MPI_Bcast", "c10d::broadcast_", ...). */
 int tft_comm_coll_shape(const char *name, size_t len);
 
+/* Meta job_comm: the set's counts as a JSON object (malloc'd; NULL on out-of-memory). */
+char *tft_comm_json(const struct tft_comm_set *cs);
+
 #endif /* TFT_JOB_COMM_H */

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec/json_write.h"
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "job/job_int.h"
@@ -432,101 +431,6 @@ static int make_flows(struct tft_job *j)
 
 /* ---- meta ------------------------------------------------------------------------------------- */
 
-static char *take_json(struct tft_json_writer *w)
-{
-	size_t len;
-	const char *p = tft_json_write_borrow(w, &len);
-	char *out = p ? malloc(len + 1) : NULL;
-
-	if (out) {
-		memcpy(out, p, len);
-		out[len] = '\0';
-	}
-	tft_json_write_fini(w);
-	return out;
-}
-
-static void write_method(struct tft_json_writer *w, uint32_t m)
-{
-	tft_json_write_begin_array(w);
-	if (m & TFT_CLOCK_REFERENCE)
-		tft_json_write_cstr(w, "reference");
-	if (m & TFT_CLOCK_PINGPONG)
-		tft_json_write_cstr(w, "pingpong");
-	if (m & TFT_CLOCK_COLLECTIVES)
-		tft_json_write_cstr(w, "collectives");
-	if (m & TFT_CLOCK_MESSAGES)
-		tft_json_write_cstr(w, "messages");
-	if (m & TFT_CLOCK_INCONSISTENT)
-		tft_json_write_cstr(w, "inconsistent");
-	tft_json_write_end_array(w);
-}
-
-char *tft_job_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32_t n, bool applied)
-{
-	struct tft_json_writer w;
-
-	tft_json_write_init_mem(&w);
-	tft_json_write_begin_object(&w);
-	tft_json_write_key(&w, "reference_rank");
-	tft_json_write_int(&w, n ? ranks[0] : 0);
-	tft_json_write_key(&w, "applied");
-	tft_json_write_bool(&w, applied);
-	tft_json_write_key(&w, "ranks");
-	tft_json_write_begin_array(&w);
-	for (uint32_t i = 0; i < n; i++) {
-		tft_json_write_begin_object(&w);
-		tft_json_write_key(&w, "rank");
-		tft_json_write_int(&w, ranks[i]);
-		tft_json_write_key(&w, "offset_ns");
-		tft_json_write_int(&w, m[i].offset_ns);
-		tft_json_write_key(&w, "drift_ppm");
-		tft_json_write_double(&w, m[i].drift * 1e6);
-		tft_json_write_key(&w, "ref_ns");
-		tft_json_write_int(&w, m[i].ref_ns);
-		tft_json_write_key(&w, "error_ns");
-		tft_json_write_int(&w, m[i].error_ns);
-		tft_json_write_key(&w, "method");
-		write_method(&w, m[i].method);
-		tft_json_write_key(&w, "pairs");
-		tft_json_write_uint(&w, m[i].pairs);
-		tft_json_write_end_object(&w);
-	}
-	tft_json_write_end_array(&w);
-	tft_json_write_end_object(&w);
-	return take_json(&w);
-}
-
-char *tft_job_comm_json(const struct tft_comm_set *cs)
-{
-	struct tft_json_writer w;
-
-	tft_json_write_init_mem(&w);
-	tft_json_write_begin_object(&w);
-	tft_json_write_key(&w, "calls");
-	tft_json_write_uint(&w, cs->ncalls);
-	tft_json_write_key(&w, "sends");
-	tft_json_write_uint(&w, cs->sends);
-	tft_json_write_key(&w, "receives");
-	tft_json_write_uint(&w, cs->recvs);
-	tft_json_write_key(&w, "messages");
-	tft_json_write_uint(&w, cs->nmsgs);
-	tft_json_write_key(&w, "unmatched_sends");
-	tft_json_write_uint(&w, cs->unmatched_sends);
-	tft_json_write_key(&w, "unmatched_receives");
-	tft_json_write_uint(&w, cs->unmatched_recvs);
-	tft_json_write_key(&w, "collectives");
-	tft_json_write_uint(&w, cs->ncolls);
-	tft_json_write_key(&w, "incomplete_collectives");
-	tft_json_write_uint(&w, cs->incomplete_colls);
-	tft_json_write_key(&w, "inferred_collectives");
-	tft_json_write_uint(&w, cs->inferred_colls);
-	tft_json_write_key(&w, "orphan_completions");
-	tft_json_write_uint(&w, cs->orphan_waits);
-	tft_json_write_end_object(&w);
-	return take_json(&w);
-}
-
 static int make_meta(struct tft_job *j)
 {
 	int64_t size = j->n;
@@ -545,10 +449,11 @@ static int make_meta(struct tft_job *j)
 	snprintf(j->meta_ranks, sizeof(j->meta_ranks), "%u", j->n);
 	snprintf(j->meta_size, sizeof(j->meta_size), "%lld", (long long)size);
 	j->meta_id = strdup(id ? id : "");
-	j->meta_clock = tft_job_clock_json(ranks, j->clock, j->n, true);
-	j->meta_comm = tft_job_comm_json(&j->comm);
+	j->meta_clock = tft_clock_json(ranks, j->clock, j->n, true);
+	j->meta_estimate = tft_clock_json(ranks, j->clock, j->n, false);
+	j->meta_comm = tft_comm_json(&j->comm);
 	free(ranks);
-	return j->meta_id && j->meta_clock && j->meta_comm ? 0 : TFT_ENOMEM;
+	return j->meta_id && j->meta_clock && j->meta_estimate && j->meta_comm ? 0 : TFT_ENOMEM;
 }
 
 /* ---- open / close ------------------------------------------------------------------------------ */
@@ -575,6 +480,7 @@ void tft_job_close(struct tft_job *j)
 	free(j->xflows);
 	free(j->meta_id);
 	free(j->meta_clock);
+	free(j->meta_estimate);
 	free(j->meta_comm);
 	tft_comm_set_fini(&j->comm);
 	if (j->strs)

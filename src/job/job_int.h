@@ -48,7 +48,7 @@ struct tft_job {
 	struct tft_flow *xflows;     /* owned: flows of the matched communication, raw times */
 	uint32_t nxflows, cap_xflows;
 	char meta_ranks[16], meta_size[24];
-	char *meta_id, *meta_clock, *meta_comm; /* owned */
+	char *meta_id, *meta_clock, *meta_estimate, *meta_comm; /* owned (meta_estimate: job_clock, not applied) */
 	pthread_mutex_t lock;        /* guards strs */
 	struct tft_strtab *strs;     /* owned: the job's strings */
 	atomic_int all_strings;      /* every rank's strings are in strs */
@@ -61,10 +61,5 @@ uint32_t tft_job_intern(struct tft_job *j, const char *s);
 /* A job string (borrowed until the job closes; "" for unknown ids). */
 const char *tft_job_str(struct tft_job *j, uint32_t id, size_t *len);
 uint32_t tft_job_string_count(struct tft_job *j);
-
-/* meta job_clock's JSON (malloc'd; NULL on out-of-memory). */
-char *tft_job_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32_t n, bool applied);
-/* meta job_comm's JSON (malloc'd; NULL on out-of-memory). */
-char *tft_job_comm_json(const struct tft_comm_set *cs);
 
 #endif /* TFT_JOB_JOB_INT_H */

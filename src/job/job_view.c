@@ -176,7 +176,7 @@ static const char *v_meta(void *impl, const char *key)
 	if (strcmp(key, "job_clock") == 0)
 		return v->raw ? NULL : j->meta_clock;
 	if (strcmp(key, "job_clock_estimate") == 0)
-		return j->meta_clock;
+		return v->raw ? j->meta_estimate : j->meta_clock;
 	if (strcmp(key, "job_comm") == 0)
 		return j->meta_comm;
 	if (strcmp(key, "format") == 0)

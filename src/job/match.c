@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/json_write.h"
 #include "job/comm.h"
 
 /* ---- requests ------------------------------------------------------------------------ */
@@ -443,3 +444,50 @@ int tft_comm_match(struct tft_comm_set *cs)
 	tft_comm_compute_waits(cs);
 	return 0;
 }
+
+/* ---- meta job_comm -------------------------------------------------------------------- */
+
+static char *take_json(struct tft_json_writer *w)
+{
+	size_t len;
+	const char *p = tft_json_write_borrow(w, &len);
+	char *out = p ? malloc(len + 1) : NULL;
+
+	if (out) {
+		memcpy(out, p, len);
+		out[len] = '\0';
+	}
+	tft_json_write_fini(w);
+	return out;
+}
+
+char *tft_comm_json(const struct tft_comm_set *cs)
+{
+	struct tft_json_writer w;
+
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "calls");
+	tft_json_write_uint(&w, cs->ncalls);
+	tft_json_write_key(&w, "sends");
+	tft_json_write_uint(&w, cs->sends);
+	tft_json_write_key(&w, "receives");
+	tft_json_write_uint(&w, cs->recvs);
+	tft_json_write_key(&w, "messages");
+	tft_json_write_uint(&w, cs->nmsgs);
+	tft_json_write_key(&w, "unmatched_sends");
+	tft_json_write_uint(&w, cs->unmatched_sends);
+	tft_json_write_key(&w, "unmatched_receives");
+	tft_json_write_uint(&w, cs->unmatched_recvs);
+	tft_json_write_key(&w, "collectives");
+	tft_json_write_uint(&w, cs->ncolls);
+	tft_json_write_key(&w, "incomplete_collectives");
+	tft_json_write_uint(&w, cs->incomplete_colls);
+	tft_json_write_key(&w, "inferred_collectives");
+	tft_json_write_uint(&w, cs->inferred_colls);
+	tft_json_write_key(&w, "orphan_completions");
+	tft_json_write_uint(&w, cs->orphan_waits);
+	tft_json_write_end_object(&w);
+	return take_json(&w);
+}
+
