@@ -10,11 +10,12 @@ import { Search } from './search.js';
 import { Overview } from './overview.js';
 import { Ops } from './ops.js';
 import { Runs } from './runs.js';
+import { Ranks } from './ranks.js';
 import { invalidateStats } from './stats.js';
 import { setTimeFormat, timeFormat, escapeHtml, fmtInt } from './format.js';
 
 const $ = (s) => document.querySelector(s);
-const PAGES = ['overview', 'timeline', 'ops', 'runs'];
+const PAGES = ['overview', 'timeline', 'ops', 'runs', 'ranks'];
 
 /* The session fetched by index.html before the modules loaded; null to refetch. */
 async function parseEarly(p) {
@@ -42,6 +43,7 @@ class App {
 		this.overview = new Overview($('#page-overview'), this);
 		this.ops = new Ops($('#page-ops'), this);
 		this.runs = new Runs($('#page-runs'), this);
+		this.ranks = new Ranks($('#page-ranks'), this);
 		this.live = false;
 		this.bindChrome();
 		window.__tft = this.testHooks();
@@ -69,6 +71,7 @@ class App {
 		const s = this.session;
 		document.title = `tftracer · ${s.producer || s.format || 'session'}`;
 		this.timeline.setSession(s);
+		this.ranks.setSession(s);
 		this.ops.build(s);
 		this.setStatus('ready', false);
 		const si = staticInfo();
@@ -128,6 +131,7 @@ class App {
 		if (page === 'ops' && this.session) this.ops.show();
 		if (page === 'overview' && this.session) { this.ensureOverview(); if (this.overview.canvas) this.overview.drawChart(); }
 		if (page === 'runs') this.runs.show();
+		if (page === 'ranks' && this.session) this.ranks.show();
 		this.updateHash();
 	}
 
@@ -649,6 +653,7 @@ class App {
 				};
 			},
 			runs: () => app.runs.state(),
+			ranks: () => app.ranks.state(),
 			live: () => ({ live: app.live, updates: app.liveUpdates || 0, follow: app.timeline.follow, span: app.timeline.span }),
 			isIdle: () => app.timeline.isIdle(),
 			findSlice: (minPx, summaries) => app.timeline.findSlice(minPx, summaries),
