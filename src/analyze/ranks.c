@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-rank time of a distributed job (analyze/ranks.h): busy intervals
- * read per rank (on the job's threads for a job view), communication and
- * waiting from the matched calls (job/comm.h), then per step the interval
+ * Per-rank time of a distributed job (analyze/ranks.h): busy intervals,
+ * communication and waiting from the matched calls (job/comm.h: one pass;
+ * a job's was made at its open), then per step the interval
  * arithmetic, the waiting charged to whom it waited for, the straggler's
  * ops, the matrix and the collectives' skew.
  */
@@ -17,12 +17,8 @@
 
 /* ---- intervals ----------------------------------------------------------------------- */
 
-struct ivl {
-	int64_t a, b; /* [a, b) */
-};
-
 struct ivls {
-	struct ivl *v; /* owned */
+	struct tft_comm_ivl *v; /* [a, b), owned (borrowed: the busy time of a set) */
 	uint32_t n, cap;
 };
 
@@ -36,13 +32,13 @@ static int ivl_add(struct ivls *s, int64_t a, int64_t b)
 	}
 	if (tft_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
 		return TFT_ENOMEM;
-	s->v[s->n++] = (struct ivl){ a, b };
+	s->v[s->n++] = (struct tft_comm_ivl){ a, b };
 	return 0;
 }
 
 static int cmp_ivl(const void *x, const void *y)
 {
-	const struct ivl *p = x, *q = y;
+	const struct tft_comm_ivl *p = x, *q = y;
 
 	return (p->a > q->a) - (p->a < q->a);
 }
@@ -116,91 +112,6 @@ static int64_t ivl_measure2(const struct ivls *s, const struct ivls *t, int64_t 
 			j++;
 	}
 	return sum;
-}
-
-/* ---- busy time, rank by rank ---------------------------------------------------------------- */
-
-struct busy_ctx {
-	struct ivls *busy;             /* [rank index] */
-	const int32_t *ranks;          /* rank numbers by index */
-	uint32_t nranks;
-	const struct tft_clock_map *map; /* (plain sessions: none) */
-	bool lanes;                    /* the track being read is lane-packed */
-	struct ivls *cur;
-	int status;
-};
-
-static int on_busy(void *c, const struct tft_event *ev)
-{
-	struct busy_ctx *b = c;
-	int64_t a, e;
-
-	if (ev->kind != TFT_EV_SLICE || (!b->lanes && ev->depth != 0))
-		return 0;
-	a = ev->ts_ns;
-	e = __builtin_add_overflow(a, ev->dur_ns > 0 ? ev->dur_ns : 0, &e) ? INT64_MAX : e;
-	if (b->map) {
-		a = tft_clock_aligned(b->map, a);
-		e = tft_clock_aligned(b->map, e);
-	}
-	if (ivl_add(b->cur, a, e))
-		return b->status = TFT_ENOMEM;
-	return 0;
-}
-
-static bool work_track(const struct tft_track *t)
-{
-	return t && t->slices && !(t->flags & TFT_TRACKF_DERIVED) &&
-	       (t->kind == TFT_TRACK_THREAD || t->kind == TFT_TRACK_DEVICE || t->kind == TFT_TRACK_GPU_STREAM ||
-		t->kind == TFT_TRACK_COMM);
-}
-
-/* The busy intervals of the tracks of s that are rank `want`'s (every track: want < 0). */
-static int read_busy(struct tft_session *s, int32_t want, const struct tft_clock_map *map, struct ivls *out,
-		     struct tft_error *err)
-{
-	struct busy_ctx b = { .map = map };
-	uint32_t nt = tft_session_track_count(s);
-	int rc = 0;
-
-	for (uint32_t t = 0; t < nt && !rc; t++) {
-		const struct tft_track *tr = tft_session_track(s, t);
-		struct ivls mine = { 0 };
-		if (!work_track(tr))
-			continue;
-		if (want >= 0) {
-			const struct tft_process *p = tft_session_process(s, tr->process);
-			if (!p || p->rank != want)
-				continue;
-		}
-		b.lanes = !tft_track_nests(tr->kind, tr->flags);
-		b.cur = &mine;
-		rc = tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, on_busy, &b, err);
-		if (b.status)
-			rc = tft_error_set(err, b.status, -1, "out of memory");
-		for (uint32_t i = 0; !rc && i < mine.n; i++)
-			if (tft_grow((void **)&out->v, &out->cap, out->n + 1, sizeof(*out->v)))
-				rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-			else
-				out->v[out->n++] = mine.v[i];
-		free(mine.v);
-	}
-	ivl_norm(out);
-	return rc;
-}
-
-struct job_busy {
-	struct ivls *busy;
-	bool raw;
-};
-
-static int job_rank_busy(void *ctx, uint32_t i, struct tft_session *s, uint32_t track_base,
-			 const struct tft_clock_map *map, struct tft_error *err)
-{
-	struct job_busy *jb = ctx;
-
-	(void)track_base;
-	return read_busy(s, -1, jb->raw ? NULL : map, &jb->busy[i], err);
 }
 
 /* ---- the straggler's ops ----------------------------------------------------------------- */
@@ -725,16 +636,11 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 		}
 		free(cr);
 	}
-	/* busy time per rank */
-	if (job) {
-		struct job_busy jb = { B, tft_job_view_is_raw(s) };
-		rc = tft_job_each_rank(job, 0, job_rank_busy, &jb, err);
-	} else {
-		for (uint32_t i = 0; i < n && !rc; i++)
-			rc = read_busy(s, cs.ranks[i], NULL, &B[i], err);
+	/* busy time per rank: read with the communication (borrowed from the set) */
+	for (uint32_t i = 0; i < n && i < cs.nbusy; i++) {
+		B[i].v = cs.busy[i].v;
+		B[i].n = cs.busy[i].n;
 	}
-	if (rc)
-		goto out;
 	/* communication and waiting per rank; the waiting charged to whom it waited for */
 	for (uint32_t i = 0; i < cs.ncalls && !rc; i++) {
 		const struct tft_comm_call *c = &cs.calls[i];
@@ -882,8 +788,6 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 		rc = straggler_ops(s, &cs, r->straggler_index, r, err);
 	}
 out:
-	for (uint32_t i = 0; i < n && B; i++)
-		free(B[i].v);
 	for (uint32_t i = 0; i < n && C; i++)
 		free(C[i].v);
 	for (uint32_t i = 0; i < n && W; i++)

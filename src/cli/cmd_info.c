@@ -14,10 +14,11 @@
 
 #include "analyze/stats.h"
 #include "cli/cli.h"
-#include "job/clock.h"
 #include "codec/json_write.h"
 #include "export/export_summary.h"
 #include "export/export_tftimeline.h"
+#include "job/clock.h"
+#include "job/job.h"
 #include "store/session.h"
 
 static const char usage_text[] =
@@ -181,6 +182,9 @@ static void print_job(struct tft_session *s)
 
 	if (!n)
 		return;
+	if (tft_job_of(s))
+		tft_job_wait(tft_job_of(s), NULL); /* (the matching runs on a thread of its own) */
+	comm = tft_session_meta(s, "job_comm");
 	if (!clock)
 		clock = tft_session_meta(s, "job_clock");
 	printf("job:        %s ranks (size %s%s%s)\n", n, term_safe(tft_session_meta(s, "job_size")),

@@ -9,7 +9,6 @@
 
 #include "core/grow.h"
 #include "job/comm.h"
-#include "store/chunk_stats.h"
 
 /* ---- what a name is ------------------------------------------------------------------ */
 
@@ -251,6 +250,8 @@ struct reader {
 	bool nests;
 	int64_t open_end;   /* end of the last call taken on this track (INT64_MIN: none) */
 	uint32_t open_depth;
+	bool lanes;         /* the track is lane-packed: every slice is busy time (else the top level) */
+	struct tft_comm_busy *busy; /* borrowed: the rank's busy intervals being read */
 	int64_t list[3][MAX_LIST]; /* completes, and per-request peer/tag lists */
 	int64_t bytes_list[MAX_LIST];
 	int status;
@@ -339,6 +340,19 @@ static int on_slice(void *ctx, const struct tft_event *ev)
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
+	if (r->busy && (r->lanes || ev->depth == 0)) {
+		struct tft_comm_busy *b = r->busy;
+		int64_t e;
+		e = __builtin_add_overflow(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0, &e) ? INT64_MAX : e;
+		if (b->n && ev->ts_ns <= b->v[b->n - 1].b && ev->ts_ns >= b->v[b->n - 1].a) {
+			if (e > b->v[b->n - 1].b) /* (touching or overlapping the last: one interval) */
+				b->v[b->n - 1].b = e;
+		} else if (e > ev->ts_ns) {
+			if (tft_grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)))
+				return r->status = TFT_ENOMEM;
+			b->v[b->n++] = (struct tft_comm_ivl){ ev->ts_ns, e };
+		}
+	}
 	if (ev->name >= r->ncls || ev->cat >= r->ncls)
 		if (grow_cls(r, ev->name > ev->cat ? ev->name : ev->cat))
 			return r->status = TFT_ENOMEM;
@@ -433,36 +447,16 @@ static int on_slice(void *ctx, const struct tft_event *ev)
 	return 0;
 }
 
-/* Whether a track's stored statistics name any communication (1), none (0). */
-struct names_ctx {
-	struct reader *r;
-	int any;
-	int status;
-};
-
-static int on_track_stats(void *ctx, uint32_t i, const uint8_t *blob, size_t len)
+/* The busy intervals of rank r in cs (a new entry for a rank not read yet). */
+static struct tft_comm_busy *busy_of(struct tft_comm_set *cs, int32_t r)
 {
-	struct names_ctx *n = ctx;
-	struct tft_cstats c;
-	int rc;
-
-	(void)i;
-	rc = tft_cstats_decode(&c, blob, len, tft_session_string_count(n->r->s), NULL);
-	if (rc) {
-		tft_cstats_fini(&c);
-		n->any = 1; /* unreadable: look at the events */
-		return 0;
-	}
-	for (uint32_t k = 0; k < c.ne && !n->any; k++) {
-		uint32_t m = c.e[k].name > c.e[k].cat ? c.e[k].name : c.e[k].cat;
-		if (m >= n->r->ncls && grow_cls(n->r, m)) {
-			n->status = TFT_ENOMEM;
-			break;
-		}
-		n->any = (name_class(n->r, c.e[k].name, c.e[k].cat) & CLS_CALL) != 0;
-	}
-	tft_cstats_fini(&c);
-	return 0;
+	for (uint32_t i = cs->nbusy; i > 0; i--)
+		if (cs->busy[i - 1].rank == r)
+			return &cs->busy[i - 1];
+	if (tft_grow((void **)&cs->busy, &cs->cap_busy, cs->nbusy + 1, sizeof(*cs->busy)))
+		return NULL;
+	cs->busy[cs->nbusy] = (struct tft_comm_busy){ .rank = r };
+	return &cs->busy[cs->nbusy++];
 }
 
 int tft_comm_read(struct tft_session *s, const struct tft_comm_read_opts *o, struct tft_comm_set *cs,
@@ -485,7 +479,6 @@ int tft_comm_read(struct tft_session *s, const struct tft_comm_read_opts *o, str
 	for (uint32_t t = 0; t < nt && !rc; t++) {
 		const struct tft_track *tr = tft_session_track(s, t);
 		const struct tft_process *p;
-		struct names_ctx nc = { .r = r };
 
 		if (!tr || tr->slices == 0 || (tr->flags & TFT_TRACKF_DERIVED))
 			continue;
@@ -502,18 +495,13 @@ int tft_comm_read(struct tft_session *s, const struct tft_comm_read_opts *o, str
 		r->track = t;
 		r->track_kind = tr->kind;
 		r->nests = tft_track_nests(tr->kind, tr->flags);
+		r->lanes = !r->nests;
 		r->open_end = INT64_MIN;
 		r->open_depth = 0;
-		/* a track whose statistics name no communication is not read */
-		rc = tft_session_track_stats(s, t, on_track_stats, &nc, err);
-		if (rc < 0)
-			break;
-		if (nc.status) {
-			rc = tft_error_set(err, nc.status, -1, "out of memory");
+		if (!(r->busy = busy_of(cs, r->rank))) {
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 			break;
 		}
-		if (rc == 0 && !nc.any)
-			continue;
 		rc = tft_session_scan(s, t, INT64_MIN, INT64_MAX, 0, on_slice, r, err);
 		if (r->status)
 			rc = tft_error_set(err, r->status, -1, "out of memory reading communication calls");
@@ -543,6 +531,9 @@ void tft_comm_set_fini(struct tft_comm_set *cs)
 	free(cs->msgs);
 	free(cs->colls);
 	free(cs->member);
+	for (uint32_t i = 0; i < cs->nbusy; i++)
+		free(cs->busy[i].v);
+	free(cs->busy);
 	memset(cs, 0, sizeof(*cs));
 }
 
@@ -560,6 +551,21 @@ int tft_comm_set_take(struct tft_comm_set *dst, struct tft_comm_set *src)
 	dst->ndone += src->ndone;
 	dst->sends += src->sends;
 	dst->recvs += src->recvs;
+	for (uint32_t i = 0; i < src->nbusy; i++) {
+		struct tft_comm_busy *b = busy_of(dst, src->busy[i].rank);
+		if (!b)
+			return TFT_ENOMEM;
+		if (!b->n) { /* (the usual case: a rank read once) */
+			free(b->v);
+			*b = src->busy[i];
+			src->busy[i].v = NULL;
+			continue;
+		}
+		if (tft_grow((void **)&b->v, &b->cap, b->n + src->busy[i].n, sizeof(*b->v)))
+			return TFT_ENOMEM;
+		memcpy(b->v + b->n, src->busy[i].v, (size_t)src->busy[i].n * sizeof(*b->v));
+		b->n += src->busy[i].n;
+	}
 	tft_comm_set_fini(src);
 	return 0;
 }
@@ -582,6 +588,29 @@ static int cmp_call(const void *a, const void *b)
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
 	return (x->track > y->track) - (x->track < y->track);
+}
+
+static int cmp_ivl(const void *x, const void *y)
+{
+	const struct tft_comm_ivl *p = x, *q = y;
+
+	return (p->a > q->a) - (p->a < q->a);
+}
+
+void tft_comm_busy_norm(struct tft_comm_busy *b)
+{
+	uint32_t m = 0;
+
+	qsort(b->v, b->n, sizeof(*b->v), cmp_ivl);
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (m && b->v[i].a <= b->v[m - 1].b) {
+			if (b->v[i].b > b->v[m - 1].b)
+				b->v[m - 1].b = b->v[i].b;
+		} else {
+			b->v[m++] = b->v[i];
+		}
+	}
+	b->n = m;
 }
 
 uint32_t tft_comm_rank_index(const struct tft_comm_set *cs, int32_t r)
@@ -642,6 +671,40 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 	for (uint32_t i = 0; i < cs->ncalls; i++)
 		cs->calls[i].rank = tft_comm_rank_index(cs, (int32_t)cs->calls[i].rank);
 	qsort(cs->calls, cs->ncalls, sizeof(*cs->calls), cmp_call);
+	/* busy time: one entry per rank index, sorted and merged (tracks were read one by one) */
+	{
+		struct tft_comm_busy *b = calloc((size_t)n + 1, sizeof(*b));
+		if (!b)
+			return TFT_ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			b[i].rank = (int32_t)i;
+		for (uint32_t i = 0; i < cs->nbusy; i++) {
+			uint32_t k = tft_comm_rank_index(cs, cs->busy[i].rank);
+			struct tft_comm_busy *x = &b[k];
+			if (k == UINT32_MAX) {
+				free(cs->busy[i].v);
+				continue;
+			}
+			if (!x->v) {
+				x->v = cs->busy[i].v;
+				x->n = cs->busy[i].n;
+				x->cap = cs->busy[i].cap;
+			} else {
+				if (tft_grow((void **)&x->v, &x->cap, x->n + cs->busy[i].n, sizeof(*x->v))) {
+					free(cs->busy[i].v);
+					continue; /* (the sums below are then short: memory is out anyway) */
+				}
+				memcpy(x->v + x->n, cs->busy[i].v, (size_t)cs->busy[i].n * sizeof(*x->v));
+				x->n += cs->busy[i].n;
+				free(cs->busy[i].v);
+			}
+		}
+		free(cs->busy);
+		cs->busy = b;
+		cs->nbusy = cs->cap_busy = n;
+		for (uint32_t i = 0; i < n; i++)
+			tft_comm_busy_norm(&b[i]);
+	}
 	free(cs->rank_first);
 	cs->rank_first = calloc((size_t)n + 1, sizeof(*cs->rank_first));
 	if (!cs->rank_first)

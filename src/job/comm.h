@@ -17,7 +17,10 @@
  *     only.
  *
  * A comm call nested in another one on the same track (Kineto's nccl:* op
- * inside c10d::*) is the outer call's. Matching (tft_comm_match): the k-th
+ * inside c10d::*) is the outer call's. The same pass takes each rank's busy
+ * time: the union of the top-level slices of its thread, device and
+ * communication tracks and of every slice of its lane-packed tracks (GPU
+ * streams); derived tracks are left out. Matching (tft_comm_match): the k-th
  * send from A to B with tag T on a communicator is the k-th receive of B
  * from A with tag T (MPI's non-overtaking rule), by `seq` where the call
  * says it, else by call order; collectives by (comm, coll_seq).
@@ -116,6 +119,13 @@ struct tft_comm_coll {
 	uint32_t name;                 /* the first member's name (string id) */
 };
 
+/* A rank's busy time: disjoint intervals [a, b), by start. */
+struct tft_comm_busy {
+	int32_t rank;              /* while reading: the rank number (its index after finish) */
+	struct tft_comm_ivl { int64_t a, b; } *v; /* owned */
+	uint32_t n, cap;
+};
+
 struct tft_comm_set {
 	int32_t *ranks;            /* owned: rank numbers, ascending */
 	uint32_t nranks;
@@ -135,6 +145,9 @@ struct tft_comm_set {
 	uint32_t incomplete_colls; /* collectives with fewer members than expected */
 	uint32_t inferred_colls;   /* collectives matched by call order (no coll_seq) */
 	uint32_t orphan_waits;     /* completions of requests no call posted */
+	struct tft_comm_busy *busy; /* owned: while reading, one per rank read (in any order);
+				     * after finish, [rank index] */
+	uint32_t nbusy, cap_busy;
 };
 
 /* Empty set (also what tft_comm_set_fini leaves). */
@@ -156,10 +169,10 @@ struct tft_comm_read_opts {
 };
 
 /*
- * Append the communication calls of s (every track that holds any: the
- * stored track statistics say which) to cs, in the session's time. Call
- * tft_comm_finish once every session is read. 0, TFT_ENOMEM or what the
- * scans return (err says it).
+ * Append the communication calls and the busy time of s (one pass over its
+ * thread, device, GPU stream and communication tracks) to cs, in the
+ * session's time. Call tft_comm_finish once every session is read. 0,
+ * TFT_ENOMEM or what the scans return (err says it).
  */
 int tft_comm_read(struct tft_session *s, const struct tft_comm_read_opts *o, struct tft_comm_set *cs,
 		  struct tft_error *err);
@@ -173,6 +186,9 @@ int tft_comm_set_take(struct tft_comm_set *dst, struct tft_comm_set *src);
  * (messages and collectives). 0 or TFT_ENOMEM.
  */
 int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nranks);
+
+/* Sort and merge b's intervals (disjoint, by start). */
+void tft_comm_busy_norm(struct tft_comm_busy *b);
 
 /* Rank index of rank number r, or UINT32_MAX. */
 uint32_t tft_comm_rank_index(const struct tft_comm_set *cs, int32_t r);

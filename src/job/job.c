@@ -319,7 +319,7 @@ static void *rank_worker(void *arg)
 		struct tft_session *s;
 		int rc;
 
-		if (i >= j->n)
+		if (i >= j->n || atomic_load(&j->cancel))
 			break;
 		tft_error_clear(&err);
 		s = tft_session_open(j->r[i].path, &err);
@@ -451,9 +451,102 @@ static int make_meta(struct tft_job *j)
 	j->meta_id = strdup(id ? id : "");
 	j->meta_clock = tft_clock_json(ranks, j->clock, j->n, true);
 	j->meta_estimate = tft_clock_json(ranks, j->clock, j->n, false);
-	j->meta_comm = tft_comm_json(&j->comm);
 	free(ranks);
-	return j->meta_id && j->meta_clock && j->meta_estimate && j->meta_comm ? 0 : TFT_ENOMEM;
+	return j->meta_id && j->meta_clock && j->meta_estimate ? 0 : TFT_ENOMEM;
+}
+
+/* ---- the communication pass --------------------------------------------------------------------- */
+
+/* Whether every rank but the lowest has ping-pong rows with it. */
+static bool has_pingpong(const struct tft_job *j)
+{
+	for (uint32_t i = 1; i < j->n; i++) {
+		bool found = false;
+		for (uint32_t k = 0; k < j->nsync && !found; k++)
+			found = j->sync[k].rank == j->r[i].rank && j->sync[k].ref_rank == j->r[0].rank;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* The clocks from the ping-pong rows alone (a set of no calls over the job's ranks). */
+static int tft_clock_estimate_rows(struct tft_job *j)
+{
+	struct tft_comm_set none;
+	int rc;
+
+	tft_comm_set_init(&none);
+	rc = tft_comm_finish(&none, j->ranks, j->n);
+	if (!rc)
+		rc = tft_clock_estimate(&none, j->sync, j->nsync, 0, j->clock);
+	tft_comm_set_fini(&none);
+	return rc;
+}
+
+/*
+ * Read every rank's communication, match it, then (with_clocks) estimate the clocks
+ * from it and the ping-pong rows; the flows and meta job_comm. Sets comm_done.
+ */
+static void comm_pass(struct tft_job *j, bool with_clocks)
+{
+	struct comm_job cj;
+	struct tft_error err;
+	int rc;
+
+	memset(&cj, 0, sizeof(cj));
+	cj.j = j;
+	cj.out = &j->comm;
+	cj.fn = read_rank_comm;
+	cj.ctx = &cj;
+	tft_error_clear(&err);
+	rc = run_ranks(j, 0, &cj, &err);
+	if (!rc && (tft_comm_finish(&j->comm, j->ranks, j->n) ||
+		    (with_clocks && tft_clock_estimate(&j->comm, j->sync, j->nsync, 0, j->clock)) || make_flows(j)))
+		rc = tft_error_set(&err, TFT_ENOMEM, -1, "out of memory");
+	if (!rc && !(j->meta_comm = tft_comm_json(&j->comm)))
+		rc = tft_error_set(&err, TFT_ENOMEM, -1, "out of memory");
+	pthread_mutex_lock(&j->lock);
+	j->comm_status = rc;
+	j->comm_err = err;
+	j->comm_done = true;
+	pthread_cond_broadcast(&j->comm_cond); /* pairs with the wait in tft_job_wait_comm */
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void *comm_main(void *arg)
+{
+	comm_pass(arg, false);
+	return NULL;
+}
+
+int tft_job_wait_comm(struct tft_job *j, struct tft_error *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->comm_done)
+		pthread_cond_wait(&j->comm_cond, &j->lock);
+	rc = j->comm_status;
+	if (rc && err && !err->code)
+		*err = j->comm_err;
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+int tft_job_wait(struct tft_job *job, struct tft_error *err)
+{
+	return tft_job_wait_comm(job, err);
+}
+
+bool tft_job_comm_ready(struct tft_job *j)
+{
+	bool done;
+
+	pthread_mutex_lock(&j->lock);
+	done = j->comm_done && !j->comm_status;
+	pthread_mutex_unlock(&j->lock);
+	return done;
 }
 
 /* ---- open / close ------------------------------------------------------------------------------ */
@@ -462,6 +555,10 @@ void tft_job_close(struct tft_job *j)
 {
 	if (!j)
 		return;
+	if (j->comm_thread_on) {
+		atomic_store(&j->cancel, true); /* read by rank_worker between rank files */
+		pthread_join(j->comm_thread, NULL);
+	}
 	for (uint32_t i = 0; i < j->n; i++) {
 		free(j->r[i].path);
 		free((void *)j->r[i].smap);
@@ -485,6 +582,8 @@ void tft_job_close(struct tft_job *j)
 	tft_comm_set_fini(&j->comm);
 	if (j->strs)
 		tft_strtab_destroy(j->strs);
+	free(j->ranks);
+	pthread_cond_destroy(&j->comm_cond);
 	pthread_mutex_destroy(&j->lock);
 	free(j->dir);
 	free(j);
@@ -493,7 +592,6 @@ void tft_job_close(struct tft_job *j)
 struct tft_job *tft_job_open(const char *dir, const struct tft_job_opts *opts, struct tft_error *err)
 {
 	struct tft_job *j = calloc(1, sizeof(*j));
-	struct comm_job cj;
 	int32_t *ranks = NULL;
 	size_t len;
 	int rc;
@@ -503,6 +601,8 @@ struct tft_job *tft_job_open(const char *dir, const struct tft_job_opts *opts, s
 		return NULL;
 	}
 	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->comm_cond, NULL);
+	atomic_init(&j->cancel, false);
 	tft_comm_set_init(&j->comm);
 	len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
@@ -529,19 +629,33 @@ struct tft_job *tft_job_open(const char *dir, const struct tft_job_opts *opts, s
 		if ((rc = read_tables(j, i, err)))
 			goto fail;
 	}
-	memset(&cj, 0, sizeof(cj));
-	cj.j = j;
-	cj.out = &j->comm;
-	cj.fn = read_rank_comm;
-	cj.ctx = &cj;
-	if (run_ranks(j, 0, &cj, err))
+	j->ranks = ranks;
+	ranks = NULL;
+	/*
+	 * With every rank's ping-pong the clocks are known now, and the communication
+	 * (for flows and the per-rank analysis) is read on a thread of its own; without,
+	 * the clocks come from it: read it first.
+	 */
+	if (j->n >= 2 && has_pingpong(j)) {
+		if (tft_clock_estimate_rows(j) || make_meta(j)) {
+			tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+		if (pthread_create(&j->comm_thread, NULL, comm_main, j) == 0) {
+			j->comm_thread_on = true;
+			return j;
+		}
+	}
+	comm_pass(j, true);
+	if (j->comm_status) {
+		if (err && !err->code)
+			*err = j->comm_err;
 		goto fail;
-	if (tft_comm_finish(&j->comm, ranks, j->n) ||
-	    tft_clock_estimate(&j->comm, j->sync, j->nsync, 0, j->clock) || make_flows(j) || make_meta(j)) {
+	}
+	if (!j->meta_clock && make_meta(j)) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto fail;
 	}
-	free(ranks);
 	return j;
 fail:
 	free(ranks);

@@ -82,6 +82,13 @@ struct tft_job *tft_job_of(const struct tft_session *s);
 /* Whether a view shows raw clocks. */
 bool tft_job_view_is_raw(const struct tft_session *s);
 
+/*
+ * Wait until the job's communication is read and matched (at open when the
+ * clocks need it, else on a thread of its own: a view is usable before).
+ * 0, or the pass's failure with err filled.
+ */
+int tft_job_wait(struct tft_job *job, struct tft_error *err);
+
 /* Ranks: their count, the rank number of each (ascending), the directory. */
 uint32_t tft_job_rank_count(const struct tft_job *job);
 int32_t tft_job_rank(const struct tft_job *job, uint32_t i);

@@ -49,13 +49,31 @@ struct tft_job {
 	uint32_t nxflows, cap_xflows;
 	char meta_ranks[16], meta_size[24];
 	char *meta_id, *meta_clock, *meta_estimate, *meta_comm; /* owned (meta_estimate: job_clock, not applied) */
-	pthread_mutex_t lock;        /* guards strs */
+	int32_t *ranks;              /* owned: [rank index] rank number */
+	/*
+	 * The communication pass: at open when the clocks need it (no ping-pong),
+	 * else on a thread of its own while views are already read; comm, xflows
+	 * and meta_comm are the pass's until comm_done (set under lock, with
+	 * comm_cond signalled; readers take them after tft_job_wait_comm).
+	 */
+	pthread_t comm_thread;
+	bool comm_thread_on;
+	bool comm_done;
+	int comm_status;
+	struct tft_error comm_err;
+	atomic_bool cancel;          /* tft_job_close: the pass stops between rank files */
+	pthread_cond_t comm_cond;
+	pthread_mutex_t lock;        /* guards strs and the comm_* fields */
 	struct tft_strtab *strs;     /* owned: the job's strings */
 	atomic_int all_strings;      /* every rank's strings are in strs */
 };
 
 /* The job id of rank index ri's string `local`, read through rs (a session over its file). */
 uint32_t tft_job_str_id(struct tft_job *j, uint32_t ri, struct tft_session *rs, uint32_t local);
+/* Wait for the communication pass; its status (0, or err filled). */
+int tft_job_wait_comm(struct tft_job *j, struct tft_error *err);
+/* Whether the pass is done (no wait). */
+bool tft_job_comm_ready(struct tft_job *j);
 /* Intern a string of the job's own (0 on out-of-memory). */
 uint32_t tft_job_intern(struct tft_job *j, const char *s);
 /* A job string (borrowed until the job closes; "" for unknown ids). */

@@ -178,7 +178,7 @@ static const char *v_meta(void *impl, const char *key)
 	if (strcmp(key, "job_clock_estimate") == 0)
 		return v->raw ? j->meta_estimate : j->meta_clock;
 	if (strcmp(key, "job_comm") == 0)
-		return j->meta_comm;
+		return tft_job_comm_ready(j) ? j->meta_comm : NULL; /* (none while the pass runs) */
 	if (strcmp(key, "format") == 0)
 		return v->format;
 	if (strcmp(key, "producer") == 0)
@@ -225,7 +225,7 @@ static void v_get_summary(void *impl, struct tft_session_summary *out)
 			out->end_ns = t->max_ts_ns;
 		any = true;
 	}
-	out->flows = j->nxflows;
+	out->flows = tft_job_comm_ready(j) ? j->nxflows : 0; /* (the matched ones once matched) */
 	for (uint32_t i = 0; i < j->n; i++) {
 		out->flows += j->r[i].flows;
 		out->dropped += j->r[i].dropped;
@@ -522,6 +522,8 @@ static int v_flows(void *impl, tft_flow_fn fn, void *ctx, struct tft_error *err)
 			return err && err->code ? err->code : TFT_EIO;
 		rc = tft_session_flows(fc.s, on_flow, &fc, err);
 	}
+	if (!rc && (rc = tft_job_wait_comm(j, err)))
+		return rc;
 	for (uint32_t i = 0; i < j->nxflows && !rc; i++) {
 		struct tft_flow f = j->xflows[i];
 		f.src_ts_ns = flow_time(v, f.src_track, f.src_ts_ns);
@@ -684,6 +686,8 @@ int tft_job_comm(const struct tft_session *s, struct tft_comm_set *out)
 	tft_comm_set_init(out);
 	if (!v)
 		return TFT_EINVAL;
+	if (tft_job_wait_comm(v->job, NULL))
+		return v->job->comm_status;
 	cs = &v->job->comm;
 	*out = *cs;
 	out->ranks = malloc(((size_t)cs->nranks + 1) * sizeof(*out->ranks));
@@ -693,8 +697,23 @@ int tft_job_comm(const struct tft_session *s, struct tft_comm_set *out)
 	out->msgs = malloc(((size_t)cs->nmsgs + 1) * sizeof(*out->msgs));
 	out->colls = malloc(((size_t)cs->ncolls + 1) * sizeof(*out->colls));
 	out->member = malloc(((size_t)cs->nmember + 1) * sizeof(*out->member));
+	out->busy = calloc((size_t)cs->nbusy + 1, sizeof(*out->busy));
+	for (uint32_t i = 0; out->busy && i < cs->nbusy; i++) {
+		struct tft_comm_busy *b = &out->busy[i];
+		*b = cs->busy[i];
+		b->cap = b->n;
+		b->v = malloc(((size_t)b->n + 1) * sizeof(*b->v));
+		if (!b->v) {
+			out->nbusy = i;
+			tft_comm_set_fini(out);
+			return TFT_ENOMEM;
+		}
+		memcpy(b->v, cs->busy[i].v, (size_t)b->n * sizeof(*b->v));
+		out->nbusy = i + 1;
+	}
+	out->cap_busy = out->nbusy;
 	if (!out->ranks || !out->calls || !out->rank_first || !out->done || !out->msgs || !out->colls ||
-	    !out->member) {
+	    !out->member || !out->busy) {
 		tft_comm_set_fini(out);
 		return TFT_ENOMEM;
 	}
@@ -713,6 +732,11 @@ int tft_job_comm(const struct tft_session *s, struct tft_comm_set *out)
 			c->ts = shown(v, c->rank, c->ts);
 			c->end = shown(v, c->rank, c->end);
 		}
+		for (uint32_t i = 0; i < out->nbusy; i++)
+			for (uint32_t k = 0; k < out->busy[i].n; k++) {
+				out->busy[i].v[k].a = shown(v, i, out->busy[i].v[k].a);
+				out->busy[i].v[k].b = shown(v, i, out->busy[i].v[k].b);
+			}
 		tft_comm_compute_waits(out);
 	}
 	return 0;
