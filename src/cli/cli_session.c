@@ -25,6 +25,11 @@ int cli_open_session(const char *path, struct tft_session **out)
 					"import it first: tftracer import DIR -o run.tft)",
 					path);
 		*out = tft_job_open_session(path, NULL, &err);
+		/* a command reads the job whole: its communication matched too */
+		if (*out && tft_job_wait(tft_job_of(*out), &err)) {
+			tft_session_close(*out);
+			*out = NULL;
+		}
 	} else {
 		*out = tft_session_open(path, &err);
 	}

@@ -182,8 +182,6 @@ static void print_job(struct tft_session *s)
 
 	if (!n)
 		return;
-	if (tft_job_of(s))
-		tft_job_wait(tft_job_of(s), NULL); /* (the matching runs on a thread of its own) */
 	comm = tft_session_meta(s, "job_comm");
 	if (!clock)
 		clock = tft_session_meta(s, "job_clock");

@@ -413,11 +413,21 @@ static int make_flows(struct tft_job *j)
 	}
 	for (uint32_t g = 0; g < cs->ncolls && !rc; g++) {
 		const struct tft_comm_coll *c = &cs->colls[g];
-		const struct tft_comm_call *last = &cs->calls[c->last_call];
+		const struct tft_comm_call *last = NULL;
+		int64_t at = INT64_MIN;
+		/* the last arrival on the reference's clock (the set's times are each rank's own) */
+		for (uint32_t k = 0; k < c->n; k++) {
+			const struct tft_comm_call *mc = &cs->calls[cs->member[c->first + k]];
+			int64_t t = tft_clock_aligned(&j->clock[mc->rank], mc->ts);
+			if (!last || t > at) {
+				last = mc;
+				at = t;
+			}
+		}
 		uint64_t id = tft_hash_u64(tft_hash_u64((uint64_t)c->comm) ^ (uint64_t)c->seq ^ ((uint64_t)c->name << 40));
 		for (uint32_t k = 0; k < c->n && !rc; k++) {
 			const struct tft_comm_call *mc = &cs->calls[cs->member[c->first + k]];
-			if (cs->member[c->first + k] == c->last_call)
+			if (mc == last)
 				continue;
 			struct tft_flow f = {
 				.flow_id = id, .name = c->name, .cat = cat_coll, .src_track = last->track,
