@@ -187,6 +187,7 @@ int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
 int tft_api_ranks(struct tft_http_req *r);    /* GET /api/ranks */
 int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
 void tft_api_ranks_cache_free(struct tft_ranks_cache *c);
+int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
 int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
 int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
 /* Live endpoints (api_live.c, docs/http-api.md "Live"). */
