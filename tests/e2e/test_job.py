@@ -8,7 +8,9 @@
 #     alignment reports), `stats --by rank` (the deliberate straggler and its op),
 #     `export`, `merge` (one file: events, flows, meta; aligned within the reported
 #     error, and --raw), the merged file analysed again as one session, `serve JOBDIR`
-#     (/api/session's job, /api/ranks, /api/slice's flows across ranks, POST /api/clock);
+#     (/api/session's job, /api/ranks, /api/slice's flows across ranks, POST /api/clock,
+#     /api/advise), `advise JOBDIR` (the straggler finding names the rank and the op that
+#     made it late, from the matched communication; a job without one has no such finding);
 #   - a job without the ping-pong (clocks from collectives and messages);
 #   - real Kineto ranks (hta/trace_filter/sampled_rank-0/1: ranks of a 128-rank job):
 #     as a job directory and imported together, the same ranks and collectives;
@@ -120,6 +122,9 @@ def check_job(b, exe, tmp):
     if csv.rc or len(csv.out.splitlines()) != 9 or not csv.out.startswith("rank,compute_ns,"):
         probs.append("stats --by rank --csv: %r" % csv.out[:200])
 
+    # advise JOBDIR: the straggler finding names the rank, and the op that made it late
+    probs += check_advise(b, job, STRAGGLER)
+
     # export of the job: every rank's slices
     ex = os.path.join(tmp, "job.json")
     H.cli_export(b, job, ex)
@@ -172,6 +177,27 @@ def check_job(b, exe, tmp):
     return probs
 
 
+def straggler_findings(adv):
+    return [f for f in adv["findings"] if f["checker"] == "variability" and "straggler" in f["title"]]
+
+
+def check_advise(b, job, rank):
+    probs = []
+    txt = H.run([b, "advise", job])
+    if txt.rc or "Rank %d is a straggler" % rank not in txt.out:
+        probs.append("advise text: rc %d %r %r" % (txt.rc, txt.out[:300], txt.err[-300:]))
+    adv = H.cli_json(b, ["advise", job, "--json"])
+    fs = straggler_findings(adv)
+    if len(fs) != 1 or not fs[0]["title"].startswith("Rank %d is a straggler" % rank):
+        probs.append("advise --json: straggler findings %r" % [f["title"] for f in fs])
+    else:
+        e = fs[0]["explanation"]
+        # the ranks analysis's straggler (matched communication), not the step-time guess
+        if "Matching the ranks' communication" not in e or "slow_op" not in e or not fs[0]["evidence"]:
+            probs.append("advise: the straggler finding does not come from the matched communication: %r" % e)
+    return probs
+
+
 def check_serve(job, truth):
     probs = []
     srv = Server(["serve", job, "--port", "0", "--quiet"])
@@ -193,6 +219,10 @@ def check_serve(job, truth):
         if sl.get("name") != c["name"] or len(other) != 7:
             probs.append("serve: the last arrival of %s #%d: %r, flows out to %d tracks" %
                          (c["name"], c["seq"], sl.get("name"), len(other)))
+        adv = get_json(base, "/api/advise")
+        fs = straggler_findings(adv)
+        if len(fs) != 1 or not fs[0]["title"].startswith("Rank %d is a straggler" % STRAGGLER):
+            probs.append("serve: /api/advise straggler findings %r" % [f["title"] for f in fs])
         tl = {t["id"]: t["min_ts_ns"] for t in s["track_list"]}
         st, _, body = req(base, "/api/clock?mode=raw", method="POST")
         if st != 200 or json.loads(body)["clock_mode"] != "raw":
@@ -232,6 +262,10 @@ def check_collectives_clock(b, exe, tmp):
     info = H.cli_json(b, ["info", job, "--json"])
     clock = info["job"]["clock"]
     probs = clock_probs(clock, skew, 20000)
+    # no straggler in this job: advise has no straggler finding
+    fs = straggler_findings(H.cli_json(b, ["advise", job, "--json"]))
+    if fs:
+        probs.append("advise of a job without a straggler: %r" % [f["title"] for f in fs])
     for r in clock["ranks"][1:]:
         if "pingpong" in r["method"] or "collectives" not in r["method"]:
             probs.append("rank %d aligned by %r" % (r["rank"], r["method"]))
