@@ -48,7 +48,8 @@ static void ivl_norm(struct ivls *s)
 {
 	uint32_t m = 0;
 
-	qsort(s->v, s->n, sizeof(*s->v), cmp_ivl);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_ivl);
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (m && s->v[i].a <= s->v[m - 1].b) {
 			if (s->v[i].b > s->v[m - 1].b)
@@ -280,7 +281,8 @@ static uint32_t win_merge(struct win *w, uint32_t n)
 {
 	uint32_t m = 0;
 
-	qsort(w, n, sizeof(*w), cmp_win);
+	if (n)
+		qsort(w, n, sizeof(*w), cmp_win);
 	for (uint32_t i = 0; i < n; i++) {
 		if (m && w[m - 1].track == w[i].track && w[i].a <= w[m - 1].b) {
 			if (w[i].b > w[m - 1].b)
@@ -327,7 +329,8 @@ static int straggler_ops(struct tft_session *s, const struct tft_comm_set *cs, u
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	for (uint32_t i = 0; i < cs->ncalls; i++)
 		names[i] = cs->calls[i].name;
-	qsort(names, cs->ncalls, sizeof(*names), cmp_u32);
+	if (cs->ncalls)
+		qsort(names, cs->ncalls, sizeof(*names), cmp_u32);
 	mine.comm_names = theirs.comm_names = names;
 	mine.ncomm_names = theirs.ncomm_names = cs->ncalls;
 	/* the straggler's calls others waited for, by the waiting they caused */
@@ -347,7 +350,8 @@ static int straggler_ops(struct tft_session *s, const struct tft_comm_set *cs, u
 		}
 		late[k].caused += c->wait_ns;
 	}
-	qsort(late, nlate, sizeof(*late), cmp_late);
+	if (nlate)
+		qsort(late, nlate, sizeof(*late), cmp_late);
 	if (nlate > MAX_LATE)
 		nlate = MAX_LATE;
 	/* the run-ups (merged where they overlap: a step's calls share theirs) */
@@ -399,7 +403,8 @@ static int straggler_ops(struct tft_session *s, const struct tft_comm_set *cs, u
 			if (theirs.acc[j].name == op->name)
 				op->others_ns = waiting_ranks ? theirs.acc[j].self_ns / (int64_t)waiting_ranks : 0;
 	}
-	qsort(r->ops, r->nops, sizeof(*r->ops), cmp_op);
+	if (r->nops)
+		qsort(r->ops, r->nops, sizeof(*r->ops), cmp_op);
 	/* the ops that took longer on it than on the ranks that waited (the first 3 if none did) */
 	{
 		uint32_t keep = 0;
@@ -684,7 +689,8 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 			if (p && p->rank >= 0 && tft_comm_rank_index(&cs, p->rank) != UINT32_MAX)
 				idx[nidx++] = st->index;
 		}
-		qsort(idx, nidx, sizeof(*idx), cmp_i64);
+		if (nidx)
+			qsort(idx, nidx, sizeof(*idx), cmp_i64);
 		uint32_t u = 0;
 		for (uint32_t i = 0; i < nidx; i++)
 			if (!u || idx[u - 1] != idx[i])
@@ -742,7 +748,8 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 					goto out;
 				}
 				r->pairs[r->npairs++] = key;
-				qsort(r->pairs, r->npairs, sizeof(*r->pairs), cmp_pair);
+				if (r->npairs)
+					qsort(r->pairs, r->npairs, sizeof(*r->pairs), cmp_pair);
 				p = bsearch(&key, r->pairs, r->npairs, sizeof(key), cmp_pair);
 			}
 			p->messages++;

@@ -403,8 +403,10 @@ static int coll_pairs(struct est *e, const struct tft_comm_set *cs, const struct
 		st[j] = (struct pick){ est_time(e, c->rank, c->ts), mem[j] };
 		en[j] = (struct pick){ est_time(e, c->rank, c->end), mem[j] };
 	}
-	qsort(st, g->n, sizeof(*st), cmp_pick);
-	qsort(en, g->n, sizeof(*en), cmp_pick);
+	if (g->n) {
+		qsort(st, g->n, sizeof(*st), cmp_pick);
+		qsort(en, g->n, sizeof(*en), cmp_pick);
+	}
 	for (uint32_t q = 0; q < SUBSET && q < g->n; q++) {
 		const struct tft_comm_call *a = &cs->calls[st[g->n - 1 - q].call];
 		const struct tft_comm_call *b = &cs->calls[en[q].call];
@@ -536,7 +538,8 @@ static double first_drift(const struct tft_comm_set *cs, const struct tft_clock_
 			return 0;
 		for (uint32_t i = 0; i < n; i++)
 			res[i] = fabs(s[i].y - (icpt + slope * s[i].x));
-		qsort(res, n, sizeof(*res), cmp_double);
+		if (n)
+			qsort(res, n, sizeof(*res), cmp_double);
 		mad = res[n / 2];
 		if (pass == 1)
 			break;

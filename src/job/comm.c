@@ -601,7 +601,8 @@ void tft_comm_busy_norm(struct tft_comm_busy *b)
 {
 	uint32_t m = 0;
 
-	qsort(b->v, b->n, sizeof(*b->v), cmp_ivl);
+	if (b->n)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_ivl);
 	for (uint32_t i = 0; i < b->n; i++) {
 		if (m && b->v[i].a <= b->v[m - 1].b) {
 			if (b->v[i].b > b->v[m - 1].b)
@@ -639,7 +640,8 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 	for (uint32_t i = 0; i < cs->ncalls; i++) {
 		if (n == cap) {
 			/* (unique ranks only matter: sort and squeeze before growing) */
-			qsort(rk, n, sizeof(*rk), cmp_i32);
+			if (n)
+				qsort(rk, n, sizeof(*rk), cmp_i32);
 			uint32_t m = 0;
 			for (uint32_t j = 0; j < n; j++)
 				if (!m || rk[m - 1] != rk[j])
@@ -657,7 +659,8 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 		}
 		rk[n++] = (int32_t)cs->calls[i].rank;
 	}
-	qsort(rk, n, sizeof(*rk), cmp_i32);
+	if (n)
+		qsort(rk, n, sizeof(*rk), cmp_i32);
 	{
 		uint32_t m = 0;
 		for (uint32_t j = 0; j < n; j++)
@@ -670,7 +673,8 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 	cs->nranks = n;
 	for (uint32_t i = 0; i < cs->ncalls; i++)
 		cs->calls[i].rank = tft_comm_rank_index(cs, (int32_t)cs->calls[i].rank);
-	qsort(cs->calls, cs->ncalls, sizeof(*cs->calls), cmp_call);
+	if (cs->ncalls) /* (qsort of NULL is undefined, even of none) */
+		qsort(cs->calls, cs->ncalls, sizeof(*cs->calls), cmp_call);
 	/* busy time: one entry per rank index, sorted and merged (tracks were read one by one) */
 	{
 		struct tft_comm_busy *b = calloc((size_t)n + 1, sizeof(*b));

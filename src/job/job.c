@@ -104,7 +104,8 @@ static int list_ranks(struct tft_job *j, struct tft_error *err)
 		tft_error_set_file(err, j->dir);
 		return TFT_ENOTFOUND;
 	}
-	qsort(j->r, j->n, sizeof(*j->r), cmp_rank);
+	if (j->n)
+		qsort(j->r, j->n, sizeof(*j->r), cmp_rank);
 	return 0;
 }
 

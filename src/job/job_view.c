@@ -641,7 +641,8 @@ struct tft_session *tft_job_view(struct tft_job *job, bool raw_clock, bool owns_
 			st.process = job->r[ri].proc_base; /* (a rank file's step is its rank's) */
 		v->steps[i] = st;
 	}
-	qsort(v->steps, job->nsteps, sizeof(*v->steps), cmp_step);
+	if (job->nsteps)
+		qsort(v->steps, job->nsteps, sizeof(*v->steps), cmp_step);
 	return tft_session_open_ops(&view_ops, v, job->dir, err);
 nomem:
 	if (v) {

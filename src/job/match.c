@@ -50,7 +50,8 @@ static int link_requests(struct tft_comm_set *cs)
 		if ((c->kind == TFT_COMM_ISEND || c->kind == TFT_COMM_IRECV) && c->request >= 0)
 			k[n++] = (struct req_key){ c->rank, c->request, i };
 	}
-	qsort(k, n, sizeof(*k), cmp_req);
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_req);
 	for (uint32_t i = 0; i < cs->ncalls; i++) {
 		struct tft_comm_call *w = &cs->calls[i];
 		if (w->kind != TFT_COMM_WAIT)
@@ -146,13 +147,15 @@ static int cmp_env_seq(const void *a, const void *b)
 /* Fill the calls' missing seq: the k-th of its envelope in call order. */
 static void infer_seq(struct env *e, uint32_t n)
 {
-	qsort(e, n, sizeof(*e), cmp_env_order);
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_env_order);
 	for (uint32_t i = 0, k = 0; i < n; i++) {
 		k = i && cmp_env_noseq(&e[i - 1], &e[i]) == 0 ? k + 1 : 0;
 		if (e[i].seq < 0)
 			e[i].seq = k;
 	}
-	qsort(e, n, sizeof(*e), cmp_env_seq);
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_env_seq);
 }
 
 static int match_messages(struct tft_comm_set *cs)
@@ -302,7 +305,8 @@ static int match_collectives(struct tft_comm_set *cs)
 			k[n++] = (struct ckey){ c->comm, c->seq, c->name, c->seq < 0, c->rank, c->ts, i };
 	}
 	/* without coll_seq: the k-th call of (comm, name) on each rank */
-	qsort(k, n, sizeof(*k), cmp_ckey_order);
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_ckey_order);
 	for (uint32_t i = 0, q = 0; i < n; i++) {
 		if (!k[i].inferred)
 			continue;
@@ -312,7 +316,8 @@ static int match_collectives(struct tft_comm_set *cs)
 			    : 0;
 		k[i].seq = q;
 	}
-	qsort(k, n, sizeof(*k), cmp_ckey);
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_ckey);
 	cs->incomplete_colls = cs->inferred_colls = 0;
 	cs->nmember = n;
 	for (uint32_t i = 0; i < n;) {
