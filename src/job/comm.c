@@ -547,7 +547,8 @@ int tft_comm_set_take(struct tft_comm_set *dst, struct tft_comm_set *src)
 		c.done += dst->ndone;
 		dst->calls[dst->ncalls++] = c;
 	}
-	memcpy(dst->done + dst->ndone, src->done, (size_t)src->ndone * sizeof(*src->done));
+	if (src->ndone) /* (memcpy from NULL is undefined, even of nothing) */
+		memcpy(dst->done + dst->ndone, src->done, (size_t)src->ndone * sizeof(*src->done));
 	dst->ndone += src->ndone;
 	dst->sends += src->sends;
 	dst->recvs += src->recvs;
@@ -563,7 +564,8 @@ int tft_comm_set_take(struct tft_comm_set *dst, struct tft_comm_set *src)
 		}
 		if (tft_grow((void **)&b->v, &b->cap, b->n + src->busy[i].n, sizeof(*b->v)))
 			return TFT_ENOMEM;
-		memcpy(b->v + b->n, src->busy[i].v, (size_t)src->busy[i].n * sizeof(*b->v));
+		if (src->busy[i].n) /* (memcpy from NULL is undefined, even of nothing) */
+			memcpy(b->v + b->n, src->busy[i].v, (size_t)src->busy[i].n * sizeof(*b->v));
 		b->n += src->busy[i].n;
 	}
 	tft_comm_set_fini(src);
@@ -698,7 +700,8 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 					free(cs->busy[i].v);
 					continue; /* (the sums below are then short: memory is out anyway) */
 				}
-				memcpy(x->v + x->n, cs->busy[i].v, (size_t)cs->busy[i].n * sizeof(*x->v));
+				if (cs->busy[i].n) /* (memcpy from NULL is undefined, even of nothing) */
+					memcpy(x->v + x->n, cs->busy[i].v, (size_t)cs->busy[i].n * sizeof(*x->v));
 				x->n += cs->busy[i].n;
 				free(cs->busy[i].v);
 			}

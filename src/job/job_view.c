@@ -709,7 +709,8 @@ int tft_job_comm(const struct tft_session *s, struct tft_comm_set *out)
 			tft_comm_set_fini(out);
 			return TFT_ENOMEM;
 		}
-		memcpy(b->v, cs->busy[i].v, (size_t)b->n * sizeof(*b->v));
+		if (b->n) /* (memcpy from NULL is undefined, even of nothing) */
+			memcpy(b->v, cs->busy[i].v, (size_t)b->n * sizeof(*b->v));
 		out->nbusy = i + 1;
 	}
 	out->cap_busy = out->nbusy;
@@ -720,13 +721,20 @@ int tft_job_comm(const struct tft_session *s, struct tft_comm_set *out)
 	}
 	out->cap_calls = cs->ncalls;
 	out->cap_done = cs->ndone;
-	memcpy(out->ranks, cs->ranks, (size_t)cs->nranks * sizeof(*out->ranks));
-	memcpy(out->calls, cs->calls, (size_t)cs->ncalls * sizeof(*out->calls));
-	memcpy(out->rank_first, cs->rank_first, ((size_t)cs->nranks + 1) * sizeof(*out->rank_first));
-	memcpy(out->done, cs->done, (size_t)cs->ndone * sizeof(*out->done));
-	memcpy(out->msgs, cs->msgs, (size_t)cs->nmsgs * sizeof(*out->msgs));
-	memcpy(out->colls, cs->colls, (size_t)cs->ncolls * sizeof(*out->colls));
-	memcpy(out->member, cs->member, (size_t)cs->nmember * sizeof(*out->member));
+	if (cs->nranks) /* (memcpy from NULL is undefined, even of nothing) */
+		memcpy(out->ranks, cs->ranks, (size_t)cs->nranks * sizeof(*out->ranks));
+	if (cs->ncalls)
+		memcpy(out->calls, cs->calls, (size_t)cs->ncalls * sizeof(*out->calls));
+	if (cs->rank_first)
+		memcpy(out->rank_first, cs->rank_first, ((size_t)cs->nranks + 1) * sizeof(*out->rank_first));
+	if (cs->ndone)
+		memcpy(out->done, cs->done, (size_t)cs->ndone * sizeof(*out->done));
+	if (cs->nmsgs)
+		memcpy(out->msgs, cs->msgs, (size_t)cs->nmsgs * sizeof(*out->msgs));
+	if (cs->ncolls)
+		memcpy(out->colls, cs->colls, (size_t)cs->ncolls * sizeof(*out->colls));
+	if (cs->nmember)
+		memcpy(out->member, cs->member, (size_t)cs->nmember * sizeof(*out->member));
 	if (!v->raw) {
 		for (uint32_t i = 0; i < out->ncalls; i++) {
 			struct tft_comm_call *c = &out->calls[i];
