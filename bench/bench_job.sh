@@ -34,13 +34,14 @@ if [ ! -d "$job" ]; then
 fi
 nranks=$(find "$job" -maxdepth 1 -name 'rank-*.tft' | wc -l)
 bytes=$(du -sb "$job" | cut -f1)
-events=$("$TFT" info "$job" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["slices"] + d["instants"] + d["counter_samples"])')
+events=$("$TFT" info "$job" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["slices"] + d["instants"] + d["counters"])')
 echo "job: $job: $nranks ranks, $events events, $bytes bytes on disk ($((bytes / nranks)) per rank, $((bytes / events)) per event)"
 
 measure() { # label cmd...
 	local label=$1 out
 	shift
-	out=$( { /usr/bin/time -f "%e %U %S %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+	/usr/bin/time -o "$dir/time.out" -f "%e %U %S %M" "$@" >/dev/null 2>&1
+	out=$(tail -1 "$dir/time.out")
 	read -r wall user sys rss <<<"$out"
 	python3 - "$label" "$wall" "$user" "$sys" "$rss" "$nranks" <<'EOF'
 import sys
