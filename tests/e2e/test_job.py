@@ -146,6 +146,7 @@ def check_job(b, exe, tmp):
     if not (mi.get("job") or {}).get("clock") or not mi["job"]["clock"].get("applied"):
         probs.append("merged: no applied job_clock: %r" % mi.get("job"))
     probs += ["merged clock: " + p for p in clock_probs(mi["job"]["clock"], SKEW, 3000)]
+    probs += ["merged: " + p for p in check_advise(b, m, STRAGGLER)]
     ms = H.cli_json(b, ["stats", m, "--by", "rank", "--json"])
     if (ms.get("straggler") or {}).get("rank") != STRAGGLER or ms["comm"]["messages"] != truth["messages"]:
         probs.append("merged: stats --by rank straggler %r, messages %r" % (ms.get("straggler"), ms["comm"]["messages"]))
