@@ -123,10 +123,20 @@ void tft_rec_icpt_prepare(struct tft_rec_icpt *o, int quiet)
 				o->preload[0] = 0;
 		}
 	}
+#ifdef TFT_LIBDIR
+	/* installed (make install, the .deb): in the install's library directory */
+	if (!o->preload[0] &&
+	    ((size_t)snprintf(o->preload, sizeof(o->preload), "%s/libtftracer-preload.so", TFT_LIBDIR) >=
+		     sizeof(o->preload) ||
+	     access(o->preload, R_OK) != 0 || strchr(o->preload, ':') || strchr(o->preload, ' ')))
+		o->preload[0] = 0;
+#else
+#define TFT_LIBDIR "(no install directory)"
+#endif
 	if (!o->preload[0]) {
 		if (!quiet)
-			fprintf(stderr, "tftracer: record: no libtftracer-preload.so next to this binary: "
-					"OpenCL, CUDA and counters are not recorded\n");
+			fprintf(stderr, "tftracer: record: no libtftracer-preload.so next to this binary "
+					"or in " TFT_LIBDIR ": OpenCL, CUDA and counters are not recorded\n");
 		return;
 	}
 #if defined(__SANITIZE_ADDRESS__)

@@ -200,6 +200,7 @@ void tft_counters_setup(void)
 		c.proc_fd[c.n] = fd;
 		c.site[c.n].name = tft_perf_defs[d].track;
 		c.site[c.n].cat = "perf";
+		c.site[c.n].flags = TFT_SITE_MONOTONIC; /* read on the stepping thread and the drain's */
 		c.names[c.n] = tft_perf_defs[d].track;
 		nrec += (size_t)snprintf(c.recorded + nrec, sizeof(c.recorded) - nrec, "%s%s%s",
 					 nrec ? "," : "", tft_perf_defs[d].name, user_only ? ":u" : "");

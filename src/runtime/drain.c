@@ -69,6 +69,10 @@ struct tft_rt_dthread {
 	uint32_t end_nval, end_depth; /* values taken before the end of the zone at end_depth */
 	uint64_t end_val[TFT_RT_MAX_VALUES];
 	uint64_t base_vdropped; /* the thread's values_dropped when this session met it */
+	/* Held for an import (rt.h, tft_rt_import_hold): its ring is read up to the end
+	 * of step hold_step (at hold_ts) and no further until released or timed out. */
+	int held;
+	int64_t hold_step, hold_ts;
 	struct frame stack[TFT_RT_MAX_DEPTH];
 };
 
@@ -126,6 +130,8 @@ struct tft_rt_session {
 	uint32_t cap_track_last;
 	uint32_t *track_by_name;  /* owned: counter track per name string id */
 	uint32_t cap_track_by_name;
+	double *ctr_last;         /* owned: a cumulative counter's last value, per track id */
+	uint32_t cap_ctr_last;
 	struct site_ent *sites;   /* owned: open addressing on the site pointer */
 	uint32_t cap_sites, nsites;
 	struct gev *gev;          /* owned */
@@ -148,6 +154,8 @@ struct tft_rt_session {
 	uint64_t threads;         /* threads met */
 	uint64_t unclosed, unmatched;
 	uint64_t rep_dropped, rep_unclosed, rep_unmatched; /* already added to the meta counts */
+	uint64_t hold_timeouts, rep_hold_timeouts; /* holds for an import that timed out */
+	int no_hold;              /* the last cycle: nothing is held any more */
 	uint64_t flushes, bytes;
 	int64_t last_flush_ns, last_flush_unix_ns;
 	int failed;               /* status that disabled the session, 0 */
@@ -758,6 +766,30 @@ static void mem_sample(struct tft_rt_session *s, int64_t ts)
 	append(s, &ev);
 }
 
+/*
+ * A cumulative counter's sample: never below the track's last (samples read
+ * on two threads can arrive in the opposite order of their reads).
+ */
+static double monotonic_value(struct tft_rt_session *s, uint32_t track, double v)
+{
+	if (track >= s->cap_ctr_last) {
+		uint32_t ncap = s->cap_ctr_last ? s->cap_ctr_last : 64;
+		double *n;
+		while (ncap <= track)
+			ncap *= 2;
+		if (!(n = realloc(s->ctr_last, (size_t)ncap * sizeof(*n))))
+			return v;
+		for (uint32_t i = s->cap_ctr_last; i < ncap; i++)
+			n[i] = -1e308;
+		s->ctr_last = n;
+		s->cap_ctr_last = ncap;
+	}
+	if (v < s->ctr_last[track])
+		v = s->ctr_last[track];
+	s->ctr_last[track] = v;
+	return v;
+}
+
 static void process_gev(struct tft_rt_session *s, const struct gev *g)
 {
 	struct tft_event ev;
@@ -779,6 +811,8 @@ static void process_gev(struct tft_rt_session *s, const struct gev *g)
 		ev.ts_ns = clamp_track(s, track, g->ts);
 		memcpy(&ev.value, &g->b, sizeof(ev.value));
 		ev.count = 1;
+		if (g->site && (g->site->flags & TFT_SITE_MONOTONIC))
+			ev.value = monotonic_value(s, track, ev.value);
 		if (append(s, &ev) == TFT_EINVAL)
 			s->lost++;
 		break;
@@ -1040,10 +1074,33 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		g->kind = (uint16_t)r->kind;
 		g->nrec = 1;
 		s->held++;
+		if (r->kind == TFT_RK_STEP_END && (r->p1 & TFT_RT_STEP_HOLD) && s->st.import_hold_ms &&
+		    !s->no_hold) {
+			/* its trace will be imported: read no further until it is in (rt.h) */
+			ds->held = 1;
+			ds->hold_step = (int64_t)r->p0;
+			ds->hold_ts = ts;
+		}
 		break;
 	default: /* unknown kind: count it, ignore it */
 		break;
 	}
+}
+
+/*
+ * Is a hold for an import over? Released (the trace is in, or will not come),
+ * or older than import_hold_ms at now_ns (INT64_MIN: not checked), counted.
+ */
+static int hold_over(struct tft_rt_session *s, struct tft_rt_dthread *ds, int64_t now_ns)
+{
+	if (tft_rt_import_released(ds->hold_step)) {
+		ds->held = 0;
+	} else if (now_ns != INT64_MIN &&
+		   now_ns - ds->hold_ts > (int64_t)s->st.import_hold_ms * 1000000) {
+		ds->held = 0;
+		s->hold_timeouts++; /* the import lands beside the thread's track (live_import.c) */
+	}
+	return !ds->held;
 }
 
 static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
@@ -1087,6 +1144,10 @@ static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
 			atomic_store_explicit(&t->tail, tail, memory_order_release);
 			since = 0;
 		}
+		/* Held for an import: the records after the step's end wait in the ring
+		 * (unless the import came in already). */
+		if (ds && ds->held && !hold_over(s, ds, INT64_MIN))
+			break;
 	}
 	/*
 	 * Release: our reads of the consumed slots happen before the producer
@@ -1343,6 +1404,7 @@ enum { CYCLE_PLAIN = 0, CYCLE_FORCE = 1, CYCLE_FINAL = 2 };
 static void drain_cycle(struct tft_rt_session *s, int mode)
 {
 	int64_t now_ns, hold_ns = (int64_t)s->st.hold_ms * 1000000;
+	int64_t upto, held_from = INT64_MAX; /* the earliest step end a thread is held at */
 	uint64_t live_dropped = 0, live_vdropped = 0;
 	struct tft_rt_thread *t, *prev = NULL, *next;
 
@@ -1364,8 +1426,15 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 		next = atomic_load_explicit(&t->next, memory_order_acquire);
 		if (!ds)
 			ds = t->ds = dthread_create(0); /* a thread born in this session */
-		consume_thread(s, t, ds);
-		if (exited) {
+		if (ds && ds->held && (s->no_hold || hold_over(s, ds, now_ns)))
+			ds->held = 0;
+		if (!ds || !ds->held)
+			consume_thread(s, t, ds);
+		if (ds && ds->held) {
+			/* waiting for an import: even an exited thread keeps its ring until then */
+			if (ds->hold_ts < held_from)
+				held_from = ds->hold_ts;
+		} else if (exited) {
 			retire(s, t, prev);
 			continue;
 		}
@@ -1382,7 +1451,10 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 	}
 	s->prod_dropped = s->retired_dropped + live_dropped; /* retired: this cycle's too */
 	s->live_vdropped = live_vdropped;
-	emit_gev(s, mode != CYCLE_PLAIN ? INT64_MAX : now_ns - WATERMARK_NS);
+	/* A held thread's later records are not read yet: cross-thread events after
+	 * its hold wait for them, so that they stay in time order. */
+	upto = mode != CYCLE_PLAIN ? INT64_MAX : now_ns - WATERMARK_NS;
+	emit_gev(s, held_from < upto ? held_from : upto);
 }
 
 static uint64_t file_bytes(const char *path)
@@ -1415,6 +1487,10 @@ static void update_counts(struct tft_rt_session *s)
 	if (s->clamped > s->rep_clamped &&
 	    !tft_writer_add_count(s->w, "clamped", (int64_t)(s->clamped - s->rep_clamped)))
 		s->rep_clamped = s->clamped;
+	if (s->hold_timeouts > s->rep_hold_timeouts &&
+	    !tft_writer_add_count(s->w, "import_hold_timeouts",
+				  (int64_t)(s->hold_timeouts - s->rep_hold_timeouts)))
+		s->rep_hold_timeouts = s->hold_timeouts;
 	d = s->vdropped + s->live_vdropped;
 	if (d > s->rep_vdropped &&
 	    !tft_writer_add_count(s->w, "values_dropped", (int64_t)(d - s->rep_vdropped)))
@@ -1428,6 +1504,7 @@ static void commit(struct tft_rt_session *s)
 
 	if (!s->failed && s->w) {
 		update_counts(s);
+		tft_rt_meta_apply(s->w); /* tft_set_meta values (lost only if out of memory) */
 		tft_error_clear(&err);
 		rc = tft_writer_commit(s->w, &err);
 		if (rc) {
@@ -1450,6 +1527,7 @@ static int finish(struct tft_rt_session *s)
 	int64_t end_ns;
 	int rc = 0;
 
+	s->no_hold = 1; /* the session ends: no import comes after this */
 	drain_cycle(s, CYCLE_FINAL);
 	end_ns = tft_rt_clock_ns(&s->clock, tft_rt_clock_now(&s->clock));
 	for (struct tft_rt_thread *t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire);
@@ -1635,6 +1713,33 @@ int tft_rt_session_with_writer(struct tft_rt_session *s,
 	return rc;
 }
 
+int64_t tft_rt_session_thread_floor(struct tft_rt_session *s, int64_t tid)
+{
+	int64_t floor = INT64_MAX;
+
+	(void)s;
+	/* Acquire: pairs with the release CAS that pushed each thread (emit.c). */
+	for (struct tft_rt_thread *t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire);
+	     t; t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		const struct tft_rt_dthread *ds = t->ds;
+		if (t->tid != tid || !ds)
+			continue;
+		for (uint32_t i = 0; i < ds->depth; i++)
+			if (ds->stack[i].ts < floor)
+				floor = ds->stack[i].ts;
+		for (uint32_t i = 0; i < ds->npend; i++)
+			if (ds->pend[i].ts < floor)
+				floor = ds->pend[i].ts;
+	}
+	return floor;
+}
+
+void tft_rt_session_track_appended(struct tft_rt_session *s, uint32_t track, int64_t ts)
+{
+	if (s->w && track != TFT_NONE)
+		clamp_track(s, track, ts); /* the track's last start is at least ts now */
+}
+
 void tft_rt_session_destroy(struct tft_rt_session *s)
 {
 	if (!s)
@@ -1643,6 +1748,7 @@ void tft_rt_session_destroy(struct tft_rt_session *s)
 		tft_writer_abort(s->w);
 	free(s->track_last);
 	free(s->track_by_name);
+	free(s->ctr_last);
 	free(s->sites);
 	free(s->gev);
 	free(s->flows);

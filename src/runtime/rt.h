@@ -35,12 +35,15 @@ enum tft_rt_kind {
 	TFT_RK_MEM_ALLOC = 7,  /* p0 = pointer, p1 = bytes */
 	TFT_RK_MEM_FREE = 8,   /* p0 = pointer */
 	TFT_RK_STEP_BEGIN = 9, /* p0 = index, p1 = traced; text follows */
-	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced */
+	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced | TFT_RT_STEP_HOLD */
 	TFT_RK_THREAD_NAME = 11,  /* text follows */
 	TFT_RK_PROCESS_NAME = 12, /* text follows */
 	TFT_RK_VALUES = 13,       /* p0, p1 = two values of tft_rt_emit_values; aux: see below */
 	TFT_RK_KIND_MAX = 13,
 };
+
+/* TFT_RK_STEP_END p1: hold the thread's later records for the step's import. */
+#define TFT_RT_STEP_HOLD 2u
 
 /* TFT_RK_VALUES aux: one record per two values, published together. */
 #define TFT_RT_VAL_AUX(i, n, phase, depth) \
@@ -154,6 +157,7 @@ struct tft_rt_settings {
 	uint32_t flush_ms;
 	uint32_t hold_ms;
 	uint32_t exit_timeout_ms;
+	uint32_t import_hold_ms; /* TFT_IMPORT_HOLD_MS: longest hold for an import, 0 = none */
 	size_t ring_bytes;
 	int want_tsc;
 };
@@ -182,6 +186,26 @@ void tft_rt_session_adopt_threads(struct tft_rt_session *s);
 struct tft_writer;
 int tft_rt_session_with_writer(struct tft_rt_session *s,
 			       int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+/*
+ * For an import, while the drain is excluded (inside fn above): the earliest
+ * timestamp the drain holds for OS thread tid and will still append to its
+ * track (zones open, slices waiting for them), INT64_MAX if none; and a track
+ * that the import appended to up to ts (the drain's later events on it never
+ * start before that: moved up, counted in `clamped`).
+ */
+int64_t tft_rt_session_thread_floor(struct tft_rt_session *s, int64_t tid);
+void tft_rt_session_track_appended(struct tft_rt_session *s, uint32_t track, int64_t ts);
+
+/* ---- meta.c: tft_set_meta's values waiting for the drain ---- */
+
+/* Write the values waiting into the session (the drain, before a commit);
+ * they leave the table whatever happens. 0 or the first failure's status. */
+int tft_rt_meta_apply(struct tft_writer *w);
+/* Forget the values waiting (tft_init: a new session starts with none). */
+void tft_rt_meta_clear(void);
+/* Held across fork (after the runtime's own locks). */
+void tft_rt_meta_lock(void);
+void tft_rt_meta_unlock(void);
 
 /* ---- runtime.c: the drain's calls back into control ---- */
 
@@ -204,6 +228,8 @@ void tft_rt_work_begin(void);
 void tft_rt_work_end(void);
 /* Report the flush request `seq` done (and, with final, that the drain ended). */
 void tft_rt_drain_done(uint64_t seq, int final, int rc);
+/* The import of `step` was released (tft_rt_import_release): true once, then forgotten. */
+int tft_rt_import_released(int64_t step);
 
 /*
  * Run fn(ctx, w) on the running session's writer between two drain cycles
@@ -212,5 +238,33 @@ void tft_rt_drain_done(uint64_t seq, int final, int rc);
  * session's writer has failed. Never call it from the drain thread or fn.
  */
 TFT_API int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+/* tft_rt_session_thread_floor / _track_appended of the session; only inside such an fn. */
+TFT_API int64_t tft_rt_thread_floor(int64_t tid);
+TFT_API void tft_rt_track_appended(uint32_t track, int64_t ts);
+
+/*
+ * Holding a thread for an import (server/api_live.c; docs/runtime.md
+ * "Holding a thread for an import"). TFT_API, like tft_rt_with_writer: the
+ * Python module's hub reaches the one runtime of the process (the preload
+ * library's under `tftracer record`; python/tftracer/_tftracer.map). A traced step's profiler trace is
+ * imported into the session after the step ends, and the store appends a
+ * track only in time order: so the drain must not append the thread's later
+ * events before the trace is in.
+ *
+ * tft_rt_import_hold(step): `step` is the open step and its trace will be
+ * imported: its end marks the thread that ends it, and the drain consumes
+ * that thread's ring up to the step's end and no further until
+ * tft_rt_import_release(step) or until import_hold_ms passed since the
+ * step's end (then counted in the meta count `import_hold_timeouts`). Other
+ * threads drain as always; the program never waits (its records wait in its
+ * ring; a full ring drops, counted in `dropped`). 0, or TFT_EINVAL (not the
+ * open step, no session, holds off).
+ *
+ * tft_rt_import_release(step): the step's trace is in, or will not come.
+ * Never blocks on the drain (a short lock of its own); a release for a step
+ * whose end the drain has not reached yet is remembered (the last 64).
+ */
+TFT_API int tft_rt_import_hold(int64_t step);
+TFT_API void tft_rt_import_release(int64_t step);
 
 #endif /* TFT_RUNTIME_RT_H */

@@ -1747,7 +1747,7 @@ if (perfOnly) {
 			const text = await p.locator('.dr-sel').innerText();
 			const stepRow = /Step\s+(\S+)/.exec(text);
 			assert(stepRow && /^\d+$/.test(stepRow[1]), `details of "${sl.name}": step ${stepRow ? stepRow[1] : 'missing'}`);
-			assert(/user_annotation|cpu_op/.test(text), `details of "${sl.name}" show no profiler category: ${text.slice(0, 300)}`);
+			assert(/user_annotation|cpu_op|python_module/.test(text), `details of "${sl.name}" show no profiler category: ${text.slice(0, 300)}`);
 			note(`live (PyTorch): "${sl.name}" is in step ${stepRow[1]}`);
 			return true;
 		});
