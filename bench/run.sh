@@ -5,7 +5,9 @@
 #   - import/export throughput and peak RSS of the CLI, the ratio to python3's
 #     json.load (best of BENCH_REPS like the import), and bytes per slice, on the
 #     real 83 MB MTIA Kineto trace and a generated Kineto-style trace
-#     (bench/gen_chrome.c);
+#     (bench/gen_chrome.c); PyTorch 2.x traces recorded with with_stack=True: the
+#     real vLLM (34 MB) and SGLang (0.6 MB) decode traces of tracelens and a
+#     generated one of their shape (bench/gen_chrome.c --with-stack, BENCH_SIZE_MB);
 #   - a generated TF2-profiler XSpace, the real TF2 GPU profile x50 and a generated
 #     TF1 RunMetadata (bench/gen_xspace.c; their peer is the same import with the
 #     store on the importing thread, TFT_STORE_THREADS=0, in the same script);
@@ -25,8 +27,8 @@
 # Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (3: best
 # of N import runs and of N json.load runs), BENCH_DIR (/tmp/tft-bench: inputs
 # and scratch, never the repo), BENCH_PY_MAX_MB (1100: skip json.load above this
-# size, it needs ~4.5x the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real
-# runmeta store stats advise viewport runtime"; xspace_real is the real TF2 GPU profile
+# size, it needs ~4.5x the file in RAM), BENCH_INPUTS ("mtia vllm sglang gen gen_stack
+# xspace xspace_real runmeta store stats advise viewport runtime"; xspace_real is the real TF2 GPU profile
 # tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb concatenated 50
 # times: protobuf reads that as one XSpace with 50x the planes, tftracer as 50
 # hosts' XSpaces, since session 9), BENCH_XSPACE_MB (300: size of the generated
@@ -50,7 +52,7 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-3}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store stats advise viewport runtime}
+INPUTS=${BENCH_INPUTS:-mtia vllm sglang gen gen_stack xspace xspace_real runmeta store stats advise viewport runtime}
 ADVISE_EVENTS=${BENCH_ADVISE_EVENTS:-10000000}
 STATS_EVENTS=${BENCH_STATS_EVENTS:-10000000}
 STORE_SLICES=${BENCH_STORE_SLICES:-10000000}
@@ -97,13 +99,25 @@ mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0) ? b / 1e6 / s :
 jget() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 errmsg() { head -c 300 "$WORK/cmd.err" | tr '\n"\\' '   '; }
 
+# bench/gen_chrome output: prepare_gen [--with-stack] (gen_N MB.json, gen_stack_N MB.json)
 prepare_gen() {
 	local gen=$WORK/gen_chrome out=$WORK/gen_${SIZE_MB}MB.json
+	[ "${1:-}" = --with-stack ] && out=$WORK/gen_stack_${SIZE_MB}MB.json
 	if [ ! -x "$gen" ] || [ bench/gen_chrome.c -nt "$gen" ]; then
 		cc -O2 -std=c11 -Wall -Wextra -o "$gen" bench/gen_chrome.c
 	fi
 	if [ ! -s "$out" ] || [ "$gen" -nt "$out" ]; then
-		"$gen" "$SIZE_MB" "$out.part" 2>/dev/null && mv "$out.part" "$out"
+		"$gen" "$@" "$SIZE_MB" "$out.part" 2>/dev/null && mv "$out.part" "$out"
+	fi
+	echo "$out"
+}
+
+# a real trace of ../shared/data, decompressed into WORK once: prepare_real SRC OUT-NAME
+prepare_real() {
+	local src=$DATA/$1 out=$WORK/$2
+	[ -f "$src" ] || { echo ""; return; }
+	if [ ! -s "$out" ]; then
+		zcat "$src" >"$out.part" && mv "$out.part" "$out"
 	fi
 	echo "$out"
 }
@@ -343,9 +357,21 @@ for what in $INPUTS; do
 		f=$(prepare_mtia)
 		if [ -n "$f" ]; then bench_input mtia "$f"; else echo "# mtia trace not found under $DATA" >&2; fi
 		;;
+	vllm | sglang)
+		if [ "$what" = vllm ]; then
+			f=$(prepare_real tracelens/inference/vllm_decode_full/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz vllm_decode.json)
+		else
+			f=$(prepare_real tracelens/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz sglang_decode.json)
+		fi
+		if [ -n "$f" ]; then bench_input "${what}_decode" "$f"; else echo "# $what trace not found under $DATA" >&2; fi
+		;;
 	gen)
 		f=$(prepare_gen)
 		bench_input "gen_${SIZE_MB}MB" "$f"
+		;;
+	gen_stack)
+		f=$(prepare_gen --with-stack)
+		bench_input "gen_stack_${SIZE_MB}MB" "$f"
 		;;
 	xspace)
 		f=$(prepare_xspace)

@@ -62,7 +62,7 @@ def rows_of(lines):
         elif b == "session_size":
             row.update({"bench": ".tft size", "B/slice": num(r.get("tft_bytes_per_slice")),
                         "notes": "JSON input: %s B/slice" % r.get("json_bytes_per_slice")
-                        if inp in ("mtia",) or inp.startswith("gen_") else "input: %s B/slice"
+                        if inp in ("mtia", "vllm_decode", "sglang_decode") or inp.startswith("gen_") else "input: %s B/slice"
                         % r.get("json_bytes_per_slice")})
         elif b == "export_chrome":
             row.update({"bench": "export chrome", "MB": num(r.get("output_mb")), "wall s": num(r.get("seconds")),

@@ -938,7 +938,8 @@ struct rd {
 	const uint8_t *base; /* start of the payload, for error offsets */
 };
 
-static inline int rd_uv(struct rd *r, uint64_t *out)
+/* A varint of at most 10 bytes, the 10th at most 1; -1 when cut off or too long. */
+static __attribute__((noinline)) int rd_uv_slow(struct rd *r, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -955,6 +956,36 @@ static inline int rd_uv(struct rd *r, uint64_t *out)
 		}
 	}
 	return -1;
+}
+
+/* rd_uv_slow() without a bounds check per byte where 10 bytes are left (most of a column). */
+static inline int rd_uv(struct rd *r, uint64_t *out)
+{
+	const uint8_t *p = r->p;
+	uint64_t v, b;
+
+	if (tft_unlikely(r->end - p < 10))
+		return rd_uv_slow(r, out);
+	b = *p++;
+	if (tft_likely(b < 0x80)) {
+		*out = b;
+		r->p = p;
+		return 0;
+	}
+	v = b & 0x7f;
+	for (int shift = 7;; shift += 7) {
+		b = *p++;
+		if (b < 0x80) {
+			if (shift == 63 && b > 1)
+				return rd_uv_slow(r, out); /* the error, where the slow path reports it */
+			*out = v | b << shift;
+			r->p = p;
+			return 0;
+		}
+		if (shift == 63)
+			return rd_uv_slow(r, out);
+		v |= (b & 0x7f) << shift;
+	}
 }
 
 #define DEC_FAIL(r, what, ...)                                                              \
@@ -980,28 +1011,29 @@ void tft_chunk_dec_fini(struct tft_chunk_dec *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Decode n varints of column c into events; value limits per column. */
+/* Decode n varints of column c into field f of the events, each at most max. */
+#define DEC_UV_COL(f, type)                                                                   \
+	for (uint32_t i = 0; i < d->n; i++) {                                                 \
+		uint64_t v;                                                                   \
+		if (rd_uv(r, &v))                                                             \
+			return DEC_FAIL(r, "%s column: truncated varint at event %u", col_names[c], i); \
+		if (v > max)                                                                  \
+			return DEC_FAIL(r, "%s column: value %llu out of range at event %u",  \
+					col_names[c], (unsigned long long)v, i);              \
+		d->ev[i].f = (type)v;                                                         \
+	}
+
 static int dec_uv_col(struct tft_chunk_dec *d, struct rd *r, int c, uint64_t max, int64_t chunk_id,
 		      struct tft_error *err)
 {
-	for (uint32_t i = 0; i < d->n; i++) {
-		uint64_t v;
-		struct tft_event *ev = &d->ev[i];
-
-		if (rd_uv(r, &v))
-			return DEC_FAIL(r, "%s column: truncated varint at event %u", col_names[c], i);
-		if (v > max)
-			return DEC_FAIL(r, "%s column: value %llu out of range at event %u",
-					col_names[c], (unsigned long long)v, i);
-		switch (c) {
-		case TFT_CHUNK_COL_NAME: ev->name = (uint32_t)v; break;
-		case TFT_CHUNK_COL_CAT: ev->cat = (uint32_t)v; break;
-		case TFT_CHUNK_COL_DEPTH: ev->depth = (uint32_t)v; break;
-		case TFT_CHUNK_COL_KIND: ev->kind = (uint8_t)v; break;
-		case TFT_CHUNK_COL_FLAGS: ev->flags = (uint8_t)v; break;
-		case TFT_CHUNK_COL_COUNT: ev->count = (uint32_t)v; break;
-		case TFT_CHUNK_COL_NARGS: ev->nargs = (uint16_t)v; break;
-		}
+	switch (c) {
+	case TFT_CHUNK_COL_NAME: DEC_UV_COL(name, uint32_t) break;
+	case TFT_CHUNK_COL_CAT: DEC_UV_COL(cat, uint32_t) break;
+	case TFT_CHUNK_COL_DEPTH: DEC_UV_COL(depth, uint32_t) break;
+	case TFT_CHUNK_COL_KIND: DEC_UV_COL(kind, uint8_t) break;
+	case TFT_CHUNK_COL_FLAGS: DEC_UV_COL(flags, uint8_t) break;
+	case TFT_CHUNK_COL_COUNT: DEC_UV_COL(count, uint32_t) break;
+	case TFT_CHUNK_COL_NARGS: DEC_UV_COL(nargs, uint16_t) break;
 	}
 	if (r->p != r->end)
 		return DEC_FAIL(r, "%s column: %zu trailing bytes", col_names[c], (size_t)(r->end - r->p));
@@ -1171,7 +1203,7 @@ int tft_chunk_decode_payload(struct tft_chunk_dec *d, const void *payload, size_
 		};
 		for (size_t k = 0; k < sizeof(uvcols) / sizeof(uvcols[0]); k++) {
 			int c = uvcols[k].c;
-			if (!(present & (1u << c)))
+			if (!(present & (1u << c)) || (c == TFT_CHUNK_COL_NARGS && d->no_args))
 				continue;
 			rc = dec_uv_col(d, &col[c], c, uvcols[k].max, chunk_id, err);
 			if (rc)
@@ -1231,7 +1263,9 @@ int tft_chunk_decode_payload(struct tft_chunk_dec *d, const void *payload, size_
 		goto out;
 	}
 	/* args */
-	if (total_args) {
+	if (d->no_args) {
+		/* not read: the caller wants none */
+	} else if (total_args) {
 		struct rd *cr = &col[TFT_CHUNK_COL_ARGREF];
 		size_t k = 0;
 
@@ -1320,7 +1354,7 @@ bad_arg:
 		DEC_FAIL(&col[TFT_CHUNK_COL_ARGREF], "argref column: trailing bytes");
 		goto out;
 	}
-	for (uint64_t i = 0; i < nacols; i++) {
+	for (uint64_t i = 0; i < nacols && !d->no_args; i++) {
 		if (acol[i].p != acol[i].end) {
 			DEC_FAIL(&acol[i], "arg column %llu: trailing bytes", (unsigned long long)i);
 			goto out;

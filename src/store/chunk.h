@@ -165,6 +165,9 @@ struct tft_chunk_dec {
 	uint32_t kind_mask;
 	uint32_t max_str;     /* largest string id referenced (0 if none) */
 	int64_t t_min, t_max; /* smallest start, largest end; 0,0 when empty */
+	/* Set by the caller: the events come without their args (nargs 0), which
+	 * are neither read nor checked (a LOD rebuild from its own chunks). */
+	int no_args;
 };
 
 void tft_chunk_dec_init(struct tft_chunk_dec *d);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -18,24 +19,73 @@
 #define MIN_BUDGET ((size_t)16 << 10)
 #define RUN_CHUNK_EVENTS 4096u
 #define SPILL_ZSTD_LEVEL 1
+#define NIL UINT32_MAX /* no record */
+/* A track whose events came in more ascending runs than this is sorted, not merged. */
+#define MERGE_MAX_RUNS 1024u
+#define MAP_MIN ((size_t)1 << 20) /* first mapping of a record or args array */
 
 struct srec {
 	int64_t ts, dur;
 	double value;
 	uint32_t track, name, cat, count;
 	uint32_t args_off; /* index into the args arena */
+	uint32_t next;     /* the track's next record in arrival order, or NIL */
 	uint16_t nargs;
 	uint8_t kind, flags;
 };
 
-/* Sort key; idx is the record's position = arrival order within the buffer. */
+/* A track's records in the buffer: a list in arrival order, made of `nruns` ascending runs. */
+struct strack {
+	uint32_t head, tail, n, nruns;
+	int64_t last_ts, last_dur; /* key of the tail */
+};
+
+/* Sort key of a track in disorder; idx is the record's position = arrival order. */
 struct skey {
 	int64_t ts, dur;
 	uint32_t idx, pad;
 };
 
-/* Bytes charged per buffered event: the record plus two sort keys. */
-#define REC_COST (sizeof(struct srec) + 2 * sizeof(struct skey))
+/* Bytes charged per buffered event: its record (a track sorted instead of
+ * merged also takes two sort keys per event while it is sorted). */
+#define REC_COST sizeof(struct srec)
+
+/*
+ * An array in its own anonymous mapping: grown with mremap(), which moves
+ * page table entries instead of copying (a realloc() copy would touch every
+ * page twice, and a first touch is what the buffer costs most).
+ */
+struct marr {
+	void *p;    /* owned mapping, cap bytes; NULL before the first reserve */
+	size_t cap;
+};
+
+static int marr_reserve(struct marr *a, size_t bytes)
+{
+	size_t ncap;
+	void *np;
+
+	if (bytes <= a->cap)
+		return 0;
+	ncap = a->cap ? a->cap : MAP_MIN;
+	while (ncap < bytes)
+		ncap *= 2;
+	np = a->p ? mremap(a->p, a->cap, ncap, MREMAP_MAYMOVE)
+		  : mmap(NULL, ncap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (np == MAP_FAILED)
+		return TFT_ENOMEM;
+	a->p = np;
+	a->cap = ncap;
+	return 0;
+}
+
+static void marr_free(struct marr *a)
+{
+	if (a->p)
+		munmap(a->p, a->cap);
+	a->p = NULL;
+	a->cap = 0;
+}
 
 struct spill_chunk {
 	uint32_t track, n;
@@ -51,11 +101,14 @@ struct run {
 struct tft_sorter {
 	struct tft_writer *w; /* borrowed */
 	size_t budget;
-	struct srec *recs; /* owned */
-	size_t n, cap;
-	struct tft_arg *args; /* owned arena */
-	size_t nargs, cap_args;
-	uint32_t ntracks; /* 1 + largest track id buffered */
+	struct marr recs_m, args_m;
+	struct srec *recs;     /* recs_m.p */
+	size_t n;
+	struct tft_arg *args;  /* args_m.p: the args arena */
+	size_t nargs;
+	struct strack *tracks; /* owned: [cap_tracks], the first ntracks in use */
+	uint32_t ntracks, cap_tracks; /* ntracks: 1 + largest track id buffered */
+	uint32_t track_end; /* 1 + largest track id pushed since the last finish (the runs') */
 	uint64_t seq;     /* events pushed since the last finish */
 	uint64_t base_seq; /* seq of recs[0] */
 	int fd;            /* scratch file, -1 until the first spill */
@@ -65,8 +118,10 @@ struct tft_sorter {
 	struct run *runs; /* owned */
 	size_t nruns, cap_runs;
 	ZSTD_CCtx *cctx; /* owned, created on first spill */
-	struct skey *keys, *tmp; /* owned sort buffers, cap_keys each; kept across spills */
+	struct skey *keys, *tmp; /* owned sort buffers of a track in disorder, cap_keys each */
 	size_t cap_keys;
+	uint32_t *merge;         /* owned merge state: 3 arrays of cap_merge + 1 */
+	size_t cap_merge;
 	struct tft_chunk_enc enc;
 	struct tft_chunk_buf scratch, blob;
 };
@@ -89,14 +144,29 @@ struct tft_sorter *tft_sorter_create(struct tft_writer *w, size_t mem_budget)
 	return s;
 }
 
+/* The buffer's memory, given back (its records were spilled or appended). */
+static void release_buffer(struct tft_sorter *s)
+{
+	marr_free(&s->recs_m);
+	marr_free(&s->args_m);
+	s->recs = NULL;
+	s->args = NULL;
+	s->n = s->nargs = 0;
+	free(s->tracks);
+	s->tracks = NULL;
+	s->ntracks = s->cap_tracks = 0;
+	free(s->keys);
+	free(s->tmp);
+	s->keys = s->tmp = NULL;
+	s->cap_keys = 0;
+	free(s->merge);
+	s->merge = NULL;
+	s->cap_merge = 0;
+}
+
 static void release_all(struct tft_sorter *s)
 {
-	free(s->recs);
-	s->recs = NULL;
-	s->n = s->cap = 0;
-	free(s->args);
-	s->args = NULL;
-	s->nargs = s->cap_args = 0;
+	release_buffer(s);
 	free(s->chunks);
 	s->chunks = NULL;
 	s->nchunks = s->cap_chunks = 0;
@@ -107,15 +177,11 @@ static void release_all(struct tft_sorter *s)
 		close(s->fd);
 	s->fd = -1;
 	s->file_off = 0;
-	s->ntracks = 0;
 	s->seq = s->base_seq = 0;
+	s->track_end = 0;
 	tft_chunk_enc_reset(&s->enc, 1);
 	tft_chunk_buf_free(&s->scratch);
 	tft_chunk_buf_free(&s->blob);
-	free(s->keys);
-	free(s->tmp);
-	s->keys = s->tmp = NULL;
-	s->cap_keys = 0;
 }
 
 void tft_sorter_destroy(struct tft_sorter *s)
@@ -134,7 +200,7 @@ uint64_t tft_sorter_count(const struct tft_sorter *s)
 	return s->seq;
 }
 
-/* ---- sorting --------------------------------------------------------------------- */
+/* ---- ordering a track ------------------------------------------------------------ */
 
 static inline int key_lt(const struct skey *a, const struct skey *b)
 {
@@ -143,6 +209,18 @@ static inline int key_lt(const struct skey *a, const struct skey *b)
 	if (a->dur != b->dur)
 		return a->dur > b->dur; /* parents before children */
 	return a->idx < b->idx;
+}
+
+/* Records x before y: the sort key, then arrival order. */
+static inline int rec_lt(const struct srec *recs, uint32_t x, uint32_t y)
+{
+	const struct srec *a = &recs[x], *b = &recs[y];
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	if (a->dur != b->dur)
+		return a->dur > b->dur;
+	return x < y;
 }
 
 /* Stable bottom-up merge sort; O(n) on already sorted input. Result in a. */
@@ -197,54 +275,116 @@ static void sort_keys(struct skey *a, struct skey *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/*
- * Sort the buffer: keys grouped by track (counting sort), each group sorted.
- * *keys_out (s->keys, borrowed) holds the order; starts[t]..starts[t+1] is
- * track t (caller frees starts).
- */
-static int sort_buffer(struct tft_sorter *s, struct skey **keys_out, size_t **starts_out)
-{
-	struct skey *keys, *tmp;
-	size_t *starts;
+/* Receives a track's records in order (spill or append). */
+typedef int (*rec_fn)(struct tft_sorter *s, uint32_t idx, void *ctx);
 
-	if (s->n > s->cap_keys) {
-		/* Sized once for the whole buffer (charged in REC_COST), reused per spill. */
-		size_t cap = s->cap > s->n ? s->cap : s->n;
+/* A track in many runs: its keys sorted. */
+static int order_sorted(struct tft_sorter *s, const struct strack *st, rec_fn fn, void *ctx,
+			struct tft_error *err)
+{
+	size_t n = 0;
+	int rc = 0;
+
+	if (st->n > s->cap_keys) {
 		free(s->keys);
 		free(s->tmp);
-		s->keys = malloc(cap * sizeof(*s->keys));
-		s->tmp = malloc(cap * sizeof(*s->tmp));
-		s->cap_keys = s->keys && s->tmp ? cap : 0;
+		s->keys = malloc(st->n * sizeof(*s->keys));
+		s->tmp = malloc(st->n * sizeof(*s->tmp));
+		s->cap_keys = s->keys && s->tmp ? st->n : 0;
 		if (!s->cap_keys)
-			return TFT_ENOMEM;
+			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 	}
-	keys = s->keys;
-	tmp = s->tmp;
-	starts = calloc((size_t)s->ntracks + 1, sizeof(*starts));
-	if (!starts)
-		return TFT_ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
-		starts[s->recs[i].track + 1]++;
-	for (uint32_t t = 0; t < s->ntracks; t++)
-		starts[t + 1] += starts[t];
-	/* Scatter with a moving cursor per track: stable, so idx stays ascending. */
-	size_t *cur = malloc(((size_t)s->ntracks + 1) * sizeof(*cur));
-	if (!cur) {
-		free(starts);
-		return TFT_ENOMEM;
+	for (uint32_t i = st->head; i != NIL; i = s->recs[i].next)
+		s->keys[n++] = (struct skey){ s->recs[i].ts, s->recs[i].dur, i, 0 };
+	sort_keys(s->keys, s->tmp, n);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fn(s, s->keys[i].idx, ctx);
+	return rc;
+}
+
+static void heap_down_idx(const struct srec *recs, uint32_t *h, const uint32_t *cur, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && rec_lt(recs, cur[h[l]], cur[h[m]]))
+			m = l;
+		if (r < n && rec_lt(recs, cur[h[r]], cur[h[m]]))
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
 	}
-	memcpy(cur, starts, ((size_t)s->ntracks + 1) * sizeof(*cur));
-	for (size_t i = 0; i < s->n; i++) {
-		const struct srec *r = &s->recs[i];
-		keys[cur[r->track]++] = (struct skey){ r->ts, r->dur, (uint32_t)i, 0 };
+}
+
+/*
+ * A track in a few ascending runs (a Kineto trace lists a thread's CPU ops,
+ * then its Python functions, then its runtime calls, each in time order):
+ * the runs merged, without sort keys. Run r is the list from cur[r] up to
+ * end[r], the next run's head.
+ */
+static int order_merged(struct tft_sorter *s, const struct strack *st, rec_fn fn, void *ctx,
+			struct tft_error *err)
+{
+	const struct srec *recs = s->recs;
+	uint32_t nr = 0, *cur, *end, *heap;
+	size_t nh;
+	int rc = 0;
+
+	if (st->nruns > s->cap_merge) {
+		free(s->merge);
+		s->merge = malloc(3 * ((size_t)st->nruns + 1) * sizeof(*s->merge));
+		s->cap_merge = s->merge ? st->nruns : 0;
+		if (!s->merge)
+			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 	}
-	free(cur);
-	for (uint32_t t = 0; t < s->ntracks; t++)
-		if (starts[t + 1] - starts[t] > 1)
-			sort_keys(&keys[starts[t]], &tmp[starts[t]], starts[t + 1] - starts[t]);
-	*keys_out = keys;
-	*starts_out = starts;
-	return 0;
+	cur = s->merge;
+	end = cur + s->cap_merge + 1;
+	heap = end + s->cap_merge + 1;
+	/* the runs' heads, walking the list once */
+	cur[nr++] = st->head;
+	for (uint32_t p = st->head, i = recs[p].next; i != NIL; p = i, i = recs[i].next)
+		if (recs[i].ts < recs[p].ts || (recs[i].ts == recs[p].ts && recs[i].dur > recs[p].dur))
+			cur[nr++] = i;
+	for (uint32_t r = 0; r < nr; r++) {
+		end[r] = r + 1 < nr ? cur[r + 1] : NIL;
+		heap[r] = r;
+	}
+	nh = nr;
+	for (size_t i = nh; i-- > 0;)
+		heap_down_idx(recs, heap, cur, nh, i);
+	while (nh && !rc) {
+		uint32_t r = heap[0], i = cur[r], next = recs[i].next;
+		rc = fn(s, i, ctx);
+		if (next != end[r])
+			cur[r] = next;
+		else
+			heap[0] = heap[--nh]; /* run r is done */
+		if (nh > 1)
+			heap_down_idx(recs, heap, cur, nh, 0);
+	}
+	return rc;
+}
+
+/* Track t's buffered records to fn in order: ts ascending, dur descending, arrival. */
+static int order_track(struct tft_sorter *s, uint32_t t, rec_fn fn, void *ctx,
+		       struct tft_error *err)
+{
+	const struct strack *st = &s->tracks[t];
+	int rc = 0;
+
+	if (st->n == 0)
+		return 0;
+	if (st->nruns == 1) {
+		for (uint32_t i = st->head; i != NIL && !rc; i = s->recs[i].next)
+			rc = fn(s, i, ctx);
+		return rc;
+	}
+	if (st->nruns <= MERGE_MAX_RUNS)
+		return order_merged(s, st, fn, ctx, err);
+	return order_sorted(s, st, fn, ctx, err);
 }
 
 static struct tft_event rec_event(const struct tft_sorter *s, const struct srec *r)
@@ -329,56 +469,65 @@ static int flush_run_chunk(struct tft_sorter *s, uint32_t track, struct tft_erro
 	return 0;
 }
 
+/* A record into the run being spilled (ctx: the error). */
+static int spill_rec(struct tft_sorter *s, uint32_t idx, void *ctx)
+{
+	struct tft_error *err = ctx;
+	struct tft_event ev = rec_event(s, &s->recs[idx]);
+	int rc;
+
+	ev.depth = idx; /* the run stores arrival order in the depth column */
+	rc = tft_chunk_enc_add(&s->enc, &ev);
+	if (rc)
+		return tft_error_set(err, rc, -1, "sorter: cannot encode a run");
+	if (s->enc.n >= RUN_CHUNK_EVENTS || s->enc.bytes >= TFT_CHUNK_SOFT_BYTES ||
+	    s->enc.nacols >= TFT_CHUNK_SOFT_ARG_COLS)
+		return flush_run_chunk(s, s->recs[idx].track, err);
+	return 0;
+}
+
+/* The buffer is empty: its tracks too (the mappings stay, for the next events). */
+static void buffer_reset(struct tft_sorter *s)
+{
+	s->base_seq += s->n;
+	s->n = 0;
+	s->nargs = 0;
+	for (uint32_t t = 0; t < s->ntracks; t++)
+		s->tracks[t].n = 0;
+	s->ntracks = 0;
+}
+
 static int spill(struct tft_sorter *s, struct tft_error *err)
 {
-	struct skey *keys;
-	size_t *starts;
 	int rc;
 
 	if (!s->n)
 		return 0;
 	if (s->fd < 0 && (rc = open_scratch(s, err)))
 		return rc;
-	if (sort_buffer(s, &keys, &starts))
-		return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 	if (s->nruns == s->cap_runs) {
 		size_t ncap = s->cap_runs ? s->cap_runs * 2 : 8;
 		struct run *nr = realloc(s->runs, ncap * sizeof(*nr));
-		if (!nr) {
-			rc = tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-			goto out;
-		}
+		if (!nr)
+			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 		s->runs = nr;
 		s->cap_runs = ncap;
 	}
 	s->runs[s->nruns] = (struct run){ s->base_seq, s->nchunks, s->nchunks };
 	rc = 0;
 	for (uint32_t t = 0; t < s->ntracks && !rc; t++) {
-		for (size_t i = starts[t]; i < starts[t + 1] && !rc; i++) {
-			struct tft_event ev = rec_event(s, &s->recs[keys[i].idx]);
-			ev.depth = keys[i].idx; /* the run stores arrival order in the depth column */
-			rc = tft_chunk_enc_add(&s->enc, &ev);
-			if (rc)
-				rc = tft_error_set(err, rc, -1, "sorter: cannot encode a run");
-			else if (s->enc.n >= RUN_CHUNK_EVENTS || s->enc.bytes >= TFT_CHUNK_SOFT_BYTES ||
-				 s->enc.nacols >= TFT_CHUNK_SOFT_ARG_COLS)
-				rc = flush_run_chunk(s, t, err);
-		}
+		rc = order_track(s, t, spill_rec, err, err);
 		if (!rc)
 			rc = flush_run_chunk(s, t, err);
 	}
 	if (rc) {
 		tft_chunk_enc_reset(&s->enc, 0);
-		goto out;
+		return rc;
 	}
 	s->runs[s->nruns].end = s->nchunks;
 	s->nruns++;
-	s->base_seq += s->n;
-	s->n = 0;
-	s->nargs = 0;
-out:
-	free(starts);
-	return rc;
+	buffer_reset(s);
+	return 0;
 }
 
 /* ---- push ------------------------------------------------------------------------ */
@@ -388,7 +537,9 @@ int tft_sorter_push(struct tft_sorter *s, const struct tft_event *ev, struct tft
 	size_t need = REC_COST + (size_t)ev->nargs * sizeof(struct tft_arg);
 	size_t used = s->n * REC_COST + s->nargs * sizeof(struct tft_arg);
 	int64_t end;
+	struct strack *st;
 	struct srec *r;
+	uint32_t idx;
 	int rc;
 
 	if (ev->track >= tft_writer_track_count(s->w) || ev->kind > TFT_EV_COUNTER ||
@@ -402,34 +553,34 @@ int tft_sorter_push(struct tft_sorter *s, const struct tft_event *ev, struct tft
 					     ev->args[i].type);
 	if (s->n && used + need > s->budget && (rc = spill(s, err)))
 		return rc;
-	if (s->n == UINT32_MAX)
+	if (s->n >= NIL - 1)
 		return tft_error_set(err, TFT_ENOSPC, -1, "sorter: too many events in one buffer");
-	if (s->n == s->cap) {
-		size_t max = s->budget / REC_COST + 1;
-		size_t ncap = s->cap ? s->cap * 2 : 1024;
-		if (ncap > max && max > s->cap)
-			ncap = max;
-		if (ncap <= s->cap)
-			ncap = s->cap + 1;
-		struct srec *nr = realloc(s->recs, ncap * sizeof(*nr));
-		if (!nr)
-			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-		s->recs = nr;
-		s->cap = ncap;
-	}
-	if (ev->nargs && s->nargs + ev->nargs > s->cap_args) {
-		size_t ncap = s->cap_args ? s->cap_args * 2 : 1024;
-		while (ncap < s->nargs + ev->nargs)
+	if (ev->track >= s->cap_tracks) {
+		uint32_t ncap = s->cap_tracks ? s->cap_tracks : 16;
+		while (ncap <= ev->track)
 			ncap *= 2;
-		struct tft_arg *na = realloc(s->args, ncap * sizeof(*na));
-		if (!na)
+		struct strack *nt = realloc(s->tracks, (size_t)ncap * sizeof(*nt));
+		if (!nt)
 			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-		s->args = na;
-		s->cap_args = ncap;
+		s->tracks = nt;
+		s->cap_tracks = ncap;
 	}
+	if (ev->track >= s->ntracks) {
+		for (uint32_t t = s->ntracks; t <= ev->track; t++)
+			s->tracks[t].n = 0;
+		s->ntracks = ev->track + 1;
+		if (s->ntracks > s->track_end)
+			s->track_end = s->ntracks;
+	}
+	if (marr_reserve(&s->recs_m, (s->n + 1) * sizeof(*s->recs)) ||
+	    (ev->nargs && marr_reserve(&s->args_m, (s->nargs + ev->nargs) * sizeof(*s->args))))
+		return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
+	s->recs = s->recs_m.p;
+	s->args = s->args_m.p;
 	if (s->nargs > UINT32_MAX - ev->nargs)
 		return tft_error_set(err, TFT_ENOSPC, -1, "sorter: args arena full");
-	r = &s->recs[s->n++];
+	idx = (uint32_t)s->n++;
+	r = &s->recs[idx];
 	*r = (struct srec){
 		.ts = ev->ts_ns,
 		.dur = ev->dur_ns,
@@ -439,6 +590,7 @@ int tft_sorter_push(struct tft_sorter *s, const struct tft_event *ev, struct tft
 		.cat = ev->cat,
 		.count = ev->count,
 		.args_off = (uint32_t)s->nargs,
+		.next = NIL,
 		.nargs = ev->nargs,
 		.kind = ev->kind,
 		.flags = ev->flags,
@@ -447,8 +599,20 @@ int tft_sorter_push(struct tft_sorter *s, const struct tft_event *ev, struct tft
 		memcpy(&s->args[s->nargs], ev->args, ev->nargs * sizeof(*ev->args));
 		s->nargs += ev->nargs;
 	}
-	if (ev->track >= s->ntracks)
-		s->ntracks = ev->track + 1;
+	st = &s->tracks[ev->track];
+	if (st->n == 0) {
+		st->head = idx;
+		st->nruns = 1;
+	} else {
+		s->recs[st->tail].next = idx;
+		/* a new ascending run when the key goes back (ts up, then dur down) */
+		if (ev->ts_ns < st->last_ts || (ev->ts_ns == st->last_ts && ev->dur_ns > st->last_dur))
+			st->nruns++;
+	}
+	st->tail = idx;
+	st->last_ts = ev->ts_ns;
+	st->last_dur = ev->dur_ns;
+	st->n++;
 	s->seq++;
 	return 0;
 }
@@ -548,7 +712,7 @@ static int merge_runs(struct tft_sorter *s, int64_t shift_ns, struct tft_error *
 		curs[r].run = &s->runs[r];
 		pos[r] = s->runs[r].first;
 	}
-	for (uint32_t t = 0; t < s->ntracks && !rc; t++) {
+	for (uint32_t t = 0; t < s->track_end && !rc; t++) {
 		size_t nh = 0;
 
 		/* Runs list their tracks in ascending order: advance each run to track t. */
@@ -602,41 +766,35 @@ out:
 	return rc;
 }
 
+/* A record to the writer (ctx: the shift and the error). */
+struct append_ctx {
+	int64_t shift_ns;
+	struct tft_error *err;
+};
+
+static int append_rec(struct tft_sorter *s, uint32_t idx, void *ctx)
+{
+	struct append_ctx *a = ctx;
+	struct tft_event ev = rec_event(s, &s->recs[idx]);
+
+	return append_shifted(s, &ev, a->shift_ns, a->err);
+}
+
 int tft_sorter_finish(struct tft_sorter *s, int64_t shift_ns, struct tft_error *err)
 {
 	int rc = 0;
 
 	if (s->nruns == 0) {
-		struct skey *keys;
-		size_t *starts;
-
-		if (s->n) {
-			if (sort_buffer(s, &keys, &starts)) {
-				rc = tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-				goto out;
-			}
-			for (uint32_t t = 0; t < s->ntracks && !rc; t++)
-				for (size_t i = starts[t]; i < starts[t + 1] && !rc; i++) {
-					struct tft_event ev = rec_event(s, &s->recs[keys[i].idx]);
-					rc = append_shifted(s, &ev, shift_ns, err);
-				}
-			free(starts);
-		}
+		struct append_ctx a = { shift_ns, err };
+		for (uint32_t t = 0; t < s->ntracks && !rc; t++)
+			rc = order_track(s, t, append_rec, &a, err);
 	} else {
 		rc = spill(s, err);
 		/* The buffer is empty now: give its memory back before the writer works. */
-		free(s->recs);
-		free(s->args);
-		free(s->keys);
-		free(s->tmp);
-		s->recs = NULL;
-		s->args = NULL;
-		s->keys = s->tmp = NULL;
-		s->cap = s->cap_args = s->cap_keys = 0;
+		release_buffer(s);
 		if (!rc)
 			rc = merge_runs(s, shift_ns, err);
 	}
-out:
 	release_all(s);
 	return rc;
 }

@@ -2492,6 +2492,7 @@ static int rebuild_levels(struct tft_writer *w, struct wtrack *wt, uint32_t mask
 	struct rebuild *rb = calloc(1, sizeof(*rb));
 	struct tft_chunk_dec dec;
 	struct tft_lod lod;
+	uint64_t other[TFT_STORE_LEVELS] = { 0 }; /* the other levels: only counted */
 	sqlite3_stmt *sel = NULL;
 	int rc = 0, step;
 
@@ -2503,7 +2504,10 @@ static int rebuild_levels(struct tft_writer *w, struct wtrack *wt, uint32_t mask
 	for (int k = 0; k < TFT_STORE_LEVELS; k++)
 		tft_chunk_enc_init(&rb->enc[k]);
 	tft_chunk_dec_init(&dec);
+	dec.no_args = 1; /* the LOD builder reads none */
 	tft_lod_init(&lod, wt->t.id);
+	lod.quiet = ((1u << TFT_STORE_LEVELS) - 2u) & ~mask;
+	lod.count = other;
 	if (sqlite3_prepare_v2(w->db, "SELECT id, data FROM main.chunks WHERE track = ? AND level = 0"
 				      " ORDER BY id", -1, &sel, NULL) != SQLITE_OK) {
 		rc = db_fail(w, "rebuild lod");

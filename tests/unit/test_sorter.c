@@ -2,6 +2,8 @@
 /*
  * Sorter: random-order input, a tiny memory budget forcing many spills, the
  * session read back equals a reference sort (ts asc, dur desc, arrival).
+ * Input in a few ascending runs per track (Kineto's shape: merged, not
+ * sorted) and one track in more runs than the merge takes (sorted).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,9 +78,25 @@ static int check_fn(void *ctx, const struct tft_event *ev)
 	return 0;
 }
 
-/* Push n random events over ntracks into a fresh session; verify after reading back. */
-static void run_case(const char *dir, const char *label, size_t n, uint32_t ntracks, size_t budget,
-		     int64_t shift)
+/* Key order only (ts asc, dur desc): a block sorted so keeps its ties in arrival order. */
+static int key_cmp(const void *a, const void *b)
+{
+	const struct rev *x = a, *y = b;
+
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns < y->ev.ts_ns ? -1 : 1;
+	if (x->ev.dur_ns != y->ev.dur_ns)
+		return x->ev.dur_ns > y->ev.dur_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Push n random events over ntracks into a fresh session; verify after
+ * reading back. runs > 0: the input is cut into that many blocks, each in
+ * key order (so every track comes in at most `runs` ascending runs).
+ */
+static void run_case_runs(const char *dir, const char *label, size_t n, uint32_t ntracks,
+			  size_t budget, int64_t shift, size_t runs)
 {
 	char path[512];
 	struct tft_error err;
@@ -105,7 +123,6 @@ static void run_case(const char *dir, const char *label, size_t n, uint32_t ntra
 	keys[0] = tft_writer_intern_cstr(w, "k0");
 	keys[1] = tft_writer_intern_cstr(w, "k1");
 	keys[2] = tft_writer_intern_cstr(w, "k2");
-	s = tft_sorter_create(w, budget);
 	for (size_t i = 0; i < n; i++) {
 		struct rev *r = &evs[i];
 		r->seq = i;
@@ -120,6 +137,15 @@ static void run_case(const char *dir, const char *label, size_t n, uint32_t ntra
 		for (int a = 0; a < r->ev.nargs; a++)
 			r->args[a] = (struct tft_arg){ .key = keys[a], .type = TFT_ARG_INT,
 						       .v.i = (int64_t)(rnd() % 1000) - 500 };
+	}
+	for (size_t b = 0; runs && b < runs; b++) {
+		size_t lo = n * b / runs, hi = n * (b + 1) / runs;
+		qsort(&evs[lo], hi - lo, sizeof(*evs), key_cmp);
+	}
+	s = tft_sorter_create(w, budget);
+	for (size_t i = 0; i < n; i++) {
+		struct rev *r = &evs[i];
+		r->seq = i; /* arrival order */
 		r->ev.args = r->args;
 		if (tft_sorter_push(s, &r->ev, &err))
 			bad++;
@@ -157,6 +183,12 @@ static void run_case(const char *dir, const char *label, size_t n, uint32_t ntra
 	unlink(path);
 }
 
+static void run_case(const char *dir, const char *label, size_t n, uint32_t ntracks, size_t budget,
+		     int64_t shift)
+{
+	run_case_runs(dir, label, n, ntracks, budget, shift, 0);
+}
+
 int main(void)
 {
 	char dir[256];
@@ -170,6 +202,13 @@ int main(void)
 	run_case(dir, "spill", 20000, 5, 16 << 10, 1000000);
 	/* one track, negative shift */
 	run_case(dir, "onetrack", 8000, 1, 32 << 10, -5000);
+	/* a few ascending runs per track (ties across them): merged, in memory and spilled */
+	run_case_runs(dir, "runs3", 30000, 4, 0, 7, 3);
+	run_case_runs(dir, "runs40", 30000, 2, 0, 0, 40);
+	run_case_runs(dir, "runs3spill", 30000, 3, 64 << 10, 0, 3);
+	/* one track in more runs than a merge takes (sorted), and one run (as it came) */
+	run_case(dir, "manyruns", 20000, 1, 0, 0);
+	run_case_runs(dir, "onerun", 10000, 2, 0, 0, 1);
 
 	/* reuse after finish; rejects an unknown track; empty finish is fine */
 	{

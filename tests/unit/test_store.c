@@ -194,6 +194,29 @@ static void test_chunk_codec(void)
 	is_int(bad, 0, "chunk: every field of every event round-trips");
 	ok(dec.t_min == enc.t_min && dec.t_max == enc.t_max, "chunk: t_min/t_max agree");
 
+	/* Without args (a LOD rebuild's decode): every other field the same, no args. */
+	{
+		struct tft_chunk_dec d2;
+		int bad2 = 0;
+		tft_chunk_dec_init(&d2);
+		d2.no_args = 1;
+		tft_error_clear(&err);
+		is_int(tft_chunk_decode_payload(&d2, payload.p, payload.len, 1, &err), 0,
+		       "chunk: payload decodes without args");
+		is_int(d2.n, N, "chunk: event count without args");
+		for (uint32_t i = 0; i < d2.n && i < N; i++) {
+			struct tft_event want = xs[i].ev;
+			want.nargs = 0;
+			want.args = NULL;
+			bad2 += !ev_eq(&d2.ev[i], &want, 1) || d2.ev[i].args != NULL;
+		}
+		is_int(bad2, 0, "chunk: without args, every other field round-trips");
+		ok(d2.nargs == 0 && d2.t_min == enc.t_min && d2.t_max == enc.t_max &&
+			   d2.kind_mask == dec.kind_mask,
+		   "chunk: without args, no args and the same extent");
+		tft_chunk_dec_fini(&d2);
+	}
+
 	/* Compressed, and lazy columns: a chunk of plain slices has no args/value columns. */
 	{
 		struct tft_chunk_enc e2;
