@@ -25,6 +25,8 @@ ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
+# the tfprof> shell of `tftracer prof` (cli/cmd_prof_shell.c): libedit (BSD), Debian's libedit-dev
+CLI_LDLIBS := -ledit
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
 LAYERS  := core codec store collect runtime analyze export server
@@ -168,7 +170,7 @@ $(O)/libtftracer.a: $(LIB_OBJ)
 
 $(O)/tftracer: $(CLI_OBJ) $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/lib/*.h) $(O)/libtftracer.a
 	@mkdir -p $(dir $@)

@@ -15,6 +15,8 @@ PKGS=(
 	liblttng-ust-dev lttng-tools      # runtime benchmark peer (LTTng-UST tracepoint)
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 	python3-dev python3-wheel         # the Python module (make, pip install .)
+	libedit-dev                       # the tfprof> shell's line editing (tftracer prof; BSD licence)
+	golang-go                         # `go tool pprof`, which reads prof's pprof output (tests)
 )
 
 # Node.js + npm for the browser tests: Debian's packages unless a Node.js

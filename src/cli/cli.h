@@ -24,6 +24,7 @@ int tft_cmd_stats(int argc, char **argv);
 int tft_cmd_export(int argc, char **argv);
 int tft_cmd_serve(int argc, char **argv); /* also the bare form `tftracer FILE` */
 int tft_cmd_record(int argc, char **argv);
+int tft_cmd_prof(int argc, char **argv);
 
 /* "tftracer: <msg>" on stderr; returns `code` for `return cli_fail(...)`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

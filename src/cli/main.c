@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "import", tft_cmd_import, "import traces (Chrome/Kineto/tf.timeline JSON, TF RunMetadata, XSpace, GraphDef, pickles) into a session" },
 	{ "info", tft_cmd_info, "summarise a session: processes, tracks, counts, time span, peak memory" },
 	{ "stats", tft_cmd_stats, "op statistics: count, total, self, mean, min, max, p50, p99" },
+	{ "prof", tft_cmd_prof, "tfprof's views: scope, graph, op, code; params, FLOPs, time, memory per step" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON, tf.timeline, standalone HTML)" },
 	{ "serve", tft_cmd_serve, "serve the web UI for a session or trace files (also: tftracer FILE)" },
 	{ "record", tft_cmd_record, "run a program with the tracer inside it: tftracer record -- CMD" },
