@@ -19,68 +19,110 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct tstep {
+	int64_t num;         /* the step's number for -step */
+	int64_t start, dur;
+	uint32_t process;
+};
+
+static int cmp_proc_start(const void *a, const void *b)
+{
+	const struct tstep *x = a, *y = b;
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_proc_num(const void *a, const void *b)
+{
+	const struct tstep *x = a, *y = b;
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	return (x->num > y->num) - (x->num < y->num);
+}
+
 /*
  * The steps to count: -1 = every traced step (the divisor: the number of
  * distinct step numbers), N = the traced steps numbered N (one per worker
- * of a distributed job). Without traced steps the whole session is one step.
+ * of a distributed job). A step's number is its index (ProfilerStep#N ->
+ * N) where a process's steps have distinct indexes; otherwise (RunMetadata
+ * files, which carry no step number) every process's steps are numbered
+ * 0, 1 ... in time order, as tfprof numbers its run_meta files. Without
+ * traced steps the whole session is one step.
  */
 static int pick_steps(struct tft_prof *p, int64_t step, struct tft_error *err)
 {
-	uint32_t n = tft_session_step_count(p->s), nidx = 0;
+	uint32_t n = tft_session_step_count(p->s), nt = 0, distinct = 0;
+	struct tstep *ts = malloc(sizeof(*ts) * (n + 1));
 	int64_t *idx = malloc(sizeof(int64_t) * (n + 1));
 	struct prof_steps *st = &p->steps;
+	bool renumber = false;
+	int rc = 0;
 
-	if (!idx)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	if (!ts || !idx) {
+		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tft_step *s = tft_session_step(p->s, i);
 		if (s && s->traced)
-			idx[nidx++] = s->index;
+			ts[nt++] = (struct tstep){ .num = s->index, .start = s->start_ns, .dur = s->dur_ns,
+						   .process = s->process };
 	}
-	qsort(idx, nidx, sizeof(*idx), cmp_i64);
-	uint32_t distinct = 0;
-	for (uint32_t i = 0; i < nidx; i++)
+	qsort(ts, nt, sizeof(*ts), cmp_proc_num);
+	for (uint32_t i = 1; i < nt; i++)
+		if (ts[i].process == ts[i - 1].process && ts[i].num == ts[i - 1].num)
+			renumber = true;
+	if (renumber) {
+		qsort(ts, nt, sizeof(*ts), cmp_proc_start);
+		for (uint32_t i = 0, k = 0; i < nt; i++) {
+			k = i && ts[i].process == ts[i - 1].process ? k + 1 : 0;
+			ts[i].num = k;
+		}
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		idx[i] = ts[i].num;
+	qsort(idx, nt, sizeof(*idx), cmp_i64);
+	for (uint32_t i = 0; i < nt; i++)
 		if (!i || idx[i] != idx[i - 1])
 			idx[distinct++] = idx[i];
 	st->traced = distinct;
 	if (!distinct) {
-		if (step >= 0) {
-			free(idx);
-			return tft_error_set(err, TFT_ENOTFOUND, -1,
-					     "-step %" PRId64 ": the session has no traced steps (-step -1 profiles it "
-					     "as one)", step);
-		}
+		if (step >= 0)
+			rc = tft_error_set(err, TFT_ENOTFOUND, -1,
+					   "-step %" PRId64 ": the session has no traced steps (-step -1 profiles it "
+					   "as one)", step);
 		st->all = true;
 		st->nsteps = 1;
-		free(idx);
-		return 0;
+		goto out;
 	}
 	if (step >= 0 && !bsearch(&step, idx, distinct, sizeof(*idx), cmp_i64)) {
-		int rc = tft_error_set(err, TFT_ENOTFOUND, -1,
-				       "-step %" PRId64 ": no traced step with that number (traced: %" PRId64
-				       "%s%" PRId64 ", %u steps)", step, idx[0], distinct > 1 ? " .. " : "",
-				       distinct > 1 ? idx[distinct - 1] : idx[0], distinct);
 		if (distinct == 1)
-			tft_error_clear(err), rc = tft_error_set(err, TFT_ENOTFOUND, -1,
-								  "-step %" PRId64 ": no traced step with that number "
-								  "(the session's one traced step is %" PRId64 ")",
-								  step, idx[0]);
-		free(idx);
-		return rc;
+			rc = tft_error_set(err, TFT_ENOTFOUND, -1,
+					   "-step %" PRId64 ": no traced step with that number (the session's one "
+					   "traced step is %" PRId64 ")", step, idx[0]);
+		else
+			rc = tft_error_set(err, TFT_ENOTFOUND, -1,
+					   "-step %" PRId64 ": no traced step with that number (traced: %" PRId64
+					   " .. %" PRId64 ", %u steps)", step, idx[0], idx[distinct - 1], distinct);
+		goto out;
 	}
-	free(idx);
-	st->spans = malloc(sizeof(*st->spans) * (n + 1));
-	if (!st->spans)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tft_step *s = tft_session_step(p->s, i);
-		if (!s || !s->traced || (step >= 0 && s->index != step))
-			continue;
-		st->spans[st->n++] = (struct prof_span){ .start = s->start_ns, .end = s->start_ns + s->dur_ns,
-							 .process = s->process };
+	st->spans = malloc(sizeof(*st->spans) * (nt + 1));
+	if (!st->spans) {
+		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		goto out;
 	}
+	for (uint32_t i = 0; i < nt; i++)
+		if (step < 0 || ts[i].num == step)
+			st->spans[st->n++] = (struct prof_span){ .start = ts[i].start, .end = ts[i].start + ts[i].dur,
+								 .process = ts[i].process };
 	st->nsteps = step >= 0 ? 1 : distinct;
-	return 0;
+out:
+	free(ts);
+	free(idx);
+	return rc;
 }
 
 struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads, struct tft_error *err)
@@ -100,6 +142,7 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 	}
 	if (pick_steps(p, step, err))
 		goto fail;
+	p->spec_modules = tft_session_meta(s, "model_params") != NULL;
 	if (prof_scan(p, err))
 		goto fail;
 	if (prof_model(p, err))

@@ -635,11 +635,32 @@ static int sums(struct tft_prof *p)
 		m[TFT_PROF_FLOAT_OPS] += k->a.flops;
 		seen[r] += k->a.seen;
 	}
+	/*
+	 * A record is a node of the views when it ran in the step(s), or the
+	 * graph or the model has it (a variable, a parameter), or a node below
+	 * it is one: an op seen only outside the step(s) is not.
+	 */
+	uint8_t *alive = calloc(n + 1, 1);
+	if (!alive) {
+		free(seen);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		const struct prof_rec *x = &t->recs[r];
+		const int64_t *m = p->self[r];
+		if (x->redirect != PROF_NONE || x->kind == REC_BWDSEQ)
+			continue;
+		alive[r] = m[TFT_PROF_OCCURRENCE] || m[TFT_PROF_CPU_MICROS] || m[TFT_PROF_ACCEL_MICROS] ||
+			   p->st[r].graph || p->st[r].params >= 0 || x->kind == REC_PARAM;
+	}
+	for (uint32_t r = n; r-- > 0;)
+		if (alive[r] && t->recs[r].parent != PROF_NONE)
+			alive[t->recs[r].parent] = 1;
 	p->norder = 0;
 	for (uint32_t r = 0; r < n; r++) {
 		const struct prof_rec *x = &t->recs[r];
 		int64_t *m = p->self[r];
-		if (x->redirect != PROF_NONE || x->kind == REC_BWDSEQ)
+		if (x->redirect != PROF_NONE || x->kind == REC_BWDSEQ || !alive[r])
 			continue;
 		m[TFT_PROF_MICROS] = m[TFT_PROF_CPU_MICROS] + m[TFT_PROF_ACCEL_MICROS];
 		if (p->st[r].params > 0)
@@ -654,6 +675,7 @@ static int sums(struct tft_prof *p)
 		p->order[p->norder++] = r;
 	}
 	free(seen);
+	free(alive);
 	/* the execution trie: children lists (the root at index n) */
 	for (uint32_t i = 0; i < p->norder; i++) {
 		uint32_t r = p->order[i], par = t->recs[r].parent;

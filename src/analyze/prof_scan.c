@@ -667,7 +667,12 @@ static int slice_class(struct worker *w, const struct tft_event *ev)
 	if (nc == NC_STEP)
 		return SC_STEP;
 	if (nc == NC_MODULE)
-		return SC_MODULE;
+		/*
+		 * A session with model_params has the Python module's "nn.Module: <path>"
+		 * slices (python_module): Kineto's own "nn.Module: Linear_0" frames
+		 * (python_function, with_stack) are then code, not a second module tree.
+		 */
+		return cc == CC_PYFUNC && w->p->spec_modules ? SC_CODE : SC_MODULE;
 	if (nc == NC_RANGE && cc != CC_PYFUNC)
 		return SC_SCOPE;
 	switch (cc) {

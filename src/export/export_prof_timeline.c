@@ -115,7 +115,7 @@ int tft_export_prof_timeline(const struct tft_prof_result *r, struct tft_json_wr
 	rc = tft_prof_executions(r->prof, want, on_exec, &t, err);
 	if (rc > 0)
 		rc = w->status ? w->status : TFT_EIO;
-	tft_json_write_newline(w);
+	tft_json_write_raw(w, "\n", 1);
 	tft_json_write_end_array(w);
 	tft_json_write_key(w, "displayTimeUnit");
 	tft_json_write_cstr(w, "ns");
