@@ -56,6 +56,7 @@ struct prof_rec {
 	uint32_t out_arg, in_arg;         /* lids: RunMetadata "output", "inputs" args of its first execution */
 	uint32_t prev;       /* the record executed just before it in the same context (first time), or PROF_NONE */
 	int64_t seq;         /* REC_BWDSEQ: the forward Sequence number */
+	int64_t fwd_tid;     /* REC_BWDSEQ: the forward op's thread (its track's tid) */
 	uint32_t fwd;        /* REC_BWDSEQ: the forward op's context (PROF_NONE: the root) */
 	uint32_t redirect;   /* PROF_NONE, or the record it was merged into */
 };

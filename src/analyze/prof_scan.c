@@ -32,7 +32,7 @@ enum name_class { NC_PLAIN = 1, NC_STEP, NC_MODULE, NC_MEMORY, NC_BACKWARD, NC_R
 enum cat_class { CC_OP = 1, CC_PYFUNC, CC_ANNOT, CC_RUNTIME, CC_SKIP };
 enum key_class {
 	KC_OTHER = 1, KC_OP, KC_NAME, KC_DIMS, KC_CONCRETE, KC_INTYPE, KC_FLOPS, KC_SEQ, KC_FWD_TID,
-	KC_MEMORY, KC_MEMSTATS, KC_OUTPUT, KC_INPUTS, KC_NODE, KC_TF_OP, KC_BYTES,
+	KC_MEMORY, KC_MEMSTATS, KC_OUTPUT, KC_INPUTS, KC_NODE, KC_TF_OP, KC_BYTES, KC_STACK,
 };
 enum slice_class { SC_OP = 1, SC_LAUNCH, SC_MODULE, SC_SCOPE, SC_CODE, SC_STEP };
 
@@ -41,7 +41,7 @@ static const char BACKWARD_PREFIX[] = "autograd::engine::evaluate_function: ";
 
 /* What one slice's args say (session string ids; 0 = absent). */
 struct argv {
-	uint32_t op, name, dims, concrete, intypes, mem, memstats, output, inputs, node, tf_op;
+	uint32_t op, name, dims, concrete, intypes, mem, memstats, output, inputs, node, tf_op, stack;
 	int64_t flops, seq, fwd_tid, bytes;
 	bool has_flops, has_seq, has_fwd_tid, has_bytes;
 };
@@ -68,8 +68,29 @@ struct active {
 	uint8_t counted;
 };
 
+/*
+ * Forward ops' Sequence numbers: pages of SEQ_PAGE consecutive numbers (the
+ * forward thread numbers its autograd nodes 0, 1, 2 ...), so that the notes
+ * of a long forward pass and their lookups by the backward ops stay within
+ * a few pages. (The page key keeps a thread too, 0 for now: traces name the
+ * forward thread of a backward op in two different ways.)
+ */
+#define SEQ_PAGE 1024
+
+struct seq_slot {
+	int64_t ts;          /* the forward op's start */
+	uint32_t ctx, code;  /* its context and code node */
+	uint8_t valid;
+};
+
+struct seq_page {
+	int64_t tid, base;   /* the forward thread, the first number */
+	uint32_t live;       /* valid slots */
+	struct seq_slot e[SEQ_PAGE];
+};
+
 struct seq_note {
-	int64_t seq, ts;
+	int64_t seq, ts, tid;
 	uint32_t ctx, code;
 };
 
@@ -87,6 +108,7 @@ struct worker {
 	struct prof_tab tab;
 	uint32_t nstr;
 	uint32_t *lid_of;          /* owned: session string id -> lid + 1 */
+	uint32_t *stack_code;      /* owned, lazily: "Call stack" string id -> code node + 1 */
 	uint8_t *ncls, *ccls, *kcls; /* owned: name / category / arg key classes per string id */
 	struct memo *flops_memo, *mem_memo; /* owned: open-addressing caches */
 	uint32_t memo_cap;
@@ -94,8 +116,10 @@ struct worker {
 	uint32_t nfr, capfr;
 	struct active *act;        /* owned */
 	uint32_t nact, capact;
-	struct seq_note *seqs;     /* owned */
-	uint32_t nseqs, capseqs;
+	struct seq_page **pages;   /* owned: forward ops' Sequence numbers (seq_page) */
+	uint32_t npages, cappages;
+	uint32_t *page_slot;       /* owned: hash index over pages by (tid, base), ids + 1 */
+	uint32_t page_cap;
 	uint32_t *tracks;          /* owned: this phase's tracks */
 	uint32_t ntracks;
 	/* the track being scanned */
@@ -109,6 +133,7 @@ struct worker {
 	uint32_t nspans, si;
 	uint64_t executions, outside, linked, unlinked;
 	bool has_code, framework_tf, framework_torch;
+	uint8_t bwd_next;          /* the op being pushed is a backward op placed by its forward op */
 	/* the second pass */
 	const uint8_t *want;
 	tft_prof_exec_fn fn;
@@ -221,7 +246,7 @@ static int key_class(struct worker *w, uint32_t sid)
 		{ "Concrete Inputs", KC_CONCRETE }, { "Input type", KC_INTYPE }, { "flops", KC_FLOPS },
 		{ "Sequence number", KC_SEQ }, { "Fwd thread id", KC_FWD_TID }, { "memory", KC_MEMORY },
 		{ "memory_stats", KC_MEMSTATS }, { "output", KC_OUTPUT }, { "inputs", KC_INPUTS },
-		{ "node", KC_NODE }, { "tf_op", KC_TF_OP }, { "Bytes", KC_BYTES },
+		{ "node", KC_NODE }, { "tf_op", KC_TF_OP }, { "Bytes", KC_BYTES }, { "Call stack", KC_STACK },
 	};
 	const char *s;
 	int c = KC_OTHER;
@@ -262,6 +287,7 @@ static void read_args(struct worker *w, const struct tft_event *ev, struct argv 
 		case KC_NODE: if (g->type == TFT_ARG_STR) a->node = g->v.str; break;
 		case KC_TF_OP: if (g->type == TFT_ARG_STR) a->tf_op = g->v.str; break;
 		case KC_BYTES: if (num || g->type == TFT_ARG_DOUBLE) a->bytes = iv, a->has_bytes = true; break;
+		case KC_STACK: if (g->type == TFT_ARG_STR) a->stack = g->v.str; break;
 		default: break;
 		}
 	}
@@ -629,13 +655,143 @@ static uint32_t module_rec(struct worker *w, uint32_t ctx, uint32_t name_sid, co
 	return r;
 }
 
+static uint32_t page_home(const struct worker *w, int64_t tid, int64_t base)
+{
+	return (uint32_t)tft_hash_u64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)base) & (w->page_cap - 1);
+}
+
+static struct seq_page *page_find(const struct worker *w, int64_t tid, int64_t base)
+{
+	uint32_t h, id;
+
+	if (!w->page_cap)
+		return NULL;
+	for (h = page_home(w, tid, base); (id = w->page_slot[h]); h = (h + 1) & (w->page_cap - 1))
+		if (w->pages[id - 1]->tid == tid && w->pages[id - 1]->base == base)
+			return w->pages[id - 1];
+	return NULL;
+}
+
+static struct seq_slot *seq_find(const struct worker *w, int64_t tid, int64_t seq)
+{
+	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
+	struct seq_slot *e = pg ? &pg->e[seq % SEQ_PAGE] : NULL;
+
+	return e && e->valid ? e : NULL;
+}
+
+/* Forget a note once its backward op took its scope. */
+static void seq_forget(struct worker *w, int64_t tid, int64_t seq)
+{
+	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
+
+	if (pg && pg->e[seq % SEQ_PAGE].valid) {
+		pg->e[seq % SEQ_PAGE].valid = 0;
+		pg->live--;
+	}
+}
+
+static void pages_free(struct worker *w)
+{
+	for (uint32_t i = 0; i < w->npages; i++)
+		free(w->pages[i]);
+	w->npages = 0;
+	if (w->page_slot)
+		memset(w->page_slot, 0, sizeof(uint32_t) * w->page_cap);
+}
+
+#define SEQ_PAGES_MAX 4096u /* 4M numbers, 96 MB: past that, the notes start over */
+
+/*
+ * A forward op's number: the latest op of a number wins (tracks are scanned
+ * in time order). Notes are forgotten as their backward ops use them;
+ * forward ops that never get one (inference) keep theirs: past
+ * SEQ_PAGES_MAX pages the notes start over (a backward op whose note is
+ * gone waits for the other workers' notes, else stays at the root).
+ */
+/*
+ * The code node of an older Kineto trace's "Call stack" arg ("file(line):
+ * func;..." innermost first), under `code` (the Python frames around the op,
+ * usually none then).
+ */
+static uint32_t stack_code(struct worker *w, uint32_t sid, uint32_t code)
+{
+	size_t len;
+	const char *s, *end;
+	uint32_t c = code;
+
+	if (code == 0 && sid < w->nstr && w->stack_code && w->stack_code[sid])
+		return w->stack_code[sid] - 1;
+	s = sstr(w, sid, &len);
+	end = s + len;
+	/* outermost first: walk the frames from the end */
+	while (end > s) {
+		const char *b = end;
+		while (b > s && b[-1] != ';')
+			b--;
+		if (end > b) {
+			uint32_t lid = prof_lid(&w->tab, b, (size_t)(end - b));
+			uint32_t n = lid == PROF_NONE ? PROF_NONE : prof_code_get(&w->tab, c, lid);
+			if (n == PROF_NONE) {
+				oom(w);
+				return code;
+			}
+			c = n;
+		}
+		end = b > s ? b - 1 : s;
+	}
+	if (code == 0 && sid < w->nstr) {
+		if (!w->stack_code && !(w->stack_code = calloc(w->nstr, sizeof(uint32_t))))
+			return c;
+		w->stack_code[sid] = c + 1;
+	}
+	w->has_code = true;
+	return c;
+}
+
 static void note_seq(struct worker *w, int64_t seq, int64_t ts, uint32_t ctx, uint32_t code)
 {
-	if (tft_grow((void **)&w->seqs, &w->capseqs, w->nseqs + 1, sizeof(*w->seqs))) {
-		oom(w);
-		return;
+	int64_t base = seq - (seq % SEQ_PAGE);
+	struct seq_page *pg = page_find(w, 0, base);
+	struct seq_slot *e;
+	uint32_t h;
+
+	if (!pg) {
+		if (w->npages >= SEQ_PAGES_MAX)
+			pages_free(w);
+		if ((w->npages + 1) * 2 > w->page_cap) {
+			uint32_t cap = w->page_cap ? w->page_cap * 2 : 64, *slot = calloc(cap, sizeof(uint32_t));
+			if (!slot) {
+				oom(w);
+				return;
+			}
+			free(w->page_slot);
+			w->page_slot = slot;
+			w->page_cap = cap;
+			for (uint32_t i = 0; i < w->npages; i++) {
+				for (h = page_home(w, w->pages[i]->tid, w->pages[i]->base); slot[h]; h = (h + 1) & (cap - 1))
+					;
+				slot[h] = i + 1;
+			}
+		}
+		if (tft_grow((void **)&w->pages, &w->cappages, w->npages + 1, sizeof(*w->pages)) ||
+		    !(pg = calloc(1, sizeof(*pg)))) {
+			oom(w);
+			return;
+		}
+		pg->tid = 0;
+		pg->base = base;
+		w->pages[w->npages] = pg;
+		for (h = page_home(w, pg->tid, base); w->page_slot[h]; h = (h + 1) & (w->page_cap - 1))
+			;
+		w->page_slot[h] = ++w->npages;
 	}
-	w->seqs[w->nseqs++] = (struct seq_note){ .seq = seq, .ts = ts, .ctx = ctx, .code = code };
+	e = &pg->e[seq % SEQ_PAGE];
+	if (e->valid && ts < e->ts)
+		return;
+	if (!e->valid)
+		pg->live++;
+	*e = (struct seq_slot){ .ts = ts, .ctx = ctx, .code = code, .valid = 1 };
 }
 
 static void memory_instant(struct worker *w, const struct tft_event *ev)
@@ -755,22 +911,42 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 	read_args(w, ev, &a);
 	if (ctx == PROF_NONE && a.has_seq && a.seq >= 0 && !a.op &&
 	    (name_class(w, ev->name) == NC_BACKWARD || (a.has_fwd_tid && a.fwd_tid > 0))) {
-		/* a backward op: placed, after the scan, in the scope of its forward op */
-		char buf[40];
-		int n = snprintf(buf, sizeof(buf), "#seq %" PRId64, a.seq);
-		ctx = prof_rec_get(&w->tab, PROF_NONE, prof_lid(&w->tab, buf, (size_t)n), REC_BWDSEQ);
-		if (ctx == PROF_NONE) {
-			oom(w);
-			return;
+		/*
+		 * A backward op: in the scope of its forward op. Known here when the
+		 * forward thread was scanned first (this worker's tracks of a process,
+		 * in time order); otherwise placed after the scan, through a
+		 * placeholder context.
+		 */
+		/*
+		 * (By number alone: "Fwd thread id" is the OS thread in newer traces and
+		 * the profiler's own thread number in older ones.)
+		 */
+		int64_t ftid = 0;
+		const struct seq_slot *fn = seq_find(w, ftid, a.seq);
+		if (fn) {
+			ctx = fn->ctx;
+			w->bwd_next = 1;
+			seq_forget(w, ftid, a.seq);
+		} else {
+			char buf[40];
+			int n = snprintf(buf, sizeof(buf), "#seq %" PRId64 ":%" PRId64, ftid, a.seq);
+			ctx = prof_rec_get(&w->tab, PROF_NONE, prof_lid(&w->tab, buf, (size_t)n), REC_BWDSEQ);
+			if (ctx == PROF_NONE) {
+				oom(w);
+				return;
+			}
+			w->tab.recs[ctx].seq = a.seq;
+			w->tab.recs[ctx].fwd_tid = ftid;
 		}
-		w->tab.recs[ctx].seq = a.seq;
 	}
+	if (a.stack)
+		fr->code = code = stack_code(w, a.stack, code);
 	fr->counted = in_step(w, ev->ts_ns);
 	fr->cell = op_cell(w, ev, &a, ctx, code, &fr->rec);
 	if (fr->cell == PROF_NONE)
 		return;
 	fr->ctx = fr->rec;
-	if (ctx != PROF_NONE && w->tab.recs[ctx].kind == REC_BWDSEQ)
+	if (w->bwd_next || (ctx != PROF_NONE && w->tab.recs[ctx].kind == REC_BWDSEQ))
 		w->tab.recs[fr->rec].bwd = 1;
 	else if (a.has_seq && a.seq >= 0 && !(a.has_fwd_tid && a.fwd_tid > 0) && cls == SC_OP && ctx != PROF_NONE &&
 		 (w->tab.recs[ctx].kind == REC_MODULE || w->tab.recs[ctx].kind == REC_SCOPE))
@@ -780,6 +956,7 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 		 * with the next one that does: the latest of a number is taken.)
 		 */
 		note_seq(w, a.seq, ev->ts_ns, ctx, code);
+	w->bwd_next = 0;
 	/* the order of ops in their context (the graph view of a trace without a graph) */
 	{
 		uint32_t *last = top ? &top->last_op : &w->root_last_op;
@@ -1164,6 +1341,7 @@ static void worker_fini(struct worker *w)
 		tft_session_close(w->s);
 	prof_tab_fini(&w->tab);
 	free(w->lid_of);
+	free(w->stack_code);
 	free(w->ncls);
 	free(w->ccls);
 	free(w->kcls);
@@ -1171,7 +1349,9 @@ static void worker_fini(struct worker *w)
 	free(w->mem_memo);
 	free(w->fr);
 	free(w->act);
-	free(w->seqs);
+	pages_free(w);
+	free(w->pages);
+	free(w->page_slot);
 	free(w->tracks);
 	free(w->spans);
 	free(w->gmap);
@@ -1249,6 +1429,42 @@ static int cmp_dst(const void *a, const void *b)
 	return (x->dst_ts > y->dst_ts) - (x->dst_ts < y->dst_ts);
 }
 
+static bool sorted_range(struct prof_flow **v, uint32_t n, bool src)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (src ? v[i]->src_ts < v[i - 1]->src_ts : v[i]->dst_ts < v[i - 1]->dst_ts)
+			return false;
+	return true;
+}
+
+/*
+ * Flows by (track, time) into out: a counting sort by track, then each
+ * track's run sorted by time (the session hands flows over chunk by chunk,
+ * each chunk in time order, so a run is mostly in order already and is
+ * only sorted when it is not).
+ */
+static int by_track(struct tft_prof *p, struct prof_flow **out, bool src)
+{
+	uint32_t nt = tft_session_track_count(p->s), *start = calloc(nt + 2, sizeof(uint32_t));
+
+	if (!start)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < p->nflows; i++)
+		start[(src ? p->flows[i].src_track : p->flows[i].dst_track) + 1]++;
+	for (uint32_t t = 0; t < nt; t++)
+		start[t + 1] += start[t];
+	for (uint32_t i = 0; i < p->nflows; i++)
+		out[start[src ? p->flows[i].src_track : p->flows[i].dst_track]++] = &p->flows[i];
+	/* start[t] is now the end of track t's run */
+	for (uint32_t t = 0, b = 0; t < nt; b = start[t], t++) {
+		uint32_t n = start[t] - b;
+		if (n > 1 && !sorted_range(out + b, n, src))
+			qsort(out + b, n, sizeof(*out), src ? cmp_src : cmp_dst);
+	}
+	free(start);
+	return 0;
+}
+
 static int load_flows(struct tft_prof *p, struct flow_index *fx, struct tft_error *err)
 {
 	struct flow_load fl = { .p = p };
@@ -1268,10 +1484,8 @@ static int load_flows(struct tft_prof *p, struct flow_index *fx, struct tft_erro
 	fx->by_dst = malloc(sizeof(*fx->by_dst) * (fx->n + 1));
 	if (!fx->by_src || !fx->by_dst)
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	for (uint32_t i = 0; i < fx->n; i++)
-		fx->by_src[i] = fx->by_dst[i] = &p->flows[i];
-	qsort(fx->by_src, fx->n, sizeof(*fx->by_src), cmp_src);
-	qsort(fx->by_dst, fx->n, sizeof(*fx->by_dst), cmp_dst);
+	if (by_track(p, fx->by_src, true) || by_track(p, fx->by_dst, false))
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	return 0;
 }
 
@@ -1292,7 +1506,7 @@ static uint32_t glid(struct prof_tab *g, const struct prof_tab *t, uint32_t lid,
 }
 
 struct seq_entry {
-	int64_t seq, ts;
+	int64_t seq, ts, tid;
 	uint32_t ctx, code;
 };
 
@@ -1300,6 +1514,8 @@ static int cmp_seq(const void *a, const void *b)
 {
 	const struct seq_entry *x = a, *y = b;
 
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	return (x->ts > y->ts) - (x->ts < y->ts);
@@ -1340,6 +1556,7 @@ static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error
 			x->tfname |= lr->tfname;
 			x->bwd |= lr->bwd;
 			x->seq = lr->seq;
+			x->fwd_tid = lr->fwd_tid;
 #define COPY_LID(f) \
 	if (!x->f && lr->f) \
 		x->f = glid(g, t, lr->f, lc);
@@ -1404,12 +1621,18 @@ static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error
 		uint32_t nn = 0, cap = 0;
 		struct seq_entry *all = NULL;
 		for (int k = 0; k < nw; k++) {
-			if (tft_grow((void **)&all, &cap, nn + ws[k].nseqs + 1, sizeof(*all)))
-				goto out;
-			for (uint32_t i = 0; i < ws[k].nseqs; i++) {
-				const struct seq_note *sn = &ws[k].seqs[i];
-				all[nn++] = (struct seq_entry){ .seq = sn->seq, .ts = sn->ts, .ctx = rmap[k][sn->ctx],
-								.code = cmap[k][sn->code] };
+			for (uint32_t q = 0; q < ws[k].npages; q++) {
+				const struct seq_page *pg = ws[k].pages[q];
+				if (!pg->live)
+					continue;
+				if (tft_grow((void **)&all, &cap, nn + pg->live + 1, sizeof(*all)))
+					goto out;
+				for (uint32_t i = 0; i < SEQ_PAGE; i++) {
+					const struct seq_slot *e = &pg->e[i];
+					if (e->valid)
+						all[nn++] = (struct seq_entry){ .seq = pg->base + i, .ts = e->ts, .tid = pg->tid,
+										.ctx = rmap[k][e->ctx], .code = cmap[k][e->code] };
+				}
 			}
 		}
 		qsort(all, nn, sizeof(*all), cmp_seq);
@@ -1420,15 +1643,15 @@ static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error
 				continue;
 			while (lo < hi) {
 				uint32_t mid = lo + (hi - lo) / 2;
-				if (all[mid].seq < x->seq)
+				if (all[mid].tid < x->fwd_tid || (all[mid].tid == x->fwd_tid && all[mid].seq < x->seq))
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
-			while (lo + 1 < nn && all[lo + 1].seq == x->seq)
-				lo++; /* the latest (sorted by seq, then time) */
+			while (lo + 1 < nn && all[lo + 1].tid == x->fwd_tid && all[lo + 1].seq == x->seq)
+				lo++; /* the latest (sorted by thread, number, then time) */
 			/* (no forward op in a scope: the root) */
-			x->fwd = lo < nn && all[lo].seq == x->seq ? all[lo].ctx : PROF_NONE;
+			x->fwd = lo < nn && all[lo].tid == x->fwd_tid && all[lo].seq == x->seq ? all[lo].ctx : PROF_NONE;
 		}
 		free(all);
 	}
@@ -1492,14 +1715,55 @@ static int assign_tracks(struct tft_prof *p, struct worker *ws, int nw)
 			return TFT_ENOMEM;
 		}
 	}
+	/*
+	 * Host tracks go by process: all of a process's to one worker, in the order
+	 * of their first event, so that a backward op finds its forward op, scanned
+	 * before it, in the same worker. Accelerator tracks go one by one.
+	 */
+	uint32_t np = tft_session_process_count(p->s);
+	int *proc_worker = malloc(sizeof(int) * (np + 1));
+	uint64_t *proc_load = calloc(np + 1, sizeof(uint64_t));
+	if (!proc_worker || !proc_load) {
+		free(proc_worker);
+		free(proc_load);
+		free(ids);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = tft_session_track(p->s, ids[i]);
+		if (t->kind != TFT_TRACK_GPU_STREAM && t->process < np)
+			proc_load[t->process] += t->slices + t->instants + 1;
+	}
+	for (uint32_t q = 0; q <= np; q++)
+		proc_worker[q] = -1;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tft_track *t = tft_session_track(p->s, ids[i]);
 		int ph = t->kind == TFT_TRACK_GPU_STREAM, best = 0;
-		for (int k = 1; k < nw; k++)
-			if (load[ph][k] < load[ph][best])
-				best = k;
-		load[ph][best] += t->slices + t->instants + 1;
+		uint32_t q = t->process < np ? t->process : np;
+		if (!ph && proc_worker[q] >= 0) {
+			best = proc_worker[q];
+		} else {
+			for (int k = 1; k < nw; k++)
+				if (load[ph][k] < load[ph][best])
+					best = k;
+			load[ph][best] += ph || q == np ? t->slices + t->instants + 1 : proc_load[q];
+			if (!ph)
+				proc_worker[q] = best;
+		}
 		ws[best].tracks[ws[best].ntracks++] = ids[i];
+	}
+	free(proc_worker);
+	free(proc_load);
+	/* each worker's host tracks in the order of their first event */
+	for (int k = 0; k < nw; k++) {
+		uint32_t *tr = ws[k].tracks;
+		for (uint32_t i = 1; i < ws[k].ntracks; i++)
+			for (uint32_t j = i; j > 0 && tft_session_track(p->s, tr[j])->min_ts_ns <
+							  tft_session_track(p->s, tr[j - 1])->min_ts_ns; j--) {
+				uint32_t x = tr[j];
+				tr[j] = tr[j - 1];
+				tr[j - 1] = x;
+			}
 	}
 	free(ids);
 	return 0;

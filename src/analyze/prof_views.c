@@ -539,8 +539,12 @@ static int build_scope(struct view *v)
 
 	if (!at)
 		return v->rc = TFT_ENOMEM;
+	for (uint32_t r = 0; r < p->tab.nrecs; r++)
+		at[r] = PROF_NONE;
 	for (uint32_t i = 0; i < p->norder && !v->rc; i++) {
 		uint32_t r = p->order[i], par = p->tab.recs[r].parent, node = par == PROF_NONE ? 0 : at[par];
+		if (node == PROF_NONE)
+			continue; /* (its context is no node: never, the model pass placed every record) */
 		const struct prof_rec *x = &p->tab.recs[r];
 		const char *name = prof_str(&p->tab, x->name);
 		size_t len = strlen(name);

@@ -287,7 +287,8 @@ static uint32_t track(uint32_t proc, int kind, uint32_t flags, const char *name,
 
 static const int64_t L[2] = { 200, 300 }, A[2] = { 100, 150 }, K[2] = { 50, 70 };
 
-static struct tft_session *build(void)
+/* bwd_first: the backward thread's track first (its first event as early as the main thread's) */
+static struct tft_session *build(bool bwd_first)
 {
 	struct tft_error err;
 	struct tft_process p = { .pid = 1, .rank = -1 };
@@ -304,12 +305,18 @@ static struct tft_session *build(void)
 	p.name = tft_writer_intern_cstr(W, "GPU 0 (Test GPU)");
 	p.pid = 2;
 	p1 = tft_writer_add_process(W, &p);
-	tmain = track(p0, TFT_TRACK_THREAD, 0, "main", 1);
-	tbwd = track(p0, TFT_TRACK_THREAD, 0, "autograd", 2);
+	if (bwd_first) {
+		tbwd = track(p0, TFT_TRACK_THREAD, 0, "autograd", 2);
+		tmain = track(p0, TFT_TRACK_THREAD, 0, "main", 1);
+		ev(tbwd, "aten::empty", "cpu_op", 0, 1, NULL, 0);
+	} else {
+		tmain = track(p0, TFT_TRACK_THREAD, 0, "main", 1);
+		tbwd = track(p0, TFT_TRACK_THREAD, 0, "autograd", 2);
+	}
 	tgpu = track(p1, TFT_TRACK_GPU_STREAM, TFT_TRACKF_CONCURRENT, "stream 7", 7);
 	tann = track(p1, TFT_TRACK_GPU_STREAM, TFT_TRACKF_CONCURRENT | TFT_TRACKF_DERIVED, "annotations", 8);
 	for (int k = 0; k < 2; k++) {
-		int64_t b = k * 1000;
+		int64_t b = k * 1000 + (bwd_first ? 5 : 0);
 		char step[32], seq_dims[8];
 		struct argspec lin[] = { { "Sequence number", TFT_ARG_INT, 100 + k, NULL },
 					 { "Input Dims", TFT_ARG_JSON, 0, "[[2,3],[4,3],[4]]" } };
@@ -323,10 +330,10 @@ static struct tft_session *build(void)
 		struct argspec bmm[] = { { "Input Dims", TFT_ARG_JSON, 0, "[[2,4],[4,3]]" } };
 		(void)seq_dims;
 		snprintf(step, sizeof(step), "ProfilerStep#%d", k + 1);
-		ev(tmain, step, "user_annotation", b, 1000, NULL, 0);
+		ev(tmain, step, "user_annotation", b, 990, NULL, 0);
 		ev(tmain, "train.py(10): main", "python_function", b + 5, 645, NULL, 0);
-		ev(tmain, "nn.Module: model", "python_function", b + 10, 590, NULL, 0);
-		ev(tmain, "nn.Module: fc", "python_function", b + 20, 480, NULL, 0);
+		ev(tmain, "nn.Module: model", "python_module", b + 10, 590, NULL, 0);
+		ev(tmain, "nn.Module: fc", "python_module", b + 20, 480, NULL, 0);
 		ev(tmain, "aten::linear", "cpu_op", b + 30, L[k], lin, 2);
 		ev(tmain, "aten::addmm", "cpu_op", b + 40, A[k], mm, 3);
 		ev(tmain, "[memory]", "cpu_instant_event", b + 45, -1, alloc, 1);
@@ -344,7 +351,7 @@ static struct tft_session *build(void)
 				      .src_ts_ns = (b + 50) * 1000, .dst_track = tgpu, .dst_ts_ns = (b + 65) * 1000 };
 		tft_writer_add_flow(W, &f);
 		struct tft_step st = { .index = k + 1, .name = tft_writer_intern_cstr(W, step), .process = p0,
-				       .start_ns = b * 1000, .dur_ns = 1000000, .traced = true };
+				       .start_ns = b * 1000, .dur_ns = 990000, .traced = true };
 		tft_writer_add_step(W, &st);
 	}
 	ev(tmain, "aten::outside", "cpu_op", 2100, 10, NULL, 0);
@@ -391,9 +398,46 @@ static struct tft_prof_result *view(struct tft_prof *p, int v, const char *const
 	return r;
 }
 
+/*
+ * The backward thread scanned before the forward one: its ops wait in a
+ * placeholder context until the scan knows every forward op.
+ */
+static void test_backward_first(void)
+{
+	struct tft_session *s = build(true);
+	struct tft_prof_result *r;
+	struct tft_error err;
+	struct tft_prof *p;
+	const struct tft_prof_node *n;
+
+	tft_error_clear(&err);
+	p = s ? tft_prof_open(s, 2, 1, &err) : NULL;
+	ok(p != NULL, "profile of the backward-first session");
+	if (p) {
+		r = view(p, TFT_PROF_SCOPE, (const char *const[]){ "-select", "cpu_micros,float_ops", NULL });
+		n = r ? find(r, "model/fc/autograd::engine::evaluate_function: AddmmBackward0") : NULL;
+		ok(n && near(n->self[TFT_PROF_CPU_MICROS], 30) && near(n->total[TFT_PROF_CPU_MICROS], 50) &&
+		   near(n->total[TFT_PROF_FLOAT_OPS], 48) &&
+		   find(r, "model/fc/autograd::engine::evaluate_function: AddmmBackward0/aten::mm") &&
+		   !find(r, "autograd::engine::evaluate_function: AddmmBackward0"),
+		   "backward first: the op and its child still in model/fc (self %g total %g)",
+		   n ? n->self[TFT_PROF_CPU_MICROS] : -1, n ? n->total[TFT_PROF_CPU_MICROS] : -1);
+		bool no_placeholder = r != NULL;
+		for (uint32_t i = 0; r && i < r->nnodes; i++)
+			no_placeholder &= strstr(r->nodes[i].name, "#seq") == NULL;
+		ok(no_placeholder, "no placeholder context is shown");
+		tft_prof_result_free(r);
+		tft_prof_close(p);
+	}
+	if (s)
+		tft_session_close(s);
+	if (!getenv("TFT_KEEP"))
+		unlink(path);
+}
+
 static void test_session(void)
 {
-	struct tft_session *s = build();
+	struct tft_session *s = build(false);
 	struct tft_error err;
 	struct tft_prof *p;
 	struct tft_prof_info in;
@@ -544,7 +588,7 @@ static void test_session(void)
 	ok(!p && err.code == TFT_ENOTFOUND && strstr(err.msg, "-step 7"), "-step 7: %s", err.msg);
 	tft_prof_close(p);
 	tft_session_close(s);
-	unlink(path);
+	if (!getenv("TFT_KEEP")) unlink(path);
 }
 
 int main(void)
@@ -554,5 +598,6 @@ int main(void)
 	test_json();
 	test_options();
 	test_session();
+	test_backward_first();
 	return done_testing();
 }
