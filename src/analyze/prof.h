@@ -254,6 +254,40 @@ typedef int (*tft_prof_exec_fn)(void *ctx, const struct tft_prof_exec *e);
 int tft_prof_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
 			struct tft_error *err);
 
+/* ---- the roofline table ---------------------------------------------------------- */
+
+/*
+ * One row: an op type (the op view's) or a kernel name, with its achieved
+ * rates per step against its device's peak where the device is known
+ * (docs/cmd-prof.md lists the datasheet peaks). NAN where a value is unknown.
+ */
+struct tft_prof_roofline_row {
+	const char *name;        /* borrowed from the profile */
+	bool kernel;             /* a kernel name (else an op type) */
+	const char *device;      /* borrowed; "" if none */
+	const char *dtype;       /* "fp32", "fp16/bf16", "" (the peak used) */
+	double count;            /* executions per step */
+	double micros;           /* its time per step: on the accelerator if it has any, else on the host */
+	double flops;            /* float ops per step (a kernel: its share of its ops' by time) */
+	double bytes;            /* per step, its tensors each read or written once (an estimate): TF inputs + outputs,
+				  * PyTorch its tensor inputs (Kineto records no outputs) */
+	double flops_per_s, bytes_per_s, intensity; /* achieved FLOP/s, B/s, FLOP per byte */
+	double peak_flops_per_s, peak_bytes_per_s;  /* the device's, or NAN */
+	double attainable_flops_per_s;              /* min(peak, intensity x bandwidth), or NAN */
+	double of_attainable;    /* achieved / attainable, 0..1+, or NAN */
+	const char *bound;       /* "compute", "memory" or "" */
+};
+
+/*
+ * The roofline rows of the profile: op types, then kernel names, each by
+ * time (largest first). *rows owned by the caller (free()); the strings
+ * stay the profile's. 0 or TFT_ENOMEM.
+ */
+int tft_prof_roofline(struct tft_prof *p, struct tft_prof_roofline_row **rows, uint32_t *n);
+
+/* A device's peak FLOP/s (fp32 or 16-bit) and bytes/s from its name; false when unknown. */
+bool tft_prof_device_peak(const char *device, bool half, double *flops_per_s, double *bytes_per_s);
+
 /* The session the profile was made from (borrowed). */
 struct tft_session *tft_prof_session(const struct tft_prof *p);
 

@@ -73,6 +73,15 @@ struct prof_cell {
 
 #define PROF_REMOTE_BIT 0x80000000u
 
+/* A kernel name launched by one cell (or run by a kernel record of its own): the roofline's per-kernel rows. */
+struct prof_kcell {
+	uint32_t cell;       /* the launching cell (scan: | PROF_REMOTE_BIT with the worker in `remote`) */
+	uint32_t kname;      /* lid of the kernel's name */
+	uint32_t device;     /* lid of its device (the stream's) */
+	uint32_t remote;     /* the worker of a remote cell */
+	int64_t ns, n;       /* time and executions in the step(s) */
+};
+
 /* A hash index over an array of entries, open addressing, ids + 1 (0 = empty). */
 struct prof_index {
 	uint32_t *slot;
@@ -90,6 +99,9 @@ struct prof_tab {
 	struct prof_cell *cells;  /* owned */
 	uint32_t ncells, capcells;
 	struct prof_index kix;
+	struct prof_kcell *kcells; /* owned */
+	uint32_t nkcells, capkcells;
+	struct prof_index kcix;
 };
 
 int prof_tab_init(struct prof_tab *t);
@@ -99,6 +111,7 @@ uint32_t prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int ki
 uint32_t prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind);
 uint32_t prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name);
 uint32_t prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code);
+uint32_t prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname);
 uint32_t prof_lid(struct prof_tab *t, const char *s, size_t len); /* PROF_NONE when out of memory */
 const char *prof_str(const struct prof_tab *t, uint32_t lid);
 void prof_acc_add(struct prof_acc *a, const struct prof_acc *b);

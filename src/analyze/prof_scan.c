@@ -1084,6 +1084,20 @@ static void kernel_slice(struct worker *w, const struct tft_event *ev)
 	}
 	w->executions++;
 	w->tab.cells[cell].a.acc_ns += end - ev->ts_ns;
+	{
+		/* the kernel by name under its launching cell (the roofline's kernel rows) */
+		bool remote = f && f->worker != w->id;
+		uint32_t kc = prof_kcell_get(&w->tab, remote ? f->cell : cell, remote ? f->worker + 1u : 0,
+					     lid_of(w, ev->name));
+		if (kc == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		w->tab.kcells[kc].ns += end - ev->ts_ns;
+		w->tab.kcells[kc].n++;
+		if (!w->tab.kcells[kc].device)
+			w->tab.kcells[kc].device = w->track_dev;
+	}
 	if (rec != PROF_NONE)
 		emit(w, rec, ev->ts_ns, ev->dur_ns, ev->name, true);
 }
@@ -1604,6 +1618,31 @@ static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error
 		}
 		free(lc);
 	}
+	/* kernels by name: their launching cells as merged (a remote one: that worker's map) */
+	for (int k = 0; k < nw; k++) {
+		const struct prof_tab *t = &ws[k].tab;
+		uint32_t *lc = calloc(tft_strtab_count(t->str) + 1, sizeof(uint32_t));
+		if (!lc)
+			goto out;
+		for (uint32_t i = 0; i < t->nkcells; i++) {
+			const struct prof_kcell *kc = &t->kcells[i];
+			int ow = kc->remote ? (int)kc->remote - 1 : k;
+			uint32_t gc = ow < nw && kc->cell < ws[ow].tab.ncells ? kmap[ow][kc->cell] : PROF_NONE;
+			uint32_t gk;
+			if (gc == PROF_NONE)
+				continue;
+			gk = prof_kcell_get(g, gc, 0, glid(g, t, kc->kname, lc));
+			if (gk == PROF_NONE) {
+				free(lc);
+				goto out;
+			}
+			g->kcells[gk].ns += kc->ns;
+			g->kcells[gk].n += kc->n;
+			if (!g->kcells[gk].device && kc->device)
+				g->kcells[gk].device = glid(g, t, kc->device, lc);
+		}
+		free(lc);
+	}
 	/* kernels whose launch another worker scanned */
 	for (int k = 0; k < nw; k++) {
 		const struct prof_tab *t = &ws[k].tab;
@@ -1635,7 +1674,8 @@ static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error
 				}
 			}
 		}
-		qsort(all, nn, sizeof(*all), cmp_seq);
+		if (nn)
+			qsort(all, nn, sizeof(*all), cmp_seq);
 		for (uint32_t r = 0; r < g->nrecs; r++) {
 			struct prof_rec *x = &g->recs[r];
 			uint32_t lo = 0, hi = nn;

@@ -59,6 +59,41 @@ static uint64_t cell_hash(const void *arr, uint32_t i)
 	return mix3(c->rec, c->code, 11);
 }
 
+static uint64_t kcell_hash(const void *arr, uint32_t i)
+{
+	const struct prof_kcell *c = (const struct prof_kcell *)arr + i;
+
+	return mix3(c->cell, c->kname, 13 + c->remote);
+}
+
+uint32_t prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname)
+{
+	uint32_t h, id;
+
+	if (t->kcix.cap) {
+		h = (uint32_t)mix3(cell, kname, 13 + remote) & (t->kcix.cap - 1);
+		while ((id = t->kcix.slot[h])) {
+			const struct prof_kcell *c = &t->kcells[id - 1];
+			if (c->cell == cell && c->kname == kname && c->remote == remote)
+				return id - 1;
+			h = (h + 1) & (t->kcix.cap - 1);
+		}
+	}
+	if ((t->nkcells + 1) * 2 > t->kcix.cap && index_grow(&t->kcix, t->nkcells, kcell_hash, t->kcells))
+		return PROF_NONE;
+	if (tft_grow((void **)&t->kcells, &t->capkcells, t->nkcells + 1, sizeof(*t->kcells)))
+		return PROF_NONE;
+	memset(&t->kcells[t->nkcells], 0, sizeof(t->kcells[0]));
+	t->kcells[t->nkcells].cell = cell;
+	t->kcells[t->nkcells].kname = kname;
+	t->kcells[t->nkcells].remote = remote;
+	h = (uint32_t)mix3(cell, kname, 13 + remote) & (t->kcix.cap - 1);
+	while (t->kcix.slot[h])
+		h = (h + 1) & (t->kcix.cap - 1);
+	t->kcix.slot[h] = ++t->nkcells;
+	return t->nkcells - 1;
+}
+
 int prof_tab_init(struct prof_tab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -83,6 +118,8 @@ void prof_tab_fini(struct prof_tab *t)
 	free(t->cix.slot);
 	free(t->cells);
 	free(t->kix.slot);
+	free(t->kcells);
+	free(t->kcix.slot);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -56,6 +56,8 @@ static const char usage_text[] =
 	"tftracer's:\n"
 	"      --json                {\"view\", \"step\", \"root\": NODE} (docs/cmd-prof.md)\n"
 	"      --csv                 one line per shown node\n"
+	"      --roofline            instead of a view: per op type and kernel, FLOP/s and bytes/s\n"
+	"                            achieved against the device's peak (with --json, --csv too)\n"
 	"      --threads N           scan threads (0: one per CPU, at most 8)\n"
 	"  -h, --help                this help\n"
 	"\n"
@@ -273,6 +275,38 @@ int prof_cli_run(struct prof_cli *c, int view, const struct tft_prof_opts *opts)
 	return rc;
 }
 
+static int roofline(struct prof_cli *c, const struct tft_prof_opts *opts)
+{
+	struct tft_prof_roofline_row *rows = NULL;
+	struct tft_prof_info in;
+	struct tft_json_writer w;
+	uint32_t n = 0;
+	int rc;
+
+	if ((rc = ensure_profile(c, opts->step)))
+		return rc;
+	if (tft_prof_roofline(c->prof, &rows, &n))
+		return cli_fail(TFT_EXIT_FAIL, "out of memory");
+	tft_prof_get_info(c->prof, &in);
+	if (c->format == PROF_FMT_JSON) {
+		rc = tft_json_write_init_file(&w, stdout);
+		if (!rc) {
+			tft_export_prof_roofline_json(rows, n, in.nsteps, &w);
+			tft_json_write_raw_char(&w, '\n');
+			rc = tft_json_write_finish(&w);
+			tft_json_write_fini(&w);
+		}
+	} else if (c->format == PROF_FMT_CSV) {
+		rc = tft_export_prof_roofline_csv(rows, n, stdout);
+	} else {
+		rc = tft_export_prof_roofline_text(rows, n, stdout);
+	}
+	free(rows);
+	if (rc || fflush(stdout) != 0 || ferror(stdout))
+		return cli_fail(TFT_EXIT_FAIL, "prof: cannot write the output");
+	return 0;
+}
+
 int tft_cmd_prof(int argc, char **argv)
 {
 	struct prof_cli c = { .prof_step = -2, .footer = true };
@@ -280,6 +314,7 @@ int tft_cmd_prof(int argc, char **argv)
 	struct tft_error err;
 	const char *pos[2];
 	int npos = 0, view = -1, rc, nargs = 0;
+	bool want_roofline = false;
 	char **args = malloc(sizeof(char *) * (size_t)(argc + 1));
 
 	if (!args)
@@ -298,6 +333,8 @@ int tft_cmd_prof(int argc, char **argv)
 				return cli_fail(TFT_EXIT_BADINPUT, "prof: --json and --csv exclude each other");
 			}
 			c.format = f;
+		} else if (strcmp(argv[i], "--roofline") == 0) {
+			want_roofline = true;
 		} else if (strcmp(argv[i], "--threads") == 0 || strncmp(argv[i], "--threads=", 10) == 0) {
 			const char *v = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[++i] : NULL;
 			uint64_t t;
@@ -333,7 +370,9 @@ int tft_cmd_prof(int argc, char **argv)
 		tft_prof_opts_fini(&opts);
 		return rc;
 	}
-	if (view >= 0)
+	if (want_roofline)
+		rc = roofline(&c, &opts);
+	else if (view >= 0)
 		rc = prof_cli_run(&c, view, &opts);
 	else
 		rc = prof_shell(&c, &opts, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));

@@ -571,3 +571,126 @@ int tft_export_prof_csv(const struct tft_prof_result *r, FILE *fp)
 	csv_node(fp, r, 0);
 	return ferror(fp) ? -EIO : 0;
 }
+
+/* ---- the roofline table ------------------------------------------------------------------------------- */
+
+static const char *rate(char *buf, size_t size, double v, double scale)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.2f", v / scale);
+	return buf;
+}
+
+int tft_export_prof_roofline_text(const struct tft_prof_roofline_row *rows, uint32_t n, FILE *fp)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+
+	fprintf(fp, "%-44s %-6s %-24s %10s %12s %12s %10s %10s %8s %10s %10s %7s  %s\n", "name", "kind", "device",
+		"count", "time", "FLOPs", "GFLOP/s", "GB/s", "FLOP/B", "peak", "attainable", "of att.", "bound");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_prof_roofline_row *r = &rows[i];
+		char name[45], dev[25], t[32];
+		snprintf(name, sizeof(name), "%s", r->name);
+		snprintf(dev, sizeof(dev), "%s", r->device);
+		tft_prof_format_time(t, sizeof(t), r->micros);
+		tft_prof_format_number(a, sizeof(a), r->flops);
+		fprintf(fp, "%-44s %-6s %-24s %10.1f %12s %12s %10s %10s %8s %10s %10s %7s  %s\n", name,
+			r->kernel ? "kernel" : "op", dev, r->count, t, a, rate(b, sizeof(b), r->flops_per_s, 1e9),
+			rate(c, sizeof(c), r->bytes_per_s, 1e9), rate(d, sizeof(d), r->intensity, 1),
+			rate(e, sizeof(e), r->peak_flops_per_s, 1e9), rate(f, sizeof(f), r->attainable_flops_per_s, 1e9),
+			isnan(r->of_attainable) ? "-" : (snprintf(g, sizeof(g), "%.1f%%", 100 * r->of_attainable), g),
+			r->bound);
+	}
+	fprintf(fp, "\nGFLOP/s, GB/s: achieved per second of the op's time (on the accelerator where it has "
+		"kernels); peak and attainable (min(peak, FLOP/B x bandwidth)) in GFLOP/s from the device's datasheet "
+		"(docs/cmd-prof.md); bytes: its tensors read and written once, an estimate.\n");
+	return ferror(fp) ? -EIO : 0;
+}
+
+static void num_or_null(struct tft_json_writer *w, const char *key, double v)
+{
+	tft_json_write_key(w, key);
+	if (isnan(v))
+		tft_json_write_null(w);
+	else
+		tft_json_write_double(w, v);
+}
+
+void tft_export_prof_roofline_json(const struct tft_prof_roofline_row *rows, uint32_t n, uint32_t steps,
+				   struct tft_json_writer *w)
+{
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "steps");
+	tft_json_write_uint(w, steps);
+	tft_json_write_key(w, "rows");
+	tft_json_write_begin_array(w);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_prof_roofline_row *r = &rows[i];
+		tft_json_write_newline(w);
+		tft_json_write_begin_object(w);
+		tft_json_write_key(w, "name");
+		tft_json_write_cstr(w, r->name);
+		tft_json_write_key(w, "kind");
+		tft_json_write_cstr(w, r->kernel ? "kernel" : "op");
+		tft_json_write_key(w, "device");
+		tft_json_write_cstr(w, r->device);
+		tft_json_write_key(w, "dtype");
+		tft_json_write_cstr(w, r->dtype);
+		num_or_null(w, "count", r->count);
+		num_or_null(w, "micros", r->micros);
+		num_or_null(w, "flops", r->flops);
+		num_or_null(w, "bytes", r->bytes);
+		num_or_null(w, "flops_per_s", r->flops_per_s);
+		num_or_null(w, "bytes_per_s", r->bytes_per_s);
+		num_or_null(w, "intensity", r->intensity);
+		num_or_null(w, "peak_flops_per_s", r->peak_flops_per_s);
+		num_or_null(w, "peak_bytes_per_s", r->peak_bytes_per_s);
+		num_or_null(w, "attainable_flops_per_s", r->attainable_flops_per_s);
+		num_or_null(w, "of_attainable", r->of_attainable);
+		tft_json_write_key(w, "bound");
+		tft_json_write_cstr(w, r->bound);
+		tft_json_write_end_object(w);
+	}
+	tft_json_write_end_array(w);
+	tft_json_write_end_object(w);
+}
+
+static void csv_num(FILE *fp, double v)
+{
+	char b[40];
+
+	if (isnan(v)) {
+		fputs(",", fp);
+		return;
+	}
+	b[tft_json_fmt_double(b, v, false)] = '\0';
+	fprintf(fp, ",%s", b);
+}
+
+int tft_export_prof_roofline_csv(const struct tft_prof_roofline_row *rows, uint32_t n, FILE *fp)
+{
+	fputs("name,kind,device,dtype,count,micros,flops,bytes,flops_per_s,bytes_per_s,intensity,"
+	      "peak_flops_per_s,peak_bytes_per_s,attainable_flops_per_s,of_attainable,bound\n", fp);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_prof_roofline_row *r = &rows[i];
+		csv_field(fp, r->name);
+		fprintf(fp, ",%s,", r->kernel ? "kernel" : "op");
+		csv_field(fp, r->device);
+		fprintf(fp, ",%s", r->dtype);
+		csv_num(fp, r->count);
+		csv_num(fp, r->micros);
+		csv_num(fp, r->flops);
+		csv_num(fp, r->bytes);
+		csv_num(fp, r->flops_per_s);
+		csv_num(fp, r->bytes_per_s);
+		csv_num(fp, r->intensity);
+		csv_num(fp, r->peak_flops_per_s);
+		csv_num(fp, r->peak_bytes_per_s);
+		csv_num(fp, r->attainable_flops_per_s);
+		csv_num(fp, r->of_attainable);
+		fprintf(fp, ",%s\n", r->bound);
+	}
+	return ferror(fp) ? -EIO : 0;
+}

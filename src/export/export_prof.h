@@ -37,6 +37,19 @@ void tft_export_prof_json(const struct tft_prof_result *r, struct tft_json_write
  */
 int tft_export_prof_csv(const struct tft_prof_result *r, FILE *fp);
 
+/*
+ * The roofline table (tft_prof_roofline): text (a table, rates in
+ * GFLOP/s and GB/s), JSON ({"steps": N, "rows": [{"name", "kind": "op" or
+ * "kernel", "device", "dtype", "count", "micros", "flops", "bytes",
+ * "flops_per_s", "bytes_per_s", "intensity", "peak_flops_per_s",
+ * "peak_bytes_per_s", "attainable_flops_per_s", "of_attainable", "bound"}]},
+ * unknown values null) or CSV (those keys as columns).
+ */
+int tft_export_prof_roofline_text(const struct tft_prof_roofline_row *rows, uint32_t n, FILE *fp);
+void tft_export_prof_roofline_json(const struct tft_prof_roofline_row *rows, uint32_t n, uint32_t steps,
+				   struct tft_json_writer *w);
+int tft_export_prof_roofline_csv(const struct tft_prof_roofline_row *rows, uint32_t n, FILE *fp);
+
 /* tfprof's number formats (for the shell and tests): "930.58k", "1.72sec", "1584.00MB". */
 const char *tft_prof_format_number(char *buf, size_t size, double v);
 const char *tft_prof_format_time(char *buf, size_t size, double micros);

@@ -599,6 +599,90 @@ def check_kineto_totals(tmp):
     return probs
 
 
+# ---- checks: roofline -----------------------------------------------------------------------------------
+
+# H100 SXM datasheet (dense): BF16 tensor 989.4 TFLOP/s, FP32 66.9 TFLOP/s, HBM3 3.35 TB/s
+H100_BF16, H100_FP32, H100_BW = 989.4e12, 66.9e12, 3.35e12
+TORCH_SIZES = {"float": 4, "c10::Half": 2, "c10::BFloat16": 2, "double": 8, "long int": 8, "int": 4, "bool": 1}
+
+
+def check_roofline(tmp):
+    """--roofline on a real H100 Kineto trace (BERT, bf16): aten::addmm's count, kernel time (its
+    kernels' durations by External id), FLOPs (2*M*K*N from Input Dims), bytes (its tensor inputs),
+    rates, intensity and attainable rate against the datasheet, computed here from the raw JSON;
+    each kernel row's count and time are its slices'; the kernels launched only by addmm carry
+    its FLOPs between them; a host-only view op has no rate; CSV = JSON."""
+    probs = []
+    rel = "tracelens/kineto_h100/gaunernst_bert-small-uncased__1016001.json.gz"
+    path = os.path.join(H.data_dir(), rel)
+    if not os.path.exists(path):
+        return ["missing %s" % path]
+    with gzip.open(path, "rt") as f:
+        evs = json.load(f)["traceEvents"]
+    sess = os.path.join(tmp, "bert.tft")
+    H.cli_import(H.tft_bin(), [path], sess)
+    j = H.cli_json(H.tft_bin(), ["prof", sess, "--roofline", "--json"])
+    rows = {(r["kind"], r["name"]): r for r in j["rows"]}
+    ops = {e["args"]["External id"]: e for e in evs if e.get("cat") == "cpu_op" and e.get("ph") == "X"}
+    mm = [e for e in ops.values() if e["name"] == "aten::addmm"]
+    flops = nbytes = 0
+    for e in mm:
+        dims, types = e["args"]["Input Dims"], e["args"]["Input type"]
+        (m, k), (_, n) = dims[1], dims[2]
+        flops += 2 * m * k * n
+        for d, t in zip(dims, types):
+            if t in TORCH_SIZES:
+                numel = 1
+                for x in d:
+                    numel *= x
+                nbytes += numel * TORCH_SIZES[t]
+    kern = [e for e in evs if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    mm_ids = {e["args"]["External id"] for e in mm}
+    mm_kern = [e for e in kern if e["args"].get("External id") in mm_ids]
+    us = sum(e["dur"] for e in mm_kern)
+    sec = us / 1e6
+    inten = flops / nbytes
+    att = min(H100_BF16, inten * H100_BW)
+    want = {"count": len(mm), "micros": us, "flops": flops, "bytes": nbytes, "flops_per_s": flops / sec,
+            "bytes_per_s": nbytes / sec, "intensity": inten, "peak_flops_per_s": H100_BF16,
+            "peak_bytes_per_s": H100_BW, "attainable_flops_per_s": att, "of_attainable": flops / sec / att}
+    r = rows.get(("op", "aten::addmm"))
+    if not r:
+        return ["no aten::addmm row in %r" % sorted(rows)[:10]]
+    for key, v in want.items():
+        if r[key] is None or abs(r[key] - v) > 1e-6 * max(1.0, abs(v)) + (1e-3 if key == "micros" else 0):
+            probs.append("aten::addmm %s = %r, computed %r" % (key, r[key], v))
+    if r["dtype"] != "fp16/bf16" or r["bound"] != ("memory" if inten * H100_BW < H100_BF16 else "compute") \
+            or "H100" not in r["device"]:
+        probs.append("aten::addmm dtype/bound/device %r %r %r" % (r["dtype"], r["bound"], r["device"]))
+    # kernel rows: count and time are the kernel slices'; addmm's own kernels share its FLOPs
+    by_name = {}
+    for e in kern:
+        c = by_name.setdefault(e["name"], [0, 0.0, set()])
+        c[0] += 1
+        c[1] += e["dur"]
+        c[2].add(ops[e["args"]["External id"]]["name"] if e["args"].get("External id") in ops else None)
+    shared = 0.0
+    for name, (cnt, dur, owners) in by_name.items():
+        kr = rows.get(("kernel", name))
+        if not kr or kr["count"] != cnt or abs(kr["micros"] - dur) > 1e-3:
+            probs.append("kernel %s: %r, slices %d x %.3f us" % (name[:60], kr and (kr["count"], kr["micros"]), cnt, dur))
+        elif owners == {"aten::addmm"}:
+            shared += kr["flops"]
+    if abs(shared - flops) > 1e-6 * flops:
+        probs.append("addmm's kernels carry %r FLOPs, addmm %r" % (shared, flops))
+    v = rows.get(("op", "aten::view"))
+    if not v or v["bytes_per_s"] is not None or v["flops_per_s"] is not None:
+        probs.append("aten::view (host only, no FLOPs) has rates: %r" % v)
+    # CSV: the same rows
+    out = H.run([H.tft_bin(), "prof", sess, "--roofline", "--csv"])
+    cs = list(csv.DictReader(io.StringIO(out.out)))
+    if out.rc != 0 or len(cs) != len(j["rows"]) or cs[0]["name"] != j["rows"][0]["name"] \
+            or abs(float(cs[0]["flops_per_s"] or 0) - (j["rows"][0]["flops_per_s"] or 0)) > 1e-6 * (j["rows"][0]["flops_per_s"] or 1):
+        probs.append("CSV %s: %d rows vs JSON %d" % (out.why(), len(cs), len(j["rows"])))
+    return probs
+
+
 # ---- checks: outputs ----------------------------------------------------------------------------------
 
 def check_outputs(tmp):
@@ -803,6 +887,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tft-prof-")
     tests = [("tf-steps", check_tf_steps), ("tf-views", check_tf_views), ("tf-real-graphs", check_real_graphs),
              ("tf-oplog", check_oplog), ("torch", check_torch), ("kineto-totals", check_kineto_totals),
+             ("roofline", check_roofline),
              ("outputs", check_outputs), ("bad-input", check_bad_input), ("http", check_http),
              ("shell", check_shell)]
     try:

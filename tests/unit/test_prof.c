@@ -591,8 +591,24 @@ static void test_session(void)
 	if (!getenv("TFT_KEEP")) unlink(path);
 }
 
+/* the datasheet peaks by device name: the most specific entry wins, an unknown device has none */
+static void test_device_peak(void)
+{
+	double f = 0, b = 0;
+
+	ok(tft_prof_device_peak("GPU 0 (NVIDIA H100 80GB HBM3)", true, &f, &b) && f == 989.4e12 && b == 3.35e12,
+	   "H100 SXM bf16: %g %g", f, b);
+	ok(tft_prof_device_peak("NVIDIA H100 PCIe", false, &f, &b) && f == 51.2e12 && b == 2.0e12, "H100 PCIe fp32");
+	ok(tft_prof_device_peak("Tesla V100-SXM2-32GB", false, &f, &b) && f == 15.7e12 && b == 0.9e12, "V100 SXM2");
+	ok(tft_prof_device_peak("AMD Instinct MI300X VF", true, &f, &b) && f == 1307.4e12 && b == 5.3e12, "MI300X");
+	ok(!tft_prof_device_peak("/job:localhost/replica:0/task:0/device:GPU:0", false, &f, &b) &&
+	   !tft_prof_device_peak("cpu", false, &f, &b) && !tft_prof_device_peak(NULL, false, &f, &b),
+	   "no peak for a device without a known model");
+}
+
 int main(void)
 {
+	test_device_peak();
 	test_tf_costs();
 	test_torch_costs();
 	test_json();
