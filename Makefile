@@ -27,6 +27,8 @@ endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
 # the tfprof> shell of `tftracer prof` (cli/cmd_prof_shell.c): libedit (BSD), Debian's libedit-dev
 CLI_LDLIBS := -ledit
+# CTF (LTTng) traces are read through libbabeltrace2 (Debian: libbabeltrace2-dev).
+LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
 LAYERS  := core codec store collect runtime analyze export server
@@ -119,10 +121,49 @@ bench-runtime: $(O)/bench/bench_runtime
 -include $(SO_OBJ:.o=.d)
 # ---- end runtime --------------------------------------------------------------
 
+# ---- preload (interceptors) ---------------------------------------------------
+# $(O)/libtftracer-preload.so: the runtime layer (core, store, runtime) and the
+# interceptors of src/intercept/, built with -fvisibility=hidden like
+# libtftracer.so and linked -Bsymbolic-functions, so that its own calls stay
+# inside it while the program's calls to the runtime, OpenCL, dlsym and exec
+# reach it; its data (tft_rt_state, which a program's inline gates read) is
+# not bound locally: a program linked with libtftracer.so may hold the one
+# copy (a copy relocation) that every object then uses (docs/intercept.md). `tftracer record` puts it in LD_PRELOAD.
+#   OpenCL: built with the Khronos headers (ocl-icd-opencl-dev); without them
+#   the interceptor is left out and the library says so at build time.
+#   CUDA: built where $(CUDA_HOME)/include/cupti.h exists (CUPTI callback and
+#   activity APIs, NVTX injection); libcupti is opened at run time, not linked.
+CUDA_HOME   ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-*))
+HAVE_CL     := $(wildcard /usr/include/CL/cl.h)
+HAVE_CUPTI  := $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/cupti.h))
+CUPTI_LIB   := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
+ICPT_CFLAGS := $(if $(HAVE_CL),-DTFT_HAVE_OPENCL) \
+               $(if $(HAVE_CUPTI),-DTFT_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
+                 $(if $(CUPTI_LIB),-DTFT_CUPTI_LIB='"$(CUPTI_LIB)"'))
+ICPT_SRC    := $(wildcard src/intercept/*.c)
+ICPT_OBJ    := $(ICPT_SRC:%.c=$(O)/so/%.o)
+PRELOAD     := $(O)/libtftracer-preload.so
+
+$(ICPT_OBJ): CFLAGS += $(ICPT_CFLAGS)
+
+$(PRELOAD): $(SO_OBJ) $(ICPT_OBJ)
+	$(if $(Q),@echo "  LINK    $@")
+	$(if $(HAVE_CL),,@echo "preload: no OpenCL headers (/usr/include/CL/cl.h, ocl-icd-opencl-dev): OpenCL is not intercepted")
+	$(if $(HAVE_CUPTI),,@echo "preload: no CUPTI headers (CUDA_HOME=$(or $(CUDA_HOME),none)): CUDA is not intercepted")
+	$(Q)$(CC) -shared -Wl,-Bsymbolic-functions -Wl,-soname,libtftracer-preload.so -o $@ $^ $(LDFLAGS) \
+		$(SO_LIBS) -ldl
+
+all: $(PRELOAD)
+preload: $(PRELOAD)
+.PHONY: preload
+-include $(ICPT_OBJ:.o=.d)
+# ---- end preload ----------------------------------------------------------------
+
 # ---- python ------------------------------------------------------------------
 # The Python module `tftracer` (python/tftracer, docs/python.md): _tftracer.c
 # against the CPython API of $(PYTHON), linked with libtftracer.a (nothing
-# else needed at run time), plus the package's .py files, in $(O)/python:
+# else needed at run time; its runtime API stays interposable: see
+# python/tftracer/_tftracer.map), plus the package's .py files, in $(O)/python:
 #   PYTHONPATH=$(O)/python $(PYTHON) -c 'import tftracer'
 # Needs python3-dev (python3-config); without it the module is skipped.
 # `pip install .` builds the same sources through setup.py.
@@ -140,10 +181,11 @@ $(O)/python/_tftracer.o: python/tftracer/_tftracer.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(PY_INCLUDES) -fvisibility=hidden -c $< -o $@
 
-$(PY_MOD): $(O)/python/_tftracer.o $(O)/libtftracer.a
+$(PY_MOD): $(O)/python/_tftracer.o $(O)/libtftracer.a python/tftracer/_tftracer.map
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LINK    $@")
-	$(Q)$(CC) -shared -o $@ $< $(O)/libtftracer.a -Wl,--exclude-libs,ALL $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) -shared -o $@ $< $(O)/libtftracer.a \
+		-Wl,--version-script,python/tftracer/_tftracer.map $(LDFLAGS) $(LDLIBS)
 
 $(PY_DIR)/%.py: python/tftracer/%.py
 	@mkdir -p $(dir $@)
@@ -168,9 +210,12 @@ $(O)/%.o: %.c
 $(O)/libtftracer.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(O)/tftracer: $(CLI_OBJ) $(O)/libtftracer.a
+# (record checks the counters with the preload library's own perf code)
+$(O)/tftracer: $(CLI_OBJ) $(O)/src/intercept/perf.o $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
+
+$(O)/src/cli/record_intercept.o: CFLAGS += $(if $(HAVE_CUPTI),-DTFT_RECORD_CUPTI)
 
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/lib/*.h) $(O)/libtftracer.a
 	@mkdir -p $(dir $@)
@@ -211,6 +256,133 @@ fuzz: fuzz-build
 	$(Q)for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(FUZZ_O)/corpus/$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(FUZZ_O)/corpus/$$n fuzz/corpus/$$n 2>&1 | tail -n 3 || exit 1; done
+
+# ---- version, install, packaging ----------------------------------------------
+# (docs/packaging.md) The version is defined once: TFT_VERSION_STRING in
+# include/tftracer/tftracer.h (the installed header carries it to programs).
+# The CLI and the library compile it in; the pkg-config file, `make dist`,
+# setup.py (and so pyproject.toml) read it from there; debian/rules refuses to
+# build when debian/changelog names another. tools/set-version.sh changes it.
+#   make man          $(O)/man/: tftracer.1 from docs/cli.md and tftracer-NAME.1
+#                     from every docs/cmd-NAME.md (go-md2man; part of `make` where
+#                     go-md2man is installed)
+#   make install      PREFIX=/usr/local DESTDIR= : the CLI, every $(O)/lib*.so and
+#                     lib*.a, tftracer.pc, include/tftracer/*.h, the Python module
+#                     for $(PYTHON), the man pages, bash completion, docs/*.md
+#   make uninstall    the same PREFIX/DESTDIR: removes all of it
+#   make dist         $(O)/tftracer-VERSION.tar.gz of the committed tree (git archive)
+VERSION      := $(shell sed -n 's/^\#define TFT_VERSION_STRING "\(.*\)"$$/\1/p' include/tftracer/tftracer.h)
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+MANDIR       ?= $(DATADIR)/man
+DOCDIR       ?= $(DATADIR)/doc/tftracer
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR  ?= $(DATADIR)/bash-completion/completions
+# where $(PYTHON) imports from under PREFIX (Debian: /usr/lib/python3/dist-packages
+# for /usr, /usr/local/lib/python3.X/dist-packages for /usr/local)
+PYTHONDIR    ?= $(shell $(PYTHON) tools/python_site.py $(PREFIX) 2>/dev/null)
+MD2MAN       ?= go-md2man
+INSTALL      ?= install
+
+MAN_MD       := docs/cli.md $(wildcard docs/cmd-*.md)
+MAN_PAGES    := $(O)/man/tftracer.1 $(patsubst docs/cmd-%.md,$(O)/man/tftracer-%.1,$(wildcard docs/cmd-*.md))
+MKMAN         = $(PYTHON) tools/mkman.py --md2man $(MD2MAN) --version $(VERSION) --docdir $(DOCDIR)
+
+# Values baked into build outputs are kept in files that change only when the
+# value does, so that what depends on them is rebuilt then and only then.
+define tft_stamp
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(1)' | cmp -s - $@ 2>/dev/null || printf '%s\n' '$(1)' >$@
+endef
+$(O)/gen/docdir.stamp: FORCE
+	$(call tft_stamp,$(DOCDIR))
+
+$(O)/man/tftracer.1: docs/cli.md $(wildcard docs/cmd-*.md) tools/mkman.py include/tftracer/tftracer.h $(O)/gen/docdir.stamp
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  MAN     $@")
+	$(Q)$(MKMAN) $< $@
+
+$(O)/man/tftracer-%.1: docs/cmd-%.md docs/cli.md $(wildcard docs/cmd-*.md) tools/mkman.py include/tftracer/tftracer.h $(O)/gen/docdir.stamp
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  MAN     $@")
+	$(Q)$(MKMAN) $< $@
+
+man: $(MAN_PAGES)
+all: $(if $(shell command -v $(MD2MAN) 2>/dev/null),man)
+
+# `tftracer --version`: the features of this build. TLS is asked of the
+# libmicrohttpd the binary runs with; the Python module and the interceptors
+# are what this build made (HAVE_CL / HAVE_CUPTI: set by the preload section
+# where src/intercept/ exists).
+TFT_PY_VERSION   = $(if $(PY_INCLUDES),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
+TFT_INTERCEPTORS = $(strip $(if $(wildcard src/intercept/*.c),$(if $(HAVE_CL),opencl) $(if $(HAVE_CUPTI),cuda) counters))
+$(O)/gen/features.stamp: FORCE
+	$(call tft_stamp,$(TFT_PY_VERSION)|$(TFT_INTERCEPTORS))
+$(O)/src/cli/main.o: $(O)/gen/features.stamp
+$(O)/src/cli/main.o: CFLAGS += -DTFT_BUILD_PYTHON='"$(TFT_PY_VERSION)"' -DTFT_BUILD_INTERCEPTORS='"$(TFT_INTERCEPTORS)"'
+
+# `tftracer record` looks for libtftracer-preload.so next to the binary (the
+# build tree), then in LIBDIR (installed).
+$(O)/gen/libdir.stamp: FORCE
+	$(call tft_stamp,$(LIBDIR))
+$(O)/src/cli/record_intercept.o: $(O)/gen/libdir.stamp
+$(O)/src/cli/record_intercept.o: CFLAGS += -DTFT_LIBDIR='"$(LIBDIR)"'
+
+$(O)/tftracer.pc: include/tftracer/tftracer.h FORCE
+	@mkdir -p $(dir $@)
+	@{ printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\n' '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)'; \
+	  printf 'Name: tftracer\nDescription: op-level runtime tracer for deep-learning programs (C runtime API)\n'; \
+	  printf 'Version: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -ltftracer\n' '$(VERSION)'; \
+	  printf 'Libs.private: %s\n' '$(strip $(LDLIBS))'; } >$@.tmp && mv $@.tmp $@
+
+# Every library the build made ($(O)/lib*.so, $(O)/lib*.a), every public header,
+# every man page: found when installing, so that new ones need no change here.
+install: all man $(O)/tftracer.pc
+	$(if $(VERSION),,$(error cannot read TFT_VERSION_STRING from include/tftracer/tftracer.h))
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/tftracer $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(O)/tftracer $(DESTDIR)$(BINDIR)/tftracer
+	$(Q)for f in $(O)/lib*.so; do [ ! -e "$$f" ] || $(INSTALL) -m 0644 "$$f" $(DESTDIR)$(LIBDIR)/ || exit 1; done
+	$(Q)for f in $(O)/lib*.a; do [ ! -e "$$f" ] || $(INSTALL) -m 0644 "$$f" $(DESTDIR)$(LIBDIR)/ || exit 1; done
+	$(INSTALL) -m 0644 $(O)/tftracer.pc $(DESTDIR)$(PKGCONFIGDIR)/tftracer.pc
+	$(INSTALL) -m 0644 include/tftracer/*.h $(DESTDIR)$(INCLUDEDIR)/tftracer/
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 tools/tftracer-completion.bash $(DESTDIR)$(BASHCOMPDIR)/tftracer
+	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(Q)if [ -d $(O)/python/tftracer ]; then \
+		[ -n "$(PYTHONDIR)" ] || { echo "install: no PYTHONDIR for $(PYTHON)" >&2; exit 1; }; \
+		$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/tftracer && \
+		$(INSTALL) -m 0644 $(O)/python/tftracer/*.py $(O)/python/tftracer/*.so $(DESTDIR)$(PYTHONDIR)/tftracer/ && \
+		echo "install: the Python module in $(PYTHONDIR)/tftracer"; \
+	else echo "install: no Python module (python3-dev missing when it was built)"; fi
+
+# Removes what `install` put there: names this tree builds or installs, and any
+# libtftracer* (a library a later build no longer makes); then the folders
+# that are tftracer's own.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tftracer $(DESTDIR)$(PKGCONFIGDIR)/tftracer.pc \
+		$(DESTDIR)$(MANDIR)/man1/tftracer.1 $(DESTDIR)$(MANDIR)/man1/tftracer-*.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/tftracer \
+		$(DESTDIR)$(LIBDIR)/libtftracer*.so $(DESTDIR)$(LIBDIR)/libtftracer*.a \
+		$(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(wildcard $(O)/lib*.so $(O)/lib*.a)))
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/tftracer $(DESTDIR)$(DOCDIR) \
+		$(if $(PYTHONDIR),$(DESTDIR)$(PYTHONDIR)/tftracer)
+
+dist:
+	$(if $(VERSION),,$(error cannot read TFT_VERSION_STRING from include/tftracer/tftracer.h))
+	@mkdir -p $(O)
+	git archive --format=tar.gz --prefix=tftracer-$(VERSION)/ -o $(O)/tftracer-$(VERSION).tar.gz HEAD
+	@echo "dist: $(O)/tftracer-$(VERSION).tar.gz"
+
+version:
+	@echo $(VERSION)
+
+FORCE:
+.PHONY: man install uninstall dist version FORCE
+# ---- end version, install, packaging -----------------------------------------
 
 # ---- top-level jobs ----------------------------------------------------------
 deps:

@@ -1,17 +1,47 @@
 # SPDX-License-Identifier: MIT
 """`pip install .`: the tftracer Python module, built from the same C sources as `make`
-(every library layer under src/ except the CLI, the web UI packed by tools/pack_assets,
-and python/tftracer/_tftracer.c). Needs a C11 compiler and the Debian -dev packages
-the Makefile links (libsqlite3, libzstd, zlib, libmicrohttpd)."""
+(every library layer of the Makefile's LAYERS, the web UI packed by tools/pack_assets,
+and python/tftracer/_tftracer.c, linked with the Makefile's LDLIBS). Needs a C11
+compiler and the Debian -dev packages the Makefile links (libsqlite3, libzstd, zlib,
+libmicrohttpd, libbabeltrace2). Offline: pip install --no-build-isolation . (docs/packaging.md)."""
 import glob
 import os
+import re
 import subprocess
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYERS = ["core", "codec", "store", "collect", "runtime", "analyze", "export", "server"]
+
+
+def makefile_words(name):
+    """The words the Makefile gives variable NAME (every `NAME :=`/`+=` line), so that
+    a layer or a library the Makefile gains is in the module too."""
+    words = []
+    with open(os.path.join(HERE, "Makefile"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^%s\s*(:=|\+=|\?=|=)\s*(.*?)\s*(#.*)?$" % name, line)
+            if m:
+                words = (words if m.group(1) == "+=" else []) + m.group(2).split()
+    if not words:
+        raise SystemExit("setup.py: the Makefile sets no %s" % name)
+    return words
+
+
+LAYERS = makefile_words("LAYERS")
+LIBRARIES = [w[2:] for w in makefile_words("LDLIBS") if w.startswith("-l")]
+
+
+def version():
+    """The one version of the tree: TFT_VERSION_STRING in the public header
+    (docs/packaging.md); pyproject.toml declares it dynamic."""
+    header = os.path.join(HERE, "include", "tftracer", "tftracer.h")
+    with open(header, encoding="utf-8") as f:
+        m = re.search(r'^#define TFT_VERSION_STRING "([^"]+)"$', f.read(), re.M)
+    if not m:
+        raise SystemExit("setup.py: %s: no TFT_VERSION_STRING" % header)
+    return m.group(1)
 
 
 def rel(p):
@@ -46,14 +76,17 @@ ext = Extension(
     include_dirs=["include", "src"],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
-    libraries=["sqlite3", "zstd", "z", "microhttpd", "pthread", "m"],
+    libraries=LIBRARIES,
 )
 
 # Build products stay under build/pip (the Makefile's O=build is next to it).
 os.makedirs(os.path.join(HERE, "build", "pip"), exist_ok=True)
 
 setup(
-    options={"build": {"build_base": "build/pip"}, "egg_info": {"egg_base": "build/pip"}},
+    version=version(),
+    options={"build": {"build_base": "build/pip"}, "egg_info": {"egg_base": "build/pip"},
+             # the C files compiled side by side, one per core
+             "build_ext": {"parallel": os.cpu_count() or 1}},
     packages=["tftracer"],
     package_dir={"tftracer": "python/tftracer"},
     ext_modules=[ext],

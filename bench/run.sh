@@ -14,6 +14,9 @@
 #   - statistics by name on a generated 10M-event session (bench/bench_stats.c): the
 #     whole session and 40 clipped windows from the stored chunk statistics, against
 #     scanning every event (the peer, same process);
+#   - `tftracer advise` on a generated 10M-event GPU training session (bench/bench_advise.c
+#     makes it: steps, launches with their flows, kernels on two streams, copies, an
+#     all-reduce): the CLI's wall, CPU and peak RSS, and the library's best of 3;
 #   - /api/viewport's core on a generated 10M-event session (bench/bench_viewport.c:
 #     p50/p99 over windows from the whole trace down to 1 us, width 1500);
 #   - the runtime's ns per recorded event against a bare rdtsc + store loop and an
@@ -23,13 +26,14 @@
 # of N import runs and of N json.load runs), BENCH_DIR (/tmp/tft-bench: inputs
 # and scratch, never the repo), BENCH_PY_MAX_MB (1100: skip json.load above this
 # size, it needs ~4.5x the file in RAM), BENCH_INPUTS ("mtia gen xspace xspace_real
-# runmeta store stats viewport runtime"; xspace_real is the real TF2 GPU profile
+# runmeta store stats advise viewport runtime"; xspace_real is the real TF2 GPU profile
 # tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb concatenated 50
 # times: protobuf reads that as one XSpace with 50x the planes, tftracer as 50
 # hosts' XSpaces, since session 9), BENCH_XSPACE_MB (300: size of the generated
 # XSpace), BENCH_RUNMETA_MB (100: one step's RunMetadata; at 200 its per-device
 # events pass the 96 MB sort budget and spill), BENCH_STORE_SLICES (10000000:
-# slices bench_store generates, the target's size), BENCH_VIEWPORT_EVENTS (10000000:
+# slices bench_store generates, the target's size), BENCH_ADVISE_EVENTS (10000000: the
+# advise session's events, generated once into BENCH_DIR), BENCH_VIEWPORT_EVENTS (10000000:
 # the viewport session's events, generated once into BENCH_DIR), TFT_BIN (build/tftracer;
 # bench_store links the libtftracer.a next to it, bench_viewport and
 # bench_runtime are built in its directory), TFT_DATA (../shared/data).
@@ -46,7 +50,8 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-3}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store stats viewport runtime}
+INPUTS=${BENCH_INPUTS:-mtia gen xspace xspace_real runmeta store stats advise viewport runtime}
+ADVISE_EVENTS=${BENCH_ADVISE_EVENTS:-10000000}
 STATS_EVENTS=${BENCH_STATS_EVENTS:-10000000}
 STORE_SLICES=${BENCH_STORE_SLICES:-10000000}
 VIEWPORT_EVENTS=${BENCH_VIEWPORT_EVENTS:-10000000}
@@ -265,6 +270,41 @@ bench_stats() { # stats by name on a generated 10M-event session: stored statist
 	emit_lines "stats_$STATS_EVENTS" "$WORK/cmd.out"
 }
 
+bench_advise() { # tftracer advise on a generated 10M-event GPU training session (bench/bench_advise.c)
+	local lib exe=$WORK/bench_advise session=$WORK/advise-$ADVISE_EVENTS.tft
+	lib=$(dirname "$BIN")/libtftracer.a
+	[ -f "$lib" ] || make -j2 O="$(dirname "$BIN")" "$lib" >/dev/null
+	if [ ! -x "$exe" ] || [ bench/bench_advise.c -nt "$exe" ] || [ "$lib" -nt "$exe" ]; then
+		cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o "$exe" bench/bench_advise.c "$lib" \
+			-lsqlite3 -lzstd -lz -lpthread -lm -lmicrohttpd
+	fi
+	# the session is written by this build (its format is this build's)
+	[ "$lib" -nt "$session" ] && rm -f "$session"
+	if ! "$exe" --session "$session" --events "$ADVISE_EVENTS" --gen-only >"$WORK/cmd.out" 2>"$WORK/cmd.err"; then
+		emit "\"bench\":\"advise\",\"input\":\"advise_$ADVISE_EVENTS\",\"error\":\"$(errmsg)\""
+		return
+	fi
+	# the CLI, best of BENCH_REPS (page cache warm after the first)
+	local best="" bcpu="" brss="" i
+	for i in $(seq "$REPS"); do
+		if ! measure "$BIN" advise "$session" --json; then
+			emit "\"bench\":\"advise\",\"input\":\"advise_$ADVISE_EVENTS\",\"error\":\"$(errmsg)\""
+			return
+		fi
+		if [ -z "$best" ] || awk -v a="$WALL" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$WALL bcpu=$CPU brss=$RSS_MB
+		fi
+	done
+	local nf
+	nf=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$WORK/cmd.out" 2>/dev/null || echo "")
+	emit "\"bench\":\"advise\",\"input\":\"advise_$ADVISE_EVENTS\",\"events\":$ADVISE_EVENTS,\"seconds\":$best,\"cpu_s\":$bcpu,\"max_rss_mb\":$brss,\"reps\":$REPS,\"findings\":${nf:-null}"
+	if "$exe" --session "$session" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; then
+		emit_lines "advise_$ADVISE_EVENTS" "$WORK/cmd.out"
+	else
+		emit "\"bench\":\"advise_lib\",\"input\":\"advise_$ADVISE_EVENTS\",\"error\":\"$(errmsg)\""
+	fi
+}
+
 bench_runtime() { # ns per recorded event against a bare loop and LTTng-UST (bench/bench_runtime.c)
 	local o exe
 	o=$(dirname "$BIN")
@@ -321,6 +361,7 @@ for what in $INPUTS; do
 		;;
 	store) bench_store ;;
 	stats) bench_stats ;;
+	advise) bench_advise ;;
 	viewport) bench_viewport ;;
 	runtime) bench_runtime ;;
 	*) echo "bench: unknown input '$what'" >&2 ;;

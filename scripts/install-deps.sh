@@ -13,10 +13,17 @@ PKGS=(
 	wrk openssl                       # load test, test TLS certificate
 	chromium                          # browser tests (driven by playwright-core from npm)
 	liblttng-ust-dev lttng-tools      # runtime benchmark peer (LTTng-UST tracepoint)
+	libbabeltrace2-dev babeltrace2    # CTF (LTTng) import; babeltrace2 checks it in the tests
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
+	python3-torchvision               # resnet18 in tests/e2e/test_model_params.py
 	python3-dev python3-wheel         # the Python module (make, pip install .)
 	libedit-dev                       # the tfprof> shell's line editing (tftracer prof; BSD licence)
 	golang-go                         # `go tool pprof`, which reads prof's pprof output (tests)
+	ocl-icd-opencl-dev ocl-icd-libopencl1 # OpenCL headers + ICD loader (the preload library's interceptor)
+	pocl-opencl-icd clinfo python3-pyopencl # a real OpenCL CPU device for its tests
+	python3-venv python3-setuptools   # pip install --no-build-isolation . in a venv (tests/e2e/test_pip.sh)
+	go-md2man man-db                  # man pages from docs/ (make man), checked with man/lexgrog
+	debhelper dh-python dpkg-dev lintian debootstrap   # the .debs (debian/, tests/e2e/test_deb.sh)
 )
 
 # Node.js + npm for the browser tests: Debian's packages unless a Node.js
@@ -36,5 +43,6 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# (other apt-get runs, e.g. of colleagues on the same machine, are waited for)
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

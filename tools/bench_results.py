@@ -93,6 +93,15 @@ def rows_of(lines):
             row.update({"bench": "stats, windows (clipped)", "p99 ms": num(r.get("max_ms")),
                         "notes": "%s windows from the whole trace to 10 us, the slowest (p50 %s ms); "
                                  "scanned: up to %s ms" % (r.get("windows"), r.get("p50_ms"), r.get("scan_max_ms"))})
+        elif b == "advise":
+            row.update({"bench": "advise (CLI)", "wall s": num(r.get("seconds")), "CPU s": num(r.get("cpu_s")),
+                        "peak RSS MB": num(r.get("max_rss_mb")),
+                        "notes": "tftracer advise --json, best of %s; %s events, %s findings" % (
+                            r.get("reps"), r.get("events"), r.get("findings"))})
+        elif b == "advise_lib":
+            row.update({"bench": "advise (library)", "wall s": "%.3f" % (r.get("best_ms", 0) / 1e3),
+                        "notes": "tft_advise_run in one process, best of 3 (first %s ms); %s events, %s flows, "
+                                 "%s steps" % (r.get("first_ms"), r.get("events"), r.get("flows"), r.get("steps"))})
         elif b == "runtime":
             runtime[r["case"]] = r
             row.update({"bench": r["case"], "ns/event": num(r.get("min")),

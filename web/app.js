@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Entry point: loads the session, wires the pages (Overview, Timeline, Ops, Runs),
+// Entry point: loads the session, wires the pages (Overview, Timeline, Ops, Runs, Advisor),
 // search, details drawer, keyboard, URL state (#/page?...), theme, errors and status;
 // follows a live session (new steps and traces grow the Timeline in place) and runs
 // from an inlined session in a static export.
@@ -10,11 +10,12 @@ import { Search } from './search.js';
 import { Overview } from './overview.js';
 import { Ops } from './ops.js';
 import { Runs } from './runs.js';
+import { Advisor, parseSliceId } from './advisor.js';
 import { invalidateStats } from './stats.js';
 import { setTimeFormat, timeFormat, escapeHtml, fmtInt } from './format.js';
 
 const $ = (s) => document.querySelector(s);
-const PAGES = ['overview', 'timeline', 'ops', 'runs'];
+const PAGES = ['overview', 'timeline', 'ops', 'runs', 'advisor'];
 
 /* The session fetched by index.html before the modules loaded; null to refetch. */
 async function parseEarly(p) {
@@ -42,6 +43,7 @@ class App {
 		this.overview = new Overview($('#page-overview'), this);
 		this.ops = new Ops($('#page-ops'), this);
 		this.runs = new Runs($('#page-runs'), this);
+		this.advisor = new Advisor($('#page-advisor'), this);
 		this.live = false;
 		this.bindChrome();
 		window.__tft = this.testHooks();
@@ -128,6 +130,7 @@ class App {
 		if (page === 'ops' && this.session) this.ops.show();
 		if (page === 'overview' && this.session) { this.ensureOverview(); if (this.overview.canvas) this.overview.drawChart(); }
 		if (page === 'runs') this.runs.show();
+		if (page === 'advisor') this.advisor.show();
 		this.updateHash();
 	}
 
@@ -313,6 +316,42 @@ class App {
 		}
 	}
 
+	/*
+	 * Open an advisor finding's evidence {track, t0_ns, t1_ns, slice_ids} on the
+	 * Timeline: the range shaded (on its track, or on every track), in view, and its
+	 * first slice selected (the others marked on the ruler like search hits).
+	 */
+	async openEvidence(ev, label) {
+		const tl = this.timeline;
+		this.go('timeline');
+		if (tl.follow) tl.setFollow(false);
+		const rel = Number(big(ev.t0_ns) - tl.T0);
+		const dur = Math.max(1, Number(big(ev.t1_ns) - big(ev.t0_ns)));
+		const track = ev.track === null || ev.track === undefined ? null : Number(ev.track);
+		const ids = (ev.slice_ids || []).map(parseSliceId).filter(Boolean);
+		tl.area = { s: rel, e: rel + dur, tracks: track !== null ? new Set([track]) : null };
+		this.areaChanged(tl.area);
+		tl.focusRange(rel, dur, true);
+		tl.setSearchHits(ids.map((x) => ({ track: x.track, ts: x.ts.toString(), dur: 0 })));
+		if (track !== null) tl.showLane(track, ids.length && ids[0].track === track ? ids[0].depth : undefined);
+		this.evidence = { label: label || '', track, rel, dur, slices: ids.length, selected: false };
+		if (ids.length) {
+			const x = ids[0];
+			try {
+				const d = await getJSON('api/slice', { track: x.track, ts: x.ts.toString(), depth: x.depth }, { exact: true, quiet: true });
+				if (this.page === 'timeline') {
+					tl.select(tl.selOf(d, x.track));
+					tl.showLane(x.track, x.depth);
+					this.evidence.selected = true;
+				}
+			} catch (e) {
+				this.toast(`The evidence's slice is not in this session (${e.message})`);
+			}
+		}
+		tl.invalidate(false);
+		this.updateHash();
+	}
+
 	/* The range openStep() could not show yet, once the live Timeline reaches it. */
 	openPending() {
 		const p = this.pendingOpen, tl = this.timeline;
@@ -387,6 +426,7 @@ class App {
 		this.ops.session = s;
 		this.ops.loaded = false;
 		if (this.page === 'ops') this.ops.show();
+		this.advisor.invalidate();
 		if (this.overviewBuilt) {
 			this.overviewBuilt = false;
 			if (this.page === 'overview') this.ensureOverview();
@@ -451,7 +491,7 @@ class App {
 		tf.onchange = () => {
 			setTimeFormat(tf.value);
 			this.timeline.invalidate(true);
-			if (this.session) { if (this.overviewBuilt) this.overview.render(this.session); this.ops.applyFilter(); }
+			if (this.session) { if (this.overviewBuilt) this.overview.render(this.session); this.ops.applyFilter(); this.advisor.render(); }
 			if (this.timeline.sel) this.details.show(this.timeline.sel);
 		};
 		// the page links switch at once: the address is rewritten after a pause, so a
@@ -649,6 +689,8 @@ class App {
 				};
 			},
 			runs: () => app.runs.state(),
+			advisor: () => app.advisor.state(),
+			evidence: () => (app.evidence ? { ...app.evidence, area: app.timeline.area ? { s: app.timeline.area.s, e: app.timeline.area.e, tracks: app.timeline.area.tracks ? [...app.timeline.area.tracks] : null } : null } : null),
 			live: () => ({ live: app.live, updates: app.liveUpdates || 0, follow: app.timeline.follow, span: app.timeline.span }),
 			isIdle: () => app.timeline.isIdle(),
 			findSlice: (minPx, summaries) => app.timeline.findSlice(minPx, summaries),

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The Overview page: session summary cards, workers and devices, a step-time bar
-// chart marking traced steps (click opens the step on the Timeline), split into
-// compute and communication when the session has comm tracks, health warnings
-// (drops, unmatched flows, unclosed slices) and the top ops by self time.
-import { big, getJSON } from './api.js';
+// chart marking traced steps (click opens the step on the Timeline), under it each
+// step's breakdown from the advisor (device compute, communication, memcpy, input,
+// host compute, idle: stacked bars), the advisor's top three findings (a click opens the
+// evidence on the Timeline), health warnings (drops, unmatched flows, unclosed
+// slices) and the top ops by self time.
+import { big } from './api.js';
 import { fmtDur, fmtTime, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchAllByName } from './stats.js';
 import { stepColors } from './colors.js';
+import { fetchAdvice, PARTS, partColors } from './advisor.js';
 
 const KINDS = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
 
@@ -69,11 +72,15 @@ export class Overview {
 			</div>
 			<section class="panel steps-panel"><h3>Steps <span class="muted">${steps.length ? `${fmtInt(steps.length)} steps · ${fmtInt(steps.filter((x) => x.traced).length)} traced` : ''}</span></h3>
 				${steps.length ? `<p class="step-stats">average ${esc(fmtDur(stepStats.mean))} ± ${esc(fmtDur(stepStats.sd))} · median ${esc(fmtDur(stepStats.median))} · min ${esc(fmtDur(stepStats.min))} · max ${esc(fmtDur(stepStats.max))}</p>
-				<p class="step-breakdown legend" title="Busy time per step: compute = device/stream (or thread) tracks, communication = comm tracks not overlapped by compute, other = the rest of the step"></p>
 				<div class="stepchart-wrap"><canvas class="stepchart" height="180"></canvas><div class="step-tip" hidden></div></div>
-				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 (red top) · click a bar to open the step on the Timeline</p>`
+				<p class="legend"><span class="sw traced"></span> traced step <span class="sw untraced"></span> not traced <span class="sw slow"></span> slower than P90 (red top) · click a bar to open the step on the Timeline</p>
+				<h3 class="bd-title">Step-time breakdown <span class="muted">where each step's time goes (tftracer advise)</span></h3>
+				<p class="step-breakdown legend" title="The advisor's step-time breakdown: each nanosecond of a step goes to the first of these that runs"><span class="loading">computing…</span></p>
+				<div class="stepchart-wrap"><canvas class="bdchart" height="140"></canvas></div>`
 			: `<p class="empty">No step markers in this session. Steps come from <code>ProfilerStep#N</code> slices (PyTorch: call <code>prof.step()</code> each iteration), TensorFlow <code>tf.profiler.experimental.Trace('train', step_num=N)</code> or RunMetadata per <code>session.run</code>. Without them the Timeline and Ops pages still work on the whole trace.</p>`}
 			</section>
+			<section class="panel ov-findings"><h3>Top findings <span class="muted">what slows the steps</span></h3><div class="ov-flist"><p class="loading">Looking for what slows the steps…</p></div>
+				<p><a href="#/advisor" class="link">All findings and verdicts →</a></p></section>
 			<div class="two">
 				<section class="panel"><h3>Top ops by self time</h3><div class="topops"><p class="loading">Loading…</p></div>
 					<p><a href="#/ops" class="link">All ops →</a></p></section>
@@ -84,70 +91,54 @@ export class Overview {
 		if (steps.length) this.setupChart();
 		this.loadTop();
 		this.breakdown = null;
-		if (steps.length && tracks.some((t) => (typeof t.kind === 'number' ? KINDS[t.kind] : t.kind) === 'comm')) this.loadBreakdown(s);
+		this.loadAdvice();
 	}
 
 	/*
-	 * Compute vs communication per step, from one coarse viewport over the whole
-	 * session (10,000 buckets): per bucket the busy fraction of the compute tracks
-	 * (GPU streams, else devices, else threads) and of the comm tracks
-	 * (depth 0, the largest track's fraction as the union's estimate). Per step:
-	 * compute, communication not hidden under compute, and the rest (host, idle).
+	 * The advisor's result: each step's breakdown (its steps are the session's, in
+	 * the same order) for the chart, and its top three findings.
 	 */
-	async loadBreakdown(s) {
-		const kind = (t) => (typeof t.kind === 'number' ? KINDS[t.kind] : t.kind);
-		const tracks = s.track_list || [];
-		const comm = tracks.filter((t) => kind(t) === 'comm').map((t) => t.id);
-		// kernels (GPU streams) first; device lines (often op and step summaries) only without them
-		let comp = tracks.filter((t) => kind(t) === 'gpu_stream').map((t) => t.id);
-		if (!comp.length) comp = tracks.filter((t) => kind(t) === 'device').map((t) => t.id);
-		if (!comp.length) comp = tracks.filter((t) => kind(t) === 'thread').map((t) => t.id);
-		const T0 = big(s.start_ns);
-		const span = Math.max(1, Number(big(s.end_ns) - T0));
-		const width = 10000;
-		const bw = span / width;
-		const busy = async (ids) => {
-			const acc = new Float64Array(width);
-			for (let i = 0; i < ids.length; i += 64) {
-				const j = await getJSON('api/viewport', { tracks: ids.slice(i, i + 64).join(','), t0: T0.toString(), t1: (T0 + BigInt(span)).toString(), width, rel: 1 }, { quiet: true });
-				for (const t of j.tracks || []) {
-					if (!Array.isArray(t.ts) || !Array.isArray(t.dur)) continue;
-					const one = new Float64Array(width);
-					for (let k = 0; k < t.ts.length; k++) {
-						if (t.depth && t.depth[k] !== 0) continue;
-						const a = t.ts[k] / bw, b = (t.ts[k] + t.dur[k]) / bw;
-						for (let x = Math.max(0, Math.floor(a)); x < Math.min(width, Math.ceil(b)); x++) one[x] += Math.min(b, x + 1) - Math.max(a, x);
-					}
-					for (let x = 0; x < width; x++) if (one[x] > acc[x]) acc[x] = Math.min(1, one[x]);
-				}
-			}
-			return acc;
-		};
+	async loadAdvice() {
+		const el = this.root.querySelector('.ov-flist');
+		let d;
 		try {
-			const [c, m] = await Promise.all([busy(comp), busy(comm)]);
-			const out = this.steps.map((st) => {
-				let compute = 0, commOnly = 0;
-				const a = Math.max(0, st.rel / bw), b = Math.min(width, (st.rel + st.dur) / bw);
-				for (let x = Math.floor(a); x < Math.ceil(b); x++) {
-					const f = Math.min(b, x + 1) - Math.max(a, x);
-					if (f <= 0) continue;
-					compute += c[x] * f * bw;
-					commOnly += Math.min(1 - c[x], m[x]) * f * bw;
-				}
-				compute = Math.min(compute, st.dur);
-				commOnly = Math.min(commOnly, st.dur - compute);
-				return { compute, comm: commOnly, other: Math.max(0, st.dur - compute - commOnly) };
-			});
-			this.breakdown = out;
-			const tot = out.reduce((acc, r) => { acc.compute += r.compute; acc.comm += r.comm; acc.other += r.other; return acc; }, { compute: 0, comm: 0, other: 0 });
-			const all = tot.compute + tot.comm + tot.other || 1;
-			const el = this.root.querySelector('.step-breakdown');
-			if (el) el.innerHTML = `<span class="sw b-compute"></span> compute ${escapeHtml(fmtPct(tot.compute / all))} <span class="sw b-comm"></span> communication (not overlapped) ${escapeHtml(fmtPct(tot.comm / all))} <span class="sw b-other"></span> other: host, input, idle ${escapeHtml(fmtPct(tot.other / all))}`;
-			this.drawChart();
+			d = await fetchAdvice();
 		} catch (e) {
-			const el = this.root.querySelector('.step-breakdown');
-			if (el) el.textContent = `no compute/communication breakdown: ${e.message}`;
+			if (el) el.innerHTML = `<p class="error">Could not run the advisor: ${escapeHtml(e.message)}</p>`;
+			const bl = this.root.querySelector('.step-breakdown');
+			if (bl) bl.textContent = `no step-time breakdown: ${e.message}`;
+			return;
 		}
+		if (!el || !el.isConnected) return;
+		const num = (v) => (typeof v === 'bigint' ? Number(v) : Number(v) || 0);
+		const as = d.steps || [];
+		const key = (index, start) => `${index}@${start}`;
+		const by = new Map(as.map((st) => [key(st.index, big(st.start_ns)), st]));
+		this.breakdown = this.steps.map((st, i) => {
+			const a = as.length === this.steps.length ? as[i] : by.get(key(st.index, st.abs));
+			return a ? PARTS.map((p) => num(a.breakdown && a.breakdown[p.key])) : null;
+		});
+		if (!this.breakdown.some(Boolean)) this.breakdown = null;
+		const bl = this.root.querySelector('.step-breakdown');
+		if (bl && this.breakdown) {
+			const tot = PARTS.map(() => 0);
+			for (const b of this.breakdown) if (b) b.forEach((v, k) => { tot[k] += v; });
+			const all = tot.reduce((x, y) => x + y, 0) || 1;
+			bl.innerHTML = PARTS.map((p, k) => `<span class="sw" style="background:var(${p.css})"></span> ${escapeHtml(p.label)} ${escapeHtml(fmtPct(tot[k] / all))}`).join(' ');
+		} else if (bl) {
+			bl.textContent = 'no breakdown: the advisor has none for these steps';
+		}
+		const f = (d.findings || []).slice(0, 3);
+		const n = num(d.analysed_steps), per = n ? num(d.analysed_ns) / n : 0;
+		el.innerHTML = f.length ? f.map((x, i) => `<section class="card adv-card" data-i="${i}" data-checker="${escapeHtml(x.checker)}" tabindex="0">
+				<div class="adv-top"><span class="adv-rank">${i + 1}</span><h3 class="bidi">${escapeHtml(x.title)}</h3><span class="adv-cost">${escapeHtml(fmtDur(num(x.cost_ns)))} / step${per ? ` · ${escapeHtml(fmtPct(num(x.cost_ns) / per))}` : ''}</span></div>
+				<p class="adv-rec"><b>What to do.</b> ${escapeHtml(x.recommendation || '')}</p></section>`).join('')
+			: `<p class="empty">No findings: ${escapeHtml((d.checked || []).length ? 'the checkers found nothing that slows the steps.' : 'nothing to check.')}</p>`;
+		for (const c of el.querySelectorAll('.adv-card')) {
+			const x = f[+c.dataset.i];
+			c.onclick = () => { if ((x.evidence || []).length) this.app.openEvidence(x.evidence[0], x.title); else this.app.go('advisor'); };
+		}
+		this.drawChart();
 	}
 
 	stepStats(steps) {
@@ -179,33 +170,36 @@ export class Overview {
 
 	setupChart() {
 		const c = this.root.querySelector('.stepchart');
+		const bc = this.root.querySelector('.bdchart');
 		const tip = this.root.querySelector('.step-tip');
 		this.canvas = c;
+		this.bdCanvas = bc;
 		const draw = () => this.drawChart();
 		new ResizeObserver(draw).observe(c);
-		c.addEventListener('mousemove', (e) => {
-			const i = this.stepAt(e);
-			if (i !== this.hoverStep) { this.hoverStep = i; draw(); }
-			if (i < 0) { tip.hidden = true; return; }
-			const st = this.steps[i];
-			tip.hidden = false;
-			const bd = this.breakdown && this.breakdown[i];
-			tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}` +
-				(bd ? `<br>compute ${escapeHtml(fmtDur(bd.compute))} · comm ${escapeHtml(fmtDur(bd.comm))} · other ${escapeHtml(fmtDur(bd.other))}` : '');
-			const r = c.getBoundingClientRect();
-			tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40}px)`;
-		});
-		c.addEventListener('mouseleave', () => { this.hoverStep = -1; tip.hidden = true; draw(); });
-		c.addEventListener('click', (e) => {
-			const i = this.stepAt(e);
-			if (i >= 0) this.app.openStep(this.steps[i]);
-		});
+		for (const cv of [c, bc]) {
+			cv.addEventListener('mousemove', (e) => {
+				const i = this.stepAt(e, cv);
+				if (i !== this.hoverStep) { this.hoverStep = i; draw(); }
+				if (i < 0) { tip.hidden = true; return; }
+				const st = this.steps[i];
+				tip.hidden = false;
+				const bd = this.breakdown && this.breakdown[i];
+				tip.innerHTML = `<b>step ${escapeHtml(st.index)}</b> ${escapeHtml(st.name || '')}<br>${escapeHtml(fmtDur(st.dur))}${st.traced ? '' : ' · not traced'}` +
+					(bd ? PARTS.map((p, k) => (bd[k] ? `<br>${escapeHtml(p.label)} ${escapeHtml(fmtDur(bd[k]))}` : '')).join('') : '');
+				const r = c.getBoundingClientRect(), rv = cv.getBoundingClientRect();
+				tip.style.transform = `translate(${Math.min(e.clientX - r.left + 12, r.width - 180)}px, ${e.clientY - r.top - 40 - (cv === c ? 0 : r.top - rv.top)}px)`;
+			});
+			cv.addEventListener('mouseleave', () => { this.hoverStep = -1; tip.hidden = true; draw(); });
+			cv.addEventListener('click', (e) => {
+				const i = this.stepAt(e, cv);
+				if (i >= 0) this.app.openStep(this.steps[i]);
+			});
+		}
 		draw();
 	}
 
-	layoutChart() {
-		const c = this.canvas;
-		const w = c.clientWidth, h = 180;
+	layoutChart(c, h) {
+		const w = c.clientWidth;
 		const n = this.steps.length;
 		const left = 56, right = 8, top = 10, bottom = 22;
 		const pw = Math.max(10, w - left - right);
@@ -213,19 +207,24 @@ export class Overview {
 		return { w, h, n, left, right, top, bottom, pw, perBar, ph: h - top - bottom };
 	}
 
-	stepAt(e) {
-		const L = this.layoutChart();
-		const r = this.canvas.getBoundingClientRect();
+	stepAt(e, c = this.canvas) {
+		const L = this.layoutChart(c, c === this.bdCanvas ? 140 : 180);
+		const r = c.getBoundingClientRect();
 		const x = e.clientX - r.left - L.left;
 		if (x < 0 || x >= L.pw) return -1;
 		return Math.min(L.n - 1, Math.floor(x / L.perBar));
 	}
 
+	/* The step-time chart, and under it the breakdown's (the same columns). */
 	drawChart() {
-		const c = this.canvas;
+		this.drawOne(this.canvas, 180, false);
+		this.drawOne(this.bdCanvas, 140, true);
+	}
+
+	drawOne(c, height, parts) {
 		if (!c || !c.isConnected) return;
 		const dpr = window.devicePixelRatio || 1;
-		const L = this.layoutChart();
+		const L = this.layoutChart(c, height);
 		c.width = Math.round(L.w * dpr);
 		c.height = Math.round(L.h * dpr);
 		c.style.height = `${L.h}px`;
@@ -235,6 +234,7 @@ export class Overview {
 		const fg = cs.getPropertyValue('--fg').trim() || '#222';
 		const muted = cs.getPropertyValue('--muted').trim() || '#777';
 		const SC = stepColors(); // the Runs page's colours
+		const PC = partColors(); // the advisor's parts
 		ctx.clearRect(0, 0, L.w, L.h);
 		const st = this.stepStats(this.steps);
 		const max = st.max || 1;
@@ -253,30 +253,39 @@ export class Overview {
 		const perCol = L.n / cols;
 		for (let c0 = 0; c0 < cols; c0++) {
 			const a = Math.floor(c0 * perCol), b = Math.max(a + 1, Math.floor((c0 + 1) * perCol));
-			let m = 0, traced = false, hov = false;
-			for (let i = a; i < b; i++) { if (this.steps[i].dur > m) m = this.steps[i].dur; traced = traced || this.steps[i].traced; hov = hov || i === this.hoverStep; }
+			let m = 0, traced = false, hov = false, longest = a;
+			for (let i = a; i < b; i++) {
+				if (this.steps[i].dur > m) { m = this.steps[i].dur; longest = i; }
+				traced = traced || this.steps[i].traced;
+				hov = hov || i === this.hoverStep;
+			}
 			const x0 = L.left + c0 * (L.pw / cols), bw = Math.max(1, L.pw / cols - (L.pw / cols > 4 ? 1 : 0));
 			const slow = m > st.p90 && L.n >= 5;
-			const bd = this.breakdown && b - a === 1 ? this.breakdown[a] : null;
+			if (parts) {
+				// stacked from the bottom in the advisor's order (a column of several: its longest step)
+				const bd = this.breakdown && this.breakdown[longest];
+				if (!bd) continue;
+				let y0 = L.top + L.ph;
+				ctx.globalAlpha = hov ? 1 : 0.9;
+				for (let k = 0; k < PARTS.length; k++) {
+					const h = bd[k] / max * L.ph;
+					ctx.fillStyle = PC[k];
+					ctx.fillRect(x0, y0 - h, bw, h);
+					y0 -= h;
+				}
+				ctx.globalAlpha = 1;
+				continue;
+			}
 			// as on the Runs page: traced steps solid orange, the others pale blue (and outlined)
 			ctx.fillStyle = hov ? fg : traced ? SC.traced : SC.untraced;
-			ctx.globalAlpha = hov ? 1 : bd ? 0.4 : traced ? 1 : 0.3;
+			ctx.globalAlpha = hov ? 1 : traced ? 1 : 0.3;
 			ctx.fillRect(x0, y(m), bw, L.top + L.ph - y(m));
-			if (bd) {
-				// stacked: compute at the bottom, communication above it, the rest pale
-				const base = L.top + L.ph;
-				const hc = bd.compute / max * L.ph, hm = bd.comm / max * L.ph;
-				ctx.globalAlpha = hov ? 1 : 0.9;
-				ctx.fillStyle = SC.compute;
-				ctx.fillRect(x0, base - hc, bw, hc);
-				ctx.fillStyle = SC.comm;
-				ctx.fillRect(x0, base - hc - hm, bw, hm);
-			}
 			ctx.globalAlpha = 1;
 			if (!traced) { ctx.strokeStyle = SC.untraced; ctx.strokeRect(x0 + 0.5, y(m) + 0.5, Math.max(0, bw - 1), L.top + L.ph - y(m) - 1); }
 			// slower than P90: a red cap
 			if (slow) { ctx.fillStyle = SC.slow; ctx.fillRect(x0, y(m), bw, Math.min(4, L.top + L.ph - y(m))); }
 		}
+		if (parts && !this.breakdown) return;
 		ctx.fillStyle = fg;
 		ctx.fillRect(L.left, Math.round(y(st.median)), L.pw, 1);
 		ctx.fillText('median', L.left + L.pw - 40, y(st.median) - 6);

@@ -112,9 +112,12 @@ function findTopLevel(text, key) {
 
 function parseData(text) {
 	const data = JSON.parse(text);
-	const r = findTopLevel(text, 'session');
-	if (r && data && typeof data === 'object') {
-		try { data.session = JSON.parse(text.slice(r[0], r[1]), exactReviver); } catch { /* keep the rounded copy */ }
+	// (the keys with nanosecond times the UI needs exact; "advise" follows "session")
+	for (const key of ['session', 'advise']) {
+		const r = findTopLevel(text, key);
+		if (r && data && typeof data === 'object') {
+			try { data[key] = JSON.parse(text.slice(r[0], r[1]), exactReviver); } catch { /* keep the rounded copy */ }
+		}
 	}
 	return data;
 }
@@ -343,6 +346,8 @@ class StaticSession {
 			});
 		}
 		this.truncated = Number(d.truncated) || 0;
+		// the advisor's default result, precomputed by the exporter (GET /api/advise)
+		this.advice = d.advise && typeof d.advise === 'object' ? d.advise : null;
 	}
 
 	/* What the UI shows about the export (title bar, truncation banner). */
@@ -368,6 +373,10 @@ class StaticSession {
 			case 'api/slice': return this.slice(q);
 			case 'api/search': return this.search(q);
 			case 'api/stats': return this.stats(q);
+			case 'api/advise':
+				if (!this.advice) throw fail(404, 'the advisor is not in this export (export it again)');
+				if (q && Object.keys(q).some((k) => q[k] !== undefined && q[k] !== null && q[k] !== '')) throw fail(404, 'a static export holds the default advice only (all steps, every checker)');
+				return this.advice;
 			default: throw fail(404, 'not available in a static export');
 		}
 	}

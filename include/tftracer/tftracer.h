@@ -78,7 +78,17 @@ struct tft_site {
 	const char *cat;  /* borrowed: category (NULL = "") */
 	const char *file; /* borrowed: source file (NULL if unknown) */
 	uint32_t line;    /* source line, 0 if unknown */
-	uint32_t flags;   /* reserved, 0 */
+	uint32_t flags;   /* TFT_SITE_*; 0 for most sites */
+};
+
+/* tft_site.flags */
+enum {
+	/*
+	 * A cumulative counter (a count of events or time so far): its samples
+	 * never go down. Samples taken on several threads may reach the session
+	 * out of their time order; the runtime then keeps the larger value.
+	 */
+	TFT_SITE_MONOTONIC = 1u << 0,
 };
 
 enum tft_clock_mode {
@@ -181,6 +191,20 @@ TFT_API void tft_trace_next_steps(int n);
  * 0, TFT_EINVAL (NULL), TFT_EAGAIN (not running, or the event was dropped). */
 TFT_API int tft_thread_name(const char *name);
 TFT_API int tft_process_name(const char *name);
+
+/*
+ * Session metadata: store value under key in the running session's meta
+ * table (one text value per key; a later call replaces it). Both strings are
+ * copied; the drain thread writes the value at its next commit (within
+ * flush_interval_ms; tft_flush() makes it durable now), so the call never
+ * waits for the file. For values that change rarely (a model's description,
+ * a run's configuration): not on the recording path, it takes a lock and
+ * allocates. Returns 0, TFT_EINVAL (NULL or empty key, a key over 127 bytes,
+ * a value over 64 MiB, or a key the session writes itself: "format",
+ * "producer", "clock", "dropped" ... see docs/runtime.md), TFT_EAGAIN (not
+ * running, or 64 keys / 128 MiB already waiting for the drain), TFT_ENOMEM.
+ */
+TFT_API int tft_set_meta(const char *key, const char *value);
 
 enum tft_runtime_state {
 	TFT_RUNTIME_OFF = 0,      /* never started, or shut down */

@@ -19,10 +19,11 @@ import warnings
 import weakref
 
 from . import _tftracer as _c
+from . import _models
 from ._tftracer import Error, zone, flush, stats
 
 __version__ = _c.VERSION
-__all__ = ["TracingServer", "Timeline", "hook_inject", "Error", "zone", "flush", "stats",
+__all__ = ["TracingServer", "Timeline", "hook_inject", "watch", "Error", "zone", "flush", "stats",
            "__version__"]
 
 _log = logging.getLogger("tftracer")
@@ -75,12 +76,15 @@ class TracingServer:
     - token: an access token (required when host is not a loopback address;
       one is generated and put in .url when not given).
     - torch_profile: run traced steps that use PyTorch under torch.profiler.
+    - model: the job's PyTorch model(s) to describe in the session and scope in
+      traced steps (an nn.Module, an optimizer, a list, or a dict {name: model});
+      the models the job's optimizers update are found without it (watch()).
 
     Seed-compatible keywords: server_port, server_ip, start_web_server_on_start.
     """
 
     def __init__(self, port=9999, host="127.0.0.1", session=None, keep_traces=5, start=True,
-                 token=None, torch_profile=True, threads=4, **kwargs):
+                 token=None, torch_profile=True, threads=4, model=None, **kwargs):
         port = kwargs.pop("server_port", port)
         host = kwargs.pop("server_ip", host)
         start = kwargs.pop("start_web_server_on_start", start)
@@ -98,6 +102,10 @@ class TracingServer:
         self._hook = None
         self._lock = threading.Lock()
         self._exports = set()  # threads writing a traced step's profiler trace
+        self._export_last = None  # the newest of them: the next one queues its import after it
+        self._models = _models.registry
+        if model is not None:
+            self._models.watch(model, frame=sys._getframe(1))
         if start:
             self.start()
 
@@ -131,6 +139,7 @@ class TracingServer:
             return self
         if self.torch_profile:
             self._srv.on_traced = self._on_traced
+        self._models.restart()  # model_params goes into this session at the next step
         _servers.add(self)
         _log.info("tftracer: tracing server at %s (session %s)", self.url, self.session_path)
         return self
@@ -193,7 +202,19 @@ class TracingServer:
         srv = self._srv
         if srv is None:
             return _NULL_STEP
+        if self._models.pending:  # (once, and when an optimizer or a model comes)
+            self._models.sync(sys._getframe(1))
         return srv.step(name)
+
+    def watch(self, model, name=None):
+        """Describe a PyTorch model in the session (meta model_params) and scope its modules
+        in traced steps: an nn.Module (name: what the session calls it; default the
+        program's variable name), an optimizer (its models), a list, or a dict
+        {name: model}. Models that the job's optimizers update are found without it."""
+        self._models.watch(model, name, frame=sys._getframe(1))
+        if self._srv is not None:
+            self._models.sync(sys._getframe(1))
+        return model
 
     def trace_next(self, n=1):
         """Record op-level events for the next n steps (0 cancels)."""
@@ -315,6 +336,9 @@ class TracingServer:
             return None  # no PyTorch in this program: the runtime's zones only
         from . import _torchtrace
         srv = self._srv
+        # the models' forward calls as ranges of this profiler (hooks until the step ends;
+        # the models described again first, outside the profiled time)
+        scopes = _models.scopes_begin(torch)
         try:
             acts = [torch.profiler.ProfilerActivity.CPU]
             if torch.cuda.is_available():
@@ -327,16 +351,19 @@ class TracingServer:
             if not kineto:
                 # which of the profiler's thread numbers is this thread
                 tids["native"] = threading.get_native_id()
-                with torch.autograd.profiler.record_function(_torchtrace.THREAD_MARK):
-                    pass
+                _torchtrace.mark_thread(torch)
             if srv is not None and srv.zone_hook is None:
-                srv.zone_hook = torch.autograd.profiler.record_function
+                srv.zone_hook = _torchtrace.range_hook(torch)
         except Exception as e:  # a profiler that cannot start leaves the step untraced
+            if scopes is not None:
+                scopes.close()
             _log.warning("tftracer: torch.profiler did not start: %s", e)
             return None
         server = self
 
         def close(idx):
+            if scopes is not None:
+                scopes.close()
             try:
                 prof.__exit__(None, None, None)
             except Exception as e:
@@ -348,17 +375,19 @@ class TracingServer:
             t1 = _c.monotonic_ns()
             path = os.path.join(server._trace_dir(), "step-%d.pt.trace.json" % idx)
             if kineto:  # Kineto's export, in C++
-                export(idx, t1, path)
+                export(idx, t1, path, None)
                 return
             # Written in Python (about 0.1 ms an op): on a thread of its own, so that the
             # training thread goes on (wait_imports() and stop() wait for it).
-            th = threading.Thread(target=export, args=(idx, t1, path), name="tftracer-export",
-                                  daemon=True)
             with server._lock:
+                prev = server._export_last
+                th = threading.Thread(target=export, args=(idx, t1, path, prev),
+                                      name="tftracer-export", daemon=True)
+                server._export_last = th
                 server._exports.add(th)
             th.start()
 
-        def export(idx, t1, path):
+        def export(idx, t1, path, prev):
             try:
                 if os.path.exists(path):
                     os.unlink(path)
@@ -373,6 +402,11 @@ class TracingServer:
                 _log.warning("tftracer: torch.profiler export failed: %s", e)
                 _failed(idx, "torch.profiler export failed: %s" % e)
             else:
+                # In step order: the store appends a thread's track in time order, so
+                # an earlier step's ops imported after a later one's would go beside
+                # it (docs/python.md). The previous step's export queues first.
+                if prev is not None:
+                    prev.join()
                 server._import_later("torch", path, idx, t0, t1, name or "step")
             finally:  # (queued first: wait_imports() then finds the import)
                 with server._lock:
@@ -397,6 +431,15 @@ class TracingServer:
         """A tf.keras callback: each batch is a step; traced batches run under
         tf.profiler.experimental and their XSpace is imported."""
         return _make_keras_callback(self)
+
+
+def watch(model, name=None):
+    """TracingServer.watch for the process (any server, `tftracer record`): describe a
+    PyTorch model in the session and scope its modules in traced steps."""
+    _models.registry.watch(model, name, frame=sys._getframe(1))
+    if any(s._srv is not None for s in list(_servers)):
+        _models.registry.sync(sys._getframe(1))
+    return model
 
 
 # ---- the TF1 hook -------------------------------------------------------------------
@@ -657,8 +700,7 @@ class Timeline:
             self._tids = {}
             if not self._kineto:  # (see TracingServer._on_traced)
                 self._tids["native"] = threading.get_native_id()
-                with torch.autograd.profiler.record_function(_torchtrace.THREAD_MARK):
-                    pass
+                _torchtrace.mark_thread(torch)
         return self
 
     def __exit__(self, *exc):

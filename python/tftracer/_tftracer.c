@@ -1303,6 +1303,41 @@ static PyObject *mod_trace_next(PyObject *m, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/*
+ * set_meta(key, value): a session meta value (tft_set_meta); the drain writes it at
+ * its next commit. True when handed over, False when no session runs.
+ */
+static PyObject *mod_set_meta(PyObject *m, PyObject *args)
+{
+	const char *key, *value;
+	Py_ssize_t klen, vlen;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "s#s#", &key, &klen, &value, &vlen))
+		return NULL;
+	if ((size_t)klen != strlen(key) || (size_t)vlen != strlen(value)) {
+		PyErr_SetString(PyExc_ValueError, "set_meta: embedded NUL character");
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = tft_set_meta(key, value);
+	Py_END_ALLOW_THREADS
+	if (rc == 0)
+		Py_RETURN_TRUE;
+	if (rc == TFT_EAGAIN)
+		Py_RETURN_FALSE;
+	if (rc == TFT_EINVAL) {
+		PyErr_Format(PyExc_ValueError,
+			     "set_meta: bad key %R (empty, over 127 bytes, or one the session writes "
+			     "itself) or a value over 64 MiB", PyTuple_GET_ITEM(args, 0));
+		return NULL;
+	}
+	if (rc == TFT_ENOMEM)
+		return PyErr_NoMemory();
+	PyErr_Format(TftError, "set_meta: %s", tft_strerror(rc));
+	return NULL;
+}
+
 static PyObject *mod_monotonic_ns(PyObject *m, PyObject *unused)
 {
 	return PyLong_FromLongLong(mono_ns());
@@ -1664,6 +1699,8 @@ static PyMethodDef module_methods[] = {
 	{ "set_tracing", mod_set_tracing, METH_VARARGS, "global op-level tracing on/off" },
 	{ "trace_next", mod_trace_next, METH_VARARGS, "trace the next n steps" },
 	{ "monotonic_ns", mod_monotonic_ns, METH_NOARGS, "CLOCK_MONOTONIC ns (the session clock)" },
+	{ "set_meta", mod_set_meta, METH_VARARGS,
+	  "set_meta(key, value) -> True, or False when no session runs: a session meta value" },
 	{ "zone", mod_zone, METH_O, "zone(name): a timed scope (recorded while tracing)" },
 	{ "ingest", (PyCFunction)(void (*)(void))mod_ingest, METH_VARARGS | METH_KEYWORDS,
 	  "ingest(out, source, path=None, data=None): a session file from one trace" },

@@ -19,7 +19,58 @@ import json
 import os
 
 THREAD_MARK = "tftracer::thread"
+MODULE_PREFIX = "nn.Module: "  # (_models.SCOPE_PREFIX)
 SYNTH_TID = 1 << 40  # thread numbers with no OS thread id known: SYNTH_TID + n
+
+
+def range_api(torch):
+    """(enter(name) -> handle, leave(handle)): a profiler range (a record_function) that
+    records nothing else. record_function itself makes a tensor in its constructor and
+    one as its handle, which the profiler records as ops of the step (aten::zeros,
+    aten::empty) that the program never ran."""
+    try:
+        ops = torch.ops.profiler
+        enter = ops._record_function_enter_new
+        leave = ops._record_function_exit._RecordFunction
+        return (lambda name: enter(name, None)), leave
+    except Exception:  # an older PyTorch: record_function
+        rf = torch.autograd.profiler.record_function
+
+        def enter_rf(name):
+            r = rf(name)
+            r.__enter__()
+            return r
+        return enter_rf, (lambda r: r.__exit__(None, None, None))
+
+
+def range_hook(torch):
+    """A zone_hook: name -> a context manager over range_api's range."""
+    enter, leave = range_api(torch)
+
+    class Range:
+        __slots__ = ("name", "h")
+
+        def __init__(self, name):
+            self.name = name
+            self.h = None
+
+        def __enter__(self):
+            self.h = enter(self.name)
+            return self
+
+        def __exit__(self, *exc):
+            h, self.h = self.h, None
+            if h is not None:
+                leave(h)
+            return False
+    return Range
+
+
+def mark_thread(torch):
+    """Record THREAD_MARK on this thread (the profiler runs): which profiler thread
+    number is this thread."""
+    enter, leave = range_api(torch)
+    leave(enter(THREAD_MARK))
 
 
 def kineto_exports(torch):
@@ -99,14 +150,35 @@ def write_trace(prof, path, tid_map, pid=None):
     roots = results.experimental_event_tree()
     kinfo = _events_of(results)
     pid = os.getpid() if pid is None else pid
-    nodes = []
-    stack = list(reversed(list(roots)))
+    names = {}  # enum value -> its name (str() of a pybind enum is slow)
+
+    def name_of(v, fn):
+        got = names.get(v)
+        if got is None:
+            got = names[v] = fn(v)
+        return got
+
+    def info(c):  # (each node's name and tag read once: pybind attributes are slow)
+        return c, c.name, name_of(c.tag, _tag_name)
+    slice_kinds = ("TorchOp", "Backend", "PyCall", "PyCCall")
+    nodes = []  # (node, name, kind) in depth-first order
+    stack = [info(r) for r in reversed(list(roots))]
     while stack:
-        n = stack.pop()
-        nodes.append(n)
-        stack.extend(reversed(list(n.children)))
+        item = stack.pop()
+        nodes.append(item)
+        kids = [info(c) for c in item[0].children]
+        # An op whose only child is an op of its own name (a redispatch: aten::div
+        # calling aten::div) is one op, as PyTorch's own tables and its legacy export
+        # count it (EventList._remove_dup_nodes): the child is left out, its children
+        # kept, so that counts and FLOPs per op equal key_averages().
+        while kids:
+            ops = [k for k in kids if k[2] in slice_kinds]
+            if len(ops) != 1 or ops[0][1] != item[1]:
+                break
+            kids = [info(c) for c in ops[0][0].children]
+        stack.extend(reversed(kids))
     tid_map = dict(tid_map)
-    marks = [n for n in nodes if n.name == THREAD_MARK]
+    marks = [n for n, name, _ in nodes if name == THREAD_MARK]
     if marks and "native" in tid_map:
         tid_map[marks[0].start_tid] = tid_map["native"]
     tid_map.pop("native", None)
@@ -117,22 +189,18 @@ def write_trace(prof, path, tid_map, pid=None):
     base = None
     out = []
     tids = {}   # profiler thread number -> tid (and the ones seen)
-    names = {}  # enum value -> its name (str() of a pybind enum is slow)
-
-    def name_of(v, fn):
-        got = names.get(v)
-        if got is None:
-            got = names[v] = fn(v)
-        return got
-    for n in nodes:
-        name = n.name
+    for n, name, kind in nodes:
         if name == THREAD_MARK:
             continue
-        kind = name_of(n.tag, _tag_name)
         ef = None
         if kind == "TorchOp":
             ef = n.extra_fields
-            cat = "user_annotation" if name_of(ef.scope, _scope_name) == "USER_SCOPE" else "cpu_op"
+            if name_of(ef.scope, _scope_name) != "USER_SCOPE":
+                cat = "cpu_op"
+            elif name.startswith(MODULE_PREFIX):
+                cat = "python_module"  # a module's forward (_models.Scopes)
+            else:
+                cat = "user_annotation"
         elif kind == "Backend":
             cat = "cpu_op"
         elif kind in ("PyCall", "PyCCall"):
@@ -154,7 +222,7 @@ def write_trace(prof, path, tid_map, pid=None):
         if ef is not None:
             inputs = ef.inputs
             shapes = inputs.shapes
-            if shapes:
+            if shapes or cat == "cpu_op":  # (every op has its dims, [] for none)
                 args["Input Dims"] = shapes
                 args["Input type"] = inputs.dtypes
                 strides = inputs.strides

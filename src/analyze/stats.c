@@ -102,7 +102,8 @@ static void pop_frame(struct agg *a)
 	struct frame *f = &a->stack[--a->sp];
 	int64_t self = (f->end_ns - f->start_ns) - f->covered_ns;
 
-	a->groups[f->group].self_ns = sat_add(a->groups[f->group].self_ns, self < 0 ? 0 : self);
+	if (f->group != UINT32_MAX) /* (a slice no group counts: a parent only) */
+		a->groups[f->group].self_ns = sat_add(a->groups[f->group].self_ns, self < 0 ? 0 : self);
 }
 
 int64_t tft_stats_group(struct agg *a, uint32_t key)
@@ -235,35 +236,46 @@ int tft_stats_agg_merge(struct agg *dst, const struct agg *src)
 	return 0;
 }
 
-static uint32_t group_key(const struct agg *a, const struct tft_event *ev)
+/* The group of a slice: false when it counts in none (device groupings, stats_device.c). */
+static inline bool group_key(struct agg *a, const struct tft_event *ev, uint32_t *key)
 {
-	return a->group_by == TFT_STATS_BY_NAME ? ev->name
-	       : a->group_by == TFT_STATS_BY_CATEGORY ? ev->cat : ev->track;
+	switch (a->group_by) {
+	case TFT_STATS_BY_NAME: *key = ev->name; return true;
+	case TFT_STATS_BY_CATEGORY: *key = ev->cat; return true;
+	case TFT_STATS_BY_TRACK: *key = ev->track; return true;
+	default: return tft_stats_device_key(a, ev, key);
+	}
 }
 
 static int on_event(void *ctx, const struct tft_event *ev)
 {
 	struct agg *a = ctx;
-	struct group *g;
-	int64_t gi, dur, end;
+	struct group *g = NULL;
+	int64_t gi = -1, dur, end;
+	uint32_t key;
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
-	gi = find_group(a, group_key(a, ev));
-	if (gi < 0)
-		return a->status = TFT_ENOMEM;
-	g = &a->groups[gi];
 	dur = ev->dur_ns < 0 ? 0 : ev->dur_ns;
-	g->count++;
-	if (push_dur(g, dur))
-		return a->status = TFT_ENOMEM;
-	g->total_ns = sat_add(g->total_ns, dur);
-	if (dur < g->min_ns)
-		g->min_ns = dur;
-	if (dur > g->max_ns)
-		g->max_ns = dur;
+	if (group_key(a, ev, &key)) {
+		gi = find_group(a, key);
+		if (gi < 0)
+			return a->status = TFT_ENOMEM;
+		g = &a->groups[gi];
+		g->count++;
+		if (push_dur(g, dur))
+			return a->status = TFT_ENOMEM;
+		g->total_ns = sat_add(g->total_ns, dur);
+		if (dur < g->min_ns)
+			g->min_ns = dur;
+		if (dur > g->max_ns)
+			g->max_ns = dur;
+		if (a->group_by > TFT_STATS_BY_TRACK)
+			g->bytes += tft_stats_event_bytes(a, ev);
+	}
 	if (!a->nested) {
-		g->self_ns = sat_add(g->self_ns, dur);
+		if (g)
+			g->self_ns = sat_add(g->self_ns, dur);
 		return 0;
 	}
 
@@ -296,7 +308,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		.end_ns = end,
 		.covered_ns = 0,
 		.depth = ev->depth,
-		.group = (uint32_t)gi,
+		.group = gi < 0 ? UINT32_MAX : (uint32_t)gi,
 	};
 	return 0;
 }
@@ -365,6 +377,7 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 	struct group *g;
 	struct open *o;
 	bool counted;
+	uint32_t key = 0;
 
 	if (ev->kind != TFT_EV_SLICE || (ev->flags & TFT_EVF_SUMMARY))
 		return 0;
@@ -402,7 +415,7 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 		if (s1 > s0)
 			p->self -= s1 - s0;
 	}
-	counted = overlaps(w, ev->ts_ns, end);
+	counted = overlaps(w, ev->ts_ns, end) && group_key(a, ev, &key);
 	if (counted && w->clip) {
 		/* Both ends lie in [ts, end] here, so this is in [0, dur]. */
 		int64_t c0 = ev->ts_ns > w->t0 ? ev->ts_ns : w->t0;
@@ -414,11 +427,13 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 			    .self = dur };
 	if (!counted)
 		return 0;
-	gi = find_group(a, group_key(a, ev));
+	gi = find_group(a, key);
 	if (gi < 0)
 		return a->status = TFT_ENOMEM;
 	g = &a->groups[gi];
 	o->group = (uint32_t)gi;
+	if (a->group_by > TFT_STATS_BY_TRACK)
+		g->bytes += tft_stats_event_bytes(a, ev);
 	g->count++;
 	if (push_dur(g, dur))
 		return a->status = TFT_ENOMEM;
@@ -577,6 +592,7 @@ bool tft_stats_process_matches(const struct tft_session *s, uint32_t pid, const 
 
 void tft_stats_agg_free(struct agg *a)
 {
+	tft_stats_device_free(a);
 	for (size_t i = 0; i < a->ngroups; i++) {
 		free(a->groups[i].durs);
 		free(a->groups[i].hist);
@@ -621,6 +637,8 @@ static int compute_whole(struct tft_session *s, struct agg *a, uint32_t only, co
 			r->derived_tracks++; /* repeats other tracks' work: counted there */
 			continue;
 		}
+		if (a->group_by > TFT_STATS_BY_TRACK && !tft_stats_device_track(a, tr))
+			continue;
 		a->nested = tft_track_nests(tr->kind, tr->flags);
 		a->sp = 0;
 		r->tracks++;
@@ -661,6 +679,8 @@ static int compute_area(struct tft_session *s, struct area *w, const uint32_t *l
 			r->derived_tracks++;
 			continue;
 		}
+		if (w->a->group_by > TFT_STATS_BY_TRACK && !tft_stats_device_track(w->a, tr))
+			continue;
 		w->nesting = tft_track_nests(tr->kind, tr->flags);
 		r->tracks++;
 		if (stored) {
@@ -722,6 +742,7 @@ static int make_rows(struct tft_session *s, struct agg *a, struct tft_stats_resu
 			row->name_len = 0;
 		}
 		row->count = g->count;
+		row->bytes = g->bytes;
 		row->total_ns = g->total_ns;
 		row->self_ns = g->self_ns;
 		row->min_ns = g->min_ns;
@@ -761,8 +782,8 @@ static bool use_stored(struct tft_session *s, const struct tft_stats_opts *opts)
 	uint64_t min = env && *env ? strtoull(env, NULL, 10) : TFT_STATS_STORED_MIN_DEFAULT, n = 0;
 	uint32_t nt = tft_session_track_count(s);
 
-	if (opts->exact || !tft_session_has_chunk_stats(s))
-		return false;
+	if (opts->exact || !tft_session_has_chunk_stats(s) || opts->group_by > TFT_STATS_BY_TRACK)
+		return false; /* (device groupings read args: scanned) */
 	for (uint32_t t = 0; t < nt; t++) {
 		const struct tft_track *tr = tft_session_track(s, t);
 		bool chosen = opts->ntracks == 0 && opts->track == TFT_NONE;
@@ -792,7 +813,7 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 	if (!opts)
 		opts = &defaults;
 	a.group_by = opts->group_by;
-	if (a.group_by < TFT_STATS_BY_NAME || a.group_by > TFT_STATS_BY_TRACK)
+	if (a.group_by < TFT_STATS_BY_NAME || a.group_by > TFT_STATS_BY_OP)
 		return tft_error_set(err, TFT_EINVAL, -1, "unknown grouping %d", a.group_by);
 	if (opts->ntracks == 0 && opts->track != TFT_NONE && !tft_session_track(s, opts->track))
 		return tft_error_set(err, TFT_EINVAL, -1, "no track with id %u", opts->track);
@@ -809,6 +830,11 @@ int tft_stats_compute(struct tft_session *s, const struct tft_stats_opts *opts,
 	stored = use_stored(s, opts);
 	if (stored)
 		a.exact_max = TFT_STATS_EXACT_MAX_STORED;
+	if (a.group_by > TFT_STATS_BY_TRACK && (rc = tft_stats_device_prepare(s, &a, err))) {
+		tft_stats_destroy(r);
+		agg_free(&a);
+		return rc;
+	}
 
 	if (opts->window || opts->ntracks > 1) {
 		w.a = &a;
@@ -856,6 +882,12 @@ int tft_stats_group_parse(const char *s)
 		return TFT_STATS_BY_CATEGORY;
 	if (strcmp(s, "track") == 0)
 		return TFT_STATS_BY_TRACK;
+	if (strcmp(s, "kernel") == 0)
+		return TFT_STATS_BY_KERNEL;
+	if (strcmp(s, "api") == 0)
+		return TFT_STATS_BY_API;
+	if (strcmp(s, "op") == 0)
+		return TFT_STATS_BY_OP;
 	return -1;
 }
 

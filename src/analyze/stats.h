@@ -19,6 +19,16 @@ enum tft_stats_group {
 	TFT_STATS_BY_NAME = 0,
 	TFT_STATS_BY_CATEGORY = 1,
 	TFT_STATS_BY_TRACK = 2,
+	/*
+	 * Device work (the seed's trace_analysis statistics): GPU kernels,
+	 * copies and sets by name (slices on GPU stream / device queue tracks);
+	 * runtime API calls by name (CUDA runtime/driver, HIP, OpenCL: their
+	 * categories); kernels by the op that launched them (the kernel's "op"
+	 * arg, else the CPU op with its Kineto "External id"; "" if none).
+	 */
+	TFT_STATS_BY_KERNEL = 3,
+	TFT_STATS_BY_API = 4,
+	TFT_STATS_BY_OP = 5,
 };
 
 struct tft_stats_opts {
@@ -80,6 +90,7 @@ struct tft_stats_row {
 	int64_t min_ns, max_ns, p50_ns, p99_ns;
 	double share;      /* percent of the sum of total_ns over all rows */
 	bool exact;        /* p50/p99 exact; else within TFT_STATS_PERCENTILE_ERROR */
+	uint64_t bytes;    /* device groupings: bytes moved by the group's slices (0: none said) */
 };
 
 /* Relative error of a percentile that is not exact (core/hist.h's bucket midpoints). */
@@ -130,7 +141,7 @@ int64_t tft_stats_percentile(int64_t *v, size_t n, unsigned p);
  */
 const char *tft_stats_format_ns(char *out, size_t size, int64_t ns);
 
-/* Group name for --by: "name", "category", "track"; -1 if unknown. */
+/* Group name for --by: "name", "category", "track", "kernel", "api", "op"; -1 if unknown. */
 int tft_stats_group_parse(const char *s);
 
 /*

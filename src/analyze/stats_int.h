@@ -34,6 +34,7 @@ struct group {
 	uint32_t exact_max; /* durations kept before switching to hist */
 	uint64_t *hist; /* owned: counts of buckets [hlo, hlo + hn) (core/hist.h) */
 	uint32_t hlo, hn;
+	uint64_t bytes;  /* device groupings: bytes moved (the slices' "bytes" args) */
 };
 
 struct frame;
@@ -48,6 +49,7 @@ struct agg {
 	uint32_t mask;
 	uint32_t last_key, last_group; /* one-entry cache in front of the table */
 	uint32_t exact_max;   /* for new groups (0: TFT_STATS_EXACT_MAX) */
+	struct tft_stats_device *dev; /* owned: the device groupings' state (stats_device.c) */
 	struct frame *stack;  /* owned */
 	size_t sp, cap_stack;
 };
@@ -71,6 +73,20 @@ void tft_stats_agg_free(struct agg *a);
  * live session's open chunk: the caller scans the events instead; a is
  * unchanged), or a negative status with err set.
  */
+/*
+ * Device groupings (stats_device.c): by kernel, runtime API call, and the op
+ * that launched each kernel. prepare() reads what they need before the scan
+ * (the op of each Kineto External id); track() says whether a track takes
+ * part; key() gives a slice's group, false if it has none.
+ */
+struct tft_stats_device;
+int tft_stats_device_prepare(struct tft_session *s, struct agg *a, struct tft_error *err);
+void tft_stats_device_free(struct agg *a);
+bool tft_stats_device_track(const struct agg *a, const struct tft_track *tr);
+bool tft_stats_device_key(struct agg *a, const struct tft_event *ev, uint32_t *key);
+/* The "bytes" arg of a slice (a copy's size), 0 if none. */
+uint64_t tft_stats_event_bytes(const struct agg *a, const struct tft_event *ev);
+
 int tft_stats_stored_track(struct tft_session *s, uint32_t track, int64_t t0, int64_t t1, bool clip,
 			   struct agg *a, struct tft_error *err);
 

@@ -21,6 +21,7 @@ enum {
 int tft_cmd_import(int argc, char **argv);
 int tft_cmd_info(int argc, char **argv);
 int tft_cmd_stats(int argc, char **argv);
+int tft_cmd_advise(int argc, char **argv);
 int tft_cmd_export(int argc, char **argv);
 int tft_cmd_serve(int argc, char **argv); /* also the bare form `tftracer FILE` */
 int tft_cmd_record(int argc, char **argv);

@@ -11,6 +11,9 @@
  * TracingServer (python/tftracer/_record.py): the web UI is live at
  * --host:--port while it runs, and each PyTorch optimizer step ends a step.
  * A native program that uses the C runtime records into the same session.
+ * Any program also runs with the preload library's interceptors (OpenCL,
+ * CUDA, counters; record_intercept.c), and a command that left no session
+ * gets one of its run.
  *
  * This process waits. Ctrl+C reaches the program from the terminal (both
  * get it; this one ignores a SIGINT or SIGQUIT from the terminal and passes
@@ -34,6 +37,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/record_intercept.h"
 
 extern char **environ;
 
@@ -54,6 +58,11 @@ static const char usage_text[] =
 	"      --trace-every K  record the ops of every K-th step (default: none until asked)\n"
 	"      --trace-next N   record the ops of the first N steps\n"
 	"      --serve          when CMD ends, serve the session (as `tftracer FILE`)\n"
+	"      --no-intercept   no interceptors (the program runs without the preload library)\n"
+	"      --intercept=LIST the runtimes to intercept: opencl,cuda,mpi (default: all)\n"
+	"      --counters[=LIST] hardware and OS counters per op and per step: cycles,\n"
+	"                       instructions,cache-misses,branch-misses,task-clock,\n"
+	"                       page-faults,context-switches (default: all)\n"
 	"  -q, --quiet          no message of its own\n"
 	"  -h, --help           this help\n"
 	"\n"
@@ -303,7 +312,8 @@ int tft_cmd_record(int argc, char **argv)
 		{ "trace-every", required_argument, NULL, 'E' },
 		{ "trace-next", required_argument, NULL, 'N' },
 		{ "serve", no_argument, NULL, 'S' },         { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },          TFT_REC_ICPT_OPTIONS,
+		{ NULL, 0, NULL, 0 },
 	};
 	static const int fwd[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 	const char *session = NULL, *host = "127.0.0.1", *token = NULL;
@@ -312,10 +322,12 @@ int tft_cmd_record(int argc, char **argv)
 	char pkg[PATH_MAX], hook[PATH_MAX], cwd[PATH_MAX], path[PATH_MAX + 64],
 		session_env[2 * PATH_MAX + 128];
 	struct sigaction sa, old[4], old_chld;
+	struct tft_rec_icpt icpt;
 	sigset_t block, oldmask;
 	pid_t pid;
 	ssize_t got;
 
+	tft_rec_icpt_init(&icpt);
 	optind = 1;
 	opterr = 0; /* (cli_bad_option says it in one line) */
 	/* '+': options end at CMD (its own options are its own) */
@@ -343,6 +355,12 @@ int tft_cmd_record(int argc, char **argv)
 		case 'S': serve = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
+		case TFT_REC_OPT_NO_INTERCEPT:
+		case TFT_REC_OPT_INTERCEPT:
+		case TFT_REC_OPT_COUNTERS:
+			if ((rc = tft_rec_icpt_option(&icpt, c, optarg)) != 0)
+				return rc;
+			break;
 		default: return cli_bad_option("record", argv);
 		}
 	}
@@ -383,6 +401,7 @@ int tft_cmd_record(int argc, char **argv)
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, &old_chld);
 
+	tft_rec_icpt_prepare(&icpt, quiet);
 	pid = fork();
 	if (pid == 0) {
 		int e;
@@ -393,7 +412,8 @@ int tft_cmd_record(int argc, char **argv)
 		sigaction(SIGCHLD, &old_chld, NULL);
 		signal(SIGXFSZ, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet, serve)) {
+		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet, serve) ||
+		    tft_rec_icpt_child_env(&icpt)) {
 			e = ENOMEM;
 		} else {
 			execvp(argv[optind], argv + optind);
@@ -437,6 +457,7 @@ int tft_cmd_record(int argc, char **argv)
 	if (got == (ssize_t)sizeof(exec_errno))
 		return cli_fail(127, "record: cannot run %s: %s", argv[optind], strerror(exec_errno));
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	tft_rec_icpt_finish(&icpt, path, argv + optind, pid, rc, quiet); /* a session, whatever ran */
 	/* (the file did not exist before: if it does now, this run wrote it) */
 	if (access(path, F_OK) != 0) {
 		if (!quiet)

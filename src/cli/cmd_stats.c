@@ -17,7 +17,7 @@
 #include "store/session.h"
 
 static const char usage_text[] =
-	"usage: tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]\n"
+	"usage: tftracer stats FILE [--json|--csv] [--by name|category|track|kernel|api|op] [--top N]\n"
 	"                           [--track ID] [--process NAME] [--all-tracks] [--exact]\n"
 	"\n"
 	"Per-op statistics over the session's slices, one row per group, sorted by\n"
@@ -33,7 +33,10 @@ static const char usage_text[] =
 	"On tracks of concurrent executions (TF device executors, GPU streams) no\n"
 	"slice is nested in another: self = total.\n"
 	"\n"
-	"      --by KEY        group by name (default), category or track\n"
+	"      --by KEY        group by name (default), category or track; device work:\n"
+	"                      kernel (GPU kernels, copies, sets on stream/queue tracks),\n"
+	"                      api (runtime API calls: CUDA, HIP, OpenCL), op (kernels by\n"
+	"                      the op that launched them); these add bytes and GB/s\n"
 	"      --top N         print only the N groups with the largest total (0: all)\n"
 	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
 	"      --process P     only tracks of the processes P names: a name, a pid, #ID (the\n"
@@ -91,21 +94,44 @@ static void print_name(const char *s, size_t n)
 		putchar((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
 }
 
+static const char *const by_names[] = { "name", "category", "track", "kernel", "api", "op" };
+static const char *const by_plural[] = { "names", "categories", "tracks", "kernels", "API calls", "ops" };
+
+/* Bytes for people: "512 B", "12.3 KB", "1.2 MB", "3.4 GB" (powers of 1000). */
+static void fmt_bytes(char *out, size_t size, uint64_t b)
+{
+	if (b < 1000)
+		snprintf(out, size, "%" PRIu64 " B", b);
+	else if (b < 1000000)
+		snprintf(out, size, "%.1f KB", (double)b / 1e3);
+	else if (b < 1000000000)
+		snprintf(out, size, "%.1f MB", (double)b / 1e6);
+	else
+		snprintf(out, size, "%.1f GB", (double)b / 1e9);
+}
+
+/* Achieved bandwidth of a group (GB/s over its total time); 0 when no bytes. */
+static double bandwidth_gbps(const struct tft_stats_row *row)
+{
+	return row->bytes && row->total_ns > 0 ? (double)row->bytes / (double)row->total_ns : 0.0;
+}
+
 static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 {
-	static const char *const heads[] = { "count", "total", "self", "mean", "min",
-					     "max", "p50", "p99", "share" };
-	char cell[9][48];
-	size_t width[9];
-	const char *key = by == TFT_STATS_BY_TRACK ? "track" : by == TFT_STATS_BY_CATEGORY ? "category" : "name";
+	static const char *const heads[] = { "count", "total", "self", "mean", "min", "max",
+					     "p50", "p99", "share", "bytes", "GB/s" };
+	char cell[11][48];
+	size_t width[11];
+	int ncol = by >= TFT_STATS_BY_KERNEL && by != TFT_STATS_BY_API ? 11 : 9;
+	const char *key = by_names[by];
 	char d[64];
 
 	/* Column widths from the cells, so the table stays aligned. */
-	for (int c = 0; c < 9; c++)
+	for (int c = 0; c < ncol; c++)
 		width[c] = strlen(heads[c]);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass) {
-			for (int c = 0; c < 9; c++)
+			for (int c = 0; c < ncol; c++)
 				print_padded(heads[c], width[c] + (c ? 2 : 0));
 			if (by == TFT_STATS_BY_TRACK)
 				printf("  %5s", "id");
@@ -122,7 +148,14 @@ static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 			tft_stats_format_ns(cell[6], sizeof(cell[6]), row->p50_ns);
 			tft_stats_format_ns(cell[7], sizeof(cell[7]), row->p99_ns);
 			snprintf(cell[8], sizeof(cell[8]), "%.1f%%", row->share);
-			for (int c = 0; c < 9; c++) {
+			if (row->bytes) {
+				fmt_bytes(cell[9], sizeof(cell[9]), row->bytes);
+				snprintf(cell[10], sizeof(cell[10]), "%.2f", bandwidth_gbps(row));
+			} else {
+				strcpy(cell[9], "-");
+				strcpy(cell[10], "-");
+			}
+			for (int c = 0; c < ncol; c++) {
 				if (!pass) {
 					size_t w = text_width(cell[c]);
 					if (w > width[c])
@@ -139,14 +172,12 @@ static void print_text(const struct tft_stats_result *r, size_t nshow, int by)
 			if (row->name_len)
 				print_name(row->name, row->name_len);
 			else
-				fputs("(none)", stdout);
+				fputs(by == TFT_STATS_BY_OP ? "(no op found)" : "(none)", stdout);
 			putchar('\n');
 		}
 	}
 	printf("\n%" PRIu64 " slices in %zu %s", r->slices, r->nrows,
-	       by == TFT_STATS_BY_TRACK ? (r->nrows == 1 ? "track" : "tracks")
-	       : by == TFT_STATS_BY_CATEGORY ? (r->nrows == 1 ? "category" : "categories")
-	       : (r->nrows == 1 ? "name" : "names"));
+	       r->nrows == 1 ? by_names[by] : by_plural[by]);
 	if (by != TFT_STATS_BY_TRACK)
 		printf(" on %u track%s", r->tracks, r->tracks == 1 ? "" : "s");
 	printf(", total %s", tft_stats_format_ns(d, sizeof(d), r->total_ns));
@@ -172,8 +203,7 @@ static int print_json(struct tft_session *sess, const struct tft_stats_result *r
 		return TFT_ENOMEM;
 	tft_json_write_begin_object(&w);
 	tft_json_write_key(&w, "group_by");
-	tft_json_write_cstr(&w, by == TFT_STATS_BY_TRACK ? "track"
-				: by == TFT_STATS_BY_CATEGORY ? "category" : "name");
+	tft_json_write_cstr(&w, by_names[by]);
 	tft_json_write_key(&w, "slices");
 	tft_json_write_uint(&w, r->slices);
 	tft_json_write_key(&w, "groups");
@@ -227,6 +257,12 @@ static int print_json(struct tft_session *sess, const struct tft_stats_result *r
 		tft_json_write_bool(&w, row->exact);
 		tft_json_write_key(&w, "share");
 		tft_json_write_double(&w, row->share);
+		if (by >= TFT_STATS_BY_KERNEL) {
+			tft_json_write_key(&w, "bytes");
+			tft_json_write_uint(&w, row->bytes);
+			tft_json_write_key(&w, "bandwidth_gbps");
+			tft_json_write_double(&w, bandwidth_gbps(row));
+		}
 		tft_json_write_end_object(&w);
 	}
 	if (nshow)
@@ -265,7 +301,10 @@ static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
 	fputs("name,", stdout);
 	if (by == TFT_STATS_BY_TRACK)
 		fputs("track_id,", stdout);
-	fputs("count,total_ns,self_ns,mean_ns,min_ns,max_ns,p50_ns,p99_ns,share\n", stdout);
+	fputs(by >= TFT_STATS_BY_KERNEL ? "count,total_ns,self_ns,mean_ns,min_ns,max_ns,p50_ns,p99_ns,share,"
+					  "bytes,bandwidth_gbps\n"
+					: "count,total_ns,self_ns,mean_ns,min_ns,max_ns,p50_ns,p99_ns,share\n",
+	      stdout);
 	for (size_t i = 0; i < nshow; i++) {
 		const struct tft_stats_row *row = &r->rows[i];
 		mean[tft_json_fmt_double(mean, row->mean_ns, false)] = '\0';
@@ -274,8 +313,14 @@ static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
 		if (by == TFT_STATS_BY_TRACK)
 			printf(",%u", row->track_id);
 		printf(",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRId64
-		       ",%" PRId64 ",%s\n", row->count, row->total_ns, row->self_ns, mean, row->min_ns,
+		       ",%" PRId64 ",%s", row->count, row->total_ns, row->self_ns, mean, row->min_ns,
 		       row->max_ns, row->p50_ns, row->p99_ns, share);
+		if (by >= TFT_STATS_BY_KERNEL) {
+			char bw[48];
+			bw[tft_json_fmt_double(bw, bandwidth_gbps(row), false)] = '\0';
+			printf(",%" PRIu64 ",%s", row->bytes, bw);
+		}
+		putchar('\n');
 	}
 }
 
@@ -315,7 +360,8 @@ int tft_cmd_stats(int argc, char **argv)
 			opts.group_by = tft_stats_group_parse(optarg);
 			if (opts.group_by < 0)
 				return cli_fail(TFT_EXIT_BADINPUT,
-						"stats: --by expects name, category or track, not '%s'", optarg);
+						"stats: --by expects name, category, track, kernel, api or op, not '%s'",
+						optarg);
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 0, UINT64_MAX, &top))

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <microhttpd.h>
+
 #include "cli/cli.h"
 
 struct command {
@@ -23,6 +25,7 @@ static const struct command commands[] = {
 	{ "info", tft_cmd_info, "summarise a session: processes, tracks, counts, time span, peak memory" },
 	{ "stats", tft_cmd_stats, "op statistics: count, total, self, mean, min, max, p50, p99" },
 	{ "prof", tft_cmd_prof, "tfprof's views: scope, graph, op, code; params, FLOPs, time, memory per step" },
+	{ "advise", tft_cmd_advise, "find what slows the steps, say what to change, with the evidence" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON, tf.timeline, standalone HTML)" },
 	{ "serve", tft_cmd_serve, "serve the web UI for a session or trace files (also: tftracer FILE)" },
 	{ "record", tft_cmd_record, "run a program with the tracer inside it: tftracer record -- CMD" },
@@ -240,6 +243,37 @@ void cli_remove_session_file(const char *path)
 	}
 }
 
+/*
+ * `tftracer --version`: the version, then this build's features, one a line
+ * (docs/cli.md). TLS is the libmicrohttpd's the binary runs with; the Python
+ * module and the interceptors are what the build made (the Makefile's
+ * TFT_BUILD_PYTHON, TFT_BUILD_INTERCEPTORS).
+ */
+#ifndef TFT_BUILD_PYTHON
+#define TFT_BUILD_PYTHON ""
+#endif
+#ifndef TFT_BUILD_INTERCEPTORS
+#define TFT_BUILD_INTERCEPTORS ""
+#endif
+static void print_version(void)
+{
+	const char *mhd = MHD_get_version();
+
+	printf("tftracer %s\n", TFT_VERSION_STRING);
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES)
+		printf("TLS:          yes (libmicrohttpd %s; serve --tls-cert/--tls-key)\n", mhd ? mhd : "?");
+	else
+		printf("TLS:          no (libmicrohttpd %s has no TLS support)\n", mhd ? mhd : "?");
+	if (TFT_BUILD_PYTHON[0])
+		printf("Python:       yes (module for CPython %s built with this binary)\n", TFT_BUILD_PYTHON);
+	else
+		printf("Python:       no (built without python3-dev)\n");
+	if (TFT_BUILD_INTERCEPTORS[0])
+		printf("interceptors: %s (libtftracer-preload.so)\n", TFT_BUILD_INTERCEPTORS);
+	else
+		printf("interceptors: none (this build has no libtftracer-preload.so)\n");
+}
+
 int main(int argc, char **argv)
 {
 	install_signal_cleanup();
@@ -248,7 +282,7 @@ int main(int argc, char **argv)
 		return argc < 2 ? TFT_EXIT_BADINPUT : TFT_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-		printf("tftracer %s\n", TFT_VERSION_STRING);
+		print_version();
 		return TFT_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

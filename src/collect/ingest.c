@@ -21,6 +21,7 @@
 #include "codec/source.h"
 #include "collect/ingest.h"
 #include "collect/ingest_chrome.h"
+#include "collect/ingest_ctf.h"
 #include "collect/ingest_graph.h"
 #include "collect/ingest_oplog.h"
 #include "collect/ingest_pickle.h"
@@ -542,6 +543,8 @@ int tft_ingest_file(struct tft_writer *w, const char *path, const struct tft_ing
 	struct stat st;
 
 	tft_error_clear(err); /* err describes this call only */
+	if (tft_ctf_probe(path)) /* a CTF trace (LTTng), a file in one, or traces below */
+		return tft_ctf_ingest(w, path, opts, err);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return ingest_dir(w, path, opts, err);
 	return ingest_path(w, path, opts, err);

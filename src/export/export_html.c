@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "analyze/advise.h"
 #include "core/strtab.h"
 #include "export/export_html.h"
 #include "export/export_summary.h"
@@ -420,6 +421,30 @@ static int write_graph(struct tft_session *s, struct tft_json_writer *w)
 	return w->status;
 }
 
+/*
+ * The advisor's default result (GET /api/advise without parameters), for the
+ * page's Advisor and Overview: "advise" right after "session", so that the
+ * page finds it without walking the event arrays. A session the advisor
+ * cannot read leaves the key out (the page says so); only ENOMEM fails.
+ */
+static int write_advise(struct tft_session *s, struct tft_json_writer *w)
+{
+	struct tft_advise_result *r = NULL;
+	struct tft_error aerr;
+	int rc;
+
+	tft_error_clear(&aerr);
+	rc = tft_advise_run(s, NULL, &r, &aerr);
+	if (rc == TFT_ENOMEM)
+		return rc;
+	if (rc)
+		return 0;
+	tft_json_write_key(w, "advise");
+	tft_advise_write_json(r, w);
+	tft_advise_destroy(r);
+	return 0;
+}
+
 static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		      const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
 {
@@ -449,6 +474,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 	tft_json_write_int(&w, 1);
 	tft_json_write_key(&w, "session");
 	o->write_session(s, &w);
+	rc = write_advise(s, &w);
 	tft_json_write_key(&w, "tracks");
 	tft_json_write_begin_array(&w);
 	for (uint32_t id = 0; id < ntracks && !rc; id++)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/source.h"
 #include "store/writer.h"
 
 #define POLL_NS 2000000             /* the drain looks at the wake flag this often */
@@ -36,6 +37,8 @@ struct pend {
 	uint8_t flags;  /* TFT_EVF_UNCLOSED */
 	uint8_t split;  /* one piece of a zone split at a hold limit */
 	uint8_t nrec;   /* records (events) it stands for */
+	uint8_t nval;   /* counter deltas of the slice (TFT_RK_VALUES), in ds->pvals[vidx] */
+	uint32_t vidx;
 };
 
 /* An open zone on the drain's copy of a thread's stack. */
@@ -44,6 +47,8 @@ struct frame {
 	int64_t ts;
 	uint32_t nrec;  /* 1 until the zone is split, then 0 (its begin was written) */
 	uint32_t split;
+	uint32_t nval;  /* counter values taken after its begin (TFT_RK_VALUES), 0 if none */
+	uint64_t val[TFT_RT_MAX_VALUES];
 };
 
 struct tft_rt_dthread {
@@ -56,6 +61,18 @@ struct tft_rt_dthread {
 	uint64_t base_dropped; /* the thread's drop counter when this session met it */
 	int seen;              /* recorded something in this session */
 	struct pend *pend;     /* owned: cap_pend entries */
+	int64_t *pvals;        /* owned, NULL until needed: counter deltas of pending slices,
+				* TFT_RT_MAX_VALUES per slot, cap_pend slots */
+	uint32_t npvals;       /* slots used since the pending list was last written */
+	uint32_t vgot;         /* values of the group being read (TFT_RK_VALUES) */
+	uint64_t vcur[TFT_RT_MAX_VALUES];
+	uint32_t end_nval, end_depth; /* values taken before the end of the zone at end_depth */
+	uint64_t end_val[TFT_RT_MAX_VALUES];
+	uint64_t base_vdropped; /* the thread's values_dropped when this session met it */
+	/* Held for an import (rt.h, tft_rt_import_hold): its ring is read up to the end
+	 * of step hold_step (at hold_ts) and no further until released or timed out. */
+	int held;
+	int64_t hold_step, hold_ts;
 	struct frame stack[TFT_RT_MAX_DEPTH];
 };
 
@@ -97,6 +114,12 @@ struct open_step {
 
 struct tft_rt_session {
 	struct tft_rt_settings st;
+	uint32_t generation;      /* tft_rt_src_session */
+	uint32_t val_keys[TFT_RT_MAX_VALUES]; /* arg keys of counter values (0 = not interned) */
+	uint64_t src_dropped;     /* events sources lost (tft_rt_src_dropped) */
+	uint64_t vdropped;        /* value groups dropped (threads retired; live ones added at commit) */
+	uint64_t live_vdropped;   /* value groups dropped by live threads (last cycle) */
+	uint64_t rep_vdropped, clamped, rep_clamped;
 	struct tft_writer *w;     /* owned; NULL after close or failure */
 	struct tft_rt_clock clock;
 	uint32_t process;
@@ -107,6 +130,8 @@ struct tft_rt_session {
 	uint32_t cap_track_last;
 	uint32_t *track_by_name;  /* owned: counter track per name string id */
 	uint32_t cap_track_by_name;
+	double *ctr_last;         /* owned: a cumulative counter's last value, per track id */
+	uint32_t cap_ctr_last;
 	struct site_ent *sites;   /* owned: open addressing on the site pointer */
 	uint32_t cap_sites, nsites;
 	struct gev *gev;          /* owned */
@@ -129,6 +154,8 @@ struct tft_rt_session {
 	uint64_t threads;         /* threads met */
 	uint64_t unclosed, unmatched;
 	uint64_t rep_dropped, rep_unclosed, rep_unmatched; /* already added to the meta counts */
+	uint64_t hold_timeouts, rep_hold_timeouts; /* holds for an import that timed out */
+	int no_hold;              /* the last cycle: nothing is held any more */
 	uint64_t flushes, bytes;
 	int64_t last_flush_ns, last_flush_unix_ns;
 	int failed;               /* status that disabled the session, 0 */
@@ -149,7 +176,7 @@ static uint64_t hash_ptr(uint64_t x)
 static uint64_t dropped_now(const struct tft_rt_session *s)
 {
 	return s->prod_dropped + (atomic_load_explicit(&tft_rt_lost, memory_order_relaxed) -
-				  s->lost_base) + s->lost;
+				  s->lost_base) + s->lost + s->src_dropped;
 }
 
 static void publish_stats(struct tft_rt_session *s)
@@ -375,6 +402,7 @@ static struct tft_rt_dthread *dthread_create(uint64_t base_dropped)
 static void dthread_destroy(struct tft_rt_dthread *ds)
 {
 	if (ds) {
+		free(ds->pvals);
 		free(ds->pend);
 		free(ds);
 	}
@@ -392,10 +420,24 @@ static int cmp_pend(const void *a, const void *b)
 }
 
 /* Sort the thread's pending slices and instants and append them. */
+/* Arg keys of the counter values (tft_rt_counters_describe), interned once per session. */
+static uint32_t value_key(struct tft_rt_session *s, uint32_t i)
+{
+	/* Acquire: pairs with the release store of the count (tft_rt_counters_describe). */
+	uint32_t n = atomic_load_explicit(&tft_rt_value_count, memory_order_acquire);
+	const char *const *names = atomic_load_explicit(&tft_rt_value_names, memory_order_relaxed);
+
+	if (i >= n || !names)
+		return 0;
+	if (!s->val_keys[i])
+		s->val_keys[i] = intern_cstr(s, names[i]);
+	return s->val_keys[i];
+}
+
 static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 		       struct tft_rt_dthread *ds)
 {
-	struct tft_arg split_arg = { .key = s->s_split, .type = TFT_ARG_BOOL, .v.i = 1 };
+	struct tft_arg args[1 + TFT_RT_MAX_VALUES];
 	struct tft_event ev;
 	uint32_t track;
 
@@ -404,11 +446,13 @@ static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 	track = thread_track(s, t, ds);
 	if (track == TFT_NONE || s->failed) {
 		ds->npend = 0;
+		ds->npvals = 0;
 		return;
 	}
 	qsort(ds->pend, ds->npend, sizeof(*ds->pend), cmp_pend);
 	for (uint32_t i = 0; i < ds->npend && !s->failed; i++) {
 		const struct pend *p = &ds->pend[i];
+		uint16_t na = 0;
 		memset(&ev, 0, sizeof(ev));
 		ev.ts_ns = clamp_track(s, track, p->ts);
 		ev.dur_ns = p->dur - (ev.ts_ns - p->ts) > 0 ? p->dur - (ev.ts_ns - p->ts) : 0;
@@ -418,14 +462,26 @@ static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 		ev.count = 1;
 		site_ids(s, p->site, &ev.name, &ev.cat);
 		if (p->split) {
-			ev.nargs = 1;
-			ev.args = &split_arg;
+			args[na].key = s->s_split;
+			args[na].type = TFT_ARG_BOOL;
+			args[na++].v.i = 1;
 		}
+		for (uint32_t k = 0; k < p->nval && ds->pvals; k++) {
+			uint32_t key = value_key(s, k);
+			if (!key)
+				continue;
+			args[na].key = key;
+			args[na].type = TFT_ARG_INT;
+			args[na++].v.i = ds->pvals[(size_t)p->vidx * TFT_RT_MAX_VALUES + k];
+		}
+		ev.nargs = na;
+		ev.args = na ? args : NULL;
 		if (append(s, &ev) == TFT_EINVAL)
 			s->lost += p->nrec;
 		s->held -= p->nrec;
 	}
 	ds->npend = 0;
+	ds->npvals = 0;
 	ds->seq = 0;
 }
 
@@ -445,6 +501,65 @@ static void pend_push(struct tft_rt_dthread *ds, uint8_t kind, int64_t ts, int64
 	p->flags = flags;
 	p->split = (uint8_t)(split != 0);
 	p->nrec = (uint8_t)nrec;
+	p->nval = 0;
+	p->vidx = 0;
+}
+
+/*
+ * The zone ending now (the frame just popped) had counter values taken after
+ * its begin and before its end: its slice (the entry just pushed) gets the
+ * differences as args. A zone split at a hold limit gets none (the pieces
+ * would each claim the whole zone's counts).
+ */
+static void pend_values(struct tft_rt_dthread *ds, const struct frame *f, uint32_t depth)
+{
+	struct pend *p = &ds->pend[ds->npend - 1];
+	uint32_t n = ds->end_nval;
+
+	ds->end_nval = 0;
+	if (!n || n != f->nval || ds->end_depth != depth || f->split)
+		return;
+	if (!ds->pvals) {
+		ds->pvals = malloc((size_t)ds->cap_pend * TFT_RT_MAX_VALUES * sizeof(*ds->pvals));
+		if (!ds->pvals)
+			return;
+	}
+	p->vidx = ds->npvals++;
+	p->nval = (uint8_t)n;
+	for (uint32_t k = 0; k < n; k++)
+		ds->pvals[(size_t)p->vidx * TFT_RT_MAX_VALUES + k] =
+			(int64_t)(ds->end_val[k] - f->val[k]);
+}
+
+/* A TFT_RK_VALUES record: gather its group; the last one places the values. */
+static void take_values(struct tft_rt_dthread *ds, const struct tft_rt_rec *r)
+{
+	uint32_t i = TFT_RT_VAL_I(r->aux), n = TFT_RT_VAL_N(r->aux);
+	uint32_t depth = TFT_RT_VAL_DEPTH(r->aux);
+
+	if (n == 0 || n > TFT_RT_MAX_VALUES || 2 * i >= n)
+		return;
+	if (i == 0)
+		ds->vgot = 0;
+	ds->vcur[2 * i] = r->p0;
+	if (2 * i + 1 < n)
+		ds->vcur[2 * i + 1] = r->p1;
+	ds->vgot += 2 * i + 1 < n ? 2 : 1;
+	if (2 * i + 2 < n) /* more records of the group follow */
+		return;
+	if (ds->vgot != n)
+		return;
+	if (TFT_RT_VAL_PHASE(r->aux) == 0) {
+		if (depth && depth == ds->depth) {
+			struct frame *f = &ds->stack[depth - 1];
+			memcpy(f->val, ds->vcur, n * sizeof(*f->val));
+			f->nval = n;
+		}
+	} else {
+		memcpy(ds->end_val, ds->vcur, n * sizeof(*ds->end_val));
+		ds->end_nval = n;
+		ds->end_depth = depth;
+	}
 }
 
 /*
@@ -651,6 +766,30 @@ static void mem_sample(struct tft_rt_session *s, int64_t ts)
 	append(s, &ev);
 }
 
+/*
+ * A cumulative counter's sample: never below the track's last (samples read
+ * on two threads can arrive in the opposite order of their reads).
+ */
+static double monotonic_value(struct tft_rt_session *s, uint32_t track, double v)
+{
+	if (track >= s->cap_ctr_last) {
+		uint32_t ncap = s->cap_ctr_last ? s->cap_ctr_last : 64;
+		double *n;
+		while (ncap <= track)
+			ncap *= 2;
+		if (!(n = realloc(s->ctr_last, (size_t)ncap * sizeof(*n))))
+			return v;
+		for (uint32_t i = s->cap_ctr_last; i < ncap; i++)
+			n[i] = -1e308;
+		s->ctr_last = n;
+		s->cap_ctr_last = ncap;
+	}
+	if (v < s->ctr_last[track])
+		v = s->ctr_last[track];
+	s->ctr_last[track] = v;
+	return v;
+}
+
 static void process_gev(struct tft_rt_session *s, const struct gev *g)
 {
 	struct tft_event ev;
@@ -672,6 +811,8 @@ static void process_gev(struct tft_rt_session *s, const struct gev *g)
 		ev.ts_ns = clamp_track(s, track, g->ts);
 		memcpy(&ev.value, &g->b, sizeof(ev.value));
 		ev.count = 1;
+		if (g->site && (g->site->flags & TFT_SITE_MONOTONIC))
+			ev.value = monotonic_value(s, track, ev.value);
 		if (append(s, &ev) == TFT_EINVAL)
 			s->lost++;
 		break;
@@ -845,10 +986,15 @@ static void apply_name(struct tft_rt_session *s, struct tft_rt_thread *t,
 static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft_rt_dthread *ds,
 		   const struct tft_rt_rec *r, const char *text, size_t len)
 {
-	int64_t ts = tft_rt_clock_ns(&s->clock, r->tick);
+	int64_t ts;
 	struct frame *f;
 	struct gev *g;
 
+	if (r->kind == TFT_RK_VALUES) { /* values of a zone (no time of their own): not an event */
+		take_values(ds, r);
+		return;
+	}
+	ts = tft_rt_clock_ns(&s->clock, r->tick);
 	if (ts < ds->last_ns) /* per-thread time never goes back */
 		ts = ds->last_ns;
 	ds->last_ns = ts;
@@ -878,6 +1024,7 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		f->ts = ts;
 		f->nrec = 1;
 		f->split = 0;
+		f->nval = 0;
 		s->held++;
 		break;
 	case TFT_RK_ZONE_END:
@@ -885,6 +1032,8 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 			break;
 		f = &ds->stack[--ds->depth];
 		pend_push(ds, TFT_EV_SLICE, f->ts, ts - f->ts, f->site, f->nrec + 1, f->split, 0);
+		if (ds->end_nval)
+			pend_values(ds, f, ds->depth + 1);
 		s->held++;
 		pend_settle(s, t, ds, ts);
 		break;
@@ -925,10 +1074,33 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		g->kind = (uint16_t)r->kind;
 		g->nrec = 1;
 		s->held++;
+		if (r->kind == TFT_RK_STEP_END && (r->p1 & TFT_RT_STEP_HOLD) && s->st.import_hold_ms &&
+		    !s->no_hold) {
+			/* its trace will be imported: read no further until it is in (rt.h) */
+			ds->held = 1;
+			ds->hold_step = (int64_t)r->p0;
+			ds->hold_ts = ts;
+		}
 		break;
 	default: /* unknown kind: count it, ignore it */
 		break;
 	}
+}
+
+/*
+ * Is a hold for an import over? Released (the trace is in, or will not come),
+ * or older than import_hold_ms at now_ns (INT64_MIN: not checked), counted.
+ */
+static int hold_over(struct tft_rt_session *s, struct tft_rt_dthread *ds, int64_t now_ns)
+{
+	if (tft_rt_import_released(ds->hold_step)) {
+		ds->held = 0;
+	} else if (now_ns != INT64_MIN &&
+		   now_ns - ds->hold_ts > (int64_t)s->st.import_hold_ms * 1000000) {
+		ds->held = 0;
+		s->hold_timeouts++; /* the import lands beside the thread's track (live_import.c) */
+	}
+	return !ds->held;
 }
 
 static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
@@ -947,7 +1119,8 @@ static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
 		uint64_t nslots = 1;
 		size_t len = 0;
 
-		if (!ds && r->kind != TFT_RK_THREAD_NAME && r->kind != TFT_RK_PROCESS_NAME) {
+		if (!ds && r->kind != TFT_RK_THREAD_NAME && r->kind != TFT_RK_PROCESS_NAME &&
+		    r->kind != TFT_RK_VALUES) {
 			s->consumed++; /* no memory for this thread's state: lost */
 			s->lost++;
 		}
@@ -971,6 +1144,10 @@ static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
 			atomic_store_explicit(&t->tail, tail, memory_order_release);
 			since = 0;
 		}
+		/* Held for an import: the records after the step's end wait in the ring
+		 * (unless the import came in already). */
+		if (ds && ds->held && !hold_over(s, ds, INT64_MIN))
+			break;
 	}
 	/*
 	 * Release: our reads of the consumed slots happen before the producer
@@ -990,6 +1167,8 @@ static void retire(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		close_all(s, t, ds, ds->last_ns);
 		s->retired_dropped +=
 			atomic_load_explicit(&t->dropped, memory_order_relaxed) - ds->base_dropped;
+		s->vdropped += atomic_load_explicit(&t->values_dropped, memory_order_relaxed) -
+			       ds->base_vdropped;
 		dthread_destroy(ds);
 		t->ds = NULL;
 	} else {
@@ -1014,15 +1193,228 @@ static void retire(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 	tft_rt_thread_free(t);
 }
 
+/* ---- event sources (runtime/source.h) ------------------------------------------------- */
+
+#define SOURCES_MAX 8u
+
+static pthread_mutex_t src_lock = PTHREAD_MUTEX_INITIALIZER; /* tft_rt_source_add only */
+static struct tft_rt_source sources[SOURCES_MAX];
+static _Atomic uint32_t nsources;
+static _Atomic uint32_t generations; /* tft_rt_src_session */
+
+struct tft_rt_src {
+	struct tft_rt_session *s; /* borrowed: the drain's session */
+};
+
+int tft_rt_source_add(const struct tft_rt_source *src)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&src_lock);
+	n = atomic_load_explicit(&nsources, memory_order_relaxed);
+	if (n == SOURCES_MAX) {
+		pthread_mutex_unlock(&src_lock);
+		return TFT_ENOSPC;
+	}
+	sources[n] = *src;
+	/* Release: the entry is written before it is counted; pairs with collect_sources. */
+	atomic_store_explicit(&nsources, n + 1, memory_order_release);
+	pthread_mutex_unlock(&src_lock);
+	return 0;
+}
+
+static void collect_sources(struct tft_rt_session *s, int final)
+{
+	/* Acquire: pairs with the release store in tft_rt_source_add. */
+	uint32_t n = atomic_load_explicit(&nsources, memory_order_acquire);
+	struct tft_rt_src io = { s };
+
+	for (uint32_t i = 0; i < n && !s->failed; i++)
+		sources[i].collect(sources[i].ctx, &io, final);
+}
+
+int64_t tft_rt_src_ns(struct tft_rt_src *io, uint64_t tick)
+{
+	return tft_rt_clock_ns(&io->s->clock, tick);
+}
+
+int64_t tft_rt_src_now_ns(struct tft_rt_src *io)
+{
+	return tft_rt_clock_ns(&io->s->clock, tft_rt_clock_now(&io->s->clock));
+}
+
+uint32_t tft_rt_src_session(struct tft_rt_src *io)
+{
+	return io->s->generation;
+}
+
+uint32_t tft_rt_src_intern(struct tft_rt_src *io, const char *str, size_t len)
+{
+	uint32_t id;
+
+	if (!io->s->w)
+		return 0;
+	id = tft_writer_intern(io->s->w, str ? str : "", str ? len : 0);
+	return id == UINT32_MAX ? 0 : id;
+}
+
+uint32_t tft_rt_src_site_name(struct tft_rt_src *io, const struct tft_site *site)
+{
+	uint32_t name = 0, cat = 0;
+
+	if (io->s->w && site)
+		site_ids(io->s, site, &name, &cat);
+	return name;
+}
+
+uint32_t tft_rt_src_track(struct tft_rt_src *io, uint32_t kind, const char *name, int64_t tid)
+{
+	struct tft_rt_session *s = io->s;
+	struct tft_track tr;
+	uint32_t id;
+
+	if (!s->w || s->failed)
+		return TFT_NONE;
+	memset(&tr, 0, sizeof(tr));
+	tr.process = s->process;
+	tr.kind = kind;
+	/* a device queue's or stream's commands are concurrent executions: lanes, self = duration */
+	tr.flags = kind == TFT_TRACK_GPU_STREAM || kind == TFT_TRACK_DEVICE ? TFT_TRACKF_CONCURRENT : 0;
+	tr.name = intern_cstr(s, name);
+	tr.tid = tid;
+	tr.sort_index = (int32_t)s->sort_next++;
+	id = tft_writer_add_track(s->w, &tr);
+	if (id == TFT_NONE)
+		fail(s, TFT_ENOMEM, "adding a track", NULL);
+	return id;
+}
+
+int tft_rt_src_append(struct tft_rt_src *io, const struct tft_event *ev)
+{
+	struct tft_rt_session *s = io->s;
+	struct tft_event e = *ev;
+	int rc;
+
+	if (!s->w || s->failed)
+		return TFT_EIO;
+	e.ts_ns = clamp_track(s, ev->track, ev->ts_ns);
+	if (e.ts_ns != ev->ts_ns) {
+		s->clamped++;
+		e.dur_ns = ev->dur_ns - (e.ts_ns - ev->ts_ns) > 0 ? ev->dur_ns - (e.ts_ns - ev->ts_ns) : 0;
+	}
+	if (!e.count)
+		e.count = 1;
+	s->consumed++; /* committed with the next commit, like an event of a ring */
+	rc = append(s, &e);
+	if (rc == TFT_EINVAL)
+		s->lost++;
+	return rc;
+}
+
+void tft_rt_src_flow_end(struct tft_rt_src *io, uint64_t id, uint32_t track, int64_t ts)
+{
+	struct tft_rt_session *s = io->s;
+	struct gev *g;
+
+	if (s->failed || !(g = gev_push(s)))
+		return;
+	memset(g, 0, sizeof(*g));
+	g->ts = ts;
+	g->a = id;
+	g->seq = s->gseq++;
+	g->track = track;
+	g->kind = TFT_RK_FLOW_END;
+	g->nrec = 0; /* part of the source's event, not an event of its own */
+}
+
+void tft_rt_src_flow(struct tft_rt_src *io, uint64_t id, const struct tft_site *site,
+		     int64_t src_tid, int64_t src_ts, uint32_t dst_track, int64_t dst_ts)
+{
+	struct tft_rt_session *s = io->s;
+	struct tft_flow f = { .flow_id = id, .src_track = TFT_NONE, .src_ts_ns = src_ts,
+			      .dst_track = dst_track, .dst_ts_ns = dst_ts,
+			      .flags = TFT_FLOWF_BIND_ENCLOSING };
+
+	if (s->failed || !s->w)
+		return;
+	/* Acquire: pairs with the release CAS that pushed each thread (emit.c). */
+	for (struct tft_rt_thread *t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire);
+	     t; t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		if (t->tid == src_tid && t->ds) {
+			f.src_track = thread_track(s, t, t->ds);
+			break;
+		}
+	}
+	if (f.src_track == TFT_NONE) {
+		f.flags |= TFT_FLOWF_UNMATCHED;
+		s->unmatched++;
+	}
+	site_ids(s, site, &f.name, &f.cat);
+	add_flow(s, &f);
+}
+
+void tft_rt_src_counter(struct tft_rt_src *io, const struct tft_site *site, int64_t ts,
+			double value)
+{
+	struct tft_rt_session *s = io->s;
+	struct gev *g;
+
+	if (s->failed)
+		return;
+	s->consumed++;
+	if (!(g = gev_push(s))) {
+		s->lost++;
+		return;
+	}
+	memset(g, 0, sizeof(*g));
+	g->ts = ts;
+	memcpy(&g->b, &value, sizeof(g->b));
+	g->site = site;
+	g->seq = s->gseq++;
+	g->track = TFT_NONE;
+	g->kind = TFT_RK_COUNTER;
+	g->nrec = 1;
+	s->held++;
+}
+
+void tft_rt_src_count(struct tft_rt_src *io, const char *key, int64_t delta)
+{
+	if (io->s->w && !io->s->failed && delta)
+		tft_writer_add_count(io->s->w, key, delta);
+}
+
+void tft_rt_src_meta(struct tft_rt_src *io, const char *key, const char *value)
+{
+	if (io->s->w && !io->s->failed)
+		tft_writer_set_meta(io->s->w, key, value);
+}
+
+void tft_rt_src_dropped(struct tft_rt_src *io, uint64_t n)
+{
+	io->s->src_dropped += n;
+}
+
+bool tft_rt_src_failed(struct tft_rt_src *io)
+{
+	return io->s->failed != 0 || !io->s->w;
+}
+
 enum { CYCLE_PLAIN = 0, CYCLE_FORCE = 1, CYCLE_FINAL = 2 };
 
 static void drain_cycle(struct tft_rt_session *s, int mode)
 {
 	int64_t now_ns, hold_ns = (int64_t)s->st.hold_ms * 1000000;
-	uint64_t live_dropped = 0;
+	int64_t upto, held_from = INT64_MAX; /* the earliest step end a thread is held at */
+	uint64_t live_dropped = 0, live_vdropped = 0;
 	struct tft_rt_thread *t, *prev = NULL, *next;
 
 	tft_rt_clock_refine(&s->clock);
+	/*
+	 * Sources first: a command a source sees was enqueued (its flow begun
+	 * on its thread's ring) before, so the rings read below hold every flow
+	 * begin that an end collected here refers to.
+	 */
+	collect_sources(s, mode == CYCLE_FINAL);
 	now_ns = tft_rt_clock_ns(&s->clock, tft_rt_clock_now(&s->clock));
 	/* Acquire: pairs with the release CAS that pushed each thread (emit.c). */
 	for (t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire); t; t = next) {
@@ -1034,14 +1426,23 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 		next = atomic_load_explicit(&t->next, memory_order_acquire);
 		if (!ds)
 			ds = t->ds = dthread_create(0); /* a thread born in this session */
-		consume_thread(s, t, ds);
-		if (exited) {
+		if (ds && ds->held && (s->no_hold || hold_over(s, ds, now_ns)))
+			ds->held = 0;
+		if (!ds || !ds->held)
+			consume_thread(s, t, ds);
+		if (ds && ds->held) {
+			/* waiting for an import: even an exited thread keeps its ring until then */
+			if (ds->hold_ts < held_from)
+				held_from = ds->hold_ts;
+		} else if (exited) {
 			retire(s, t, prev);
 			continue;
 		}
 		if (ds) {
 			live_dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed) -
 					ds->base_dropped;
+			live_vdropped += atomic_load_explicit(&t->values_dropped, memory_order_relaxed) -
+					 ds->base_vdropped;
 			/* Hold limit: slices waiting too long for their zones get them split. */
 			if (ds->npend && !s->failed && now_ns - ds->first_pend_ns > hold_ns)
 				split_flush(s, t, ds, ds->last_ns);
@@ -1049,7 +1450,11 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 		prev = t;
 	}
 	s->prod_dropped = s->retired_dropped + live_dropped; /* retired: this cycle's too */
-	emit_gev(s, mode != CYCLE_PLAIN ? INT64_MAX : now_ns - WATERMARK_NS);
+	s->live_vdropped = live_vdropped;
+	/* A held thread's later records are not read yet: cross-thread events after
+	 * its hold wait for them, so that they stay in time order. */
+	upto = mode != CYCLE_PLAIN ? INT64_MAX : now_ns - WATERMARK_NS;
+	emit_gev(s, held_from < upto ? held_from : upto);
 }
 
 static uint64_t file_bytes(const char *path)
@@ -1079,6 +1484,17 @@ static void update_counts(struct tft_rt_session *s)
 	    !tft_writer_add_count(s->w, "unmatched_flows",
 				  (int64_t)(s->unmatched - s->rep_unmatched)))
 		s->rep_unmatched = s->unmatched;
+	if (s->clamped > s->rep_clamped &&
+	    !tft_writer_add_count(s->w, "clamped", (int64_t)(s->clamped - s->rep_clamped)))
+		s->rep_clamped = s->clamped;
+	if (s->hold_timeouts > s->rep_hold_timeouts &&
+	    !tft_writer_add_count(s->w, "import_hold_timeouts",
+				  (int64_t)(s->hold_timeouts - s->rep_hold_timeouts)))
+		s->rep_hold_timeouts = s->hold_timeouts;
+	d = s->vdropped + s->live_vdropped;
+	if (d > s->rep_vdropped &&
+	    !tft_writer_add_count(s->w, "values_dropped", (int64_t)(d - s->rep_vdropped)))
+		s->rep_vdropped = d;
 }
 
 static void commit(struct tft_rt_session *s)
@@ -1088,6 +1504,7 @@ static void commit(struct tft_rt_session *s)
 
 	if (!s->failed && s->w) {
 		update_counts(s);
+		tft_rt_meta_apply(s->w); /* tft_set_meta values (lost only if out of memory) */
 		tft_error_clear(&err);
 		rc = tft_writer_commit(s->w, &err);
 		if (rc) {
@@ -1110,6 +1527,7 @@ static int finish(struct tft_rt_session *s)
 	int64_t end_ns;
 	int rc = 0;
 
+	s->no_hold = 1; /* the session ends: no import comes after this */
 	drain_cycle(s, CYCLE_FINAL);
 	end_ns = tft_rt_clock_ns(&s->clock, tft_rt_clock_now(&s->clock));
 	for (struct tft_rt_thread *t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire);
@@ -1217,6 +1635,7 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 		return NULL;
 	}
 	s->st = *st;
+	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
 	s->mem_track = TFT_NONE;
 	s->lost_base = atomic_load_explicit(&tft_rt_lost, memory_order_relaxed);
 	tft_rt_clock_init(&s->clock, st->want_tsc);
@@ -1275,6 +1694,9 @@ void tft_rt_session_adopt_threads(struct tft_rt_session *s)
 		atomic_store_explicit(&t->tail, head, memory_order_release);
 		dthread_destroy(t->ds);
 		t->ds = dthread_create(atomic_load_explicit(&t->dropped, memory_order_relaxed));
+		if (t->ds)
+			t->ds->base_vdropped =
+				atomic_load_explicit(&t->values_dropped, memory_order_relaxed);
 	}
 }
 
@@ -1291,6 +1713,33 @@ int tft_rt_session_with_writer(struct tft_rt_session *s,
 	return rc;
 }
 
+int64_t tft_rt_session_thread_floor(struct tft_rt_session *s, int64_t tid)
+{
+	int64_t floor = INT64_MAX;
+
+	(void)s;
+	/* Acquire: pairs with the release CAS that pushed each thread (emit.c). */
+	for (struct tft_rt_thread *t = atomic_load_explicit(&tft_rt_threads, memory_order_acquire);
+	     t; t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		const struct tft_rt_dthread *ds = t->ds;
+		if (t->tid != tid || !ds)
+			continue;
+		for (uint32_t i = 0; i < ds->depth; i++)
+			if (ds->stack[i].ts < floor)
+				floor = ds->stack[i].ts;
+		for (uint32_t i = 0; i < ds->npend; i++)
+			if (ds->pend[i].ts < floor)
+				floor = ds->pend[i].ts;
+	}
+	return floor;
+}
+
+void tft_rt_session_track_appended(struct tft_rt_session *s, uint32_t track, int64_t ts)
+{
+	if (s->w && track != TFT_NONE)
+		clamp_track(s, track, ts); /* the track's last start is at least ts now */
+}
+
 void tft_rt_session_destroy(struct tft_rt_session *s)
 {
 	if (!s)
@@ -1299,6 +1748,7 @@ void tft_rt_session_destroy(struct tft_rt_session *s)
 		tft_writer_abort(s->w);
 	free(s->track_last);
 	free(s->track_by_name);
+	free(s->ctr_last);
 	free(s->sites);
 	free(s->gev);
 	free(s->flows);

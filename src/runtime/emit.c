@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/source.h"
 
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 #define COLD __attribute__((cold, noinline))
@@ -276,6 +277,18 @@ static uint64_t any_tick(void)
 	return have_tsc() ? fast_tick() : mono_tick();
 }
 
+/*
+ * The zone hook (runtime/source.h): counters read at zone boundaries. One
+ * relaxed load when none is set.
+ */
+static inline __attribute__((always_inline)) void zone_hook(uint32_t phase, uint32_t depth)
+{
+	tft_rt_zone_hook_fn fn = atomic_load_explicit(&tft_rt_zone_hook, memory_order_relaxed);
+
+	if (tft_unlikely(fn != NULL))
+		fn(phase, depth);
+}
+
 /* ---- recording calls ---------------------------------------------------------------- */
 
 static __attribute__((noinline)) struct tft_zone zone_begin_slow(const struct tft_site *site)
@@ -301,6 +314,7 @@ static __attribute__((noinline)) struct tft_zone zone_begin_slow(const struct tf
 		r->kind = TFT_RK_ZONE_BEGIN;
 		r->p0 = (uintptr_t)site;
 		wake = publish(t, h + 1);
+		t->sites[t->open] = site;
 		z.depth = ++t->open;
 		z.serial = t->serial;
 	} else {
@@ -310,6 +324,8 @@ static __attribute__((noinline)) struct tft_zone zone_begin_slow(const struct tf
 	t->busy = 0;
 	if (wake)
 		wake_drain(t, h + 1);
+	if (z.depth)
+		zone_hook(0, z.depth);
 	return z;
 }
 
@@ -339,6 +355,7 @@ TFT_API struct tft_zone tft_rt_zone_begin(const struct tft_site *site)
 	r->tick = fast_tick();
 	r->kind = TFT_RK_ZONE_BEGIN;
 	r->p0 = (uintptr_t)site;
+	t->sites[t->open] = site;
 	z.depth = ++t->open;
 	z.serial = t->serial;
 	h = publish(t, h + 1) ? h + 1 : 0;
@@ -346,6 +363,7 @@ TFT_API struct tft_zone tft_rt_zone_begin(const struct tft_site *site)
 	t->busy = 0;
 	if (tft_unlikely(h))
 		wake_drain(t, h);
+	zone_hook(0, z.depth);
 	return z;
 }
 
@@ -382,6 +400,9 @@ TFT_API void tft_rt_zone_end(struct tft_zone z)
 	struct tft_rt_rec *r;
 	uint64_t h;
 
+	if (tft_unlikely(atomic_load_explicit(&tft_rt_zone_hook, memory_order_relaxed) != NULL) && t &&
+	    !t->busy && z.serial == t->serial && z.depth == t->open)
+		zone_hook(1, z.depth);
 	if (tft_unlikely(!t || t->busy || !have_tsc())) {
 		zone_end_slow(z);
 		return;
@@ -546,4 +567,58 @@ int tft_rt_emit_text(uint32_t kind, uint64_t p0, uint64_t p1, const char *text)
 	if (wake)
 		wake_drain(t, h + nslots);
 	return rc;
+}
+
+/* ---- for the layers above (runtime/source.h) ---------------------------------------- */
+
+const struct tft_site *tft_rt_innermost_site(void)
+{
+	struct tft_rt_thread *t = self;
+	uint32_t open;
+
+	if (!t)
+		return NULL;
+	open = t->open; /* (a handler that interrupts us and returns leaves it as it was) */
+	return open ? t->sites[open - 1] : NULL;
+}
+
+uint64_t tft_rt_now_tick(void)
+{
+	return any_tick();
+}
+
+void tft_rt_emit_values(uint32_t phase, uint32_t depth, const uint64_t *v, uint32_t n)
+{
+	struct tft_rt_thread *t = self;
+	uint64_t h, nslots;
+
+	if (!t || n == 0 || n > TFT_RT_MAX_VALUES || depth > TFT_RT_MAX_DEPTH)
+		return;
+	if (t->busy) { /* a handler interrupted a recording call: no room is ours */
+		atomic_fetch_add_explicit(&t->values_dropped, 1, memory_order_relaxed);
+		return;
+	}
+	nslots = (n + 1) / 2;
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	/* room for the records and for the end of every open zone (they stay reserved) */
+	if (reserve(t, h, (uint64_t)t->open + nslots)) {
+		for (uint64_t i = 0; i < nslots; i++) {
+			struct tft_rt_rec *r = &t->ring[(h + i) & t->mask];
+			r->tick = 0;
+			r->kind = TFT_RK_VALUES;
+			r->aux = TFT_RT_VAL_AUX(i, n, phase & 1u, depth);
+			r->p0 = v[2 * i];
+			r->p1 = 2 * i + 1 < n ? v[2 * i + 1] : 0;
+		}
+		h = publish(t, h + nslots) ? h + nslots : 0;
+	} else {
+		atomic_fetch_add_explicit(&t->values_dropped, 1, memory_order_relaxed);
+		h = 0;
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (h)
+		wake_drain(t, h);
 }

@@ -35,11 +35,23 @@ enum tft_rt_kind {
 	TFT_RK_MEM_ALLOC = 7,  /* p0 = pointer, p1 = bytes */
 	TFT_RK_MEM_FREE = 8,   /* p0 = pointer */
 	TFT_RK_STEP_BEGIN = 9, /* p0 = index, p1 = traced; text follows */
-	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced */
+	TFT_RK_STEP_END = 10,  /* p0 = index, p1 = traced | TFT_RT_STEP_HOLD */
 	TFT_RK_THREAD_NAME = 11,  /* text follows */
 	TFT_RK_PROCESS_NAME = 12, /* text follows */
-	TFT_RK_KIND_MAX = 12,
+	TFT_RK_VALUES = 13,       /* p0, p1 = two values of tft_rt_emit_values; aux: see below */
+	TFT_RK_KIND_MAX = 13,
 };
+
+/* TFT_RK_STEP_END p1: hold the thread's later records for the step's import. */
+#define TFT_RT_STEP_HOLD 2u
+
+/* TFT_RK_VALUES aux: one record per two values, published together. */
+#define TFT_RT_VAL_AUX(i, n, phase, depth) \
+	((uint32_t)(i) << 24 | (uint32_t)(n) << 20 | (uint32_t)(phase) << 16 | (uint32_t)(depth))
+#define TFT_RT_VAL_I(aux) ((aux) >> 24)           /* record index in its group */
+#define TFT_RT_VAL_N(aux) (((aux) >> 20) & 15u)   /* values in the group */
+#define TFT_RT_VAL_PHASE(aux) (((aux) >> 16) & 1u) /* 0: after a zone begin, 1: before its end */
+#define TFT_RT_VAL_DEPTH(aux) ((aux) & 0xffffu)   /* the zone's depth (tft_zone.depth) */
 
 /*
  * One ring slot. A record with text (aux = its length, <= TFT_RT_TEXT_MAX)
@@ -72,8 +84,13 @@ struct tft_rt_thread {
 	uint32_t open;           /* zones begun and recorded, not yet ended */
 	uint32_t serial;         /* this thread's serial, in zone contexts */
 	uint32_t busy;           /* inside a recording call: signal / recursion guard */
+	_Atomic uint64_t values_dropped; /* tft_rt_emit_values groups that found no room (relaxed) */
 	_Atomic uint64_t head;   /* slots published (release; pairs with the drain's acquire) */
 	_Atomic uint64_t dropped; /* events dropped on this thread (relaxed counter) */
+
+	/* call sites of the open zones, [0, open): what a kernel enqueued now belongs to
+	 * (tft_rt_innermost_site; read by the owning thread only) */
+	const struct tft_site *sites[TFT_RT_MAX_DEPTH];
 
 	/* ---- drain: the drain thread only ---- */
 	_Alignas(64) _Atomic uint64_t tail; /* slots consumed (release; pairs with reserve's acquire) */
@@ -107,6 +124,11 @@ extern _Atomic uint32_t tft_rt_nthreads;
 extern _Atomic uint32_t tft_rt_generation;
 /* Key whose destructor marks a thread exited. */
 extern pthread_key_t tft_rt_key;
+/* Hooks of runtime/source.h (NULL = none), loaded relaxed where they are called. */
+typedef void (*tft_rt_zone_hook_fn)(uint32_t phase, uint32_t depth);
+typedef void (*tft_rt_step_hook_fn)(uint32_t phase);
+extern _Atomic(tft_rt_zone_hook_fn) tft_rt_zone_hook;
+extern _Atomic(tft_rt_step_hook_fn) tft_rt_step_hook;
 
 static inline unsigned tft_rt_state_load(void)
 {
@@ -135,9 +157,14 @@ struct tft_rt_settings {
 	uint32_t flush_ms;
 	uint32_t hold_ms;
 	uint32_t exit_timeout_ms;
+	uint32_t import_hold_ms; /* TFT_IMPORT_HOLD_MS: longest hold for an import, 0 = none */
 	size_t ring_bytes;
 	int want_tsc;
 };
+
+/* Names of the values of TFT_RK_VALUES records (tft_rt_counters_describe). */
+extern const char *const *_Atomic tft_rt_value_names;
+extern _Atomic uint32_t tft_rt_value_count;
 
 /* Create the session file and the drain state. NULL + err on failure. */
 struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
@@ -159,6 +186,26 @@ void tft_rt_session_adopt_threads(struct tft_rt_session *s);
 struct tft_writer;
 int tft_rt_session_with_writer(struct tft_rt_session *s,
 			       int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+/*
+ * For an import, while the drain is excluded (inside fn above): the earliest
+ * timestamp the drain holds for OS thread tid and will still append to its
+ * track (zones open, slices waiting for them), INT64_MAX if none; and a track
+ * that the import appended to up to ts (the drain's later events on it never
+ * start before that: moved up, counted in `clamped`).
+ */
+int64_t tft_rt_session_thread_floor(struct tft_rt_session *s, int64_t tid);
+void tft_rt_session_track_appended(struct tft_rt_session *s, uint32_t track, int64_t ts);
+
+/* ---- meta.c: tft_set_meta's values waiting for the drain ---- */
+
+/* Write the values waiting into the session (the drain, before a commit);
+ * they leave the table whatever happens. 0 or the first failure's status. */
+int tft_rt_meta_apply(struct tft_writer *w);
+/* Forget the values waiting (tft_init: a new session starts with none). */
+void tft_rt_meta_clear(void);
+/* Held across fork (after the runtime's own locks). */
+void tft_rt_meta_lock(void);
+void tft_rt_meta_unlock(void);
 
 /* ---- runtime.c: the drain's calls back into control ---- */
 
@@ -181,6 +228,8 @@ void tft_rt_work_begin(void);
 void tft_rt_work_end(void);
 /* Report the flush request `seq` done (and, with final, that the drain ended). */
 void tft_rt_drain_done(uint64_t seq, int final, int rc);
+/* The import of `step` was released (tft_rt_import_release): true once, then forgotten. */
+int tft_rt_import_released(int64_t step);
 
 /*
  * Run fn(ctx, w) on the running session's writer between two drain cycles
@@ -188,6 +237,34 @@ void tft_rt_drain_done(uint64_t seq, int final, int rc);
  * Returns fn's result, TFT_EINVAL when no session runs, TFT_EIO when the
  * session's writer has failed. Never call it from the drain thread or fn.
  */
-int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+TFT_API int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx);
+/* tft_rt_session_thread_floor / _track_appended of the session; only inside such an fn. */
+TFT_API int64_t tft_rt_thread_floor(int64_t tid);
+TFT_API void tft_rt_track_appended(uint32_t track, int64_t ts);
+
+/*
+ * Holding a thread for an import (server/api_live.c; docs/runtime.md
+ * "Holding a thread for an import"). TFT_API, like tft_rt_with_writer: the
+ * Python module's hub reaches the one runtime of the process (the preload
+ * library's under `tftracer record`; python/tftracer/_tftracer.map). A traced step's profiler trace is
+ * imported into the session after the step ends, and the store appends a
+ * track only in time order: so the drain must not append the thread's later
+ * events before the trace is in.
+ *
+ * tft_rt_import_hold(step): `step` is the open step and its trace will be
+ * imported: its end marks the thread that ends it, and the drain consumes
+ * that thread's ring up to the step's end and no further until
+ * tft_rt_import_release(step) or until import_hold_ms passed since the
+ * step's end (then counted in the meta count `import_hold_timeouts`). Other
+ * threads drain as always; the program never waits (its records wait in its
+ * ring; a full ring drops, counted in `dropped`). 0, or TFT_EINVAL (not the
+ * open step, no session, holds off).
+ *
+ * tft_rt_import_release(step): the step's trace is in, or will not come.
+ * Never blocks on the drain (a short lock of its own); a release for a step
+ * whose end the drain has not reached yet is remembered (the last 64).
+ */
+TFT_API int tft_rt_import_hold(int64_t step);
+TFT_API void tft_rt_import_release(int64_t step);
 
 #endif /* TFT_RUNTIME_RT_H */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/source.h"
 
 /* ---- globals shared with emit.c and drain.c (see rt.h) ----------------------------- */
 
@@ -26,6 +27,10 @@ _Atomic uint32_t tft_rt_max_threads;
 _Atomic uint32_t tft_rt_nthreads;
 _Atomic uint32_t tft_rt_generation;
 pthread_key_t tft_rt_key;
+_Atomic(tft_rt_zone_hook_fn) tft_rt_zone_hook;
+_Atomic(tft_rt_step_hook_fn) tft_rt_step_hook;
+const char *const *_Atomic tft_rt_value_names;
+_Atomic uint32_t tft_rt_value_count;
 
 #define DEF_FLUSH_MS 100u
 #define MAX_FLUSH_MS 250u
@@ -35,18 +40,22 @@ pthread_key_t tft_rt_key;
 #define DEF_MAX_THREADS 256u
 #define DEF_EXIT_MS 1000u
 #define DEF_HOLD_MS 1000u
+#define DEF_IMPORT_HOLD_MS 10000u
+#define MAX_IMPORT_HOLD_MS 600000u
+#define RELEASED_MAX 64u
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int once_rc;
 
 /*
- * Lock order: ctl_lock, work_lock, drain_lock, stats_lock (fork_prepare
- * takes all four). The recording path takes none of them.
+ * Lock order: ctl_lock, work_lock, drain_lock, stats_lock, hold_lock, then meta.c's
+ * (fork_prepare takes all six). The recording path takes none of them.
  */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER; /* init, shutdown, fork */
 static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER; /* held by the drain while it works */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER; /* the drain handshake below */
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER; /* the stats block below */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER; /* the releases below */
 static pthread_cond_t drain_cond; /* drain waits: stop / flush request (CLOCK_MONOTONIC) */
 static pthread_cond_t done_cond;  /* shutdown / flush wait: work done (CLOCK_MONOTONIC) */
 
@@ -56,8 +65,12 @@ static struct {
 	pthread_t drain;
 	uint32_t exit_timeout_ms;
 	int atexit_done;
+	int owned; /* the session was started by tft_rt_init_owned (the preload library) */
+	_Atomic int64_t pid; /* the process that started the running session, 0 when none */
 	struct tft_rt_thread *orphans; /* fork child: the parent's rings, unmapped at next init */
 } ctl;
+
+static _Atomic uint32_t sessions_begun; /* tft_rt_sessions_begun */
 
 /* Drain handshake, under drain_lock. */
 static struct {
@@ -84,6 +97,18 @@ static struct {
 static _Atomic int64_t step_next;
 static _Atomic int64_t step_cur = -1;
 static _Atomic int demand_left;
+
+/*
+ * Holds for imports (tft_rt_import_hold): the open step whose end holds its
+ * thread (-1: none), whether the running session holds at all, and the
+ * releases the drain has not met yet (under hold_lock, oldest first).
+ */
+static _Atomic int64_t hold_step = -1;
+static _Atomic int hold_on;
+static struct {
+	int64_t step[RELEASED_MAX];
+	uint32_t n;
+} rel;
 
 /* ---- state word ---------------------------------------------------------------------- */
 
@@ -141,10 +166,14 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&work_lock);
 	pthread_mutex_lock(&drain_lock);
 	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&hold_lock);
+	tft_rt_meta_lock();
 }
 
 static void fork_parent(void)
 {
+	tft_rt_meta_unlock();
+	pthread_mutex_unlock(&hold_lock);
 	pthread_mutex_unlock(&stats_lock);
 	pthread_mutex_unlock(&drain_lock);
 	pthread_mutex_unlock(&work_lock);
@@ -184,22 +213,31 @@ static void fork_child(void)
 	atomic_store_explicit(&tft_rt_nthreads, 0, memory_order_relaxed);
 	atomic_store_explicit(&tft_rt_wake, 0, memory_order_relaxed);
 	ctl.s = NULL;
+	ctl.owned = 0;
+	atomic_store_explicit(&ctl.pid, 0, memory_order_relaxed);
 	memset(&dr, 0, sizeof(dr));
 	atomic_store_explicit(&step_cur, -1, memory_order_relaxed);
 	atomic_store_explicit(&demand_left, 0, memory_order_relaxed);
+	atomic_store_explicit(&hold_step, -1, memory_order_relaxed);
+	atomic_store_explicit(&hold_on, 0, memory_order_relaxed);
+	rel.n = 0;
 	/* The parent's drain thread may have been waiting on these: start afresh. */
 	cond_init(&drain_cond);
 	cond_init(&done_cond);
 	st.state = TFT_RUNTIME_OFF;
+	tft_rt_meta_unlock(); /* (the parent's values waiting are forgotten at the next init) */
+	pthread_mutex_unlock(&hold_lock);
 	pthread_mutex_unlock(&stats_lock);
 	pthread_mutex_unlock(&drain_lock);
 	pthread_mutex_unlock(&work_lock);
 	pthread_mutex_unlock(&ctl_lock);
 }
 
+static int shutdown_session(void);
+
 static void at_exit(void)
 {
-	tft_shutdown();
+	shutdown_session(); /* whoever started it: the process ends */
 }
 
 static void global_init(void)
@@ -279,6 +317,9 @@ void tft_rt_disable(int status, const char *reason)
 	state_update(0, TFT_RT_STEPS | TFT_RT_OPS);
 }
 
+/* The session of the tft_rt_with_writer call running on this thread, or NULL. */
+static _Thread_local struct tft_rt_session *with_s;
+
 int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
 {
 	int rc;
@@ -289,10 +330,74 @@ int tft_rt_with_writer(int (*fn)(void *ctx, struct tft_writer *w), void *ctx)
 		return TFT_EINVAL;
 	}
 	pthread_mutex_lock(&work_lock);
+	with_s = ctl.s;
 	rc = tft_rt_session_with_writer(ctl.s, fn, ctx);
+	with_s = NULL;
 	pthread_mutex_unlock(&work_lock);
 	pthread_mutex_unlock(&ctl_lock);
 	return rc;
+}
+
+/* Inside fn of tft_rt_with_writer (with_s is this thread's): the drain is excluded. */
+int64_t tft_rt_thread_floor(int64_t tid)
+{
+	struct tft_rt_session *s = with_s;
+
+	return s ? tft_rt_session_thread_floor(s, tid) : INT64_MAX;
+}
+
+void tft_rt_track_appended(uint32_t track, int64_t ts)
+{
+	struct tft_rt_session *s = with_s;
+
+	if (s)
+		tft_rt_session_track_appended(s, track, ts);
+}
+
+/* ---- holding a thread for an import (rt.h) ------------------------------------------------ */
+
+int tft_rt_import_hold(int64_t step)
+{
+	if (step < 0 || !atomic_load_explicit(&hold_on, memory_order_relaxed) ||
+	    !(tft_rt_state_load() & TFT_RT_STEPS) ||
+	    atomic_load_explicit(&step_cur, memory_order_relaxed) != step)
+		return TFT_EINVAL;
+	atomic_store_explicit(&hold_step, step, memory_order_relaxed);
+	/* (the step may have ended meanwhile: its end took no hold, the next step's
+	 * index differs, and tft_step_end compares) */
+	return 0;
+}
+
+void tft_rt_import_release(int64_t step)
+{
+	if (step < 0)
+		return;
+	pthread_mutex_lock(&hold_lock);
+	if (rel.n == RELEASED_MAX) { /* never met: the oldest goes */
+		memmove(&rel.step[0], &rel.step[1], sizeof(rel.step[0]) * (RELEASED_MAX - 1));
+		rel.n--;
+	}
+	rel.step[rel.n++] = step;
+	pthread_mutex_unlock(&hold_lock);
+	/* A hint the drain polls every 2 ms: the held thread goes on at once. */
+	atomic_store_explicit(&tft_rt_wake, 1, memory_order_relaxed);
+}
+
+int tft_rt_import_released(int64_t step)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&hold_lock);
+	for (uint32_t i = 0; i < rel.n; i++) {
+		if (rel.step[i] == step) {
+			memmove(&rel.step[i], &rel.step[i + 1], sizeof(rel.step[0]) * (rel.n - i - 1));
+			rel.n--;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&hold_lock);
+	return found;
 }
 
 /* ---- configuration ----------------------------------------------------------------- */
@@ -357,6 +462,7 @@ static int settings_from(const struct tft_config *c, struct tft_rt_settings *s)
 {
 	const char *path = c->session_path;
 	const char *env_clock = getenv("TFT_CLOCK");
+	const char *env_hold = getenv("TFT_IMPORT_HOLD_MS");
 	int mode = c->clock;
 
 	memset(s, 0, sizeof(*s));
@@ -372,6 +478,15 @@ static int settings_from(const struct tft_config *c, struct tft_rt_settings *s)
 	s->hold_ms = c->max_hold_ms ? c->max_hold_ms : DEF_HOLD_MS;
 	s->exit_timeout_ms = c->exit_timeout_ms ? c->exit_timeout_ms : DEF_EXIT_MS;
 	s->ring_bytes = ring_size(c->buffer_bytes);
+	s->import_hold_ms = DEF_IMPORT_HOLD_MS;
+	if (env_hold && *env_hold) {
+		char *end;
+		unsigned long v;
+		errno = 0;
+		v = strtoul(env_hold, &end, 10);
+		if (!errno && !*end && env_hold[0] != '-')
+			s->import_hold_ms = v > MAX_IMPORT_HOLD_MS ? MAX_IMPORT_HOLD_MS : (uint32_t)v;
+	}
 	if (mode == TFT_CLOCK_AUTO && env_clock) {
 		if (strcmp(env_clock, "monotonic") == 0)
 			mode = TFT_CLOCK_MONOTONIC;
@@ -396,7 +511,19 @@ static void free_orphans(void)
 	ctl.orphans = NULL;
 }
 
+static int init_session(const struct tft_config *cfg, int owned);
+
 TFT_API int tft_init(const struct tft_config *cfg)
+{
+	return init_session(cfg, 0);
+}
+
+int tft_rt_init_owned(const struct tft_config *cfg)
+{
+	return init_session(cfg, 1);
+}
+
+static int init_session(const struct tft_config *cfg, int owned)
 {
 	struct tft_config c;
 	struct tft_rt_settings set;
@@ -423,6 +550,19 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	}
 
 	pthread_mutex_lock(&ctl_lock);
+	if (ctl.s && ctl.owned && !owned) {
+		/*
+		 * The preload library (tftracer record) started the session before
+		 * the program did: the program's zones and steps join it, and its
+		 * wish for op-level tracing is applied.
+		 */
+		if (c.enabled)
+			state_update(TFT_RT_TRACING, 0);
+		else
+			state_update(0, TFT_RT_TRACING);
+		pthread_mutex_unlock(&ctl_lock);
+		return 0;
+	}
 	if (ctl.s) {
 		pthread_mutex_unlock(&ctl_lock);
 		return TFT_EINVAL; /* already running: the running session's stats stay */
@@ -435,6 +575,7 @@ TFT_API int tft_init(const struct tft_config *cfg)
 		return TFT_EAGAIN;
 	}
 	free_orphans();
+	tft_rt_meta_clear(); /* tft_set_meta values of an earlier session that missed it */
 
 	tft_error_clear(&err);
 	s = tft_rt_session_create(&set, &err);
@@ -461,6 +602,11 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	atomic_store_explicit(&step_next, 0, memory_order_relaxed);
 	atomic_store_explicit(&step_cur, -1, memory_order_relaxed);
 	atomic_store_explicit(&demand_left, 0, memory_order_relaxed);
+	atomic_store_explicit(&hold_step, -1, memory_order_relaxed);
+	atomic_store_explicit(&hold_on, set.import_hold_ms > 0, memory_order_relaxed);
+	pthread_mutex_lock(&hold_lock);
+	rel.n = 0;
+	pthread_mutex_unlock(&hold_lock);
 	tft_rt_session_adopt_threads(s);
 
 	pthread_mutex_lock(&drain_lock);
@@ -486,6 +632,9 @@ TFT_API int tft_init(const struct tft_config *cfg)
 	}
 	pthread_setname_np(ctl.drain, "tft-drain");
 	ctl.s = s;
+	ctl.owned = owned;
+	atomic_store_explicit(&ctl.pid, (int64_t)getpid(), memory_order_relaxed);
+	atomic_fetch_add_explicit(&sessions_begun, 1, memory_order_relaxed);
 	ctl.exit_timeout_ms = set.exit_timeout_ms;
 	atomic_fetch_add_explicit(&tft_rt_generation, 1, memory_order_relaxed); /* ends refusals */
 	state_update(TFT_RT_STEPS | (c.enabled ? TFT_RT_TRACING : 0),
@@ -497,6 +646,57 @@ TFT_API int tft_init(const struct tft_config *cfg)
 }
 
 TFT_API int tft_shutdown(void)
+{
+	uint32_t wait_ms;
+
+	pthread_mutex_lock(&ctl_lock);
+	if (ctl.s && ctl.owned) {
+		/* The preload library's session outlives the program's use of it: commit only. */
+		wait_ms = ctl.exit_timeout_ms;
+		pthread_mutex_unlock(&ctl_lock);
+		return tft_flush(wait_ms) == TFT_EAGAIN ? TFT_EAGAIN : 0;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return shutdown_session();
+}
+
+int tft_rt_shutdown_owned(void)
+{
+	return shutdown_session();
+}
+
+uint32_t tft_rt_sessions_begun(void)
+{
+	return atomic_load_explicit(&sessions_begun, memory_order_relaxed);
+}
+
+int64_t tft_rt_session_pid(void)
+{
+	/* (read without the lock: a vfork child's exec must not wait on its parent's lock) */
+	return atomic_load_explicit(&ctl.pid, memory_order_relaxed);
+}
+
+bool tft_rt_running(void)
+{
+	return (tft_rt_state_load() & TFT_RT_STEPS) != 0;
+}
+
+void tft_rt_set_hooks(tft_rt_zone_hook_fn zone, tft_rt_step_hook_fn step)
+{
+	atomic_store_explicit(&tft_rt_zone_hook, zone, memory_order_relaxed);
+	atomic_store_explicit(&tft_rt_step_hook, step, memory_order_relaxed);
+}
+
+void tft_rt_counters_describe(const char *const *names, uint32_t n)
+{
+	if (n > TFT_RT_MAX_VALUES)
+		n = TFT_RT_MAX_VALUES;
+	/* Release: the names are visible before their count; pairs with the drain's acquire. */
+	atomic_store_explicit(&tft_rt_value_names, names, memory_order_relaxed);
+	atomic_store_explicit(&tft_rt_value_count, n, memory_order_release);
+}
+
+static int shutdown_session(void)
 {
 	struct timespec dl;
 	int64_t end;
@@ -535,6 +735,8 @@ TFT_API int tft_shutdown(void)
 		pthread_detach(ctl.drain);
 	}
 	ctl.s = NULL;
+	ctl.owned = 0;
+	atomic_store_explicit(&ctl.pid, 0, memory_order_relaxed);
 	pthread_mutex_lock(&stats_lock);
 	if (st.state == TFT_RUNTIME_RUNNING)
 		st.state = TFT_RUNTIME_OFF;
@@ -577,6 +779,15 @@ TFT_API int tft_flush(uint32_t timeout_ms)
 
 /* ---- steps and tracing control ---------------------------------------------------------- */
 
+/* The step hook (runtime/source.h): counters sampled at step boundaries. */
+static void step_hook(uint32_t phase)
+{
+	tft_rt_step_hook_fn fn = atomic_load_explicit(&tft_rt_step_hook, memory_order_relaxed);
+
+	if (fn)
+		fn(phase);
+}
+
 TFT_API void tft_set_tracing(bool on)
 {
 	if (on)
@@ -605,6 +816,7 @@ TFT_API int64_t tft_step_begin(const char *name)
 		return -1;
 	if (atomic_load_explicit(&step_cur, memory_order_relaxed) >= 0)
 		tft_step_end();
+	step_hook(0);
 	idx = atomic_fetch_add_explicit(&step_next, 1, memory_order_relaxed);
 	left = atomic_load_explicit(&demand_left, memory_order_relaxed);
 	while (left > 0 && !atomic_compare_exchange_weak_explicit(&demand_left, &left, left - 1,
@@ -621,10 +833,16 @@ TFT_API int64_t tft_step_begin(const char *name)
 TFT_API int64_t tft_step_end(void)
 {
 	int64_t idx = atomic_exchange_explicit(&step_cur, -1, memory_order_relaxed);
+	int hold;
 
 	if (idx < 0 || !(tft_rt_state_load() & TFT_RT_STEPS))
 		return -1;
-	tft_rt_emit_text(TFT_RK_STEP_END, (uint64_t)idx, (tft_rt_state_load() & TFT_RT_OPS) != 0,
+	step_hook(1);
+	/* Its trace will be imported: the thread's later records wait for it (rt.h). */
+	hold = atomic_load_explicit(&hold_step, memory_order_relaxed) == idx &&
+	       atomic_exchange_explicit(&hold_step, -1, memory_order_relaxed) == idx;
+	tft_rt_emit_text(TFT_RK_STEP_END, (uint64_t)idx,
+			 ((tft_rt_state_load() & TFT_RT_OPS) != 0) | (hold ? TFT_RT_STEP_HOLD : 0u),
 			 NULL);
 	/* The last step of an on-demand window ends the window. */
 	if (atomic_load_explicit(&demand_left, memory_order_relaxed) == 0 &&
@@ -640,6 +858,8 @@ TFT_API int64_t tft_step_abandon(void)
 	if (idx < 0 || !(tft_rt_state_load() & TFT_RT_STEPS))
 		return -1;
 	/* No end record: the drain keeps the begin as an open step, never stored. */
+	if (atomic_load_explicit(&hold_step, memory_order_relaxed) == idx)
+		atomic_store_explicit(&hold_step, -1, memory_order_relaxed);
 	if (atomic_load_explicit(&demand_left, memory_order_relaxed) == 0 &&
 	    (tft_rt_state_load() & TFT_RT_DEMAND))
 		state_update(0, TFT_RT_DEMAND);

@@ -80,6 +80,7 @@ struct tstep {
 	uint64_t events;    /* imported so far */
 	int32_t imports;    /* expected imports not yet done */
 	bool released, failed, done;
+	bool hold;          /* the runtime holds its thread until its imports are done (rt.h) */
 	int source;         /* the last import's (enum tft_live_source) */
 	char name[NAME_MAX_BYTES];
 	char why[WHY_BYTES]; /* the first failure */
@@ -562,6 +563,7 @@ static void tstep_begin(struct tft_live *lv, int64_t index, const char *name, in
 			bool asked)
 {
 	struct tstep *t;
+	int64_t unhold = -1;
 
 	pthread_mutex_lock(&lv->ts_lock);
 	t = &lv->tsteps[lv->ts_next++ % TSTEPS_MAX];
@@ -569,6 +571,8 @@ static void tstep_begin(struct tft_live *lv, int64_t index, const char *name, in
 		/* Followed too long (over TSTEPS_MAX traced steps since): given up on. */
 		t->failed = true;
 		tstep_count(lv, t);
+		if (t->hold)
+			unhold = t->index;
 	}
 	memset(t, 0, sizeof(*t));
 	t->index = index;
@@ -580,21 +584,43 @@ static void tstep_begin(struct tft_live *lv, int64_t index, const char *name, in
 		lv->req.begun++;
 	}
 	pthread_mutex_unlock(&lv->ts_lock);
+	if (unhold >= 0)
+		tft_rt_import_release(unhold);
+}
+
+/*
+ * An expected import of t is done (landed or failed): once none is left, the
+ * runtime lets its thread go on (ts_lock held). Returns the step to release
+ * (after unlocking), or -1.
+ */
+static int64_t tstep_import_done(struct tstep *t)
+{
+	if (t->imports > 0)
+		t->imports--;
+	if (t->imports > 0 || !t->hold)
+		return -1;
+	t->hold = false;
+	return t->index;
 }
 
 /* The open step was abandoned: it never happened. */
 static void tstep_abandon(struct tft_live *lv, int64_t index)
 {
 	struct tstep *t;
+	int64_t unhold = -1;
 
 	pthread_mutex_lock(&lv->ts_lock);
 	t = tstep_find(lv, index);
 	if (t && !t->done) {
 		if (t->request && t->request == lv->req.id && lv->req.begun > 0)
 			lv->req.begun--;
+		if (t->hold)
+			unhold = t->index; /* (no end: nothing was held; the release is forgotten) */
 		t->index = -1;
 	}
 	pthread_mutex_unlock(&lv->ts_lock);
+	if (unhold >= 0)
+		tft_rt_import_release(unhold);
 }
 
 /* The follower: a traced step's runtime events are in the file. */
@@ -630,8 +656,12 @@ void tft_live_step_expect_imports(struct tft_live *lv, int64_t step, int k)
 		return;
 	pthread_mutex_lock(&lv->ts_lock);
 	t = tstep_find(lv, step);
-	if (t && !t->done)
+	if (t && !t->done) {
 		t->imports += k;
+		/* the open step: its thread's later records wait for the trace (rt.h) */
+		if (!t->hold && tft_rt_import_hold(step) == 0)
+			t->hold = true;
+	}
 	pthread_mutex_unlock(&lv->ts_lock);
 }
 
@@ -639,13 +669,14 @@ void tft_live_step_import_failed(struct tft_live *lv, int64_t step, const char *
 {
 	struct trace_note n = { .step = step };
 	struct tstep *t;
+	int64_t unhold = -1;
 
 	if (!lv)
 		return;
 	pthread_mutex_lock(&lv->ts_lock);
 	t = tstep_find(lv, step);
 	if (t && !t->done && t->imports > 0) {
-		t->imports--;
+		unhold = tstep_import_done(t);
 		if (!t->failed) {
 			t->failed = true;
 			copy_why(t->why, why && *why ? why : "the profiler trace did not come");
@@ -653,6 +684,8 @@ void tft_live_step_import_failed(struct tft_live *lv, int64_t step, const char *
 		tstep_settle(lv, t, &n);
 	}
 	pthread_mutex_unlock(&lv->ts_lock);
+	if (unhold >= 0)
+		tft_rt_import_release(unhold);
 	if (n.push)
 		push_note(lv, &n);
 }
@@ -845,6 +878,7 @@ void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im,
 	struct trace_note n = { .step = im->step, .source = im->source, .t0 = t0, .t1 = t1,
 				.events = events, .push = rc == 0, .complete = true };
 	struct tstep *t = NULL;
+	int64_t unhold = -1;
 
 	if (!lv)
 		return;
@@ -861,7 +895,7 @@ void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im,
 		t = tstep_find(lv, im->step);
 	if (t && !t->done && t->imports > 0) {
 		/* one of the imports the step waits for */
-		t->imports--;
+		unhold = tstep_import_done(t);
 		t->events += events;
 		t->source = im->source;
 		if (rc == 0 && events) {
@@ -890,6 +924,8 @@ void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im,
 		n.push = false; /* counted in the status; nobody waits for it */
 	}
 	pthread_mutex_unlock(&lv->ts_lock);
+	if (unhold >= 0)
+		tft_rt_import_release(unhold);
 	if (rc == 0) {
 		pthread_mutex_lock(&lv->srv_lock);
 		bump_locked(lv);

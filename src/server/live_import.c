@@ -9,11 +9,21 @@
  * ops, python functions, annotations) lands on the runtime's own process,
  * each thread's events on the thread track the runtime has for that OS
  * thread (made here when it has none yet; the drain adopts it), so that a
- * traced step's ops sit with the step and the thread's zones. A thread track
- * that already holds events later than the trace's first (zones the runtime
- * recorded meanwhile) cannot take them in order: they go to a track of their
- * own beside it, "<thread> (profiler)". Other processes of the trace (GPUs,
- * TF devices) keep their own.
+ * traced step's ops sit with the step and the thread's zones. The runtime
+ * holds the thread's records after a traced step's end until its trace is in
+ * (rt.h, tft_rt_import_hold; the hub releases it, api_live.c), so the track
+ * is ready for it. A thread track that holds events later than the trace's
+ * first all the same (the hold timed out, the runtime recorded the thread
+ * during the step, an import of a later step came first), or a thread with a
+ * zone still open from before the trace (an outer zone: the drain appends it
+ * later, before the ops in time), cannot take them in order: they go to a
+ * track of their own beside it, "<thread> (profiler)", counted in the meta
+ * count `imports_beside`. Other processes of the trace (GPUs, TF devices)
+ * keep their own.
+ *
+ * TFT_TEST_IMPORT_GATE=<file> (tests only): each import waits until that
+ * file exists before it reads the trace, so that a test can make the program
+ * go on meanwhile (tests/e2e/test_python.py, case live_hold).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +47,8 @@
 #define MAP_PROCS 256   /* imported processes remembered across imports */
 #define MAP_TRACKS 4096 /* imported tracks remembered across imports */
 #define MAX_TRACE_BYTES ((size_t)1 << 30)
+#define MODULE_PREFIX "nn.Module: " /* python/tftracer/_models.py's scopes */
+#define MODULE_PREFIX_LEN (sizeof(MODULE_PREFIX) - 1)
 
 /* api_live.c */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
@@ -152,6 +164,7 @@ struct copy_ctx {
 	struct map_track *cur;   /* the map entry of the track being copied, or NULL */
 	uint32_t cur_track;
 	int64_t cur_last;
+	uint32_t cat_ua, cat_mod; /* live ids: "user_annotation", "python_module" */
 	struct tft_arg *args;    /* owned scratch */
 	size_t cap_args;
 	uint64_t events;
@@ -222,6 +235,15 @@ static int copy_event(void *ctx, const struct tft_event *ev)
 	e.track = c->cur_track;
 	e.name = intern_from(c, ev->name);
 	e.cat = intern_from(c, ev->cat);
+	if (e.cat == c->cat_ua && e.cat != 0) {
+		/* A module's forward (the Python module's scopes, a Kineto trace's
+		 * record_function "nn.Module: <path>"): category python_module, as
+		 * python/tftracer/_torchtrace.py writes it without Kineto. */
+		size_t len = 0;
+		const char *n = tft_session_str(c->s, ev->name, &len);
+		if (n && len > MODULE_PREFIX_LEN && memcmp(n, MODULE_PREFIX, MODULE_PREFIX_LEN) == 0)
+			e.cat = c->cat_mod;
+	}
 	e.depth = 0;
 	e.count = 1;
 	e.flags &= (uint8_t)~TFT_EVF_SUMMARY;
@@ -273,6 +295,10 @@ static int copy_all(void *ctx, struct tft_writer *w)
 		map.rt_process = TFT_NONE;
 	}
 	rt_proc = runtime_process(w);
+	c->cat_ua = tft_writer_intern_cstr(w, "user_annotation");
+	c->cat_mod = tft_writer_intern_cstr(w, "python_module");
+	if (c->cat_ua == UINT32_MAX || c->cat_mod == UINT32_MAX)
+		return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 	for (uint32_t t = 0; t < c->ntracks && !rc; t++) {
 		const struct tft_track *tr = tft_session_track(c->s, t);
 		struct tft_track nt;
@@ -303,13 +329,19 @@ static int copy_all(void *ctx, struct tft_writer *w)
 					return tft_error_set(c->err, TFT_ENOMEM, -1, "cannot add a track");
 			}
 			if (tft_writer_track_appendable(w, own) &&
-			    tft_writer_track_end(w, own) <= tr->min_ts_ns + c->shift) {
+			    tft_writer_track_end(w, own) <= tr->min_ts_ns + c->shift &&
+			    tft_rt_thread_floor(tr->tid) >= tr->max_ts_ns + c->shift) {
 				c->cur_track = own;
 				c->cur_last = INT64_MIN;
 				c->track_map[t] = own;
 				rc = tft_session_scan(c->s, t, INT64_MIN, INT64_MAX, 0, copy_event, c, c->err);
+				/* the drain's next events of the thread start no earlier */
+				if (c->cur_last != INT64_MIN)
+					tft_rt_track_appended(own, c->cur_last);
 				continue;
 			}
+			if (tft_writer_add_count(w, "imports_beside", 1))
+				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 			/* it holds later events: a track beside it */
 			const struct tft_track *ot = tft_writer_track(w, own);
 			size_t len = 0;
@@ -458,6 +490,21 @@ static int ingest_tmp(const struct tft_live_import *im, const char *tmp, struct 
 	return tft_writer_close(w, err);
 }
 
+/*
+ * TFT_TEST_IMPORT_GATE (tests only, see the top of this file): wait until
+ * that file exists, 120 s at most.
+ */
+static void test_gate(void)
+{
+	const char *path = getenv("TFT_TEST_IMPORT_GATE");
+	struct timespec ts = { 0, 5000000 };
+
+	if (!path || !*path)
+		return;
+	for (int i = 0; i < 24000 && access(path, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+}
+
 /* Where the temporary session goes: next to the live file (same disk), else /tmp. */
 static void tmp_path(char *buf, size_t size, uint64_t seq)
 {
@@ -483,6 +530,7 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 		*events = 0;
 	if (!im || (!im->path && !im->data) || im->source == TFT_LIVE_SRC_RUNTIME)
 		return tft_error_set(err, TFT_EINVAL, -1, "nothing to import");
+	test_gate();
 	memset(&c, 0, sizeof(c));
 	c.err = err;
 	pthread_mutex_lock(&map_lock);

@@ -20,6 +20,7 @@ static const struct route routes[] = {
 	{ "/api/search", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_search },
 	{ "/api/stats", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_stats },
 	{ "/api/prof", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_prof },
+	{ "/api/advise", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_advise },
 	{ "/api/steps", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_steps },
 	{ "/api/refresh", TFT_HTTP_POST, tft_api_refresh },
 	{ "/download/session", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_download_session },

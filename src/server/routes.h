@@ -171,6 +171,7 @@ int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
 int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
 int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
 int tft_api_prof(struct tft_http_req *r);     /* GET /api/prof (tftracer prof's views) */
+int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
 int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
 int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
 /* Live endpoints (api_live.c, docs/http-api.md "Live"). */

@@ -57,6 +57,8 @@ size_t tft_cstats_acc_bytes(const struct tft_cstats_acc *a)
 	       (size_t)a->cap_v * sizeof(*a->v) + (size_t)a->cap_depth * sizeof(*a->depth_sum);
 }
 
+/* ---- (name, category) -> entry: open addressing over the pairs themselves -------------- */
+
 static inline uint32_t hash2(uint32_t name, uint32_t cat)
 {
 	uint64_t h = ((uint64_t)name << 32 | cat) * UINT64_C(0x9E3779B97F4A7C15);
@@ -64,53 +66,63 @@ static inline uint32_t hash2(uint32_t name, uint32_t cat)
 	return (uint32_t)(h >> 32);
 }
 
-static int rehash(struct tft_cstats_acc *a)
+/*
+ * The entry of (name, cat) among n entries: *idx its index; a new pair gets
+ * index n (the caller appends its entry). 1 found, 0 new, -1 out of memory.
+ */
+static int pair_index(struct tft_cstats_pair **slot, uint32_t *cap, uint32_t n, uint32_t name, uint32_t cat,
+		      uint32_t *idx)
 {
-	uint32_t ncap = a->cap_slot ? a->cap_slot * 2 : 64;
-	uint32_t *ns = calloc(ncap, sizeof(*ns));
+	uint32_t h;
 
-	if (!ns)
-		return -1;
-	for (uint32_t i = 0; i < a->ne; i++) {
-		uint32_t h = hash2(a->e[i].name, a->e[i].cat) & (ncap - 1);
-		while (ns[h])
-			h = (h + 1) & (ncap - 1);
-		ns[h] = i + 1;
+	if (n * 2 >= *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 64;
+		struct tft_cstats_pair *ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return -1;
+		for (uint32_t i = 0; i < *cap; i++) {
+			if (!(*slot)[i].idx1)
+				continue;
+			h = hash2((*slot)[i].name, (*slot)[i].cat) & (ncap - 1);
+			while (ns[h].idx1)
+				h = (h + 1) & (ncap - 1);
+			ns[h] = (*slot)[i];
+		}
+		free(*slot);
+		*slot = ns;
+		*cap = ncap;
 	}
-	free(a->slot);
-	a->slot = ns;
-	a->cap_slot = ncap;
-	return 0;
+	for (h = hash2(name, cat) & (*cap - 1);; h = (h + 1) & (*cap - 1)) {
+		struct tft_cstats_pair *p = &(*slot)[h];
+		if (!p->idx1) {
+			*p = (struct tft_cstats_pair){ name, cat, n + 1 };
+			*idx = n;
+			return 0;
+		}
+		if (p->name == name && p->cat == cat) {
+			*idx = p->idx1 - 1;
+			return 1;
+		}
+	}
 }
 
 int64_t tft_cstats_acc_slice(struct tft_cstats_acc *a, const struct tft_event *ev, uint32_t depth,
 			     int64_t clipped, int64_t self)
 {
 	struct tft_cstats_acc_entry *e;
-	uint32_t h, i;
+	uint32_t i;
+	int r = pair_index(&a->slot, &a->cap_slot, a->ne, ev->name, ev->cat, &i);
 
-	if (a->ne * 2 >= a->cap_slot && rehash(a))
+	if (r < 0)
 		return -1;
-	h = hash2(ev->name, ev->cat) & (a->cap_slot - 1);
-	for (;;) {
-		i = a->slot[h];
-		if (!i)
-			break;
-		e = &a->e[i - 1];
-		if (e->name == ev->name && e->cat == ev->cat)
-			break;
-		h = (h + 1) & (a->cap_slot - 1);
-	}
-	if (!i) {
+	if (r == 0) {
 		if (tft_grow((void **)&a->e, &a->cap_e, a->ne + 1, sizeof(*a->e)))
 			return -1;
-		e = &a->e[a->ne];
+		e = &a->e[a->ne++];
 		memset(e, 0, sizeof(*e));
 		e->name = ev->name;
 		e->cat = ev->cat;
 		e->min = INT64_MAX;
-		a->slot[h] = ++a->ne;
-		i = a->ne;
 	}
 	if (tft_unlikely(a->nv == a->cap_v) &&
 	    tft_grow((void **)&a->v, &a->cap_v, a->nv + 1, sizeof(*a->v)))
@@ -121,7 +133,7 @@ int64_t tft_cstats_acc_slice(struct tft_cstats_acc *a, const struct tft_event *e
 		memset(a->depth_sum + a->ndepth, 0, (size_t)(depth + 1 - a->ndepth) * sizeof(*a->depth_sum));
 		a->ndepth = depth + 1;
 	}
-	e = &a->e[i - 1];
+	e = &a->e[i];
 	e->count++;
 	e->total += ev->dur_ns;
 	if (ev->dur_ns < e->min)
@@ -130,11 +142,11 @@ int64_t tft_cstats_acc_slice(struct tft_cstats_acc *a, const struct tft_event *e
 		e->max = ev->dur_ns;
 	if (self >= 0)
 		e->self += self;
-	a->v[a->nv].entry = i - 1;
+	a->v[a->nv].entry = i;
 	a->v[a->nv].dur = ev->dur_ns;
 	a->nv++;
 	a->depth_sum[depth] += clipped;
-	return (int64_t)(i - 1);
+	return (int64_t)i;
 }
 
 /* ---- encoding --------------------------------------------------------------------- */
@@ -181,6 +193,32 @@ static int cmp_i64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* An entry's fixed fields, then whether its durations follow one by one. */
+static void put_entry_head(struct obuf *b, uint32_t name, uint32_t cat, uint64_t count, int64_t total,
+			   int64_t self, int64_t min, int64_t max, int raw)
+{
+	put_uv(b, name);
+	put_uv(b, cat);
+	put_uv(b, count);
+	put_uv(b, (uint64_t)total);
+	put_sv(b, self);
+	put_uv(b, (uint64_t)min);
+	put_uv(b, (uint64_t)max - (uint64_t)min);
+	put_uv(b, raw != 0);
+}
+
+/* Durations d[0..n) one by one: sorted, each as the delta from the previous (the first from min). */
+static void put_raw(struct obuf *b, int64_t *d, uint32_t n, int64_t min)
+{
+	int64_t prev = min;
+
+	qsort(d, n, sizeof(d[0]), cmp_i64);
+	for (uint32_t j = 0; j < n; j++) {
+		put_uv(b, (uint64_t)d[j] - (uint64_t)prev);
+		prev = d[j];
+	}
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -221,23 +259,13 @@ int tft_cstats_acc_encode(const struct tft_cstats_acc *a, uint8_t **out, size_t 
 		const struct tft_cstats_acc_entry *e = &a->e[i];
 		uint32_t *k = key + start[i], n = start[i + 1] - start[i];
 
-		put_uv(&b, e->name);
-		put_uv(&b, e->cat);
-		put_uv(&b, e->count);
-		put_uv(&b, (uint64_t)e->total);
-		put_sv(&b, e->self);
-		put_uv(&b, (uint64_t)e->min);
-		put_uv(&b, (uint64_t)e->max - (uint64_t)e->min);
-		put_uv(&b, e->count <= TFT_CSTATS_RAW_MAX);
+		put_entry_head(&b, e->name, e->cat, e->count, e->total, e->self, e->min, e->max,
+			       e->count <= TFT_CSTATS_RAW_MAX);
 		if (e->count <= TFT_CSTATS_RAW_MAX) {
-			int64_t d[TFT_CSTATS_RAW_MAX], prev = e->min;
+			int64_t d[TFT_CSTATS_RAW_MAX];
 			for (uint32_t j = 0; j < n; j++)
 				d[j] = a->v[k[j]].dur;
-			qsort(d, n, sizeof(d[0]), cmp_i64);
-			for (uint32_t j = 0; j < n; j++) {
-				put_uv(&b, (uint64_t)d[j] - (uint64_t)prev);
-				prev = d[j];
-			}
+			put_raw(&b, d, n, e->min);
 		} else {
 			uint32_t nb = 0, prev = 0;
 			qsort(k, n, sizeof(*k), cmp_u32);
@@ -287,7 +315,7 @@ struct tft_cstats_sum {
 	uint64_t nevents;
 	struct sum_entry *e;
 	uint32_t ne, cap_e;
-	uint32_t *slot; /* (name, cat) -> entry + 1 */
+	struct tft_cstats_pair *slot; /* (name, cat) -> entry */
 	uint32_t cap_slot;
 	size_t hist_bytes;
 };
@@ -321,45 +349,23 @@ size_t tft_cstats_sum_bytes(const struct tft_cstats_sum *s)
 	return (size_t)s->cap_e * sizeof(*s->e) + (size_t)s->cap_slot * sizeof(*s->slot) + s->hist_bytes;
 }
 
-static int sum_rehash(struct tft_cstats_sum *s)
-{
-	uint32_t ncap = s->cap_slot ? s->cap_slot * 2 : 64;
-	uint32_t *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return -1;
-	for (uint32_t i = 0; i < s->ne; i++) {
-		uint32_t h = hash2(s->e[i].name, s->e[i].cat) & (ncap - 1);
-		while (ns[h])
-			h = (h + 1) & (ncap - 1);
-		ns[h] = i + 1;
-	}
-	free(s->slot);
-	s->slot = ns;
-	s->cap_slot = ncap;
-	return 0;
-}
-
 static struct sum_entry *sum_entry(struct tft_cstats_sum *s, uint32_t name, uint32_t cat)
 {
-	uint32_t h, i;
+	uint32_t i;
+	int r = pair_index(&s->slot, &s->cap_slot, s->ne, name, cat, &i);
 
-	if (s->ne * 2 >= s->cap_slot && sum_rehash(s))
+	if (r < 0)
 		return NULL;
-	h = hash2(name, cat) & (s->cap_slot - 1);
-	while ((i = s->slot[h]) != 0) {
-		if (s->e[i - 1].name == name && s->e[i - 1].cat == cat)
-			return &s->e[i - 1];
-		h = (h + 1) & (s->cap_slot - 1);
+	if (r == 0) {
+		if (tft_grow((void **)&s->e, &s->cap_e, s->ne + 1, sizeof(*s->e)))
+			return NULL;
+		memset(&s->e[s->ne], 0, sizeof(s->e[0]));
+		s->e[s->ne].name = name;
+		s->e[s->ne].cat = cat;
+		s->e[s->ne].min = INT64_MAX;
+		s->ne++;
 	}
-	if (tft_grow((void **)&s->e, &s->cap_e, s->ne + 1, sizeof(*s->e)))
-		return NULL;
-	memset(&s->e[s->ne], 0, sizeof(s->e[0]));
-	s->e[s->ne].name = name;
-	s->e[s->ne].cat = cat;
-	s->e[s->ne].min = INT64_MAX;
-	s->slot[h] = ++s->ne;
-	return &s->e[s->ne - 1];
+	return &s->e[i];
 }
 
 /* Count one duration in a bucketed entry's window (grown to hold its bucket). */
@@ -458,21 +464,10 @@ int tft_cstats_sum_encode(const struct tft_cstats_sum *s, uint8_t **out, size_t 
 	put_uv(&b, s->ne);
 	for (uint32_t i = 0; i < s->ne && !b.oom; i++) {
 		const struct sum_entry *e = &s->e[i];
-		put_uv(&b, e->name);
-		put_uv(&b, e->cat);
-		put_uv(&b, e->count);
-		put_uv(&b, (uint64_t)e->total);
-		put_sv(&b, e->self);
-		put_uv(&b, (uint64_t)e->min);
-		put_uv(&b, (uint64_t)e->max - (uint64_t)e->min);
-		put_uv(&b, e->count <= TFT_CSTATS_SUM_RAW_MAX);
+		put_entry_head(&b, e->name, e->cat, e->count, e->total, e->self, e->min, e->max,
+			       e->count <= TFT_CSTATS_SUM_RAW_MAX);
 		if (e->count <= TFT_CSTATS_SUM_RAW_MAX) {
-			int64_t prev = e->min;
-			qsort(e->raw, (size_t)e->count, sizeof(e->raw[0]), cmp_i64);
-			for (uint32_t j = 0; j < e->count; j++) {
-				put_uv(&b, (uint64_t)e->raw[j] - (uint64_t)prev);
-				prev = e->raw[j];
-			}
+			put_raw(&b, e->raw, (uint32_t)e->count, e->min);
 		} else {
 			uint32_t nb = 0, prev = 0;
 			for (uint32_t k = 0; k < e->hn; k++)

@@ -3,6 +3,7 @@
 # Browser tests of the web UI: imports a real trace from shared/data, starts
 # `tftracer serve` on a free port, runs ui.test.mjs in headless Chromium (TAP on
 # stdout, screenshots and metrics in build/test-artifacts/), stops the server.
+# Then advisor.test.mjs (the Advisor page, the Overview's advice) on the same session and export.
 # Also: a static HTML export (`tftracer export -f html`, of a TF XSpace session with
 # communication tracks) opened from file://, and the live Runs page against
 # tests/browser/live-job.py under tftracer.TracingServer ($O/python must have the module;
@@ -107,6 +108,10 @@ extra+=(--python-path "$pydir" --python "$PYTHON")
 serve "$tmp/ui.tft"
 echo "# serving $url" >&2
 node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui --tft "$TFT" --data "$data" "${extra[@]}" || rc=1
+# the Advisor page and the Overview's advice, on the same session and the same static export
+adv_extra=()
+[ -f "$tmp/static.html" ] && adv_extra+=(--static "$tmp/static.html")
+node "$here/advisor.test.mjs" "$url" --artifacts "$art" "${adv_extra[@]}" || rc=1
 stop
 
 if [ -n "${TFT_UI_BIG:-}" ]; then

@@ -692,8 +692,6 @@ const recordTexts = (pg) => pg.evaluate(() => {
 		};
 	}
 });
-/* Two animation frames (a redraw asked for has happened). */
-const frames2 = (pg) => pg.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 /* "+4.78 ms – +6.01 ms" -> [{v: 4.78, u: 'ms'}, ...] */
 const timesIn = (text) => [...text.matchAll(/(\d+(?:[.,]\d+)*)\s*(ns|µs|ms|s)\b/g)].map((m) => ({ v: +m[1].replace(/,/g, ''), u: m[2] }));
 /* A step of 5d that leaves the page on the Timeline even when it fails (6 needs it). */
@@ -1749,7 +1747,7 @@ if (perfOnly) {
 			const text = await p.locator('.dr-sel').innerText();
 			const stepRow = /Step\s+(\S+)/.exec(text);
 			assert(stepRow && /^\d+$/.test(stepRow[1]), `details of "${sl.name}": step ${stepRow ? stepRow[1] : 'missing'}`);
-			assert(/user_annotation|cpu_op/.test(text), `details of "${sl.name}" show no profiler category: ${text.slice(0, 300)}`);
+			assert(/user_annotation|cpu_op|python_module/.test(text), `details of "${sl.name}" show no profiler category: ${text.slice(0, 300)}`);
 			note(`live (PyTorch): "${sl.name}" is in step ${stepRow[1]}`);
 			return true;
 		});

@@ -127,6 +127,56 @@ def case_torch(tmp):
     check("torch", p)
 
 
+HOLD = r"""
+import json, os, sys, torch
+from tftracer import _tftracer as _c
+torch.manual_seed(0)
+m = torch.nn.Linear(16, 4); opt = torch.optim.SGD(m.parameters(), lr=0.1); x = torch.randn(8, 16)
+seen = None
+for it in range(8):
+    m(x).sum().backward(); opt.step(); opt.zero_grad()
+    if it == 5:  # steps 0 (traced) to 4 have ended; step 0's trace waits at the gate
+        _c.flush(5000)
+        seen = _c.summary(_c.runtime_path())["steps"]
+        open(sys.argv[2], "w").close()  # the gate opens
+with open(sys.argv[1], "w") as f:
+    json.dump({"seen": seen}, f)
+"""
+
+
+def case_hold(tmp):
+    """Under record the hub holds the runtime of the preload library: while a traced
+    step's trace waits to be imported (TFT_TEST_IMPORT_GATE, test-only), the steps after
+    it stay out of the file; then everything is in, the ops on the main thread's track
+    inside their step (docs/runtime.md "Holding a thread for an import")."""
+    script = os.path.join(tmp, "hold.py")
+    with open(script, "w") as f:
+        f.write(HOLD)
+    out, gate, sess = (os.path.join(tmp, n) for n in ("out.json", "gate", "hold.tft"))
+    env = dict(os.environ, TFT_TEST_IMPORT_GATE=gate)
+    r = subprocess.run([CLI, "record", "-q", "-o", sess, "--port", "0", "--trace-next", "1", "--",
+                        PYTHON, script, out, gate], capture_output=True, text=True, timeout=240,
+                       cwd=tmp, env=env)
+    p = []
+    if r.returncode != 0 or not os.path.exists(out):
+        p.append("exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
+        return check("hold", p)
+    seen = json.load(open(out))["seen"]
+    if seen != 1:
+        p.append("%r steps in the file while step 0's trace waited, want 1 (the rest held)" % seen)
+    j = info(sess)
+    steps = j.get("step_list", [])
+    threads = [t for t in j.get("track_list", []) if t["kind"] == "thread"]
+    if j["steps"] != 7 or [s.get("index", i) for i, s in enumerate(steps) if s.get("traced")] != [0]:
+        p.append("steps %d, traced %r" % (j["steps"], [s.get("traced") for s in steps]))
+    if len(threads) != 1 or threads[0]["slices"] != j["slices"] or not j["slices"]:
+        p.append("thread tracks %r, %d slices" % ([(t["name"], t["tid"], t["slices"]) for t in threads], j["slices"]))
+    elif steps and not (steps[0]["start_ns"] - 1000000 <= j["start_ns"] and
+                        j["end_ns"] <= steps[0]["start_ns"] + steps[0]["dur_ns"] + 1000000):
+        p.append("ops at %d..%d outside step 0 %d..+%d" % (j["start_ns"], j["end_ns"], steps[0]["start_ns"], steps[0]["dur_ns"]))
+    check("hold", p)
+
+
 LIVE_END = r'''
 import os, sys, time
 import torch
@@ -267,11 +317,13 @@ def case_sitecustomize(tmp):
                         "os.environ.get('TFT_RECORD', '-'))", out],
                        capture_output=True, text=True, cwd=tmp, env=env, timeout=60)
     got = open(out).read() if os.path.exists(out) else None
-    # (no torch: the tracer waits for torch.optim, which never comes; no session file)
+    # (no torch: the tracer waits for torch.optim, which never comes; the session is the one
+    # record writes of a run in which nothing recorded: tftracer-record)
     if r.returncode != 0 or got != "x 1":
         p.append("exit %d, program saw %r (want 'x 1'): %s" % (r.returncode, got, r.stderr.strip()[-300:]))
-    if any(n.endswith(".tft") for n in os.listdir(tmp)):
-        p.append("a session file without PyTorch: %r" % os.listdir(tmp))
+    sessions = [n for n in os.listdir(tmp) if n.endswith(".tft")]
+    if len(sessions) != 1 or info(os.path.join(tmp, sessions[0]))["format"] != "tftracer-record":
+        p.append("without PyTorch: sessions %r, want the run's own" % sessions)
     # a record inside a record: the inner one traces, the hooks do not chain into each other
     r = subprocess.run([CLI, "record", "-q", "--port", "0", "--", CLI, "record", "-q", "--port", "0",
                         "-o", os.path.join(tmp, "inner.tft"), "--", PYTHON, os.path.join(tmp, "t.py"), "4"],
@@ -516,7 +568,7 @@ def main():
                                    ("usage", case_usage, False), ("sitecustomize", case_sitecustomize, True),
                                    ("steps", case_steps, True), ("environment", case_environment, True),
                                    ("signals", case_signals, False), ("native", case_native, False),
-                                   ("live-end", case_live_end, True)):
+                                   ("live-end", case_live_end, True), ("hold", case_hold, True)):
         if torch_needed and not has_torch:
             emit("SKIP", name, "torch not importable")
             continue
