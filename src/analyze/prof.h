@@ -248,6 +248,7 @@ struct tft_prof_exec {
 	uint32_t track;    /* session track id */
 	int64_t ts_ns, dur_ns;
 	uint32_t name;     /* session string id of the slice's name */
+	uint32_t depth;    /* its depth on the track (a slice id: track, ts, depth) */
 	bool accelerator;  /* a kernel / device execution */
 };
 typedef int (*tft_prof_exec_fn)(void *ctx, const struct tft_prof_exec *e);

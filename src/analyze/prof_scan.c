@@ -456,7 +456,7 @@ static void init_rec(struct worker *w, uint32_t r, const struct argv *a, uint32_
 	}
 }
 
-static void emit(struct worker *w, uint32_t rec, int64_t ts, int64_t dur, uint32_t name, bool accel);
+static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel);
 
 /* The cell of an op at push: its record in context ctx and code node code. */
 static uint32_t op_cell(struct worker *w, const struct tft_event *ev, const struct argv *a, uint32_t ctx,
@@ -967,7 +967,7 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 	}
 	count_op(w, fr->cell, ev, &a, fr->counted);
 	if (fr->counted)
-		emit(w, fr->rec, ev->ts_ns, ev->dur_ns, ev->name, false);
+		emit(w, fr->rec, ev, false);
 }
 
 /* ---- lane tracks (TF executors) --------------------------------------------------------------- */
@@ -1002,7 +1002,7 @@ static void lane_slice(struct worker *w, const struct tft_event *ev)
 	count_op(w, cell, ev, &a, counted);
 	if (counted) {
 		w->tab.cells[cell].a.cpu_ns += end - ev->ts_ns;
-		emit(w, rec, ev->ts_ns, ev->dur_ns, ev->name, false);
+		emit(w, rec, ev, false);
 	}
 	if (tft_grow((void **)&w->act, &w->capact, w->nact + 1, sizeof(*w->act))) {
 		oom(w);
@@ -1099,7 +1099,7 @@ static void kernel_slice(struct worker *w, const struct tft_event *ev)
 			w->tab.kcells[kc].device = w->track_dev;
 	}
 	if (rec != PROF_NONE)
-		emit(w, rec, ev->ts_ns, ev->dur_ns, ev->name, true);
+		emit(w, rec, ev, true);
 }
 
 /* ---- the second pass: executions of wanted records ------------------------------------------- */
@@ -1157,7 +1157,7 @@ static uint32_t global_rec(struct worker *w, uint32_t r)
 	return gr;
 }
 
-static void emit(struct worker *w, uint32_t rec, int64_t ts, int64_t dur, uint32_t name, bool accel)
+static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel)
 {
 	struct tft_prof_exec e;
 	uint32_t g;
@@ -1167,8 +1167,8 @@ static void emit(struct worker *w, uint32_t rec, int64_t ts, int64_t dur, uint32
 	g = global_rec(w, rec);
 	if (g == PROF_NONE || !w->want[g])
 		return;
-	e = (struct tft_prof_exec){ .record = g, .track = w->track, .ts_ns = ts, .dur_ns = dur, .name = name,
-				    .accelerator = accel };
+	e = (struct tft_prof_exec){ .record = g, .track = w->track, .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns,
+				    .name = ev->name, .depth = ev->depth, .accelerator = accel };
 	w->rc = w->fn(w->fn_ctx, &e);
 }
 

@@ -464,6 +464,8 @@ static void json_node(struct tft_json_writer *w, const struct tft_prof_result *r
 	const struct tft_prof_opts *o = r->opts;
 
 	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "id");
+	tft_json_write_uint(w, id);
 	tft_json_write_key(w, "name");
 	tft_json_write_cstr(w, n->name);
 	tft_json_write_key(w, "accounted");

@@ -24,7 +24,7 @@ int tft_export_prof_text(const struct tft_prof_result *r, FILE *fp);
 
 /*
  * The JSON document: {"view": V, "step": S, "steps": N, "select": [...],
- * "root": NODE}, NODE = {"name", "accounted", "self": {metric: v},
+ * "root": NODE}, NODE = {"id" (its index in the view: /api/prof?node=), "name", "accounted", "self": {metric: v},
  * "total": {metric: v}, ["shape", "devices", "op_types", "input_shapes",]
  * "children": [NODE ...]} with the selected metrics' names as keys. Written
  * as one value into w (its errors are sticky: tft_json_write_finish).

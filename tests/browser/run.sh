@@ -3,7 +3,8 @@
 # Browser tests of the web UI: imports a real trace from shared/data, starts
 # `tftracer serve` on a free port, runs ui.test.mjs in headless Chromium (TAP on
 # stdout, screenshots and metrics in build/test-artifacts/), stops the server.
-# Then advisor.test.mjs (the Advisor page, the Overview's advice) on the same session and export.
+# Then advisor.test.mjs (the Advisor page, the Overview's advice) and analysis.test.mjs (the Analysis
+# page, tftracer prof's views) on the same session and export.
 # Also: a static HTML export (`tftracer export -f html`, of a TF XSpace session with
 # communication tracks) opened from file://, and the live Runs page against
 # tests/browser/live-job.py under tftracer.TracingServer ($O/python must have the module;
@@ -112,6 +113,15 @@ node "$here/ui.test.mjs" "$url" --artifacts "$art" --tag ui --tft "$TFT" --data 
 adv_extra=()
 [ -f "$tmp/static.html" ] && adv_extra+=(--static "$tmp/static.html")
 node "$here/advisor.test.mjs" "$url" --artifacts "$art" "${adv_extra[@]}" || rc=1
+# the Analysis page (tftracer prof's views) against `tftracer prof --json` on the same sessions
+# (its static export: of this session, whose ops have a scope tree; the XSpace one's ops have none)
+an_extra=()
+if "$TFT" export "$tmp/ui.tft" -f html -o "$tmp/ui.html" --quiet >&2; then
+	an_extra+=(--static "$tmp/ui.html" --static-session "$tmp/ui.tft")
+else
+	fail "analysis static export" "tftracer export -f html of $trace failed"
+fi
+node "$here/analysis.test.mjs" "$url" --artifacts "$art" --tft "$TFT" --session "$tmp/ui.tft" "${an_extra[@]}" || rc=1
 stop
 
 if [ -n "${TFT_UI_BIG:-}" ]; then
