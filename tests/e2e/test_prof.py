@@ -758,7 +758,8 @@ def check_bad_input(tmp):
 
 
 def check_http(tmp):
-    """GET /api/prof?view=...&<options>: the --json document; a bad value: 400."""
+    """GET /api/prof?view=...&<options>: the --json document; node=ID: that node's executions as slice ids
+    (each found by /api/slice); slice=: its node, FLOPs and rate; roofline=1: the CLI's; a bad value: 400."""
     probs = []
     sess, _ = tf_session(tmp)
     want = prof_json(sess, "op", "-select", "float_ops,micros", "-step", "1", "-order_by", "float_ops")
@@ -771,8 +772,32 @@ def check_http(tmp):
                        "&max_depth=3")
         if got["root"]["total"]["params"] != sum(PARAMS.values()):
             probs.append("/api/prof scope params %r" % got["root"]["total"])
+        # node=ID: the executions of the MatMul type in step 1 (mm twice, mmT, gpu_mm and its kernel, counted
+        # once: stream:all is derived), each a slice /api/slice finds; slice=: that slice's node and rate
+        ops = get_json(srv.base, "/api/prof?view=op&select=float_ops,micros&step=1")
+        mmt = [c for c in ops["root"]["children"] if c["name"] == "MatMul"][0]
+        ex = get_json(srv.base, "/api/prof?view=op&select=float_ops,micros&step=1&node=%d" % mmt["id"])
+        names = []
+        for sid in ex["slice_ids"]:
+            t, ts, d = sid.split(".")
+            names.append(get_json(srv.base, "/api/slice?track=%s&ts=%s&depth=%s" % (t, ts, d))["name"])
+        if ex["executions"] != 5 or len(ex["slice_ids"]) != 5 or sorted(names) != ["gpu_mm", "gpu_mm:MatMul", "mm", "mm", "mmT"] \
+                or ex["track"] is not None:
+            probs.append("/api/prof node=MatMul: %r, slices named %r" % (ex, names))
+        else:
+            sid = ex["slice_ids"][names.index("mm")]
+            sl = get_json(srv.base, "/api/prof?slice=" + sid)
+            _, dur, _, _ = tf_step(1)
+            want_sl = {"found": True, "record": "mm", "op": "MatMul", "accelerator": False, "float_ops": FLOPS["mm"]}
+            if any(sl.get(k) != v for k, v in want_sl.items()) or \
+                    not close(sl["flops_per_s"], FLOPS["mm"] / (dur["mm"] * 1e-6)):
+                probs.append("/api/prof slice=%s: %r" % (sid, sl))
+        rl = get_json(srv.base, "/api/prof?roofline=1&step=1")
+        cli_rl = H.cli_json(H.tft_bin(), ["prof", sess, "--roofline", "--json", "-step", "1"])
+        if rl != cli_rl:
+            probs.append("/api/prof?roofline=1 %r != the CLI's %r" % (rl, cli_rl))
         for q in ("view=flame", "select=speed", "max_depth=x", "show_name_regexes=a(b", "output=file:outfile=x",
-                  "step=9"):
+                  "step=9", "node=999", "node=x", "slice=1.2"):
             st, _, body = req(srv.base, "/api/prof?" + q)
             if st not in (400, 404) or b"error" not in body:
                 probs.append("/api/prof?%s: status %r %r" % (q, st, body[:200]))
