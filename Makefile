@@ -68,6 +68,11 @@ $(O)/bench/bench_viewport: bench/bench_viewport.c $(O)/libtftracer.a
 
 server-tools: $(O)/bench/bench_viewport
 .PHONY: server-tools
+
+# tftracer prof on a generated 10M-event Kineto-shaped session (BENCHMARKS.md)
+$(O)/bench/bench_prof: bench/bench_prof.c $(O)/libtftracer.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(O)/libtftracer.a $(LDFLAGS) $(LDLIBS)
 # ---- end server --------------------------------------------------------------
 
 # ---- runtime -----------------------------------------------------------------
