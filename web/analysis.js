@@ -19,6 +19,7 @@ const ORDERS = ['name', 'depth', ...METRICS];
 const REGEXES = ['show_name_regexes', 'hide_name_regexes', 'start_name_regexes', 'trim_name_regexes', 'account_type_regexes'];
 const TIME = new Set(['micros', 'accelerator_micros', 'cpu_micros']);
 const BYTES = new Set(['bytes', 'peak_bytes', 'residual_bytes', 'output_bytes']);
+const AUTO_MAX = 2000000; // slices: a slice's profile line is looked up without asking up to this size
 
 /* tfprof's number formats, as the CLI writes them (export_prof.c). */
 export function fmtMetric(m, v) {
@@ -269,15 +270,23 @@ export class Analysis {
  * (its scope path), parameters, FLOPs of one execution and the achieved FLOP/s
  * (GET /api/prof?slice=). Nothing in a static export or when the slice is none.
  */
-export async function loadSliceProf(el, sel, isCurrent) {
+export async function loadSliceProf(el, sel, isCurrent, slices = 0) {
 	if (!el || isStatic()) return;
+	// (each answer scans the session twice: above AUTO_MAX slices only when asked for)
+	if (slices > AUTO_MAX && !el.dataset.asked) {
+		el.innerHTML = '<h4>Profile <span class="muted">(tftracer prof)</span></h4><button type="button" class="dr-prof-load">Find its graph node, FLOPs and FLOP/s</button>';
+		el.querySelector('button').onclick = () => { el.dataset.asked = '1'; el.innerHTML = '<p class="loading">Scanning the session…</p>'; loadSliceProf(el, sel, isCurrent, slices); };
+		return;
+	}
 	let r;
 	try {
 		r = await getJSON('api/prof', { slice: `${sel.track}.${sel.abs.toString()}.${sel.depth}` }, { exact: false, quiet: true });
 	} catch {
+		if (el.dataset.asked && isCurrent()) el.innerHTML = '';
 		return;
 	}
-	if (!isCurrent() || !r || !r.found) return;
+	if (!isCurrent()) return;
+	if (!r || !r.found) { if (el.dataset.asked) el.innerHTML = '<p class="muted">Not an execution of a graph node in the traced steps.</p>'; return; }
 	const row = (k, v) => `<tr><th>${esc(k)}</th><td>${v}</td></tr>`;
 	el.innerHTML = `<h4>Profile <span class="muted">(tftracer prof)</span></h4><table class="kv dr-prof-kv">
 		${row('Graph node', `<span class="mono">${esc(r.record)}</span>${r.op && r.op !== r.record ? ` <span class="muted">${esc(r.op)}</span>` : ''}`)}

@@ -186,7 +186,7 @@ export class Details {
 		this.selBody.querySelector('[data-act=stats]').onclick = () => this.app.statsFor(d.name);
 		this.selBody.querySelector('[data-act=json]').onclick = () => copyText(toJSONText(d, 2)).then((ok) => this.app.toast(ok ? 'Slice copied as JSON' : 'Copy failed'));
 		this.loadHist(d, dur, this.gen);
-		{ const gen = this.gen; loadSliceProf(this.selBody.querySelector('.dr-prof'), sel, () => gen === this.gen); }
+		{ const gen = this.gen; loadSliceProf(this.selBody.querySelector('.dr-prof'), sel, () => gen === this.gen, Number(this.app.session?.slices) || 0); }
 		for (const a of this.selBody.querySelectorAll('[data-anc]')) {
 			a.onclick = (e) => {
 				e.preventDefault();
