@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Browser tests of the Analysis page (web/analysis.js), headless Chromium (playwright-core)
-// against a running `tftracer serve`: the scope and op views render with the numbers of
+// against a running `tftracer serve`: the scope, op and graph views render with the numbers of
 // `tftracer prof SESSION VIEW --json` (same options) on the same session, node by node and
 // metric by metric; the icicle draws the scope tree; expanding a node shows its children; an
 // option (-hide_name_regexes) filters as the CLI does; a click on a node opens the Timeline
@@ -152,6 +152,19 @@ if (!session) {
 		compare(await rowsOf(p), opWant);
 		const flame = await p.locator('#page-analysis .an-flame-panel').isHidden();
 		return flame || 'the icicle shows for the op view';
+	});
+	await step('served: the graph view shows the CLI\'s numbers; the code view of a trace without stacks only its root', async () => {
+		await p.selectOption('#page-analysis select[name=view]', 'graph');
+		await loadedView(p, 'graph');
+		compare(await rowsOf(p), cli(session, 'graph'));
+		const code = cli(session, 'code');
+		await p.selectOption('#page-analysis select[name=view]', 'code');
+		await loadedView(p, 'code');
+		const rows = await rowsOf(p);
+		assert(rows.length === 1 + code.doc.root.children.length, `${rows.length} rows in the code view, the CLI's ${code.doc.root.children.length} + 1`);
+		await p.selectOption('#page-analysis select[name=view]', 'op');
+		await loadedView(p, 'op');
+		return true;
 	});
 	await step('served: -hide_name_regexes filters as the CLI does', async () => {
 		const hide = opWant.doc.root.children[0].name;
