@@ -31,7 +31,7 @@ CLI_LDLIBS := -ledit
 LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
-LAYERS  := core codec store collect runtime analyze export server
+LAYERS  := core codec store collect runtime job analyze export server
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
@@ -138,11 +138,17 @@ bench-runtime: $(O)/bench/bench_runtime
 #   the interceptor is left out and the library says so at build time.
 #   CUDA: built where $(CUDA_HOME)/include/cupti.h exists (CUPTI callback and
 #   activity APIs, NVTX injection); libcupti is opened at run time, not linked.
+#   MPI: built where Open MPI's mpi.h exists (libopenmpi-dev; MPI_INC to name
+#   another); the PMPI functions are looked up at run time, libmpi is not linked.
 CUDA_HOME   ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-*))
 HAVE_CL     := $(wildcard /usr/include/CL/cl.h)
 HAVE_CUPTI  := $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/cupti.h))
 CUPTI_LIB   := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
+MPI_INC     ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openmpi/include /usr/lib/*/openmpi/include \
+                 /usr/include/openmpi /usr/include/x86_64-linux-gnu/openmpi))
+HAVE_MPI    := $(if $(MPI_INC),$(shell grep -l 'define OPEN_MPI 1' $(MPI_INC)/mpi.h 2>/dev/null))
 ICPT_CFLAGS := $(if $(HAVE_CL),-DTFT_HAVE_OPENCL) \
+               $(if $(HAVE_MPI),-DTFT_HAVE_MPI -isystem $(MPI_INC)) \
                $(if $(HAVE_CUPTI),-DTFT_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
                  $(if $(CUPTI_LIB),-DTFT_CUPTI_LIB='"$(CUPTI_LIB)"'))
 ICPT_SRC    := $(wildcard src/intercept/*.c)
@@ -155,6 +161,7 @@ $(PRELOAD): $(SO_OBJ) $(ICPT_OBJ)
 	$(if $(Q),@echo "  LINK    $@")
 	$(if $(HAVE_CL),,@echo "preload: no OpenCL headers (/usr/include/CL/cl.h, ocl-icd-opencl-dev): OpenCL is not intercepted")
 	$(if $(HAVE_CUPTI),,@echo "preload: no CUPTI headers (CUDA_HOME=$(or $(CUDA_HOME),none)): CUDA is not intercepted")
+	$(if $(HAVE_MPI),,@echo "preload: no Open MPI headers (mpi.h, libopenmpi-dev): MPI is not intercepted")
 	$(Q)$(CC) -shared -Wl,-Bsymbolic-functions -Wl,-soname,libtftracer-preload.so -o $@ $^ $(LDFLAGS) \
 		$(SO_LIBS) -ldl
 

@@ -21,6 +21,7 @@ PKGS=(
 	golang-go                         # `go tool pprof`, which reads prof's pprof output (tests)
 	ocl-icd-opencl-dev ocl-icd-libopencl1 # OpenCL headers + ICD loader (the preload library's interceptor)
 	pocl-opencl-icd clinfo python3-pyopencl # a real OpenCL CPU device for its tests
+	libopenmpi-dev openmpi-bin        # MPI headers (the preload library's interceptor) + mpirun for its tests
 	python3-venv python3-setuptools   # pip install --no-build-isolation . in a venv (tests/e2e/test_pip.sh)
 	go-md2man man-db                  # man pages from docs/ (make man), checked with man/lexgrog
 	debhelper dh-python dpkg-dev lintian debootstrap   # the .debs (debian/, tests/e2e/test_deb.sh)

@@ -10,13 +10,14 @@ import { Search } from './search.js';
 import { Overview } from './overview.js';
 import { Ops } from './ops.js';
 import { Runs } from './runs.js';
+import { Ranks } from './ranks.js';
 import { Advisor, parseSliceId } from './advisor.js';
 import { Analysis } from './analysis.js';
 import { invalidateStats } from './stats.js';
 import { setTimeFormat, timeFormat, escapeHtml, fmtInt } from './format.js';
 
 const $ = (s) => document.querySelector(s);
-const PAGES = ['overview', 'timeline', 'ops', 'runs', 'advisor', 'analysis'];
+const PAGES = ['overview', 'timeline', 'ops', 'runs', 'ranks', 'advisor', 'analysis'];
 
 /* The session fetched by index.html before the modules loaded; null to refetch. */
 async function parseEarly(p) {
@@ -44,6 +45,7 @@ class App {
 		this.overview = new Overview($('#page-overview'), this);
 		this.ops = new Ops($('#page-ops'), this);
 		this.runs = new Runs($('#page-runs'), this);
+		this.ranks = new Ranks($('#page-ranks'), this);
 		this.advisor = new Advisor($('#page-advisor'), this);
 		this.analysis = new Analysis($('#page-analysis'), this);
 		this.live = false;
@@ -73,6 +75,7 @@ class App {
 		const s = this.session;
 		document.title = `tftracer · ${s.producer || s.format || 'session'}`;
 		this.timeline.setSession(s);
+		this.ranks.setSession(s);
 		this.ops.build(s);
 		this.setStatus('ready', false);
 		const si = staticInfo();
@@ -132,6 +135,7 @@ class App {
 		if (page === 'ops' && this.session) this.ops.show();
 		if (page === 'overview' && this.session) { this.ensureOverview(); if (this.overview.canvas) this.overview.drawChart(); }
 		if (page === 'runs') this.runs.show();
+		if (page === 'ranks' && this.session) this.ranks.show();
 		if (page === 'advisor') this.advisor.show();
 		if (page === 'analysis') this.analysis.show();
 		this.updateHash();
@@ -693,6 +697,7 @@ class App {
 				};
 			},
 			runs: () => app.runs.state(),
+			ranks: () => app.ranks.state(),
 			advisor: () => app.advisor.state(),
 			analysis: () => app.analysis.state(),
 			evidence: () => (app.evidence ? { ...app.evidence, area: app.timeline.area ? { s: app.timeline.area.s, e: app.timeline.area.e, tracks: app.timeline.area.tracks ? [...app.timeline.area.tracks] : null } : null } : null),

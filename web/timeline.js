@@ -189,13 +189,14 @@ export class Timeline {
 		this.groups = [...groups.values()].sort((a, b) =>
 			(a.proc.sort_index ?? 0) - (b.proc.sort_index ?? 0) || (a.proc.rank ?? -1) - (b.proc.rank ?? -1) ||
 			(a.proc.pid ?? 0) - (b.proc.pid ?? 0) || a.id - b.id);
-		// Many groups: start with the big ones open and the rest collapsed.
-		if (fresh && this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
+		this.buildRankGroups(fresh);
+		// Many groups: start with the big ones open and the rest collapsed (a job: by rank).
+		if (fresh && !this.rankGroups && this.groups.length > 12) this.groups.forEach((g, i) => { g.collapsed = i >= 6; });
 		this.pinned = this.pinned.filter((id) => this.tracks.has(id));
 		// where each track name (and process label) stops reading like another one
 		this.nameKeep = distinctStarts([...this.tracks.values()].map((t) => t.name));
 		this.stepKeep = { get: () => 5 }; // "step 12": the number is kept
-		this.groupKeep = distinctStarts(this.groups.map((g) => this.groupLabel(g)));
+		this.groupKeep = distinctStarts([...this.groups, ...(this.rankGroups || [])].map((g) => this.groupLabel(g)));
 		this.steps = (s.step_list || []).map((st) => ({
 			index: st.index, name: st.name, rel: Number(big(st.start_ns) - this.T0), dur: Number(st.dur_ns) || 0, traced: st.traced !== false,
 		}));
@@ -298,6 +299,38 @@ export class Timeline {
 		return this.colorOf(d.name[i]);
 	}
 
+	/*
+	 * A distributed job (processes of two or more ranks): the ranks become the top-level
+	 * groups, in rank order, each holding its processes' groups; their collapsed state
+	 * survives a rebuild. A job of many ranks starts with the first four open.
+	 */
+	buildRankGroups(fresh) {
+		const byRank = new Map();
+		for (const g of this.groups) {
+			const r = g.proc.rank;
+			if (!(r >= 0)) continue;
+			if (!byRank.has(r)) byRank.set(r, []);
+			byRank.get(r).push(g);
+		}
+		if (byRank.size < 2 || byRank.size !== new Set(this.groups.map((g) => (g.proc.rank >= 0 ? g.proc.rank : -1))).size) {
+			// (a session without ranks, or with processes outside every rank: processes on top)
+			this.rankGroups = null;
+			return;
+		}
+		const old = new Map((this.rankGroups || []).map((g) => [g.rank, g]));
+		this.rankGroups = [...byRank.entries()].sort((a, b) => a[0] - b[0]).map(([rank, groups], i) => {
+			const hosts = [...new Set(groups.map((g) => g.proc.host).filter(Boolean))];
+			const was = old.get(rank);
+			return {
+				id: `rank:${rank}`, rank, isRank: true, groups,
+				procIds: new Set(groups.map((g) => g.id)),
+				tracks: groups.flatMap((g) => g.tracks),
+				proc: { name: `rank ${rank}`, host: hosts.join(', '), labels: groups.length > 1 ? `${groups.length} processes` : '' },
+				collapsed: was ? was.collapsed : fresh && byRank.size > 8 && i >= 4,
+			};
+		});
+	}
+
 	/* A process header's label: its name, and its labels (rank, host) when it has them. */
 	groupLabel(g) {
 		const p = g.proc;
@@ -328,20 +361,36 @@ export class Timeline {
 			pinRows.push({ type: 'track', t, g, y: py, h: t.h, pin: true });
 			py += t.h;
 		}
-		for (const g of this.groups || []) {
+		const layGroup = (g, header) => {
 			const shown = g.tracks.filter((t) => this.trackVisible(t));
 			hidden += g.tracks.length - shown.length;
 			const vis = shown.filter((t) => !pins.has(t.id));
-			if (!vis.length) continue;
-			const h = GROUP_H + (g.collapsed ? SUMMARY_H + 4 : 0);
-			rows.push({ type: 'group', g, y, h, vis });
-			y += h;
-			if (g.collapsed) continue;
+			if (!vis.length) return;
+			if (header) {
+				const h = GROUP_H + (g.collapsed ? SUMMARY_H + 4 : 0);
+				rows.push({ type: 'group', g, y, h, vis });
+				y += h;
+				if (g.collapsed) return;
+			}
 			for (const t of vis) {
 				t.h = t.counter ? COUNTER_H : t.lanes * LANE_H + TRACK_PAD;
 				rows.push({ type: 'track', t, g, y, h: t.h });
 				y += t.h;
 			}
+		};
+		if (this.rankGroups) {
+			// a job: ranks on top, each its processes (a rank of one process: its tracks)
+			for (const rg of this.rankGroups) {
+				const vis = rg.tracks.filter((t) => this.trackVisible(t) && !pins.has(t.id));
+				if (!vis.length) { hidden += rg.tracks.filter((t) => !this.trackVisible(t)).length; continue; }
+				const h = GROUP_H + (rg.collapsed ? SUMMARY_H + 4 : 0);
+				rows.push({ type: 'group', g: rg, y, h, vis });
+				y += h;
+				if (rg.collapsed) { hidden += rg.tracks.filter((t) => !this.trackVisible(t)).length; continue; }
+				for (const g of rg.groups) layGroup(g, rg.groups.length > 1);
+			}
+		} else {
+			for (const g of this.groups || []) layGroup(g, true);
 		}
 		this.rows = rows;
 		this.pinRows = pinRows;
@@ -417,6 +466,7 @@ export class Timeline {
 
 	setCollapsedAll(c) {
 		for (const g of this.groups || []) g.collapsed = c;
+		for (const g of this.rankGroups || []) g.collapsed = c;
 		this.layout();
 		this.invalidate(true);
 	}
@@ -507,7 +557,8 @@ export class Timeline {
 		if (r) return r;
 		const t = this.tracks.get(id);
 		if (!t) return null;
-		return this.rows.find((x) => x.type === 'group' && x.g.id === t.process) || null;
+		return this.rows.find((x) => x.type === 'group' && x.g.id === t.process) ||
+			this.rows.find((x) => x.type === 'group' && x.g.procIds && x.g.procIds.has(t.process)) || null;
 	}
 
 	/* ---- view changes ----------------------------------------------------- */
@@ -626,6 +677,8 @@ export class Timeline {
 		}
 		const grp = (this.groups || []).find((g) => g.id === t.process);
 		if (grp && grp.collapsed && !this.pinned.includes(track)) { grp.collapsed = false; relayout = true; }
+		const rg = (this.rankGroups || []).find((g) => g.procIds.has(t.process));
+		if (rg && rg.collapsed && !this.pinned.includes(track)) { rg.collapsed = false; relayout = true; }
 		if (depth !== undefined && !t.counter && depth >= t.lanes) { t.lanes = depth + 1; relayout = true; }
 		if (relayout) { this.layout(); this.invalidate(true); this.scheduleFetch(); }
 		this.scrollToRow(this.rowOfTrack(track), depth);

@@ -15,6 +15,11 @@ steps twice in a row without it: a new training phase). A process that ends
 without a step gives the session file back (it deletes it), so that the next
 Python process of a wrapper script can take it.
 
+A rank of a distributed job records its own file (python/tftracer/_distributed.py:
+JOBDIR/rank-<N>.tft, its torch.distributed calls on a comm track), also when it is a
+child of a recorded process (TFT_RECORD=started): its server starts when it knows its
+rank, from its launcher's environment or from init_process_group.
+
 Nothing here may break the program: any failure says so once on stderr and
 leaves the program running untraced. See docs/cmd-record.md.
 """
@@ -37,6 +42,7 @@ _lock = threading.Lock()
 _local = threading.local()  # .depth: optimizer steps in progress on this thread (super().step())
 _unhooks = []
 _warned = False
+_plan = ("file", None)  # how this process records (_distributed.plan)
 
 
 def _write(msg):
@@ -62,10 +68,13 @@ def _warn(msg):
         _write(msg)
 
 
-def _start_server():
-    """The TracingServer, on TFT_RECORD_PORT (any free port when that one is taken)."""
+def _start_server(session=None, rank=None):
+    """The TracingServer, on TFT_RECORD_PORT (+ the rank of a job's rank; any free port when
+    that one is taken), writing `session` (default TFT_SESSION)."""
     import tftracer
     port = int(os.environ.get("TFT_RECORD_PORT", "9999"))
+    if port and rank:
+        port = port + rank if port + rank <= 65535 else 0
     host = os.environ.get("TFT_RECORD_HOST", "127.0.0.1")
     token = os.environ.get("TFT_RECORD_TOKEN") or None
     msgs = []
@@ -73,7 +82,8 @@ def _start_server():
     for p in ((port, 0) if port else (0,)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            srv = tftracer.TracingServer(port=p, host=host, token=token)
+            srv = tftracer.TracingServer(port=p, host=host, token=token,
+                                         session=session.replace("%", "%%") if session else None)
         msgs += [str(w.message) for w in caught]
         if srv.url:
             if p != port:
@@ -200,13 +210,23 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _start():
-    """Open the TracingServer (at the first torch.optim import)."""
+def _start(rank=None, size=None):
+    """Open the TracingServer (at the first torch.optim import; a rank that learns its rank
+    from init_process_group: then, with rank and size)."""
     global _server
     if _server is not None or os.getpid() != _pid:
         return
+    from . import _distributed
+    kind, path = _plan
+    if kind == "later":
+        if rank is None:
+            return
+        path = _distributed.rank_path(_distributed.job_dir(True), rank)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    elif kind == "rank":
+        rank, size = _distributed.env_rank()
     try:
-        srv = _start_server()
+        srv = _start_server(path, rank)
     except Exception as e:
         os.environ["TFT_RECORD"] = "failed"
         _warn("tracing is off (%s); the program runs untraced" % e)
@@ -214,6 +234,11 @@ def _start():
         return
     _server = srv
     os.environ["TFT_RECORD"] = "started"  # Python processes it starts now are not traced again
+    if rank is not None:
+        os.environ["TFT_JOB_RANK_TAKEN"] = str(rank)  # (its workers are not that rank)
+        if kind == "later":
+            from . import _tftracer
+            _tftracer.set_job(rank, size if size is not None else -1)
     os.environ["TFT_RECORD_URL"] = srv.url  # for the program, and what it starts
     every = int(os.environ.get("TFT_RECORD_TRACE_EVERY", "0") or 0)
     nxt = int(os.environ.get("TFT_RECORD_TRACE_NEXT", "0") or 0)
@@ -242,8 +267,11 @@ def _close():
             pass
     path = srv.session_path
     try:
+        from . import _distributed
+        _distributed.stop()  # (its last calls into the session first)
         st = srv.status()
-        empty = not (st.get("steps") or st.get("events") or st.get("imported_events"))
+        empty = not (st.get("steps") or st.get("events") or st.get("imported_events") or
+                     _distributed.recorded())
     except Exception:
         empty = False
     try:
@@ -265,12 +293,21 @@ def _close():
 
 
 def install():
-    """Where TFT_RECORD=1: wait for torch.optim (once per process; children skip)."""
-    global _pid
-    if _pid is not None or os.environ.get("TFT_RECORD") != "1":
+    """Where TFT_RECORD=1: wait for torch.optim (once per process). A child of a recorded
+    process (TFT_RECORD=started) records only as a rank of a distributed job."""
+    global _pid, _plan
+    state = os.environ.get("TFT_RECORD")
+    if _pid is not None or state not in ("1", "started"):
+        return
+    from . import _distributed
+    _plan = _distributed.plan(child=state == "started")
+    if _plan[0] == "none":
         return
     _pid = os.getpid()
     atexit.register(_close)
+    _distributed.install()
+    if _plan[0] == "later":
+        _distributed.on_rank(_start)
     mod = sys.modules.get(_Finder.NAME)
     if mod is not None:
         _hook_torch(mod)

@@ -24,6 +24,7 @@
 #include "collect/ingest_xspace.h"
 #include "core/strtab.h"
 #include "export/export_html.h"
+#include "runtime/source.h"
 #include "server/live.h"
 #include "store/session.h"
 #include "store/writer.h"
@@ -1304,6 +1305,134 @@ static PyObject *mod_trace_next(PyObject *m, PyObject *args)
 }
 
 /*
+ * append_slices(kind, track, slices) -> appended: whole slices recorded in
+ * Python (torch.distributed collectives, python/tftracer/_distributed.py) onto
+ * a track of the running session's process (tft_rt_append_slices). kind: a
+ * track kind name ("comm"); slices: (name, cat, start_ns, end_ns, args), times
+ * on time.monotonic_ns(), args a dict of int, bool, str, or list/tuple/dict
+ * (stored as JSON). Raises TftError when no session runs.
+ */
+static PyObject *mod_append_slices(PyObject *m, PyObject *a)
+{
+	static PyObject *dumps;
+	const char *kind_name, *track;
+	PyObject *list, *keep = NULL, *seq = NULL;
+	struct tft_rt_slice *sl = NULL;
+	struct tft_rt_arg *args = NULL;
+	Py_ssize_t n, na = 0;
+	uint32_t kind = 0;
+	int rc;
+
+	if (!PyArg_ParseTuple(a, "ssO", &kind_name, &track, &list))
+		return NULL;
+	for (uint32_t k = 1; k <= TFT_TRACK_KIND_MAX; k++)
+		if (strcmp(tft_track_kind_name(k), kind_name) == 0)
+			kind = k;
+	if (!kind) {
+		PyErr_Format(PyExc_ValueError, "append_slices: no track kind %s", kind_name);
+		return NULL;
+	}
+	if (!dumps) {
+		PyObject *json = PyImport_ImportModule("json");
+		dumps = json ? PyObject_GetAttrString(json, "dumps") : NULL;
+		Py_XDECREF(json);
+		if (!dumps)
+			return NULL;
+	}
+	if (!(seq = PySequence_Fast(list, "append_slices: slices must be a sequence")))
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(seq);
+	keep = PyList_New(0); /* JSON texts made here, alive until the call returns */
+	sl = calloc((size_t)n + 1, sizeof(*sl));
+	args = calloc((size_t)n * TFT_RT_MAX_ARGS + 1, sizeof(*args));
+	if (!keep || !sl || !args) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *t = PySequence_Fast_GET_ITEM(seq, i), *d, *key, *val;
+		long long t0, t1;
+		Py_ssize_t pos = 0;
+
+		if (!PyArg_ParseTuple(t, "zzLLO!", &sl[i].name, &sl[i].cat, &t0, &t1, &PyDict_Type, &d))
+			goto out;
+		sl[i].ts_ns = t0;
+		sl[i].dur_ns = t1 - t0;
+		sl[i].args = &args[na];
+		while (PyDict_Next(d, &pos, &key, &val) && sl[i].nargs < TFT_RT_MAX_ARGS) {
+			struct tft_rt_arg *x = &args[na];
+			Py_ssize_t len;
+			if (!(x->key = PyUnicode_AsUTF8(key)))
+				goto out;
+			if (PyBool_Check(val)) {
+				x->type = TFT_RT_ARG_BOOL;
+				x->i = val == Py_True;
+			} else if (PyLong_Check(val)) {
+				x->type = TFT_RT_ARG_INT;
+				x->i = PyLong_AsLongLong(val);
+				if (x->i == -1 && PyErr_Occurred())
+					goto out;
+			} else if (PyUnicode_Check(val)) {
+				x->type = TFT_RT_ARG_TEXT;
+				if (!(x->s = PyUnicode_AsUTF8AndSize(val, &len)))
+					goto out;
+				x->len = (uint32_t)len;
+			} else {
+				PyObject *j = PyObject_CallOneArg(dumps, val);
+				if (!j || PyList_Append(keep, j)) {
+					Py_XDECREF(j);
+					goto out;
+				}
+				Py_DECREF(j);
+				x->type = TFT_RT_ARG_JSON;
+				if (!(x->s = PyUnicode_AsUTF8AndSize(j, &len)))
+					goto out;
+				x->len = (uint32_t)len;
+			}
+			sl[i].nargs++;
+			na++;
+		}
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = tft_rt_append_slices(kind, track, sl, (uint32_t)n);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		PyErr_Format(TftError, "append_slices: %s", rc == TFT_EINVAL ? "no session runs" : tft_strerror(rc));
+		goto out;
+	}
+	free(sl);
+	free(args);
+	Py_DECREF(keep);
+	Py_DECREF(seq);
+	return PyLong_FromLong(rc);
+out:
+	free(sl);
+	free(args);
+	Py_XDECREF(keep);
+	Py_XDECREF(seq);
+	return NULL;
+}
+
+/*
+ * set_job(rank, size=-1, id=None) -> True, or False when no session runs: the
+ * running session's process is rank `rank` of its job (tft_rt_set_job).
+ */
+static PyObject *mod_set_job(PyObject *m, PyObject *a)
+{
+	int rank, size = -1, rc;
+	const char *id = NULL;
+
+	if (!PyArg_ParseTuple(a, "i|iz", &rank, &size, &id))
+		return NULL;
+	rc = tft_rt_set_job(rank, size, id);
+	if (rc == TFT_EINVAL) {
+		PyErr_SetString(PyExc_ValueError, "set_job: a rank is >= 0");
+		return NULL;
+	}
+	return PyBool_FromLong(rc == 0);
+}
+
+/*
  * set_meta(key, value): a session meta value (tft_set_meta); the drain writes it at
  * its next commit. True when handed over, False when no session runs.
  */
@@ -1699,6 +1828,10 @@ static PyMethodDef module_methods[] = {
 	{ "set_tracing", mod_set_tracing, METH_VARARGS, "global op-level tracing on/off" },
 	{ "trace_next", mod_trace_next, METH_VARARGS, "trace the next n steps" },
 	{ "monotonic_ns", mod_monotonic_ns, METH_NOARGS, "CLOCK_MONOTONIC ns (the session clock)" },
+	{ "set_job", mod_set_job, METH_VARARGS,
+	  "set_job(rank, size=-1, id=None): the session's process is this rank of its job" },
+	{ "append_slices", mod_append_slices, METH_VARARGS,
+	  "append_slices(kind, track, [(name, cat, start_ns, end_ns, args)]): whole slices into the live session" },
 	{ "set_meta", mod_set_meta, METH_VARARGS,
 	  "set_meta(key, value) -> True, or False when no session runs: a session meta value" },
 	{ "zone", mod_zone, METH_O, "zone(name): a timed scope (recorded while tracing)" },

@@ -8,13 +8,20 @@
  * communication (the others spend the difference waiting in collectives);
  * the rank with the most of it in half the steps or more, 5% of a step
  * ahead of the median rank, is a finding (HTA's straggler analysis looks at
- * late-starting collectives, the same wait from the other side).
+ * late-starting collectives, the same wait from the other side). Where the
+ * ranks' communication matches (a job directory, a merged job, ranks' MPI
+ * calls: analyze/ranks.h, the analysis of the Ranks page and `stats --by
+ * rank`), the straggler is that analysis's: the rank the waiting of matched
+ * receives and collectives is charged back to, with the ops that made it
+ * late; the finding when its waiting is 5% of a step or more.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/advise_int.h"
+#include "analyze/ranks.h"
 
 #define OUTLIER_X10 15    /* an outlier: 1.5x the median step or slower */
 #define MIN_STEPS 3
@@ -305,6 +312,96 @@ static int cmp_i64(const void *x, const void *y)
 	return (p > q) - (p < q);
 }
 
+/*
+ * The straggler from the ranks' matched communication (analyze/ranks.h).
+ * Returns true when that analysis decided (finding or not), false to fall
+ * back on the step-time comparison (no matched communication, no waiting).
+ */
+static bool ranks_straggler(struct adv *a, char *v, size_t vsize, size_t *vl)
+{
+	struct tft_ranks_result *r = NULL;
+	struct tft_error err;
+	const struct tft_ranks_rank *sr;
+	struct tft_advise_finding *f;
+	int64_t steps_ns = 0, per_step;
+	char b1[32], b2[32], p1[16], expl[1600];
+	size_t el = 0;
+	uint32_t shown = 0;
+
+	tft_error_clear(&err);
+	if (tft_ranks_analyze(a->s, &r, &err) || !r)
+		return false;
+	if (r->nranks < 2 || (!r->messages && r->collectives == r->inferred_collectives) || r->straggler < 0 ||
+	    r->straggler_index >= r->nranks || !r->nsteps) {
+		tft_ranks_destroy(r);
+		return false;
+	}
+	sr = &r->ranks[r->straggler_index];
+	for (uint32_t k = 0; k < r->nsteps; k++)
+		steps_ns += r->steps[k].end_ns - r->steps[k].start_ns;
+	/* what each other rank waits for it per step, on average: the step's cost */
+	per_step = sr->caused_ns / r->nsteps / (int64_t)(r->nranks - 1);
+	if (*vl < vsize - 160)
+		*vl += (size_t)snprintf(v + *vl, vsize - *vl,
+					"; %u ranks, their communication matched (%" PRIu64 " messages, %" PRIu64
+					" collectives): rank %d made each other rank wait %s per step",
+					r->nranks, r->messages, r->collectives, sr->rank, tft_adv_ns(b1, sizeof(b1), per_step));
+	if (per_step * 100 < (int64_t)STRAGGLER_PCT * (steps_ns / r->nsteps)) { /* under 5% of a step */
+		tft_ranks_destroy(r);
+		return true;
+	}
+	f = tft_adv_finding(a, TFT_ADVISE_VARIABILITY, per_step,
+			    "Rank %d is a straggler: the other ranks wait %s per step for it", sr->rank,
+			    tft_adv_ns(b1, sizeof(b1), per_step));
+	el += (size_t)snprintf(expl + el, sizeof(expl) - el,
+			       "Matching the ranks' communication (%" PRIu64 " messages, %" PRIu64 " collectives) and "
+			       "charging the time each call waited to the rank it waited for, rank %d caused %s of the "
+			       "%s the ranks waited (%s) over %u steps; it arrived last at %" PRIu64 " collectives.",
+			       r->messages, r->collectives, sr->rank, tft_adv_ns(b1, sizeof(b1), sr->caused_ns),
+			       tft_adv_ns(b2, sizeof(b2), r->wait_total_ns),
+			       tft_adv_pct(p1, sizeof(p1), sr->caused_ns, r->wait_total_ns), r->nsteps, sr->last_arrivals);
+	for (uint32_t k = 0; k < r->nops && shown < 3 && el < sizeof(expl) - 160; k++) {
+		const struct tft_ranks_op *o = &r->ops[k];
+		if (o->straggler_ns <= o->others_ns)
+			break;
+		el += (size_t)snprintf(expl + el, sizeof(expl) - el, "%s %s: %s on rank %d before the calls it was late "
+				       "to (%" PRIu64 "x), %s per waiting rank before theirs",
+				       shown ? ";" : " What made it late:", tft_adv_str(a, o->name),
+				       tft_adv_ns(b1, sizeof(b1), o->straggler_ns), sr->rank, o->count,
+				       tft_adv_ns(b2, sizeof(b2), o->others_ns));
+		shown++;
+	}
+	if (shown && el < sizeof(expl) - 2)
+		el += (size_t)snprintf(expl + el, sizeof(expl) - el, ".");
+	tft_adv_explain(f, "%s", expl);
+	tft_adv_recommend(f, "Find what rank %d does more of (the Ranks page shows its ops against the others'): "
+			     "an uneven data shard or sequence lengths (balance or bucket the batches), a slower "
+			     "or throttled GPU, host work only that rank does (logging, checkpointing, evaluation "
+			     "on rank 0), or a noisy neighbour on its host.",
+			  sr->rank);
+	/* the collectives with the most waiting, those it arrived last at first: first to last arrival */
+	for (int e = 0; e < 3; e++) {
+		const struct tft_ranks_coll *best = NULL;
+		for (uint32_t k = 0; k < r->ncolls; k++) {
+			const struct tft_ranks_coll *c = &r->colls[k];
+			bool mine = c->last_rank == sr->rank, best_mine = best && best->last_rank == sr->rank;
+			if (c->wait_ns <= 0 || (best && (best_mine > mine || (best_mine == mine && c->wait_ns <= best->wait_ns))))
+				continue;
+			bool taken = false;
+			for (uint32_t m = 0; m < f->nevidence; m++)
+				if (f->evidence[m].t0_ns == c->first_ns && f->evidence[m].t1_ns == c->last_ns)
+					taken = true;
+			if (!taken)
+				best = c;
+		}
+		if (!best || best->last_ns <= best->first_ns)
+			break;
+		tft_adv_evidence(f, TFT_NONE, best->first_ns, best->last_ns);
+	}
+	tft_ranks_destroy(r);
+	return true;
+}
+
 static void stragglers(struct adv *a, struct var_state *st, char *v, size_t vsize, size_t *vl)
 {
 	struct rank_sum rs[64];
@@ -316,7 +413,7 @@ static void stragglers(struct adv *a, struct var_state *st, char *v, size_t vsiz
 	char b1[32], b2[32], p1[16], expl[1600];
 	size_t el = 0;
 
-	if (a->nranks < 2)
+	if (a->nranks < 2 || ranks_straggler(a, v, vsize, vl))
 		return;
 	for (uint32_t sc = 0; sc < a->nscopes && nr < 64; sc++) {
 		if (a->scopes[sc].rank < 0)

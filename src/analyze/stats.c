@@ -888,6 +888,8 @@ int tft_stats_group_parse(const char *s)
 		return TFT_STATS_BY_API;
 	if (strcmp(s, "op") == 0)
 		return TFT_STATS_BY_OP;
+	if (strcmp(s, "rank") == 0)
+		return TFT_STATS_BY_RANK;
 	return -1;
 }
 

@@ -29,6 +29,12 @@ enum tft_stats_group {
 	TFT_STATS_BY_KERNEL = 3,
 	TFT_STATS_BY_API = 4,
 	TFT_STATS_BY_OP = 5,
+	/*
+	 * Per rank of a distributed job: not rows of slices but where each rank's
+	 * time goes (compute, communication, waiting, idle) and the straggler:
+	 * analyze/ranks.h computes it; tft_stats_compute refuses it (TFT_EINVAL).
+	 */
+	TFT_STATS_BY_RANK = 6,
 };
 
 struct tft_stats_opts {
@@ -141,7 +147,7 @@ int64_t tft_stats_percentile(int64_t *v, size_t n, unsigned p);
  */
 const char *tft_stats_format_ns(char *out, size_t size, int64_t ns);
 
-/* Group name for --by: "name", "category", "track", "kernel", "api", "op"; -1 if unknown. */
+/* Group name for --by: "name", "category", "track", "kernel", "api", "op", "rank"; -1 if unknown. */
 int tft_stats_group_parse(const char *s);
 
 /*

@@ -26,6 +26,16 @@ int tft_cmd_export(int argc, char **argv);
 int tft_cmd_serve(int argc, char **argv); /* also the bare form `tftracer FILE` */
 int tft_cmd_record(int argc, char **argv);
 int tft_cmd_prof(int argc, char **argv);
+int tft_cmd_merge(int argc, char **argv);
+
+struct tft_session;
+/*
+ * Open what a command reads: a session file or a job directory (rank-<N>.tft
+ * files, seen as one session with the ranks' clocks aligned: job/job.h). On
+ * failure print one line (the file at fault and why) and return the exit
+ * code; TFT_EXIT_OK and *out otherwise (close it with tft_session_close).
+ */
+int cli_open_session(const char *path, struct tft_session **out);
 
 /* "tftracer: <msg>" on stderr; returns `code` for `return cli_fail(...)`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

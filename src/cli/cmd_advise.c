@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tftracer advise FILE [--step N|--all-steps] [--json] [--checker NAME...]
+ * tftracer advise FILE|JOBDIR [--step N|--all-steps] [--json] [--checker NAME...]
  * Parses options and prints; analyze/advise.c and its checkers find.
  */
 #include <getopt.h>
@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analyze/advise.h"
 #include "analyze/stats.h"
@@ -17,7 +16,7 @@
 #include "store/session.h"
 
 static const char usage_text[] =
-	"usage: tftracer advise FILE [--step N|--all-steps] [--json] [--checker NAME...]\n"
+	"usage: tftracer advise FILE|JOBDIR [--step N|--all-steps] [--json] [--checker NAME...]\n"
 	"\n"
 	"Finds what slows the session's steps and says what to change: findings ranked\n"
 	"by the time they cost per step, each with an explanation, the evidence (time\n"
@@ -45,23 +44,6 @@ static const char usage_text[] =
 	"  -h, --help          this help\n"
 	"\n"
 	"Exit status: 0 with or without findings, 1 failure, 2 bad input or usage.\n";
-
-static int open_session(const char *path, struct tft_session **out)
-{
-	struct tft_error err;
-	struct stat st;
-
-	tft_error_clear(&err);
-	if (stat(path, &st) != 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
-	*out = tft_session_open(path, &err);
-	if (!*out) {
-		tft_error_set_file(&err, path);
-		cli_fail_error(&err);
-		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
-	}
-	return TFT_EXIT_OK;
-}
 
 /*
  * Text wrapped at 100 columns, the first line starting at column `col` (already
@@ -223,7 +205,7 @@ int tft_cmd_advise(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return TFT_EXIT_BADINPUT;
 	}
-	rc = open_session(argv[optind], &s);
+	rc = cli_open_session(argv[optind], &s); /* a session file or a job directory */
 	if (rc)
 		return rc;
 	tft_error_clear(&err);

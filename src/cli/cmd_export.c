@@ -199,23 +199,6 @@ static int gz_write(void *ctx, const void *buf, size_t len)
 
 /* ---- command --------------------------------------------------------------- */
 
-static int open_session(const char *path, struct tft_session **out)
-{
-	struct tft_error err;
-	struct stat st;
-
-	tft_error_clear(&err);
-	if (stat(path, &st) != 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
-	*out = tft_session_open(path, &err);
-	if (!*out) {
-		tft_error_set_file(&err, path);
-		cli_fail_error(&err);
-		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
-	}
-	return TFT_EXIT_OK;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -313,7 +296,7 @@ int tft_cmd_export(int argc, char **argv)
 		return cli_fail(TFT_EXIT_BADINPUT, "%s: -o names the input %s, which would be overwritten: "
 				"choose another output file",
 				outpath, in);
-	rc = open_session(in, &s);
+	rc = cli_open_session(in, &s);
 	if (rc)
 		return rc;
 	if (to_stdout) {

@@ -17,6 +17,8 @@
 #include "codec/json_write.h"
 #include "export/export_summary.h"
 #include "export/export_tftimeline.h"
+#include "job/clock.h"
+#include "job/job.h"
 #include "store/session.h"
 
 static const char usage_text[] =
@@ -32,25 +34,6 @@ static const char usage_text[] =
 	"  -h, --help    this help\n"
 	"\n"
 	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
-
-/* Open a session for reading; on failure print the error and return the exit code. */
-static int open_session(const char *path, struct tft_session **out)
-{
-	struct tft_error err;
-	struct stat st;
-
-	tft_error_clear(&err);
-	if (stat(path, &st) != 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
-	*out = tft_session_open(path, &err);
-	if (!*out) {
-		tft_error_set_file(&err, path);
-		cli_fail_error(&err);
-		/* A file that does not open as a session is bad input, whatever the cause. */
-		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
-	}
-	return TFT_EXIT_OK;
-}
 
 /*
  * Text from the file, fit for a terminal: control characters (escape
@@ -176,6 +159,65 @@ static void print_profiler_messages(struct tft_session *s)
 	print_lines("warning:", tft_session_meta(s, "xspace_warning_messages"));
 }
 
+/* A number of meta job_comm's flat object ({"messages":12,...}); 0 if absent. */
+static unsigned long long comm_count(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = json ? strstr(json, k) : NULL;
+	return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+/* A job (a directory of ranks, or merged): its ranks' clocks and its matched communication. */
+static void print_job(struct tft_session *s)
+{
+	const char *n = tft_session_meta(s, "job_ranks"), *clock = tft_session_meta(s, "job_clock_estimate");
+	const char *comm = tft_session_meta(s, "job_comm");
+	struct tft_clock_rank *cr = NULL;
+	uint32_t ncr = 0;
+	bool applied = false;
+	char d[64], e[64];
+
+	if (!n)
+		return;
+	comm = tft_session_meta(s, "job_comm");
+	if (!clock)
+		clock = tft_session_meta(s, "job_clock");
+	printf("job:        %s ranks (size %s%s%s)\n", n, term_safe(tft_session_meta(s, "job_size")),
+	       tft_session_meta(s, "job_id") && *tft_session_meta(s, "job_id") ? ", id " : "",
+	       term_safe(tft_session_meta(s, "job_id")));
+	if (comm)
+		printf("comm:       %llu messages matched (%llu sends, %llu receives unmatched), %llu collectives "
+		       "(%llu incomplete)\n",
+		       comm_count(comm, "messages"), comm_count(comm, "unmatched_sends"),
+		       comm_count(comm, "unmatched_receives"), comm_count(comm, "collectives"),
+		       comm_count(comm, "incomplete_collectives"));
+	if (!clock || tft_clock_parse_job(clock, &cr, &ncr, &applied, NULL) != 0)
+		return;
+	printf("clocks:     %s to rank %d (offset ± error bound, drift, from)\n",
+	       tft_session_meta(s, "job_clock") ? "aligned" : "raw; estimated against", ncr ? cr[0].rank : 0);
+	for (uint32_t i = 0; i < ncr; i++) {
+		const struct tft_clock_map *m = &cr[i].map;
+		int64_t off = m->offset_ns;
+		printf("  rank %-5d %s%s", cr[i].rank, off < 0 ? "-" : "+",
+		       tft_stats_format_ns(d, sizeof(d), off < 0 ? -off : off));
+		if (m->error_ns >= 0)
+			printf(" ± %s", tft_stats_format_ns(e, sizeof(e), m->error_ns));
+		else if (!(m->method & TFT_CLOCK_REFERENCE))
+			printf(" (error unknown)");
+		if (m->drift != 0)
+			printf(", %+.3f ppm", m->drift * 1e6);
+		printf("  %s%s%s%s%s\n", m->method & TFT_CLOCK_REFERENCE ? "reference" : "",
+		       m->method & TFT_CLOCK_PINGPONG ? " pingpong" : "",
+		       m->method & TFT_CLOCK_COLLECTIVES ? " collectives" : "",
+		       m->method & TFT_CLOCK_MESSAGES ? " messages" : "",
+		       m->method & TFT_CLOCK_INCONSISTENT ? " INCONSISTENT" : "");
+	}
+	free(cr);
+}
+
 static void print_text(struct tft_session *s, const char *path)
 {
 	struct tft_session_summary sum;
@@ -199,6 +241,7 @@ static void print_text(struct tft_session *s, const char *path)
 	       " unclosed slices\n", sum.dropped, sum.unmatched_flows, sum.unclosed_slices);
 	print_profiler_messages(s);
 	printf("processes:  %" PRIu64 ", tracks: %" PRIu64 "\n", sum.processes, sum.tracks);
+	print_job(s);
 	{
 		const char *gn = tft_session_meta(s, "graph_nodes");
 
@@ -397,7 +440,7 @@ int tft_cmd_info(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return TFT_EXIT_BADINPUT;
 	}
-	rc = open_session(argv[optind], &s);
+	rc = cli_open_session(argv[optind], &s);
 	if (rc)
 		return rc;
 	if (json) {

@@ -38,6 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/record_intercept.h"
+#include "cli/record_job.h"
 
 extern char **environ;
 
@@ -52,6 +53,9 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o, --session FILE   the session file, taken as written (default\n"
 	"                       tftracer-<pid>.tft here, <pid> this command's); must not exist\n"
+	"  -o JOBDIR            a job directory, when a launcher put a rank in the environment\n"
+	"                       (mpirun ... tftracer record -o JOBDIR -- prog), or when it ends\n"
+	"                       with '/' or is one: each rank writes JOBDIR/rank-<N>.tft\n"
 	"  -p, --port N         the UI's port (default 9999; 0, or when taken: any free port)\n"
 	"  -H, --host ADDR      address to bind (default 127.0.0.1; others need a token)\n"
 	"      --token T        access token (default: generated when the host needs one)\n"
@@ -134,7 +138,7 @@ static const char sitecustomize[] =
 	"    _chain()\n"
 	"except Exception as _e:\n"
 	"    _sys.stderr.write('tftracer record: the program\\'s sitecustomize failed: %s\\n' % (_e,))\n"
-	"if _os.environ.get('TFT_RECORD') == '1':\n"
+	"if _os.environ.get('TFT_RECORD') in ('1', 'started'):\n"
 	"    try:\n"
 	"        from tftracer import _record\n"
 	"        _record.install()\n"
@@ -323,9 +327,12 @@ int tft_cmd_record(int argc, char **argv)
 		session_env[2 * PATH_MAX + 128];
 	struct sigaction sa, old[4], old_chld;
 	struct tft_rec_icpt icpt;
+	struct tft_rec_job job;
 	sigset_t block, oldmask;
 	pid_t pid;
 	ssize_t got;
+	int nranks;
+	const char *ranks_dir = "";
 
 	tft_rec_icpt_init(&icpt);
 	optind = 1;
@@ -373,7 +380,16 @@ int tft_cmd_record(int argc, char **argv)
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cli_fail(TFT_EXIT_FAIL, "record: cannot read the working directory: %s",
 				strerror(errno));
-	rc = session_paths(session, cwd, path, sizeof(path), session_env, sizeof(session_env));
+	/* a job directory: this command's file in it (a rank's, or the launcher's) */
+	if ((rc = tft_rec_job_prepare(&job, session, cwd, path, sizeof(path))) != 0)
+		return rc;
+	if (job.on) {
+		char own[sizeof(path)];
+		snprintf(own, sizeof(own), "%s", path);
+		rc = session_paths(own, cwd, path, sizeof(path), session_env, sizeof(session_env));
+	} else {
+		rc = session_paths(session, cwd, path, sizeof(path), session_env, sizeof(session_env));
+	}
 	if (rc == -EEXIST)
 		return cli_fail(TFT_EXIT_BADINPUT, "record: %s exists; choose a new session file", path);
 	if (rc)
@@ -413,7 +429,7 @@ int tft_cmd_record(int argc, char **argv)
 		signal(SIGXFSZ, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet, serve) ||
-		    tft_rec_icpt_child_env(&icpt)) {
+		    tft_rec_icpt_child_env(&icpt) || tft_rec_job_child_env(&job)) {
 			e = ENOMEM;
 		} else {
 			execvp(argv[optind], argv + optind);
@@ -457,6 +473,20 @@ int tft_cmd_record(int argc, char **argv)
 	if (got == (ssize_t)sizeof(exec_errno))
 		return cli_fail(127, "record: cannot run %s: %s", argv[optind], strerror(exec_errno));
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	tft_rec_job_children(&job, path);
+	nranks = job.rank < 0 ? tft_rec_job_ranks(&job, &ranks_dir) : 0;
+	if (job.on && nranks > 0) {
+		/* a launcher below record: its ranks wrote their files */
+		if (!quiet)
+			fprintf(stderr, "tftracer: record: %s ended (status %d); job directory %s: %d "
+					"rank file%s\n"
+					"tftracer: open it with: tftracer %s\n",
+				argv[optind], rc, job.dir, nranks, nranks == 1 ? "" : "s", job.dir);
+		return rc;
+	}
+	if (nranks > 0 && !quiet) /* ranks a recorded process started, beside its session */
+		fprintf(stderr, "tftracer: record: its ranks wrote %d file%s in %s\n", nranks,
+			nranks == 1 ? "" : "s", ranks_dir);
 	tft_rec_icpt_finish(&icpt, path, argv + optind, pid, rc, quiet); /* a session, whatever ran */
 	/* (the file did not exist before: if it does now, this run wrote it) */
 	if (access(path, F_OK) != 0) {

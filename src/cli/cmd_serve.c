@@ -20,6 +20,7 @@
 extern char **environ;
 
 #include "cli/cli.h"
+#include "job/job.h"
 #include "collect/ingest.h"
 #include "server/http.h"
 #include "store/writer.h"
@@ -29,9 +30,10 @@ static const char usage_text[] =
 	"                              [--tls-cert F --tls-key F] [--open] [--threads N] [--quiet]\n"
 	"       tftracer FILE...         (the same as serve)\n"
 	"\n"
-	"Serve the web UI for a session file (.tft), or for trace files and profile run\n"
-	"directories (whatever `tftracer import` reads; gzip ok), which are first imported\n"
-	"into a temporary session.\n"
+	"Serve the web UI for a session file (.tft), a job directory (rank-<N>.tft files:\n"
+	"every rank read in place as one session, clocks aligned; docs/distributed.md), or\n"
+	"for trace files and profile run directories (whatever `tftracer import` reads;\n"
+	"gzip ok), which are first imported into a temporary session.\n"
 	"Runs until interrupted (Ctrl+C, SIGTERM).\n"
 	"\n"
 	"  -p, --port N          TCP port (default 9999; 0 = any free port)\n"
@@ -232,11 +234,13 @@ int tft_cmd_serve(int argc, char **argv)
 		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISFIFO(st.st_mode) &&
 		    !S_ISCHR(st.st_mode))
 			return cli_fail(TFT_EXIT_BADINPUT, "%s: not a file, a directory or a pipe", argv[i]);
-		nsessions += S_ISREG(st.st_mode) && is_session_file(argv[i]);
+		/* a job directory (rank-<N>.tft files) is one session too */
+		nsessions += (S_ISREG(st.st_mode) && is_session_file(argv[i])) ||
+			     (S_ISDIR(st.st_mode) && tft_job_is_dir(argv[i]));
 	}
 	if (nsessions && argc - optind > 1)
 		return cli_fail(TFT_EXIT_BADINPUT,
-				"serve: give one session file (.tft), or trace files to import");
+				"serve: give one session file (.tft) or job directory, or trace files to import");
 	if (nsessions) {
 		path = argv[optind];
 	} else {

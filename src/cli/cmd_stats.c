@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tftracer stats FILE [--json|--csv] [--by name|category|track] [--top N]
+ * tftracer stats FILE|JOBDIR [--json|--csv] [--by name|category|track|kernel|api|op|rank] [--top N]
  *                     [--track ID] [--process NAME] [--all-tracks] [--exact]
  * Parses options and prints; analyze/stats.c computes.
  */
@@ -11,13 +11,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyze/ranks.h"
 #include "analyze/stats.h"
 #include "cli/cli.h"
 #include "codec/json_write.h"
+#include "export/export_ranks.h"
+#include "job/clock.h"
 #include "store/session.h"
 
 static const char usage_text[] =
-	"usage: tftracer stats FILE [--json|--csv] [--by name|category|track|kernel|api|op] [--top N]\n"
+	"usage: tftracer stats FILE|JOBDIR [--json|--csv] [--by name|category|track|kernel|api|op|rank]\n"
+	"                           [--top N]\n"
 	"                           [--track ID] [--process NAME] [--all-tracks] [--exact]\n"
 	"\n"
 	"Per-op statistics over the session's slices, one row per group, sorted by\n"
@@ -36,7 +40,12 @@ static const char usage_text[] =
 	"      --by KEY        group by name (default), category or track; device work:\n"
 	"                      kernel (GPU kernels, copies, sets on stream/queue tracks),\n"
 	"                      api (runtime API calls: CUDA, HIP, OpenCL), op (kernels by\n"
-	"                      the op that launched them); these add bytes and GB/s\n"
+	"                      the op that launched them); these add bytes and GB/s;\n"
+	"                      rank (a distributed job: a JOBDIR, a merged job, or ranks'\n"
+	"                      traces imported together): per rank compute, communication,\n"
+	"                      waiting in communication and idle time, the waiting it\n"
+	"                      caused, its clock; the straggler and the ops that made it\n"
+	"                      late; the matching of messages and collectives\n"
 	"      --top N         print only the N groups with the largest total (0: all)\n"
 	"      --track ID      only this track (ids as listed by 'tftracer info')\n"
 	"      --process P     only tracks of the processes P names: a name, a pid, #ID (the\n"
@@ -50,23 +59,6 @@ static const char usage_text[] =
 	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
 
 enum { OUT_TEXT, OUT_JSON, OUT_CSV };
-
-static int open_session(const char *path, struct tft_session **out)
-{
-	struct tft_error err;
-	struct stat st;
-
-	tft_error_clear(&err);
-	if (stat(path, &st) != 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
-	*out = tft_session_open(path, &err);
-	if (!*out) {
-		tft_error_set_file(&err, path);
-		cli_fail_error(&err);
-		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
-	}
-	return TFT_EXIT_OK;
-}
 
 /* Display width of UTF-8 text: code points (every name here is narrow). */
 static size_t text_width(const char *s)
@@ -94,8 +86,8 @@ static void print_name(const char *s, size_t n)
 		putchar((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
 }
 
-static const char *const by_names[] = { "name", "category", "track", "kernel", "api", "op" };
-static const char *const by_plural[] = { "names", "categories", "tracks", "kernels", "API calls", "ops" };
+static const char *const by_names[] = { "name", "category", "track", "kernel", "api", "op", "rank" };
+static const char *const by_plural[] = { "names", "categories", "tracks", "kernels", "API calls", "ops", "ranks" };
 
 /* Bytes for people: "512 B", "12.3 KB", "1.2 MB", "3.4 GB" (powers of 1000). */
 static void fmt_bytes(char *out, size_t size, uint64_t b)
@@ -324,6 +316,158 @@ static void print_csv(const struct tft_stats_result *r, size_t nshow, int by)
 	}
 }
 
+/* ---- --by rank -------------------------------------------------------------------------- */
+
+static void ns_cell(char *out, size_t size, int64_t ns)
+{
+	tft_stats_format_ns(out, size, ns);
+}
+
+static void print_ranks_text(struct tft_session *s, const struct tft_ranks_result *r, size_t nshow)
+{
+	static const char *const heads[] = { "rank", "compute", "comm", "wait", "idle", "caused wait", "last", "calls",
+					     "clock" };
+	char cell[9][64];
+	size_t width[9];
+	char d[64], e[64];
+
+	if (!r->nranks) {
+		printf("no ranks: the session's processes carry none (a job is a directory of rank-<N>.tft files, "
+		       "or ranks' traces imported together)\n");
+		return;
+	}
+	for (int c = 0; c < 9; c++)
+		width[c] = strlen(heads[c]);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			for (int c = 0; c < 9; c++)
+				print_padded(heads[c], width[c] + (c ? 2 : 0));
+			putchar('\n');
+		}
+		for (size_t i = 0; i < nshow && i < r->nranks; i++) {
+			const struct tft_ranks_rank *k = &r->ranks[i];
+			snprintf(cell[0], sizeof(cell[0]), "%d%s", k->rank, (int32_t)k->rank == r->straggler ? "*" : "");
+			ns_cell(cell[1], sizeof(cell[1]), k->total.compute_ns);
+			ns_cell(cell[2], sizeof(cell[2]), k->total.comm_ns);
+			ns_cell(cell[3], sizeof(cell[3]), k->total.wait_ns);
+			ns_cell(cell[4], sizeof(cell[4]), k->total.idle_ns);
+			ns_cell(cell[5], sizeof(cell[5]), k->caused_ns);
+			snprintf(cell[6], sizeof(cell[6]), "%" PRIu64, k->last_arrivals);
+			snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, k->calls);
+			if (k->clock_method & TFT_CLOCK_REFERENCE)
+				snprintf(cell[8], sizeof(cell[8]), "reference");
+			else if (!k->clock_method)
+				snprintf(cell[8], sizeof(cell[8]), "-");
+			else if (k->clock_error_ns < 0)
+				snprintf(cell[8], sizeof(cell[8]), "%s%s (error unknown)", k->clock_offset_ns < 0 ? "-" : "+",
+					 tft_stats_format_ns(d, sizeof(d), llabs(k->clock_offset_ns)));
+			else
+				snprintf(cell[8], sizeof(cell[8]), "%s%s ± %s", k->clock_offset_ns < 0 ? "-" : "+",
+					 tft_stats_format_ns(d, sizeof(d), llabs(k->clock_offset_ns)),
+					 tft_stats_format_ns(e, sizeof(e), k->clock_error_ns));
+			for (int c = 0; c < 9; c++) {
+				if (!pass) {
+					size_t w = text_width(cell[c]);
+					if (w > width[c])
+						width[c] = w;
+				} else {
+					print_padded(cell[c], width[c] + (c ? 2 : 0));
+				}
+			}
+			if (pass)
+				putchar('\n');
+		}
+	}
+	printf("\n%u ranks, %u step%s%s; clocks %s\n", r->nranks, r->nsteps, r->nsteps == 1 ? "" : "s",
+	       nshow < r->nranks ? "; first ranks shown" : "",
+	       r->clock_aligned ? "aligned to the reference rank" : "as recorded (not aligned)");
+	printf("communication: %" PRIu64 " messages matched (%" PRIu64 " sends, %" PRIu64
+	       " receives unmatched), %" PRIu64 " collectives (%" PRIu64 " incomplete)\n",
+	       r->messages, r->unmatched_sends, r->unmatched_receives, r->collectives, r->incomplete_collectives);
+	if (r->straggler < 0) {
+		printf("straggler: none (no rank waited for another)\n");
+		return;
+	}
+	const struct tft_ranks_rank *st = &r->ranks[r->straggler_index];
+	printf("straggler: rank %d: the others waited %s for it (%.0f%% of all waiting)\n", r->straggler,
+	       tft_stats_format_ns(d, sizeof(d), st->caused_ns),
+	       r->wait_total_ns ? 100.0 * (double)st->caused_ns / (double)r->wait_total_ns : 0.0);
+	if (r->nops)
+		printf("  before the calls it was late to, it ran (self time; the ranks that waited, per rank):\n");
+	for (uint32_t i = 0; i < r->nops && i < 5; i++) {
+		printf("    %12s vs %12s  ", tft_stats_format_ns(d, sizeof(d), r->ops[i].straggler_ns),
+		       tft_stats_format_ns(e, sizeof(e), r->ops[i].others_ns));
+		size_t n;
+		const char *nm = tft_session_str(s, r->ops[i].name, &n);
+		print_name(nm, n);
+		putchar('\n');
+	}
+	{
+		const struct tft_ranks_coll *worst = NULL;
+		for (uint32_t g = 0; g < r->ncolls; g++)
+			if (!worst || r->colls[g].last_ns - r->colls[g].first_ns > worst->last_ns - worst->first_ns)
+				worst = &r->colls[g];
+		if (worst) {
+			size_t n;
+			const char *nm = tft_session_str(s, worst->name, &n);
+			printf("largest collective skew: %s, ", tft_stats_format_ns(d, sizeof(d), worst->last_ns - worst->first_ns));
+			print_name(nm, n);
+			printf(" (comm %" PRId64 ", #%" PRId64 "), rank %d last\n", worst->comm, worst->seq, worst->last_rank);
+		}
+	}
+}
+
+static void print_ranks_csv(const struct tft_ranks_result *r, size_t nshow)
+{
+	fputs("rank,compute_ns,comm_ns,wait_ns,idle_ns,caused_ns,last_arrivals,calls,clock_offset_ns,clock_error_ns,"
+	      "straggler\n",
+	      stdout);
+	for (size_t i = 0; i < nshow && i < r->nranks; i++) {
+		const struct tft_ranks_rank *k = &r->ranks[i];
+		printf("%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
+		       ",%" PRId64 ",%d\n",
+		       k->rank, k->total.compute_ns, k->total.comm_ns, k->total.wait_ns, k->total.idle_ns, k->caused_ns,
+		       k->last_arrivals, k->calls, k->clock_offset_ns, k->clock_error_ns, k->rank == r->straggler);
+	}
+}
+
+static int stats_by_rank(struct tft_session *s, const char *path, int out, uint64_t top)
+{
+	struct tft_ranks_result *r = NULL;
+	struct tft_error err;
+	size_t nshow;
+	int rc;
+
+	tft_error_clear(&err);
+	if ((rc = tft_ranks_analyze(s, &r, &err))) {
+		tft_error_set_file(&err, path);
+		tft_session_close(s);
+		return cli_fail_error(&err);
+	}
+	nshow = top && top < r->nranks ? (size_t)top : r->nranks;
+	rc = 0;
+	if (out == OUT_JSON) {
+		struct tft_json_writer w;
+		if (tft_json_write_init_file(&w, stdout)) {
+			rc = TFT_ENOMEM;
+		} else {
+			tft_export_ranks_json(&w, s, r, 0);
+			tft_json_write_raw_char(&w, '\n');
+			rc = tft_json_write_finish(&w);
+			tft_json_write_fini(&w);
+		}
+	} else if (out == OUT_CSV) {
+		print_ranks_csv(r, nshow);
+	} else {
+		print_ranks_text(s, r, nshow);
+	}
+	tft_ranks_destroy(r);
+	tft_session_close(s);
+	if (rc || fflush(stdout) != 0 || ferror(stdout))
+		return cli_fail(TFT_EXIT_FAIL, "stats: cannot write the output");
+	return TFT_EXIT_OK;
+}
+
 int tft_cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -360,7 +504,7 @@ int tft_cmd_stats(int argc, char **argv)
 			opts.group_by = tft_stats_group_parse(optarg);
 			if (opts.group_by < 0)
 				return cli_fail(TFT_EXIT_BADINPUT,
-						"stats: --by expects name, category, track, kernel, api or op, not '%s'",
+						"stats: --by expects name, category, track, kernel, api, op or rank, not '%s'",
 						optarg);
 			break;
 		case 'n':
@@ -383,9 +527,16 @@ int tft_cmd_stats(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return TFT_EXIT_BADINPUT;
 	}
-	rc = open_session(argv[optind], &s);
+	rc = cli_open_session(argv[optind], &s);
 	if (rc)
 		return rc;
+	if (opts.group_by == TFT_STATS_BY_RANK) {
+		if (opts.track != TFT_NONE || opts.process || opts.exact || opts.derived) {
+			tft_session_close(s);
+			return cli_fail(TFT_EXIT_BADINPUT, "stats: --by rank takes no --track, --process, --exact or --all-tracks");
+		}
+		return stats_by_rank(s, argv[optind], out, top);
+	}
 	if (opts.track != TFT_NONE && !tft_session_track(s, opts.track)) {
 		tft_session_close(s);
 		return cli_fail(TFT_EXIT_BADINPUT, "%s: no track with id %u (see 'tftracer info')",

@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "prof", tft_cmd_prof, "tfprof's views: scope, graph, op, code; params, FLOPs, time, memory per step" },
 	{ "advise", tft_cmd_advise, "find what slows the steps, say what to change, with the evidence" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON, tf.timeline, standalone HTML)" },
+	{ "merge", tft_cmd_merge, "one session from a job directory (rank-<N>.tft files), clocks aligned" },
 	{ "serve", tft_cmd_serve, "serve the web UI for a session or trace files (also: tftracer FILE)" },
 	{ "record", tft_cmd_record, "run a program with the tracer inside it: tftracer record -- CMD" },
 };

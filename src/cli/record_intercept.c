@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/record_intercept.h"
 #include "intercept/perf.h"
+#include "runtime/job.h"
 #include "store/writer.h"
 
 static int64_t mono_ns(void)
@@ -252,7 +253,8 @@ static int write_run(const struct tft_rec_icpt *o, const char *path, char **cmd,
 	struct tft_event ev;
 	struct tft_arg args[10];
 	struct rusage ru;
-	char line[4096], host[256], note[160];
+	struct tft_job job;
+	char line[4096], host[256], note[160], num[24];
 	const char *base = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
 	size_t n = 0;
 	int64_t t1 = mono_ns();
@@ -279,7 +281,7 @@ static int write_run(const struct tft_rec_icpt *o, const char *path, char **cmd,
 	p.name = tft_writer_intern_cstr(w, base);
 	p.host = tft_writer_intern_cstr(w, host);
 	p.pid = pid;
-	p.rank = -1;
+	p.rank = tft_job_from_env(&job); /* (a rank of a job: its launcher said so) */
 	memset(&t, 0, sizeof(t));
 	t.process = tft_writer_add_process(w, &p);
 	t.kind = TFT_TRACK_THREAD;
@@ -329,6 +331,15 @@ static int write_run(const struct tft_rec_icpt *o, const char *path, char **cmd,
 		rc = tft_writer_set_meta(w, "clock_domain", "CLOCK_MONOTONIC");
 	if (!rc)
 		rc = tft_writer_set_meta(w, "record_note", note);
+	if (!rc && job.rank >= 0) {
+		snprintf(num, sizeof(num), "%d", job.rank);
+		rc = tft_writer_set_meta(w, "job_rank", num);
+		snprintf(num, sizeof(num), "%d", job.size);
+		if (!rc && job.size >= 0)
+			rc = tft_writer_set_meta(w, "job_size", num);
+		if (!rc)
+			rc = tft_writer_set_meta(w, "job_id", job.id);
+	}
 	if (!rc)
 		rc = tft_writer_add_count(w, "realtime_offset_ns",
 					  ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - t1);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_ranks.h"
 #include "export/export_summary.h"
 
 /* One meta value of lines as an array of strings. */
@@ -62,6 +63,7 @@ void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session
 	tft_json_write_key_uint(w, "unmatched_flows", sum.unmatched_flows);
 	tft_json_write_key_uint(w, "unclosed_slices", sum.unclosed_slices);
 	put_profiler_messages(w, s);
+	tft_export_job_keys(w, s); /* a job (a directory of ranks, or merged): export_ranks.c */
 }
 
 static void graph_text(struct tft_json_writer *w, const char *key, struct tft_graph_text t, bool json)

@@ -19,11 +19,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "intercept/perf.h"
@@ -86,20 +88,31 @@ static void close_group(void *p)
 	tls_state = -1; /* (destructors that record after this get nothing) */
 }
 
+/*
+ * The thread's group: the leader opened disabled, the members added, then the
+ * leader enabled, which schedules the whole group in at once. (Members added
+ * to a running leader of another PMU, as page-faults and context-switches are
+ * to task-clock where the hardware counters are refused, stay idle until the
+ * thread is next scheduled in: the first zones' counts came out 0 or short.)
+ */
 static int open_group(void)
 {
 	int leader = -1;
+	uint32_t i;
 
-	for (uint32_t i = 0; i < c.n; i++) {
-		int fd = tft_perf_open(&tft_perf_defs[c.def[i]], 0, leader, c.user_only[i], 1);
-		if (fd < 0) {
-			for (uint32_t k = 0; k < i; k++)
-				close(tls_fd[k]);
-			return -1;
-		}
+	for (i = 0; i < c.n; i++) {
+		int fd = tft_perf_open(&tft_perf_defs[c.def[i]], 0, leader, c.user_only[i], 1,
+				       leader < 0);
+		if (fd < 0)
+			break;
 		tls_fd[i] = fd;
 		if (leader < 0)
 			leader = fd;
+	}
+	if (i < c.n || ioctl(leader, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		for (uint32_t k = 0; k < i; k++)
+			close(tls_fd[k]);
+		return -1;
 	}
 	tls_gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	pthread_setspecific(c.key, (void *)1);

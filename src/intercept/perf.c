@@ -52,7 +52,7 @@ int tft_perf_parse(const char *list, uint32_t *mask, const char **bad, size_t *b
 }
 
 int tft_perf_open(const struct tft_perf_def *d, int inherit, int group_fd, int user_only,
-		  int fmt_group)
+		  int fmt_group, int disabled)
 {
 	struct perf_event_attr a;
 	long fd;
@@ -62,6 +62,7 @@ int tft_perf_open(const struct tft_perf_def *d, int inherit, int group_fd, int u
 	a.type = d->type;
 	a.config = d->config;
 	a.inherit = (unsigned)(inherit != 0);
+	a.disabled = (unsigned)(disabled != 0);
 	a.exclude_kernel = (unsigned)(user_only != 0);
 	a.exclude_hv = (unsigned)(user_only != 0);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -73,11 +74,11 @@ int tft_perf_open(const struct tft_perf_def *d, int inherit, int group_fd, int u
 
 int tft_perf_open_any(const struct tft_perf_def *d, int inherit, int *user_only)
 {
-	int fd = tft_perf_open(d, inherit, -1, 0, 0);
+	int fd = tft_perf_open(d, inherit, -1, 0, 0, 0);
 
 	*user_only = 0;
 	if (fd == -EACCES || fd == -EPERM) {
-		int u = tft_perf_open(d, inherit, -1, 1, 0);
+		int u = tft_perf_open(d, inherit, -1, 1, 0, 0);
 		if (u >= 0) {
 			*user_only = 1; /* the kernel's share is not permitted: user space only */
 			return u;

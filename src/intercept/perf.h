@@ -32,11 +32,18 @@ int tft_perf_parse(const char *list, uint32_t *mask, const char **bad, size_t *b
 /*
  * Open counter d for the calling thread (inherit: and the threads and
  * processes it starts later), in the group of group_fd (-1: a leader),
- * user space only when asked, with PERF_FORMAT_GROUP when fmt_group; reads
- * carry the times enabled and running. The fd (close-on-exec), or -errno.
+ * user space only when asked, with PERF_FORMAT_GROUP when fmt_group,
+ * disabled (until PERF_EVENT_IOC_ENABLE) when asked; reads carry the times
+ * enabled and running. The fd (close-on-exec), or -errno.
+ *
+ * A group's members go in with the leader disabled, then the leader is
+ * enabled: a member added to a running group is not counting until the
+ * thread is next scheduled in where its PMU is not the leader's (Linux 6.x:
+ * page-faults or context-switches joining a task-clock leader, both software
+ * events of different PMUs; the install reschedules the member's PMU only).
  */
 int tft_perf_open(const struct tft_perf_def *d, int inherit, int group_fd, int user_only,
-		  int fmt_group);
+		  int fmt_group, int disabled);
 
 /*
  * Open d as tftracer does (whole kernel and user time; user space only when

@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "intercept/preload.h"
+#include "runtime/job.h"
 #include "runtime/source.h"
 
 extern char **environ;
@@ -155,11 +157,44 @@ enum { CLAIM_NONE = 0, CLAIM_BUSY = 1, CLAIM_DONE = 2 };
 static _Atomic int claim_state;
 static int claim_said;
 
+/*
+ * A rank of a job whose command named a job directory (TFT_JOB_DIR, set by
+ * `tftracer record`): its session is <dir>/rank-<N>.tft, the directory made
+ * when absent ('%' doubled for the runtime's path template). 1 when the
+ * process is such a rank (path filled in), 0 when not, -1 when its rank's
+ * file is a process above it's (TFT_JOB_RANK_TAKEN: a child that inherited
+ * its parent's rank is not that rank).
+ */
+static int job_session(char *path, size_t size)
+{
+	const char *dir = getenv("TFT_JOB_DIR"), *taken = getenv("TFT_JOB_RANK_TAKEN");
+	char raw[4096];
+	struct tft_job job;
+	size_t n = 0;
+
+	if (!dir || !*dir || tft_job_from_env(&job) < 0)
+		return 0;
+	if (taken && *taken && strtol(taken, NULL, 10) == job.rank)
+		return -1;
+	if (tft_job_rank_path(raw, sizeof(raw), dir, job.rank))
+		return 0;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return 0; /* (the runtime then says why the file cannot be made) */
+	for (const char *p = raw; *p && n + 3 < size; p++) {
+		if (*p == '%')
+			path[n++] = '%';
+		path[n++] = *p;
+	}
+	path[n] = 0;
+	return 1;
+}
+
 bool tft_preload_claim(void)
 {
 	struct tft_config cfg;
-	int expect = CLAIM_NONE, rc;
+	int expect = CLAIM_NONE, rc, job;
 	const char *rec;
+	char path[8200];
 
 	if (tft_rt_running())
 		return true;
@@ -169,15 +204,19 @@ bool tft_preload_claim(void)
 						     memory_order_acq_rel, memory_order_acquire))
 		return tft_rt_running(); /* another thread is claiming: this call goes untraced */
 	rec = getenv("TFT_RECORD");
+	job = job_session(path, sizeof(path));
 	if (tft_rt_sessions_begun() > 0) {
 		/* This process had a session and ended it (the program gave it back): it
 		 * is not taken again behind the program's back. */
 		rc = 1;
-	} else if (rec && strcmp(rec, "started") == 0) {
-		/* Another process of the command took the session (tftracer record). */
+	} else if (job < 0 || (job == 0 && rec && strcmp(rec, "started") == 0)) {
+		/* Another process of the command took the session (tftracer record); a rank
+		 * of a job directory has a file of its own, unless its parent is that rank. */
 		rc = 1;
 	} else {
 		tft_config_init(&cfg);
+		if (job > 0)
+			cfg.session_path = path;
 		rc = tft_rt_init_owned(&cfg);
 		if (rc) {
 			struct tft_runtime_stats st = { .struct_size = sizeof(st) };
@@ -381,6 +420,7 @@ __attribute__((constructor)) static void preload_init(void)
 	tft_opencl_setup();
 	tft_counters_setup();
 	tft_cupti_setup();
+	tft_mpi_setup();
 	/*
 	 * At load rather than at first use: when asked (counters of the whole
 	 * run, in the command's own process), or when the program links the

@@ -20,7 +20,7 @@
 enum {
 	TFT_ICPT_OPENCL = 1u << 0,
 	TFT_ICPT_CUDA = 1u << 1,
-	TFT_ICPT_MPI = 1u << 2, /* accepted; nothing of MPI is intercepted yet */
+	TFT_ICPT_MPI = 1u << 2,
 	TFT_ICPT_ALL = TFT_ICPT_OPENCL | TFT_ICPT_CUDA | TFT_ICPT_MPI,
 };
 
@@ -68,5 +68,6 @@ void *tft_opencl_wrap_symbol(const char *name, void *sym);
 void tft_opencl_setup(void);
 void tft_counters_setup(void);
 void tft_cupti_setup(void);
+void tft_mpi_setup(void);
 
 #endif /* TFT_INTERCEPT_PRELOAD_H */

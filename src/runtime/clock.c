@@ -3,7 +3,10 @@
  * Runtime clock: TSC detection, calibration against CLOCK_MONOTONIC at init
  * and refinement by the drain thread (see clock.h and docs/runtime.md).
  */
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/clock.h"
@@ -26,6 +29,33 @@ int64_t tft_rt_real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t tft_rt_test_skew_ns(void)
+{
+	static _Atomic int done;
+	static _Atomic int64_t skew;
+
+	if (!atomic_load_explicit(&done, memory_order_acquire)) {
+		const char *v = getenv("TFT_TEST_CLOCK_SKEW_NS");
+		char *end = NULL;
+		long long x = 0;
+
+		if (v && *v) {
+			errno = 0;
+			x = strtoll(v, &end, 10);
+			if (errno || *end)
+				x = 0;
+		}
+		atomic_store_explicit(&skew, (int64_t)x, memory_order_relaxed);
+		atomic_store_explicit(&done, 1, memory_order_release);
+	}
+	return atomic_load_explicit(&skew, memory_order_relaxed);
+}
+
+int64_t tft_rt_session_now_ns(void)
+{
+	return tft_rt_mono_ns() + tft_rt_test_skew_ns();
 }
 
 int tft_rt_tsc_usable(void)
@@ -61,7 +91,8 @@ static int64_t mulshift(uint64_t d, uint64_t mult)
 	return (int64_t)(((unsigned __int128)d * mult) >> 32);
 }
 
-int64_t tft_rt_clock_ns(const struct tft_rt_clock *c, uint64_t tick)
+/* A tick on CLOCK_MONOTONIC (the map itself, without the test skew). */
+static int64_t map_ns(const struct tft_rt_clock *c, uint64_t tick)
 {
 	if (!c->tsc)
 		return (int64_t)tick;
@@ -70,6 +101,11 @@ int64_t tft_rt_clock_ns(const struct tft_rt_clock *c, uint64_t tick)
 	if (tick >= c->prev_tick)
 		return c->prev_ns + mulshift(tick - c->prev_tick, c->prev_mult);
 	return c->prev_ns - mulshift(c->prev_tick - tick, c->prev_mult);
+}
+
+int64_t tft_rt_clock_ns(const struct tft_rt_clock *c, uint64_t tick)
+{
+	return map_ns(c, tick) + c->skew_ns;
 }
 
 /* One (tick, ns) pair read as close together as we can: best of 5 brackets. */
@@ -105,6 +141,7 @@ void tft_rt_clock_init(struct tft_rt_clock *c, int want_tsc)
 	int64_t n0, n1;
 
 	memset(c, 0, sizeof(*c));
+	c->skew_ns = tft_rt_test_skew_ns();
 	c->tsc = want_tsc && tft_rt_tsc_usable();
 	if (!c->tsc) {
 		c->hz = 1e9;
@@ -143,7 +180,7 @@ void tft_rt_clock_refine(struct tft_rt_clock *c)
 	lr = rate(c->cal_tick, c->cal_ns, tick, ns); /* long-run rate */
 	if (lr == 0)
 		return;
-	mapped = tft_rt_clock_ns(c, tick);
+	mapped = map_ns(c, tick);
 	err = mapped - ns; /* > 0: the map runs ahead of CLOCK_MONOTONIC */
 	/* Slew the error out over about one refinement period (in ticks). */
 	period = (uint64_t)((double)REFINE_EVERY_NS * c->hz / 1e9) + 1;

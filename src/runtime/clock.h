@@ -31,11 +31,25 @@ struct tft_rt_clock {
 	int64_t cal_ns;
 	int64_t last_refine_ns;
 	double hz;           /* ticks per second, last estimate */
+	int64_t skew_ns;     /* added to every converted time (tft_rt_test_skew_ns) */
 };
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
 int64_t tft_rt_mono_ns(void);
 int64_t tft_rt_real_ns(void);
+
+/*
+ * TEST ONLY: $TFT_TEST_CLOCK_SKEW_NS (a signed integer, ns; read once), added
+ * to every time the runtime converts (events, steps, sources' times) and to
+ * the times other recorders of the process take on the session's clock (the
+ * MPI interceptor's clock exchange, the Python module's collectives), so that
+ * a test can give one rank of a job a clock of its own and check that the
+ * job's clock alignment finds it. 0 when unset or not a number.
+ */
+int64_t tft_rt_test_skew_ns(void);
+
+/* CLOCK_MONOTONIC ns plus the test skew: now on the session's clock. */
+int64_t tft_rt_session_now_ns(void);
 
 /* 1 if /proc/cpuinfo lists an invariant TSC (constant_tsc + nonstop_tsc) on x86_64. */
 int tft_rt_tsc_usable(void);
@@ -46,7 +60,7 @@ int tft_rt_tsc_usable(void);
  */
 void tft_rt_clock_init(struct tft_rt_clock *c, int want_tsc);
 
-/* Map a tick to CLOCK_MONOTONIC ns. */
+/* Map a tick to CLOCK_MONOTONIC ns (plus the test skew). */
 int64_t tft_rt_clock_ns(const struct tft_rt_clock *c, uint64_t tick);
 
 /* Read the current tick of the chosen source. */

@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/job.h"
 #include "runtime/rt.h"
 #include "runtime/source.h"
 #include "store/writer.h"
@@ -38,7 +40,9 @@ struct pend {
 	uint8_t split;  /* one piece of a zone split at a hold limit */
 	uint8_t nrec;   /* records (events) it stands for */
 	uint8_t nval;   /* counter deltas of the slice (TFT_RK_VALUES), in ds->pvals[vidx] */
+	uint8_t na;     /* args of the slice (TFT_RK_ARG), ds->zargs[a0 .. a0 + na) */
 	uint32_t vidx;
+	uint32_t a0;
 };
 
 /* An open zone on the drain's copy of a thread's stack. */
@@ -48,6 +52,7 @@ struct frame {
 	uint32_t nrec;  /* 1 until the zone is split, then 0 (its begin was written) */
 	uint32_t split;
 	uint32_t nval;  /* counter values taken after its begin (TFT_RK_VALUES), 0 if none */
+	uint32_t a0, na; /* its args (TFT_RK_ARG) so far: ds->zargs[a0 .. a0 + na) */
 	uint64_t val[TFT_RT_MAX_VALUES];
 };
 
@@ -69,6 +74,8 @@ struct tft_rt_dthread {
 	uint32_t end_nval, end_depth; /* values taken before the end of the zone at end_depth */
 	uint64_t end_val[TFT_RT_MAX_VALUES];
 	uint64_t base_vdropped; /* the thread's values_dropped when this session met it */
+	struct tft_arg *zargs; /* owned, NULL until needed: args of open zones and pending slices */
+	uint32_t nzargs, cap_zargs;
 	/* Held for an import (rt.h, tft_rt_import_hold): its ring is read up to the end
 	 * of step hold_step (at hold_ts) and no further until released or timed out. */
 	int held;
@@ -91,6 +98,11 @@ struct gev {
 struct site_ent {
 	const struct tft_site *site; /* borrowed key; NULL = empty slot */
 	uint32_t name, cat;
+};
+
+struct cstr_ent {
+	const char *p; /* borrowed key (a static string of an arg); NULL = empty slot */
+	uint32_t id;
 };
 
 struct flow_ent {
@@ -134,6 +146,9 @@ struct tft_rt_session {
 	uint32_t cap_ctr_last;
 	struct site_ent *sites;   /* owned: open addressing on the site pointer */
 	uint32_t cap_sites, nsites;
+	struct cstr_ent *cstrs;   /* owned: arg keys and static values, open addressing on the pointer */
+	uint32_t cap_cstrs, ncstrs;
+	char *argtext;            /* owned: TFT_RT_ARG_TEXT_MAX bytes, a text arg's bytes */
 	struct gev *gev;          /* owned */
 	uint32_t ngev, cap_gev, gseq;
 	struct flow_ent *flows;   /* owned: open addressing on the id */
@@ -310,6 +325,40 @@ static void site_ids(struct tft_rt_session *s, const struct tft_site *site, uint
 	s->nsites++;
 }
 
+/* The string id of a static string (an arg's key or value), interned once per pointer. */
+static uint32_t cstr_id(struct tft_rt_session *s, const char *p)
+{
+	uint32_t j;
+
+	if (!p)
+		return 0;
+	if (s->ncstrs * 2 >= s->cap_cstrs) {
+		uint32_t ncap = s->cap_cstrs ? s->cap_cstrs * 2 : 256;
+		struct cstr_ent *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return intern_cstr(s, p); /* no cache: still correct */
+		for (uint32_t i = 0; i < s->cap_cstrs; i++) {
+			if (!s->cstrs[i].p)
+				continue;
+			for (j = (uint32_t)hash_ptr((uintptr_t)s->cstrs[i].p) & (ncap - 1); n[j].p;
+			     j = (j + 1) & (ncap - 1))
+				;
+			n[j] = s->cstrs[i];
+		}
+		free(s->cstrs);
+		s->cstrs = n;
+		s->cap_cstrs = ncap;
+	}
+	for (j = (uint32_t)hash_ptr((uintptr_t)p) & (s->cap_cstrs - 1); s->cstrs[j].p;
+	     j = (j + 1) & (s->cap_cstrs - 1))
+		if (s->cstrs[j].p == p)
+			return s->cstrs[j].id;
+	s->cstrs[j].p = p;
+	s->cstrs[j].id = intern_cstr(s, p);
+	s->ncstrs++;
+	return s->cstrs[j].id;
+}
+
 /* ---- tracks ------------------------------------------------------------------------ */
 
 static uint32_t thread_track(struct tft_rt_session *s, struct tft_rt_thread *t,
@@ -402,6 +451,7 @@ static struct tft_rt_dthread *dthread_create(uint64_t base_dropped)
 static void dthread_destroy(struct tft_rt_dthread *ds)
 {
 	if (ds) {
+		free(ds->zargs);
 		free(ds->pvals);
 		free(ds->pend);
 		free(ds);
@@ -434,10 +484,30 @@ static uint32_t value_key(struct tft_rt_session *s, uint32_t i)
 	return s->val_keys[i];
 }
 
+/*
+ * The pending slices are written: keep only the args of the zones still open,
+ * moved to the front of the arena (in stack order, so each zone's stay together).
+ */
+static void zargs_compact(struct tft_rt_dthread *ds)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ds->depth; i++) {
+		struct frame *f = &ds->stack[i];
+		if (!f->na)
+			continue;
+		if (f->a0 != n)
+			memmove(&ds->zargs[n], &ds->zargs[f->a0], f->na * sizeof(*ds->zargs));
+		f->a0 = n;
+		n += f->na;
+	}
+	ds->nzargs = n;
+}
+
 static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 		       struct tft_rt_dthread *ds)
 {
-	struct tft_arg args[1 + TFT_RT_MAX_VALUES];
+	struct tft_arg args[1 + TFT_RT_MAX_VALUES + TFT_RT_MAX_ARGS];
 	struct tft_event ev;
 	uint32_t track;
 
@@ -474,6 +544,8 @@ static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 			args[na].type = TFT_ARG_INT;
 			args[na++].v.i = ds->pvals[(size_t)p->vidx * TFT_RT_MAX_VALUES + k];
 		}
+		for (uint32_t k = 0; k < p->na && ds->zargs; k++)
+			args[na++] = ds->zargs[p->a0 + k];
 		ev.nargs = na;
 		ev.args = na ? args : NULL;
 		if (append(s, &ev) == TFT_EINVAL)
@@ -483,6 +555,7 @@ static void flush_pend(struct tft_rt_session *s, struct tft_rt_thread *t,
 	ds->npend = 0;
 	ds->npvals = 0;
 	ds->seq = 0;
+	zargs_compact(ds);
 }
 
 static void pend_push(struct tft_rt_dthread *ds, uint8_t kind, int64_t ts, int64_t dur,
@@ -503,6 +576,90 @@ static void pend_push(struct tft_rt_dthread *ds, uint8_t kind, int64_t ts, int64
 	p->nrec = (uint8_t)nrec;
 	p->nval = 0;
 	p->vidx = 0;
+	p->na = 0;
+	p->a0 = 0;
+}
+
+/* The slice just pushed is the zone of frame f: it takes the zone's args. */
+static void pend_args(struct tft_rt_dthread *ds, const struct frame *f)
+{
+	struct pend *p = &ds->pend[ds->npend - 1];
+
+	p->a0 = f->a0;
+	p->na = (uint8_t)f->na;
+}
+
+/* Room in the args arena for `need` more. 0 or -1 (out of memory). */
+static int zargs_room(struct tft_rt_dthread *ds, uint32_t need)
+{
+	uint32_t ncap = ds->cap_zargs ? ds->cap_zargs : 64;
+	struct tft_arg *n;
+
+	if (ds->nzargs + need <= ds->cap_zargs)
+		return 0;
+	while (ncap < ds->nzargs + need)
+		ncap *= 2;
+	n = realloc(ds->zargs, (size_t)ncap * sizeof(*n));
+	if (!n)
+		return -1;
+	ds->zargs = n;
+	ds->cap_zargs = ncap;
+	return 0;
+}
+
+/*
+ * An arg (TFT_RK_ARG) of the zone at `depth`, the innermost open one: added to
+ * its frame's args (kept together at the arena's end). Others are ignored (the
+ * zone began before this session, or ended already).
+ */
+static void take_arg(struct tft_rt_session *s, struct tft_rt_dthread *ds,
+		     const struct tft_rt_rec *r, const char *text, size_t len)
+{
+	uint32_t depth = TFT_RT_ARG_DEPTH(r->aux), type = TFT_RT_ARG_TYPE(r->aux);
+	struct frame *f;
+	struct tft_arg *a;
+	uint32_t key, id;
+
+	if (!depth || depth != ds->depth || s->failed || !s->w)
+		return;
+	f = &ds->stack[depth - 1];
+	if (f->na >= TFT_RT_MAX_ARGS || zargs_room(ds, f->na + 1))
+		return;
+	if (f->na && f->a0 + f->na != ds->nzargs) { /* not at the end: move them there */
+		memcpy(&ds->zargs[ds->nzargs], &ds->zargs[f->a0], f->na * sizeof(*ds->zargs));
+		f->a0 = ds->nzargs;
+		ds->nzargs += f->na;
+	}
+	key = cstr_id(s, (const char *)(uintptr_t)r->p0);
+	if (!key)
+		return;
+	if (!f->na)
+		f->a0 = ds->nzargs;
+	a = &ds->zargs[ds->nzargs];
+	a->key = key;
+	switch (type) {
+	case TFT_RT_ARG_INT:
+	case TFT_RT_ARG_BOOL:
+		a->type = type == TFT_RT_ARG_INT ? TFT_ARG_INT : TFT_ARG_BOOL;
+		a->v.i = (int64_t)r->p1;
+		break;
+	case TFT_RT_ARG_STR:
+		a->type = TFT_ARG_STR;
+		a->v.str = cstr_id(s, (const char *)(uintptr_t)r->p1);
+		break;
+	case TFT_RT_ARG_TEXT:
+	case TFT_RT_ARG_JSON:
+		id = tft_writer_intern(s->w, text, len);
+		if (id == UINT32_MAX)
+			return;
+		a->type = type == TFT_RT_ARG_TEXT ? TFT_ARG_STR : TFT_ARG_JSON;
+		a->v.str = id;
+		break;
+	default:
+		return;
+	}
+	ds->nzargs++;
+	f->na++;
 }
 
 /*
@@ -602,6 +759,7 @@ static void close_all(struct tft_rt_session *s, struct tft_rt_thread *t,
 		int64_t end = end_ns > f->ts ? end_ns : f->ts;
 		pend_push(ds, TFT_EV_SLICE, f->ts, end - f->ts, f->site, f->nrec, f->split,
 			  TFT_EVF_UNCLOSED);
+		pend_args(ds, f);
 		s->unclosed++;
 	}
 	flush_pend(s, t, ds);
@@ -994,6 +1152,10 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		take_values(ds, r);
 		return;
 	}
+	if (r->kind == TFT_RK_ARG) { /* an arg of a zone: not an event either */
+		take_arg(s, ds, r, text, len);
+		return;
+	}
 	ts = tft_rt_clock_ns(&s->clock, r->tick);
 	if (ts < ds->last_ns) /* per-thread time never goes back */
 		ts = ds->last_ns;
@@ -1025,6 +1187,8 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 		f->nrec = 1;
 		f->split = 0;
 		f->nval = 0;
+		f->na = 0;
+		f->a0 = 0;
 		s->held++;
 		break;
 	case TFT_RK_ZONE_END:
@@ -1032,6 +1196,7 @@ static void handle(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 			break;
 		f = &ds->stack[--ds->depth];
 		pend_push(ds, TFT_EV_SLICE, f->ts, ts - f->ts, f->site, f->nrec + 1, f->split, 0);
+		pend_args(ds, f);
 		if (ds->end_nval)
 			pend_values(ds, f, ds->depth + 1);
 		s->held++;
@@ -1118,9 +1283,10 @@ static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
 		const struct tft_rt_rec *r = &t->ring[tail & t->mask];
 		uint64_t nslots = 1;
 		size_t len = 0;
+		const char *txt = text;
 
 		if (!ds && r->kind != TFT_RK_THREAD_NAME && r->kind != TFT_RK_PROCESS_NAME &&
-		    r->kind != TFT_RK_VALUES) {
+		    r->kind != TFT_RK_VALUES && r->kind != TFT_RK_ARG) {
 			s->consumed++; /* no memory for this thread's state: lost */
 			s->lost++;
 		}
@@ -1134,9 +1300,28 @@ static void consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
 				size_t n = len - off < TFT_RT_REC_BYTES ? len - off : TFT_RT_REC_BYTES;
 				memcpy(text + off, &t->ring[(tail + i) & t->mask], n);
 			}
+		} else if (r->kind == TFT_RK_ARG && (TFT_RT_ARG_TYPE(r->aux) == TFT_RT_ARG_TEXT ||
+						     TFT_RT_ARG_TYPE(r->aux) == TFT_RT_ARG_JSON)) {
+			/* an arg's text: up to TFT_RT_ARG_TEXT_MAX bytes, into the session's buffer */
+			len = TFT_RT_ARG_LEN(r->aux);
+			if (len > TFT_RT_ARG_TEXT_MAX)
+				len = TFT_RT_ARG_TEXT_MAX; /* cannot happen: the producer cuts it */
+			nslots += TFT_RT_TEXT_SLOTS(len);
+			if (nslots > head - tail)
+				break; /* cannot happen: a record and its text are published together */
+			if (!s->argtext)
+				s->argtext = malloc(TFT_RT_ARG_TEXT_MAX);
+			if (s->argtext) {
+				for (uint64_t i = 1; i < nslots; i++) {
+					size_t off = (size_t)(i - 1) * TFT_RT_REC_BYTES;
+					size_t n = len - off < TFT_RT_REC_BYTES ? len - off : TFT_RT_REC_BYTES;
+					memcpy(s->argtext + off, &t->ring[(tail + i) & t->mask], n);
+				}
+			}
+			txt = s->argtext;
 		}
-		if (ds)
-			handle(s, t, ds, r, text, len);
+		if (ds && txt)
+			handle(s, t, ds, r, txt, len);
 		tail += nslots;
 		since += nslots;
 		if (since >= TAIL_EVERY) {
@@ -1191,6 +1376,22 @@ static void retire(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft
 	}
 	atomic_fetch_sub_explicit(&tft_rt_nthreads, 1, memory_order_relaxed);
 	tft_rt_thread_free(t);
+}
+
+/* The job's rank, size and id as meta (a process of a distributed job). */
+static int set_job_meta(struct tft_writer *w, const struct tft_job *j)
+{
+	char num[24];
+
+	if (j->rank < 0)
+		return 0;
+	snprintf(num, sizeof(num), "%d", j->rank);
+	if (tft_writer_set_meta(w, "job_rank", num))
+		return TFT_EIO;
+	snprintf(num, sizeof(num), "%d", j->size);
+	if (j->size >= 0 && tft_writer_set_meta(w, "job_size", num))
+		return TFT_EIO;
+	return tft_writer_set_meta(w, "job_id", j->id) ? TFT_EIO : 0;
 }
 
 /* ---- event sources (runtime/source.h) ------------------------------------------------- */
@@ -1389,6 +1590,77 @@ void tft_rt_src_meta(struct tft_rt_src *io, const char *key, const char *value)
 		tft_writer_set_meta(io->s->w, key, value);
 }
 
+void tft_rt_src_job(struct tft_rt_src *io, int rank, int size)
+{
+	struct tft_rt_session *s = io->s;
+	struct tft_process *p;
+	struct tft_job j;
+
+	if (!s->w || s->failed || rank < 0)
+		return;
+	tft_job_from_env(&j);
+	j.rank = rank;
+	if (size > 0)
+		j.size = size;
+	if ((p = tft_writer_process(s->w, s->process)) != NULL)
+		p->rank = rank;
+	if (set_job_meta(s->w, &j))
+		fail(s, TFT_EIO, "writing the job's meta", NULL);
+}
+
+/*
+ * The job a program says it is in after its session began (tft_rt_set_job):
+ * handed to the drain, which applies it at its next cycle. Try-locks only: a
+ * fork child that inherits it held gets TFT_EAGAIN, never a hang.
+ */
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int set, rank, size;
+	char id[128];
+} job_pending;
+
+TFT_API int tft_rt_set_job(int rank, int size, const char *id)
+{
+	if (rank < 0)
+		return TFT_EINVAL;
+	if (!(tft_rt_state_load() & TFT_RT_STEPS))
+		return TFT_EAGAIN;
+	if (pthread_mutex_trylock(&job_lock) != 0)
+		return TFT_EAGAIN;
+	job_pending.rank = rank;
+	job_pending.size = size > 0 ? size : -1;
+	snprintf(job_pending.id, sizeof(job_pending.id), "%s", id ? id : "");
+	job_pending.set = 1;
+	pthread_mutex_unlock(&job_lock);
+	return 0;
+}
+
+static void apply_job(struct tft_rt_session *s)
+{
+	struct tft_process *p;
+	struct tft_job j;
+
+	if (!job_pending.set || pthread_mutex_trylock(&job_lock) != 0)
+		return;
+	memset(&j, 0, sizeof(j));
+	j.rank = job_pending.rank;
+	j.size = job_pending.size;
+	memcpy(j.id, job_pending.id, sizeof(j.id));
+	job_pending.set = 0;
+	pthread_mutex_unlock(&job_lock);
+	if (!s->w || s->failed)
+		return;
+	if (!j.id[0]) { /* no id given: the launcher's, if any */
+		struct tft_job env;
+		tft_job_from_env(&env);
+		memcpy(j.id, env.id, sizeof(j.id));
+	}
+	if ((p = tft_writer_process(s->w, s->process)) != NULL)
+		p->rank = j.rank;
+	if (set_job_meta(s->w, &j))
+		fail(s, TFT_EIO, "writing the job's meta", NULL);
+}
+
 void tft_rt_src_dropped(struct tft_rt_src *io, uint64_t n)
 {
 	io->s->src_dropped += n;
@@ -1409,6 +1681,7 @@ static void drain_cycle(struct tft_rt_session *s, int mode)
 	struct tft_rt_thread *t, *prev = NULL, *next;
 
 	tft_rt_clock_refine(&s->clock);
+	apply_job(s);
 	/*
 	 * Sources first: a command a source sees was enqueued (its flow begun
 	 * on its thread's ring) before, so the rings read below hold every flow
@@ -1602,31 +1875,13 @@ void *tft_rt_drain_main(void *arg)
 
 /* ---- session ------------------------------------------------------------------------ */
 
-static int env_rank(void)
-{
-	static const char *const keys[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-					    "SLURM_PROCID" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = getenv(keys[i]);
-		char *end;
-		long r;
-		if (!v || !*v)
-			continue;
-		errno = 0;
-		r = strtol(v, &end, 10);
-		if (!errno && !*end && r >= 0 && r <= INT_MAX)
-			return (int)r;
-	}
-	return -1;
-}
-
 struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 					     struct tft_error *err)
 {
 	struct tft_writer_opts wo = { .flush_partial = 1 };
 	struct tft_rt_session *s = calloc(1, sizeof(*s));
 	struct tft_process p;
+	struct tft_job job;
 	char host[256], buf[64];
 	int64_t mono, real;
 
@@ -1651,7 +1906,7 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	p.name = intern_cstr(s, program_invocation_short_name);
 	p.host = intern_cstr(s, host);
 	p.pid = (int64_t)getpid();
-	p.rank = env_rank();
+	p.rank = tft_job_from_env(&job);
 	p.labels = 0;
 	s->process = tft_writer_add_process(s->w, &p);
 	s->s_split = intern_cstr(s, "split");
@@ -1667,7 +1922,10 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	    tft_writer_set_meta(s->w, "clock_domain", "CLOCK_MONOTONIC") ||
 	    tft_writer_set_meta(s->w, "tsc_hz", s->clock.tsc ? buf : "0") ||
 	    tft_writer_add_count(s->w, "realtime_offset_ns", real - mono) ||
-	    tft_writer_add_count(s->w, "session_start_ns", mono) ||
+	    /* (the test skew moves the session's times, not its wall-clock offset: a
+	     * host whose clocks are off) */
+	    tft_writer_add_count(s->w, "session_start_ns", mono + s->clock.skew_ns) ||
+	    set_job_meta(s->w, &job) ||
 	    tft_writer_add_count(s->w, "dropped", 0) || tft_writer_commit(s->w, err)) {
 		char side[4200];
 		tft_error_set(err, TFT_EIO, -1, "cannot initialise the session file");
@@ -1750,6 +2008,8 @@ void tft_rt_session_destroy(struct tft_rt_session *s)
 	free(s->track_by_name);
 	free(s->ctr_last);
 	free(s->sites);
+	free(s->cstrs);
+	free(s->argtext);
 	free(s->gev);
 	free(s->flows);
 	free(s->allocs);

@@ -622,3 +622,61 @@ void tft_rt_emit_values(uint32_t phase, uint32_t depth, const uint64_t *v, uint3
 	if (h)
 		wake_drain(t, h);
 }
+
+void tft_rt_zone_args(uint32_t depth, const struct tft_rt_arg *a, uint32_t n)
+{
+	struct tft_rt_thread *t = self;
+	uint64_t h, nslots = 0;
+
+	if (!t || n == 0 || n > TFT_RT_MAX_ARGS || depth == 0 || depth > t->open)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		nslots++;
+		if (a[i].type == TFT_RT_ARG_TEXT || a[i].type == TFT_RT_ARG_JSON)
+			nslots += TFT_RT_TEXT_SLOTS(a[i].len < TFT_RT_ARG_TEXT_MAX ? a[i].len
+										  : TFT_RT_ARG_TEXT_MAX);
+	}
+	if (t->busy) { /* a handler interrupted a recording call: no room is ours */
+		atomic_fetch_add_explicit(&t->values_dropped, 1, memory_order_relaxed);
+		return;
+	}
+	t->busy = 1;
+	SIGNAL_FENCE();
+	h = t->head_local;
+	/* room for the records and for the end of every open zone (they stay reserved) */
+	if (reserve(t, h, (uint64_t)t->open + nslots)) {
+		uint64_t k = h;
+		for (uint32_t i = 0; i < n; i++) {
+			struct tft_rt_rec *r = &t->ring[k & t->mask];
+			uint32_t type = a[i].type, len = 0;
+			int text = type == TFT_RT_ARG_TEXT || type == TFT_RT_ARG_JSON;
+
+			if (text) {
+				len = a[i].len;
+				if (len > TFT_RT_ARG_TEXT_MAX) { /* cut: no longer valid JSON */
+					len = TFT_RT_ARG_TEXT_MAX;
+					type = TFT_RT_ARG_TEXT;
+				}
+			}
+			r->tick = 0;
+			r->kind = TFT_RK_ARG;
+			r->aux = TFT_RT_ARG_AUX(depth, type, len, i + 1 == n);
+			r->p0 = (uintptr_t)a[i].key;
+			r->p1 = type == TFT_RT_ARG_STR ? (uint64_t)(uintptr_t)a[i].s : (uint64_t)a[i].i;
+			k++;
+			for (uint32_t off = 0; text && off < len; off += TFT_RT_REC_BYTES) {
+				uint32_t m = len - off < TFT_RT_REC_BYTES ? len - off : TFT_RT_REC_BYTES;
+				memcpy(&t->ring[k & t->mask], a[i].s + off, m);
+				k++;
+			}
+		}
+		h = publish(t, h + nslots) ? h + nslots : 0;
+	} else {
+		atomic_fetch_add_explicit(&t->values_dropped, 1, memory_order_relaxed);
+		h = 0;
+	}
+	SIGNAL_FENCE();
+	t->busy = 0;
+	if (h)
+		wake_drain(t, h);
+}

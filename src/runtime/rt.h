@@ -39,7 +39,9 @@ enum tft_rt_kind {
 	TFT_RK_THREAD_NAME = 11,  /* text follows */
 	TFT_RK_PROCESS_NAME = 12, /* text follows */
 	TFT_RK_VALUES = 13,       /* p0, p1 = two values of tft_rt_emit_values; aux: see below */
-	TFT_RK_KIND_MAX = 13,
+	TFT_RK_ARG = 14,          /* p0 = key, p1 = value (int, or a static string); aux: below;
+				   * a TEXT or JSON value's bytes follow in the next slots */
+	TFT_RK_KIND_MAX = 14,
 };
 
 /* TFT_RK_STEP_END p1: hold the thread's later records for the step's import. */
@@ -52,6 +54,16 @@ enum tft_rt_kind {
 #define TFT_RT_VAL_N(aux) (((aux) >> 20) & 15u)   /* values in the group */
 #define TFT_RT_VAL_PHASE(aux) (((aux) >> 16) & 1u) /* 0: after a zone begin, 1: before its end */
 #define TFT_RT_VAL_DEPTH(aux) ((aux) & 0xffffu)   /* the zone's depth (tft_zone.depth) */
+
+/* TFT_RK_ARG aux: the zone's depth, the arg's type (enum tft_rt_arg_type), its
+ * text length, and whether it is the last arg of the group (the zone's args are
+ * published together). */
+#define TFT_RT_ARG_AUX(depth, type, len, last) \
+	((uint32_t)(depth) | (uint32_t)(type) << 9 | (uint32_t)(last) << 12 | (uint32_t)(len) << 13)
+#define TFT_RT_ARG_DEPTH(aux) ((aux) & 0x1ffu)
+#define TFT_RT_ARG_TYPE(aux) (((aux) >> 9) & 7u)
+#define TFT_RT_ARG_LAST(aux) (((aux) >> 12) & 1u)
+#define TFT_RT_ARG_LEN(aux) ((aux) >> 13)
 
 /*
  * One ring slot. A record with text (aux = its length, <= TFT_RT_TEXT_MAX)

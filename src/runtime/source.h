@@ -62,6 +62,35 @@ uint64_t tft_rt_now_tick(void);
 void tft_rt_emit_values(uint32_t phase, uint32_t depth, const uint64_t *v, uint32_t n);
 
 /*
+ * Args of the zone at `depth` (its tft_zone.depth) on the calling thread,
+ * recorded while it is open (just before its end, in practice): they become
+ * args of its slice. A key, and a TFT_RT_ARG_STR value, are borrowed strings
+ * that must outlive every session (static); a TEXT or JSON value is copied
+ * (at most TFT_RT_ARG_TEXT_MAX bytes; longer is cut, and a cut JSON value is
+ * stored as text). n <= TFT_RT_MAX_ARGS per zone. Not events: never counted
+ * as such; when the ring has no room beyond the slots reserved for open
+ * zones' ends, the zone's args are dropped together (and counted in
+ * `values_dropped`). A zone split at a hold limit keeps them on its last piece.
+ */
+#define TFT_RT_MAX_ARGS 16u
+#define TFT_RT_ARG_TEXT_MAX 8192u
+enum tft_rt_arg_type {
+	TFT_RT_ARG_INT = 1,  /* i */
+	TFT_RT_ARG_STR = 2,  /* s: a borrowed static string */
+	TFT_RT_ARG_TEXT = 3, /* s[0..len): copied, a string */
+	TFT_RT_ARG_JSON = 4, /* s[0..len): copied, raw JSON text (a list, an object) */
+	TFT_RT_ARG_BOOL = 5, /* i: 0 or 1 */
+};
+struct tft_rt_arg {
+	const char *key; /* borrowed, static */
+	uint32_t type;   /* enum tft_rt_arg_type */
+	uint32_t len;    /* TEXT, JSON: bytes of s */
+	int64_t i;
+	const char *s;
+};
+void tft_rt_zone_args(uint32_t depth, const struct tft_rt_arg *a, uint32_t n);
+
+/*
  * Hooks: zone(phase, depth) runs on the recording thread after each
  * recorded zone begin (phase 0) and before each recorded zone end (phase 1);
  * step(phase) before each step begin (0) and end (1) record. NULL = none.
@@ -75,6 +104,43 @@ void tft_rt_set_hooks(tft_rt_zone_hook_fn zone, tft_rt_step_hook_fn step);
  * outlive every session), interned once per session as arg keys.
  */
 void tft_rt_counters_describe(const char *const *names, uint32_t n);
+
+/* ---- slices recorded elsewhere ------------------------------------------------------- */
+
+/*
+ * A whole slice (an operation that ended) with its args, for
+ * tft_rt_append_slices. Times are CLOCK_MONOTONIC ns (the runtime adds the
+ * test skew); strings are borrowed for the call (copied into the session).
+ */
+struct tft_rt_slice {
+	const char *name, *cat;
+	int64_t ts_ns, dur_ns;
+	const struct tft_rt_arg *args;
+	uint32_t nargs;            /* at most TFT_RT_MAX_ARGS are kept */
+};
+/*
+ * Append slices to the track of kind `kind` named `track` of the running
+ * session's own process (made at its first use: concurrent, lane-packed),
+ * between two drain cycles. The calls must hand a track's slices in order of
+ * their start (a batch is sorted; one older than the track's last is moved
+ * up to it). Returns the slices appended, or TFT_EINVAL (no session runs, a
+ * bad kind), TFT_ENOSPC (64 such tracks), TFT_EIO / TFT_ENOMEM. Exported
+ * (TFT_API) so that the Python module's calls reach the runtime that owns the
+ * session, as its other runtime calls do (python/tftracer/_tftracer.map).
+ */
+TFT_API int tft_rt_append_slices(uint32_t kind, const char *track, const struct tft_rt_slice *s,
+				 uint32_t n);
+
+/*
+ * The process's rank in its job, the job's size (<= 0: unknown) and id (NULL
+ * or "": the launcher's, from the environment), said after the session began
+ * (a Python process learns its rank from torch.distributed's
+ * init_process_group): the drain sets the process's rank and the meta
+ * job_rank, job_size, job_id at its next cycle. 0, TFT_EINVAL (rank < 0),
+ * TFT_EAGAIN (no session runs, or a call in progress). Exported as
+ * tft_rt_append_slices is.
+ */
+TFT_API int tft_rt_set_job(int rank, int size, const char *id);
 
 /* ---- event sources --------------------------------------------------------------- */
 
@@ -137,6 +203,12 @@ void tft_rt_src_counter(struct tft_rt_src *io, const struct tft_site *site, int6
 /* Add to a session count (meta, integer) / set a meta value. */
 void tft_rt_src_count(struct tft_rt_src *io, const char *key, int64_t delta);
 void tft_rt_src_meta(struct tft_rt_src *io, const char *key, const char *value);
+/*
+ * The process's rank in its job and the job's size (<= 0: unknown), as the
+ * program's communication library tells them: the session's process rank and
+ * its meta job_rank and job_size (job_id from the environment, runtime/job.h).
+ */
+void tft_rt_src_job(struct tft_rt_src *io, int rank, int size);
 /* Events the source lost (counted in the session's and tft_stats' `dropped`). */
 void tft_rt_src_dropped(struct tft_rt_src *io, uint64_t n);
 /* The session failed (nothing more is written). */

@@ -778,8 +778,10 @@ static void free_server(struct tft_server *srv)
 		tft_pool_fini(&srv->pool);
 	tft_api_search_index_free(srv->search);
 	tft_api_flow_index_free(srv->flows);
+	tft_api_ranks_cache_free(srv->ranks);
 	pthread_mutex_destroy(&srv->search_lock);
 	pthread_mutex_destroy(&srv->flow_lock);
+	pthread_mutex_destroy(&srv->ranks_lock);
 	pthread_mutex_destroy(&srv->job_lock);
 	pthread_cond_destroy(&srv->job_cond);
 	free(srv->path);
@@ -838,6 +840,7 @@ struct tft_server *tft_server_start(const struct tft_server_opts *opts,
 	}
 	pthread_mutex_init(&srv->search_lock, NULL);
 	pthread_mutex_init(&srv->flow_lock, NULL);
+	pthread_mutex_init(&srv->ranks_lock, NULL);
 	pthread_mutex_init(&srv->job_lock, NULL);
 	pthread_cond_init(&srv->job_cond, NULL);
 	snprintf(srv->host, sizeof(srv->host), "%s", host);

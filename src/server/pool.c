@@ -3,17 +3,22 @@
  * Session readers for the server's worker threads. A tft_session is not
  * thread-safe: each slot holds one reader and a mutex, and a request works
  * on the slot it acquired. With a borrowed shared session there is one slot,
- * so requests are serialised; otherwise there is one reader per worker.
+ * so requests are serialised; otherwise there is one reader per worker. A
+ * job directory (job/job.h) is opened once, its ranks matched and aligned
+ * once, and each reader is a view of it.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "job/job.h"
 #include "server/routes.h"
 
 static struct tft_session *open_reader(struct tft_pool *p, struct tft_error *err)
 {
 	if (p->src.open)
 		return p->src.open(p->src.ctx, err);
+	if (p->job)
+		return tft_job_view(p->job, atomic_load(&p->raw), false, err);
 	if (p->src.path)
 		return tft_session_open(p->src.path, err);
 	tft_error_set(err, TFT_EINVAL, -1, "the server has no session to serve");
@@ -48,9 +53,17 @@ int tft_pool_init(struct tft_pool *p, const struct tft_server_source *src, unsig
 	}
 	atomic_init(&p->next, 0);
 	atomic_init(&p->gen, 0);
+	atomic_init(&p->raw, false);
 	if (p->shared) {
 		p->slots[0].sess = src->session;
 		return 0;
+	}
+	if (!src->open && src->path && tft_job_is_dir(src->path)) {
+		p->job = tft_job_open(src->path, NULL, err);
+		if (!p->job) {
+			tft_pool_fini(p);
+			return err && err->code ? err->code : TFT_EIO;
+		}
 	}
 	/* Open the first reader now, so a bad file fails at start, not at the first request. */
 	p->slots[0].sess = open_reader(p, err);
@@ -74,6 +87,8 @@ void tft_pool_fini(struct tft_pool *p)
 	}
 	free(p->slots);
 	p->slots = NULL;
+	tft_job_close(p->job); /* (after its views) */
+	p->job = NULL;
 }
 
 struct tft_pool_slot *tft_pool_acquire(struct tft_pool *p, struct tft_error *err)
@@ -104,6 +119,16 @@ struct tft_pool_slot *tft_pool_acquire(struct tft_pool *p, struct tft_error *err
 		s->gen = g;
 	}
 	gen = tft_pool_gen(p);
+	if (s->gen != gen && p->job && tft_job_view_is_raw(s->sess) != atomic_load(&p->raw)) {
+		/* the clock changed: a view on the other one */
+		struct tft_session *v = open_reader(p, err);
+		if (!v) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		close_reader(p, s->sess);
+		s->sess = v;
+	}
 	if (s->gen != gen) {
 		int rc = tft_session_refresh(s->sess, err);
 		if (rc != 0) {
@@ -139,4 +164,13 @@ struct tft_session *tft_pool_open_private(struct tft_pool *p, struct tft_error *
 void tft_pool_close_private(struct tft_pool *p, struct tft_session *s)
 {
 	close_reader(p, s);
+}
+
+bool tft_pool_set_raw(struct tft_pool *p, bool raw)
+{
+	if (!p->job)
+		return false;
+	if (atomic_exchange(&p->raw, raw) != raw)
+		tft_pool_bump(p);
+	return true;
 }

@@ -22,6 +22,8 @@ static const struct route routes[] = {
 	{ "/api/prof", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_prof },
 	{ "/api/advise", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_advise },
 	{ "/api/steps", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_steps },
+	{ "/api/ranks", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_ranks },
+	{ "/api/clock", TFT_HTTP_POST, tft_api_clock },
 	{ "/api/refresh", TFT_HTTP_POST, tft_api_refresh },
 	{ "/download/session", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_download_session },
 	{ "/download/chrome", TFT_HTTP_GET, tft_api_download_chrome },

@@ -40,8 +40,13 @@ struct tft_pool_slot {
 	struct tft_pool *pool;    /* borrowed: back pointer */
 };
 
+struct tft_job;
+
 struct tft_pool {
 	struct tft_server_source src; /* copy; its pointers are borrowed from the caller */
+	struct tft_job *job;          /* owned: src.path is a job directory (job/job.h), read
+				       * once; each reader is a view of it */
+	atomic_bool raw;              /* job views show each rank's own clock (POST /api/clock) */
 	struct tft_pool_slot *slots;  /* owned; n entries */
 	unsigned n;
 	bool shared;                  /* one borrowed session for everyone */
@@ -69,10 +74,17 @@ static inline uint64_t tft_pool_gen(struct tft_pool *p)
 bool tft_pool_can_open(const struct tft_pool *p);
 struct tft_session *tft_pool_open_private(struct tft_pool *p, struct tft_error *err);
 void tft_pool_close_private(struct tft_pool *p, struct tft_session *s);
+/*
+ * A job's views on raw clocks (true) or aligned (false): readers take it on
+ * their next acquire (the generation is bumped, so caches built from the
+ * old times are rebuilt). false when the pool serves no job.
+ */
+bool tft_pool_set_raw(struct tft_pool *p, bool raw);
 
 /* ---- the server ------------------------------------------------------- */
 
 struct tft_search_index; /* api_search.c */
+struct tft_ranks_cache;   /* api_ranks.c */
 struct tft_flow_index;   /* api_slice.c */
 
 struct tft_server {
@@ -93,6 +105,8 @@ struct tft_server {
 	struct tft_search_index *search; /* owned; built on the first search */
 	pthread_mutex_t flow_lock;       /* guards flows (held while building it) */
 	struct tft_flow_index *flows;    /* owned; built on the first slice lookup */
+	pthread_mutex_t ranks_lock;      /* guards ranks (held while building it) */
+	struct tft_ranks_cache *ranks;   /* owned; the job's per-rank analysis (api_ranks.c) */
 
 	pthread_mutex_t job_lock;  /* guards jobs, active */
 	pthread_cond_t job_cond;   /* signalled when a job or a request ends */
@@ -171,6 +185,9 @@ int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
 int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
 int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
 int tft_api_prof(struct tft_http_req *r);     /* GET /api/prof (tftracer prof's views) */
+int tft_api_ranks(struct tft_http_req *r);    /* GET /api/ranks */
+int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
+void tft_api_ranks_cache_free(struct tft_ranks_cache *c);
 int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
 int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
 int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */

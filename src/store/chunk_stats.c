@@ -489,6 +489,51 @@ int tft_cstats_sum_encode(const struct tft_cstats_sum *s, uint8_t **out, size_t 
 	return b.oom ? TFT_ENOMEM : 0;
 }
 
+int tft_cstats_encode(const struct tft_cstats *c, uint8_t **out, size_t *cap, size_t *len)
+{
+	struct obuf b = { *out, *cap, 0, 0 };
+
+	put_byte(&b, TFT_CSTATS_VERSION);
+	put_uv(&b, c->nevents);
+	put_sv(&b, c->nevents ? c->first_ts : 0);
+	put_uv(&b, c->nevents ? (uint64_t)c->last_ts - (uint64_t)c->first_ts : 0);
+	put_uv(&b, c->ne);
+	for (uint32_t i = 0; i < c->ne && !b.oom; i++) {
+		const struct tft_cstats_entry *e = &c->e[i];
+
+		put_uv(&b, e->name);
+		put_uv(&b, e->cat);
+		put_uv(&b, e->count);
+		put_uv(&b, (uint64_t)e->total);
+		put_sv(&b, e->self);
+		put_uv(&b, (uint64_t)e->min);
+		put_uv(&b, (uint64_t)e->max - (uint64_t)e->min);
+		put_uv(&b, e->nraw > 0);
+		if (e->nraw) {
+			int64_t prev = e->min;
+			for (uint32_t j = 0; j < e->nraw; j++) {
+				put_uv(&b, (uint64_t)c->raw[e->first + j] - (uint64_t)prev);
+				prev = c->raw[e->first + j];
+			}
+		} else {
+			uint32_t prev = 0;
+			put_uv(&b, e->nbucket);
+			for (uint32_t j = 0; j < e->nbucket; j++) {
+				put_uv(&b, c->bucket[e->first + j] - prev);
+				put_uv(&b, c->bcount[e->first + j]);
+				prev = c->bucket[e->first + j];
+			}
+		}
+	}
+	put_uv(&b, c->ndepth);
+	for (uint32_t d = 0; d < c->ndepth; d++)
+		put_sv(&b, c->depth_sum[d]);
+	*out = b.p;
+	*cap = b.cap;
+	*len = b.oom ? 0 : b.len;
+	return b.oom ? TFT_ENOMEM : 0;
+}
+
 /* ---- decoding --------------------------------------------------------------------- */
 
 struct ibuf {

@@ -137,5 +137,13 @@ struct tft_cstats {
 int tft_cstats_decode(struct tft_cstats *c, const uint8_t *p, size_t len, uint32_t nstr,
 		      struct tft_error *err);
 void tft_cstats_fini(struct tft_cstats *c);
+/*
+ * The blob of a decoded (and maybe edited) tft_cstats into *out / *len
+ * (realloc'd): tft_cstats_decode gives c back. A reader that renumbers
+ * strings or moves times (a job's ranks seen as one session, job/job.c)
+ * decodes, edits the entries' name and cat and first_ts / last_ts, and
+ * encodes. 0 or TFT_ENOMEM.
+ */
+int tft_cstats_encode(const struct tft_cstats *c, uint8_t **out, size_t *cap, size_t *len);
 
 #endif /* TFT_STORE_CHUNK_STATS_H */

@@ -69,6 +69,8 @@ struct meta_kv {
 };
 
 struct tft_session {
+	const struct tft_session_ops *ops; /* borrowed: another layer answers (NULL: a file) */
+	void *impl;                        /* owned through ops->close */
 	sqlite3 *db;             /* owned */
 	sqlite3_stmt *get_chunk; /* owned */
 	char path[4096];
@@ -792,6 +794,10 @@ static void cache_clear(struct tft_session *s)
 
 void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
 {
+	if (s->ops) {
+		s->ops->set_cache_bytes(s->impl, bytes);
+		return;
+	}
 	s->cache_budget = bytes ? bytes : CACHE_BYTES_DEFAULT;
 	cache_trim(s, NULL);
 }
@@ -890,8 +896,34 @@ fail:
 	return NULL;
 }
 
+struct tft_session *tft_session_open_ops(const struct tft_session_ops *ops, void *impl,
+					 const char *path, struct tft_error *err)
+{
+	struct tft_session *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		ops->close(impl);
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	s->ops = ops;
+	s->impl = impl;
+	snprintf(s->path, sizeof(s->path), "%s", path ? path : "");
+	return s;
+}
+
+void *tft_session_ops_impl(const struct tft_session *s, const struct tft_session_ops *ops)
+{
+	return s && s->ops == ops ? s->impl : NULL;
+}
+
 void tft_session_close(struct tft_session *s)
 {
+	if (s && s->ops) {
+		s->ops->close(s->impl);
+		free(s);
+		return;
+	}
 	if (!s)
 		return;
 	sqlite3_finalize(s->get_chunk);
@@ -926,6 +958,8 @@ void tft_session_close(struct tft_session *s)
 
 int tft_session_refresh(struct tft_session *s, struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->refresh(s->impl, err);
 	return load_all(s, err);
 }
 
@@ -933,6 +967,10 @@ int tft_session_refresh(struct tft_session *s, struct tft_error *err)
 
 void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out)
 {
+	if (s->ops) {
+		s->ops->get_summary(s->impl, out);
+		return;
+	}
 	const char *v;
 	int any = 0;
 
@@ -969,26 +1007,36 @@ void tft_session_get_summary(const struct tft_session *s, struct tft_session_sum
 
 uint32_t tft_session_process_count(const struct tft_session *s)
 {
+	if (s->ops)
+		return s->ops->process_count(s->impl);
 	return s->nprocs;
 }
 
 const struct tft_process *tft_session_process(const struct tft_session *s, uint32_t id)
 {
+	if (s->ops)
+		return s->ops->process(s->impl, id);
 	return id < s->nprocs ? &s->procs[id] : NULL;
 }
 
 uint32_t tft_session_track_count(const struct tft_session *s)
 {
+	if (s->ops)
+		return s->ops->track_count(s->impl);
 	return s->ntracks;
 }
 
 const struct tft_track *tft_session_track(const struct tft_session *s, uint32_t id)
 {
+	if (s->ops)
+		return s->ops->track(s->impl, id);
 	return id < s->ntracks ? &s->tracks[id] : NULL;
 }
 
 const char *tft_session_str(const struct tft_session *cs, uint32_t id, size_t *len)
 {
+	if (cs->ops)
+		return cs->ops->str(cs->impl, id, len);
 	/* The session is never const underneath: strings are a cache filled here. */
 	struct tft_session *s = (struct tft_session *)cs;
 	const struct str_ent *e = NULL;
@@ -1012,6 +1060,8 @@ const char *tft_session_str(const struct tft_session *cs, uint32_t id, size_t *l
 
 uint32_t tft_session_string_count(const struct tft_session *s)
 {
+	if (s->ops)
+		return s->ops->string_count(s->impl);
 	return s->nstr;
 }
 
@@ -1022,6 +1072,8 @@ const char *tft_session_path(const struct tft_session *s)
 
 const char *tft_session_meta(const struct tft_session *s, const char *key)
 {
+	if (s->ops)
+		return s->ops->meta(s->impl, key);
 	for (uint32_t i = 0; i < s->nmeta; i++)
 		if (strcmp(s->meta[i].key, key) == 0)
 			return s->meta[i].value;
@@ -1030,11 +1082,15 @@ const char *tft_session_meta(const struct tft_session *s, const char *key)
 
 uint32_t tft_session_step_count(const struct tft_session *s)
 {
+	if (s->ops)
+		return s->ops->step_count(s->impl);
 	return s->nsteps;
 }
 
 const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i)
 {
+	if (s->ops)
+		return s->ops->step(s->impl, i);
 	return i < s->nsteps ? &s->steps[i] : NULL;
 }
 
@@ -1243,6 +1299,8 @@ static int scan_level(struct tft_session *s, uint32_t track, int level, int64_t 
 int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64_t t1_ns,
 		     int64_t resolution_ns, tft_event_fn fn, void *ctx, struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->scan(s->impl, track, t0_ns, t1_ns, resolution_ns, fn, ctx, err);
 	int level = 0;
 
 	if (track >= s->ntracks || !fn) {
@@ -1267,12 +1325,18 @@ int tft_session_scan(struct tft_session *s, uint32_t track, int64_t t0_ns, int64
 
 uint32_t tft_session_raw_chunk_count(const struct tft_session *s, uint32_t track)
 {
+	if (s->ops)
+		return s->ops->raw_chunk_count(s->impl, track);
 	return track < s->ntracks ? s->dirs[track][0].n : 0;
 }
 
 void tft_session_raw_chunk(const struct tft_session *s, uint32_t track, uint32_t i, int64_t *t_min,
 			   int64_t *t_max, uint32_t *n)
 {
+	if (s->ops) {
+		s->ops->raw_chunk(s->impl, track, i, t_min, t_max, n);
+		return;
+	}
 	const struct dir_ent *de = &s->dirs[track][0].e[i];
 
 	*t_min = de->t_min;
@@ -1283,6 +1347,8 @@ void tft_session_raw_chunk(const struct tft_session *s, uint32_t track, uint32_t
 int tft_session_scan_raw_chunk(struct tft_session *s, uint32_t track, uint32_t i, tft_event_fn fn,
 			       void *ctx, struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->scan_raw_chunk(s->impl, track, i, fn, ctx, err);
 	struct cache_ent *c = NULL;
 	int rc;
 
@@ -1301,6 +1367,8 @@ int tft_session_scan_raw_chunk(struct tft_session *s, uint32_t track, uint32_t i
 
 int tft_session_has_chunk_stats(const struct tft_session *s)
 {
+	if (s->ops)
+		return s->ops->has_chunk_stats(s->impl);
 	return s->has_cstats;
 }
 
@@ -1330,6 +1398,8 @@ static int64_t unpack_stats(struct tft_session *s, const void *z, size_t zlen, s
 int tft_session_track_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
 			    struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->track_stats(s->impl, track, fn, ctx, err);
 	sqlite3_stmt *st;
 	int64_t len;
 	int rc;
@@ -1354,6 +1424,8 @@ int tft_session_track_stats(struct tft_session *s, uint32_t track, tft_chunk_sta
 
 int tft_session_chunk_stats_complete(struct tft_session *s, uint32_t track, struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->chunk_stats_complete(s->impl, track, err);
 	const struct level_dir *ld;
 	int64_t max = INT64_MIN, n = -1;
 	sqlite3_stmt *st;
@@ -1397,6 +1469,8 @@ static int cmp_rowid_ix(const void *a, const void *b)
 int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
 			    struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->chunk_stats(s->impl, track, fn, ctx, err);
 	const struct level_dir *ld;
 	struct rowid_ix *ix = NULL;
 	int rc = 0, cb = 0;
@@ -1444,6 +1518,8 @@ int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_sta
 
 int tft_session_flows(struct tft_session *s, tft_flow_fn fn, void *ctx, struct tft_error *err)
 {
+	if (s->ops)
+		return s->ops->flows(s->impl, fn, ctx, err);
 	struct tft_flow_dec d;
 	sqlite3_stmt *st;
 	int rc, cb = 0;

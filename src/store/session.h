@@ -122,4 +122,56 @@ int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_sta
 uint32_t tft_session_step_count(const struct tft_session *s);
 const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i);
 
+/* ---- sessions of another layer -------------------------------------------------- */
+
+/*
+ * A session whose data a layer above the store provides (job/job.h: the
+ * ranks of a job, each a session file, seen as one session): every
+ * tft_session_* call on it goes to these functions, with the `impl` it was
+ * made with, so that the readers above (statistics, exports, the server)
+ * take it as they take a file. Each function has the contract of the call
+ * of the same name; all are required. close(impl) runs at
+ * tft_session_close. Thread-safety is the implementation's, as for a file:
+ * one thread at a time per session.
+ */
+struct tft_session_ops {
+	void (*close)(void *impl);
+	int (*refresh)(void *impl, struct tft_error *err);
+	void (*get_summary)(void *impl, struct tft_session_summary *out);
+	uint32_t (*process_count)(void *impl);
+	const struct tft_process *(*process)(void *impl, uint32_t id);
+	uint32_t (*track_count)(void *impl);
+	const struct tft_track *(*track)(void *impl, uint32_t id);
+	const char *(*str)(void *impl, uint32_t id, size_t *len);
+	uint32_t (*string_count)(void *impl);
+	const char *(*meta)(void *impl, const char *key);
+	int (*scan)(void *impl, uint32_t track, int64_t t0_ns, int64_t t1_ns, int64_t resolution_ns,
+		    tft_event_fn fn, void *ctx, struct tft_error *err);
+	int (*flows)(void *impl, tft_flow_fn fn, void *ctx, struct tft_error *err);
+	void (*set_cache_bytes)(void *impl, size_t bytes);
+	uint32_t (*raw_chunk_count)(void *impl, uint32_t track);
+	void (*raw_chunk)(void *impl, uint32_t track, uint32_t i, int64_t *t_min, int64_t *t_max,
+			  uint32_t *n);
+	int (*scan_raw_chunk)(void *impl, uint32_t track, uint32_t i, tft_event_fn fn, void *ctx,
+			      struct tft_error *err);
+	int (*has_chunk_stats)(void *impl);
+	int (*track_stats)(void *impl, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			   struct tft_error *err);
+	int (*chunk_stats_complete)(void *impl, uint32_t track, struct tft_error *err);
+	int (*chunk_stats)(void *impl, uint32_t track, tft_chunk_stats_fn fn, void *ctx,
+			   struct tft_error *err);
+	uint32_t (*step_count)(void *impl);
+	const struct tft_step *(*step)(void *impl, uint32_t i);
+};
+
+/*
+ * A session answered by ops over impl (borrowed until tft_session_close,
+ * which calls ops->close(impl)); `path` is what tft_session_path returns (a
+ * job directory). NULL on out-of-memory (ops->close(impl) has run then).
+ */
+struct tft_session *tft_session_open_ops(const struct tft_session_ops *ops, void *impl,
+					 const char *path, struct tft_error *err);
+/* The impl of a session made by tft_session_open_ops with these ops, else NULL. */
+void *tft_session_ops_impl(const struct tft_session *s, const struct tft_session_ops *ops);
+
 #endif /* TFT_STORE_SESSION_H */

@@ -824,6 +824,31 @@ def case_record(tmp):
     check("record", probs)
 
 
+def case_exports(tmp):
+    """The module's runtime API is interposable (python/tftracer/_tftracer.map): every TFT_API
+    function of include/tftracer/ is in its dynamic symbol table, so that under `tftracer
+    record` (libtftracer-preload.so first) each call reaches the one runtime that owns the
+    session. One left out runs the module's own copy: tft_set_meta was, and model_params
+    went into a table that no drain reads (the record case's "models []")."""
+    import glob
+    want = set()
+    for h in glob.glob(os.path.join(ROOT, "include", "tftracer", "*.h")):
+        text = re.sub(r"/\*.*?\*/", " ", open(h).read(), flags=re.S)
+        want.update(re.findall(r"\bTFT_API\b[^;{()]*?\b(tft_\w+)\s*\(", text))
+    mod = glob.glob(os.path.join(PYDIR, "tftracer", "_tftracer*.so"))
+    probs = []
+    if len(want) < 10 or "tft_set_meta" not in want or len(mod) != 1:
+        probs.append("TFT_API functions %r, module %r" % (sorted(want), mod))
+    else:
+        r = subprocess.run(["nm", "-D", "--defined-only", mod[0]], capture_output=True, text=True)
+        have = {ln.split()[-1] for ln in r.stdout.splitlines() if ln.strip()}
+        if r.returncode:
+            probs.append("nm: %s" % r.stderr.strip()[-300:])
+        elif want - have:
+            probs.append("not exported by %s: %s" % (os.path.basename(mod[0]), " ".join(sorted(want - have))))
+    check("exports", probs)
+
+
 CASES = {
     "mlp": case_mlp,
     "cnn_shared": case_cnn_shared,
@@ -835,6 +860,7 @@ CASES = {
     "kineto_category": case_kineto_category,
     "late_torch": case_late_torch,
     "record": case_record,
+    "exports": case_exports,
 }
 
 

@@ -105,7 +105,7 @@ run_suite() {
 		fail "$name" "exit $rc with no PASS/FAIL/SKIP line: $(tail_of "$log" 3)"
 	elif [ "$tap" -eq 1 ]; then
 		local plan ntests
-		# (a suite may run several TAP scripts, one plan each: their plans add up)
+		# (a suite of several TAP scripts, such as the browser's: their plans add up)
 		plan=$(grep -oE '^1\.\.[0-9]+' "$log" | cut -c4- | awk '{ n += $1 } END { if (NR) print n }')
 		ntests=$(grep -cE '^(not )?ok [0-9]+' "$log")
 		if [ -z "$plan" ] || [ "$plan" -ne "$ntests" ]; then

@@ -2364,20 +2364,32 @@ static void test_write_failure(void)
 	 */
 	for (int mode = 0; mode < 3; mode++) {
 		int bulk = mode < 2, threads = mode == 1 ? 2 : 0, reported = 0, n = 0;
-		for (long cut = 98304 + 1000; cut < size; cut += size / 7, n++) {
+		long msize = size;
+
+		/* Store workers and the live VFS lay the file out in their own way: the
+		 * cut below its last page is measured on this mode's own file. */
+		if (mode > 0 && write_limited(path, bulk, threads, nev, 0) == 0 && stat(path, &st) == 0)
+			msize = (long)st.st_size;
+		printf("# %s, %d threads: %ld bytes without a limit\n", bulk ? "bulk" : "live", threads, msize);
+		for (long cut = 98304 + 1000; cut < msize; cut += msize / 7, n++) {
 			int r = write_limited(path, bulk, threads, nev, cut);
 			reported += r == 1;
 			if (r != 1)
 				printf("# %s, %d threads: the limit %ld bytes (of %ld) -> %d\n",
-				       bulk ? "bulk" : "live", threads, cut, size, r);
+				       bulk ? "bulk" : "live", threads, cut, msize, r);
 		}
 		{
-			long cut = size - 4096; /* only the final COMMIT's last page does not fit */
+			/* only the final COMMIT's last page does not fit: a write cut short
+			 * leaves a file of exactly `cut` bytes, not a whole number of pages */
+			long cut = msize - 4096 + 512;
 			int r = write_limited(path, bulk, threads, nev, cut);
-			reported += r == 1;
+			/* Store workers' page order varies from run to run: a file that came
+			 * out a page smaller (whole pages) fits the limit, and nothing failed. */
+			reported += r == 1 || (r == 0 && stat(path, &st) == 0 && st.st_size < cut && st.st_size % 4096 == 0);
 			n++;
 			if (r != 1)
-				printf("# the limit %ld bytes (of %ld) -> %d\n", cut, size, r);
+				printf("# the limit %ld bytes (of %ld) -> %d (file %ld bytes)\n", cut, msize, r,
+				       stat(path, &st) == 0 ? (long)st.st_size : -1L);
 		}
 		ok(reported == n, "write failure: %s mode, %d store threads: a file size limit fails the writer (%d of %d limits)",
 		   bulk ? "bulk" : "live", threads, reported, n);

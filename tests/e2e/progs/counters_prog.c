@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Work whose counters are known (tests/e2e/test_counters.py): each step has a
- * zone that touches fresh memory (page faults), one that spins (task-clock,
+ * zone that touches fresh memory (2048 pages: 2048 page faults), one that spins (task-clock,
  * instructions) and one that sleeps (a context switch, little task-clock).
  * Linked with libtftracer.so; never calls tft_init.
  *
@@ -42,6 +42,8 @@ int main(int argc, char **argv)
 						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
 				return 3;
+			/* one fault per 4 KiB page, wherever transparent huge pages are on */
+			madvise((void *)p, TOUCH_BYTES, MADV_NOHUGEPAGE);
 			for (size_t i = 0; i < TOUCH_BYTES; i += 4096)
 				p[i] = 1;
 			x += (unsigned char)p[TOUCH_BYTES - 4096];
