@@ -25,6 +25,8 @@ ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
 LDLIBS  += -lsqlite3 -lzstd -lz -lpthread -lm
+# the tfprof> shell of `tftracer prof` (cli/cmd_prof_shell.c): libedit (BSD), Debian's libedit-dev
+CLI_LDLIBS := -ledit
 # CTF (LTTng) traces are read through libbabeltrace2 (Debian: libbabeltrace2-dev).
 LDLIBS  += -lbabeltrace2
 
@@ -66,6 +68,11 @@ $(O)/bench/bench_viewport: bench/bench_viewport.c $(O)/libtftracer.a
 
 server-tools: $(O)/bench/bench_viewport
 .PHONY: server-tools
+
+# tftracer prof on a generated 10M-event Kineto-shaped session (BENCHMARKS.md)
+$(O)/bench/bench_prof: bench/bench_prof.c $(O)/libtftracer.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(O)/libtftracer.a $(LDFLAGS) $(LDLIBS)
 # ---- end server --------------------------------------------------------------
 
 # ---- runtime -----------------------------------------------------------------
@@ -218,7 +225,7 @@ $(O)/libtftracer.a: $(LIB_OBJ)
 # (record checks the counters with the preload library's own perf code)
 $(O)/tftracer: $(CLI_OBJ) $(O)/src/intercept/perf.o $(O)/libtftracer.a
 	$(if $(Q),@echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 $(O)/src/cli/record_intercept.o: CFLAGS += $(if $(HAVE_CUPTI),-DTFT_RECORD_CUPTI)
 

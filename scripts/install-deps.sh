@@ -17,6 +17,8 @@ PKGS=(
 	python3 python3-torch python3-numpy   # real PyTorch fixtures
 	python3-torchvision               # resnet18 in tests/e2e/test_model_params.py
 	python3-dev python3-wheel         # the Python module (make, pip install .)
+	libedit-dev                       # the tfprof> shell's line editing (tftracer prof; BSD licence)
+	golang-go                         # `go tool pprof`, which reads prof's pprof output (tests)
 	ocl-icd-opencl-dev ocl-icd-libopencl1 # OpenCL headers + ICD loader (the preload library's interceptor)
 	pocl-opencl-icd clinfo python3-pyopencl # a real OpenCL CPU device for its tests
 	libopenmpi-dev openmpi-bin        # MPI headers (the preload library's interceptor) + mpirun for its tests

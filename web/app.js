@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Entry point: loads the session, wires the pages (Overview, Timeline, Ops, Runs, Advisor),
+// Entry point: loads the session, wires the pages (Overview, Timeline, Ops, Runs, Advisor, Analysis),
 // search, details drawer, keyboard, URL state (#/page?...), theme, errors and status;
 // follows a live session (new steps and traces grow the Timeline in place) and runs
 // from an inlined session in a static export.
@@ -12,11 +12,12 @@ import { Ops } from './ops.js';
 import { Runs } from './runs.js';
 import { Ranks } from './ranks.js';
 import { Advisor, parseSliceId } from './advisor.js';
+import { Analysis } from './analysis.js';
 import { invalidateStats } from './stats.js';
 import { setTimeFormat, timeFormat, escapeHtml, fmtInt } from './format.js';
 
 const $ = (s) => document.querySelector(s);
-const PAGES = ['overview', 'timeline', 'ops', 'runs', 'ranks', 'advisor'];
+const PAGES = ['overview', 'timeline', 'ops', 'runs', 'ranks', 'advisor', 'analysis'];
 
 /* The session fetched by index.html before the modules loaded; null to refetch. */
 async function parseEarly(p) {
@@ -46,6 +47,7 @@ class App {
 		this.runs = new Runs($('#page-runs'), this);
 		this.ranks = new Ranks($('#page-ranks'), this);
 		this.advisor = new Advisor($('#page-advisor'), this);
+		this.analysis = new Analysis($('#page-analysis'), this);
 		this.live = false;
 		this.bindChrome();
 		window.__tft = this.testHooks();
@@ -135,6 +137,7 @@ class App {
 		if (page === 'runs') this.runs.show();
 		if (page === 'ranks' && this.session) this.ranks.show();
 		if (page === 'advisor') this.advisor.show();
+		if (page === 'analysis') this.analysis.show();
 		this.updateHash();
 	}
 
@@ -431,6 +434,7 @@ class App {
 		this.ops.loaded = false;
 		if (this.page === 'ops') this.ops.show();
 		this.advisor.invalidate();
+		this.analysis.invalidate();
 		if (this.overviewBuilt) {
 			this.overviewBuilt = false;
 			if (this.page === 'overview') this.ensureOverview();
@@ -695,6 +699,7 @@ class App {
 			runs: () => app.runs.state(),
 			ranks: () => app.ranks.state(),
 			advisor: () => app.advisor.state(),
+			analysis: () => app.analysis.state(),
 			evidence: () => (app.evidence ? { ...app.evidence, area: app.timeline.area ? { s: app.timeline.area.s, e: app.timeline.area.e, tracks: app.timeline.area.tracks ? [...app.timeline.area.tracks] : null } : null } : null),
 			live: () => ({ live: app.live, updates: app.liveUpdates || 0, follow: app.timeline.follow, span: app.timeline.span }),
 			isIdle: () => app.timeline.isIdle(),

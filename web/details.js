@@ -3,6 +3,7 @@
 // selected slice (op fields, args tree, flows) and the per-name table of an area
 // selection. Values copy on click.
 import { getJSON, toJSONText, big } from './api.js';
+import { loadSliceProf } from './analysis.js';
 import { fmtDur, fmtDurFull, fmtOffset, fmtRange, fmtInt, fmtBytes, fmtPct, escapeHtml } from './format.js';
 import { VirtualTable } from './vtable.js';
 import { fetchStatsMulti } from './stats.js';
@@ -176,6 +177,7 @@ export class Details {
 					<h4>Arguments <span class="muted">(${argKeys.length})</span></h4>
 					${argKeys.length ? `<div class="args">${this.argTree(args, 0)}</div>` : '<p class="muted">none</p>'}
 					${graphHtml}
+					<div class="dr-prof"></div>
 					${flowsHtml}
 				</div>
 			</div>`;
@@ -184,6 +186,7 @@ export class Details {
 		this.selBody.querySelector('[data-act=stats]').onclick = () => this.app.statsFor(d.name);
 		this.selBody.querySelector('[data-act=json]').onclick = () => copyText(toJSONText(d, 2)).then((ok) => this.app.toast(ok ? 'Slice copied as JSON' : 'Copy failed'));
 		this.loadHist(d, dur, this.gen);
+		{ const gen = this.gen; loadSliceProf(this.selBody.querySelector('.dr-prof'), sel, () => gen === this.gen, Number(this.app.session?.slices) || 0); }
 		for (const a of this.selBody.querySelectorAll('[data-anc]')) {
 			a.onclick = (e) => {
 				e.preventDefault();

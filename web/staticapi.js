@@ -348,6 +348,8 @@ class StaticSession {
 		this.truncated = Number(d.truncated) || 0;
 		// the advisor's default result, precomputed by the exporter (GET /api/advise)
 		this.advice = d.advise && typeof d.advise === 'object' ? d.advise : null;
+		// tftracer prof's four views with the Analysis page's default options (GET /api/prof)
+		this.prof = d.prof && typeof d.prof === 'object' ? d.prof : null;
 	}
 
 	/* What the UI shows about the export (title bar, truncation banner). */
@@ -377,6 +379,12 @@ class StaticSession {
 				if (!this.advice) throw fail(404, 'the advisor is not in this export (export it again)');
 				if (q && Object.keys(q).some((k) => q[k] !== undefined && q[k] !== null && q[k] !== '')) throw fail(404, 'a static export holds the default advice only (all steps, every checker)');
 				return this.advice;
+			case 'api/prof': {
+				const v = (q && q.view) || 'scope';
+				if (!this.prof || !this.prof[v]) throw fail(404, 'tftracer prof\'s views are not in this export (export it again)');
+				if (q && Object.keys(q).some((k) => k !== 'view' && q[k] !== undefined && q[k] !== null && q[k] !== '')) throw fail(404, 'a static export holds the default views only');
+				return this.prof[v];
+			}
 			default: throw fail(404, 'not available in a static export');
 		}
 	}

@@ -25,6 +25,7 @@ int tft_cmd_advise(int argc, char **argv);
 int tft_cmd_export(int argc, char **argv);
 int tft_cmd_serve(int argc, char **argv); /* also the bare form `tftracer FILE` */
 int tft_cmd_record(int argc, char **argv);
+int tft_cmd_prof(int argc, char **argv);
 int tft_cmd_merge(int argc, char **argv);
 
 struct tft_session;

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "import", tft_cmd_import, "import traces (Chrome/Kineto/tf.timeline JSON, TF RunMetadata, XSpace, GraphDef, pickles) into a session" },
 	{ "info", tft_cmd_info, "summarise a session: processes, tracks, counts, time span, peak memory" },
 	{ "stats", tft_cmd_stats, "op statistics: count, total, self, mean, min, max, p50, p99" },
+	{ "prof", tft_cmd_prof, "tfprof's views: scope, graph, op, code; params, FLOPs, time, memory per step" },
 	{ "advise", tft_cmd_advise, "find what slows the steps, say what to change, with the evidence" },
 	{ "export", tft_cmd_export, "export a session (Chrome trace JSON, tf.timeline, standalone HTML)" },
 	{ "merge", tft_cmd_merge, "one session from a job directory (rank-<N>.tft files), clocks aligned" },

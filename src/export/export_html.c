@@ -9,8 +9,10 @@
 #include <strings.h>
 
 #include "analyze/advise.h"
+#include "analyze/prof.h"
 #include "core/strtab.h"
 #include "export/export_html.h"
+#include "export/export_prof.h"
 #include "export/export_summary.h"
 #include "store/graph.h"
 
@@ -445,6 +447,53 @@ static int write_advise(struct tft_session *s, struct tft_json_writer *w)
 	return 0;
 }
 
+/*
+ * tftracer prof's four views with the Analysis page's default options
+ * (GET /api/prof?view=V&select=...&order_by=micros, averaged over the steps),
+ * for that page: "prof": {"scope": DOC, "op": DOC, "graph": DOC, "code": DOC}.
+ * A session prof cannot read leaves the key out; only ENOMEM fails.
+ */
+#define HTML_PROF_SELECT "micros,accelerator_micros,cpu_micros,params,float_ops,occurrence"
+
+static int write_prof(struct tft_session *s, struct tft_json_writer *w)
+{
+	struct tft_prof_opts opts;
+	struct tft_error perr;
+	struct tft_prof *p;
+	int rc = 0;
+
+	tft_error_clear(&perr);
+	p = tft_prof_open(s, -1, 0, &perr);
+	if (!p)
+		return perr.code == TFT_ENOMEM ? TFT_ENOMEM : 0;
+	tft_prof_opts_init(&opts);
+	if (tft_prof_opts_set(&opts, "select", HTML_PROF_SELECT, &perr) ||
+	    tft_prof_opts_set(&opts, "order_by", "micros", &perr)) {
+		rc = perr.code == TFT_ENOMEM ? TFT_ENOMEM : 0;
+		goto out;
+	}
+	tft_json_write_key(w, "prof");
+	tft_json_write_begin_object(w);
+	for (int v = TFT_PROF_SCOPE; v <= TFT_PROF_CODE; v++) {
+		struct tft_prof_result *r = NULL;
+		if (tft_prof_view(p, v, &opts, &r, &perr)) {
+			if (perr.code == TFT_ENOMEM) {
+				rc = TFT_ENOMEM;
+				break;
+			}
+			continue;
+		}
+		tft_json_write_key(w, tft_prof_view_name(v));
+		tft_export_prof_json(r, w);
+		tft_prof_result_free(r);
+	}
+	tft_json_write_end_object(w);
+out:
+	tft_prof_opts_fini(&opts);
+	tft_prof_close(p);
+	return rc;
+}
+
 static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		      const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
 {
@@ -475,6 +524,8 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 	tft_json_write_key(&w, "session");
 	o->write_session(s, &w);
 	rc = write_advise(s, &w);
+	if (!rc)
+		rc = write_prof(s, &w);
 	tft_json_write_key(&w, "tracks");
 	tft_json_write_begin_array(&w);
 	for (uint32_t id = 0; id < ntracks && !rc; id++)

@@ -19,6 +19,7 @@ static const struct route routes[] = {
 	{ "/api/slice", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_slice },
 	{ "/api/search", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_search },
 	{ "/api/stats", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_stats },
+	{ "/api/prof", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_prof },
 	{ "/api/advise", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_advise },
 	{ "/api/steps", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_steps },
 	{ "/api/ranks", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_ranks },

@@ -184,6 +184,7 @@ int tft_api_viewport(struct tft_http_req *r); /* GET /api/viewport */
 int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
 int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
 int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
+int tft_api_prof(struct tft_http_req *r);     /* GET /api/prof (tftracer prof's views) */
 int tft_api_ranks(struct tft_http_req *r);    /* GET /api/ranks */
 int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
 void tft_api_ranks_cache_free(struct tft_ranks_cache *c);

@@ -1,0 +1,1964 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scan of tftracer prof: one pass over the session's slices that fills
+ * the record tables (prof_int.h). Which slices are ops, scopes and code
+ * frames is told by their category and name (docs/cmd-prof.md, "What is a
+ * node"); ops on a call-stack track take the enclosing scope and op as
+ * context, their self time is their duration minus their children's, and a
+ * kernel's time goes to the op that launched it (the flow from its launch:
+ * RunMetadata's "launch" arrows, CUDA's ac2g correlations), else to the op
+ * its annotation names, else to a record of its own.
+ *
+ * Host tracks are scanned first (phase 1: they resolve the launch flows to
+ * the launching op's cell), then accelerator tracks (phase 2). Each phase
+ * splits its tracks over worker threads, each with its own session handle
+ * and tables; the tables are merged at the end by key. Derived tracks
+ * (TFT_TRACKF_DERIVED) are left out: one execution counts once.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/prof_int.h"
+#include "analyze/prof_json.h"
+#include "analyze/torch_costs.h"
+#include "core/grow.h"
+
+/* ---- classes of strings, cached per session string id --------------------------------- */
+
+enum name_class { NC_PLAIN = 1, NC_STEP, NC_MODULE, NC_MEMORY, NC_BACKWARD, NC_RANGE };
+enum cat_class { CC_OP = 1, CC_PYFUNC, CC_ANNOT, CC_RUNTIME, CC_SKIP };
+enum key_class {
+	KC_OTHER = 1, KC_OP, KC_NAME, KC_DIMS, KC_CONCRETE, KC_INTYPE, KC_FLOPS, KC_SEQ, KC_FWD_TID,
+	KC_MEMORY, KC_MEMSTATS, KC_OUTPUT, KC_INPUTS, KC_NODE, KC_TF_OP, KC_BYTES, KC_STACK,
+};
+enum slice_class { SC_OP = 1, SC_LAUNCH, SC_MODULE, SC_SCOPE, SC_CODE, SC_STEP };
+
+static const char MODULE_PREFIX[] = "nn.Module: ";
+static const char BACKWARD_PREFIX[] = "autograd::engine::evaluate_function: ";
+
+/* What one slice's args say (session string ids; 0 = absent). */
+struct argv {
+	uint32_t op, name, dims, concrete, intypes, mem, memstats, output, inputs, node, tf_op, stack;
+	int64_t flops, seq, fwd_tid, bytes;
+	bool has_flops, has_seq, has_fwd_tid, has_bytes;
+};
+
+/* An open slice on a call-stack track. */
+struct frame {
+	int64_t start, end;
+	int64_t child_ns;       /* its direct children's time, each clipped to it */
+	int64_t mem_cum, mem_peak, mem_req;
+	uint32_t ctx;           /* the context its children take (record, PROF_NONE = root) */
+	uint32_t code;          /* the code node its children take */
+	uint32_t cell;          /* an op's cell, else PROF_NONE */
+	uint32_t rec;           /* its own record (op, scope, module) or PROF_NONE */
+	uint32_t last_op;       /* the last op record started in it (graph view order) */
+	uint32_t name;          /* session string id of its name (a module's path) */
+	uint8_t cls;            /* enum slice_class */
+	uint8_t counted;        /* in the step(s) */
+};
+
+/* A slice of a concurrent (lane) track, kept while flows may start in it. */
+struct active {
+	int64_t start, end;
+	uint32_t cell;
+	uint8_t counted;
+};
+
+/*
+ * Forward ops' Sequence numbers: pages of SEQ_PAGE consecutive numbers (the
+ * forward thread numbers its autograd nodes 0, 1, 2 ...), so that the notes
+ * of a long forward pass and their lookups by the backward ops stay within
+ * a few pages. (The page key keeps a thread too, 0 for now: traces name the
+ * forward thread of a backward op in two different ways.)
+ */
+#define SEQ_PAGE 1024
+
+struct seq_slot {
+	int64_t ts;          /* the forward op's start */
+	uint32_t ctx, code;  /* its context and code node */
+	uint8_t valid;
+};
+
+struct seq_page {
+	int64_t tid, base;   /* the forward thread, the first number */
+	uint32_t live;       /* valid slots */
+	struct seq_slot e[SEQ_PAGE];
+};
+
+struct seq_note {
+	int64_t seq, ts, tid;
+	uint32_t ctx, code;
+};
+
+struct memo {                 /* a small cache: 3 keys -> 4 values */
+	uint32_t k[3];
+	uint32_t used;
+	int64_t v[4];
+};
+
+struct worker {
+	struct tft_prof *p;
+	int id;
+	struct tft_session *s;     /* borrowed (worker 0) or owned */
+	bool own_session;
+	struct prof_tab tab;
+	uint32_t nstr;
+	uint32_t *lid_of;          /* owned: session string id -> lid + 1 */
+	uint32_t *stack_code;      /* owned, lazily: "Call stack" string id -> code node + 1 */
+	uint8_t *ncls, *ccls, *kcls; /* owned: name / category / arg key classes per string id */
+	struct memo *flops_memo, *mem_memo; /* owned: open-addressing caches */
+	uint32_t memo_cap;
+	struct frame *fr;          /* owned: the stack */
+	uint32_t nfr, capfr;
+	struct active *act;        /* owned */
+	uint32_t nact, capact;
+	struct seq_page **pages;   /* owned: forward ops' Sequence numbers (seq_page) */
+	uint32_t npages, cappages;
+	uint32_t *page_slot;       /* owned: hash index over pages by (tid, base), ids + 1 */
+	uint32_t page_cap;
+	uint32_t *tracks;          /* owned: this phase's tracks */
+	uint32_t ntracks;
+	/* the track being scanned */
+	uint32_t track, track_dev, track_proc, root_last_op;
+	bool nests, accel;
+	struct prof_flow **fsrc;   /* flows starting on this track, by src_ts (borrowed) */
+	uint32_t nfsrc, fi;
+	struct prof_flow **fdst;   /* flows ending on this track, by dst_ts (borrowed) */
+	uint32_t nfdst, fj;
+	const struct prof_span **spans; /* the step spans of this track's process, by start */
+	uint32_t nspans, si;
+	uint64_t executions, outside, linked, unlinked;
+	bool has_code, framework_tf, framework_torch;
+	uint8_t bwd_next;          /* the op being pushed is a backward op placed by its forward op */
+	/* the second pass */
+	const uint8_t *want;
+	tft_prof_exec_fn fn;
+	void *fn_ctx;
+	uint32_t *gmap;            /* local record -> merged record + 1 (second pass) */
+	uint32_t ngmap;
+	int rc;
+	struct tft_error err;
+};
+
+static int oom(struct worker *w)
+{
+	if (!w->rc)
+		w->rc = tft_error_set(&w->err, TFT_ENOMEM, -1, "out of memory");
+	return w->rc;
+}
+
+/* The session string of id sid (NUL-terminated). */
+static const char *sstr(struct worker *w, uint32_t sid, size_t *len)
+{
+	size_t l;
+	const char *s = tft_session_str(w->s, sid, &l);
+
+	if (len)
+		*len = l;
+	return s;
+}
+
+/* Local id of session string sid. */
+static uint32_t lid_of(struct worker *w, uint32_t sid)
+{
+	size_t len;
+	const char *s;
+	uint32_t lid;
+
+	if (sid < w->nstr && w->lid_of[sid])
+		return w->lid_of[sid] - 1;
+	s = sstr(w, sid, &len);
+	lid = prof_lid(&w->tab, s, len);
+	if (lid == PROF_NONE) {
+		oom(w);
+		return 0;
+	}
+	if (sid < w->nstr)
+		w->lid_of[sid] = lid + 1;
+	return lid;
+}
+
+static bool has_prefix(const char *s, size_t len, const char *prefix, size_t plen)
+{
+	return len >= plen && memcmp(s, prefix, plen) == 0;
+}
+
+static int name_class(struct worker *w, uint32_t sid)
+{
+	size_t len;
+	const char *s;
+	int c = NC_PLAIN;
+
+	if (sid < w->nstr && w->ncls[sid])
+		return w->ncls[sid];
+	s = sstr(w, sid, &len);
+	if (has_prefix(s, len, "ProfilerStep#", 13))
+		c = NC_STEP;
+	else if (has_prefix(s, len, MODULE_PREFIX, sizeof(MODULE_PREFIX) - 1))
+		c = NC_MODULE;
+	else if (len == 8 && memcmp(s, "[memory]", 8) == 0)
+		c = NC_MEMORY;
+	else if (has_prefix(s, len, BACKWARD_PREFIX, sizeof(BACKWARD_PREFIX) - 1))
+		c = NC_BACKWARD;
+	else if (memchr(s, '#', len) && !memmem(s, len, "::", 2))
+		c = NC_RANGE; /* PyTorch's own record_function ranges: "Optimizer.step#SGD.step", "enumerate(DataLoader)#..." */
+	if (sid < w->nstr)
+		w->ncls[sid] = (uint8_t)c;
+	return c;
+}
+
+static int cat_class(struct worker *w, uint32_t sid)
+{
+	static const char *const annot[] = { "user_annotation", "record_function", "gpu_user_annotation",
+					     "Annotation", "annotation" };
+	static const char *const runtime[] = { "cuda_runtime", "Runtime", "cuda_driver", "mtia_runtime",
+					       "hip_runtime", "privateuse1_runtime", "xpu_runtime" };
+	size_t len;
+	const char *s;
+	int c = CC_OP;
+
+	if (sid < w->nstr && w->ccls[sid])
+		return w->ccls[sid];
+	s = sstr(w, sid, &len);
+	if (strcmp(s, "python_function") == 0)
+		c = CC_PYFUNC;
+	else if (strcmp(s, "Trace") == 0)
+		c = CC_SKIP;
+	for (size_t i = 0; c == CC_OP && i < sizeof(annot) / sizeof(annot[0]); i++)
+		if (strcmp(s, annot[i]) == 0)
+			c = CC_ANNOT;
+	for (size_t i = 0; c == CC_OP && i < sizeof(runtime) / sizeof(runtime[0]); i++)
+		if (strcmp(s, runtime[i]) == 0)
+			c = CC_RUNTIME;
+	if (sid < w->nstr)
+		w->ccls[sid] = (uint8_t)c;
+	return c;
+}
+
+static int key_class(struct worker *w, uint32_t sid)
+{
+	static const struct { const char *k; int c; } keys[] = {
+		{ "op", KC_OP }, { "name", KC_NAME }, { "Input Dims", KC_DIMS },
+		{ "Concrete Inputs", KC_CONCRETE }, { "Input type", KC_INTYPE }, { "flops", KC_FLOPS },
+		{ "Sequence number", KC_SEQ }, { "Fwd thread id", KC_FWD_TID }, { "memory", KC_MEMORY },
+		{ "memory_stats", KC_MEMSTATS }, { "output", KC_OUTPUT }, { "inputs", KC_INPUTS },
+		{ "node", KC_NODE }, { "tf_op", KC_TF_OP }, { "Bytes", KC_BYTES }, { "Call stack", KC_STACK },
+	};
+	const char *s;
+	int c = KC_OTHER;
+
+	if (sid < w->nstr && w->kcls[sid])
+		return w->kcls[sid];
+	s = sstr(w, sid, NULL);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(s, keys[i].k) == 0)
+			c = keys[i].c;
+	if (sid < w->nstr)
+		w->kcls[sid] = (uint8_t)c;
+	return c;
+}
+
+static void read_args(struct worker *w, const struct tft_event *ev, struct argv *a)
+{
+	memset(a, 0, sizeof(*a));
+	for (uint16_t i = 0; i < ev->nargs; i++) {
+		const struct tft_arg *g = &ev->args[i];
+		bool str = g->type == TFT_ARG_STR || g->type == TFT_ARG_JSON;
+		bool num = g->type == TFT_ARG_INT || g->type == TFT_ARG_BOOL;
+		int64_t iv = num ? g->v.i : g->type == TFT_ARG_DOUBLE ? (int64_t)g->v.d : 0;
+
+		switch (key_class(w, g->key)) {
+		case KC_OP: if (g->type == TFT_ARG_STR) a->op = g->v.str; break;
+		case KC_NAME: if (g->type == TFT_ARG_STR) a->name = g->v.str; break;
+		case KC_DIMS: if (str) a->dims = g->v.str; break;
+		case KC_CONCRETE: if (str) a->concrete = g->v.str; break;
+		case KC_INTYPE: if (str) a->intypes = g->v.str; break;
+		case KC_FLOPS: if (num || g->type == TFT_ARG_DOUBLE) a->flops = iv, a->has_flops = true; break;
+		case KC_SEQ: if (num) a->seq = iv, a->has_seq = true; break;
+		case KC_FWD_TID: if (num) a->fwd_tid = iv, a->has_fwd_tid = true; break;
+		case KC_MEMORY: if (str) a->mem = g->v.str; break;
+		case KC_MEMSTATS: if (str) a->memstats = g->v.str; break;
+		case KC_OUTPUT: if (str) a->output = g->v.str; break;
+		case KC_INPUTS: if (str) a->inputs = g->v.str; break;
+		case KC_NODE: if (g->type == TFT_ARG_STR) a->node = g->v.str; break;
+		case KC_TF_OP: if (g->type == TFT_ARG_STR) a->tf_op = g->v.str; break;
+		case KC_BYTES: if (num || g->type == TFT_ARG_DOUBLE) a->bytes = iv, a->has_bytes = true; break;
+		case KC_STACK: if (g->type == TFT_ARG_STR) a->stack = g->v.str; break;
+		default: break;
+		}
+	}
+}
+
+/* ---- caches of parsed args ---------------------------------------------------------- */
+
+static struct memo *memo_slot(struct worker *w, struct memo **tab, const uint32_t k[3], bool *found)
+{
+	uint32_t h;
+
+	if (!*tab) {
+		w->memo_cap = 1024;
+		if (!(w->flops_memo = calloc(w->memo_cap, sizeof(struct memo))) ||
+		    !(w->mem_memo = calloc(w->memo_cap, sizeof(struct memo))))
+			return NULL;
+	}
+	h = (uint32_t)tft_hash_u64(((uint64_t)k[0] << 32 | k[1]) ^ ((uint64_t)k[2] << 17)) & (w->memo_cap - 1);
+	for (uint32_t n = 0; n < 16; n++, h = (h + 1) & (w->memo_cap - 1)) {
+		struct memo *m = &(*tab)[h];
+		if (m->used && m->k[0] == k[0] && m->k[1] == k[1] && m->k[2] == k[2]) {
+			*found = true;
+			return m;
+		}
+		if (!m->used) {
+			*found = false;
+			return m;
+		}
+	}
+	/* a full neighbourhood: overwrite the home slot (a cache may forget) */
+	*found = false;
+	return &(*tab)[(uint32_t)tft_hash_u64(((uint64_t)k[0] << 32 | k[1]) ^ ((uint64_t)k[2] << 17)) &
+		       (w->memo_cap - 1)];
+}
+
+/* PyTorch flops of one call from its Input Dims (and Concrete Inputs), -1 when not counted. */
+static int64_t torch_flops(struct worker *w, uint32_t name, uint32_t dims, uint32_t concrete)
+{
+	uint32_t k[3] = { name, dims, concrete };
+	struct pj_doc *d = NULL, *c = NULL;
+	struct memo *m;
+	const char *op;
+	bool found;
+	int64_t f = -1;
+	size_t len;
+
+	if (!dims)
+		return -1;
+	if (!(m = memo_slot(w, &w->flops_memo, k, &found))) {
+		oom(w);
+		return -1;
+	}
+	if (found)
+		return m->v[0];
+	op = sstr(w, name, NULL);
+	if (tft_torch_has_flops(op)) {
+		const char *t = sstr(w, dims, &len);
+		d = pj_parse(t, len);
+		if (concrete) {
+			t = sstr(w, concrete, &len);
+			c = pj_parse(t, len);
+		}
+		if (d)
+			f = tft_torch_flops(op, pj_root(d), c ? pj_root(c) : NULL);
+		pj_free(d);
+		pj_free(c);
+	}
+	memcpy(m->k, k, sizeof(k));
+	m->used = 1;
+	m->v[0] = f;
+	return f;
+}
+
+/*
+ * tfprof's memory of one TF execution (ExecStep::AddMemoryStats): requested =
+ * sum of the allocators' total_bytes + temp + persistent; peak = sum of
+ * peak_bytes + temp + persistent; residual = sum of live_bytes + persistent;
+ * output = sum over outputs of max(allocated, requested) bytes.
+ */
+static const int64_t *tf_memory(struct worker *w, const struct argv *a)
+{
+	uint32_t k[3] = { a->mem, a->memstats, a->output };
+	struct memo *m;
+	bool found;
+	int64_t req = 0, peak = 0, resid = 0, outb = 0, temp = 0, pers = 0;
+	size_t len;
+	const char *t;
+	struct pj_doc *d;
+
+	if (!(m = memo_slot(w, &w->mem_memo, k, &found))) {
+		oom(w);
+		return NULL;
+	}
+	if (found)
+		return m->v;
+	if (a->mem && (t = sstr(w, a->mem, &len)) && (d = pj_parse(t, len))) {
+		for (const struct pj *e = pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next) {
+			req += pj_int(pj_get(e, "total_bytes"), 0);
+			peak += pj_int(pj_get(e, "peak_bytes"), 0);
+			resid += pj_int(pj_get(e, "live_bytes"), 0);
+		}
+		pj_free(d);
+	}
+	if (a->memstats && (t = sstr(w, a->memstats, &len)) && (d = pj_parse(t, len))) {
+		temp = pj_int(pj_get(pj_root(d), "temp_memory_size"), 0);
+		pers = pj_int(pj_get(pj_root(d), "persistent_memory_size"), 0);
+		pj_free(d);
+	}
+	if (a->output && (t = sstr(w, a->output, &len)) && (d = pj_parse(t, len))) {
+		for (const struct pj *e = pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next) {
+			int64_t r = pj_int(pj_get(e, "requested_bytes"), 0), al = pj_int(pj_get(e, "allocated_bytes"), 0);
+			outb += r > al ? r : al;
+		}
+		pj_free(d);
+	}
+	memcpy(m->k, k, sizeof(k));
+	m->used = 1;
+	m->v[0] = req + temp + pers;
+	m->v[1] = peak + temp + pers;
+	m->v[2] = resid + pers;
+	m->v[3] = outb;
+	return m->v;
+}
+
+/* ---- steps ------------------------------------------------------------------------- */
+
+/* Whether an execution starting at ts counts (the track's spans, by cursor: ts never goes back). */
+static bool in_step(struct worker *w, int64_t ts)
+{
+	if (w->p->steps.all)
+		return true;
+	while (w->si < w->nspans && w->spans[w->si]->end < ts)
+		w->si++;
+	/* spans may overlap (workers' steps): look at the few that start by ts */
+	for (uint32_t i = w->si; i < w->nspans && w->spans[i]->start <= ts; i++)
+		if (ts <= w->spans[i]->end)
+			return true;
+	return false;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+/* Record fields from the first execution that creates it. */
+static void init_rec(struct worker *w, uint32_t r, const struct argv *a, uint32_t op_sid, uint32_t cat_sid)
+{
+	struct prof_rec *rec = &w->tab.recs[r];
+
+	if (rec->device)
+		return; /* initialised (device is set on the first execution) */
+	rec->device = w->track_dev;
+	if (op_sid)
+		rec->op = lid_of(w, op_sid);
+	if (cat_sid)
+		rec->cat = lid_of(w, cat_sid);
+	if (a) {
+		if (a->dims)
+			rec->dims = lid_of(w, a->dims);
+		if (a->concrete)
+			rec->concrete = lid_of(w, a->concrete);
+		if (a->intypes)
+			rec->intypes = lid_of(w, a->intypes);
+		if (a->output)
+			rec->out_arg = lid_of(w, a->output);
+		if (a->inputs)
+			rec->in_arg = lid_of(w, a->inputs);
+	}
+}
+
+static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel);
+
+/* The cell of an op at push: its record in context ctx and code node code. */
+static uint32_t op_cell(struct worker *w, const struct tft_event *ev, const struct argv *a, uint32_t ctx,
+			uint32_t code, uint32_t *rec_out)
+{
+	uint32_t name_sid = ev->name, op_sid = ev->name, r, c;
+	bool tf = a->op != 0;
+
+	if (tf) {
+		/* a TF op (RunMetadata, tf.timeline): named by its node, typed by its op, global */
+		if (a->name)
+			name_sid = a->name;
+		op_sid = a->op;
+		ctx = PROF_NONE;
+		w->framework_tf = true;
+	}
+	r = prof_rec_get(&w->tab, ctx, lid_of(w, name_sid), REC_OP);
+	if (r == PROF_NONE) {
+		oom(w);
+		return PROF_NONE;
+	}
+	if (tf)
+		w->tab.recs[r].tfname = 1;
+	init_rec(w, r, a, op_sid, ev->cat);
+	c = prof_cell_get(&w->tab, r, code);
+	if (c == PROF_NONE)
+		oom(w);
+	*rec_out = r;
+	return c;
+}
+
+/* Count one execution of cell c (an op on the host): runs, flops, TF memory. */
+static void count_op(struct worker *w, uint32_t c, const struct tft_event *ev, const struct argv *a, bool counted)
+{
+	struct prof_acc *acc = &w->tab.cells[c].a;
+
+	acc->seen++;
+	if (!counted) {
+		w->outside++;
+		return;
+	}
+	w->executions++;
+	acc->runs++;
+	if (a->has_flops) {
+		acc->flops += a->flops;
+		w->framework_torch = true;
+	} else if (a->dims) {
+		int64_t f = torch_flops(w, ev->name, a->dims, a->concrete);
+		if (f > 0)
+			acc->flops += f;
+	}
+	if (a->mem || a->memstats || a->output) {
+		const int64_t *m = tf_memory(w, a);
+		if (m) {
+			acc->req += m[0];
+			acc->peak += m[1];
+			acc->resid += m[2];
+			acc->outb += m[3];
+		}
+	}
+}
+
+/* ---- flows: resolving a launch to the op that made it ------------------------------------ */
+
+static void resolve_flow_stack(struct worker *w, struct prof_flow *f)
+{
+	uint32_t launch = PROF_NONE;
+	uint8_t launch_counted = 0;
+
+	for (uint32_t i = w->nfr; i-- > 0;) {
+		const struct frame *fr = &w->fr[i];
+		if (fr->end < f->src_ts || fr->start > f->src_ts)
+			continue;
+		if (fr->cls == SC_OP) {
+			f->cell = fr->cell;
+			f->in_step = fr->counted;
+			f->worker = (uint16_t)w->id;
+			return;
+		}
+		if (fr->cls == SC_LAUNCH && launch == PROF_NONE) {
+			launch = fr->cell;
+			launch_counted = fr->counted;
+		}
+	}
+	if (launch != PROF_NONE) {
+		/* a runtime call outside any op (a bare cudaMemcpy): its own record takes the kernel */
+		f->cell = launch;
+		f->in_step = launch_counted;
+		f->worker = (uint16_t)w->id;
+	}
+}
+
+static void resolve_flow_lanes(struct worker *w, struct prof_flow *f)
+{
+	const struct active *best = NULL;
+
+	for (uint32_t i = 0; i < w->nact; i++) {
+		const struct active *a = &w->act[i];
+		if (a->start > f->src_ts || a->end < f->src_ts)
+			continue;
+		if (!best || (a->start == f->src_ts && best->start != f->src_ts) ||
+		    (a->start > best->start && best->start != f->src_ts))
+			best = a;
+	}
+	if (best) {
+		f->cell = best->cell;
+		f->in_step = best->counted;
+		f->worker = (uint16_t)w->id;
+	}
+}
+
+/* Resolve the flows of this track that start before ts (strictly, or at ts too with `incl`). */
+static void resolve_flows(struct worker *w, int64_t ts, bool incl)
+{
+	while (w->fi < w->nfsrc && (w->fsrc[w->fi]->src_ts < ts || (incl && w->fsrc[w->fi]->src_ts == ts))) {
+		if (w->nests)
+			resolve_flow_stack(w, w->fsrc[w->fi]);
+		else
+			resolve_flow_lanes(w, w->fsrc[w->fi]);
+		w->fi++;
+	}
+}
+
+/* ---- call-stack tracks --------------------------------------------------------------------- */
+
+static void pop_frame(struct worker *w)
+{
+	struct frame *fr = &w->fr[--w->nfr];
+
+	if ((fr->cls == SC_OP || fr->cls == SC_LAUNCH) && fr->cell != PROF_NONE && fr->counted) {
+		struct prof_acc *a = &w->tab.cells[fr->cell].a;
+		int64_t self = fr->end - fr->start - fr->child_ns;
+		a->cpu_ns += self > 0 ? self : 0;
+		a->req += fr->mem_req;
+		a->peak += fr->mem_peak;
+		a->resid += fr->mem_cum > 0 ? fr->mem_cum : 0;
+	}
+}
+
+static struct frame *push_frame(struct worker *w)
+{
+	if (tft_grow((void **)&w->fr, &w->capfr, w->nfr + 1, sizeof(*w->fr))) {
+		oom(w);
+		return NULL;
+	}
+	memset(&w->fr[w->nfr], 0, sizeof(w->fr[0]));
+	return &w->fr[w->nfr++];
+}
+
+/* The module path of frame fr's slice ("layer1.0" of "nn.Module: layer1.0"). */
+static const char *module_path(struct worker *w, uint32_t name_sid, size_t *len)
+{
+	size_t l;
+	const char *s = sstr(w, name_sid, &l);
+
+	*len = l - (sizeof(MODULE_PREFIX) - 1);
+	return s + sizeof(MODULE_PREFIX) - 1;
+}
+
+/*
+ * The record of an "nn.Module: X" slice in context ctx: X without the
+ * enclosing module's path (and its '.'), each remaining '.'-separated part
+ * one level (a module whose parents' forward calls were not traced still
+ * lands at its path).
+ */
+static uint32_t module_rec(struct worker *w, uint32_t ctx, uint32_t name_sid, const struct frame *enclosing)
+{
+	size_t len, plen;
+	const char *x = module_path(w, name_sid, &len);
+	uint32_t r = ctx;
+
+	if (enclosing) {
+		const char *px = module_path(w, enclosing->name, &plen);
+		if (plen && len > plen && memcmp(x, px, plen) == 0 && x[plen] == '.') {
+			x += plen + 1;
+			len -= plen + 1;
+		}
+	}
+	if (!len)
+		return prof_rec_get(&w->tab, ctx, prof_lid(&w->tab, "(module)", 8), REC_MODULE);
+	while (len) {
+		const char *dot = memchr(x, '.', len);
+		size_t sl = dot ? (size_t)(dot - x) : len;
+		uint32_t lid = prof_lid(&w->tab, x, sl);
+		if (lid == PROF_NONE || (r = prof_rec_get(&w->tab, r, lid, REC_MODULE)) == PROF_NONE) {
+			oom(w);
+			return PROF_NONE;
+		}
+		if (!w->tab.recs[r].device)
+			w->tab.recs[r].device = w->track_dev;
+		if (!dot)
+			break;
+		x = dot + 1;
+		len -= sl + 1;
+	}
+	return r;
+}
+
+static uint32_t page_home(const struct worker *w, int64_t tid, int64_t base)
+{
+	return (uint32_t)tft_hash_u64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)base) & (w->page_cap - 1);
+}
+
+static struct seq_page *page_find(const struct worker *w, int64_t tid, int64_t base)
+{
+	uint32_t h, id;
+
+	if (!w->page_cap)
+		return NULL;
+	for (h = page_home(w, tid, base); (id = w->page_slot[h]); h = (h + 1) & (w->page_cap - 1))
+		if (w->pages[id - 1]->tid == tid && w->pages[id - 1]->base == base)
+			return w->pages[id - 1];
+	return NULL;
+}
+
+static struct seq_slot *seq_find(const struct worker *w, int64_t tid, int64_t seq)
+{
+	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
+	struct seq_slot *e = pg ? &pg->e[seq % SEQ_PAGE] : NULL;
+
+	return e && e->valid ? e : NULL;
+}
+
+/* Forget a note once its backward op took its scope. */
+static void seq_forget(struct worker *w, int64_t tid, int64_t seq)
+{
+	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
+
+	if (pg && pg->e[seq % SEQ_PAGE].valid) {
+		pg->e[seq % SEQ_PAGE].valid = 0;
+		pg->live--;
+	}
+}
+
+static void pages_free(struct worker *w)
+{
+	for (uint32_t i = 0; i < w->npages; i++)
+		free(w->pages[i]);
+	w->npages = 0;
+	if (w->page_slot)
+		memset(w->page_slot, 0, sizeof(uint32_t) * w->page_cap);
+}
+
+#define SEQ_PAGES_MAX 4096u /* 4M numbers, 96 MB: past that, the notes start over */
+
+/*
+ * A forward op's number: the latest op of a number wins (tracks are scanned
+ * in time order). Notes are forgotten as their backward ops use them;
+ * forward ops that never get one (inference) keep theirs: past
+ * SEQ_PAGES_MAX pages the notes start over (a backward op whose note is
+ * gone waits for the other workers' notes, else stays at the root).
+ */
+/*
+ * The code node of an older Kineto trace's "Call stack" arg ("file(line):
+ * func;..." innermost first), under `code` (the Python frames around the op,
+ * usually none then).
+ */
+static uint32_t stack_code(struct worker *w, uint32_t sid, uint32_t code)
+{
+	size_t len;
+	const char *s, *end;
+	uint32_t c = code;
+
+	if (code == 0 && sid < w->nstr && w->stack_code && w->stack_code[sid])
+		return w->stack_code[sid] - 1;
+	s = sstr(w, sid, &len);
+	end = s + len;
+	/* outermost first: walk the frames from the end */
+	while (end > s) {
+		const char *b = end;
+		while (b > s && b[-1] != ';')
+			b--;
+		if (end > b) {
+			uint32_t lid = prof_lid(&w->tab, b, (size_t)(end - b));
+			uint32_t n = lid == PROF_NONE ? PROF_NONE : prof_code_get(&w->tab, c, lid);
+			if (n == PROF_NONE) {
+				oom(w);
+				return code;
+			}
+			c = n;
+		}
+		end = b > s ? b - 1 : s;
+	}
+	if (code == 0 && sid < w->nstr) {
+		if (!w->stack_code && !(w->stack_code = calloc(w->nstr, sizeof(uint32_t))))
+			return c;
+		w->stack_code[sid] = c + 1;
+	}
+	w->has_code = true;
+	return c;
+}
+
+static void note_seq(struct worker *w, int64_t seq, int64_t ts, uint32_t ctx, uint32_t code)
+{
+	int64_t base = seq - (seq % SEQ_PAGE);
+	struct seq_page *pg = page_find(w, 0, base);
+	struct seq_slot *e;
+	uint32_t h;
+
+	if (!pg) {
+		if (w->npages >= SEQ_PAGES_MAX)
+			pages_free(w);
+		if ((w->npages + 1) * 2 > w->page_cap) {
+			uint32_t cap = w->page_cap ? w->page_cap * 2 : 64, *slot = calloc(cap, sizeof(uint32_t));
+			if (!slot) {
+				oom(w);
+				return;
+			}
+			free(w->page_slot);
+			w->page_slot = slot;
+			w->page_cap = cap;
+			for (uint32_t i = 0; i < w->npages; i++) {
+				for (h = page_home(w, w->pages[i]->tid, w->pages[i]->base); slot[h]; h = (h + 1) & (cap - 1))
+					;
+				slot[h] = i + 1;
+			}
+		}
+		if (tft_grow((void **)&w->pages, &w->cappages, w->npages + 1, sizeof(*w->pages)) ||
+		    !(pg = calloc(1, sizeof(*pg)))) {
+			oom(w);
+			return;
+		}
+		pg->tid = 0;
+		pg->base = base;
+		w->pages[w->npages] = pg;
+		for (h = page_home(w, pg->tid, base); w->page_slot[h]; h = (h + 1) & (w->page_cap - 1))
+			;
+		w->page_slot[h] = ++w->npages;
+	}
+	e = &pg->e[seq % SEQ_PAGE];
+	if (e->valid && ts < e->ts)
+		return;
+	if (!e->valid)
+		pg->live++;
+	*e = (struct seq_slot){ .ts = ts, .ctx = ctx, .code = code, .valid = 1 };
+}
+
+static void memory_instant(struct worker *w, const struct tft_event *ev)
+{
+	struct argv a;
+
+	read_args(w, ev, &a);
+	if (!a.has_bytes || !a.bytes)
+		return;
+	for (uint32_t i = w->nfr; i-- > 0;) {
+		struct frame *fr = &w->fr[i];
+		if (fr->end < ev->ts_ns || fr->start > ev->ts_ns)
+			continue;
+		if (fr->cls != SC_OP && fr->cls != SC_LAUNCH)
+			continue;
+		fr->mem_cum += a.bytes;
+		if (a.bytes > 0)
+			fr->mem_req += a.bytes;
+		if (fr->mem_cum > fr->mem_peak)
+			fr->mem_peak = fr->mem_cum;
+		return;
+	}
+}
+
+static int slice_class(struct worker *w, const struct tft_event *ev)
+{
+	int nc = name_class(w, ev->name), cc = ev->cat ? cat_class(w, ev->cat) : CC_OP;
+
+	if (nc == NC_STEP)
+		return SC_STEP;
+	if (nc == NC_MODULE)
+		/*
+		 * A session with model_params has the Python module's "nn.Module: <path>"
+		 * slices (python_module): Kineto's own "nn.Module: Linear_0" frames
+		 * (python_function, with_stack) are then code, not a second module tree.
+		 */
+		return cc == CC_PYFUNC && w->p->spec_modules ? SC_CODE : SC_MODULE;
+	if (nc == NC_RANGE && cc != CC_PYFUNC)
+		return SC_SCOPE;
+	switch (cc) {
+	case CC_PYFUNC: return SC_CODE;
+	case CC_ANNOT: return SC_SCOPE;
+	case CC_RUNTIME: return SC_LAUNCH;
+	case CC_SKIP: return 0;
+	default: return SC_OP;
+	}
+}
+
+static void nest_slice(struct worker *w, const struct tft_event *ev)
+{
+	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+	struct frame *top = NULL, *fr, *enclosing_module = NULL;
+	uint32_t ctx = PROF_NONE, code = 0, module_at = PROF_NONE;
+	int cls;
+	struct argv a;
+
+	resolve_flows(w, ev->ts_ns, false);
+	while (w->nfr > ev->depth)
+		pop_frame(w);
+	cls = slice_class(w, ev);
+	if (!cls)
+		return;
+	if (w->nfr) {
+		top = &w->fr[w->nfr - 1];
+		int64_t c = (end < top->end ? end : top->end) - ev->ts_ns;
+		top->child_ns += c > 0 ? c : 0;
+		ctx = top->ctx;
+		code = top->code;
+		for (uint32_t i = w->nfr; i-- > 0;)
+			if (w->fr[i].cls == SC_MODULE) {
+				module_at = i;
+				break;
+			}
+	}
+	if (!(fr = push_frame(w)))
+		return;
+	/* (push_frame may have moved the stack) */
+	top = w->nfr > 1 ? &w->fr[w->nfr - 2] : NULL;
+	enclosing_module = module_at != PROF_NONE ? &w->fr[module_at] : NULL;
+	fr->start = ev->ts_ns;
+	fr->end = end;
+	fr->ctx = ctx;
+	fr->code = code;
+	fr->cell = PROF_NONE;
+	fr->rec = PROF_NONE;
+	fr->last_op = PROF_NONE;
+	fr->name = ev->name;
+	fr->cls = (uint8_t)cls;
+	switch (cls) {
+	case SC_STEP:
+		return;
+	case SC_CODE:
+		fr->code = prof_code_get(&w->tab, code, lid_of(w, ev->name));
+		if (fr->code == PROF_NONE)
+			oom(w), fr->code = code;
+		w->has_code = true;
+		return;
+	case SC_MODULE:
+		fr->rec = module_rec(w, ctx, ev->name, enclosing_module);
+		if (fr->rec != PROF_NONE)
+			fr->ctx = fr->rec;
+		w->framework_torch = true;
+		return;
+	case SC_SCOPE:
+		fr->rec = prof_rec_get(&w->tab, ctx, lid_of(w, ev->name), REC_SCOPE);
+		if (fr->rec == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		init_rec(w, fr->rec, NULL, 0, ev->cat);
+		fr->ctx = fr->rec;
+		return;
+	default:
+		break;
+	}
+	/* an op or a runtime call */
+	read_args(w, ev, &a);
+	if (ctx == PROF_NONE && a.has_seq && a.seq >= 0 && !a.op &&
+	    (name_class(w, ev->name) == NC_BACKWARD || (a.has_fwd_tid && a.fwd_tid > 0))) {
+		/*
+		 * A backward op: in the scope of its forward op. Known here when the
+		 * forward thread was scanned first (this worker's tracks of a process,
+		 * in time order); otherwise placed after the scan, through a
+		 * placeholder context.
+		 */
+		/*
+		 * (By number alone: "Fwd thread id" is the OS thread in newer traces and
+		 * the profiler's own thread number in older ones.)
+		 */
+		int64_t ftid = 0;
+		const struct seq_slot *fn = seq_find(w, ftid, a.seq);
+		if (fn) {
+			ctx = fn->ctx;
+			w->bwd_next = 1;
+			seq_forget(w, ftid, a.seq);
+		} else {
+			char buf[40];
+			int n = snprintf(buf, sizeof(buf), "#seq %" PRId64 ":%" PRId64, ftid, a.seq);
+			ctx = prof_rec_get(&w->tab, PROF_NONE, prof_lid(&w->tab, buf, (size_t)n), REC_BWDSEQ);
+			if (ctx == PROF_NONE) {
+				oom(w);
+				return;
+			}
+			w->tab.recs[ctx].seq = a.seq;
+			w->tab.recs[ctx].fwd_tid = ftid;
+		}
+	}
+	if (a.stack)
+		fr->code = code = stack_code(w, a.stack, code);
+	fr->counted = in_step(w, ev->ts_ns);
+	fr->cell = op_cell(w, ev, &a, ctx, code, &fr->rec);
+	if (fr->cell == PROF_NONE)
+		return;
+	fr->ctx = fr->rec;
+	if (w->bwd_next || (ctx != PROF_NONE && w->tab.recs[ctx].kind == REC_BWDSEQ))
+		w->tab.recs[fr->rec].bwd = 1;
+	else if (a.has_seq && a.seq >= 0 && !(a.has_fwd_tid && a.fwd_tid > 0) && cls == SC_OP && ctx != PROF_NONE &&
+		 (w->tab.recs[ctx].kind == REC_MODULE || w->tab.recs[ctx].kind == REC_SCOPE))
+		/*
+		 * A forward op in a scope: its backward ops go there. (An op nested in
+		 * another shares its number; so does an op that makes no autograd node
+		 * with the next one that does: the latest of a number is taken.)
+		 */
+		note_seq(w, a.seq, ev->ts_ns, ctx, code);
+	w->bwd_next = 0;
+	/* the order of ops in their context (the graph view of a trace without a graph) */
+	{
+		uint32_t *last = top ? &top->last_op : &w->root_last_op;
+		struct prof_rec *r = &w->tab.recs[fr->rec];
+		if (r->prev == PROF_NONE && *last != PROF_NONE && *last != fr->rec)
+			r->prev = *last;
+		*last = fr->rec;
+	}
+	count_op(w, fr->cell, ev, &a, fr->counted);
+	if (fr->counted)
+		emit(w, fr->rec, ev, false);
+}
+
+/* ---- lane tracks (TF executors) --------------------------------------------------------------- */
+
+static void lane_slice(struct worker *w, const struct tft_event *ev)
+{
+	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+	uint32_t rec, cell;
+	struct argv a;
+	int cls = slice_class(w, ev);
+	bool counted;
+
+	resolve_flows(w, ev->ts_ns, false);
+	/* forget slices that ended before this one: no flow can start in them any more */
+	for (uint32_t i = 0; i < w->nact;) {
+		if (w->act[i].end < ev->ts_ns)
+			w->act[i] = w->act[--w->nact];
+		else
+			i++;
+	}
+	if (cls != SC_OP && cls != SC_LAUNCH)
+		return;
+	read_args(w, ev, &a);
+	counted = in_step(w, ev->ts_ns);
+	cell = op_cell(w, ev, &a, PROF_NONE, 0, &rec);
+	if (cell == PROF_NONE)
+		return;
+	if (w->root_last_op != PROF_NONE && w->root_last_op != rec && w->tab.recs[rec].prev == PROF_NONE &&
+	    !w->tab.recs[rec].tfname)
+		w->tab.recs[rec].prev = w->root_last_op;
+	w->root_last_op = rec;
+	count_op(w, cell, ev, &a, counted);
+	if (counted) {
+		w->tab.cells[cell].a.cpu_ns += end - ev->ts_ns;
+		emit(w, rec, ev, false);
+	}
+	if (tft_grow((void **)&w->act, &w->capact, w->nact + 1, sizeof(*w->act))) {
+		oom(w);
+		return;
+	}
+	w->act[w->nact++] = (struct active){ .start = ev->ts_ns, .end = end, .cell = cell, .counted = counted };
+	resolve_flows(w, ev->ts_ns, true);
+}
+
+/* ---- accelerator tracks --------------------------------------------------------------------- */
+
+static void kernel_slice(struct worker *w, const struct tft_event *ev)
+{
+	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+	const struct prof_flow *f = NULL;
+	uint32_t cell = PROF_NONE, rec = PROF_NONE;
+	bool counted;
+	struct argv a;
+
+	while (w->fj < w->nfdst && w->fdst[w->fj]->dst_ts < ev->ts_ns)
+		w->fj++;
+	if (w->fj < w->nfdst && w->fdst[w->fj]->dst_ts <= end) {
+		f = w->fdst[w->fj++];
+		if (f->cell == PROF_NONE)
+			f = NULL;
+	}
+	if (f) {
+		/* the launching op's cell, in the worker that scanned its track */
+		cell = f->worker == w->id ? f->cell
+					  : prof_cell_get(&w->tab, PROF_REMOTE_BIT | f->worker, f->cell);
+		if (cell == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		rec = f->worker == w->id ? w->tab.cells[cell].rec : PROF_NONE;
+		counted = f->in_step;
+		w->linked++;
+	} else {
+		uint32_t node;
+		read_args(w, ev, &a);
+		node = a.name ? a.name : a.node ? a.node : a.tf_op;
+		if (node) {
+			/* an annotation naming its TF node ("name" of tf.timeline, "node", XSpace's "tf_op" name:Op) */
+			size_t len;
+			const char *s = sstr(w, node, &len);
+			const char *colon = node == a.tf_op ? memchr(s, ':', len) : NULL;
+			uint32_t lid = prof_lid(&w->tab, s, colon ? (size_t)(colon - s) : len);
+			rec = lid == PROF_NONE ? PROF_NONE : prof_rec_get(&w->tab, PROF_NONE, lid, REC_OP);
+			if (rec != PROF_NONE) {
+				w->tab.recs[rec].tfname = 1;
+				if (!w->tab.recs[rec].op && a.op)
+					w->tab.recs[rec].op = lid_of(w, a.op);
+				w->linked++;
+			}
+		} else {
+			rec = prof_rec_get(&w->tab, PROF_NONE, lid_of(w, ev->name), REC_KERNEL);
+			if (rec != PROF_NONE) {
+				init_rec(w, rec, &a, ev->name, ev->cat);
+				w->unlinked++;
+			}
+		}
+		if (rec == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		if (!w->tab.recs[rec].device)
+			w->tab.recs[rec].device = w->track_dev;
+		cell = prof_cell_get(&w->tab, rec, 0);
+		if (cell == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		counted = in_step(w, ev->ts_ns);
+	}
+	w->tab.cells[cell].a.seen++;
+	if (!counted) {
+		w->outside++;
+		return;
+	}
+	w->executions++;
+	w->tab.cells[cell].a.acc_ns += end - ev->ts_ns;
+	{
+		/* the kernel by name under its launching cell (the roofline's kernel rows) */
+		bool remote = f && f->worker != w->id;
+		uint32_t kc = prof_kcell_get(&w->tab, remote ? f->cell : cell, remote ? f->worker + 1u : 0,
+					     lid_of(w, ev->name));
+		if (kc == PROF_NONE) {
+			oom(w);
+			return;
+		}
+		w->tab.kcells[kc].ns += end - ev->ts_ns;
+		w->tab.kcells[kc].n++;
+		if (!w->tab.kcells[kc].device)
+			w->tab.kcells[kc].device = w->track_dev;
+	}
+	if (rec != PROF_NONE)
+		emit(w, rec, ev, true);
+}
+
+/* ---- the second pass: executions of wanted records ------------------------------------------- */
+
+/*
+ * The merged record of local record r, or PROF_NONE. A backward op's
+ * placeholder context stands for the forward op's context that the model
+ * pass put its records under.
+ */
+static uint32_t global_rec(struct worker *w, uint32_t r)
+{
+	const struct prof_tab *g = &w->p->tab;
+	const struct prof_rec *lr;
+	uint32_t gp = PROF_NONE, lid, gr;
+	const char *s;
+	size_t len;
+
+	if (r < w->ngmap && w->gmap[r])
+		return w->gmap[r] - 1;
+	lr = &w->tab.recs[r];
+	s = tft_strtab_get(w->tab.str, lr->name, &len);
+	lid = s ? tft_strtab_find(g->str, s, len) : UINT32_MAX;
+	if (lid == UINT32_MAX || lr->kind == REC_BWDSEQ)
+		return PROF_NONE;
+	if (lr->parent != PROF_NONE) {
+		const struct prof_rec *lp = &w->tab.recs[lr->parent];
+		if (lp->kind == REC_BWDSEQ) {
+			const char *ps = tft_strtab_get(w->tab.str, lp->name, &len);
+			uint32_t plid = ps ? tft_strtab_find(g->str, ps, len) : UINT32_MAX;
+			uint32_t gph = plid == UINT32_MAX ? PROF_NONE : prof_rec_find(g, PROF_NONE, plid, REC_BWDSEQ);
+			if (gph == PROF_NONE)
+				return PROF_NONE;
+			gp = g->recs[gph].fwd;
+		} else if ((gp = global_rec(w, lr->parent)) == PROF_NONE) {
+			return PROF_NONE;
+		}
+	}
+	gr = prof_rec_find(g, gp, lid, lr->kind);
+	while (gr != PROF_NONE && g->recs[gr].redirect != PROF_NONE)
+		gr = g->recs[gr].redirect;
+	if (gr == PROF_NONE)
+		return PROF_NONE;
+	if (r >= w->ngmap) {
+		uint32_t n = w->ngmap ? w->ngmap : 1024;
+		while (n <= r)
+			n *= 2;
+		uint32_t *m = realloc(w->gmap, sizeof(*m) * n);
+		if (!m)
+			return gr;
+		memset(m + w->ngmap, 0, sizeof(*m) * (n - w->ngmap));
+		w->gmap = m;
+		w->ngmap = n;
+	}
+	w->gmap[r] = gr + 1;
+	return gr;
+}
+
+static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel)
+{
+	struct tft_prof_exec e;
+	uint32_t g;
+
+	if (!w->fn || w->rc)
+		return;
+	g = global_rec(w, rec);
+	if (g == PROF_NONE || !w->want[g])
+		return;
+	e = (struct tft_prof_exec){ .record = g, .track = w->track, .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns,
+				    .name = ev->name, .depth = ev->depth, .accelerator = accel };
+	w->rc = w->fn(w->fn_ctx, &e);
+}
+
+/* ---- one track ------------------------------------------------------------------------------ */
+
+static int on_event(void *ctx, const struct tft_event *ev)
+{
+	struct worker *w = ctx;
+
+	if (ev->flags & TFT_EVF_SUMMARY)
+		return 0;
+	if (ev->kind == TFT_EV_INSTANT) {
+		if (w->nests && name_class(w, ev->name) == NC_MEMORY)
+			memory_instant(w, ev);
+		return w->rc;
+	}
+	if (ev->kind != TFT_EV_SLICE)
+		return 0;
+	if (w->accel)
+		kernel_slice(w, ev);
+	else if (w->nests)
+		nest_slice(w, ev);
+	else
+		lane_slice(w, ev);
+	return w->rc;
+}
+
+/* The device a track's executions ran on. */
+static uint32_t track_device(struct worker *w, const struct tft_track *t)
+{
+	const struct tft_process *pr = tft_session_process(w->s, t->process);
+	const char *tn = sstr(w, t->name, NULL), *pn = pr ? sstr(w, pr->name, NULL) : "";
+	char buf[512];
+	const char *src;
+	size_t n;
+
+	if (t->kind == TFT_TRACK_THREAD || t->kind == TFT_TRACK_ASYNC)
+		return prof_lid(&w->tab, "cpu", 3);
+	src = tn[0] == '/' ? tn : pn[0] ? pn : tn;
+	snprintf(buf, sizeof(buf), "%s", src);
+	/* "/gpu:0/stream:12 Compute" (tf.timeline), "/device:GPU:0/stream:7", "... /memcpy" */
+	n = strlen(buf);
+	if (n > 8 && strcmp(buf + n - 8, " Compute") == 0)
+		buf[n -= 8] = '\0';
+	char *st = strstr(buf, "/stream:");
+	if (!st)
+		st = strstr(buf, "/memcpy");
+	if (st && buf[0] == '/')
+		*st = '\0';
+	n = strlen(buf);
+	return prof_lid(&w->tab, buf, n);
+}
+
+static int cmp_span_ptr(const void *a, const void *b)
+{
+	const struct prof_span *x = *(const struct prof_span *const *)a, *y = *(const struct prof_span *const *)b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Flow ranges: flows sorted by (src_track, src_ts) in p->flows; by dst in dst_order. */
+struct flow_index {
+	struct prof_flow **by_src, **by_dst; /* owned arrays of pointers into p->flows */
+	uint32_t n;
+};
+
+static uint32_t lower_src(const struct flow_index *fx, uint32_t track)
+{
+	uint32_t lo = 0, hi = fx->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (fx->by_src[mid]->src_track < track)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t lower_dst(const struct flow_index *fx, uint32_t track)
+{
+	uint32_t lo = 0, hi = fx->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (fx->by_dst[mid]->dst_track < track)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct phase {
+	struct tft_prof *p;
+	const struct flow_index *fx;
+	const struct prof_span **spans; /* every selected span, by start */
+	uint32_t nspans;
+};
+
+static int scan_track(struct worker *w, const struct phase *ph, uint32_t tid)
+{
+	const struct tft_track *t = tft_session_track(w->s, tid);
+	uint32_t i, n;
+	int rc;
+
+	w->track = tid;
+	w->accel = t->kind == TFT_TRACK_GPU_STREAM;
+	w->nests = tft_track_nests(t->kind, t->flags);
+	w->track_dev = track_device(w, t);
+	w->track_proc = t->process;
+	w->root_last_op = PROF_NONE;
+	w->nfr = w->nact = 0;
+	/* flows starting here (host tracks) and ending here (accelerator tracks) */
+	i = lower_src(ph->fx, tid);
+	for (n = i; n < ph->fx->n && ph->fx->by_src[n]->src_track == tid; n++)
+		;
+	w->fsrc = ph->fx->by_src + i;
+	w->nfsrc = n - i;
+	w->fi = 0;
+	i = lower_dst(ph->fx, tid);
+	for (n = i; n < ph->fx->n && ph->fx->by_dst[n]->dst_track == tid; n++)
+		;
+	w->fdst = ph->fx->by_dst + i;
+	w->nfdst = n - i;
+	w->fj = 0;
+	/* the step spans of its process (accelerator tracks: any process's, see in_step_any) */
+	free(w->spans);
+	w->spans = NULL;
+	w->nspans = 0;
+	w->si = 0;
+	if (!w->p->steps.all) {
+		w->spans = malloc(sizeof(*w->spans) * (ph->nspans + 1));
+		if (!w->spans)
+			return oom(w);
+		/* an accelerator track counts by time in any process's steps (a GPU is a process of its own) */
+		for (uint32_t k = 0; k < ph->nspans; k++)
+			if (w->accel || ph->spans[k]->process == TFT_NONE || ph->spans[k]->process == t->process)
+				w->spans[w->nspans++] = ph->spans[k];
+	}
+	rc = tft_session_scan(w->s, tid, INT64_MIN, INT64_MAX, 0, on_event, w, &w->err);
+	if (rc < 0 && !w->rc)
+		w->rc = rc;
+	if (w->rc)
+		return w->rc;
+	resolve_flows(w, INT64_MAX, true);
+	while (w->nfr)
+		pop_frame(w);
+	return w->rc;
+}
+
+/* ---- workers --------------------------------------------------------------------------------- */
+
+static int worker_init(struct worker *w, struct tft_prof *p, int id)
+{
+	memset(w, 0, sizeof(*w));
+	w->p = p;
+	w->id = id;
+	tft_error_clear(&w->err);
+	if (id == 0) {
+		w->s = p->s;
+	} else {
+		w->s = tft_session_open(tft_session_path(p->s), &w->err);
+		if (!w->s)
+			return w->err.code ? w->err.code : TFT_EIO;
+		w->own_session = true;
+	}
+	if (prof_tab_init(&w->tab))
+		return TFT_ENOMEM;
+	w->nstr = tft_session_string_count(w->s);
+	w->lid_of = calloc(w->nstr ? w->nstr : 1, sizeof(uint32_t));
+	w->ncls = calloc(w->nstr ? w->nstr : 1, 1);
+	w->ccls = calloc(w->nstr ? w->nstr : 1, 1);
+	w->kcls = calloc(w->nstr ? w->nstr : 1, 1);
+	if (!w->lid_of || !w->ncls || !w->ccls || !w->kcls)
+		return TFT_ENOMEM;
+	return 0;
+}
+
+static void worker_fini(struct worker *w)
+{
+	if (w->own_session)
+		tft_session_close(w->s);
+	prof_tab_fini(&w->tab);
+	free(w->lid_of);
+	free(w->stack_code);
+	free(w->ncls);
+	free(w->ccls);
+	free(w->kcls);
+	free(w->flops_memo);
+	free(w->mem_memo);
+	free(w->fr);
+	free(w->act);
+	pages_free(w);
+	free(w->pages);
+	free(w->page_slot);
+	free(w->tracks);
+	free(w->spans);
+	free(w->gmap);
+}
+
+struct job {
+	struct worker *w;
+	const struct phase *ph;
+	int accel;   /* which tracks: 0 host, 1 accelerator */
+};
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+	struct worker *w = j->w;
+
+	for (uint32_t i = 0; i < w->ntracks && !w->rc; i++) {
+		const struct tft_track *t = tft_session_track(w->s, w->tracks[i]);
+		if ((t->kind == TFT_TRACK_GPU_STREAM) != (j->accel != 0))
+			continue;
+		scan_track(w, j->ph, w->tracks[i]);
+	}
+	return NULL;
+}
+
+/* ---- flows --------------------------------------------------------------------------------------- */
+
+struct flow_load {
+	struct tft_prof *p;
+	uint32_t cap;
+};
+
+static bool countable(const struct tft_track *t)
+{
+	return t && !(t->flags & TFT_TRACKF_DERIVED) && t->kind != TFT_TRACK_COUNTER &&
+	       t->kind != TFT_TRACK_OBJECT;
+}
+
+static int on_flow(void *ctx, const struct tft_flow *f)
+{
+	struct flow_load *fl = ctx;
+	struct tft_prof *p = fl->p;
+	const struct tft_track *src, *dst;
+
+	if (f->src_track == TFT_NONE || f->dst_track == TFT_NONE)
+		return 0;
+	src = tft_session_track(p->s, f->src_track);
+	dst = tft_session_track(p->s, f->dst_track);
+	if (!countable(src) || !countable(dst) || dst->kind != TFT_TRACK_GPU_STREAM ||
+	    src->kind == TFT_TRACK_GPU_STREAM)
+		return 0;
+	if (tft_grow((void **)&p->flows, &fl->cap, p->nflows + 1, sizeof(*p->flows)))
+		return TFT_ENOMEM;
+	p->flows[p->nflows++] = (struct prof_flow){ .src_ts = f->src_ts_ns, .dst_ts = f->dst_ts_ns,
+						    .src_track = f->src_track, .dst_track = f->dst_track,
+						    .cell = PROF_NONE };
+	return 0;
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+	const struct prof_flow *x = *(struct prof_flow *const *)a, *y = *(struct prof_flow *const *)b;
+
+	if (x->src_track != y->src_track)
+		return x->src_track < y->src_track ? -1 : 1;
+	return (x->src_ts > y->src_ts) - (x->src_ts < y->src_ts);
+}
+
+static int cmp_dst(const void *a, const void *b)
+{
+	const struct prof_flow *x = *(struct prof_flow *const *)a, *y = *(struct prof_flow *const *)b;
+
+	if (x->dst_track != y->dst_track)
+		return x->dst_track < y->dst_track ? -1 : 1;
+	return (x->dst_ts > y->dst_ts) - (x->dst_ts < y->dst_ts);
+}
+
+static bool sorted_range(struct prof_flow **v, uint32_t n, bool src)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (src ? v[i]->src_ts < v[i - 1]->src_ts : v[i]->dst_ts < v[i - 1]->dst_ts)
+			return false;
+	return true;
+}
+
+/*
+ * Flows by (track, time) into out: a counting sort by track, then each
+ * track's run sorted by time (the session hands flows over chunk by chunk,
+ * each chunk in time order, so a run is mostly in order already and is
+ * only sorted when it is not).
+ */
+static int by_track(struct tft_prof *p, struct prof_flow **out, bool src)
+{
+	uint32_t nt = tft_session_track_count(p->s), *start = calloc(nt + 2, sizeof(uint32_t));
+
+	if (!start)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < p->nflows; i++)
+		start[(src ? p->flows[i].src_track : p->flows[i].dst_track) + 1]++;
+	for (uint32_t t = 0; t < nt; t++)
+		start[t + 1] += start[t];
+	for (uint32_t i = 0; i < p->nflows; i++)
+		out[start[src ? p->flows[i].src_track : p->flows[i].dst_track]++] = &p->flows[i];
+	/* start[t] is now the end of track t's run */
+	for (uint32_t t = 0, b = 0; t < nt; b = start[t], t++) {
+		uint32_t n = start[t] - b;
+		if (n > 1 && !sorted_range(out + b, n, src))
+			qsort(out + b, n, sizeof(*out), src ? cmp_src : cmp_dst);
+	}
+	free(start);
+	return 0;
+}
+
+static int load_flows(struct tft_prof *p, struct flow_index *fx, struct tft_error *err)
+{
+	struct flow_load fl = { .p = p };
+	int rc;
+
+	memset(fx, 0, sizeof(*fx));
+	free(p->flows);
+	p->flows = NULL;
+	p->nflows = 0;
+	rc = tft_session_flows(p->s, on_flow, &fl, err);
+	if (rc == TFT_ENOMEM)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	if (rc)
+		return rc;
+	fx->n = p->nflows;
+	fx->by_src = malloc(sizeof(*fx->by_src) * (fx->n + 1));
+	fx->by_dst = malloc(sizeof(*fx->by_dst) * (fx->n + 1));
+	if (!fx->by_src || !fx->by_dst)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	if (by_track(p, fx->by_src, true) || by_track(p, fx->by_dst, false))
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	return 0;
+}
+
+/* ---- merging the workers' tables ------------------------------------------------------------------- */
+
+static uint32_t glid(struct prof_tab *g, const struct prof_tab *t, uint32_t lid, uint32_t *cache)
+{
+	size_t len;
+	const char *s;
+
+	if (cache[lid])
+		return cache[lid] - 1;
+	s = tft_strtab_get(t->str, lid, &len);
+	uint32_t r = prof_lid(g, s ? s : "", s ? len : 0);
+	if (r != PROF_NONE)
+		cache[lid] = r + 1;
+	return r;
+}
+
+struct seq_entry {
+	int64_t seq, ts, tid;
+	uint32_t ctx, code;
+};
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct seq_entry *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error *err)
+{
+	struct prof_tab *g = &p->tab;
+	uint32_t **rmap = calloc((size_t)nw, sizeof(*rmap)), **cmap = calloc((size_t)nw, sizeof(*cmap));
+	uint32_t **kmap = calloc((size_t)nw, sizeof(*kmap));
+	int rc = TFT_ENOMEM;
+
+	if (!rmap || !cmap || !kmap)
+		goto out;
+	for (int k = 0; k < nw; k++) {
+		struct worker *w = &ws[k];
+		struct prof_tab *t = &w->tab;
+		uint32_t *lc = calloc(tft_strtab_count(t->str) + 1, sizeof(uint32_t));
+
+		rmap[k] = malloc(sizeof(uint32_t) * (t->nrecs + 1));
+		cmap[k] = malloc(sizeof(uint32_t) * (t->ncodes + 1));
+		kmap[k] = malloc(sizeof(uint32_t) * (t->ncells + 1));
+		if (!lc || !rmap[k] || !cmap[k] || !kmap[k]) {
+			free(lc);
+			goto out;
+		}
+		/* records: parents come first (created before their children) */
+		for (uint32_t r = 0; r < t->nrecs; r++) {
+			const struct prof_rec *lr = &t->recs[r];
+			uint32_t gp = lr->parent == PROF_NONE ? PROF_NONE : rmap[k][lr->parent];
+			uint32_t gr = prof_rec_get(g, gp, glid(g, t, lr->name, lc), lr->kind);
+			struct prof_rec *x;
+			if (gr == PROF_NONE) {
+				free(lc);
+				goto out;
+			}
+			x = &g->recs[gr];
+			x->tfname |= lr->tfname;
+			x->bwd |= lr->bwd;
+			x->seq = lr->seq;
+			x->fwd_tid = lr->fwd_tid;
+#define COPY_LID(f) \
+	if (!x->f && lr->f) \
+		x->f = glid(g, t, lr->f, lc);
+			COPY_LID(op)
+			COPY_LID(cat)
+			COPY_LID(device)
+			COPY_LID(dims)
+			COPY_LID(concrete)
+			COPY_LID(intypes)
+			COPY_LID(out_arg)
+			COPY_LID(in_arg)
+#undef COPY_LID
+			rmap[k][r] = gr;
+		}
+		for (uint32_t r = 0; r < t->nrecs; r++) {
+			const struct prof_rec *lr = &t->recs[r];
+			struct prof_rec *x = &g->recs[rmap[k][r]];
+			if (lr->prev != PROF_NONE && x->prev == PROF_NONE && rmap[k][lr->prev] != rmap[k][r])
+				x->prev = rmap[k][lr->prev];
+		}
+		cmap[k][0] = 0;
+		for (uint32_t c = 1; c < t->ncodes; c++) {
+			const struct prof_code *lc2 = &t->codes[c];
+			uint32_t gc = prof_code_get(g, cmap[k][lc2->parent], glid(g, t, lc2->name, lc));
+			if (gc == PROF_NONE) {
+				free(lc);
+				goto out;
+			}
+			cmap[k][c] = gc;
+		}
+		for (uint32_t c = 0; c < t->ncells; c++) {
+			const struct prof_cell *lk = &t->cells[c];
+			uint32_t gk;
+			if (lk->rec & PROF_REMOTE_BIT) {
+				kmap[k][c] = PROF_NONE;
+				continue;
+			}
+			gk = prof_cell_get(g, rmap[k][lk->rec], cmap[k][lk->code]);
+			if (gk == PROF_NONE) {
+				free(lc);
+				goto out;
+			}
+			prof_acc_add(&g->cells[gk].a, &lk->a);
+			kmap[k][c] = gk;
+		}
+		free(lc);
+	}
+	/* kernels by name: their launching cells as merged (a remote one: that worker's map) */
+	for (int k = 0; k < nw; k++) {
+		const struct prof_tab *t = &ws[k].tab;
+		uint32_t *lc = calloc(tft_strtab_count(t->str) + 1, sizeof(uint32_t));
+		if (!lc)
+			goto out;
+		for (uint32_t i = 0; i < t->nkcells; i++) {
+			const struct prof_kcell *kc = &t->kcells[i];
+			int ow = kc->remote ? (int)kc->remote - 1 : k;
+			uint32_t gc = ow < nw && kc->cell < ws[ow].tab.ncells ? kmap[ow][kc->cell] : PROF_NONE;
+			uint32_t gk;
+			if (gc == PROF_NONE)
+				continue;
+			gk = prof_kcell_get(g, gc, 0, glid(g, t, kc->kname, lc));
+			if (gk == PROF_NONE) {
+				free(lc);
+				goto out;
+			}
+			g->kcells[gk].ns += kc->ns;
+			g->kcells[gk].n += kc->n;
+			if (!g->kcells[gk].device && kc->device)
+				g->kcells[gk].device = glid(g, t, kc->device, lc);
+		}
+		free(lc);
+	}
+	/* kernels whose launch another worker scanned */
+	for (int k = 0; k < nw; k++) {
+		const struct prof_tab *t = &ws[k].tab;
+		for (uint32_t c = 0; c < t->ncells; c++) {
+			const struct prof_cell *lk = &t->cells[c];
+			if (!(lk->rec & PROF_REMOTE_BIT))
+				continue;
+			uint32_t ow = lk->rec & ~PROF_REMOTE_BIT;
+			if ((int)ow < nw && lk->code < ws[ow].tab.ncells && kmap[ow][lk->code] != PROF_NONE)
+				prof_acc_add(&g->cells[kmap[ow][lk->code]].a, &lk->a);
+		}
+	}
+	/* forward Sequence numbers: the latest forward op of each gives its scope to the backward ops */
+	{
+		uint32_t nn = 0, cap = 0;
+		struct seq_entry *all = NULL;
+		for (int k = 0; k < nw; k++) {
+			for (uint32_t q = 0; q < ws[k].npages; q++) {
+				const struct seq_page *pg = ws[k].pages[q];
+				if (!pg->live)
+					continue;
+				if (tft_grow((void **)&all, &cap, nn + pg->live + 1, sizeof(*all)))
+					goto out;
+				for (uint32_t i = 0; i < SEQ_PAGE; i++) {
+					const struct seq_slot *e = &pg->e[i];
+					if (e->valid)
+						all[nn++] = (struct seq_entry){ .seq = pg->base + i, .ts = e->ts, .tid = pg->tid,
+										.ctx = rmap[k][e->ctx], .code = cmap[k][e->code] };
+				}
+			}
+		}
+		if (nn)
+			qsort(all, nn, sizeof(*all), cmp_seq);
+		for (uint32_t r = 0; r < g->nrecs; r++) {
+			struct prof_rec *x = &g->recs[r];
+			uint32_t lo = 0, hi = nn;
+			if (x->kind != REC_BWDSEQ)
+				continue;
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (all[mid].tid < x->fwd_tid || (all[mid].tid == x->fwd_tid && all[mid].seq < x->seq))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			while (lo + 1 < nn && all[lo + 1].tid == x->fwd_tid && all[lo + 1].seq == x->seq)
+				lo++; /* the latest (sorted by thread, number, then time) */
+			/* (no forward op in a scope: the root) */
+			x->fwd = lo < nn && all[lo].tid == x->fwd_tid && all[lo].seq == x->seq ? all[lo].ctx : PROF_NONE;
+		}
+		free(all);
+	}
+	rc = 0;
+out:
+	for (int k = 0; k < nw; k++) {
+		if (rmap)
+			free(rmap[k]);
+		if (cmap)
+			free(cmap[k]);
+		if (kmap)
+			free(kmap[k]);
+	}
+	free(rmap);
+	free(cmap);
+	free(kmap);
+	if (rc)
+		tft_error_set(err, rc, -1, "out of memory");
+	return rc;
+}
+
+/* ---- the scan ------------------------------------------------------------------------------------------ */
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* Tracks split over nw workers by slices, largest first (each phase's tracks over all workers). */
+static int assign_tracks(struct tft_prof *p, struct worker *ws, int nw)
+{
+	uint32_t nt = tft_session_track_count(p->s), *ids = malloc(sizeof(uint32_t) * (nt + 1));
+	uint64_t load[2][8] = { { 0 } };
+
+	if (!ids)
+		return TFT_ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nt; i++) {
+		const struct tft_track *t = tft_session_track(p->s, i);
+		if (!countable(t)) {
+			if (t && (t->flags & TFT_TRACKF_DERIVED))
+				p->info.derived_tracks++;
+			continue;
+		}
+		ids[n++] = i;
+	}
+	/* largest first */
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t j = i; j > 0 && tft_session_track(p->s, ids[j])->slices >
+						     tft_session_track(p->s, ids[j - 1])->slices; j--) {
+			uint32_t x = ids[j];
+			ids[j] = ids[j - 1];
+			ids[j - 1] = x;
+		}
+	for (int k = 0; k < nw; k++) {
+		ws[k].tracks = malloc(sizeof(uint32_t) * (n + 1));
+		if (!ws[k].tracks) {
+			free(ids);
+			return TFT_ENOMEM;
+		}
+	}
+	/*
+	 * Host tracks go by process: all of a process's to one worker, in the order
+	 * of their first event, so that a backward op finds its forward op, scanned
+	 * before it, in the same worker. Accelerator tracks go one by one.
+	 */
+	uint32_t np = tft_session_process_count(p->s);
+	int *proc_worker = malloc(sizeof(int) * (np + 1));
+	uint64_t *proc_load = calloc(np + 1, sizeof(uint64_t));
+	if (!proc_worker || !proc_load) {
+		free(proc_worker);
+		free(proc_load);
+		free(ids);
+		return TFT_ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = tft_session_track(p->s, ids[i]);
+		if (t->kind != TFT_TRACK_GPU_STREAM && t->process < np)
+			proc_load[t->process] += t->slices + t->instants + 1;
+	}
+	for (uint32_t q = 0; q <= np; q++)
+		proc_worker[q] = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = tft_session_track(p->s, ids[i]);
+		int ph = t->kind == TFT_TRACK_GPU_STREAM, best = 0;
+		uint32_t q = t->process < np ? t->process : np;
+		if (!ph && proc_worker[q] >= 0) {
+			best = proc_worker[q];
+		} else {
+			for (int k = 1; k < nw; k++)
+				if (load[ph][k] < load[ph][best])
+					best = k;
+			load[ph][best] += ph || q == np ? t->slices + t->instants + 1 : proc_load[q];
+			if (!ph)
+				proc_worker[q] = best;
+		}
+		ws[best].tracks[ws[best].ntracks++] = ids[i];
+	}
+	free(proc_worker);
+	free(proc_load);
+	/* each worker's host tracks in the order of their first event */
+	for (int k = 0; k < nw; k++) {
+		uint32_t *tr = ws[k].tracks;
+		for (uint32_t i = 1; i < ws[k].ntracks; i++)
+			for (uint32_t j = i; j > 0 && tft_session_track(p->s, tr[j])->min_ts_ns <
+							  tft_session_track(p->s, tr[j - 1])->min_ts_ns; j--) {
+				uint32_t x = tr[j];
+				tr[j] = tr[j - 1];
+				tr[j - 1] = x;
+			}
+	}
+	free(ids);
+	return 0;
+}
+
+static int run_phase(struct worker *ws, int nw, const struct phase *ph, int accel)
+{
+	pthread_t th[8];
+	struct job jobs[8];
+	bool started[8] = { false };
+
+	for (int k = 0; k < nw; k++) {
+		jobs[k] = (struct job){ .w = &ws[k], .ph = ph, .accel = accel };
+		if (k > 0 && ws[k].ntracks && pthread_create(&th[k], NULL, run_job, &jobs[k]) == 0)
+			started[k] = true;
+		else if (k > 0)
+			run_job(&jobs[k]);
+	}
+	run_job(&jobs[0]);
+	for (int k = 1; k < nw; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
+	for (int k = 0; k < nw; k++)
+		if (ws[k].rc)
+			return ws[k].rc;
+	return 0;
+}
+
+static int phase_spans(struct tft_prof *p, struct phase *ph)
+{
+	ph->nspans = 0;
+	ph->spans = malloc(sizeof(*ph->spans) * (p->steps.n + 1));
+	if (!ph->spans)
+		return TFT_ENOMEM;
+	for (uint32_t i = 0; i < p->steps.n; i++)
+		ph->spans[ph->nspans++] = &p->steps.spans[i];
+	qsort(ph->spans, ph->nspans, sizeof(*ph->spans), cmp_span_ptr);
+	return 0;
+}
+
+int prof_scan(struct tft_prof *p, struct tft_error *err)
+{
+	int nw = p->threads > 0 ? p->threads : online_cpus(), rc = 0, ninit = 0;
+	struct flow_index fx = { 0 };
+	struct phase ph = { .p = p, .fx = &fx };
+	struct worker *ws;
+
+	if (nw > 8)
+		nw = 8;
+	{
+		struct tft_session_summary sum;
+		tft_session_get_summary(p->s, &sum);
+		if (nw > 1 && sum.slices + sum.instants < 200000)
+			nw = 1; /* (a small session: another session handle costs more than it saves) */
+	}
+	ws = calloc((size_t)nw, sizeof(*ws));
+	if (!ws)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	if ((rc = load_flows(p, &fx, err)))
+		goto out;
+	if ((rc = phase_spans(p, &ph)))
+		goto out;
+	for (ninit = 0; ninit < nw; ninit++) {
+		rc = worker_init(&ws[ninit], p, ninit);
+		if (rc) {
+			if (ninit > 0 && rc != TFT_ENOMEM) {
+				/* no second handle: fewer workers */
+				worker_fini(&ws[ninit]);
+				rc = 0;
+				nw = ninit;
+				break;
+			}
+			ninit++;
+			goto out;
+		}
+	}
+	if ((rc = assign_tracks(p, ws, nw)))
+		goto out;
+	if ((rc = run_phase(ws, nw, &ph, 0)) || (rc = run_phase(ws, nw, &ph, 1))) {
+		for (int k = 0; k < nw; k++)
+			if (ws[k].rc) {
+				*err = ws[k].err;
+				break;
+			}
+		goto out;
+	}
+	for (int k = 0; k < nw; k++) {
+		p->info.executions += ws[k].executions;
+		p->info.outside_steps += ws[k].outside;
+		p->info.kernels_linked += ws[k].linked;
+		p->info.kernels_unlinked += ws[k].unlinked;
+		p->info.has_code |= ws[k].has_code;
+		if (ws[k].framework_tf && !p->framework[0])
+			snprintf(p->framework, sizeof(p->framework), "tensorflow");
+		if (ws[k].framework_torch && !p->framework[0])
+			snprintf(p->framework, sizeof(p->framework), "pytorch");
+	}
+	rc = merge(p, ws, nw, err);
+out:
+	if (rc && !err->code)
+		tft_error_set(err, rc, -1, rc == TFT_ENOMEM ? "out of memory" : "the scan failed");
+	for (int k = 0; k < ninit && k < nw + 1; k++)
+		worker_fini(&ws[k]);
+	free(ws);
+	free(fx.by_src);
+	free(fx.by_dst);
+	free(ph.spans);
+	return rc;
+}
+
+/* ---- the second pass ------------------------------------------------------------------------------------ */
+
+int prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
+			 struct tft_error *err)
+{
+	struct flow_index fx = { 0 };
+	struct phase ph = { .p = p, .fx = &fx };
+	struct worker w;
+	int rc;
+
+	if ((rc = load_flows(p, &fx, err)))
+		goto out;
+	if ((rc = phase_spans(p, &ph)))
+		goto out;
+	if ((rc = worker_init(&w, p, 0))) {
+		worker_fini(&w);
+		goto out;
+	}
+	w.want = want;
+	w.fn = fn;
+	w.fn_ctx = ctx;
+	uint32_t nt = tft_session_track_count(p->s);
+	w.tracks = malloc(sizeof(uint32_t) * (nt + 1));
+	if (!w.tracks) {
+		worker_fini(&w);
+		rc = TFT_ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		if (countable(tft_session_track(p->s, i)))
+			w.tracks[w.ntracks++] = i;
+	rc = run_phase(&w, 1, &ph, 0);
+	if (!rc)
+		rc = run_phase(&w, 1, &ph, 1);
+	if (rc > 0) /* the callback stopped it */
+		;
+	else if (rc)
+		*err = w.err;
+	worker_fini(&w);
+out:
+	free(fx.by_src);
+	free(fx.by_dst);
+	free(ph.spans);
+	free(p->flows);
+	p->flows = NULL;
+	p->nflows = 0;
+	return rc;
+}
