@@ -135,6 +135,15 @@ struct tft_pb_field {
 	const void *aux;    /* borrowed (static): MESSAGE: struct tft_pb_msg; ENUM: struct tft_pb_enum */
 };
 
+/*
+ * Table rows: TFT_PB_FIELD stores into `member` of `type` (or calls fn),
+ * TFT_PB_HOOK only calls fn. Importers alias them as F and H.
+ */
+#define TFT_PB_FIELD(num, kind, flags, type, member, name, fn, aux)                              \
+	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
+#define TFT_PB_HOOK(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+
+
 struct tft_pb_msg {
 	const char *name;                  /* borrowed (static): message type name */
 	const struct tft_pb_field *fields; /* borrowed (static) */

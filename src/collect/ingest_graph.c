@@ -14,12 +14,12 @@
 #include "codec/pb_text.h"
 #include "collect/ingest_graph.h"
 #include "collect/tf_names.h"
+#include "collect/tf_proto.h"
 #include "core/grow.h"
 #include "store/graph.h"
 
-#define F(num, kind, flags, type, member, name, fn, aux)                                         \
-	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
-#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+#define F TFT_PB_FIELD
+#define H TFT_PB_HOOK
 
 #define MAX_DIMS 64        /* dims kept per shape (more are counted as "...") */
 #define MAX_STR_ATTR 1024  /* longer string attrs are stored as "<N bytes>" */
@@ -31,8 +31,7 @@
  * unknown_rank takes the last value given.
  */
 struct shape_acc {
-	uint64_t has;
-	int64_t unknown_rank;
+	struct tft_tf_shape tf;
 	uint32_t ndims;
 	int dims_over;          /* more than MAX_DIMS */
 	int64_t dims[MAX_DIMS]; /* (not cleared by shape_reset) */
@@ -319,45 +318,21 @@ static void write_dtype(struct tft_json_writer *w, int64_t v)
 
 /* ---- TensorShapeProto ------------------------------------------------------------- */
 
-struct g_dim {
-	uint64_t has;
-	int64_t size;
-};
-
-static const struct tft_pb_field dim_fields[] = {
-	F(1, TFT_PB_INT64, 0, struct g_dim, size, "size", NULL, NULL),
-};
-static const struct tft_pb_msg dim_msg = {"TensorShapeProto.Dim", dim_fields, 1,
-					  offsetof(struct g_dim, has)};
-
-static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+/* One dim of the shape being decoded (tft_tf_dim_fn): its size kept, up to MAX_DIMS. */
+static void add_dim(void *user, const struct tft_tf_dim *dim)
 {
-	struct shape_acc *sh = msg;
-	struct g_dim d;
-	int r;
+	struct shape_acc *sh = user;
 
-	memset(&d, 0, sizeof(d));
-	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &d, ctx);
-	if (r)
-		return r;
 	if (sh->ndims < MAX_DIMS)
-		sh->dims[sh->ndims++] = d.size;
+		sh->dims[sh->ndims++] = dim->size;
 	else
 		sh->dims_over = 1;
-	return 0;
 }
-
-static const struct tft_pb_field shape_fields[] = {
-	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dim", on_dim, NULL),
-	F(3, TFT_PB_BOOL, 0, struct shape_acc, unknown_rank, "unknown_rank", NULL, NULL),
-};
-static const struct tft_pb_msg shape_msg = {"TensorShapeProto", shape_fields, 2,
-					    offsetof(struct shape_acc, has)};
 
 static void shape_reset(struct shape_acc *sh)
 {
-	sh->has = 0;
-	sh->unknown_rank = 0;
+	sh->tf.has = 0;
+	sh->tf.unknown_rank = 0;
 	sh->ndims = 0;
 	sh->dims_over = 0;
 }
@@ -370,13 +345,13 @@ static void shape_reset(struct shape_acc *sh)
 static int decode_shape(struct tft_graph_import *gi, const struct tft_pb_sub *s,
 			struct shape_acc *sh)
 {
-	return tft_pb_wire_decode_sub(s, &shape_msg, sh, gi);
+	return tft_tf_shape_decode(s, gi, &sh->tf, add_dim, sh);
 }
 
 /* A shape as JSON: [d0, d1, ...] (-1 unknown), or null for an unknown rank. */
 static void write_shape(struct tft_json_writer *w, const struct shape_acc *sh)
 {
-	if (sh->unknown_rank) {
+	if (sh->tf.unknown_rank) {
 		tft_json_write_null(w);
 		return;
 	}

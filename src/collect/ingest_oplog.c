@@ -28,9 +28,8 @@
 #include "core/strtab.h"
 #include "store/graph.h"
 
-#define F(num, kind, flags, type, member, name, fn, aux)                                         \
-	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
-#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+#define F TFT_PB_FIELD
+#define H TFT_PB_HOOK
 
 /* ---- messages ------------------------------------------------------------------------ */
 

@@ -42,6 +42,7 @@
 #include "codec/pb_wire.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
+#include "collect/tf_proto.h"
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "collect/ingest_graph.h"
@@ -176,9 +177,8 @@ static inline char *ju_str(char *o, const void *s, size_t n)
 
 
 
-#define F(num, kind, flags, type, member, name, fn, aux)                                         \
-	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
-#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+#define F TFT_PB_FIELD
+#define H TFT_PB_HOOK
 
 struct rm_alloc_desc {
 	uint64_t has;
@@ -199,43 +199,18 @@ static const struct tft_pb_field alloc_desc_fields[] = {
 static const struct tft_pb_msg alloc_desc_msg = {"AllocationDescription", alloc_desc_fields, 6,
 						 offsetof(struct rm_alloc_desc, has)};
 
-struct rm_shape {
-	uint64_t has;
-	int64_t unknown_rank;
-};
-
-static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
-
-static const struct tft_pb_field shape_fields[] = {
-	H(2, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "dim", on_dim, NULL),
-	F(3, TFT_PB_BOOL, 0, struct rm_shape, unknown_rank, "unknown_rank", NULL, NULL),
-};
-static const struct tft_pb_msg shape_msg = {"TensorShapeProto", shape_fields, 2,
-					    offsetof(struct rm_shape, has)};
-
-struct rm_dim {
-	uint64_t has;
-	int64_t size;
-	struct tft_pb_bytes name;
-};
-
-static const struct tft_pb_field dim_fields[] = {
-	F(1, TFT_PB_INT64, 0, struct rm_dim, size, "size", NULL, NULL),
-	F(2, TFT_PB_STRING, 0, struct rm_dim, name, "name", NULL, NULL),
-};
-static const struct tft_pb_msg dim_msg = {"TensorShapeProto.Dim", dim_fields, 2,
-					  offsetof(struct rm_dim, has)};
+static int on_td_shape(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 
 struct rm_tensor_desc {
 	uint64_t has;
 	int64_t dtype;
-	struct rm_shape shape;
+	struct tft_tf_shape shape;
 	struct rm_alloc_desc alloc;
 };
 
 static const struct tft_pb_field tensor_desc_fields[] = {
 	F(1, TFT_PB_ENUM, 0, struct rm_tensor_desc, dtype, "dtype", NULL, &tft_tf_dtype_enum),
-	F(2, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, shape, "shape", NULL, &shape_msg),
+	H(2, TFT_PB_MESSAGE, 0, "shape", on_td_shape, NULL),
 	F(4, TFT_PB_MESSAGE, 0, struct rm_tensor_desc, alloc, "allocation_description", NULL,
 	  &alloc_desc_msg),
 };
@@ -805,24 +780,25 @@ static int arg_tfstr(struct rm *rm, uint32_t key, struct tft_tf_str s)
 
 /* ---- nested-message handlers (write JSON into the per-node buffers) ----------- */
 
-static void json_dim(struct rm *rm, const struct rm_dim *dim);
+static void json_dim(struct rm *rm, const struct tft_tf_dim *dim);
 
-static int on_dim(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+/* A dim of the shape decoded by the table (tft_tf_dim_fn; user: the struct rm). */
+static void on_shape_dim(void *user, const struct tft_tf_dim *dim)
 {
-	struct rm *rm = ctx;
-	struct rm_dim dim;
-	int r;
+	json_dim(user, dim);
+}
 
-	memset(&dim, 0, sizeof(dim));
-	r = tft_pb_wire_decode_sub(&v->sub, &dim_msg, &dim, ctx);
-	if (r)
-		return r;
-	json_dim(rm, &dim);
-	return 0;
+static int on_td_shape(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct rm_tensor_desc *td = msg;
+
+	if (!td) /* (a table row stores nothing without a struct to fill) */
+		return 0;
+	return tft_tf_shape_decode(&v->sub, ctx, &td->shape, on_shape_dim, ctx);
 }
 
 /* One TensorShapeProto.Dim: its size to j_dims, its name to j_dnames. */
-static void json_dim(struct rm *rm, const struct rm_dim *dim)
+static void json_dim(struct rm *rm, const struct tft_tf_dim *dim)
 {
 	struct jbuf *d = &rm->j_dims, *nm = &rm->j_dnames;
 	char *p;
@@ -1274,7 +1250,7 @@ static int fast_alloc_desc(const uint8_t *p, const uint8_t *end, struct rm_alloc
 	return 0;
 }
 
-static int fast_shape(struct rm *rm, const uint8_t *p, const uint8_t *end, struct rm_shape *sh)
+static int fast_shape(struct rm *rm, const uint8_t *p, const uint8_t *end, struct tft_tf_shape *sh)
 {
 	while (p < end) {
 		uint64_t key, v;
@@ -1283,7 +1259,7 @@ static int fast_shape(struct rm *rm, const uint8_t *p, const uint8_t *end, struc
 		if (fp_varint(&p, end, &key))
 			return -1;
 		if (key == (2 << 3 | TFT_PB_WT_LEN)) {
-			struct rm_dim dim;
+			struct tft_tf_dim dim;
 			const uint8_t *q, *qe;
 
 			if (fp_bytes(&p, end, &b))

@@ -189,9 +189,8 @@ static inline int idmap_put(struct idmap *m, uint64_t key, uint32_t val, uint32_
 
 /* ---- message structs and tables ------------------------------------------------ */
 
-#define F(num, kind, flags, type, member, name, fn, aux)                                         \
-	{num, kind, flags, (uint16_t)offsetof(type, member), name, fn, aux}
-#define H(num, kind, flags, name, fn, aux) {num, kind, flags, TFT_PB_NOOFF, name, fn, aux}
+#define F TFT_PB_FIELD
+#define H TFT_PB_HOOK
 
 struct xs_stat {
 	uint64_t has;
