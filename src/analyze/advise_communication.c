@@ -216,7 +216,7 @@ static int cm_finish(struct adv *a)
 			"communication %s of step time, %s of it overlapped with compute, exposed %s of step time (%s)",
 			tft_adv_pct(p1, sizeof(p1), st->comm_ns, total), tft_adv_pct(p2, sizeof(p2), st->overlap_ns, st->comm_ns),
 			tft_adv_pct(p3, sizeof(p3), exposed, total), ops);
-	if (exposed * 100 >= (int64_t)EXPOSED_PCT * total) {
+	if (tft_adv_share_ge(exposed, EXPOSED_PCT, total)) {
 		f = tft_adv_finding(a, TFT_ADVISE_COMMUNICATION, exposed / n,
 				    "Exposed communication: %s of the step waits for collectives or transfers",
 				    tft_adv_pct(p1, sizeof(p1), exposed, total));

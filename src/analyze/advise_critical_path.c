@@ -319,7 +319,7 @@ static int cp_finish(struct adv *a)
 				"input %s, host ops %s, waiting %s%s",
 				label, tft_adv_ns(b1, sizeof(b1), length), path_n, p[ADV_C_DEVICE], p[ADV_C_COMM],
 				p[ADV_C_MEMCPY], p[ADV_C_INPUT], p[ADV_C_HOST], p[ADV_NCLASSES], tops);
-		if (length > 0 && dom != work && on_class[dom] * 100 >= (int64_t)DOMINANT_PCT * length) {
+		if (length > 0 && dom != work && tft_adv_share_ge(on_class[dom], DOMINANT_PCT, length)) {
 			f = tft_adv_finding(a, TFT_ADVISE_CRITICAL_PATH, on_class[dom],
 					    "The critical path of %s runs %s on %s", label, p[dom], what[dom]);
 			tft_adv_explain(f,
@@ -345,7 +345,7 @@ static int cp_finish(struct adv *a)
 			else
 				tft_adv_recommend(f, "The step waits for copies: overlap them with compute (pinned "
 						     "memory, non_blocking copies, prefetching to the device) and copy less.");
-		} else if (length > 0 && top != TFT_NONE && top_t * 100 >= (int64_t)ONE_OP_PCT * length && dom != work) {
+		} else if (length > 0 && top != TFT_NONE && tft_adv_share_ge(top_t, ONE_OP_PCT, length) && dom != work) {
 			f = tft_adv_finding(a, TFT_ADVISE_CRITICAL_PATH, top_t, "%.80s holds %s of the critical path of %s",
 					    tft_adv_str(a, top), tft_adv_pct(b2, sizeof(b2), top_t, length), label);
 			tft_adv_explain(f, "The path is %s long over %u ops; %s spends %s on it.",

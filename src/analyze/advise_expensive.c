@@ -222,7 +222,7 @@ static int ex_finish(struct adv *a)
 		if (tft_adv_name_bits(a, rows[i].name) & (ADV_N_SYNC | ADV_N_STEP))
 			continue; /* (a wait for the device, not work of its own) */
 		rank++;
-		if (r->self * 100 < (int64_t)HOT_OP_PCT * all_self)
+		if (!tft_adv_share_ge(r->self, HOT_OP_PCT, all_self))
 			break;
 		hot++;
 		/* (on several threads or streams at once an op's time can pass the step's: capped) */
@@ -255,7 +255,7 @@ static int ex_finish(struct adv *a)
 			rows[ncpu++] = rows[i];
 			cpu_sum += r->nolaunch_self;
 		}
-		if (cpu_sum * 100 >= (int64_t)CPU_OPS_PCT * total) {
+		if (tft_adv_share_ge(cpu_sum, CPU_OPS_PCT, total)) {
 			struct tft_advise_finding *f;
 			char list[512];
 			size_t ll = 0;

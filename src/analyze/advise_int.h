@@ -333,6 +333,13 @@ void tft_adv_out_sort(struct adv *a);
 const char *tft_adv_ns(char *buf, size_t size, int64_t ns);
 /* A share in percent ("12%", "0.4%"). */
 const char *tft_adv_pct(char *buf, size_t size, int64_t part, int64_t whole);
+
+/* part is at least pct % of whole (in double: x100 of a long session's
+ * nanoseconds would overflow int64). */
+static inline int tft_adv_share_ge(int64_t part, int pct, int64_t whole)
+{
+	return (double)part * 100.0 >= (double)pct * (double)whole;
+}
 /* A byte count ("1.2 GB", "512 kB"). */
 const char *tft_adv_bytes(char *buf, size_t size, double bytes);
 

@@ -290,7 +290,7 @@ static int mem_finish(struct adv *a)
 	if (!st->count[K_HTOD] && !st->count[K_DTOH] && !st->count[K_DTOD] && !st->count[K_OTHER])
 		vl += (size_t)snprintf(v + vl, sizeof(v) - vl, "; no device copies in the analysed steps");
 	tft_adv_verdict(a, TFT_ADVISE_MEMORY, "%s", v);
-	if (st->pageable_ns * 100 >= (int64_t)PAGEABLE_PCT * total && st->pageable_ns) {
+	if (tft_adv_share_ge(st->pageable_ns, PAGEABLE_PCT, total) && st->pageable_ns) {
 		f = tft_adv_finding(a, TFT_ADVISE_MEMORY, st->pageable_ns / n,
 				    "Host-to-device copies from pageable memory: %s of the step",
 				    tft_adv_pct(p1, sizeof(p1), st->pageable_ns, total));
@@ -305,7 +305,7 @@ static int mem_finish(struct adv *a)
 				     "tf.data.experimental.prefetch_to_device.");
 		evidence_top(f, st->pageable_top);
 	}
-	if (memcpy_part * 100 >= (int64_t)MEMCPY_PCT * total) {
+	if (tft_adv_share_ge(memcpy_part, MEMCPY_PCT, total)) {
 		f = tft_adv_finding(a, TFT_ADVISE_MEMORY, memcpy_part / n,
 				    "Copies take %s of the step with nothing else running",
 				    tft_adv_pct(p1, sizeof(p1), memcpy_part, total));

@@ -369,7 +369,7 @@ static int oc_finish(struct adv *a)
 	}
 	v[0] = 0;
 	/* layouts */
-	if (st->xpose_ns * 100 >= (int64_t)XPOSE_PCT * total && st->xpose_n) {
+	if (tft_adv_share_ge(st->xpose_ns, XPOSE_PCT, total) && st->xpose_n) {
 		bool half = st->half_ns * 2 > st->dev_ns || st->g_conv_half > st->g_conv_fp32;
 		bool tf = st->g_conv_nchw + st->g_conv_nhwc > 0;
 		f = tft_adv_finding(a, TFT_ADVISE_OP_CONFIG, st->xpose_ns / n,
@@ -408,7 +408,7 @@ static int oc_finish(struct adv *a)
 				       tft_adv_pct(p2, sizeof(p2), st->conv_nhwc_ns, st->conv_ns),
 				       st->g_conv_nchw + st->g_conv_nhwc ? "; graph convolutions listed" : "");
 	/* float64 */
-	if (st->f64_ns * 100 >= (int64_t)F64_PCT * total && st->f64_ns) {
+	if (tft_adv_share_ge(st->f64_ns, F64_PCT, total) && st->f64_ns) {
 		f = tft_adv_finding(a, TFT_ADVISE_OP_CONFIG, st->f64_ns / n, "float64 ops run on the accelerator: %s of the step",
 				    tft_adv_pct(p1, sizeof(p1), st->f64_ns, total));
 		tft_adv_explain(f,
@@ -424,7 +424,7 @@ static int oc_finish(struct adv *a)
 	vl += (size_t)snprintf(v + vl, sizeof(v) - vl, "; float64 on the device %s",
 			       tft_adv_pct(p1, sizeof(p1), st->f64_ns, total));
 	/* tfprof's batch norm check */
-	if (st->bn_ns && !st->fused_bn && st->bn_ns * 100 >= (int64_t)BN_PCT * total) {
+	if (st->bn_ns && !st->fused_bn && tft_adv_share_ge(st->bn_ns, BN_PCT, total)) {
 		f = tft_adv_finding(a, TFT_ADVISE_OP_CONFIG, st->bn_ns / n, "Batch norm runs as separate ops: %s of the step",
 				    tft_adv_pct(p1, sizeof(p1), st->bn_ns, total));
 		tft_adv_explain(f, "Ops named BatchNorm take %s per step and the session has no FusedBatchNorm op.",
@@ -449,7 +449,7 @@ static int oc_finish(struct adv *a)
 				       tft_adv_pct(p1, sizeof(p1), (int64_t)st->short_kernels, (int64_t)st->kernels), delays);
 		/* (a full launch queue, whatever waits the device has, is not launch-bound) */
 		if (st->short_kernels / n >= SHORT_PER_STEP && st->short_kernels * 2 >= st->kernels &&
-		    devwin > 0 && hostwait * 100 >= (int64_t)HOSTWAIT_PCT * devwin &&
+		    devwin > 0 && tft_adv_share_ge(hostwait, HOSTWAIT_PCT, devwin) &&
 		    (!st->delay_n || p50 < QUEUE_EMPTY_NS)) {
 			f = tft_adv_finding(a, TFT_ADVISE_OP_CONFIG, hostwait / n,
 					    "Launch-bound: %llu kernels under 10 us per step, the device waits for launches %s of the time",

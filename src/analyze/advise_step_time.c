@@ -135,16 +135,16 @@ static int st_finish(struct adv *a)
 	}
 	for (int k = 0; k < TFT_ADVISE_NPARTS; k++)
 		tft_adv_pct(p[k], sizeof(p[k]), part[k], total);
-	state = part[TFT_ADVISE_INPUT] * 100 >= (int64_t)INPUT_HIGH * total	 ? "highly input-bound"
-		: part[TFT_ADVISE_INPUT] * 100 >= (int64_t)INPUT_MODERATE * total ? "moderately input-bound"
-										    : "not input-bound";
+	state = tft_adv_share_ge(part[TFT_ADVISE_INPUT], INPUT_HIGH, total)	    ? "highly input-bound"
+		: tft_adv_share_ge(part[TFT_ADVISE_INPUT], INPUT_MODERATE, total) ? "moderately input-bound"
+										  : "not input-bound";
 	tft_adv_verdict(a, TFT_ADVISE_STEP_TIME,
 			"%s: %s of step time waits for data (device compute %s, communication %s, memcpy %s, "
 			"host compute %s, idle %s; %u step%s, %s per step)",
 			state, p[TFT_ADVISE_INPUT], p[TFT_ADVISE_DEVICE_COMPUTE], p[TFT_ADVISE_COMM],
 			p[TFT_ADVISE_MEMCPY], p[TFT_ADVISE_HOST_COMPUTE], p[TFT_ADVISE_IDLE], n, n == 1 ? "" : "s",
 			tft_adv_ns(b1, sizeof(b1), total / n));
-	if (part[TFT_ADVISE_INPUT] * 100 < (int64_t)INPUT_MODERATE * total)
+	if (!tft_adv_share_ge(part[TFT_ADVISE_INPUT], INPUT_MODERATE, total))
 		return 0;
 	per = part[TFT_ADVISE_INPUT] / n;
 	f = tft_adv_finding(a, TFT_ADVISE_STEP_TIME, per, "Input-pipeline bound: %s of step time waits for data",

@@ -242,7 +242,7 @@ static int ut_finish(struct adv *a)
 			shown++;
 		}
 		/* (a device that runs no kernel in the steps, only copies, is not this worker's) */
-		if (!kernels || dev->busy_ns * 100 >= (int64_t)LOW_UTIL_PCT * dev->window_ns)
+		if (!kernels || tft_adv_share_ge(dev->busy_ns, LOW_UTIL_PCT, dev->window_ns))
 			continue;
 		for (uint32_t i = a->scopes[dev->scope].w0; i < a->scopes[dev->scope].w1; i++)
 			nwin += a->win[i].analysed;

@@ -254,7 +254,7 @@ static void outliers(struct adv *a, struct var_state *st, char *v, size_t vsize,
 			excess += wdur(a, ws[k]) - p50;
 			nout++;
 		}
-		if (!nout || excess * 100 < (int64_t)EXCESS_PCT * total) {
+		if (!nout || !tft_adv_share_ge(excess, EXCESS_PCT, total)) {
 			if (*vl < vsize - 40)
 				*vl += (size_t)snprintf(v + *vl, vsize - *vl, ", no outliers");
 			continue;
@@ -346,7 +346,7 @@ static bool ranks_straggler(struct adv *a, char *v, size_t vsize, size_t *vl)
 					"; %u ranks, their communication matched (%" PRIu64 " messages, %" PRIu64
 					" collectives): rank %d made each other rank wait %s per step",
 					r->nranks, r->messages, r->collectives, sr->rank, tft_adv_ns(b1, sizeof(b1), per_step));
-	if (per_step * 100 < (int64_t)STRAGGLER_PCT * (steps_ns / r->nsteps)) { /* under 5% of a step */
+	if (!tft_adv_share_ge(per_step, STRAGGLER_PCT, steps_ns / r->nsteps)) { /* under 5% of a step */
 		tft_ranks_destroy(r);
 		return true;
 	}
@@ -493,7 +493,7 @@ static void stragglers(struct adv *a, struct var_state *st, char *v, size_t vsiz
 					"communication in %u, %s ahead of the median rank per step",
 					nr, common, rs[s].rank, rs[s].straggler,
 					tft_adv_ns(b1, sizeof(b1), rs[s].straggler ? rs[s].excess / common : 0));
-	if (rs[s].straggler * 2 < common || rs[s].excess * 100 < (int64_t)STRAGGLER_PCT * sum_med)
+	if (rs[s].straggler * 2 < common || !tft_adv_share_ge(rs[s].excess, STRAGGLER_PCT, sum_med))
 		return;
 	f = tft_adv_finding(a, TFT_ADVISE_VARIABILITY, rs[s].excess / common,
 			    "Rank %d is a straggler: the other ranks wait %s per step for it", rs[s].rank,

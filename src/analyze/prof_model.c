@@ -711,7 +711,8 @@ int prof_model(struct tft_prof *p, struct tft_error *err)
 	if ((rc = place_backward(p)))
 		goto out;
 	/* TF graphs (GraphDef, partition graphs, OpLog) */
-	rc = tft_graph_each(tft_session_path(p->s), on_graph_node, &m, err);
+	rc = tft_session_is_file(p->s) ? tft_graph_each(tft_session_path(p->s), on_graph_node, &m, err)
+					: 0; /* (a job's ranks: TF graphs are read from a merged file) */
 	if (rc < 0)
 		goto out;
 	if ((rc = m.rc))

@@ -1858,6 +1858,8 @@ int prof_scan(struct tft_prof *p, struct tft_error *err)
 		tft_session_get_summary(p->s, &sum);
 		if (nw > 1 && sum.slices + sum.instants < 200000)
 			nw = 1; /* (a small session: another session handle costs more than it saves) */
+		if (!tft_session_is_file(p->s))
+			nw = 1; /* (a job's view: its path is a directory, not another handle) */
 	}
 	ws = calloc((size_t)nw, sizeof(*ws));
 	if (!ws)

@@ -63,23 +63,6 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 ok, 1 failure, 2 bad input or usage.\n";
 
-static int open_session(const char *path, struct tft_session **out)
-{
-	struct tft_error err;
-	struct stat st;
-
-	tft_error_clear(&err);
-	if (stat(path, &st) != 0)
-		return cli_fail(TFT_EXIT_BADINPUT, "%s: cannot open: no such file", path);
-	*out = tft_session_open(path, &err);
-	if (!*out) {
-		tft_error_set_file(&err, path);
-		cli_fail_error(&err);
-		return err.code == TFT_ENOMEM ? TFT_EXIT_FAIL : TFT_EXIT_BADINPUT;
-	}
-	return TFT_EXIT_OK;
-}
-
 static bool is_bool(const char *s)
 {
 	static const char *const b[] = { "true", "t", "yes", "y", "1", "false", "f", "no", "n", "0" };
@@ -366,7 +349,7 @@ int tft_cmd_prof(int argc, char **argv)
 		tft_prof_opts_fini(&opts);
 		return cli_fail(TFT_EXIT_BADINPUT, "prof: unknown view '%s' (scope, graph, op or code)", pos[1]);
 	}
-	if ((rc = open_session(c.path, &c.s))) {
+	if ((rc = cli_open_session(c.path, &c.s))) { /* a session file or a job directory */
 		tft_prof_opts_fini(&opts);
 		return rc;
 	}

@@ -131,7 +131,7 @@ uint32_t tft_strtab_find(const struct tft_strtab *t, const char *s, size_t len)
 		if (!id1)
 			return UINT32_MAX;
 		const struct entry *e = &t->ents[id1 - 1];
-		if (e->hash32 == h && e->len == len && memcmp(e->ptr, s, len) == 0)
+		if (e->hash32 == h && e->len == len && (len == 0 || memcmp(e->ptr, s, len) == 0))
 			return id1 - 1;
 		j = (j + 1) & t->mask;
 	}
@@ -150,7 +150,7 @@ uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 		if (!id1)
 			break;
 		const struct entry *e = &t->ents[id1 - 1];
-		if (e->hash32 == h && e->len == len && memcmp(e->ptr, s, len) == 0)
+		if (e->hash32 == h && e->len == len && (len == 0 || memcmp(e->ptr, s, len) == 0))
 			return id1 - 1;
 		j = (j + 1) & t->mask;
 	}

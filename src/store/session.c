@@ -917,6 +917,11 @@ void *tft_session_ops_impl(const struct tft_session *s, const struct tft_session
 	return s && s->ops == ops ? s->impl : NULL;
 }
 
+bool tft_session_is_file(const struct tft_session *s)
+{
+	return s && !s->ops;
+}
+
 void tft_session_close(struct tft_session *s)
 {
 	if (s && s->ops) {

@@ -173,5 +173,8 @@ struct tft_session *tft_session_open_ops(const struct tft_session_ops *ops, void
 					 const char *path, struct tft_error *err);
 /* The impl of a session made by tft_session_open_ops with these ops, else NULL. */
 void *tft_session_ops_impl(const struct tft_session *s, const struct tft_session_ops *ops);
+/* A session read from one file (its path opens again as another handle of the same
+ * session), not one answered by ops (a job directory's view). */
+bool tft_session_is_file(const struct tft_session *s);
 
 #endif /* TFT_STORE_SESSION_H */

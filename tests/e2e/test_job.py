@@ -147,6 +147,14 @@ def check_job(b, exe, tmp):
         probs.append("merged: no applied job_clock: %r" % mi.get("job"))
     probs += ["merged clock: " + p for p in clock_probs(mi["job"]["clock"], SKEW, 3000)]
     probs += ["merged: " + p for p in check_advise(b, m, STRAGGLER)]
+    # prof JOBDIR: the op view of the job read in place is the merged file's
+    def ops(path):
+        d = H.cli_json(b, ["prof", path, "op", "--json", "-select", "micros,occurrence"])
+        return {c["name"]: (c["total"].get("occurrence"), round(c["total"].get("micros", 0), 3))
+                for c in d["root"]["children"]}
+    pj, pm = ops(job), ops(m)
+    if not pj or pj != pm or not any(n.startswith("MPI_") for n in pj):
+        probs.append("prof op: job %r, merged %r" % (sorted(pj.items())[:4], sorted(pm.items())[:4]))
     ms = H.cli_json(b, ["stats", m, "--by", "rank", "--json"])
     if (ms.get("straggler") or {}).get("rank") != STRAGGLER or ms["comm"]["messages"] != truth["messages"]:
         probs.append("merged: stats --by rank straggler %r, messages %r" % (ms.get("straggler"), ms["comm"]["messages"]))
