@@ -145,6 +145,27 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 	p->spec_modules = tft_session_meta(s, "model_params") != NULL;
 	if (prof_scan(p, err))
 		goto fail;
+	if (step < 0 && !p->steps.all && !p->info.executions && p->info.outside_steps) {
+		/*
+		 * Steps that hold none of the session's executions (an XSpace's device
+		 * "Steps" line: the host ops that feed a step run in no step of their
+		 * own process): profile the session as one step rather than show zeros.
+		 */
+		prof_tab_fini(&p->tab);
+		free(p->flows);
+		p->flows = NULL;
+		p->nflows = 0;
+		memset(&p->info, 0, sizeof(p->info));
+		p->steps.all = true;
+		p->steps.nsteps = 1;
+		p->steps_hold_nothing = true;
+		if (prof_tab_init(&p->tab)) {
+			tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+		if (prof_scan(p, err))
+			goto fail;
+	}
 	if (prof_model(p, err))
 		goto fail;
 	free(p->flows);
@@ -153,6 +174,7 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 	p->info.step = step;
 	p->info.nsteps = p->steps.nsteps;
 	p->info.traced_steps = p->steps.traced;
+	p->info.steps_hold_nothing = p->steps_hold_nothing;
 	p->info.graph_nodes = p->norder;
 	p->info.framework = p->framework;
 	return p;

@@ -158,6 +158,7 @@ struct tft_prof_info {
 	uint32_t traced_steps;  /* distinct traced step numbers in the session */
 	uint64_t executions;    /* slices counted (ops, kernels) */
 	uint64_t outside_steps; /* executions left out: outside the step(s) asked for */
+	bool steps_hold_nothing;/* the traced steps held no execution: the session profiled as one step */
 	uint32_t derived_tracks;/* tracks left out (TFT_TRACKF_DERIVED) */
 	uint64_t kernels_linked, kernels_unlinked; /* accelerator executions and whether an op launched them */
 	uint32_t graph_nodes;   /* nodes of the profile (graph nodes, ops in scopes, parameters) */

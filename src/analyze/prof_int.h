@@ -178,6 +178,7 @@ struct tft_prof {
 	struct tft_prof_info info;
 	char framework[16];
 	bool spec_modules;              /* model_params meta: module scopes are the python_module slices */
+	bool steps_hold_nothing;        /* tft_prof_info.steps_hold_nothing */
 	/* per record: self sums (metrics in ns, bytes, counts) and subtree sums */
 	int64_t (*self)[TFT_PROF_NMETRICS];  /* owned, tab.nrecs */
 	int64_t (*incl)[TFT_PROF_NMETRICS];  /* owned, tab.nrecs: the record and its execution subtree */

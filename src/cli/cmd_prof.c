@@ -145,6 +145,9 @@ static void footer(struct prof_cli *c, FILE *fp)
 	if (!in.traced_steps)
 		fprintf(fp, "%llu executions (no traced steps: the whole session is one step)",
 			(unsigned long long)in.executions);
+	else if (in.steps_hold_nothing)
+		fprintf(fp, "%llu executions (the %u traced step%s held none of them: the whole session is one step)",
+			(unsigned long long)in.executions, in.traced_steps, in.traced_steps == 1 ? "" : "s");
 	else if (in.step < 0)
 		fprintf(fp, "%llu executions in %u traced step%s, values per step (their average)",
 			(unsigned long long)in.executions, in.nsteps, in.nsteps == 1 ? "" : "s");

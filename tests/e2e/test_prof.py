@@ -906,12 +906,37 @@ def check_shell(tmp):
     return probs
 
 
+def check_xspace_device_steps(tmp):
+    """A real TF2 XSpace whose only steps are a GPU plane's "Steps" line: the host ops run in none of
+    them, so the session is profiled as one step (not zeros); op types' counts and self times are
+    `tftracer stats`'s (names that are also kernels on a device differ: stats adds the kernels)."""
+    probs = []
+    path = os.path.join(H.data_dir(), "tf-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb")
+    if not os.path.exists(path):
+        return ["missing %s" % path]
+    sess = os.path.join(tmp, "x.tft")
+    H.cli_import(H.tft_bin_big(), [path], sess)
+    j = H.cli_json(H.tft_bin_big(), ["prof", sess, "op", "--json", "-max_depth", "100000", "-select",
+                                     "cpu_micros,occurrence"])
+    st = {r["name"]: r for r in H.cli_json(H.tft_bin_big(), ["stats", sess, "--json", "--exact"])["rows"]}
+    rows = [c for c in j["root"]["children"] if c["self"]["occurrence"]]
+    same = [c for c in rows if c["name"] in st and st[c["name"]]["count"] == c["self"]["occurrence"]
+            and abs(c["self"]["cpu_micros"] * 1000 - st[c["name"]]["self_ns"]) <= 0.5]
+    if len(rows) < 300 or len(same) < 0.95 * len(rows):
+        probs.append("%d op types with executions, %d equal to stats (want >= 300, 95%%)" % (len(rows), len(same)))
+    txt = H.run([H.tft_bin_big(), "prof", sess, "op"])
+    if "held none of them: the whole session is one step" not in txt.out:
+        probs.append("the footer does not say the steps held nothing: %r" % txt.out[-300:])
+    return probs
+
+
 def main():
     filters = sys.argv[1:]
     rep = H.Reporter("prof")
     tmp = tempfile.mkdtemp(prefix="tft-prof-")
     tests = [("tf-steps", check_tf_steps), ("tf-views", check_tf_views), ("tf-real-graphs", check_real_graphs),
              ("tf-oplog", check_oplog), ("torch", check_torch), ("kineto-totals", check_kineto_totals),
+             ("xspace-device-steps", check_xspace_device_steps),
              ("roofline", check_roofline),
              ("outputs", check_outputs), ("bad-input", check_bad_input), ("http", check_http),
              ("shell", check_shell)]
