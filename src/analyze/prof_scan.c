@@ -243,6 +243,7 @@ static int key_class(struct worker *w, uint32_t sid)
 {
 	static const struct { const char *k; int c; } keys[] = {
 		{ "op", KC_OP }, { "name", KC_NAME }, { "Input Dims", KC_DIMS },
+		{ "Input dims", KC_DIMS }, /* (Kineto before PyTorch 1.10) */
 		{ "Concrete Inputs", KC_CONCRETE }, { "Input type", KC_INTYPE }, { "flops", KC_FLOPS },
 		{ "Sequence number", KC_SEQ }, { "Fwd thread id", KC_FWD_TID }, { "memory", KC_MEMORY },
 		{ "memory_stats", KC_MEMSTATS }, { "output", KC_OUTPUT }, { "inputs", KC_INPUTS },

@@ -596,6 +596,15 @@ def check_kineto_totals(tmp):
         probs.append("accelerator time of the op types %g us, the GPU tracks' slices %g us" % (acc, kernels))
     if abs(j["root"]["total"]["accelerator_micros"] - acc) > 1e-3 * max(1, acc):
         probs.append("root accelerator total %r != the op types' %g" % (j["root"]["total"], acc))
+    # this older trace spells "Input dims": aten::addmm's FLOPs are 2*M*K*N of its inputs, from the raw JSON
+    ev = json.load(gzip.open(path))["traceEvents"]
+    want = sum(2 * a["Input dims"][1][0] * a["Input dims"][1][1] * a["Input dims"][2][1]
+               for e in ev if e.get("name") == "aten::addmm" and e.get("ph") == "X"
+               for a in [e.get("args") or {}] if len(a.get("Input dims") or []) >= 3)
+    f = H.cli_json(H.tft_bin_big(), ["prof", sess, "op", "--json", "-max_depth", "100000", "-select", "float_ops"])
+    got = {c["name"]: c["self"].get("float_ops") for c in f["root"]["children"]}.get("aten::addmm")
+    if not want or got != want:
+        probs.append("aten::addmm float_ops %r, want %r (2*M*K*N from Input dims)" % (got, want))
     return probs
 
 
