@@ -227,7 +227,8 @@ else
 			p+=("$n: man -l failed: $(head -c 200 "$WORK/man-$n.err")")
 		fi
 		# roff errors (not the line-breaking notes about long words in narrow table cells)
-		bad=$(grep -vE "can't break line|cannot adjust line|table wider than line width|^ *$" "$WORK/man-$n.err" | head -n 2 | tr '\n' ' ')
+		# (tbl says where on a line of its own: "warning: file '<standard input>', around line N:")
+		bad=$(grep -vE "can't break line|cannot adjust line|table wider than line width|around line [0-9]+:\$|^ *$" "$WORK/man-$n.err" | head -n 2 | tr '\n' ' ')
 		[ -z "$bad" ] || p+=("$n: $bad")
 		w=$(lexgrog "$page" 2>&1)
 		[[ $w == *"\"$n - "* ]] || p+=("$n: whatis entry: $w")
@@ -235,7 +236,7 @@ else
 		[ "$(MANPATH=$PREFIX/share/man man -w "$n" 2>/dev/null)" = "$page" ] || p+=("man -w $n does not find $page")
 	done
 	# the summary of tftracer-info comes from docs/cli.md's row for it
-	row=$(grep -E '\(cmd-info\.md\)' docs/cli.md | awk -F'|' '{ gsub(/^ +| +$/, "", $3); print $3 }')
+	row=$(grep -E '\(cmd-info\.md\)' docs/cli.md | sed 's/\\|/\x01/g' | awk -F'|' '{ gsub(/^ +| +$/, "", $3); print $3 }' | tr '\001' '|')
 	lexgrog "$PREFIX/share/man/man1/tftracer-info.1" | grep -qF "tftracer-info - $row" || p+=("tftracer-info's NAME is not docs/cli.md's '$row'")
 	check man "${p[@]}"
 
