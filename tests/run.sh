@@ -6,7 +6,7 @@
 # One line per test (PASS name / FAIL name (reason) / SKIP name (reason)); the
 # LAST line is the summary "N passed, N failed[, N skipped]"; exit 1 if any failed.
 # Knobs (env): TFT_JOBS (2), TFT_SKIP_BUILD=1 (reuse build/ and build-asan/),
-# TFT_SKIP_FUZZ=1, FUZZ_SMOKE_SECONDS (5), TFT_DATA (../shared/data),
+# TFT_SKIP_FUZZ=1, FUZZ_SMOKE_SECONDS (2), TFT_DATA (../shared/data),
 # TFT_ASAN_MAX_MB (6: larger inputs use the normal build), TFT_ONLY (a subset of:
 # layers units bad_input torch roundtrip corpus pickles browser tsan fuzz, or the
 # NAME of any other tests/e2e/test_NAME.py or test_NAME.sh, which all run too),
@@ -27,7 +27,7 @@ case $ASAN in
 /*) LOGDIR=$ASAN/test-logs ;;
 *) LOGDIR=$ROOT/$ASAN/test-logs ;;
 esac
-FUZZ_SECS=${FUZZ_SMOKE_SECONDS:-5}
+FUZZ_SECS=${FUZZ_SMOKE_SECONDS:-2}
 export TFT_DATA=${TFT_DATA:-$ROOT/../shared/data}
 export TFT_JOBS=$JOBS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
@@ -68,6 +68,32 @@ if want layers; then
 fi
 
 # ---- unit tests (TAP, one test per binary) ------------------------------------
+# CPU-bound suites and unit binaries without timing or server ports run two at a
+# time first (tests/lib/runner.sh, prerun_*); the rest run alone after them.
+PAR_SUITES="bad_input roundtrip pickles accounting pip install ctf job stats_device tf_flows_oplog benchmarks"
+if [ "$JOBS" -gt 1 ]; then
+	if want units; then
+		for src in tests/unit/test_*.c; do
+			[ -e "$src" ] || continue
+			name=$(basename "$src" .c)
+			case $name in test_runtime* | test_emit_preempt | test_rt_* | test_server_http) continue ;; esac
+			prerun_unit "$name" "$ASAN/tests/$name"
+		done
+	fi
+	if [ -x "$PY" ]; then
+		for name in $PAR_SUITES; do
+			want "$name" || continue
+			case $name in
+			pickles) prerun_suite pickles tests/python/make_pickles.py --check ;;
+			*) for script in tests/e2e/test_"$name".py tests/e2e/test_"$name".sh; do
+				[ -f "$script" ] && prerun_suite "$name" "$script"
+			done ;;
+			esac
+		done
+	fi
+	prerun_wait
+fi
+
 if want units; then
 	for src in tests/unit/test_*.c; do
 		[ -e "$src" ] || continue

@@ -27,14 +27,52 @@ tail_of() { tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' ' | tr -s ' ' | cut -
 # run_unit NAME BIN: one unit binary (TAP from tests/lib/tap.h) is one test. It
 # passes when it exits 0 with a plan "1..N", N test points and none "not ok";
 # each point "ok N # SKIP reason" is also one SKIP line of its own.
+# Suites and unit binaries that can run beside another one (CPU-bound, no server
+# port, no timing) start early in the background, TFT_JOBS at a time, and
+# run_unit/run_suite then wait for them and count their lines in the usual order;
+# everything else runs alone after them (prerun_wait).
+declare -A PRERUN_PID
+prerun_slot() {
+	while [ "$(jobs -rp | wc -l)" -ge "${TFT_JOBS:-2}" ]; do wait -n; done
+}
+prerun_unit() { # NAME BIN
+	local log=$LOGDIR/unit-$1.log bin=$2
+	[ -x "$bin" ] || return 0
+	prerun_slot
+	( (TFT_DATA=$TFT_DATA timeout "${TFT_UNIT_TIMEOUT:-300}" "$bin") >"$log" 2>&1; echo $? >"$log.rc" ) &
+	PRERUN_PID[unit-$1]=$!
+}
+prerun_suite() { # NAME SCRIPT [ARGS]
+	local name=$1 script=$2 log=$LOGDIR/$1.log runner=("$PY")
+	shift 2
+	[ -f "$script" ] || return 0
+	case $script in *.sh) runner=(bash) ;; esac
+	prerun_slot
+	local t0=$SECONDS
+	( TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
+		timeout "${TFT_SUITE_TIMEOUT:-900}" "${runner[@]}" "$script" "$@" >"$log" 2>&1
+	  echo $? >"$log.rc"; echo $((SECONDS - t0)) >"$log.secs" ) &
+	PRERUN_PID[$name]=$!
+}
+# Wait for every prerun job (before the suites that must run alone).
+prerun_wait() {
+	wait "${PRERUN_PID[@]}" 2>/dev/null
+	return 0
+}
+
 run_unit() {
 	local name=$1 bin=$2 log=$LOGDIR/unit-$1.log rc ntests nok plan why
 	if [ ! -x "$bin" ]; then
 		fail "unit/$name" "not built: $bin (see $LOGDIR/build-asan.log)"
 		return
 	fi
-	(TFT_DATA=$TFT_DATA timeout "${TFT_UNIT_TIMEOUT:-300}" "$bin") >"$log" 2>&1
-	rc=$?
+	if [ -n "${PRERUN_PID[unit-$name]:-}" ]; then
+		wait "${PRERUN_PID[unit-$name]}"
+		rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+	else
+		(TFT_DATA=$TFT_DATA timeout "${TFT_UNIT_TIMEOUT:-300}" "$bin") >"$log" 2>&1
+		rc=$?
+	fi
 	ntests=$(grep -cE '^(not )?ok [0-9]+' "$log")
 	nok=$(grep -c '^not ok' "$log")
 	plan=$(grep -m1 -oE '^1\.\.[0-9]+' "$log" | cut -c4-)
@@ -74,11 +112,17 @@ run_suite() {
 		fail "$name" "missing $script"
 		return
 	fi
-	local t=$SECONDS runner=("$PY")
+	local t=$SECONDS runner=("$PY") rc tap=0
 	case $script in *.sh) runner=(bash) ;; esac
-	TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
-		timeout "${TFT_SUITE_TIMEOUT:-900}" "${runner[@]}" "$script" "$@" >"$log" 2>&1
-	local rc=$? tap=0
+	if [ -n "${PRERUN_PID[$name]:-}" ]; then
+		wait "${PRERUN_PID[$name]}"
+		rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+		t=$((SECONDS - $(cat "$log.secs" 2>/dev/null || echo 0)))
+	else
+		TFT_BIN=$ASAN/tftracer TFT_BIN_BIG=$BUILD/tftracer TFT_BUILD_DIR=$BUILD TFT_BUILD=$BUILD TFT_ASAN_DIR=$ASAN \
+			timeout "${TFT_SUITE_TIMEOUT:-900}" "${runner[@]}" "$script" "$@" >"$log" 2>&1
+		rc=$?
+	fi
 	if grep -qE '^(not )?ok [0-9]+' "$log"; then
 		tap=1
 		sed -E -n -e "s|^ok [0-9]+ - (.*) # SKIP (.*)|SKIP $name/\1 (\2)|p" \
