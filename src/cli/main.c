@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 
 #include "cli/cli.h"
+#include "store/writer.h"
 
 struct command {
 	const char *name;
@@ -236,12 +237,7 @@ void cli_outfile_discard(struct cli_outfile *o)
 
 void cli_remove_session_file(const char *path)
 {
-	char side[4500];
-
-	for (int i = 0; i < 4; i++) {
-		snprintf(side, sizeof(side), "%s%s", path, session_sides[i]);
-		unlink(side);
-	}
+	tft_session_file_remove(path);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "codec/pickle.h"
 #include "core/strtab.h"
 
@@ -178,25 +179,6 @@ static struct tft_pickle_value *new_value(struct tft_pickle *p, int type, int64_
 	return v;
 }
 
-static int grow_array(void **arr, uint32_t *cap, uint64_t need, size_t elem)
-{
-	uint64_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 8;
-	while (nc < need)
-		nc *= 2;
-	if (nc > UINT32_MAX)
-		return TFT_ENOMEM;
-	np = realloc(*arr, (size_t)nc * elem);
-	if (!np)
-		return TFT_ENOMEM;
-	*arr = np;
-	*cap = (uint32_t)nc;
-	return 0;
-}
 
 /* Item slots a container uses (a DICT holds key and value). */
 static uint64_t slots_of(const struct tft_pickle_value *c)
@@ -213,7 +195,7 @@ static int add_items(struct tft_pickle *p, struct tft_pickle_value *c,
 		return 0;
 	if (charge(p, k, off))
 		return TFT_EFORMAT;
-	if (grow_array((void **)&c->u.items, &c->cap_, used + k, sizeof(*c->u.items)))
+	if (tft_grow((void **)&c->u.items, &c->cap_, used + k, sizeof(*c->u.items)))
 		return oom(p);
 	memcpy(c->u.items + used, items, (size_t)k * sizeof(*items));
 	c->n += c->type == TFT_PICKLE_DICT ? k / 2 : k;
@@ -224,7 +206,7 @@ static void *own(struct tft_pickle *p, size_t n)
 {
 	void *b;
 
-	if (grow_array((void **)&p->owned, &p->cowned, (uint64_t)p->nowned + 1, sizeof(void *)))
+	if (tft_grow((void **)&p->owned, &p->cowned, (uint64_t)p->nowned + 1, sizeof(void *)))
 		return NULL;
 	b = malloc(n ? n : 1);
 	if (b)
@@ -240,7 +222,7 @@ static int push(struct tft_pickle *p, struct tft_pickle_value *v, int64_t off)
 		return p->status ? p->status : TFT_ENOMEM;
 	if (p->nstack >= p->max_values)
 		return fail(p, off, "stack too deep (limit %u)", p->max_values);
-	if (grow_array((void **)&p->stack, &p->cstack, (uint64_t)p->nstack + 1, sizeof(*p->stack)))
+	if (tft_grow((void **)&p->stack, &p->cstack, (uint64_t)p->nstack + 1, sizeof(*p->stack)))
 		return oom(p);
 	p->stack[p->nstack++] = v;
 	return 0;
@@ -665,7 +647,7 @@ static int memo_put(struct tft_pickle *p, uint64_t idx, int64_t off, const char 
 	if (idx >= p->cmemo) {
 		uint32_t old = p->cmemo;
 
-		if (grow_array((void **)&p->memo, &p->cmemo, idx + 1, sizeof(*p->memo)))
+		if (tft_grow((void **)&p->memo, &p->cmemo, idx + 1, sizeof(*p->memo)))
 			return oom(p);
 		memset(p->memo + old, 0, (size_t)(p->cmemo - old) * sizeof(*p->memo));
 	}
@@ -876,7 +858,7 @@ static int run(struct tft_pickle *p)
 				r = fail(p, off, "too many MARKs (limit %u)", p->max_values);
 				break;
 			}
-			if (grow_array((void **)&p->marks, &p->cmarks, (uint64_t)p->nmarks + 1,
+			if (tft_grow((void **)&p->marks, &p->cmarks, (uint64_t)p->nmarks + 1,
 				       sizeof(*p->marks))) {
 				r = oom(p);
 				break;

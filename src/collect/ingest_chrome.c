@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/grow.h"
 #include "codec/json_read.h"
 #include "collect/ingest_chrome.h"
 #include "collect/track_roles.h"
@@ -38,25 +39,6 @@
 
 /* ---- growable arrays ------------------------------------------------------ */
 
-static int vec_grow(void **p, uint32_t *cap, uint64_t need, size_t elem)
-{
-	uint64_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap > UINT32_MAX - 1)
-		return TFT_ENOMEM;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (!np)
-		return TFT_ENOMEM;
-	*p = np;
-	*cap = (uint32_t)ncap;
-	return 0;
-}
 
 /* ---- one hash map for every keyed table ---------------------------------- */
 
@@ -625,7 +607,7 @@ static uint64_t xid_value(const struct xid *x)
 
 static int new_proc(struct chrome *c, int64_t pid, uint32_t name, uint32_t *idx)
 {
-	if (vec_grow((void **)&c->procs, &c->cap_procs, (uint64_t)c->nprocs + 1, sizeof(*c->procs)))
+	if (tft_grow((void **)&c->procs, &c->cap_procs, (uint64_t)c->nprocs + 1, sizeof(*c->procs)))
 		return nomem(c);
 	struct proc *p = &c->procs[c->nprocs];
 	memset(p, 0, sizeof(*p));
@@ -744,7 +726,7 @@ static int get_thread(struct chrome *c, const struct xid *pid, const struct xid 
 	k = is_str ? mkkey(K_THREAD, 1, proc, sid) : mkkey(K_THREAD, 0, proc, (uint64_t)iv);
 	*idx = hmap_get(&c->map, &k);
 	if (*idx == TFT_NONE) {
-		if (vec_grow((void **)&c->threads, &c->cap_threads, (uint64_t)c->nthreads + 1,
+		if (tft_grow((void **)&c->threads, &c->cap_threads, (uint64_t)c->nthreads + 1,
 			     sizeof(*c->threads)))
 			return nomem(c);
 		struct thread *t = &c->threads[c->nthreads];
@@ -820,7 +802,7 @@ static int intern_args(struct chrome *c)
 	c->nargs = 0;
 	if (c->npargs == 0)
 		return 0;
-	if (vec_grow((void **)&c->args, &c->cap_args, c->npargs, sizeof(*c->args)))
+	if (tft_grow((void **)&c->args, &c->cap_args, c->npargs, sizeof(*c->args)))
 		return nomem(c);
 	for (uint32_t i = 0; i < c->npargs; i++) {
 		const struct parg *p = &c->pargs[i];
@@ -858,7 +840,7 @@ static int merge_args(struct chrome *c, struct tft_arg **args, uint32_t *n, uint
 		if (j == *n) {
 			if (*n >= MAX_ARGS)
 				continue;
-			if (vec_grow((void **)args, cap, (uint64_t)*n + 1, sizeof(**args)))
+			if (tft_grow((void **)args, cap, (uint64_t)*n + 1, sizeof(**args)))
 				return nomem(c);
 			(*n)++;
 		}
@@ -934,7 +916,7 @@ static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8
 	uint32_t key = hmap_get(&c->map, k);
 
 	if (key == TFT_NONE) {
-		if (vec_grow((void **)&c->fkey_ids, &c->cap_fkeys, (uint64_t)c->nfkeys + 1,
+		if (tft_grow((void **)&c->fkey_ids, &c->cap_fkeys, (uint64_t)c->nfkeys + 1,
 			     sizeof(*c->fkey_ids)))
 			return nomem(c);
 		key = c->nfkeys++;
@@ -943,7 +925,7 @@ static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8
 			return nomem(c);
 	}
 	if (tft_unlikely(c->nfpoints == c->cap_fpoints) &&
-	    vec_grow((void **)&c->fpoints, &c->cap_fpoints, (uint64_t)c->nfpoints + 1, sizeof(*c->fpoints)))
+	    tft_grow((void **)&c->fpoints, &c->cap_fpoints, (uint64_t)c->nfpoints + 1, sizeof(*c->fpoints)))
 		return nomem(c);
 	c->fpoints[c->nfpoints++] = (struct fpoint){ .ts = ts, .key = key, .track = track, .name = name,
 						     .cat = cat, .ph = ph, .flags = (uint8_t)flags };
@@ -955,8 +937,8 @@ static struct tft_step *push_step(struct chrome *c)
 {
 	struct tft_step *s;
 
-	if (vec_grow((void **)&c->steps, &c->cap_steps, (uint64_t)c->nsteps + 1, sizeof(*c->steps)) ||
-	    vec_grow((void **)&c->step_proc, &c->cap_step_proc, (uint64_t)c->nsteps + 1,
+	if (tft_grow((void **)&c->steps, &c->cap_steps, (uint64_t)c->nsteps + 1, sizeof(*c->steps)) ||
+	    tft_grow((void **)&c->step_proc, &c->cap_step_proc, (uint64_t)c->nsteps + 1,
 		     sizeof(*c->step_proc)))
 		return NULL;
 	c->step_proc[c->nsteps] = TFT_NONE;
@@ -1035,7 +1017,7 @@ static int span_alloc(struct chrome *c, uint32_t *idx)
 		*idx = c->free_span;
 		c->free_span = c->spans[*idx].next_free;
 	} else {
-		if (vec_grow((void **)&c->spans, &c->cap_spans, (uint64_t)c->nspans + 1, sizeof(*c->spans)))
+		if (tft_grow((void **)&c->spans, &c->cap_spans, (uint64_t)c->nspans + 1, sizeof(*c->spans)))
 			return nomem(c);
 		*idx = c->nspans++;
 		c->spans[*idx].args = NULL;
@@ -1208,8 +1190,8 @@ static int do_begin(struct chrome *c, const struct cev *e, uint32_t name, uint32
 	if ((rc = event_track(c, e, &track, &tidx)) || (rc = intern_args(c)))
 		return rc;
 	struct thread *t = &c->threads[tidx];
-	if (vec_grow((void **)&t->open, &t->cap_open, (uint64_t)t->nopen + 1, sizeof(*t->open)) ||
-	    vec_grow((void **)&t->args, &t->cap_args, (uint64_t)t->nargs + c->nargs, sizeof(*t->args)))
+	if (tft_grow((void **)&t->open, &t->cap_open, (uint64_t)t->nopen + 1, sizeof(*t->open)) ||
+	    tft_grow((void **)&t->args, &t->cap_args, (uint64_t)t->nargs + c->nargs, sizeof(*t->args)))
 		return nomem(c);
 	struct open_slice *o = &t->open[t->nopen++];
 	o->ts = e->ts;
@@ -1236,7 +1218,7 @@ static int do_end(struct chrome *c, const struct cev *e)
 	}
 	struct open_slice o = t->open[--t->nopen];
 	/* E's args join the slice's: the open B's args sit on top of the stack */
-	if (vec_grow((void **)&t->args, &t->cap_args, (uint64_t)t->nargs + c->nargs, sizeof(*t->args)))
+	if (tft_grow((void **)&t->args, &t->cap_args, (uint64_t)t->nargs + c->nargs, sizeof(*t->args)))
 		return nomem(c);
 	nargs = t->nargs - o.args_start;
 	for (uint32_t i = 0; i < c->nargs; i++) {
@@ -2448,7 +2430,7 @@ static int read_args(struct parser *p, struct batch *b, const struct pev *pe)
 		if ((rc = tft_json_next_members(&p->r, ms, MEMBERS, &n, &ended, p->err)))
 			return rc;
 		if (tft_unlikely(b->npargs + n > b->cap_pargs) &&
-		    vec_grow((void **)&b->pargs, &b->cap_pargs, (uint64_t)b->npargs + n, sizeof(*b->pargs)))
+		    tft_grow((void **)&b->pargs, &b->cap_pargs, (uint64_t)b->npargs + n, sizeof(*b->pargs)))
 			return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
 		for (unsigned i = 0; i < n; i++) {
 			if (b->npargs - pe->parg0 >= MAX_ARGS) {
@@ -2596,7 +2578,7 @@ static int read_events(struct parser *p, unsigned flags)
 		struct batch *b = p->cur;
 		struct pev *pe;
 		if (tft_unlikely(b->nev == b->cap_ev) &&
-		    vec_grow((void **)&b->ev, &b->cap_ev, (uint64_t)b->nev + 1, sizeof(*b->ev)))
+		    tft_grow((void **)&b->ev, &b->cap_ev, (uint64_t)b->nev + 1, sizeof(*b->ev)))
 			return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
 		pe = &b->ev[b->nev];
 		pe->parg0 = b->npargs;
@@ -2834,20 +2816,20 @@ static int md_entry(struct chrome *c, struct tft_json_reader *r, char which)
 	if (rc < 0)
 		return rc;
 	if (which == 'p' && has_pid) {
-		if (vec_grow((void **)&c->md_procs, &c->md_cap_procs, (uint64_t)c->md_nprocs + 1,
+		if (tft_grow((void **)&c->md_procs, &c->md_cap_procs, (uint64_t)c->md_nprocs + 1,
 			     sizeof(*c->md_procs)))
 			return nomem(c);
 		c->md_procs[c->md_nprocs++] = mp;
 	} else if (which == 't' && has_pid && has_tid) {
 		mt.kind = (uint32_t)tft_track_kind_parse(kind);
-		if (vec_grow((void **)&c->md_tracks, &c->md_cap_tracks, (uint64_t)c->md_ntracks + 1,
+		if (tft_grow((void **)&c->md_tracks, &c->md_cap_tracks, (uint64_t)c->md_ntracks + 1,
 			     sizeof(*c->md_tracks)))
 			return nomem(c);
 		c->md_tracks[c->md_ntracks++] = mt;
 	} else if (which == 's' && has_index && has_start) {
-		if (vec_grow((void **)&c->md_steps, &c->md_cap_steps, (uint64_t)c->md_nsteps + 1,
+		if (tft_grow((void **)&c->md_steps, &c->md_cap_steps, (uint64_t)c->md_nsteps + 1,
 			     sizeof(*c->md_steps)) ||
-		    vec_grow((void **)&c->md_step_pid, &c->md_cap_step_pid, (uint64_t)c->md_nsteps + 1,
+		    tft_grow((void **)&c->md_step_pid, &c->md_cap_step_pid, (uint64_t)c->md_nsteps + 1,
 			     sizeof(*c->md_step_pid)))
 			return nomem(c);
 		c->md_step_pid[c->md_nsteps] = step_pid;

@@ -11,9 +11,9 @@
 /*
  * Make *p (an array of elements of `elem` bytes, capacity *cap) hold at least
  * `need` elements, doubling from 16. Returns 0, or TFT_ENOMEM with *p and
- * *cap unchanged.
+ * *cap unchanged (also when `need` does not fit a uint32_t capacity).
  */
-static inline int tft_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+static inline int tft_grow(void **p, uint32_t *cap, uint64_t need, size_t elem)
 {
 	uint32_t nc;
 	void *np;
@@ -27,6 +27,28 @@ static inline int tft_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 		nc *= 2;
 	}
 	np = realloc(*p, (size_t)nc * elem);
+	if (!np)
+		return TFT_ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* The same for a size_t capacity. */
+static inline int tft_grow_size(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return TFT_ENOMEM;
+		nc *= 2;
+	}
+	np = realloc(*p, nc * elem);
 	if (!np)
 		return TFT_ENOMEM;
 	*p = np;

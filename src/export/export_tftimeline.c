@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "export/export_tftimeline.h"
 
@@ -17,26 +18,6 @@
 
 /* ---- small containers ------------------------------------------------------ */
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 2 / elem)
-			return TFT_ENOMEM;
-		nc *= 2;
-	}
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return TFT_ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
 
 /* Byte arena: blocks never move, so slices into it stay valid. */
 struct arena_block {
@@ -88,7 +69,7 @@ struct buf {
 
 static void buf_add(struct buf *b, const char *s, size_t n)
 {
-	if (b->oom || grow((void **)&b->p, &b->cap, b->len + n + 1, 1)) {
+	if (b->oom || tft_grow_size((void **)&b->p, &b->cap, b->len + n + 1, 1)) {
 		b->oom = 1;
 		return;
 	}
@@ -593,7 +574,7 @@ static int key_class(struct tl *t, uint32_t id)
 	if (id >= t->nkeyclass) {
 		size_t old = t->nkeyclass;
 
-		if (grow((void **)&t->keyclass, &t->nkeyclass, (size_t)id + 1, 1))
+		if (tft_grow_size((void **)&t->keyclass, &t->nkeyclass, (size_t)id + 1, 1))
 			return K_OTHER; /* classify as unknown without caching */
 		memset(t->keyclass + old, 0, t->nkeyclass - old);
 	}
@@ -680,7 +661,7 @@ static int new_dev(struct tl *t, const struct dev_key *k)
 {
 	struct tl_dev *dv;
 
-	if (grow((void **)&t->devs, &t->cdevs, t->ndevs + 1, sizeof(*t->devs)))
+	if (tft_grow_size((void **)&t->devs, &t->cdevs, t->ndevs + 1, sizeof(*t->devs)))
 		return TFT_ENOMEM;
 	dv = &t->devs[t->ndevs];
 	memset(dv, 0, sizeof(*dv));
@@ -701,7 +682,7 @@ static int new_pids(struct tl *t, struct tl_dev *dv)
 {
 	struct tl_pids *pp;
 
-	if (grow((void **)&t->pids, &t->cpids, t->npids + 1, sizeof(*t->pids)))
+	if (tft_grow_size((void **)&t->pids, &t->cpids, t->npids + 1, sizeof(*t->pids)))
 		return TFT_ENOMEM;
 	pp = &t->pids[t->npids++];
 	pp->name = dv->name;
@@ -748,7 +729,7 @@ static int entry_devs(struct tl *t, uint32_t g, struct imap *m)
 		p = *e ? e + 1 : e;
 		n++;
 	}
-	if (!n || grow((void **)&t->ents, &t->cents, t->nents + n, sizeof(*t->ents)))
+	if (!n || tft_grow_size((void **)&t->ents, &t->cents, t->nents + n, sizeof(*t->ents)))
 		return n ? TFT_ENOMEM : 0;
 	gr->first_ent = (uint32_t)t->nents;
 	gr->nents = n;
@@ -799,13 +780,13 @@ static int add_entry(struct tl *t, uint32_t id, const struct tft_track *tr, uint
 	for (; g < t->ngroups && t->groups[g].step != step; g++)
 		;
 	if (g == t->ngroups) {
-		if (grow((void **)&t->groups, &t->cgroups, t->ngroups + 1, sizeof(*t->groups)))
+		if (tft_grow_size((void **)&t->groups, &t->cgroups, t->ngroups + 1, sizeof(*t->groups)))
 			return nomem(t);
 		memset(&t->groups[g], 0, sizeof(t->groups[g]));
 		t->groups[g].step = step;
 		t->ngroups++;
 	}
-	if (grow((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
+	if (tft_grow_size((void **)&t->tracks, &t->ctracks, t->ntracks + 1, sizeof(*t->tracks)))
 		return nomem(t);
 	tt = &t->tracks[t->ntracks++];
 	if (part)
@@ -902,7 +883,7 @@ static int on_pos(void *ctx, const struct tft_event *ev)
 	for (size_t i = t->npos_seen; i-- > 0;) /* usually the last one */
 		if (t->pos_seen[i] == (uint32_t)p)
 			return 0;
-	if (grow((void **)&t->pos_seen, &t->cpos_seen, t->npos_seen + 1, sizeof(*t->pos_seen)))
+	if (tft_grow_size((void **)&t->pos_seen, &t->cpos_seen, t->npos_seen + 1, sizeof(*t->pos_seen)))
 		return nomem(t);
 	t->pos_seen[t->npos_seen++] = (uint32_t)p;
 	return 0;
@@ -1035,7 +1016,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		return 0;
 	if (t->load_entry && t->load_entry->by_pos && event_step_pos(t, ev) != t->load_entry->pos)
 		return 0;
-	if (grow((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
+	if (tft_grow_size((void **)&t->nodes, &t->cnodes, t->nnodes + 1, sizeof(*t->nodes)))
 		return nomem(t);
 	n = &t->nodes[t->nnodes];
 	memset(n, 0, sizeof(*n));
@@ -1091,7 +1072,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		case K_INPUT:
 			if (a->type != TFT_ARG_STR)
 				break;
-			if (grow((void **)&t->inputs, &t->cinputs, t->ninputs + 1, sizeof(*t->inputs)))
+			if (tft_grow_size((void **)&t->inputs, &t->cinputs, t->ninputs + 1, sizeof(*t->inputs)))
 				return nomem(t);
 			t->inputs[t->ninputs].index = strtoll(sstr(t, a->key, NULL) + 5, NULL, 10);
 			t->inputs[t->ninputs++].str = a->v.str;
@@ -1676,7 +1657,7 @@ static int produce_tensor(struct tl *t, const char *name, size_t len, const stru
 	if (idx == NOSTR) {
 		const char *copy = arena_put(&t->names, name, len + 1); /* with the NUL of tmp */
 
-		if (!copy || grow((void **)&t->tensors, &t->ctensors, t->ntensors + 1, sizeof(*t->tensors)) ||
+		if (!copy || tft_grow_size((void **)&t->tensors, &t->ctensors, t->ntensors + 1, sizeof(*t->tensors)) ||
 		    imap_add(&t->tmap, tft_hash_bytes(name, len), (uint32_t)t->ntensors))
 			return nomem(t);
 		idx = (uint32_t)t->ntensors++;
@@ -1795,7 +1776,7 @@ static int on_dflow(void *ctx, const struct tft_flow *f)
 	cat = sstr(t, f->cat, &len);
 	if (len != 8 || memcmp(cat, "DataFlow", 8) != 0)
 		return 0;
-	if (grow((void **)&t->dflows, &t->cdflows, t->ndflows + 1, sizeof(*t->dflows)))
+	if (tft_grow_size((void **)&t->dflows, &t->cdflows, t->ndflows + 1, sizeof(*t->dflows)))
 		return nomem(t);
 	t->dflows[t->ndflows] = (struct tl_dflow){
 		.src_track = f->src_track, .dst_track = f->dst_track,
@@ -2066,8 +2047,8 @@ static int report_peak(struct tl *t, uint32_t g, const struct tl_tensor *a, size
 	size_t nlive = 0;
 	int r;
 
-	if (grow((void **)&t->peak_names, &t->cpeak_names, t->ntensors + 1, sizeof(*t->peak_names)) ||
-	    grow((void **)&t->live, &t->clive, t->ntensors + 1, 1))
+	if (tft_grow_size((void **)&t->peak_names, &t->cpeak_names, t->ntensors + 1, sizeof(*t->peak_names)) ||
+	    tft_grow_size((void **)&t->live, &t->clive, t->ntensors + 1, 1))
 		return nomem(t);
 	memset(t->live, 0, t->ntensors);
 	/* a set of names: add on an allocation, discard on a free */
@@ -2113,7 +2094,7 @@ static int show_memory(struct tl *t, uint32_t g)
 				break;
 		if (k < nalloc)
 			continue;
-		if (grow((void **)&t->aorder, &t->caorder, nalloc + 1, sizeof(*t->aorder)))
+		if (tft_grow_size((void **)&t->aorder, &t->caorder, nalloc + 1, sizeof(*t->aorder)))
 			return nomem(t);
 		t->aorder[nalloc++] = (uint32_t)i;
 	}
@@ -2128,7 +2109,7 @@ static int show_memory(struct tl *t, uint32_t g)
 
 			if (!same_alloc(x, a))
 				continue;
-			if (grow((void **)&t->aev, &t->caev, t->naev + 2, sizeof(*t->aev)))
+			if (tft_grow_size((void **)&t->aev, &t->caev, t->naev + 2, sizeof(*t->aev)))
 				return nomem(t);
 			t->aev[t->naev++] = (struct tl_alloc_ev){ x->create_us, x->bytes, x->name,
 								  x->name_len, (uint32_t)i };

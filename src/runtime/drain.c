@@ -1927,14 +1927,9 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	    tft_writer_add_count(s->w, "session_start_ns", mono + s->clock.skew_ns) ||
 	    set_job_meta(s->w, &job) ||
 	    tft_writer_add_count(s->w, "dropped", 0) || tft_writer_commit(s->w, err)) {
-		char side[4200];
 		tft_error_set(err, TFT_EIO, -1, "cannot initialise the session file");
 		tft_writer_abort(s->w);
-		unlink(st->path);
-		snprintf(side, sizeof(side), "%s-wal", st->path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", st->path);
-		unlink(side);
+		tft_session_file_remove(st->path);
 		free(s);
 		return NULL;
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "server/routes.h"
@@ -88,22 +89,6 @@ void tft_api_viewport_scratch_free(void *p)
 	free(sc);
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 256;
-	void *np;
-
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	np = realloc(*p, n * elem);
-	if (!np)
-		return false;
-	*p = np;
-	*cap = n;
-	return true;
-}
 
 /* ---- string id set ------------------------------------------------------ */
 
@@ -140,7 +125,7 @@ static void set_add(struct vp_scratch *sc, uint32_t id)
 	for (i = (size_t)tft_hash_u64(id) & mask; sc->set[i]; i = (i + 1) & mask)
 		if (sc->set[i] == id + 1)
 			return;
-	if (!grow((void **)&sc->ids, &sc->ids_cap, sc->set_len + 1, sizeof(*sc->ids))) {
+	if (tft_grow_size((void **)&sc->ids, &sc->ids_cap, sc->set_len + 1, sizeof(*sc->ids))) {
 		sc->status = TFT_ENOMEM;
 		return;
 	}
@@ -152,7 +137,7 @@ static void set_add(struct vp_scratch *sc, uint32_t id)
 
 static void emit(struct vp_scratch *sc, const struct vp_item *it)
 {
-	if (!grow((void **)&sc->items, &sc->items_cap, sc->nitems + 1, sizeof(*sc->items))) {
+	if (tft_grow_size((void **)&sc->items, &sc->items_cap, sc->nitems + 1, sizeof(*sc->items))) {
 		sc->status = TFT_ENOMEM;
 		return;
 	}
@@ -199,7 +184,7 @@ static int on_slice(void *ctx, const struct tft_event *ev)
 	}
 	if (d >= sc->pend_cap) {
 		size_t old = sc->pend_cap;
-		if (!grow((void **)&sc->pend, &sc->pend_cap, (size_t)d + 1, sizeof(*sc->pend))) {
+		if (tft_grow_size((void **)&sc->pend, &sc->pend_cap, (size_t)d + 1, sizeof(*sc->pend))) {
 			sc->status = TFT_ENOMEM;
 			return TFT_ENOMEM;
 		}
@@ -288,7 +273,7 @@ static void flush_bucket(struct vp_track *t)
 	if (!t->b.used)
 		return;
 	t->b.used = false;
-	if (!grow((void **)&sc->samples, &sc->samples_cap, sc->nsamples + 1, sizeof(*sc->samples))) {
+	if (tft_grow_size((void **)&sc->samples, &sc->samples_cap, sc->nsamples + 1, sizeof(*sc->samples))) {
 		sc->status = TFT_ENOMEM;
 		return;
 	}

@@ -402,17 +402,6 @@ static int copy_all(void *ctx, struct tft_writer *w)
 
 /* ---- the temporary session ----------------------------------------------------------- */
 
-static void unlink_session(const char *path)
-{
-	char side[4400];
-
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
-}
-
 static int read_file(const char *path, uint8_t **out, size_t *len, struct tft_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -542,7 +531,7 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 		}
 	}
 	tmp_path(tmp, sizeof(tmp), ++map.seq);
-	unlink_session(tmp);
+	tft_session_file_remove(tmp);
 	rc = ingest_tmp(im, tmp, err);
 	if (!rc) {
 		c.s = tft_session_open(tmp, err);
@@ -576,7 +565,7 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 	pthread_mutex_unlock(&map_lock);
 	if (c.s)
 		tft_session_close(c.s);
-	unlink_session(tmp);
+	tft_session_file_remove(tmp);
 	free(c.track_map);
 	free(c.args);
 	if (events)

@@ -511,16 +511,21 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 fail:
 	writer_free(w);
 fail_unlink:
-	if (!is_mem) {
-		char side[4200];
-		unlink(path);
-		snprintf(side, sizeof(side), "%s-wal", path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", path);
-		unlink(side);
-	}
+	if (!is_mem)
+		tft_session_file_remove(path);
 	tft_error_set_file(err, path);
 	return NULL;
+}
+
+void tft_session_file_remove(const char *path)
+{
+	static const char *const sides[] = { "-wal", "-shm", "-journal" };
+	char side[4200];
+
+	unlink(path);
+	for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++)
+		if ((size_t)snprintf(side, sizeof(side), "%s%s", path, sides[i]) < sizeof(side))
+			unlink(side);
 }
 
 /* ---- strings, processes, tracks ---------------------------------------------------- */

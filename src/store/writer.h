@@ -233,6 +233,9 @@ int tft_writer_failure(const struct tft_writer *w, struct tft_error *err);
 /* Free the writer without finalizing (the file is left as last committed). */
 void tft_writer_abort(struct tft_writer *w);
 
+/* Remove a session file and its SQLite side files (-wal, -shm, -journal); missing ones are no error. */
+void tft_session_file_remove(const char *path);
+
 /*
  * Borrow the writer's SQLite handle, for store modules that keep tables of
  * their own in the session (store/graph.c). Valid until close/abort; use it
