@@ -72,6 +72,19 @@ fi
 # time first (tests/lib/runner.sh, prerun_*); the rest run alone after them.
 PAR_SUITES="bad_input roundtrip pickles accounting pip install ctf job stats_device tf_flows_oplog benchmarks"
 if [ "$JOBS" -gt 1 ]; then
+	# the TSan and fuzz builds, one core each, beside the first suites (their
+	# sections below then find them built)
+	if want tsan; then
+		prerun_slot
+		make -j1 O="${TFT_TSAN_DIR:-build-tsan}" TSAN=1 "${TFT_TSAN_DIR:-build-tsan}/tests/test_runtime_mt" \
+			>"$LOGDIR/tsan-prebuild.log" 2>&1 &
+		PRERUN_PID[tsan-build]=$!
+	fi
+	if want fuzz && [ "${TFT_SKIP_FUZZ:-0}" != 1 ] && command -v clang >/dev/null; then
+		prerun_slot
+		make -j1 fuzz-build O="$BUILD" FUZZ_O="$FUZZD" >"$LOGDIR/fuzz-prebuild.log" 2>&1 &
+		PRERUN_PID[fuzz-build]=$!
+	fi
 	if want units; then
 		for src in tests/unit/test_*.c; do
 			[ -e "$src" ] || continue
