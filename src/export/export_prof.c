@@ -23,51 +23,44 @@ static bool integral(double v)
 	return v == floor(v) && fabs(v) < 9e15;
 }
 
+/* tfprof's scaled values: below the second unit as an integer where it is one, else %.2f of the largest unit reached. */
+struct unit {
+	double scale;
+	const char *suffix;
+};
+
+static const char *format_scaled(char *buf, size_t size, double v, const struct unit *u, size_t n)
+{
+	size_t i = 0;
+
+	while (i + 1 < n && v >= u[i + 1].scale)
+		i++;
+	if (i == 0 && integral(v))
+		snprintf(buf, size, "%lld%s", (long long)v, u[0].suffix);
+	else
+		snprintf(buf, size, "%.2f%s", v / u[i].scale, u[i].suffix);
+	return buf;
+}
+
 const char *tft_prof_format_number(char *buf, size_t size, double n)
 {
-	if (n < 1000) {
-		if (integral(n))
-			snprintf(buf, size, "%lld", (long long)n);
-		else
-			snprintf(buf, size, "%.2f", n);
-	} else if (n < 1000000) {
-		snprintf(buf, size, "%.2fk", n / 1000.0);
-	} else if (n < 1000000000) {
-		snprintf(buf, size, "%.2fm", n / 1000000.0);
-	} else {
-		snprintf(buf, size, "%.2fb", n / 1000000000.0);
-	}
-	return buf;
+	static const struct unit u[] = { { 1, "" }, { 1e3, "k" }, { 1e6, "m" }, { 1e9, "b" } };
+
+	return format_scaled(buf, size, n, u, sizeof(u) / sizeof(u[0]));
 }
 
 const char *tft_prof_format_time(char *buf, size_t size, double micros)
 {
-	if (micros < 1000) {
-		if (integral(micros))
-			snprintf(buf, size, "%lldus", (long long)micros);
-		else
-			snprintf(buf, size, "%.2fus", micros);
-	} else if (micros < 1000000) {
-		snprintf(buf, size, "%.2fms", micros / 1000.0);
-	} else {
-		snprintf(buf, size, "%.2fsec", micros / 1000000.0);
-	}
-	return buf;
+	static const struct unit u[] = { { 1, "us" }, { 1e3, "ms" }, { 1e6, "sec" } };
+
+	return format_scaled(buf, size, micros, u, sizeof(u) / sizeof(u[0]));
 }
 
 const char *tft_prof_format_memory(char *buf, size_t size, double bytes)
 {
-	if (bytes < 1000) {
-		if (integral(bytes))
-			snprintf(buf, size, "%lldB", (long long)bytes);
-		else
-			snprintf(buf, size, "%.2fB", bytes);
-	} else if (bytes < 1000000) {
-		snprintf(buf, size, "%.2fKB", bytes / 1000.0);
-	} else {
-		snprintf(buf, size, "%.2fMB", bytes / 1000000.0);
-	}
-	return buf;
+	static const struct unit u[] = { { 1, "B" }, { 1e3, "KB" }, { 1e6, "MB" } };
+
+	return format_scaled(buf, size, bytes, u, sizeof(u) / sizeof(u[0]));
 }
 
 /* ---- a growable line --------------------------------------------------------------------------- */
