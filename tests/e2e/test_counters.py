@@ -25,6 +25,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("TFT_BUILD_DIR", "build")
 B = BUILD if os.path.isabs(BUILD) else os.path.join(ROOT, BUILD)
 CLI = os.path.join(B, "tftracer")
+LIBDIR = B  # where the program finds libtftracer.so (main() copies it)
 SUITE = "counters"
 ALL = ["cycles", "instructions", "cache-misses", "branch-misses", "task-clock", "page-faults",
        "context-switches"]
@@ -174,7 +175,7 @@ def case_alone(tmp, exe):
     """The library on its own (TFT_COUNTERS): it says the refusals itself, once."""
     p = []
     sess = os.path.join(tmp, "a.tft")
-    env = dict(os.environ, LD_PRELOAD=os.path.join(B, "libtftracer-preload.so"), TFT_SESSION=sess,
+    env = dict(os.environ, LD_PRELOAD=os.path.join(LIBDIR, "libtftracer-preload.so"), TFT_SESSION=sess,
                TFT_COUNTERS="all", TFT_PRELOAD_START="load")
     r = subprocess.run([exe, "2"], capture_output=True, text=True, cwd=tmp, env=env, timeout=300)
     if r.returncode:
@@ -201,16 +202,25 @@ def case_usage(tmp, exe):
 
 
 def main():
+    global CLI, LIBDIR
     if not os.access(CLI, os.X_OK):
         emit("FAIL", "build", "%s missing" % CLI)
         return 1
     tmp = tempfile.mkdtemp(prefix="tft-counters-test-")
     os.chmod(tmp, 0o755)
     try:
+        # The CLI and its libraries copied where the "user" case's nobody can reach them
+        # (a checkout in a 0700 directory, as mktemp -d makes, is not)
+        LIBDIR = os.path.join(tmp, "bin")
+        os.makedirs(LIBDIR)
+        os.chmod(LIBDIR, 0o755)
+        for f in ("tftracer", "libtftracer.so", "libtftracer-preload.so"):
+            shutil.copy2(os.path.join(B, f), LIBDIR)
+        CLI = os.path.join(LIBDIR, "tftracer")
         exe = os.path.join(tmp, "counters_prog")
         r = subprocess.run(["cc", "-O2", "-I" + os.path.join(ROOT, "include"), "-o", exe,
-                            os.path.join(HERE, "progs", "counters_prog.c"), "-L" + B, "-l:libtftracer.so",
-                            "-Wl,-rpath," + B], capture_output=True, text=True)
+                            os.path.join(HERE, "progs", "counters_prog.c"), "-L" + LIBDIR, "-l:libtftracer.so",
+                            "-Wl,-rpath," + LIBDIR], capture_output=True, text=True)
         if r.returncode:
             emit("FAIL", "build-programs", r.stderr[-400:])
             return 1
