@@ -32,7 +32,7 @@ LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
 LAYERS  := core codec store collect runtime job analyze export server
-LIB_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
+LIB_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c src/$(l)/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
@@ -89,7 +89,7 @@ CFLAGS  += -O1 -fsanitize=thread -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=thread
 endif
 SO_LAYERS   := core store runtime
-SO_SRC      := $(foreach l,$(SO_LAYERS),$(wildcard src/$(l)/*.c))
+SO_SRC      := $(foreach l,$(SO_LAYERS),$(wildcard src/$(l)/*.c src/$(l)/*/*.c))
 SO_OBJ      := $(SO_SRC:%.c=$(O)/so/%.o)
 SO_LIBS     := -lsqlite3 -lzstd -lz -lpthread -lm
 EXAMPLES_C  := $(wildcard examples/c/*.c)
