@@ -209,4 +209,101 @@ static inline void tft_json_write_raw(struct tft_json_writer *w, const char *s, 
 	}
 }
 
+/* ---- records written through a cursor; memory-mode helpers ---------------
+ *
+ * For importers that write many small JSON records (one per node) into
+ * memory-mode writers: reserve a bound of a whole record once
+ * (tft_json_write_cursor), write it through the cursor with the
+ * tft_json_put_*() helpers (no bounds checks, no separator state), then
+ * hand the end back (tft_json_write_commit). Same bytes as the raw calls.
+ */
+
+/* The most bytes tft_json_put_int() writes ('-' and 20 digits). */
+#define TFT_JSON_INT_MAX 21
+
+/* Room for n more bytes: where to write them, or NULL once the writer has failed. */
+static inline char *tft_json_write_cursor(struct tft_json_writer *w, size_t n)
+{
+	return tft_json_write_reserve(w, n) ? w->buf + w->len : NULL;
+}
+
+/* What was written through the cursor, up to end, is the writer's output. */
+static inline void tft_json_write_commit(struct tft_json_writer *w, const char *end)
+{
+	w->len = (size_t)(end - w->buf);
+}
+
+static inline char *tft_json_put_raw(char *o, const void *s, size_t n)
+{
+	if (n)
+		memcpy(o, s, n);
+	return o + n;
+}
+
+/* A string literal, its length a constant. */
+#define tft_json_put_lit(o, s) tft_json_put_raw((o), (s), sizeof(s) - 1)
+
+/*
+ * "key": (quoted[0..n) holds the quoted key and the colon) after a ','
+ * unless the byte before the cursor opens an object or array (there must
+ * be one: the record's opener at least).
+ */
+static inline char *tft_json_put_keyn(char *o, const char *quoted, size_t n)
+{
+	if (o[-1] != '[' && o[-1] != '{')
+		*o++ = ',';
+	return tft_json_put_raw(o, quoted, n);
+}
+
+/* tft_json_put_keyn() for a string literal key k. */
+#define tft_json_put_key(o, k) tft_json_put_keyn((o), "\"" k "\":", sizeof("\"" k "\":") - 1)
+
+static inline char *tft_json_put_int(char *o, int64_t v)
+{
+	return o + tft_json_fmt_int(o, v);
+}
+
+static inline char *tft_json_put_uint(char *o, uint64_t v)
+{
+	return o + tft_json_fmt_uint(o, v);
+}
+
+/* "s" quoted and escaped: needs tft_json_escape_bound(n) + 2 bytes. */
+static inline char *tft_json_put_str(char *o, const void *s, size_t n)
+{
+	*o++ = '"';
+	o += tft_json_escape(o, (const char *)s, n);
+	*o++ = '"';
+	return o;
+}
+
+/* Memory mode: forget the output so far (a failure stays sticky). */
+static inline void tft_json_write_clear(struct tft_json_writer *w)
+{
+	w->len = 0;
+}
+
+/* Memory mode: the output so far, not NUL-terminated (NULL before the first byte). */
+static inline const char *tft_json_write_data(const struct tft_json_writer *w, size_t *len)
+{
+	*len = w->len;
+	return w->buf;
+}
+
+/* The first failure (TFT_ENOMEM, a sink's error), 0 if none. */
+static inline int tft_json_write_failed(const struct tft_json_writer *w)
+{
+	return w->status;
+}
+
+/*
+ * Memory mode, raw: a ',' unless the output is empty or ends with '[' or
+ * '{' (lists built with raw calls, where no separator state is kept).
+ */
+static inline void tft_json_write_raw_sep(struct tft_json_writer *w)
+{
+	if (w->len && w->buf[w->len - 1] != '[' && w->buf[w->len - 1] != '{')
+		tft_json_write_raw_char(w, ',');
+}
+
 #endif /* TFT_CODEC_JSON_WRITE_H */
