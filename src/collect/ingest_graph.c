@@ -717,19 +717,8 @@ static int on_input(void *ctx, void *msg, const struct tft_pb_field *f, const st
 	return 0;
 }
 
-struct g_node {
-	uint64_t has;
-	struct tft_pb_bytes name, op, device;
-};
-
-static const struct tft_pb_field node_fields[] = {
-	F(1, TFT_PB_STRING, 0, struct g_node, name, "name", NULL, NULL),
-	F(2, TFT_PB_STRING, 0, struct g_node, op, "op", NULL, NULL),
-	H(3, TFT_PB_STRING, TFT_PB_F_REPEATED, "input", on_input, NULL),
-	F(4, TFT_PB_STRING, 0, struct g_node, device, "device", NULL, NULL),
-	H(5, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "attr", on_attr, NULL),
-};
-static const struct tft_pb_msg node_msg = {"NodeDef", node_fields, 5, offsetof(struct g_node, has)};
+/* A NodeDef's inputs and attrs (its table: collect/tf_proto.c). */
+static const struct tft_tf_node_fns node_fns = {on_input, on_attr};
 
 static void node_begin(struct tft_graph_import *gi)
 {
@@ -758,14 +747,14 @@ static int store_node(struct tft_graph_import *gi, struct tft_graph_node *row, i
 static int node_row(struct tft_graph_import *gi, const struct tft_pb_val *v, const char *kind)
 {
 	struct tft_graph_node row;
-	struct g_node n;
+	struct tft_tf_node n;
 	int r;
 
 	memset(&n, 0, sizeof(n));
 	node_begin(gi);
 	tft_json_write_begin_array(&gi->j_inputs);
 	jmap_begin(&gi->m_attrs, &gi->j_attrs);
-	r = tft_pb_wire_decode_sub(&v->sub, &node_msg, &n, gi);
+	r = tft_tf_node_decode(&v->sub, gi, &n, &node_fns);
 	if (r)
 		return r;
 	tft_json_write_end_array(&gi->j_inputs);
@@ -1016,20 +1005,14 @@ static int on_library(void *ctx, void *msg, const struct tft_pb_field *f, const 
 
 /* ---- GraphDef ------------------------------------------------------------------------ */
 
-/* versions (4) and the deprecated version (3) are skipped. */
-static const struct tft_pb_field graph_fields[] = {
-	H(1, TFT_PB_MESSAGE, TFT_PB_F_REPEATED, "node", on_node, NULL),
-	H(2, TFT_PB_MESSAGE, 0, "library", on_library, NULL),
-	H(3, TFT_PB_INT32, 0, "version", on_skip, NULL),
-	H(4, TFT_PB_MESSAGE, 0, "versions", on_skip, NULL),
-};
-static const struct tft_pb_msg graph_msg = {"GraphDef", graph_fields, 4, TFT_PB_NOOFF};
+/* Its nodes and library (its table: collect/tf_proto.c; versions are skipped). */
+static const struct tft_tf_graph_fns graph_fns = {on_node, on_library};
 
 /* ---- MetaGraphDef (model.ckpt.meta): its graph_def; the rest (ops, saver, signatures) skipped */
 
 static int on_graph_def(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
-	return tft_pb_wire_decode_sub(&v->sub, &graph_msg, NULL, ctx);
+	return tft_tf_graph_decode(&v->sub, ctx, &graph_fns);
 }
 
 static const struct tft_pb_field metagraph_fields[] = {
@@ -1297,26 +1280,28 @@ static int graph_begin(struct tft_graph_import *gi, const char *graph_name, int6
 	return 0;
 }
 
+/* Start graph graph_name for the sub-message s (a GraphDef or CostGraphDef). */
 static int import_sub(struct tft_graph_import *gi, const char *graph_name,
-		      const struct tft_pb_sub *s, const struct tft_pb_msg *m)
+		      const struct tft_pb_sub *s)
 {
-	int r;
-
 	gi->dec = s->dec;
-	r = graph_begin(gi, graph_name, s->p && s->dec ? (int64_t)(s->p - s->dec->base) : -1);
-	return r ? r : tft_pb_wire_decode_sub(s, m, NULL, gi);
+	return graph_begin(gi, graph_name, s->p && s->dec ? (int64_t)(s->p - s->dec->base) : -1);
 }
 
 int tft_graph_import_graphdef(struct tft_graph_import *gi, const char *graph_name,
 			      const struct tft_pb_sub *s)
 {
-	return import_sub(gi, graph_name, s, &graph_msg);
+	int r = import_sub(gi, graph_name, s);
+
+	return r ? r : tft_tf_graph_decode(s, gi, &graph_fns);
 }
 
 int tft_graph_import_costgraph(struct tft_graph_import *gi, const char *graph_name,
 			       const struct tft_pb_sub *s)
 {
-	return import_sub(gi, graph_name, s, &costgraph_msg);
+	int r = import_sub(gi, graph_name, s);
+
+	return r ? r : tft_pb_wire_decode_sub(s, &costgraph_msg, NULL, gi);
 }
 
 uint64_t tft_graph_import_count(const struct tft_graph_import *gi)
@@ -1404,8 +1389,8 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 	gi->dec = &dec;
 	r = graph_begin(gi, name ? name : "graph", 0);
 	if (!r)
-		r = tft_pb_wire_decode(&dec, cost ? &costgraph_msg : meta ? &metagraph_msg : &graph_msg,
-				       NULL, gi);
+		r = cost || meta ? tft_pb_wire_decode(&dec, cost ? &costgraph_msg : &metagraph_msg, NULL, gi)
+				 : tft_tf_graph_decode_all(&dec, gi, &graph_fns);
 	if (!r && opts && opts->progress)
 		opts->progress(opts->progress_ctx, len, len, tft_graph_import_count(gi));
 	if (!r)
