@@ -41,7 +41,7 @@ struct pk_ing {
 	 * A tracing session's steps, gathered (defer) and then stored in time
 	 * order: its runs' traces interleave in time (train and eval runs, say),
 	 * and a worker's next trace continues its tracks only when it comes
-	 * after them (collect/ingest_runmeta.c).
+	 * after them (collect/runmeta/devices.c).
 	 */
 	bool defer;
 	struct pk_job *jobs; /* owned */

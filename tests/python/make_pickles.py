@@ -478,7 +478,7 @@ def build_interleaved_session():
     """A TracingSource whose two runs' traces interleave in time (a train and an eval run,
     traced in turn): run 0 at T0 and T0+10 s, run 1 at T0+5 s and T0+15 s. The importer
     stores them in time order, so that each trace continues the workers' processes and
-    tracks (collect/ingest_runmeta.c)."""
+    tracks (collect/runmeta/devices.c)."""
     src = TracingSource(keep_traces=5)
     runtime = datetime.timedelta(microseconds=1500)
     steps = {off: make_step(T0 + off) for off in (0, 5000000, 10000000, 15000000)}

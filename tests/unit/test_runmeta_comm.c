@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The RunMetadata importer's comm-word scan (comm_word(): does a device's
- * payload hold "Send", "Recv", "Nccl", "Horo" or "Coll"?) against a plain
- * byte-by-byte search: the SSE2 loop (comm_word_from(), the path of CPUs
- * without AVX2, which the rest of the suite never takes on an AVX2 machine)
- * and the AVX2 loop where the CPU has it. A word at every offset of short
+ * The RunMetadata importer's comm-word scan (collect/runmeta/comm_word.h:
+ * does a device's payload hold "Send", "Recv", "Nccl", "Horo" or "Coll"?)
+ * against a plain byte-by-byte search: the SSE2 loop (tft_rm_comm_word_from(),
+ * the path of CPUs without AVX2, which the rest of the suite never takes on
+ * an AVX2 machine) and the AVX2 loop where the CPU has it. A word at every offset of short
  * and block-sized buffers (the loops' ends and the tail), then random
  * buffers drawn mostly from the words' letters.
  */
-#include "../../src/collect/ingest_runmeta.c"
-
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "collect/runmeta/comm_word.h"
 #include "tap.h"
 
 static int plain(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i + 4 <= n; i++)
-		if (comm_at(p + i))
+		if (tft_rm_comm_at(p + i))
 			return 1;
 	return 0;
 }
@@ -38,11 +38,11 @@ static int scan(int which, const uint8_t *p, size_t n)
 {
 #ifdef TFT_COMM_AVX2
 	if (which)
-		return n < 4 ? 0 : comm_word_avx2(p, n);
+		return n < 4 ? 0 : tft_rm_comm_word_avx2(p, n);
 #else
 	(void)which;
 #endif
-	return n < 4 ? 0 : comm_word_from(p, n, 0);
+	return n < 4 ? 0 : tft_rm_comm_word_from(p, n, 0);
 }
 
 int main(void)
