@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "codec/json_read.h"
 #include "collect/ingest_chrome.h"
 #include "collect/track_roles.h"
@@ -37,10 +38,7 @@
 #define PROGRESS_EVERY 4096u   /* events between clock checks */
 #define SYNTH_ID_BASE (INT64_C(1) << 32) /* pid/tid values for string pids/tids */
 
-/* ---- growable arrays ------------------------------------------------------ */
-
-
-/* ---- one hash map for every keyed table ---------------------------------- */
+/* ---- the keys of every keyed table (one core/hmap map) ------------------------ */
 
 /* Key tags (top byte of hkey.a). */
 enum {
@@ -58,17 +56,6 @@ struct hkey {
 	uint64_t a, b, c;
 };
 
-struct hslot {
-	struct hkey k;
-	uint32_t val;  /* TFT_NONE = empty slot */
-	uint32_t hash;
-};
-
-struct hmap {
-	struct hslot *slots; /* owned */
-	uint32_t mask, count;
-};
-
 static inline struct hkey mkkey(unsigned tag, uint64_t a, uint64_t b, uint64_t c)
 {
 	struct hkey k = { ((uint64_t)tag << 56) | a, b, c };
@@ -82,108 +69,14 @@ static inline uint32_t hkey_hash(const struct hkey *k)
 	return (uint32_t)tft_hash_u64(k->a ^ tft_hash_u64(k->b ^ h));
 }
 
-static inline bool hkey_eq(const struct hkey *x, const struct hkey *y)
+static inline uint32_t map_get(const struct tft_hmap *m, const struct hkey *k)
 {
-	return x->a == y->a && x->b == y->b && x->c == y->c;
+	return tft_hmap_get(m, k, hkey_hash(k));
 }
 
-static uint32_t hmap_get(const struct hmap *m, const struct hkey *k)
+static inline int map_put(struct tft_hmap *m, const struct hkey *k, uint32_t val)
 {
-	uint32_t h, i;
-
-	if (!m->slots)
-		return TFT_NONE;
-	h = hkey_hash(k);
-	for (i = h & m->mask;; i = (i + 1) & m->mask) {
-		const struct hslot *s = &m->slots[i];
-		if (s->val == TFT_NONE)
-			return TFT_NONE;
-		if (s->hash == h && hkey_eq(&s->k, k))
-			return s->val;
-	}
-}
-
-static int hmap_resize(struct hmap *m, uint32_t ncap)
-{
-	struct hslot *ns = malloc((size_t)ncap * sizeof(*ns));
-
-	if (!ns)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < ncap; i++)
-		ns[i].val = TFT_NONE;
-	if (m->slots) {
-		for (uint32_t i = 0; i <= m->mask; i++) {
-			struct hslot *s = &m->slots[i];
-			if (s->val == TFT_NONE)
-				continue;
-			uint32_t j = s->hash & (ncap - 1);
-			while (ns[j].val != TFT_NONE)
-				j = (j + 1) & (ncap - 1);
-			ns[j] = *s;
-		}
-	}
-	free(m->slots);
-	m->slots = ns;
-	m->mask = ncap - 1;
-	return 0;
-}
-
-/* Insert or replace. */
-static int hmap_put(struct hmap *m, const struct hkey *k, uint32_t val)
-{
-	uint32_t h, i;
-
-	if (!m->slots || (uint64_t)(m->count + 1) * 4 > (uint64_t)(m->mask + 1) * 3) {
-		if (m->mask >= (1u << 30))
-			return TFT_ENOMEM;
-		int rc = hmap_resize(m, m->slots ? (m->mask + 1) * 2 : 256);
-		if (rc)
-			return rc;
-	}
-	h = hkey_hash(k);
-	for (i = h & m->mask;; i = (i + 1) & m->mask) {
-		struct hslot *s = &m->slots[i];
-		if (s->val == TFT_NONE) {
-			s->k = *k;
-			s->hash = h;
-			s->val = val;
-			m->count++;
-			return 0;
-		}
-		if (s->hash == h && hkey_eq(&s->k, k)) {
-			s->val = val;
-			return 0;
-		}
-	}
-}
-
-/* Remove with backward shift (keeps probe chains intact). */
-static void hmap_del(struct hmap *m, const struct hkey *k)
-{
-	uint32_t h, i, j;
-
-	if (!m->slots)
-		return;
-	h = hkey_hash(k);
-	for (i = h & m->mask;; i = (i + 1) & m->mask) {
-		if (m->slots[i].val == TFT_NONE)
-			return;
-		if (m->slots[i].hash == h && hkey_eq(&m->slots[i].k, k))
-			break;
-	}
-	for (j = i;;) {
-		j = (j + 1) & m->mask;
-		if (m->slots[j].val == TFT_NONE)
-			break;
-		uint32_t ideal = m->slots[j].hash & m->mask;
-		bool stays = i <= j ? (i < ideal && ideal <= j) : (i < ideal || ideal <= j);
-		if (stays)
-			continue;
-		m->slots[i] = m->slots[j];
-		i = j;
-	}
-	m->slots[i].val = TFT_NONE;
-	m->count--;
+	return tft_hmap_put(m, k, hkey_hash(k), val);
 }
 
 /* ---- importer state -------------------------------------------------------- */
@@ -326,7 +219,7 @@ struct chrome {
 	struct tft_error *err;      /* borrowed, may be NULL: store/table errors */
 	struct tft_error berr;      /* err while a committer thread runs */
 
-	struct hmap map;            /* every keyed table (K_* tags) */
+	struct tft_hmap map;        /* every keyed table (K_* tags): struct hkey -> index */
 	struct proc *procs;         /* owned */
 	uint32_t nprocs, cap_procs;
 	struct thread *threads;     /* owned */
@@ -648,12 +541,12 @@ static int get_proc(struct chrome *c, const struct xid *pid, uint32_t *idx)
 			return rc;
 	}
 	k = is_str ? mkkey(K_PROC, 1, sid, 0) : mkkey(K_PROC, 0, (uint64_t)iv, 0);
-	*idx = hmap_get(&c->map, &k);
+	*idx = map_get(&c->map, &k);
 	if (*idx != TFT_NONE)
 		return 0;
 	if ((rc = new_proc(c, is_str ? SYNTH_ID_BASE + c->next_synth++ : iv, is_str ? sid : 0, idx)))
 		return rc;
-	if (hmap_put(&c->map, &k, *idx))
+	if (map_put(&c->map, &k, *idx))
 		return nomem(c);
 	return 0;
 }
@@ -724,7 +617,7 @@ static int get_thread(struct chrome *c, const struct xid *pid, const struct xid 
 			return rc;
 	}
 	k = is_str ? mkkey(K_THREAD, 1, proc, sid) : mkkey(K_THREAD, 0, proc, (uint64_t)iv);
-	*idx = hmap_get(&c->map, &k);
+	*idx = map_get(&c->map, &k);
 	if (*idx == TFT_NONE) {
 		if (tft_grow((void **)&c->threads, &c->cap_threads, (uint64_t)c->nthreads + 1,
 			     sizeof(*c->threads)))
@@ -737,7 +630,7 @@ static int get_thread(struct chrome *c, const struct xid *pid, const struct xid 
 		t->ann_track = TFT_NONE;
 		t->name = sid;
 		*idx = c->nthreads++;
-		if (hmap_put(&c->map, &k, *idx))
+		if (map_put(&c->map, &k, *idx))
 			return nomem(c);
 	}
 	if (pid->kind != 2 && tid->kind != 2) {
@@ -782,12 +675,12 @@ static int keyed_track(struct chrome *c, const struct hkey *k, uint32_t proc, ui
 {
 	int rc;
 
-	*track = hmap_get(&c->map, k);
+	*track = map_get(&c->map, k);
 	if (*track != TFT_NONE)
 		return 0;
 	if ((rc = add_track(c, proc, kind, name, 0, 0, track)))
 		return rc;
-	if (hmap_put(&c->map, k, *track))
+	if (map_put(&c->map, k, *track))
 		return nomem(c);
 	return 0;
 }
@@ -913,7 +806,7 @@ static int push(struct chrome *c, uint32_t track, int kind, uint8_t flags, int64
 static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8_t ph, uint32_t track,
 		      int64_t ts, uint32_t name, uint32_t cat, uint32_t flags)
 {
-	uint32_t key = hmap_get(&c->map, k);
+	uint32_t key = map_get(&c->map, k);
 
 	if (key == TFT_NONE) {
 		if (tft_grow((void **)&c->fkey_ids, &c->cap_fkeys, (uint64_t)c->nfkeys + 1,
@@ -921,7 +814,7 @@ static int flow_point(struct chrome *c, const struct hkey *k, uint64_t id, uint8
 			return nomem(c);
 		key = c->nfkeys++;
 		c->fkey_ids[key] = id;
-		if (hmap_put(&c->map, k, key))
+		if (map_put(&c->map, k, key))
 			return nomem(c);
 	}
 	if (tft_unlikely(c->nfpoints == c->cap_fpoints) &&
@@ -1058,8 +951,8 @@ static int span_open(struct chrome *c, const struct hkey *k, uint8_t kind, int64
 	s->cat = cat;
 	s->proc = proc;
 	s->id = id;
-	s->prev = hmap_get(&c->map, k);
-	if (hmap_put(&c->map, k, idx))
+	s->prev = map_get(&c->map, k);
+	if (map_put(&c->map, k, idx))
 		return nomem(c);
 	*out = idx;
 	return 0;
@@ -1072,10 +965,10 @@ static int span_unlink(struct chrome *c, uint32_t idx)
 	struct hkey k = s->key;
 
 	if (s->prev == TFT_NONE) {
-		hmap_del(&c->map, &k);
+		tft_hmap_del(&c->map, &k, hkey_hash(&k));
 		return 0;
 	}
-	if (hmap_put(&c->map, &k, s->prev))
+	if (map_put(&c->map, &k, s->prev))
 		return nomem(c);
 	return 0;
 }
@@ -1284,7 +1177,7 @@ static bool global_named(struct chrome *c, const struct xid *pid)
 	if (!pid_number(pid, &iv))
 		return false; /* no pid, or a string pid: not a tftracer export's */
 	k = mkkey(K_PROC, 0, (uint64_t)iv, 0);
-	idx = hmap_get(&c->map, &k);
+	idx = map_get(&c->map, &k);
 	if (idx == TFT_NONE || idx == c->global_proc || !c->procs[idx].name)
 		return false;
 	nm = wstr(c, c->procs[idx].name, &len);
@@ -1398,7 +1291,7 @@ static int counter_series(struct chrome *c, const struct cev *e, const struct tf
 		if ((rc = intern(c, p->key.ptr, p->key.len, &key)))
 			return rc;
 		struct hkey k = mkkey(K_COUNTER, pidx, cname, key);
-		track = hmap_get(&c->map, &k);
+		track = map_get(&c->map, &k);
 		if (track == TFT_NONE) {
 			/* (empty names may have NULL pointers: no memcmp/memcpy on them) */
 			if ((p->key.len == e->name.len &&
@@ -1555,7 +1448,7 @@ static int do_async(struct chrome *c, const struct cev *e, char ph, uint32_t nam
 		return merge_args(c, &s->args, &s->nargs, &s->cap_args, c->args, c->nargs);
 	}
 	/* 'e' / 'F' */
-	si = hmap_get(&c->map, &k);
+	si = map_get(&c->map, &k);
 	if (si == TFT_NONE && e->name.len == 0) {
 		/* an end without a name closes the newest open span with that id */
 		uint64_t best = 0;
@@ -1564,7 +1457,7 @@ static int do_async(struct chrome *c, const struct cev *e, char ph, uint32_t nam
 			if (s->kind == SPAN_ASYNC && s->proc == pidx && s->cat == cat && s->id == id &&
 			    (si == TFT_NONE || s->seq > best)) {
 				/* only the newest under its own key can be closed */
-				if (hmap_get(&c->map, &s->key) != i)
+				if (map_get(&c->map, &s->key) != i)
 					continue;
 				si = i;
 				best = s->seq;
@@ -1597,7 +1490,7 @@ static int do_object(struct chrome *c, const struct cev *e, char ph, uint32_t na
 	if ((rc = get_proc(c, &e->pid, &pidx)))
 		return rc;
 	struct hkey k = mkkey(K_OBJ, pidx, name, id);
-	si = hmap_get(&c->map, &k);
+	si = map_get(&c->map, &k);
 	/* 'D' without 'N': the object predates the trace; nothing to draw (and no track for it) */
 	if (ph == 'D' && si == TFT_NONE)
 		return 0;
@@ -3219,7 +3112,7 @@ static void apply_md(struct chrome *c)
 	for (uint32_t i = 0; i < c->md_nprocs; i++) {
 		const struct md_proc *m = &c->md_procs[i];
 		struct hkey k = mkkey(K_PROC, 0, (uint64_t)m->pid, 0);
-		uint32_t idx = hmap_get(&c->map, &k);
+		uint32_t idx = map_get(&c->map, &k);
 		struct tft_process *wp;
 		if (idx == TFT_NONE || c->procs[idx].id == TFT_NONE ||
 		    !(wp = tft_writer_process(c->w, c->procs[idx].id)))
@@ -3238,12 +3131,12 @@ static void apply_md(struct chrome *c)
 	for (uint32_t i = 0; i < c->md_ntracks; i++) {
 		const struct md_track *m = &c->md_tracks[i];
 		struct hkey pk = mkkey(K_PROC, 0, (uint64_t)m->pid, 0);
-		uint32_t pidx = hmap_get(&c->map, &pk), tidx;
+		uint32_t pidx = map_get(&c->map, &pk), tidx;
 		struct tft_track *wt;
 		if (pidx == TFT_NONE)
 			continue;
 		struct hkey tk = mkkey(K_THREAD, 0, pidx, (uint64_t)m->tid);
-		tidx = hmap_get(&c->map, &tk);
+		tidx = map_get(&c->map, &tk);
 		/* thread-like tracks only: counter/async/object tracks are re-created by kind */
 		if (tidx == TFT_NONE || c->threads[tidx].track == TFT_NONE ||
 		    !(wt = tft_writer_track(c->w, c->threads[tidx].track)))
@@ -3272,7 +3165,7 @@ static int add_md_steps(struct chrome *c)
 		s.process = TFT_NONE;
 		if (c->md_step_pid[i] != INT64_MIN) {
 			struct hkey k = mkkey(K_PROC, 0, (uint64_t)c->md_step_pid[i], 0);
-			uint32_t idx = hmap_get(&c->map, &k);
+			uint32_t idx = map_get(&c->map, &k);
 			if (idx != TFT_NONE && (rc = ensure_proc(c, idx, &s.process)))
 				return rc;
 		}
@@ -3522,7 +3415,7 @@ static void destroy(struct chrome *c)
 	free(c->steps);
 	free(c->step_proc);
 	free(c->args);
-	free(c->map.slots);
+	tft_hmap_fini(&c->map);
 	free(c->icache);
 	free(c->md_procs);
 	free(c->md_tracks);
@@ -3618,6 +3511,7 @@ int tft_ingest_chrome_source(struct tft_writer *w, struct tft_source *src,
 	c.global_track = TFT_NONE;
 	c.free_span = TFT_NONE;
 	c.last_cat_checked = TFT_NONE;
+	tft_hmap_init(&c.map, 3);
 	clock_gettime(CLOCK_MONOTONIC, &c.last_progress);
 	c.icache = calloc(1u << ICACHE_BITS, sizeof(*c.icache));
 	if (!c.icache) {

@@ -34,6 +34,7 @@
 #include "codec/json_write.h"
 #include "collect/ingest_ctf.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "store/sorter.h"
 
 #define MAX_ARGS 96        /* args kept per event (fields beyond are left out) */
@@ -43,17 +44,7 @@
 #define CTF_PACKET_MAGIC 0xC1FC1FC1u
 #define TSDL_PACKET_MAGIC 0x75D11D57u
 
-/* ---- a small hash map: (a, b) -> index ---------------------------------------- */
-
-struct map_ent {
-	uint64_t a, b;
-	uint32_t v; /* TFT_NONE: empty slot */
-};
-
-struct map {
-	struct map_ent *e;
-	uint32_t cap, n; /* cap: a power of two */
-};
+/* ---- keyed tables: (a, b) -> index, in a core/hmap map ----------------------- */
 
 static uint64_t mix64(uint64_t a, uint64_t b)
 {
@@ -65,48 +56,18 @@ static uint64_t mix64(uint64_t a, uint64_t b)
 	return h;
 }
 
-static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b)
+static inline uint32_t map_get(const struct tft_hmap *m, uint64_t a, uint64_t b)
 {
-	if (!m->cap)
-		return TFT_NONE;
-	for (uint32_t i = (uint32_t)mix64(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		const struct map_ent *e = &m->e[i];
-		if (e->v == TFT_NONE)
-			return TFT_NONE;
-		if (e->a == a && e->b == b)
-			return e->v;
-	}
+	const uint64_t k[2] = { a, b };
+
+	return tft_hmap_get(m, k, (uint32_t)mix64(a, b));
 }
 
-static int map_put(struct map *m, uint64_t a, uint64_t b, uint32_t v)
+static inline int map_put(struct tft_hmap *m, uint64_t a, uint64_t b, uint32_t v)
 {
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		uint32_t nc = m->cap ? m->cap * 2 : 64;
-		struct map_ent *ne = malloc((size_t)nc * sizeof(*ne));
-		if (!ne || nc < m->cap)
-			return free(ne), TFT_ENOMEM;
-		for (uint32_t i = 0; i < nc; i++)
-			ne[i].v = TFT_NONE;
-		for (uint32_t i = 0; i < m->cap; i++) {
-			struct map_ent *e = &m->e[i];
-			if (e->v == TFT_NONE)
-				continue;
-			uint32_t j = (uint32_t)mix64(e->a, e->b) & (nc - 1);
-			while (ne[j].v != TFT_NONE)
-				j = (j + 1) & (nc - 1);
-			ne[j] = *e;
-		}
-		free(m->e);
-		m->e = ne;
-		m->cap = nc;
-	}
-	uint32_t i = (uint32_t)mix64(a, b) & (m->cap - 1);
-	while (m->e[i].v != TFT_NONE && !(m->e[i].a == a && m->e[i].b == b))
-		i = (i + 1) & (m->cap - 1);
-	if (m->e[i].v == TFT_NONE)
-		m->n++;
-	m->e[i] = (struct map_ent){ a, b, v };
-	return 0;
+	const uint64_t k[2] = { a, b };
+
+	return tft_hmap_put(m, k, (uint32_t)mix64(a, b), v);
 }
 
 /* ---- state ---------------------------------------------------------------------- */
@@ -185,7 +146,7 @@ struct ctf {
 	uint32_t nprocs, cprocs;
 	struct exec *execs;
 	uint32_t nexecs, cexecs;
-	struct map proc_map, exec_map;
+	struct tft_hmap proc_map, exec_map; /* (kind << 32 | trace/process, key) -> index */
 	struct cl_pending *cl;
 	uint32_t ncl, ccl;
 	struct tft_step *steps;
@@ -767,13 +728,13 @@ struct otf2_def {
 };
 
 struct otf2 {
-	struct map strings;   /* OTF2 string id -> index into str */
+	struct tft_hmap strings;   /* OTF2 string id -> index into str */
 	uint32_t *str;        /* our string ids */
 	uint32_t nstr, cstr;
-	struct map regions, locations, groups_loc, paradigms, comms, groups;
+	struct tft_hmap regions, locations, groups_loc, paradigms, comms, groups;
 	struct otf2_def *defs;
 	uint32_t ndefs, cdefs;
-	struct map rank_of;   /* location -> rank (MPI_COMM_WORLD's locations) */
+	struct tft_hmap rank_of;   /* location -> rank (MPI_COMM_WORLD's locations) */
 };
 
 #define OTF2_UNDEF32 0xFFFFFFFFu
@@ -788,20 +749,29 @@ static const char *const otf2_collectives[] = {
 	"destroy_handle_and_deallocate",
 };
 
+static void otf2_init(struct otf2 *o)
+{
+	struct tft_hmap *maps[] = { &o->strings, &o->regions, &o->locations, &o->groups_loc,
+				    &o->paradigms, &o->comms, &o->groups, &o->rank_of };
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		tft_hmap_init(maps[i], 2);
+}
+
 static void otf2_free(struct otf2 *o)
 {
 	if (!o)
 		return;
-	free(o->strings.e);
+	tft_hmap_fini(&o->strings);
 	free(o->str);
-	free(o->regions.e);
-	free(o->locations.e);
-	free(o->groups_loc.e);
-	free(o->paradigms.e);
-	free(o->comms.e);
-	free(o->groups.e);
+	tft_hmap_fini(&o->regions);
+	tft_hmap_fini(&o->locations);
+	tft_hmap_fini(&o->groups_loc);
+	tft_hmap_fini(&o->paradigms);
+	tft_hmap_fini(&o->comms);
+	tft_hmap_fini(&o->groups);
 	free(o->defs);
-	free(o->rank_of.e);
+	tft_hmap_fini(&o->rank_of);
 	free(o);
 }
 
@@ -813,7 +783,7 @@ static uint32_t otf2_str(const struct otf2 *o, int64_t s)
 	return i == TFT_NONE ? TFT_NONE : o->str[i];
 }
 
-static int otf2_def(struct ctf *c, struct otf2 *o, struct map *m, int64_t self, struct otf2_def d)
+static int otf2_def(struct ctf *c, struct otf2 *o, struct tft_hmap *m, int64_t self, struct otf2_def d)
 {
 	if (tft_grow((void **)&o->defs, &o->cdefs, o->ndefs + 1, sizeof(*o->defs)) ||
 	    map_put(m, (uint64_t)self, 0, o->ndefs))
@@ -822,7 +792,7 @@ static int otf2_def(struct ctf *c, struct otf2 *o, struct map *m, int64_t self, 
 	return 0;
 }
 
-static const struct otf2_def *otf2_get(const struct otf2 *o, const struct map *m, int64_t self)
+static const struct otf2_def *otf2_get(const struct otf2 *o, const struct tft_hmap *m, int64_t self)
 {
 	uint32_t i = map_get(m, (uint64_t)self, 0);
 
@@ -1372,6 +1342,7 @@ static uint32_t trace_of(struct ctf *c, const bt_trace *bt)
 			oom(c);
 			return TFT_NONE;
 		}
+		otf2_init(t->otf2);
 	} else {
 		v = bt_trace_borrow_environment_entry_value_by_name_const(bt, "domain");
 		s = v && bt_value_is_string(v) ? bt_value_string_get(v) : "";
@@ -2119,6 +2090,8 @@ int tft_ctf_ingest(struct tft_writer *w, const char *path, const struct tft_inge
 		return rc;
 	}
 	found_sort(&f);
+	tft_hmap_init(&c.proc_map, 2);
+	tft_hmap_init(&c.exec_map, 2);
 	tft_json_write_init_mem(&c.jw);
 	clock_gettime(CLOCK_MONOTONIC, &c.last_progress);
 	c.s_empty = intern_cstr(&c, "");
@@ -2154,8 +2127,8 @@ int tft_ctf_ingest(struct tft_writer *w, const char *path, const struct tft_inge
 	for (uint32_t i = 0; i < c.nstreams; i++)
 		free(c.streams[i].name);
 	free(c.streams);
-	free(c.proc_map.e);
-	free(c.exec_map.e);
+	tft_hmap_fini(&c.proc_map);
+	tft_hmap_fini(&c.exec_map);
 	found_free(&f);
 	return rc;
 }
