@@ -184,11 +184,7 @@ struct md_track {
 	bool has_source_tid, has_flags;
 };
 
-/*
- * A direct-mapped cache in front of the writer's string table: names,
- * categories and arg keys repeat millions of times, and hashing a few
- * bytes here is cheaper than the table's full hash + probe.
- */
+/* Names, categories and arg keys repeat: a direct-mapped cache beats the writer's table lookup. */
 #ifndef ICACHE_BITS
 #define ICACHE_BITS 12
 #endif
@@ -285,11 +281,7 @@ enum { CAT_UNSEEN = 0, CAT_OTHER = 1, CAT_GPU = 2, CAT_GPU_ANNOTATION = 3 };
 #define MAX_BATCHES 4u              /* batches in circulation (each may pin one JSON window) */
 #define STR_BLOCK (16u << 10)       /* decoded-string block size */
 #define PIPELINE_MIN_BYTES (4u << 20) /* smaller plain inputs are imported on one thread */
-/*
- * JSON window with threads: windows circulate between the reader, the
- * parser and the committer (MAX_WINDOWS of them), and should stay in the
- * shared cache; a larger one makes every read() and parse miss it.
- */
+/* Reader windows (threads): the ones in circulation stay in the shared cache (BENCHMARKS.md). */
 #ifndef PIPE_BLOCK
 #define PIPE_BLOCK (512u << 10)
 #endif
@@ -523,6 +515,21 @@ static inline bool md_int(const struct tft_json_value *v, int64_t *out)
 	return v->type == TFT_JSON_NUMBER && tft_json_value_to_i64(v, out) == 0;
 }
 
+/* Enter an object value; *is_obj = false when the value was something else (consumed). */
+static inline int enter_object(struct parser *p, bool *is_obj)
+{
+	struct tft_json_value v;
+	int rc = tft_json_read(&p->r, &v, p->err);
+
+	*is_obj = false;
+	if (rc)
+		return rc;
+	if (v.type == TFT_JSON_ARRAY)
+		return tft_json_skip_rest(&p->r, p->err);
+	*is_obj = v.type == TFT_JSON_OBJECT;
+	return 0;
+}
+
 /* tables.c */
 int tft_chrome_get_proc(struct chrome *c, const struct xid *pid, uint32_t *idx);
 int tft_chrome_ensure_proc(struct chrome *c, uint32_t idx, uint32_t *id);
@@ -568,7 +575,6 @@ int tft_chrome_do_flow(struct chrome *c, const struct cev *e, char ph, uint32_t 
 int tft_chrome_emit_flows(struct chrome *c);
 
 /* decode.c */
-int tft_chrome_enter_object(struct parser *p, bool *is_obj);
 int tft_chrome_read_events(struct parser *p, unsigned flags);
 
 /* pipeline.c */

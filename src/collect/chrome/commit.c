@@ -66,6 +66,7 @@ int tft_chrome_merge_args(struct chrome *c, struct tft_arg **args, uint32_t *n, 
 	return 0;
 }
 
+/* The current event's parsed arg named key, or NULL. */
 const struct parg *tft_chrome_find_parg(const struct chrome *c, const char *key)
 {
 	size_t n = strlen(key);
@@ -152,6 +153,7 @@ static int maybe_step(struct chrome *c, const char *name, size_t len, const stru
 	return 0;
 }
 
+/* X: a complete slice on its thread's track (or its stream's annotations track). */
 static int do_complete(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track, tidx;
@@ -184,6 +186,7 @@ static int do_complete(struct chrome *c, const struct cev *e, uint32_t name, uin
 	return 0;
 }
 
+/* B: pushed on the thread's stack of open slices, with its args. */
 static int do_begin(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track, tidx;
@@ -206,6 +209,7 @@ static int do_begin(struct chrome *c, const struct cev *e, uint32_t name, uint32
 	return 0;
 }
 
+/* E: closes the thread's newest open slice, its args joining the B's. */
 static int do_end(struct chrome *c, const struct cev *e)
 {
 	uint32_t track, tidx, nargs;
@@ -252,6 +256,7 @@ static int do_end(struct chrome *c, const struct cev *e)
 	return 0;
 }
 
+/* i / I / R: an instant on its thread, its process's "Instants" or the Global track. */
 static int do_instant(struct chrome *c, const struct cev *e, uint32_t name, uint32_t cat)
 {
 	uint32_t track;
@@ -388,6 +393,7 @@ static int do_counter(struct chrome *c, const struct cev *e, uint32_t name, uint
 	return rc;
 }
 
+/* One parsed event to the model, by phase. */
 static int commit(struct chrome *c, const struct cev *e)
 {
 	uint32_t name = 0, cat = 0;
@@ -430,6 +436,7 @@ static int commit(struct chrome *c, const struct cev *e)
 	}
 }
 
+/* Report progress to the caller (at most every so often, or now when forced). */
 void tft_chrome_progress(struct chrome *c, bool force)
 {
 	if (!c->opts || !c->opts->progress || !tft_ingest_progress_due(&c->last_progress, force))
@@ -438,6 +445,7 @@ void tft_chrome_progress(struct chrome *c, bool force)
 			  c->events);
 }
 
+/* Commit every event of b in order; errors name the event's offset. */
 int tft_chrome_commit_batch(struct chrome *c, const struct batch *b)
 {
 	int rc;

@@ -7,21 +7,6 @@
  */
 #include "collect/chrome/chrome_int.h"
 
-/* Enter an object value; *is_obj = false when the value was something else (consumed). */
-int tft_chrome_enter_object(struct parser *p, bool *is_obj)
-{
-	struct tft_json_value v;
-	int rc = tft_json_read(&p->r, &v, p->err);
-
-	*is_obj = false;
-	if (rc)
-		return rc;
-	if (v.type == TFT_JSON_ARRAY)
-		return tft_json_skip_rest(&p->r, p->err);
-	*is_obj = v.type == TFT_JSON_OBJECT;
-	return 0;
-}
-
 static inline void val_xid(const struct tft_json_value *v, struct xid *x)
 {
 	x->kind = 0;
@@ -69,7 +54,7 @@ static int read_id2(struct parser *p, struct cev *e)
 	struct tft_json_value v;
 	struct tft_json_str k;
 	bool is_obj;
-	int rc = tft_chrome_enter_object(p, &is_obj);
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
@@ -150,7 +135,7 @@ static int read_args(struct parser *p, struct batch *b, const struct pev *pe)
 	struct tft_json_member ms[MEMBERS];
 	bool is_obj, ended = false;
 	unsigned n;
-	int rc = tft_chrome_enter_object(p, &is_obj);
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
@@ -189,7 +174,7 @@ static int parse_event(struct parser *p, struct batch *b, struct pev *pe)
 
 	memset(e, 0, sizeof(*e));
 	e->offset = tft_json_offset(&p->r); /* next_item stopped at the element's first byte */
-	if ((rc = tft_chrome_enter_object(p, &is_obj)))
+	if ((rc = enter_object(p, &is_obj)))
 		return rc;
 	if (!is_obj)
 		return 0;
@@ -294,6 +279,7 @@ oom:
 	return tft_error_set(p->err, TFT_ENOMEM, -1, "out of memory");
 }
 
+/* The elements of the events array, batched and handed to the committer. */
 int tft_chrome_read_events(struct parser *p, unsigned flags)
 {
 	uint64_t items = 0, with_ph = 0;

@@ -85,7 +85,7 @@ static int read_distributed(struct parser *p)
 	struct tft_json_value v;
 	struct tft_json_str k;
 	bool is_obj;
-	int rc = tft_chrome_enter_object(p, &is_obj);
+	int rc = enter_object(p, &is_obj);
 
 	if (rc || !is_obj)
 		return rc;
@@ -194,6 +194,7 @@ static bool is_known_key(const struct tft_json_str *k)
 	       STR_EQ(k, "traceName") || STR_EQ(k, "host_name");
 }
 
+/* The top-level object's keys: traceEvents to the decoder, the others as metadata. */
 static int read_object_doc(struct parser *p, int64_t obj_offset)
 {
 	struct tft_json_str k;
@@ -244,6 +245,7 @@ static int read_object_doc(struct parser *p, int64_t obj_offset)
 	}
 }
 
+/* The whole document: an array of events, or an object holding traceEvents. */
 int tft_chrome_read_document(struct parser *p)
 {
 	struct tft_json_value v;

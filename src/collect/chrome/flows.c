@@ -29,6 +29,7 @@ int tft_chrome_flow_point(struct chrome *c, const struct hkey *k, uint64_t id, u
 	return 0;
 }
 
+/* s / t / f: a flow point under (cat, scope, id), plus the process for id2.local ids. */
 int tft_chrome_do_flow(struct chrome *c, const struct cev *e, char ph, uint32_t name, uint32_t cat)
 {
 	uint32_t track, scope = 0, pidx = 0;

@@ -20,6 +20,7 @@
  */
 #include "collect/chrome/chrome_int.h"
 
+/* B slices and spans still open at the end: closed at the trace's end, flagged unclosed. */
 static int close_open(struct chrome *c)
 {
 	int64_t end = c->have_end ? c->trace_end : 0;

@@ -100,6 +100,7 @@ static uint32_t classify_track(const char *pn, size_t pl, const char *tn, size_t
 	return TFT_TRACK_THREAD;
 }
 
+/* The kind of thread t's track from its process's and its own names. */
 uint32_t tft_chrome_thread_kind(struct chrome *c, const struct thread *t)
 {
 	size_t pl, tl;
@@ -146,6 +147,7 @@ int tft_chrome_cat_class(struct chrome *c, uint32_t cat, const struct tft_json_s
 	return 0;
 }
 
+/* A category only Kineto writes (either schema): the input is a Kineto trace. */
 bool tft_chrome_is_kineto_cat(const char *s, size_t n)
 {
 	switch (n) {

@@ -17,6 +17,7 @@ static void note_tf_name(struct chrome *c, const struct tft_json_str *n)
 		c->tf_timeline = true;
 }
 
+/* M: process_name / _labels / _sort_index, thread_name / _sort_index. */
 int tft_chrome_do_meta(struct chrome *c, const struct cev *e)
 {
 	const struct parg *a;

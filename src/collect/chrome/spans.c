@@ -76,6 +76,7 @@ static int span_unlink(struct chrome *c, uint32_t idx)
 	return 0;
 }
 
+/* The process's async track of category cat ("Async" without one). */
 static int async_track(struct chrome *c, uint32_t pidx, uint32_t cat, uint32_t *track)
 {
 	struct hkey k = mkkey(K_ASYNC_TRACK, pidx, cat, 0);
@@ -87,6 +88,7 @@ static int async_track(struct chrome *c, uint32_t pidx, uint32_t cat, uint32_t *
 	return tft_chrome_keyed_track(c, &k, pidx, TFT_TRACK_ASYNC, tname, track);
 }
 
+/* b / e, S / F and the async instants n / T / p on the process's async track of the category. */
 int tft_chrome_do_async(struct chrome *c, const struct cev *e, char ph, uint32_t name, uint32_t cat)
 {
 	uint32_t pidx, track, si;
@@ -139,6 +141,7 @@ int tft_chrome_do_async(struct chrome *c, const struct cev *e, char ph, uint32_t
 	return 0;
 }
 
+/* N / O / D: an object's life as a slice on the track of its name, its snapshots as instants. */
 int tft_chrome_do_object(struct chrome *c, const struct cev *e, char ph, uint32_t name,
 			 uint32_t cat)
 {

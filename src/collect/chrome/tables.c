@@ -8,6 +8,7 @@
  */
 #include "collect/chrome/chrome_int.h"
 
+/* A new proc entry (registered with the writer only when an event needs it). */
 static int new_proc(struct chrome *c, int64_t pid, uint32_t name, uint32_t *idx)
 {
 	if (tft_grow((void **)&c->procs, &c->cap_procs, (uint64_t)c->nprocs + 1, sizeof(*c->procs)))
@@ -22,7 +23,6 @@ static int new_proc(struct chrome *c, int64_t pid, uint32_t name, uint32_t *idx)
 	return 0;
 }
 
-/* The proc entry for a pid as written (created on first sight). */
 /* A pid that is a number (or a string of digits): *iv; else false (*iv 0: no pid is pid 0). */
 static bool pid_number(const struct xid *pid, int64_t *iv)
 {
@@ -37,6 +37,7 @@ static bool pid_number(const struct xid *pid, int64_t *iv)
 	return false;
 }
 
+/* The proc entry for a pid as written (created on first sight). */
 int tft_chrome_get_proc(struct chrome *c, const struct xid *pid, uint32_t *idx)
 {
 	struct hkey k;
@@ -83,6 +84,7 @@ int tft_chrome_ensure_proc(struct chrome *c, uint32_t idx, uint32_t *id)
 	return 0;
 }
 
+/* Register a track of process proc_idx (and the process, if not yet) with the writer. */
 int tft_chrome_add_track(struct chrome *c, uint32_t proc_idx, uint32_t kind, uint32_t name,
 			 int64_t tid, int32_t sort_index, uint32_t *track)
 {
@@ -178,6 +180,7 @@ int tft_chrome_keyed_track(struct chrome *c, const struct hkey *k, uint32_t proc
 	return 0;
 }
 
+/* The synthetic "Global" process's track (global instants), created on first use. */
 int tft_chrome_global_track(struct chrome *c, uint32_t *track)
 {
 	int rc;
