@@ -3,7 +3,7 @@
  * The CTF importer's private header (src/collect/ctf/): its state (traces,
  * processes, execs and their open slices, OTF2 definitions), the keyed
  * tables (core/hmap), small helpers over libbabeltrace2's fields, and the
- * functions the files share. See import.c for the whole.
+ * functions the files share. See ctf_ingest.c for the whole.
  */
 #ifndef TFT_COLLECT_CTF_INT_H
 #define TFT_COLLECT_CTF_INT_H
@@ -291,7 +291,7 @@ int tft_ctf_otf2_event(struct ctf *c, uint32_t trace, const char *name, const bt
 int tft_ctf_lttng_event(struct ctf *c, uint32_t t, const bt_message *msg, const bt_event *ev,
 			const char *name, int64_t ts);
 
-/* graph.c */
+/* bt_graph.c */
 int tft_ctf_run_graph(struct ctf *c, const struct found *f, uint32_t i);
 int tft_ctf_trial_read(struct ctf *c, const struct found *f, uint32_t i);
 

@@ -14,7 +14,7 @@
  * libbabeltrace2 2.0.4 hangs on a packetized metadata file cut short and
  * aborts on some corrupt packets: the metadata framing is checked first
  * (find.c) and each trace is read once by the `babeltrace2` tool in a
- * process of its own before this one reads it (graph.c). This file: the
+ * process of its own before this one reads it (bt_graph.c). This file: the
  * entry point and the end of the import.
  */
 #include "collect/ctf/ctf_int.h"
