@@ -16,6 +16,7 @@
 #include "collect/tf_names.h"
 #include "collect/tf_proto.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "store/graph.h"
 
 #define F TFT_PB_FIELD
@@ -74,10 +75,8 @@ struct attr_value {
  * dict built from the pairs); written as they come, a key given twice
  * appeared twice and json_extract read the first. Entries are written as
  * they come and a key seen again only marks the object, which is rebuilt
- * from the entries' value spans when it ends (rare). Keys are found in an
- * open-addressing table whose slots of earlier objects are told apart by a
- * generation number, so an object starts at no cost and a node with very
- * many attrs is not quadratic.
+ * from the entries' value spans when it ends (rare). Keys are found in a
+ * hash map of the entries (a node with very many attrs is not quadratic).
  */
 struct jmap_entry {
 	const uint8_t *key; /* borrowed: the input or the text reader's arena */
@@ -87,16 +86,10 @@ struct jmap_entry {
 	int first;          /* the first entry of its key */
 };
 
-struct jmap_slot {
-	uint32_t gen, idx;
-};
-
 struct jmap {
 	struct jmap_entry *e;   /* owned */
 	uint32_t n, cap;
-	struct jmap_slot *slot; /* owned */
-	uint32_t nslot;         /* 0 or a power of 2 above 2 n */
-	uint32_t gen;           /* the current object's slots; others are empty */
+	struct tft_hmap first;  /* a key (an entry's bytes) -> its first entry; core/hmap */
 	int dup;                /* a key was given twice */
 };
 
@@ -142,56 +135,13 @@ static int jw_oom(const struct tft_graph_import *gi)
 
 /* ---- protobuf maps as JSON objects (struct jmap above) ----------------------------- */
 
-static uint32_t jmap_hash(const uint8_t *p, size_t n)
+/* Is entry val's key the key of the entry `key` points to? */
+static bool jmap_eq(const void *ctx, const void *key, uint32_t val)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
+	const struct jmap *m = ctx;
+	const struct jmap_entry *k = key, *o = &m->e[val];
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-/* The first entry with entry i's key, after making i that entry if there is none. */
-static uint32_t jmap_slot_of(struct jmap *m, uint32_t i)
-{
-	const struct jmap_entry *e = &m->e[i];
-	uint32_t mask = m->nslot - 1, k = jmap_hash(e->key, e->klen) & mask;
-
-	for (;; k = (k + 1) & mask) {
-		struct jmap_slot *s = &m->slot[k];
-		const struct jmap_entry *o;
-
-		if (s->gen != m->gen) {
-			s->gen = m->gen;
-			s->idx = i;
-			return i;
-		}
-		o = &m->e[s->idx];
-		if (o->klen == e->klen && (!e->klen || memcmp(o->key, e->key, e->klen) == 0))
-			return s->idx;
-	}
-}
-
-static int jmap_rehash(struct jmap *m, uint32_t need)
-{
-	uint32_t ns = m->nslot ? m->nslot : 16;
-	struct jmap_slot *slot;
-
-	while (ns < 2 * need) {
-		if (ns > UINT32_MAX / 4)
-			return TFT_ENOMEM;
-		ns *= 2;
-	}
-	slot = calloc(ns, sizeof(*slot));
-	if (!slot)
-		return TFT_ENOMEM;
-	free(m->slot);
-	m->slot = slot;
-	m->nslot = ns;
-	for (uint32_t i = 0; i < m->n; i++)
-		if (m->e[i].first)
-			jmap_slot_of(m, i);
-	return 0;
+	return o->klen == k->klen && (!k->klen || memcmp(o->key, k->key, k->klen) == 0);
 }
 
 /* Start the object in w, which holds nothing else. */
@@ -199,11 +149,9 @@ static void jmap_begin(struct jmap *m, struct tft_json_writer *w)
 {
 	m->n = 0;
 	m->dup = 0;
-	if (++m->gen == 0) { /* wrapped: every slot may look current */
-		if (m->slot)
-			memset(m->slot, 0, (size_t)m->nslot * sizeof(*m->slot));
-		m->gen = 1;
-	}
+	if (!m->first.eq) /* the first object (the import's state starts zeroed) */
+		tft_hmap_init_ext(&m->first, jmap_eq, m);
+	tft_hmap_clear(&m->first);
 	tft_json_write_begin_object(w);
 }
 
@@ -224,17 +172,19 @@ static int jmap_key(struct jmap *m, struct tft_json_writer *w, const uint8_t *p,
 			len = (size_t)(nul - p);
 	}
 	r = tft_grow((void **)&m->e, &m->cap, m->n + 1, sizeof(*m->e));
-	if (!r && 2 * (m->n + 1) > m->nslot)
-		r = jmap_rehash(m, m->n + 1);
 	if (r)
 		return r;
-	i = m->n++;
+	i = m->n;
 	e = &m->e[i];
 	e->key = len ? p : (const uint8_t *)"";
 	e->klen = len;
 	e->last = i;
 	e->first = 1;
-	f = jmap_slot_of(m, i);
+	f = i;
+	r = tft_hmap_add(&m->first, e, (uint32_t)tft_hash_fast(e->key, len, 0), &f);
+	if (r < 0)
+		return r;
+	m->n++;
 	if (f != i) {
 		m->e[f].last = i;
 		e->first = 0;
@@ -289,7 +239,7 @@ static int jmap_end(struct jmap *m, struct tft_json_writer *w, struct tft_json_w
 static void jmap_fini(struct jmap *m)
 {
 	free(m->e);
-	free(m->slot);
+	tft_hmap_fini(&m->first);
 }
 
 static struct tft_graph_text text_of(struct tft_pb_bytes b)
