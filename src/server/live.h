@@ -174,16 +174,4 @@ int tft_live_save(struct tft_live *lv, const char *path, char *out, size_t out_s
 int tft_session_save_copy(const char *src, const char *path, uint64_t *bytes,
 			  struct tft_error *err);
 
-/* ---- standalone HTML (export/export_html.h with the embedded web UI) ------------- */
-
-struct tft_json_writer;
-struct tft_html_counts;
-/*
- * The page of `tftracer export -f html` and Timeline.visualize: the embedded
- * web UI (server/assets.h) and the /api/session object of s, with at most
- * max_events events inlined (0 = the exporter's default).
- */
-int tft_live_export_html(struct tft_session *s, struct tft_json_writer *w, uint64_t max_events,
-			 struct tft_html_counts *n, struct tft_error *err);
-
 #endif /* TFT_SERVER_LIVE_H */

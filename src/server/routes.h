@@ -16,7 +16,7 @@
 
 #include "codec/json_write.h"
 #include "core/status.h"
-#include "server/assets.h"
+#include "export/web_assets.h"
 #include "server/http.h"
 #include "server/query.h"
 #include "store/session.h"
@@ -201,9 +201,6 @@ int tft_api_save(struct tft_http_req *r);          /* POST /api/save */
 int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
 /* Server stop: end the event streams (called before the daemon stops). */
 void tft_api_live_closing(struct tft_server *srv);
-
-/* The session summary object of /api/session (also `info --json`'s shape). */
-void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w);
 
 /* Viewport core, shared with bench/bench_viewport.c. */
 struct tft_viewport_req {
