@@ -20,7 +20,7 @@
 #include "codec/source.h"
 #include "runtime/rt.h"
 #include "server/live.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define KINDS_MAX 64          /* run kinds kept (LRU) */
 #define RECENT_MAX 1000u      /* step times kept per run kind */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "export/export_session.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 int tft_api_session(struct tft_http_req *r)
 {
