@@ -255,7 +255,7 @@ TFT_API int64_t tft_rt_thread_floor(int64_t tid);
 TFT_API void tft_rt_track_appended(uint32_t track, int64_t ts);
 
 /*
- * Holding a thread for an import (server/api_live.c; docs/runtime.md
+ * Holding a thread for an import (server/live_steps.c; docs/runtime.md
  * "Holding a thread for an import"). TFT_API, like tft_rt_with_writer: the
  * Python module's hub reaches the one runtime of the process (the preload
  * library's under `tftracer record`; python/tftracer/_tftracer.map). A traced step's profiler trace is

@@ -23,7 +23,7 @@ int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
 int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
 int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
 int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
-/* Live endpoints (api_live.c, docs/http-api.md "Live"). */
+/* Live endpoints (docs/http-api.md "Live"): live_events.c, live_runs.c, api_live.c. */
 int tft_api_live(struct tft_http_req *r);          /* GET /api/live (SSE) */
 int tft_api_live_status(struct tft_http_req *r);   /* GET /api/live/status */
 int tft_api_runs(struct tft_http_req *r);          /* GET /api/runs */

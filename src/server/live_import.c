@@ -11,7 +11,7 @@
  * thread (made here when it has none yet; the drain adopts it), so that a
  * traced step's ops sit with the step and the thread's zones. The runtime
  * holds the thread's records after a traced step's end until its trace is in
- * (rt.h, tft_rt_import_hold; the hub releases it, api_live.c), so the track
+ * (rt.h, tft_rt_import_hold; the hub releases it, live_steps.c), so the track
  * is ready for it. A thread track that holds events later than the trace's
  * first all the same (the hold timed out, the runtime recorded the thread
  * during the step, an import of a later step came first), or a thread with a
@@ -50,7 +50,7 @@
 #define MODULE_PREFIX "nn.Module: " /* python/tftracer/_models.py's scopes */
 #define MODULE_PREFIX_LEN (sizeof(MODULE_PREFIX) - 1)
 
-/* api_live.c */
+/* live_steps.c */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
 			  uint64_t events, int64_t t0, int64_t t1, const char *why);
 
