@@ -156,7 +156,9 @@ struct tft_live_import {
  * of the trace are not copied) and commit. The trace is read into a
  * temporary session next to the live file first, so the runtime's drain is
  * held up only for the copy. lv may be NULL; with a hub, a `trace` event
- * follows. *events (may be NULL): events copied. 0, or TFT_EINVAL (no
+ * follows. The next import of the same producer through the same hub
+ * continues its tracks; each hub keeps its own (two hubs in one process do
+ * not share them), and an import without a hub makes new ones. *events (may be NULL): events copied. 0, or TFT_EINVAL (no
  * runtime session), TFT_EFORMAT (a bad trace: err says where), TFT_EIO.
  */
 int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint64_t *events,

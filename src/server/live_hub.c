@@ -221,6 +221,7 @@ static void live_free(struct tft_live *lv)
 	free(lv->landing);
 	free(lv->ring);
 	free(lv->tsteps);
+	tft_live_imports_free(lv->imp);
 	pthread_mutex_destroy(&lv->ts_lock);
 	pthread_mutex_destroy(&lv->srv_lock);
 	pthread_cond_destroy(&lv->srv_cond);
@@ -290,7 +291,8 @@ struct tft_live *tft_live_start(const struct tft_live_opts *o, struct tft_error 
 	lv->landing = calloc(LANDING_MAX, sizeof(*lv->landing));
 	lv->ring = calloc(RING_SLOTS, sizeof(*lv->ring));
 	lv->tsteps = calloc(TSTEPS_MAX, sizeof(*lv->tsteps));
-	if (!lv->queue || !lv->spare || !lv->landing || !lv->ring || !lv->tsteps) {
+	lv->imp = tft_live_imports_create();
+	if (!lv->queue || !lv->spare || !lv->landing || !lv->ring || !lv->tsteps || !lv->imp) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		live_free(lv);
 		return NULL;

@@ -199,6 +199,7 @@ struct tft_live {
 	pthread_cond_t wake_cond;
 
 	/* Imports (live_import.c reports here). */
+	struct tft_live_imports *imp; /* owned: what this hub's imports made (live_import.c) */
 	_Atomic uint64_t imports, import_errors, imported_events;
 	_Atomic uint64_t gen_cache;   /* the pool generation after the last bump */
 
@@ -255,6 +256,10 @@ void tft_live_kind_free(struct run_kind *k);
 
 /* live_steps.c: the follower saw a traced step's runtime events land in the file. */
 void tft_live_tstep_released(struct tft_live *lv, const struct done_step *d);
+/* live_import.c: what a hub's imports made in the live session (its own map). */
+struct tft_live_imports;
+struct tft_live_imports *tft_live_imports_create(void); /* NULL: out of memory */
+void tft_live_imports_free(struct tft_live_imports *m);  /* NULL is a no-op */
 /* live_steps.c, called by live_import.c: an import landed in the file, or failed. */
 void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
 			  uint64_t events, int64_t t0, int64_t t1, const char *why);
