@@ -318,7 +318,7 @@ int64_t tft_live_step_end(struct tft_live *lv)
 				struct done_step *d = &lv->queue[lv->nqueue++];
 				*d = lv->cur;
 				d->dur_ns = now - lv->cur.start_ns;
-				/* (traced as it began: see drain.c) */
+				/* (traced as it began: see drain_gev.c) */
 			} else {
 				lv->queue_lost++;
 			}
