@@ -32,38 +32,6 @@
 #define TAIL_EVERY 1024u            /* release consumed slots this often while draining */
 #define NAME_MAX_BYTES 1024u
 
-/* SPDX-License-Identifier: MIT */
-/*
- * The drain thread: consumes every thread's ring, turns records into model
- * events (slices in per-thread order, process-wide counters, flows, memory
- * in use, steps), appends them to the session writer and commits at least
- * every flush interval. It also creates the session and closes it at the end.
- */
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "runtime/job.h"
-#include "runtime/rt.h"
-#include "runtime/source.h"
-#include "store/writer.h"
-
-#define POLL_NS 2000000             /* the drain looks at the wake flag this often */
-#define WATERMARK_NS 5000000        /* cross-thread events younger than this wait a cycle */
-#define PEND_MAX 16384u             /* completed slices held per thread, at most */
-#define GEV_MAX (1u << 18)          /* cross-thread events held, at most */
-#define FLOWS_MAX (1u << 16)        /* open flows remembered, at most */
-#define ALLOCS_MAX (1u << 20)       /* live allocations remembered, at most */
-#define STEPS_OPEN_MAX 16u
-#define TAIL_EVERY 1024u            /* release consumed slots this often while draining */
-#define NAME_MAX_BYTES 1024u
-
 /* A completed slice or an instant, waiting until the thread's zone stack empties. */
 struct pend {
 	int64_t ts, dur;

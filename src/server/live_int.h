@@ -42,52 +42,6 @@
 #define TSTEPS_MAX 512        /* traced steps followed until they land */
 #define WHY_BYTES 160         /* an import failure's reason, as the page shows it */
 
-/* SPDX-License-Identifier: MIT */
-/*
- * The live hub (server/live.h) and the live endpoints of docs/http-api.md:
- * server-sent events (GET /api/live), run statistics (GET /api/runs), the
- * status probe and the controls (trace, tracing, save, stop).
- */
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <pthread.h>
-#include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "codec/json_read.h"
-#include "codec/source.h"
-#include "runtime/rt.h"
-#include "server/live.h"
-#include "server/api.h"
-
-#define KINDS_MAX 64          /* run kinds kept (LRU) */
-#define RECENT_MAX 1000u      /* step times kept per run kind */
-#define RECENT_DEFAULT 200
-#define HIST_BUCKETS 1500     /* log buckets of ratio HIST_RATIO from 1 ns */
-#define HIST_RATIO 1.02
-#define QUEUE_MAX 4096        /* finished steps waiting for the follower */
-#define LANDING_MAX 8192      /* steps waiting for the commit that holds them */
-#define RING_SLOTS 1024       /* SSE events kept for replay */
-#define SLOT_BYTES 1280       /* one formatted SSE message: the status object with a
-				* 255-byte session name, a 199-byte disabled reason, its
-				* request and 20-digit counters is ~1060 bytes; a trace
-				* event with a 127-byte name and a 159-byte reason ~700
-				* (a longer one is not sent) */
-#define STREAMS_MAX 16
-#define TICK_NS (20 * 1000000LL)
-#define STATUS_EVERY_NS 1000000000LL
-#define BUMP_EVERY_NS (250 * 1000000LL)
-#define NAME_MAX_BYTES 128
-#define TSTEPS_MAX 512        /* traced steps followed until they land */
-#define WHY_BYTES 160         /* an import failure's reason, as the page shows it */
-
-
 struct recent_ent {
 	int64_t index, start_ns, dur_ns;
 	bool traced;
