@@ -974,7 +974,8 @@ int tft_api_search(struct tft_http_req *r)
 	/*
 	 * No back-references: POSIX leaves \1..\9 undefined in extended
 	 * expressions, and glibc matches them by backtracking, in time
-	 * exponential in the pattern (43 bytes kept a worker busy for 30 s).
+	 * exponential in the pattern (BENCHMARKS.md, "Server and runtime:
+	 * design measurements").
 	 */
 	if (m.regex && has_backref(qz, qlen))
 		return tft_http_reply_error(r, 400, "back-references (\\1 to \\9) are not supported in a regex");

@@ -29,11 +29,9 @@
 #define QUEUE_MAX 4096        /* finished steps waiting for the follower */
 #define LANDING_MAX 8192      /* steps waiting for the commit that holds them */
 #define RING_SLOTS 1024       /* SSE events kept for replay */
-#define SLOT_BYTES 1280       /* one formatted SSE message: the status object with a
-				* 255-byte session name, a 199-byte disabled reason, its
-				* request and 20-digit counters is ~1060 bytes; a trace
-				* event with a 127-byte name and a 159-byte reason ~700
-				* (a longer one is not sent) */
+#define SLOT_BYTES 1280       /* one formatted SSE message: the largest status and
+				* trace events fit (sizes in BENCHMARKS.md, "Server and
+				* runtime: design measurements"); a longer one is not sent */
 #define STREAMS_MAX 16
 #define TICK_NS (20 * 1000000LL)
 #define STATUS_EVERY_NS 1000000000LL
