@@ -193,12 +193,12 @@ uint32_t tft_rt_drain_thread_track(struct tft_rt_session *s, struct tft_rt_threa
 struct tft_rt_dthread *tft_rt_drain_dthread_create(uint64_t base_dropped);
 void tft_rt_drain_dthread_destroy(struct tft_rt_dthread *ds);
 void tft_rt_drain_split_flush(struct tft_rt_session *s, struct tft_rt_thread *t,
-			struct tft_rt_dthread *ds, int64_t T);
+			      struct tft_rt_dthread *ds, int64_t T);
 void tft_rt_drain_close_all(struct tft_rt_session *s, struct tft_rt_thread *t,
-		      struct tft_rt_dthread *ds, int64_t end_ns);
+			    struct tft_rt_dthread *ds, int64_t end_ns);
 int tft_rt_drain_hold_over(struct tft_rt_session *s, struct tft_rt_dthread *ds, int64_t now_ns);
 void tft_rt_drain_consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
-			   struct tft_rt_dthread *ds);
+				 struct tft_rt_dthread *ds);
 void tft_rt_drain_retire(struct tft_rt_session *s, struct tft_rt_thread *t, struct tft_rt_thread *prev);
 
 /* drain_gev.c: cross-thread events (flows, memory, counters, steps) in time order. */

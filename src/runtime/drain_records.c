@@ -43,7 +43,7 @@ static int sites_grow(struct tft_rt_session *s)
 
 /* Name and category ids of a call site, interned once per site. */
 void tft_rt_drain_site_ids(struct tft_rt_session *s, const struct tft_site *site, uint32_t *name,
-		     uint32_t *cat)
+			   uint32_t *cat)
 {
 	uint32_t j;
 
@@ -106,7 +106,7 @@ static uint32_t cstr_id(struct tft_rt_session *s, const char *p)
 }
 
 uint32_t tft_rt_drain_thread_track(struct tft_rt_session *s, struct tft_rt_thread *t,
-			     struct tft_rt_dthread *ds)
+				   struct tft_rt_dthread *ds)
 {
 	struct tft_track tr;
 	char name[64];
@@ -438,7 +438,7 @@ static void take_values(struct tft_rt_dthread *ds, const struct tft_rt_rec *r)
  * stays in order. Both pieces carry the arg split=true.
  */
 void tft_rt_drain_split_flush(struct tft_rt_session *s, struct tft_rt_thread *t,
-			struct tft_rt_dthread *ds, int64_t T)
+			      struct tft_rt_dthread *ds, int64_t T)
 {
 	for (uint32_t i = 0; i < ds->depth; i++) {
 		struct frame *f = &ds->stack[i];
@@ -464,7 +464,7 @@ static void pend_settle(struct tft_rt_session *s, struct tft_rt_thread *t,
 
 /* Close every open zone at end_ns, flagged unclosed, and write everything. */
 void tft_rt_drain_close_all(struct tft_rt_session *s, struct tft_rt_thread *t,
-		      struct tft_rt_dthread *ds, int64_t end_ns)
+			    struct tft_rt_dthread *ds, int64_t end_ns)
 {
 	while (ds->depth) {
 		struct frame *f = &ds->stack[--ds->depth];
@@ -630,7 +630,7 @@ int tft_rt_drain_hold_over(struct tft_rt_session *s, struct tft_rt_dthread *ds, 
 }
 
 void tft_rt_drain_consume_thread(struct tft_rt_session *s, struct tft_rt_thread *t,
-			   struct tft_rt_dthread *ds)
+				 struct tft_rt_dthread *ds)
 {
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed); /* ours alone */
 	/* Acquire: slots below head are filled; pairs with publish()'s release store (emit.c). */
