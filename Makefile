@@ -39,8 +39,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 
 # ---- server ------------------------------------------------------------------
 # The HTTP server links libmicrohttpd. The web UI (every file under web/) is
-# embedded by tools/pack_assets into the generated $(O)/gen/assets.c, which
-# joins the library; the binary then needs no files on disk.
+# embedded by tools/pack_assets into the generated $(O)/gen/assets.c (the
+# table of src/export/web_assets.h: the server serves it, the standalone HTML
+# export inlines it), which joins the library; the binary then needs no files
+# on disk.
 .DEFAULT_GOAL := all
 LDLIBS      += -lmicrohttpd
 WEB_FILES   := $(shell find web -type f 2>/dev/null)
@@ -58,7 +60,7 @@ $(ASSETS_C): $(O)/tools/pack_assets $(WEB_FILES) $(WEB_DIRS)
 	$(if $(Q),@echo "  GEN     $@")
 	$(Q)$(O)/tools/pack_assets web $@.tmp && mv $@.tmp $@
 
-$(O)/gen/assets.o: $(ASSETS_C) src/server/assets.h
+$(O)/gen/assets.o: $(ASSETS_C) src/export/web_assets.h
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -c $< -o $@
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/routes.h"
+#include "server/api.h"
 #include "store/session.h"
 #include "store/writer.h"
 

@@ -17,7 +17,7 @@
 
 #include "codec/json_write.h"
 #include "core/status.h"
-#include "server/assets.h"
+#include "export/web_assets.h"
 #include "server/http.h"
 #include "server/query.h"
 

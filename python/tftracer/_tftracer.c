@@ -1774,7 +1774,7 @@ static PyObject *mod_export_html(PyObject *m, PyObject *args)
 		} else if (tft_json_write_init_sink(&w, file_write, &fs)) {
 			rc = tft_error_set(&err, TFT_ENOMEM, -1, "out of memory");
 		} else {
-			rc = tft_live_export_html(s, &w, max_events, &n, &err);
+			rc = tft_export_html_page(s, &w, max_events, &n, &err);
 			if (!rc)
 				rc = tft_json_write_finish(&w);
 			tft_json_write_fini(&w);

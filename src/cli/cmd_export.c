@@ -19,7 +19,6 @@
 #include "export/export_chrome.h"
 #include "export/export_html.h"
 #include "export/export_tftimeline.h"
-#include "server/live.h"
 #include "store/session.h"
 
 /* Byte consumer the exporters write through (plain file or gzip stream). */
@@ -83,7 +82,7 @@ static int run_html(struct tft_session *s, const struct out_sink *out,
 
 	if (tft_json_write_init_sink(&w, out->fn, out->ctx))
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	rc = tft_live_export_html(s, &w, o->max_events, &n, err);
+	rc = tft_export_html_page(s, &w, o->max_events, &n, err);
 	if (rc == 0) {
 		rc = tft_json_write_finish(&w);
 		if (rc)

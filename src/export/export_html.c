@@ -13,6 +13,7 @@
 #include "core/strtab.h"
 #include "export/export_html.h"
 #include "export/export_prof.h"
+#include "export/export_session.h"
 #include "export/export_summary.h"
 #include "store/graph.h"
 
@@ -522,7 +523,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 	tft_json_write_key(&w, "tft_static");
 	tft_json_write_int(&w, 1);
 	tft_json_write_key(&w, "session");
-	o->write_session(s, &w);
+	tft_export_session_write(s, &w);
 	rc = write_advise(s, &w);
 	if (!rc)
 		rc = write_prof(s, &w);
@@ -604,7 +605,7 @@ int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 
 	if (n)
 		memset(n, 0, sizeof(*n));
-	if (!o || !o->write_session)
+	if (!o)
 		return tft_error_set(err, TFT_EINVAL, -1, "no web UI assets");
 	index = find_asset(o, "index.html");
 	css = find_asset(o, "style.css");

@@ -14,7 +14,7 @@
 #include "core/status.h"
 #include "store/session.h"
 
-/* One web UI file (the server layer owns the embedded copies). */
+/* One web UI file (export_html_page.c takes them from the embedded table, web_assets.h). */
 struct tft_html_asset {
 	const char *name;          /* borrowed: "index.html", "style.css", "app.js" ... */
 	const unsigned char *data; /* borrowed */
@@ -26,8 +26,6 @@ struct tft_html_asset {
 struct tft_html_opts {
 	const struct tft_html_asset *assets; /* borrowed: the web UI's files */
 	size_t nassets;
-	/* Writes the /api/session object of s (the server's, kept out of this layer). */
-	void (*write_session)(struct tft_session *s, struct tft_json_writer *w);
 	/* Events inlined at most; 0 = TFT_HTML_MAX_EVENTS. Past the cap, tracks are taken
 	 * in id order and each track's events in time order; the rest are counted in
 	 * DATA's "truncated" (and tft_html_counts.truncated). */
@@ -52,5 +50,13 @@ struct tft_html_counts {
  */
 int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 		    const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err);
+
+/*
+ * The page of `tftracer export -f html` and Timeline.visualize: tft_export_html
+ * with the web UI embedded in the binary (web_assets.h), at most max_events
+ * events inlined (0 = TFT_HTML_MAX_EVENTS). export_html_page.c.
+ */
+int tft_export_html_page(struct tft_session *s, struct tft_json_writer *w, uint64_t max_events,
+			 struct tft_html_counts *n, struct tft_error *err);
 
 #endif /* TFT_EXPORT_EXPORT_HTML_H */

@@ -197,7 +197,7 @@ static __attribute__((noinline)) int refresh_tail(struct tft_rt_thread *t, uint6
 {
 	/*
 	 * Acquire: the drain's reads of every slot below `tail` happen before
-	 * we overwrite them; pairs with the release store of tail in drain.c
+	 * we overwrite them; pairs with the release store of tail in drain_records.c
 	 * (consume_thread).
 	 */
 	t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
@@ -242,7 +242,7 @@ static inline int publish(struct tft_rt_thread *t, uint64_t h)
 	t->head_local = h;
 	/*
 	 * Release: the slot writes above are visible before the new head; pairs
-	 * with the acquire load of head in drain.c (consume_thread).
+	 * with the acquire load of head in drain_records.c (consume_thread).
 	 */
 	atomic_store_explicit(&t->head, h, memory_order_release);
 	return tft_unlikely(h - t->tail_cache >= t->half);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * In-process runtime internals shared by emit.c (the producers' hot path),
- * drain.c (the drain thread) and runtime.c (control): the per-thread SPSC
+ * drain*.c (the drain thread) and runtime.c (control): the per-thread SPSC
  * ring and its records, the global thread list and the runtime state word.
  */
 #ifndef TFT_RUNTIME_RT_H
@@ -77,7 +77,7 @@ struct tft_rt_rec {
 	uint64_t p0, p1;
 };
 
-struct tft_rt_dthread; /* drain.c: the drain's per-thread state */
+struct tft_rt_dthread; /* drain_records.c: the drain's per-thread state */
 
 /*
  * A thread's ring and counters: one anonymous mapping (this struct, then the
@@ -160,7 +160,7 @@ void tft_rt_thread_exit(void *p);
 /* Unmap a thread's mapping (drain / init / fork cleanup). */
 void tft_rt_thread_free(struct tft_rt_thread *t);
 
-/* ---- drain.c ---- */
+/* ---- the drain (drain*.c, drain_int.h) ---- */
 
 struct tft_rt_session;
 
@@ -255,7 +255,7 @@ TFT_API int64_t tft_rt_thread_floor(int64_t tid);
 TFT_API void tft_rt_track_appended(uint32_t track, int64_t ts);
 
 /*
- * Holding a thread for an import (server/api_live.c; docs/runtime.md
+ * Holding a thread for an import (server/live_steps.c; docs/runtime.md
  * "Holding a thread for an import"). TFT_API, like tft_rt_with_writer: the
  * Python module's hub reaches the one runtime of the process (the preload
  * library's under `tftracer record`; python/tftracer/_tftracer.map). A traced step's profiler trace is

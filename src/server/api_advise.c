@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analyze/advise.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 int tft_api_advise(struct tft_http_req *r)
 {

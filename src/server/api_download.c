@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "export/export_chrome.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define PIPE_BYTES (1 << 20)
 

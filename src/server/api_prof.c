@@ -20,7 +20,7 @@
 
 #include "analyze/prof.h"
 #include "export/export_prof.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define NODE_SLICES_MAX 2000
 

@@ -12,7 +12,7 @@
 #include "analyze/ranks.h"
 #include "export/export_ranks.h"
 #include "job/job.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define RANKS_COLLS_DEFAULT 2000 /* collectives listed (the largest skews) */
 #define RANKS_COLLS_MAX 100000
@@ -24,12 +24,17 @@ struct tft_ranks_cache {
 	size_t len;
 };
 
-void tft_api_ranks_cache_free(struct tft_ranks_cache *c)
+static void cache_free(struct tft_ranks_cache *c)
 {
 	if (!c)
 		return;
 	free(c->json);
 	free(c);
+}
+
+void tft_api_ranks_state_free(void *p)
+{
+	cache_free(p);
 }
 
 /* The analysis of the slot's session as JSON into a new cache entry. */
@@ -55,7 +60,7 @@ static struct tft_ranks_cache *compute(struct tft_pool_slot *slot, uint32_t coll
 		c->gen = slot->gen;
 		c->colls = colls;
 	} else {
-		tft_api_ranks_cache_free(c);
+		cache_free(c);
 		c = NULL;
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	}
@@ -66,6 +71,8 @@ static struct tft_ranks_cache *compute(struct tft_pool_slot *slot, uint32_t coll
 int tft_api_ranks(struct tft_http_req *r)
 {
 	struct tft_server *srv = r->srv;
+	struct tft_ep_state *ep = &srv->ep[TFT_EP_RANKS];
+	struct tft_ranks_cache *cache;
 	struct tft_pool_slot *slot;
 	struct tft_json_writer w;
 	struct tft_error err;
@@ -81,16 +88,17 @@ int tft_api_ranks(struct tft_http_req *r)
 	job = tft_job_of(slot->sess) != NULL;
 	raw = tft_job_view_is_raw(slot->sess);
 	/* one analysis per generation (a clock switch bumps it): the others wait for it */
-	pthread_mutex_lock(&srv->ranks_lock);
-	if (!srv->ranks || srv->ranks->gen != slot->gen || srv->ranks->colls != colls) {
+	pthread_mutex_lock(&ep->lock);
+	cache = ep->p;
+	if (!cache || cache->gen != slot->gen || cache->colls != colls) {
 		struct tft_ranks_cache *c = compute(slot, (uint32_t)colls, &err);
 		if (!c) {
-			pthread_mutex_unlock(&srv->ranks_lock);
+			pthread_mutex_unlock(&ep->lock);
 			tft_pool_release(slot);
 			return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
 		}
-		tft_api_ranks_cache_free(srv->ranks);
-		srv->ranks = c;
+		cache_free(cache);
+		ep->p = cache = c;
 	}
 	tft_json_write_init_mem(&w);
 	tft_json_write_begin_object(&w);
@@ -101,9 +109,9 @@ int tft_api_ranks(struct tft_http_req *r)
 	tft_json_write_key(&w, "clock_switchable");
 	tft_json_write_bool(&w, job);
 	tft_json_write_key(&w, "analysis");
-	tft_json_write_value_raw(&w, srv->ranks->json, srv->ranks->len);
+	tft_json_write_value_raw(&w, cache->json, cache->len);
 	tft_json_write_end_object(&w);
-	pthread_mutex_unlock(&srv->ranks_lock);
+	pthread_mutex_unlock(&ep->lock);
 	tft_pool_release(slot);
 	return tft_http_reply_json(r, 200, &w);
 }

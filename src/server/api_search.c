@@ -32,7 +32,7 @@
 
 #include "core/model.h"
 #include "core/strtab.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define SEARCH_MAX_Q 256
 #define SEARCH_MAX_EXACT 4096 /* exact=1: a whole name (C++ kernel names run long) */
@@ -78,13 +78,13 @@ struct av_entry {
 
 struct tft_search_index {
 	uint64_t gen;            /* pool generation it was built for */
-	unsigned refs;           /* requests using it (guarded by search_lock) */
+	unsigned refs;           /* requests using it (guarded by ep[TFT_EP_SEARCH].lock) */
 	struct ix_entry *tab;    /* owned: open addressing on (name, cat, track) */
 	size_t cap, len;
 	struct idset names, cats;
 	struct ix_track *tracks; /* owned: ntracks entries */
 	uint32_t ntracks;
-	/* Argument values, filled on the first query with in=args (under search_lock). */
+	/* Argument values, filled on the first query with in=args (under ep[TFT_EP_SEARCH].lock). */
 	bool args_ready;
 	struct av_entry *av;     /* owned: open addressing on (str, track) */
 	size_t av_cap, av_len;
@@ -112,7 +112,7 @@ static void args_free(struct tft_search_index *ix)
 	ix->args_ready = false;
 }
 
-void tft_api_search_index_free(struct tft_search_index *ix)
+static void index_free(struct tft_search_index *ix)
 {
 	if (!ix)
 		return;
@@ -254,7 +254,7 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 	int rc = 0;
 
 	if (!ix || !(ix->tracks = calloc(nt ? nt : 1, sizeof(*ix->tracks))) || ix_grow(ix) != 0) {
-		tft_api_search_index_free(ix);
+		index_free(ix);
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
@@ -269,7 +269,7 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 	}
 	if (rc != 0) {
 		tft_error_set(err, rc < 0 ? rc : TFT_EIO, -1, "cannot build the search index");
-		tft_api_search_index_free(ix);
+		index_free(ix);
 		return NULL;
 	}
 	return ix;
@@ -398,35 +398,38 @@ static struct tft_search_index *index_get(struct tft_server *srv, struct tft_poo
 {
 	struct tft_session *s = slot->sess;
 	uint64_t gen = slot->gen;
+	struct tft_ep_state *ep = &srv->ep[TFT_EP_SEARCH];
 	struct tft_search_index *ix;
 
-	pthread_mutex_lock(&srv->search_lock);
-	ix = srv->search;
+	pthread_mutex_lock(&ep->lock);
+	ix = ep->p;
 	if (ix && ix->gen != gen) {
-		srv->search = NULL;
+		ep->p = NULL;
 		if (ix->refs == 0)
-			tft_api_search_index_free(ix);
+			index_free(ix);
 		ix = NULL;
 	}
 	if (!ix) {
 		ix = build_index(s, gen, err);
-		srv->search = ix;
+		ep->p = ix;
 	}
 	/* Requests already holding ix read only its name part, never what this fills. */
 	if (ix && args && !ix->args_ready && build_args(ix, s, err) != 0)
 		ix = NULL;
 	if (ix)
 		ix->refs++;
-	pthread_mutex_unlock(&srv->search_lock);
+	pthread_mutex_unlock(&ep->lock);
 	return ix;
 }
 
 static void index_put(struct tft_server *srv, struct tft_search_index *ix)
 {
-	pthread_mutex_lock(&srv->search_lock);
-	if (--ix->refs == 0 && ix != srv->search)
-		tft_api_search_index_free(ix);
-	pthread_mutex_unlock(&srv->search_lock);
+	struct tft_ep_state *ep = &srv->ep[TFT_EP_SEARCH];
+
+	pthread_mutex_lock(&ep->lock);
+	if (--ix->refs == 0 && ix != ep->p)
+		index_free(ix);
+	pthread_mutex_unlock(&ep->lock);
 }
 
 /* ---- a query ------------------------------------------------------------ */
@@ -971,7 +974,8 @@ int tft_api_search(struct tft_http_req *r)
 	/*
 	 * No back-references: POSIX leaves \1..\9 undefined in extended
 	 * expressions, and glibc matches them by backtracking, in time
-	 * exponential in the pattern (43 bytes kept a worker busy for 30 s).
+	 * exponential in the pattern (BENCHMARKS.md, "Server and runtime:
+	 * design measurements").
 	 */
 	if (m.regex && has_backref(qz, qlen))
 		return tft_http_reply_error(r, 400, "back-references (\\1 to \\9) are not supported in a regex");
@@ -1054,4 +1058,9 @@ fail:
 	if (m.regex)
 		regfree(&m.re);
 	return tft_http_reply_status(r, rc, &err);
+}
+
+void tft_api_search_state_free(void *p)
+{
+	index_free(p);
 }

@@ -15,7 +15,7 @@
 
 #include "core/model.h"
 #include "export/export_summary.h"
-#include "server/routes.h"
+#include "server/api.h"
 #include "store/graph.h"
 
 #define SLICE_MAX_ARGS 1024  /* args kept for one slice */
@@ -42,7 +42,7 @@ struct flow_end {
 
 struct tft_flow_index {
 	uint64_t gen;            /* pool generation it was built for */
-	unsigned refs;           /* requests using it (guarded by flow_lock) */
+	unsigned refs;           /* requests using it (guarded by ep[TFT_EP_FLOWS].lock) */
 	struct tft_flow *flows;  /* owned */
 	size_t n, cap;
 	struct flow_end *src;    /* owned: sorted by (track, ts) of the start */
@@ -50,7 +50,7 @@ struct tft_flow_index {
 	size_t nsrc, ndst;
 };
 
-void tft_api_flow_index_free(struct tft_flow_index *ix)
+static void flows_free(struct tft_flow_index *ix)
 {
 	if (!ix)
 		return;
@@ -106,7 +106,7 @@ static struct tft_flow_index *build_flows(struct tft_session *s, uint64_t gen, s
 	}
 	if (rc != 0) {
 		tft_error_set(err, rc < 0 ? rc : TFT_EIO, -1, "cannot read the flows");
-		tft_api_flow_index_free(ix);
+		flows_free(ix);
 		return NULL;
 	}
 	for (size_t i = 0; i < ix->n; i++) {
@@ -129,32 +129,35 @@ static struct tft_flow_index *flows_get(struct tft_server *srv, struct tft_pool_
 {
 	struct tft_session *s = slot->sess;
 	uint64_t gen = slot->gen;
+	struct tft_ep_state *ep = &srv->ep[TFT_EP_FLOWS];
 	struct tft_flow_index *ix;
 
-	pthread_mutex_lock(&srv->flow_lock);
-	ix = srv->flows;
+	pthread_mutex_lock(&ep->lock);
+	ix = ep->p;
 	if (ix && ix->gen != gen) {
-		srv->flows = NULL;
+		ep->p = NULL;
 		if (ix->refs == 0)
-			tft_api_flow_index_free(ix);
+			flows_free(ix);
 		ix = NULL;
 	}
 	if (!ix) {
 		ix = build_flows(s, gen, err);
-		srv->flows = ix;
+		ep->p = ix;
 	}
 	if (ix)
 		ix->refs++;
-	pthread_mutex_unlock(&srv->flow_lock);
+	pthread_mutex_unlock(&ep->lock);
 	return ix;
 }
 
 static void flows_put(struct tft_server *srv, struct tft_flow_index *ix)
 {
-	pthread_mutex_lock(&srv->flow_lock);
-	if (--ix->refs == 0 && ix != srv->flows)
-		tft_api_flow_index_free(ix);
-	pthread_mutex_unlock(&srv->flow_lock);
+	struct tft_ep_state *ep = &srv->ep[TFT_EP_FLOWS];
+
+	pthread_mutex_lock(&ep->lock);
+	if (--ix->refs == 0 && ix != ep->p)
+		flows_free(ix);
+	pthread_mutex_unlock(&ep->lock);
 }
 
 /* First end with (track, ts) >= (track, t0). */
@@ -873,4 +876,9 @@ int tft_api_slice(struct tft_http_req *r)
 		return tft_http_reply_status(r, rc, &err);
 	}
 	return tft_http_reply_json(r, 200, &w);
+}
+
+void tft_api_flows_state_free(void *p)
+{
+	flows_free(p);
 }

@@ -13,7 +13,7 @@
 
 #include "analyze/stats.h"
 #include "core/model.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 #define STATS_MAX_TRACKS 4096
 

@@ -14,7 +14,7 @@
 #include "core/grow.h"
 #include "core/model.h"
 #include "core/strtab.h"
-#include "server/routes.h"
+#include "server/api.h"
 #include "store/lod.h"
 
 #define VP_MAX_DEPTH 4096   /* deeper events are dropped and reported */

@@ -776,12 +776,9 @@ static void free_server(struct tft_server *srv)
 {
 	if (srv->pool.slots)
 		tft_pool_fini(&srv->pool);
-	tft_api_search_index_free(srv->search);
-	tft_api_flow_index_free(srv->flows);
-	tft_api_ranks_cache_free(srv->ranks);
-	pthread_mutex_destroy(&srv->search_lock);
-	pthread_mutex_destroy(&srv->flow_lock);
-	pthread_mutex_destroy(&srv->ranks_lock);
+	tft_routes_free(srv);
+	for (int i = 0; i < TFT_EP_COUNT; i++)
+		pthread_mutex_destroy(&srv->ep[i].lock);
 	pthread_mutex_destroy(&srv->job_lock);
 	pthread_cond_destroy(&srv->job_cond);
 	free(srv->path);
@@ -838,9 +835,8 @@ struct tft_server *tft_server_start(const struct tft_server_opts *opts,
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&srv->search_lock, NULL);
-	pthread_mutex_init(&srv->flow_lock, NULL);
-	pthread_mutex_init(&srv->ranks_lock, NULL);
+	for (int i = 0; i < TFT_EP_COUNT; i++)
+		pthread_mutex_init(&srv->ep[i].lock, NULL);
 	pthread_mutex_init(&srv->job_lock, NULL);
 	pthread_cond_init(&srv->job_cond, NULL);
 	snprintf(srv->host, sizeof(srv->host), "%s", host);
@@ -928,8 +924,8 @@ void tft_server_stop(struct tft_server *srv)
 {
 	if (!srv)
 		return;
-	/* Suspended event streams must end before the daemon stops. */
-	tft_api_live_closing(srv);
+	/* Suspended event streams (the endpoints' hooks) must end before the daemon stops. */
+	tft_routes_closing(srv);
 	/*
 	 * Requests under way get their answers, and so do those a page sends before
 	 * it reads its stream's last event (it asks nothing more after that): the

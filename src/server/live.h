@@ -156,7 +156,9 @@ struct tft_live_import {
  * of the trace are not copied) and commit. The trace is read into a
  * temporary session next to the live file first, so the runtime's drain is
  * held up only for the copy. lv may be NULL; with a hub, a `trace` event
- * follows. *events (may be NULL): events copied. 0, or TFT_EINVAL (no
+ * follows. The next import of the same producer through the same hub
+ * continues its tracks; each hub keeps its own (two hubs in one process do
+ * not share them), and an import without a hub makes new ones. *events (may be NULL): events copied. 0, or TFT_EINVAL (no
  * runtime session), TFT_EFORMAT (a bad trace: err says where), TFT_EIO.
  */
 int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint64_t *events,
@@ -173,17 +175,5 @@ int tft_live_save(struct tft_live *lv, const char *path, char *out, size_t out_s
 /* The same for any session file (the copy of a live one is consistent). */
 int tft_session_save_copy(const char *src, const char *path, uint64_t *bytes,
 			  struct tft_error *err);
-
-/* ---- standalone HTML (export/export_html.h with the embedded web UI) ------------- */
-
-struct tft_json_writer;
-struct tft_html_counts;
-/*
- * The page of `tftracer export -f html` and Timeline.visualize: the embedded
- * web UI (server/assets.h) and the /api/session object of s, with at most
- * max_events events inlined (0 = the exporter's default).
- */
-int tft_live_export_html(struct tft_session *s, struct tft_json_writer *w, uint64_t max_events,
-			 struct tft_html_counts *n, struct tft_error *err);
 
 #endif /* TFT_SERVER_LIVE_H */

@@ -11,7 +11,7 @@
  * thread (made here when it has none yet; the drain adopts it), so that a
  * traced step's ops sit with the step and the thread's zones. The runtime
  * holds the thread's records after a traced step's end until its trace is in
- * (rt.h, tft_rt_import_hold; the hub releases it, api_live.c), so the track
+ * (rt.h, tft_rt_import_hold; the hub releases it, live_steps.c), so the track
  * is ready for it. A thread track that holds events later than the trace's
  * first all the same (the hold timed out, the runtime recorded the thread
  * during the step, an import of a later step came first), or a thread with a
@@ -40,7 +40,7 @@
 #include "collect/ingest_runmeta.h"
 #include "collect/ingest_xspace.h"
 #include "runtime/rt.h"
-#include "server/live.h"
+#include "server/live_int.h"
 #include "store/session.h"
 #include "store/writer.h"
 
@@ -50,15 +50,6 @@
 #define MODULE_PREFIX "nn.Module: " /* python/tftracer/_models.py's scopes */
 #define MODULE_PREFIX_LEN (sizeof(MODULE_PREFIX) - 1)
 
-/* api_live.c */
-void tft_live_note_import(struct tft_live *lv, const struct tft_live_import *im, int rc,
-			  uint64_t events, int64_t t0, int64_t t1, const char *why);
-
-/*
- * What earlier imports created in the live session, so that the next import
- * of the same producer lands on the same tracks (bounded: beyond the caps an
- * import gets new tracks). Reset when the runtime's writer changes.
- */
 struct map_proc {
 	uint32_t name, host; /* live string ids */
 	int64_t pid;
@@ -73,8 +64,15 @@ struct map_track {
 	bool companion;               /* "<thread> (profiler)": beside a runtime thread track */
 };
 
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* imports run one at a time */
-static struct {
+/*
+ * What earlier imports through one hub created in the live session, so that
+ * the next import of the same producer lands on the same tracks (bounded:
+ * beyond the caps an import gets new tracks). Reset when the runtime's writer
+ * changes. Each hub has its own (live_int.h): two hubs in one process keep
+ * their imports apart; an import without a hub gets a fresh one.
+ */
+struct tft_live_imports {
+	pthread_mutex_t lock;       /* imports through one hub run one at a time */
 	const struct tft_writer *w; /* the writer these ids belong to (compared only) */
 	uint32_t rt_process;        /* the runtime's own process (this pid), or TFT_NONE */
 	struct map_proc procs[MAP_PROCS];
@@ -82,7 +80,32 @@ static struct {
 	struct map_track *tracks;   /* owned: MAP_TRACKS */
 	uint32_t ntracks;
 	uint64_t seq;               /* temporary file names */
-} map;
+};
+
+struct tft_live_imports *tft_live_imports_create(void)
+{
+	struct tft_live_imports *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->tracks = calloc(MAP_TRACKS, sizeof(*m->tracks));
+	if (!m->tracks) {
+		free(m);
+		return NULL;
+	}
+	m->rt_process = TFT_NONE;
+	pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+void tft_live_imports_free(struct tft_live_imports *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->lock);
+	free(m->tracks);
+	free(m);
+}
 
 static int64_t clock_ns(clockid_t c)
 {
@@ -95,25 +118,26 @@ static int64_t clock_ns(clockid_t c)
 /* ---- the copy (runs under the runtime's work lock) --------------------------------- */
 
 /* The runtime's process: the first with this pid (the drain adds it before anything). */
-static uint32_t runtime_process(struct tft_writer *w)
+static uint32_t runtime_process(struct tft_live_imports *m, struct tft_writer *w)
 {
 	int64_t pid = (int64_t)getpid();
 	uint32_t n = tft_writer_process_count(w);
 
-	if (map.rt_process != TFT_NONE)
-		return map.rt_process;
+	if (m->rt_process != TFT_NONE)
+		return m->rt_process;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tft_process *p = tft_writer_process(w, i);
 		if (p && p->pid == pid) {
-			map.rt_process = i;
+			m->rt_process = i;
 			break;
 		}
 	}
-	return map.rt_process;
+	return m->rt_process;
 }
 
 /* The thread track of OS thread tid in the runtime's process (`own`: not one of ours), or TFT_NONE. */
-static uint32_t thread_track_of(struct tft_writer *w, uint32_t proc, int64_t tid)
+static uint32_t thread_track_of(struct tft_live_imports *m, struct tft_writer *w, uint32_t proc,
+				int64_t tid)
 {
 	uint32_t n = tft_writer_track_count(w);
 
@@ -125,8 +149,8 @@ static uint32_t thread_track_of(struct tft_writer *w, uint32_t proc, int64_t tid
 		t = tft_writer_track(w, i);
 		if (!t || t->kind != TFT_TRACK_THREAD || t->tid != tid)
 			continue;
-		for (uint32_t j = 0; j < map.ntracks && !ours; j++)
-			ours = map.tracks[j].id == i && map.tracks[j].companion;
+		for (uint32_t j = 0; j < m->ntracks && !ours; j++)
+			ours = m->tracks[j].id == i && m->tracks[j].companion;
 		if (!ours)
 			return i;
 	}
@@ -156,6 +180,7 @@ static void thread_name(int64_t tid, char *buf, size_t size)
 }
 
 struct copy_ctx {
+	struct tft_live_imports *m; /* borrowed: the hub's map (its lock held) */
 	struct tft_session *s;   /* borrowed: the temporary session */
 	struct tft_writer *w;    /* borrowed: the live writer (during the copy) */
 	int64_t shift;           /* ns added to every timestamp */
@@ -186,6 +211,7 @@ static uint32_t intern_from(struct copy_ctx *c, uint32_t id)
 static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id, uint32_t rt_proc)
 {
 	const struct tft_process *p = tft_session_process(c->s, tmp_id);
+	struct tft_live_imports *m = c->m;
 	struct tft_process np;
 	uint32_t name, host;
 
@@ -197,16 +223,16 @@ static uint32_t live_process(struct copy_ctx *c, uint32_t tmp_id, uint32_t rt_pr
 	host = intern_from(c, p->host);
 	if (name == UINT32_MAX || host == UINT32_MAX)
 		return TFT_NONE;
-	for (uint32_t i = 0; i < map.nprocs; i++)
-		if (map.procs[i].name == name && map.procs[i].host == host && map.procs[i].pid == p->pid)
-			return map.procs[i].id;
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].name == name && m->procs[i].host == host && m->procs[i].pid == p->pid)
+			return m->procs[i].id;
 	np = *p;
 	np.name = name;
 	np.host = host;
 	np.labels = intern_from(c, p->labels);
 	np.id = tft_writer_add_process(c->w, &np);
-	if (np.id != TFT_NONE && map.nprocs < MAP_PROCS)
-		map.procs[map.nprocs++] = (struct map_proc){ name, host, p->pid, np.id };
+	if (np.id != TFT_NONE && m->nprocs < MAP_PROCS)
+		m->procs[m->nprocs++] = (struct map_proc){ name, host, p->pid, np.id };
 	return np.id;
 }
 
@@ -284,17 +310,18 @@ static int copy_flow(void *ctx, const struct tft_flow *f)
 static int copy_all(void *ctx, struct tft_writer *w)
 {
 	struct copy_ctx *c = ctx;
+	struct tft_live_imports *m = c->m;
 	uint32_t rt_proc;
 	int rc = 0;
 
 	c->w = w;
-	if (map.w != w) { /* a new runtime session: forget the old ids */
-		map.w = w;
-		map.nprocs = 0;
-		map.ntracks = 0;
-		map.rt_process = TFT_NONE;
+	if (m->w != w) { /* a new runtime session: forget the old ids */
+		m->w = w;
+		m->nprocs = 0;
+		m->ntracks = 0;
+		m->rt_process = TFT_NONE;
 	}
-	rt_proc = runtime_process(w);
+	rt_proc = runtime_process(m, w);
 	c->cat_ua = tft_writer_intern_cstr(w, "user_annotation");
 	c->cat_mod = tft_writer_intern_cstr(w, "python_module");
 	if (c->cat_ua == UINT32_MAX || c->cat_mod == UINT32_MAX)
@@ -316,7 +343,7 @@ static int copy_all(void *ctx, struct tft_writer *w)
 		companion = false;
 		if (proc == rt_proc && tr->kind == TFT_TRACK_THREAD) {
 			/* the job's own thread: the runtime's track of it, if it can take them */
-			uint32_t own = thread_track_of(w, proc, tr->tid);
+			uint32_t own = thread_track_of(m, w, proc, tr->tid);
 			char tn[64], cn[96];
 			if (own == TFT_NONE) {
 				/* none yet: one as the runtime would make it (the drain adopts it) */
@@ -353,11 +380,11 @@ static int copy_all(void *ctx, struct tft_writer *w)
 				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 			companion = true;
 		}
-		for (uint32_t i = 0; i < map.ntracks; i++) {
-			struct map_track *m = &map.tracks[i];
-			if (m->process == proc && m->kind == tr->kind && m->name == name &&
-			    m->tid == tr->tid && m->last_ts <= tr->min_ts_ns + c->shift) {
-				c->cur = m;
+		for (uint32_t i = 0; i < m->ntracks; i++) {
+			struct map_track *e = &m->tracks[i];
+			if (e->process == proc && e->kind == tr->kind && e->name == name &&
+			    e->tid == tr->tid && e->last_ts <= tr->min_ts_ns + c->shift) {
+				c->cur = e;
 				break;
 			}
 		}
@@ -372,8 +399,8 @@ static int copy_all(void *ctx, struct tft_writer *w)
 			if (c->cur_track == TFT_NONE)
 				return tft_error_set(c->err, TFT_ENOMEM, -1, "cannot add a track");
 			c->cur_last = INT64_MIN;
-			if (map.ntracks < MAP_TRACKS) {
-				c->cur = &map.tracks[map.ntracks++];
+			if (m->ntracks < MAP_TRACKS) {
+				c->cur = &m->tracks[m->ntracks++];
 				*c->cur = (struct map_track){ proc, tr->kind, name, tr->tid, c->cur_track,
 							      INT64_MIN, companion };
 			}
@@ -495,15 +522,18 @@ static void test_gate(void)
 }
 
 /* Where the temporary session goes: next to the live file (same disk), else /tmp. */
-static void tmp_path(char *buf, size_t size, uint64_t seq)
+/* (pid, map, seq): unique among the imports under way, whichever hub runs them. */
+static void tmp_path(char *buf, size_t size, const struct tft_live_imports *m, uint64_t seq)
 {
 	char rt[4096];
 	int n = tft_runtime_path(rt, sizeof(rt));
+	unsigned long id = (unsigned long)(uintptr_t)m;
 
 	if (n > 0 && (size_t)n < sizeof(rt))
-		snprintf(buf, size, "%s.import-%ld-%llu.tft", rt, (long)getpid(), (unsigned long long)seq);
+		snprintf(buf, size, "%s.import-%ld-%lx-%llu.tft", rt, (long)getpid(), id,
+			 (unsigned long long)seq);
 	else
-		snprintf(buf, size, "/tmp/tftracer-import-%ld-%llu.tft", (long)getpid(),
+		snprintf(buf, size, "/tmp/tftracer-import-%ld-%lx-%llu.tft", (long)getpid(), id,
 			 (unsigned long long)seq);
 }
 
@@ -511,6 +541,7 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 		    struct tft_error *err)
 {
 	struct tft_session_summary sum;
+	struct tft_live_imports *own = NULL;
 	struct copy_ctx c;
 	char tmp[4300];
 	int rc;
@@ -522,15 +553,12 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 	test_gate();
 	memset(&c, 0, sizeof(c));
 	c.err = err;
-	pthread_mutex_lock(&map_lock);
-	if (!map.tracks) {
-		map.tracks = calloc(MAP_TRACKS, sizeof(*map.tracks));
-		if (!map.tracks) {
-			pthread_mutex_unlock(&map_lock);
-			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		}
-	}
-	tmp_path(tmp, sizeof(tmp), ++map.seq);
+	/* the hub's map, or one for this import alone */
+	c.m = lv ? lv->imp : (own = tft_live_imports_create());
+	if (!c.m)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	pthread_mutex_lock(&c.m->lock);
+	tmp_path(tmp, sizeof(tmp), c.m, ++c.m->seq);
 	tft_session_file_remove(tmp);
 	rc = ingest_tmp(im, tmp, err);
 	if (!rc) {
@@ -562,7 +590,8 @@ int tft_live_import(struct tft_live *lv, const struct tft_live_import *im, uint6
 		else if (rc == TFT_EIO)
 			tft_error_set(err, rc, -1, "the live session's writer failed");
 	}
-	pthread_mutex_unlock(&map_lock);
+	pthread_mutex_unlock(&c.m->lock);
+	tft_live_imports_free(own);
 	if (c.s)
 		tft_session_close(c.s);
 	tft_session_file_remove(tmp);

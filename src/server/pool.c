@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "job/job.h"
-#include "server/routes.h"
+#include "server/api.h"
 
 static struct tft_session *open_reader(struct tft_pool *p, struct tft_error *err)
 {

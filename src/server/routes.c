@@ -2,10 +2,12 @@
 /*
  * Dispatch: exact path match against the API table, then against the
  * embedded assets; nothing else exists (no filesystem, no normalisation).
+ * Also the endpoint groups' hooks: what each keeps per server (srv->ep) and
+ * must end or free when the server stops, so that http.c knows no endpoint.
  */
 #include <string.h>
 
-#include "server/routes.h"
+#include "server/api.h"
 
 struct route {
 	const char *path;
@@ -55,4 +57,37 @@ int tft_routes_dispatch(struct tft_http_req *r)
 		return tft_http_reply_asset(r, a);
 	}
 	return tft_http_reply_error(r, 404, "no such page");
+}
+
+/* ---- the endpoint groups' hooks ------------------------------------------ */
+
+struct ep_hooks {
+	void (*closing)(struct tft_server *srv); /* before the daemon stops; NULL = none */
+	int state;                               /* its srv->ep slot (TFT_EP_*), or -1 */
+	void (*free_state)(void *p);             /* frees that slot's state */
+};
+
+static const struct ep_hooks hooks[] = {
+	{ NULL, TFT_EP_SEARCH, tft_api_search_state_free },
+	{ NULL, TFT_EP_FLOWS, tft_api_flows_state_free },
+	{ NULL, TFT_EP_RANKS, tft_api_ranks_state_free },
+	{ tft_api_live_closing, -1, NULL },
+};
+
+void tft_routes_closing(struct tft_server *srv)
+{
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (hooks[i].closing)
+			hooks[i].closing(srv);
+}
+
+void tft_routes_free(struct tft_server *srv)
+{
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		const struct ep_hooks *h = &hooks[i];
+		if (h->state >= 0 && h->free_state) {
+			h->free_state(srv->ep[h->state].p);
+			srv->ep[h->state].p = NULL;
+		}
+	}
 }

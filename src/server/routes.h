@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Server internals shared by http.c (libmicrohttpd glue), routes.c
- * (dispatch), pool.c (session readers) and the api_*.c endpoint groups.
- * Not a public interface: nothing outside src/server includes it except the
- * viewport benchmark and the HTTP fuzz target.
+ * (dispatch and the endpoint groups' hooks), pool.c (session readers) and
+ * the api_*.c endpoint groups (declared in server/api.h, which http.c does
+ * not include). Not a public interface: nothing outside src/server includes
+ * it except the viewport benchmark.
  */
 #ifndef TFT_SERVER_ROUTES_H
 #define TFT_SERVER_ROUTES_H
@@ -16,7 +17,7 @@
 
 #include "codec/json_write.h"
 #include "core/status.h"
-#include "server/assets.h"
+#include "export/web_assets.h"
 #include "server/http.h"
 #include "server/query.h"
 #include "store/session.h"
@@ -83,9 +84,22 @@ bool tft_pool_set_raw(struct tft_pool *p, bool raw);
 
 /* ---- the server ------------------------------------------------------- */
 
-struct tft_search_index; /* api_search.c */
-struct tft_ranks_cache;   /* api_ranks.c */
-struct tft_flow_index;   /* api_slice.c */
+/*
+ * Server-wide state an endpoint group builds on first use (an index, a
+ * cache), under its own lock. The server only initialises the locks; each
+ * group frees its state through its hook in routes.c (tft_routes_free).
+ */
+enum {
+	TFT_EP_SEARCH, /* struct tft_search_index (api_search.c) */
+	TFT_EP_FLOWS,  /* struct tft_flow_index (api_slice.c) */
+	TFT_EP_RANKS,  /* struct tft_ranks_cache (api_ranks.c) */
+	TFT_EP_COUNT
+};
+
+struct tft_ep_state {
+	pthread_mutex_t lock; /* held while using or building p */
+	void *p;              /* owned by the endpoint group; NULL until built */
+};
 
 struct tft_server {
 	struct MHD_Daemon *daemon; /* owned */
@@ -101,12 +115,7 @@ struct tft_server {
 	bool tls;
 	char *tls_cert, *tls_key; /* owned PEM text */
 
-	pthread_mutex_t search_lock;     /* guards search (held while building it) */
-	struct tft_search_index *search; /* owned; built on the first search */
-	pthread_mutex_t flow_lock;       /* guards flows (held while building it) */
-	struct tft_flow_index *flows;    /* owned; built on the first slice lookup */
-	pthread_mutex_t ranks_lock;      /* guards ranks (held while building it) */
-	struct tft_ranks_cache *ranks;   /* owned; the job's per-rank analysis (api_ranks.c) */
+	struct tft_ep_state ep[TFT_EP_COUNT]; /* the endpoint groups' state (TFT_EP_*) */
 
 	pthread_mutex_t job_lock;  /* guards jobs, active */
 	pthread_cond_t job_cond;   /* signalled when a job or a request ends */
@@ -174,56 +183,10 @@ void tft_http_job_end(struct tft_server *srv);
 
 /* Route an authenticated request; always queues a response. */
 int tft_routes_dispatch(struct tft_http_req *r);
-
-/* ---- endpoint groups (api_*.c) ---------------------------------------- */
-
-int tft_api_session(struct tft_http_req *r);  /* GET /api/session */
-int tft_api_steps(struct tft_http_req *r);    /* GET /api/steps */
-int tft_api_refresh(struct tft_http_req *r);  /* POST /api/refresh */
-int tft_api_viewport(struct tft_http_req *r); /* GET /api/viewport */
-int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
-int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
-int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
-int tft_api_prof(struct tft_http_req *r);     /* GET /api/prof (tftracer prof's views) */
-int tft_api_ranks(struct tft_http_req *r);    /* GET /api/ranks */
-int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
-void tft_api_ranks_cache_free(struct tft_ranks_cache *c);
-int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
-int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
-int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
-/* Live endpoints (api_live.c, docs/http-api.md "Live"). */
-int tft_api_live(struct tft_http_req *r);          /* GET /api/live (SSE) */
-int tft_api_live_status(struct tft_http_req *r);   /* GET /api/live/status */
-int tft_api_runs(struct tft_http_req *r);          /* GET /api/runs */
-int tft_api_trace(struct tft_http_req *r);         /* POST /api/trace */
-int tft_api_tracing(struct tft_http_req *r);       /* POST /api/tracing */
-int tft_api_save(struct tft_http_req *r);          /* POST /api/save */
-int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
-/* Server stop: end the event streams (called before the daemon stops). */
-void tft_api_live_closing(struct tft_server *srv);
-
-/* The session summary object of /api/session (also `info --json`'s shape). */
-void tft_api_session_write(struct tft_session *s, struct tft_json_writer *w);
-
-/* Viewport core, shared with bench/bench_viewport.c. */
-struct tft_viewport_req {
-	int64_t t0_ns, t1_ns;  /* window; t1 > t0 */
-	uint32_t width_px;     /* 1..10000 */
-	const uint32_t *tracks; /* borrowed; NULL = every track */
-	size_t ntracks;
-	bool rel;              /* ts as offsets from t0 */
-};
-/*
- * Write the viewport response object for req into w. scratch is a per-thread
- * cache (*scratch NULL at first; free with tft_api_viewport_scratch_free).
- * 0, TFT_EINVAL (unknown track) or what the session scan returns.
- */
-int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req *req,
-			   void **scratch, struct tft_json_writer *w, struct tft_error *err);
-void tft_api_viewport_scratch_free(void *scratch);
-
-/* Free the lazily built indexes at server stop (no request may be running). */
-void tft_api_search_index_free(struct tft_search_index *ix);
-void tft_api_flow_index_free(struct tft_flow_index *ix);
+/* The server stops: the endpoint groups end what would hold the daemon up
+ * (the live event streams); called before the daemon stops. */
+void tft_routes_closing(struct tft_server *srv);
+/* Free every endpoint group's state (srv->ep; no request may be running). */
+void tft_routes_free(struct tft_server *srv);
 
 #endif /* TFT_SERVER_ROUTES_H */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The web UI embedded in the binary. $(O)/gen/assets.c is GENERATED from
- * web/ by tools/pack_assets.c at build time (see the Makefile's server
+ * web/ by tools/pack_assets.c at build time (see the Makefile's web UI
  * block): web/index.html is served at "/", every other file web/REL at
  * "/assets/REL" (a leading "assets/" in REL is dropped). Nothing is read
- * from disk at run time.
+ * from disk at run time. The table lives in the export layer: the server
+ * serves it (server/routes.c) and the standalone HTML export inlines it
+ * (export/export_html_page.c).
  */
-#ifndef TFT_SERVER_ASSETS_H
-#define TFT_SERVER_ASSETS_H
+#ifndef TFT_EXPORT_WEB_ASSETS_H
+#define TFT_EXPORT_WEB_ASSETS_H
 
 #include <stddef.h>
 
@@ -32,4 +34,4 @@ extern const size_t tft_assets_count;
 /* Exact lookup of path[0..len) (no decoding, no normalisation); NULL if absent. */
 const struct tft_asset *tft_assets_find(const char *path, size_t len);
 
-#endif /* TFT_SERVER_ASSETS_H */
+#endif /* TFT_EXPORT_WEB_ASSETS_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The endpoint groups (api_*.c): one handler per route, the hooks that free
+ * their server-wide state, and the viewport core the benchmark shares.
+ * Included by routes.c (the route and hook tables) and the api_*.c files;
+ * not by http.c, which knows no endpoint.
+ */
+#ifndef TFT_SERVER_API_H
+#define TFT_SERVER_API_H
+
+#include "server/routes.h"
+
+int tft_api_session(struct tft_http_req *r);  /* GET /api/session */
+int tft_api_steps(struct tft_http_req *r);    /* GET /api/steps */
+int tft_api_refresh(struct tft_http_req *r);  /* POST /api/refresh */
+int tft_api_viewport(struct tft_http_req *r); /* GET /api/viewport */
+int tft_api_slice(struct tft_http_req *r);    /* GET /api/slice */
+int tft_api_search(struct tft_http_req *r);   /* GET /api/search */
+int tft_api_stats(struct tft_http_req *r);    /* GET /api/stats */
+int tft_api_prof(struct tft_http_req *r);     /* GET /api/prof (tftracer prof's views) */
+int tft_api_ranks(struct tft_http_req *r);    /* GET /api/ranks */
+int tft_api_clock(struct tft_http_req *r);    /* POST /api/clock */
+int tft_api_advise(struct tft_http_req *r);   /* GET /api/advise */
+int tft_api_download_session(struct tft_http_req *r); /* GET /download/session */
+int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
+/* Live endpoints (docs/http-api.md "Live"): live_events.c, live_runs.c, api_live.c. */
+int tft_api_live(struct tft_http_req *r);          /* GET /api/live (SSE) */
+int tft_api_live_status(struct tft_http_req *r);   /* GET /api/live/status */
+int tft_api_runs(struct tft_http_req *r);          /* GET /api/runs */
+int tft_api_trace(struct tft_http_req *r);         /* POST /api/trace */
+int tft_api_tracing(struct tft_http_req *r);       /* POST /api/tracing */
+int tft_api_save(struct tft_http_req *r);          /* POST /api/save */
+int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
+/* Server stop: end the event streams (called before the daemon stops). */
+void tft_api_live_closing(struct tft_server *srv);
+
+/* Viewport core, shared with bench/bench_viewport.c. */
+struct tft_viewport_req {
+	int64_t t0_ns, t1_ns;  /* window; t1 > t0 */
+	uint32_t width_px;     /* 1..10000 */
+	const uint32_t *tracks; /* borrowed; NULL = every track */
+	size_t ntracks;
+	bool rel;              /* ts as offsets from t0 */
+};
+/*
+ * Write the viewport response object for req into w. scratch is a per-thread
+ * cache (*scratch NULL at first; free with tft_api_viewport_scratch_free).
+ * 0, TFT_EINVAL (unknown track) or what the session scan returns.
+ */
+int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req *req,
+			   void **scratch, struct tft_json_writer *w, struct tft_error *err);
+void tft_api_viewport_scratch_free(void *scratch);
+
+/* Free an endpoint group's server-wide state (srv->ep[TFT_EP_*].p; NULL is a no-op). */
+void tft_api_search_state_free(void *p); /* TFT_EP_SEARCH */
+void tft_api_flows_state_free(void *p);  /* TFT_EP_FLOWS */
+void tft_api_ranks_state_free(void *p);  /* TFT_EP_RANKS */
+
+#endif /* TFT_SERVER_API_H */
