@@ -2,55 +2,22 @@
 // Static mode: a standalone HTML export (`tftracer export -f html`, docs/http-api.md
 // "Static HTML export") inlines the session; this module answers the UI's API queries
 // (session, steps, viewport with per-pixel merging, slice, search, stats) in the page.
-// The data is parsed and queried in a Web Worker (this module and tiledata.js, taken
-// from the page's inlined module texts and run as a classic worker, which file://
-// pages allow) so a big export never blocks drawing; failing that, on the main thread.
-import { decodeViewport } from './tiledata.js';
+// The data is parsed and queried in a Web Worker (this module and the modules it
+// imports, taken from the page's inlined module texts and run as one classic worker
+// script, which file:// pages allow) so a big export never blocks drawing; failing
+// that, on the main thread. So this module and its imports declare plain functions,
+// classes and constants only, each top-level name once across them.
+import { decodeViewport, numbers } from './tiledata.js';
+import { kindName, STACK_KINDS, EV_INSTANT, EVF_UNCLOSED, EVF_SUMMARY } from './kinds.js';
+import { big, exactReviver } from './bigjson.js';
+import { present, queryInt, I64_MIN, I64_MAX, U32_MAX } from './query.js';
 
-const KIND_NAMES = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
-const STACK_KINDS = new Set(['thread', 'device', 'gpu_stream', 'comm']);
-const EVF_UNCLOSED = 1, EVF_SUMMARY = 2;
 const MAX_LIMIT = 10000;
 
 function fail(status, message) {
 	const e = new Error(message);
 	e.status = status;
 	return e;
-}
-
-function big(v) {
-	if (typeof v === 'bigint') return v;
-	if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.round(v));
-	if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
-	return 0n;
-}
-
-const I64_MIN = -(2n ** 63n), I64_MAX = 2n ** 63n - 1n, U32_MAX = 2n ** 32n - 1n;
-
-/* A query parameter given (the server sees an empty value as given, too). */
-function present(v) { return v !== undefined && v !== null; }
-
-/*
- * An integer parameter as the server reads it (tft_query_get_i64): absent, `dflt`;
- * given, a decimal integer (an optional '-', digits only, at most 21 characters) in
- * [min, max] as a BigInt, otherwise null.
- */
-function queryInt(v, min, max, dflt) {
-	if (!present(v)) return dflt;
-	const s = String(v);
-	if (s.length > 21 || !/^-?\d+$/.test(s)) return null;
-	const b = BigInt(s);
-	return b < min || b > max ? null : b;
-}
-
-function kindName(k) { return typeof k === 'number' ? (KIND_NAMES[k] || 'thread') : (k || 'thread'); }
-
-/* JSON.parse keeping integers beyond 2^53 exact (as BigInt); needs source access. */
-function exactReviver(key, value, ctx) {
-	if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) &&
-	    ctx && typeof ctx.source === 'string' && /^-?\d+$/.test(ctx.source))
-		return BigInt(ctx.source);
-	return value;
 }
 
 /*
@@ -152,15 +119,25 @@ function localClient(text) {
 }
 
 /*
- * A classic worker script from the inlined texts of tiledata.js and this module
- * (imports dropped, exports made plain declarations), or null when they are not
- * in the page. Module workers from blob: URLs are refused in file:// pages.
+ * A classic worker script from the page's inlined module texts: this module and
+ * those it imports, each once, dependencies first (imports dropped, exports made
+ * plain declarations); null when one is not in the page. Module workers from blob:
+ * URLs are refused in file:// pages.
  */
 function workerSource() {
-	const get = (n) => { const el = document.querySelector(`script[data-tft-module="${n}"]`); return el ? el.textContent : null; };
-	const parts = [get('tiledata.js'), get('staticapi.js')];
-	if (parts.some((p) => p === null)) return null;
-	return parts.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '').replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
+	const text = (n) => { const el = document.querySelector(`script[data-tft-module="${n}"]`); return el ? el.textContent : null; };
+	const order = [], seen = new Set();
+	const visit = (name) => {
+		if (seen.has(name)) return true;
+		seen.add(name);
+		const t = text(name);
+		if (t === null) return false;
+		for (const m of t.matchAll(/^import\s[^;]*?\bfrom\s*['"]\.\/([A-Za-z0-9_.-]+\.js)['"];/gm)) if (!visit(m[1])) return false;
+		order.push(t);
+		return true;
+	};
+	if (!visit('staticapi.js')) return null;
+	return order.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '').replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
 }
 
 /* Queries answered on the main thread (no worker, or data given as an object). */
@@ -251,12 +228,12 @@ if (typeof window === 'undefined' && typeof self !== 'undefined' && typeof self.
 	};
 }
 
+/* A track's array `what` as a typed array of n numbers (null when absent); a length
+ * other than n is an error. */
 function numArray(a, n, what, id, Type = Float64Array) {
 	if (a === undefined || a === null) return null;
 	if (!Array.isArray(a) || a.length !== n) throw new Error(`track ${id}: "${what}" has ${Array.isArray(a) ? a.length : 'no'} items, "ts" has ${n}`);
-	const out = new Type(n);
-	for (let i = 0; i < n; i++) out[i] = +a[i] || 0;
-	return out;
+	return numbers(a, n, Type);
 }
 
 /* Reorder the track's arrays by (ts, depth) when the producer did not sort them. */
@@ -338,7 +315,7 @@ class StaticSession {
 		this.flows = [];
 		for (const f of Array.isArray(d.flows) ? d.flows : []) {
 			if (!f || typeof f !== 'object') continue;
-			const has = (k) => f[k] !== null && f[k] !== undefined;
+			const has = (k) => present(f[k]);
 			this.flows.push({
 				id: f.id ?? 0, name: +f.name || 0, cat: +f.cat || 0, flags: +f.flags || 0,
 				src: has('src_track') && has('src_ts') ? { track: f.src_track, ts: +f.src_ts } : null,
@@ -365,6 +342,8 @@ class StaticSession {
 		return Number(big(v) - this.T0);
 	}
 
+	/* The answer to GET `path` with the parameters of its URL `q` (name -> text; api.js
+	 * passes what a served request's URL would carry, query.js queryParams). */
 	query(path, q) {
 		if (this.error) throw fail(500, this.error);
 		switch (path) {
@@ -557,7 +536,7 @@ class StaticSession {
 		for (let j = lo - 1; j >= 0; j--) {
 			if (p.maxEnd[j] < at) break;
 			const i = p.ids[j];
-			if (t.ts[i] + t.dur[i] >= at && !(slices && t.ekind && t.ekind[i] === 1)) return i;
+			if (t.ts[i] + t.dur[i] >= at && !(slices && t.ekind && t.ekind[i] === EV_INSTANT)) return i;
 		}
 		return -1;
 	}
@@ -626,7 +605,7 @@ class StaticSession {
 	 */
 	children(t, i) {
 		let n = 0, covered = 0, reach = -Infinity;
-		if (!t.stack || (t.ekind && t.ekind[i] === 1)) return { n, covered };
+		if (!t.stack || (t.ekind && t.ekind[i] === EV_INSTANT)) return { n, covered };
 		const p = this.index(t).get(t.depth[i] + 1);
 		const s = t.ts[i], e = s + t.dur[i];
 		if (!p) return { n, covered };
@@ -634,7 +613,7 @@ class StaticSession {
 			const c = p.ids[j];
 			const cs = t.ts[c];
 			if (cs > e) break;
-			if (cs < s || (t.ekind && t.ekind[c] === 1)) continue;
+			if (cs < s || (t.ekind && t.ekind[c] === EV_INSTANT)) continue;
 			const b = Math.min(cs + t.dur[c], e);
 			if (b <= cs) continue;
 			n++;
@@ -732,7 +711,7 @@ class StaticSession {
 		const inn = flows.dst.filter((f) => bound(f.dst)).slice(0, 1000).map((f) => flowItem(f, f.src));
 		return {
 			name: this.str(t.name[i]), cat: t.cat ? this.str(t.cat[i]) : '',
-			kind: t.ekind && t.ekind[i] === 1 ? 'instant' : 'slice',
+			kind: t.ekind && t.ekind[i] === EV_INSTANT ? 'instant' : 'slice',
 			ts: this.abs(s), dur, depth: t.depth[i], seq: this.seqOf(t, i),
 			self_ns: stack ? Math.max(0, dur - ch.covered) : dur,
 			children: ch.n,
@@ -766,7 +745,6 @@ class StaticSession {
 		if (str(a.name)) keys.push(a.name);
 		if (!keys.length && str(name)) { keys.push(name); if (nodePart(name) !== name) keys.push(nodePart(name)); }
 		// the graphs the importer linked to the slice's step (graph_steps) first, as the server
-		const present = (v) => v !== null && v !== undefined;
 		const own = (g) => !!step && present(g.step_start_ns) &&
 			String(big(g.step_start_ns)) === String(big(step.start_ns)) &&
 			(!present(g.step_process) || g.step_process === step.process);
@@ -915,7 +893,7 @@ class StaticSession {
 			const open = [];                  // per depth: the last event seen
 			const counted = new Uint8Array(n);
 			for (let i = 0; i < n; i++) {
-				if (t.ekind && t.ekind[i] === 1) continue;
+				if (t.ekind && t.ekind[i] === EV_INSTANT) continue;
 				const s = t.ts[i], e = s + t.dur[i];
 				const dep = t.depth[i];
 				open[dep] = i;
