@@ -33,3 +33,25 @@ export function queryInt(v, min, max, dflt) {
 	const b = BigInt(s);
 	return b < min || b > max ? null : b;
 }
+
+/*
+ * A list of ids as the server reads one (tft_query_parse_u32_list): comma-separated
+ * integers in [0, 2^32), at most `max`, each of them known (known(id)); duplicates
+ * dropped, the first kept. {ids} or {error: 'malformed' | 'too many' | 'unknown'} (a
+ * malformed item anywhere wins over an unknown id).
+ */
+export function queryIdList(v, known, max) {
+	const s = String(v);
+	const ids = [], seen = new Set();
+	let unknown = false;
+	if (!s.length) return { ids };
+	for (const item of s.split(',')) {
+		const b = item.length ? queryInt(item, 0n, U32_MAX, null) : null;
+		if (b === null) return { error: 'malformed' };
+		if (ids.length === max) return { error: 'too many' };
+		const id = Number(b);
+		if (!known(id)) unknown = true;
+		else if (!seen.has(id)) { seen.add(id); ids.push(id); }
+	}
+	return unknown ? { error: 'unknown' } : { ids };
+}

@@ -10,7 +10,7 @@
 import { decodeViewport, numbers } from './tiledata.js';
 import { kindName, STACK_KINDS, EV_INSTANT, EVF_UNCLOSED, EVF_SUMMARY } from './kinds.js';
 import { big, exactReviver } from './bigjson.js';
-import { present, queryInt, I64_MIN, I64_MAX, U32_MAX } from './query.js';
+import { present, queryInt, queryIdList, I64_MIN, I64_MAX, U32_MAX } from './query.js';
 
 const MAX_LIMIT = 10000;
 
@@ -409,18 +409,30 @@ class StaticSession {
 	/* ---- /api/viewport -------------------------------------------------------- */
 
 	viewport(q) {
-		const spanEnd = Number(big(this.session.end_ns) - this.T0);
-		const t0 = this.rel(q.t0, 0), t1 = this.rel(q.t1, spanEnd);
-		if (t1 < t0) throw fail(400, 't1 is before t0');
-		const width = q.width === undefined ? 1000 : +q.width;
-		if (!Number.isInteger(width) || width < 1 || width > 10000) throw fail(400, 'width out of range');
+		// checked as the server checks them (src/server/api_viewport.c), in its order, with its texts
+		const widthB = queryInt(q.width, 1n, 10000n, 1000n);
+		if (widthB === null) throw fail(400, 'width must be an integer in 1..10000');
+		const relB = queryInt(q.rel, 0n, 1n, 0n);
+		if (relB === null) throw fail(400, 'rel must be 0 or 1');
+		const t0B = queryInt(q.t0, I64_MIN, I64_MAX, big(this.session.start_ns));
+		const t1B = queryInt(q.t1, I64_MIN, I64_MAX, big(this.session.end_ns));
+		if (t0B === null || t1B === null) throw fail(400, 't0 and t1 must be integer nanoseconds');
+		if (t1B < t0B) throw fail(400, 't1 must not be before t0');
+		let ids = [...this.trackInfo.keys()].sort((a, b) => a - b);
+		if (present(q.tracks) && String(q.tracks).length) {
+			const l = queryIdList(q.tracks, (id) => this.trackInfo.has(id), 4096);
+			if (l.error === 'unknown') throw fail(404, 'no such track');
+			if (l.error === 'too many') throw fail(400, 'too many track ids');
+			if (l.error) throw fail(400, 'tracks must be a comma-separated list of track ids');
+			ids = l.ids;
+		}
+		const t0 = Number(t0B - this.T0), t1 = Number(t1B - this.T0), width = Number(widthB), rel = relB === 1n;
 		const span = Math.max(1, t1 - t0);
 		const res = Math.max(1, Math.floor(span / width));
 		const used = new Set();
 		const out = [];
-		for (const id of this.trackIds(q.tracks)) {
+		for (const id of ids) {
 			const info = this.trackInfo.get(id);
-			if (!info) throw fail(404, `no track ${id}`);
 			const t = this.tracks.get(id);
 			const kind = kindName(info.kind);
 			if (kind === 'counter') { out.push(this.counterWindow(id, t, t0, t1, res)); continue; }
@@ -428,7 +440,11 @@ class StaticSession {
 		}
 		const strings = {};
 		for (const id of used) strings[id] = this.str(id);
-		return { t0: q.t0, t1: q.t1, resolution_ns: res, rel: 1, tracks: out, strings };
+		// times from t0 with rel=1, else absolute (BigInt: exact)
+		if (!rel) for (const o of out) o.ts = o.ts.map((v) => t0B + BigInt(Math.round(v)));
+		// the window answered (a point: one nanosecond)
+		const w1 = t1B !== t0B ? t1B : t0B === I64_MAX ? t0B : t0B + 1n, w0 = w1 !== t0B ? t0B : t0B - 1n;
+		return { t0: w0, t1: w1, resolution_ns: res, ...(rel ? { rel: 1 } : {}), tracks: out, strings };
 	}
 
 	counterWindow(id, t, t0, t1, res) {
@@ -761,7 +777,7 @@ class StaticSession {
 		if (exact) return (s) => s === q;
 		if (regex) {
 			let re;
-			try { re = new RegExp(q, 'i'); } catch { throw fail(400, 'invalid regular expression'); }
+			try { re = new RegExp(q, 'i'); } catch { throw fail(400, 'not a valid POSIX extended regular expression'); }
 			return (s) => re.test(s);
 		}
 		const lc = q.toLowerCase();
@@ -824,25 +840,34 @@ class StaticSession {
 	}
 
 	search(q) {
-		const text = String(q.q ?? '');
-		const regex = String(q.regex ?? '0') === '1', exact = String(q.exact ?? '0') === '1';
-		// exact=1: a whole name, case included (of any length up to 4096, as the server)
-		if (!text.length || text.length > (exact ? 4096 : 256)) throw fail(400, exact ? 'q must be 1 to 4096 bytes with exact=1' : 'q must be 1 to 256 bytes');
-		if (exact && regex) throw fail(400, 'exact=1 and regex=1 exclude each other');
-		let limit = q.limit === undefined ? 1000 : +q.limit;
-		if (!Number.isInteger(limit) || limit < 1) throw fail(400, 'bad limit');
-		limit = Math.min(limit, MAX_LIMIT);
+		// checked as the server checks them (src/server/api_search.c), in its order, with its texts
+		const text = present(q.q) ? String(q.q) : '';
+		if (!text.length) throw fail(400, 'q is required');
+		const exactB = queryInt(q.exact, 0n, 1n, 0n);
+		if (exactB === null) throw fail(400, 'exact must be 0 or 1');
+		const exact = exactB === 1n;
+		// exact=1: a whole name, case included (of up to 4096 bytes)
+		if (new TextEncoder().encode(text).length > (exact ? 4096 : 256) || text.includes('\0'))
+			throw fail(400, exact ? 'q is limited to 4096 bytes with exact=1' : 'q is limited to 256 bytes of text');
+		const regexB = queryInt(q.regex, 0n, 1n, 0n), limitB = queryInt(q.limit, 1n, BigInt(MAX_LIMIT), 1000n);
+		const cursor = [queryInt(q.after_ts, I64_MIN, I64_MAX, 0n), queryInt(q.after_track, 0n, U32_MAX, 0n),
+			queryInt(q.after_depth, 0n, U32_MAX, 0n), queryInt(q.after_seq, 0n, U32_MAX - 1n, 0n)];
+		if (regexB === null || limitB === null || cursor.includes(null))
+			throw fail(400, 'regex, limit, after_ts, after_track, after_depth, after_seq must be integers in range');
 		// in=: the fields searched, in the order a result reports the first that matched
 		const FIELDS = ['name', 'cat', 'args', 'track'];
-		const inList = q.in === undefined || q.in === null ? ['name'] : String(q.in).split(',');
+		const inList = present(q.in) ? String(q.in).split(',') : ['name'];
 		if (inList.some((f) => !FIELDS.includes(f))) throw fail(400, 'in must be a comma-separated list of name, cat, args, track');
+		const regex = regexB === 1n, limit = Number(limitB);
+		if (exact && regex) throw fail(400, 'exact=1 and regex=1 exclude each other');
+		// (a backslash before 1..9, escaped backslashes aside: the server refuses back-references)
+		if (regex && /(^|[^\\])(\\\\)*\\[1-9]/.test(text)) throw fail(400, 'back-references (\\1 to \\9) are not supported in a regex');
 		const fields = new Set(inList);
 		const m = this.matches(text, regex, fields, exact);
-		const hasAfter = q.after_ts !== undefined && q.after_ts !== '';
-		const aTs = hasAfter ? this.rel(q.after_ts, 0) : -Infinity;
-		const aTrack = q.after_track === undefined || q.after_track === '' ? Infinity : +q.after_track;
-		const aDepth = q.after_depth === undefined || q.after_depth === '' ? Infinity : +q.after_depth;
-		const aSeq = q.after_seq === undefined || q.after_seq === '' ? Infinity : +q.after_seq;
+		// an omitted after_track, after_depth or after_seq: past all of them
+		const hasAfter = present(q.after_ts);
+		const aTs = hasAfter ? Number(cursor[0] - this.T0) : -Infinity;
+		const [aTrack, aDepth, aSeq] = [q.after_track, q.after_depth, q.after_seq].map((v, k) => (present(v) ? Number(cursor[k + 1]) : Infinity));
 		// (ts, track, depth, seq) order, seq the ordinal among those starting together (the server's)
 		const after = (ts, track, depth, seq) => !hasAfter || ts > aTs || (ts === aTs && (track > aTrack ||
 			(track === aTrack && (depth > aDepth || (depth === aDepth && seq > aSeq)))));
@@ -938,12 +963,14 @@ class StaticSession {
 			const row = {
 				name: g.name, count: g.count, total_ns: g.total, self_ns: g.self, mean_ns: g.count ? g.total / g.count : 0,
 				min_ns: d[0], max_ns: d[d.length - 1], p50_ns: rank(0.5), p99_ns: rank(0.99),
-				share: totalAll ? (g.total / totalAll) * 100 : 0,
+				exact: true, share: totalAll ? (g.total / totalAll) * 100 : 0,
 			};
 			if (g.track_id !== undefined) row.track_id = g.track_id;
 			rows.push(row);
 		}
 		rows.sort((a, b) => b.total_ns - a.total_ns || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-		return { group_by: by, slices, total_ns: totalAll, groups: rows.length, rows: top > 0 ? rows.slice(0, top) : rows };
+		// (every group's percentiles exact: the server's approximate ones come from the
+		// stored summaries of big tracks, which an export does not carry)
+		return { group_by: by, slices, total_ns: totalAll, percentile_error: 0, stored_tracks: 0, groups: rows.length, rows: top > 0 ? rows.slice(0, top) : rows };
 	}
 }

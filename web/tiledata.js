@@ -32,7 +32,7 @@ export function decodeViewport(json, t0) {
 		const n = ts.length;
 		const off = new Float64Array(n);
 		if (rel) for (let i = 0; i < n; i++) off[i] = +ts[i];
-		else for (let i = 0; i < n; i++) off[i] = ts[i] - t0n;
+		else for (let i = 0; i < n; i++) off[i] = Number(ts[i]) - t0n; // (BigInt from the static export)
 		if (kindName(t.kind) === 'counter' || (Array.isArray(t.value) && !Array.isArray(t.dur))) {
 			const value = numbers(t.value, n);
 			const hasBand = Array.isArray(t.min) && Array.isArray(t.max) && t.min.length === n && t.max.length === n;
