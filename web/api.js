@@ -4,6 +4,10 @@
 // events, an activity counter for the status pill, and the static mode (a standalone
 // HTML export answers the same queries in the page, see staticapi.js).
 import { staticSource } from './staticapi.js';
+import { exactReviver } from './bigjson.js';
+import { queryParams } from './query.js';
+
+export { big, parseExact, toJSONText } from './bigjson.js';
 
 const params = new URLSearchParams(location.search);
 const token = params.get('token');
@@ -18,10 +22,11 @@ function staticError(e, path) {
 	return new ApiError(String((e && e.message) || e), 500, path);
 }
 
-/* Answer a query in the page (static mode only); rejects with ApiError like getJSON. */
+/* Answer a query in the page (static mode only), given the parameters a served request's
+ * URL would carry (apiUrl); rejects with ApiError like getJSON. */
 export async function staticQuery(path, query) {
 	try {
-		return await STATIC.query(path.replace(/^\/+/, ''), query || {});
+		return await STATIC.query(path.replace(/^\/+/, ''), Object.fromEntries(queryParams(query)));
 	} catch (e) {
 		throw staticError(e, path);
 	}
@@ -30,7 +35,7 @@ export async function staticQuery(path, query) {
 /* A viewport window answered in the page, already decoded (tiledata.js). */
 export async function staticTile(query, t0) {
 	try {
-		return await STATIC.tile(query, t0);
+		return await STATIC.tile(Object.fromEntries(queryParams(query)), t0);
 	} catch (e) {
 		throw staticError(e, 'api/viewport');
 	}
@@ -57,19 +62,6 @@ function notify(err) {
 	for (const fn of listeners) fn(inflight, err || null);
 }
 
-/* Integers beyond 2^53 keep every digit as BigInt (JSON.parse source access). */
-function exactReviver(key, value, ctx) {
-	if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) &&
-	    ctx && typeof ctx.source === 'string' && /^-?\d+$/.test(ctx.source))
-		return BigInt(ctx.source);
-	return value;
-}
-
-/* JSON.parse keeping integers beyond 2^53 exact (as BigInt). */
-export function parseExact(text) {
-	return JSON.parse(text, exactReviver);
-}
-
 /*
  * A live server that said its last (the job stopped): nothing is asked of it any
  * more (each request would only fail, and be an error in the console).
@@ -80,10 +72,7 @@ export function isServerGone() { return gone !== null; }
 
 export function apiUrl(path, query) {
 	const u = new URL(path, document.baseURI);
-	if (query) {
-		for (const [k, v] of Object.entries(query))
-			if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, String(v));
-	}
+	for (const [k, v] of queryParams(query)) u.searchParams.set(k, v);
 	return u;
 }
 
@@ -188,25 +177,4 @@ export function eventSource(path) {
 	if (STATIC || typeof EventSource === 'undefined') return null;
 	const u = apiUrl(path, token ? { token } : null);
 	return new EventSource(u.href);
-}
-
-/* Integer-ish value (Number, BigInt or digit string) to BigInt. */
-export function big(v) {
-	if (typeof v === 'bigint') return v;
-	if (typeof v === 'number') return BigInt(Math.round(v));
-	if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
-	return 0n;
-}
-
-/* JSON.stringify that writes BigInt as plain digits. */
-export function toJSONText(o, indent) {
-	const marks = [];
-	const s = JSON.stringify(o, (k, v) => {
-		if (typeof v === 'bigint') {
-			marks.push(v.toString());
-			return `\u0000big${marks.length - 1}\u0000`;
-		}
-		return v;
-	}, indent);
-	return s.replace(/"\\u0000big(\d+)\\u0000"/g, (m, i) => marks[+i]);
 }

@@ -706,6 +706,8 @@ class App {
 			findSlice: (minPx, summaries) => app.timeline.findSlice(minPx, summaries),
 			countHighlighted: () => app.timeline.countHighlighted(),
 			frames: () => app.timeline.frames,
+			// GET an API path through the UI's client (served: HTTP; static: the page answers)
+			api: (path, query) => getJSON(path, query, { exact: true, quiet: true }),
 		};
 	}
 }

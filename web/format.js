@@ -147,3 +147,12 @@ export function fmtTick(ns, step, maxAbs = Math.abs(ns), m = mode) {
 export function escapeHtml(s) {
 	return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
+
+/* A counter's value, short: 1.23G, 4.56M, 7.89k, an integer as it is, else 3 decimals. */
+export function fmtValue(v) {
+	const a = Math.abs(v);
+	if (a >= 1e9) return `${(v / 1e9).toFixed(2)}G`;
+	if (a >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
+	if (a >= 1e3) return `${(v / 1e3).toFixed(2)}k`;
+	return Number.isInteger(v) ? String(v) : v.toFixed(3);
+}

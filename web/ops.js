@@ -3,6 +3,7 @@
 // of op statistics with a top-N bar chart and CSV export; clicking an op highlights
 // its slices on the Timeline.
 import { big } from './api.js';
+import { kindName } from './kinds.js';
 import { fmtDur, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchStats, fetchAllByName } from './stats.js';
 import { VirtualTable, toCsv } from './vtable.js';
@@ -27,7 +28,7 @@ export class Ops {
 		const T0 = big(session.start_ns);
 		this.T0 = T0;
 		const procs = new Map((session.process_list || []).map((p) => [p.id, p]));
-		const trackOpts = (session.track_list || []).filter((t) => t.kind !== 'counter' && t.kind !== 5)
+		const trackOpts = (session.track_list || []).filter((t) => kindName(t.kind) !== 'counter')
 			.map((t) => `<option value="${esc(t.id)}">${esc((procs.get(t.process)?.name || `process ${t.process}`) + ' / ' + (t.name || t.id))}</option>`).join('');
 		this.steps = session.step_list || [];
 		const stepOpts = this.steps.map((s, i) => `<option value="${i}">step ${esc(s.index)}${s.traced === false ? ' (not traced)' : ''}</option>`).join('');

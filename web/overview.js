@@ -6,12 +6,11 @@
 // evidence on the Timeline), health warnings (drops, unmatched flows, unclosed
 // slices) and the top ops by self time.
 import { big } from './api.js';
+import { kindName } from './kinds.js';
 import { fmtDur, fmtTime, fmtInt, fmtPct, escapeHtml } from './format.js';
 import { fetchAllByName } from './stats.js';
 import { stepColors } from './colors.js';
 import { fetchAdvice, PARTS, partColors } from './advisor.js';
-
-const KINDS = ['', 'thread', 'device', 'gpu_stream', 'comm', 'counter', 'async', 'object'];
 
 export class Overview {
 	constructor(root, app) {
@@ -30,7 +29,7 @@ export class Overview {
 		const procs = s.process_list || [];
 		const byKind = {};
 		for (const t of tracks) {
-			const k = typeof t.kind === 'number' ? KINDS[t.kind] : t.kind;
+			const k = kindName(t.kind);
 			byKind[k] = (byKind[k] || 0) + 1;
 		}
 		const dur = Number(s.duration_ns ?? Number(big(s.end_ns) - T0));
@@ -41,7 +40,7 @@ export class Overview {
 			const ts = tracks.filter((t) => t.process === p.id);
 			const kinds = {};
 			let slices = 0;
-			for (const t of ts) { const k = typeof t.kind === 'number' ? KINDS[t.kind] : t.kind; kinds[k] = (kinds[k] || 0) + 1; slices += Number(t.slices) || 0; }
+			for (const t of ts) { const k = kindName(t.kind); kinds[k] = (kinds[k] || 0) + 1; slices += Number(t.slices) || 0; }
 			return `<tr><td>${esc(p.name || `process ${p.id}`)}</td><td class="num">${esc(p.pid ?? '')}</td><td class="num">${p.rank >= 0 ? esc(p.rank) : '–'}</td><td>${esc(p.host || '')}</td><td>${esc(Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(', ') || '–')}</td><td class="num">${fmtInt(slices)}</td></tr>`;
 		}).join('');
 		this.root.innerHTML = `

@@ -277,8 +277,8 @@ class Reporter:
 # A node script's start (node FILE PAGE.html QUERIES.json): it loads the standalone HTML
 # export's own JavaScript, so `sess.query(path, q)` answers as the offline page does;
 # `queries` and `startNs` come from QUERIES.json. Tests append what they ask.
-STATIC_SESSION_JS = r"""// The static export's own JavaScript (web/staticapi.js and tiledata.js as inlined in
-// the page, loaded the way its worker loads them): `sess` answers the page's API.
+STATIC_SESSION_JS = r"""// The static export's own JavaScript (web/staticapi.js and the modules it imports, as
+// inlined in the page, loaded the way its worker loads them): `sess` answers the page's API.
 const fs = require('fs');
 const html = fs.readFileSync(process.argv[2], 'utf8');
 const { start_ns: startNs, queries } = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
@@ -289,7 +289,17 @@ const mod = (n) => {
 };
 const data = html.match(/<script type="application\/json" id="tft-data">([\s\S]*?)<\/script>/);
 if (!data) throw new Error('no data in the page');
-const src = [mod('tiledata.js'), mod('staticapi.js')].map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '')
+// staticapi.js and the modules it imports, each once, dependencies first (its workerSource)
+const order = [], seen = new Set();
+const visit = (n) => {
+	if (seen.has(n)) return;
+	seen.add(n);
+	const t = mod(n);
+	for (const m of t.matchAll(/^import\s[^;]*?\bfrom\s*['"]\.\/([A-Za-z0-9_.-]+\.js)['"];/gm)) visit(m[1]);
+	order.push(t);
+};
+visit('staticapi.js');
+const src = order.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '')
 	.replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
 const sess = new Function('text', src + '\n;return new StaticSession(parseData(text), null);')(data[1]);
 """
