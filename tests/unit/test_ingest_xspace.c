@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the XSpace importer (collect/ingest_xspace.c). */
+/* Unit tests for the XSpace importer (collect/ingest_xspace.h, collect/xspace/). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
