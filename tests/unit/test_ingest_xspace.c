@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the XSpace importer (collect/ingest_xspace.c). */
+/* Unit tests for the XSpace importer (collect/ingest_xspace.h, collect/xspace/). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +99,22 @@ static struct tft_session *import_mem_opts(const char *name, const uint8_t *p, s
 					   struct tft_error *err)
 {
 	struct mem_input in = { name, p, n, opts };
+	const char *dump = getenv("TFT_XSPACE_DUMP");
 
+	/* TFT_XSPACE_DUMP=DIR: each generated input also to DIR/NNNN.xplane.pb (same-output checks) */
+	if (dump && *dump) {
+		static unsigned seq;
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%04u.xplane.pb", dump, seq++);
+		f = fopen(path, "wb");
+		if (f) {
+			if (n)
+				fwrite(p, 1, n, f);
+			fclose(f);
+		}
+	}
 	return tft_test_import(tmpdir, ingest_mem, &in, rc, err);
 }
 

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One XPlane: pass 1 (id, name, where its repeated fields lie), the later
+ * passes over their spans only (stat metadata, event metadata, plane stats,
+ * lines), and the metadata map entries into the plane's tables.
+ */
+#include <string.h>
+
+#include "collect/xspace/xs_int.h"
+
+/*
+ * A plane field left to a later pass (num 3..6): extend its span. A span
+ * starts where the field before its first value ended, so it may hold
+ * other fields (the pass skips them, as it would over the whole plane);
+ * what it leaves out holds none of its values.
+ */
+int tft_xs_on_plane_later(void *ctx, void *msg, const struct tft_pb_field *f,
+			  const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	uint32_t k = f->num - 3;
+
+	if (!x->span_lo[k])
+		x->span_lo[k] = x->span_last;
+	x->span_last = v->p + v->len;
+	x->span_hi[k] = x->span_last;
+	return 0;
+}
+
+static uint8_t special_of(struct tft_pb_bytes name)
+{
+	if (bytes_eq(name, "correlation_id"))
+		return SPECIAL_CORRELATION;
+	if (bytes_eq(name, "group_id"))
+		return SPECIAL_GROUP;
+	if (bytes_eq(name, "step_num"))
+		return SPECIAL_STEP_NUM;
+	if (bytes_eq(name, "step_name"))
+		return SPECIAL_STEP_NAME;
+	return SPECIAL_NONE;
+}
+
+/*
+ * The usual layout of a metadata map entry: key, then the value: id, name
+ * and, in an event metadata entry (`event`), display_name; each at most
+ * once, in field-number order, nothing else but a stat metadata's
+ * description or an event metadata's metadata bytes (not used) in their
+ * places. Fills the entry (zeroed by the caller) as the tables would:
+ * 1 = done, 0 = another layout (the tables decode it, skipping unknown
+ * fields and reporting errors). `value` is the value's struct inside it.
+ */
+static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *lim, int event,
+			   uint64_t *has, int64_t *key, uint64_t *vhas, int64_t *id,
+			   struct tft_pb_bytes *name, struct tft_pb_bytes *display_name)
+{
+	struct tft_pb_bytes val, skip;
+	const uint8_t *q, *qend;
+	uint64_t v;
+
+	if (p < end && *p == 0x08) {
+		p++;
+		if (xs_varint(&p, end, lim, &v))
+			return 0;
+		*key = (int64_t)v;
+		*has |= 1u << 0;
+	}
+	if (p < end && *p == 0x12) {
+		p++;
+		if (take_bytes(&p, end, lim, &val))
+			return 0;
+		*has |= 1u << 1;
+		q = val.p;
+		qend = q + val.len;
+		if (q < qend && *q == 0x08) {
+			q++;
+			if (xs_varint(&q, qend, lim, &v))
+				return 0;
+			*id = (int64_t)v;
+			*vhas |= 1u << 0;
+		}
+		if (q < qend && *q == 0x12) {
+			q++;
+			if (take_bytes(&q, qend, lim, name))
+				return 0;
+			*vhas |= 1u << 1;
+		}
+		/* XStatMetadata.description (stored, unused) / XEventMetadata.metadata (skipped). */
+		if (q < qend && *q == 0x1a) {
+			q++;
+			if (take_bytes(&q, qend, lim, &skip))
+				return 0;
+			if (!event)
+				*vhas |= 1u << 2;
+		}
+		if (event && q < qend && *q == 0x22) {
+			q++;
+			if (take_bytes(&q, qend, lim, display_name))
+				return 0;
+			*vhas |= 1u << 2;
+		}
+		if (q != qend)
+			return 0;
+	}
+	return p == end;
+}
+
+int tft_xs_on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_smeta_entry e;
+	struct xs_smeta *m;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 0, &e.has, &e.key,
+			     &e.value.has, &e.value.id, &e.value.name, NULL)) {
+		memset(&e, 0, sizeof(e));
+		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_smeta_entry_msg, &e, x);
+		if (r)
+			return r;
+	}
+	if (x->nsmeta + 1 > x->csmeta) {
+		uint32_t cap = x->csmeta;
+		struct xs_strcache *ns;
+
+		if (tft_grow((void **)&x->smeta, &cap, x->nsmeta + 1, sizeof(*x->smeta)))
+			return oom(x);
+		ns = realloc(x->strs, (size_t)cap * sizeof(*x->strs));
+		if (!ns)
+			return oom(x); /* x->smeta is larger than csmeta says: harmless */
+		x->strs = ns;
+		x->csmeta = cap;
+	}
+	m = &x->smeta[x->nsmeta];
+	x->strs[x->nsmeta].p = NULL;
+	x->strs[x->nsmeta].len = 0;
+	x->strs[x->nsmeta].id = 0;
+	m->name = tft_xs_intern(x, e.value.name.p, e.value.name.len);
+	if (m->name == UINT32_MAX)
+		return oom(x);
+	m->special = special_of(e.value.name);
+	/* The map key is authoritative; fall back to the id inside. */
+	if (idmap_put(&x->smeta_map, (uint64_t)((e.has & 1) ? e.key : e.value.id), x->nsmeta, x->nsmeta))
+		return oom(x);
+	x->nsmeta++;
+	return 0;
+}
+
+int tft_xs_on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+	struct xs_emeta_entry e;
+	struct xs_emeta *m;
+	uint32_t args_off = x->nmeta_args;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 1, &e.has, &e.key,
+			     &e.value.has, &e.value.id, &e.value.name, &e.value.display_name)) {
+		memset(&e, 0, sizeof(e));
+		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_emeta_entry_msg, &e, x);
+		if (r)
+			return r;
+	}
+	if (tft_grow((void **)&x->emeta, &x->cemeta, x->nemeta + 1, sizeof(*x->emeta)))
+		return oom(x);
+	m = &x->emeta[x->nemeta];
+	m->long_name = TFT_NONE;
+	if (e.value.display_name.len) {
+		m->name = tft_xs_intern(x, e.value.display_name.p, e.value.display_name.len);
+		if (!bytes_eq(e.value.name, "") &&
+		    !(e.value.name.len == e.value.display_name.len &&
+		      memcmp(e.value.name.p, e.value.display_name.p, e.value.name.len) == 0)) {
+			m->long_name = tft_xs_intern(x, e.value.name.p, e.value.name.len);
+			if (m->long_name == UINT32_MAX)
+				return oom(x);
+		}
+	} else {
+		m->name = tft_xs_intern(x, e.value.name.p, e.value.name.len);
+	}
+	if (m->name == UINT32_MAX)
+		return oom(x);
+	m->args_off = args_off;
+	m->nargs = x->nmeta_args - args_off;
+	if (idmap_put(&x->emeta_map, (uint64_t)((e.has & 1) ? e.key : e.value.id), x->nemeta, x->nemeta))
+		return oom(x);
+	x->nemeta++;
+	return 0;
+}
+
+/*
+ * A later pass over the plane, for field num (m lists it alone, with its
+ * handler): over its span only, handing each value to the handler as the
+ * table decoder would. Pass 1 has checked every field's key, wire type and
+ * length, so the fields around it can only be skipped, without error; the
+ * values' indexes and the error paths are those of a pass over the whole
+ * plane (same path element, all the field's values inside).
+ */
+static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
+		      const struct tft_pb_msg *m)
+{
+	struct tft_pb_dec *d = x->dec;
+	const struct tft_pb_field *f = &m->fields[0];
+	const uint8_t *p = x->span_lo[num - 3], *end = x->span_hi[num - 3];
+	const char *saved = d->cur_field;
+	uint32_t saved_index = d->cur_index, index = 0;
+	int r = 0;
+
+	if (!p)
+		return 0; /* none */
+	/* What tft_pb_wire_decode_sub(span, m, NULL, x) does, without the table walk. */
+	if (d->depth >= d->max_depth)
+		return tft_pb_wire_fail(d, TFT_EFORMAT, p - d->base, "messages nested deeper than %u",
+					d->max_depth);
+	d->path[d->depth].name = ps->name;
+	d->path[d->depth].index = ps->index;
+	d->depth++;
+	d->cur_field = NULL;
+	while (p < end) {
+		const uint8_t *key_at = p;
+		struct tft_pb_val v;
+		struct tft_pb_bytes b;
+		uint64_t key;
+
+		if (xs_varint(&p, end, x->lim, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
+		    (v.offset = p - d->base, take_bytes(&p, end, x->lim, &b))) {
+			/*
+			 * Another field: skip it. (Pass 1 has checked every key
+			 * and length; were one bad, the iterator would report
+			 * it as the tables do.)
+			 */
+			struct tft_pb_iter it;
+			struct tft_pb_raw raw;
+
+			tft_pb_wire_iter_init(&it, key_at, (size_t)(end - key_at));
+			r = tft_pb_wire_iter_next(d, &it, &raw);
+			if (r < 0)
+				break;
+			r = 0;
+			p = it.p;
+			continue;
+		}
+		/* v.offset: the length's, as the tables give it. */
+		v.index = index;
+		v.p = b.p;
+		v.len = b.len;
+		v.sub.dec = d;
+		v.sub.p = b.p;
+		v.sub.len = b.len;
+		v.sub.name = f->name;
+		v.sub.index = index++;
+		d->cur_field = f->name;
+		d->cur_index = v.index;
+		r = f->fn(x, NULL, f, &v);
+		if (r < 0) {
+			r = tft_pb_wire_fail(d, r, v.offset, "%s", tft_strerror(r));
+			break;
+		}
+		r = 0;
+	}
+	d->depth--;
+	d->cur_field = saved;
+	d->cur_index = saved_index;
+	return r;
+}
+
+/* The plane's lines: serially, or as jobs of the group (run when it is full). */
+static int plane_lines(struct xs *x, const struct tft_pb_sub *ps)
+{
+	int r;
+
+	if (!x->parallel)
+		return plane_pass(x, ps, 3, &tft_xs_plane_lines_msg);
+	r = plane_pass(x, ps, 3, &tft_xs_plane_jobs_msg);
+	/* Also after an error: the jobs queued before it need the plane's tables. */
+	if (tft_xs_snap_plane(x, ps) && !r)
+		r = TFT_ENOMEM;
+	if (r)
+		return r;
+	return x->group_bytes >= x->group_max ? tft_xs_run_jobs(x, 0) : 0;
+}
+
+static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *lim = x->lim;
+	struct tft_pb_bytes b;
+	uint64_t v;
+
+	while (p < end) {
+		const uint8_t *at = p;
+		uint8_t k = *p++;
+
+		if (k == 0x08) {
+			if (xs_varint(&p, end, lim, &v))
+				return 0;
+			x->plane.id = (int64_t)v;
+			x->plane.has |= 1u << 0;
+		} else if (k == 0x12) {
+			if (take_bytes(&p, end, lim, &x->plane.name))
+				return 0;
+			x->plane.has |= 1u << 1;
+		} else if (k == 0x1a || k == 0x22 || k == 0x2a || k == 0x32) {
+			uint32_t i = (k >> 3) - 3; /* lines, event_metadata, stat_metadata, stats */
+
+			if (take_bytes(&p, end, lim, &b))
+				return 0;
+			if (!x->span_lo[i])
+				x->span_lo[i] = at;
+			x->span_hi[i] = p;
+			x->plane.has |= 1u << (i + 2);
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
+{
+	int r;
+
+	x->nsmeta = x->nemeta = x->nmeta_args = 0;
+	tft_xs_idmap_clear(&x->smeta_map);
+	tft_xs_idmap_clear(&x->emeta_map);
+	x->process = TFT_NONE;
+	x->labels = 0;
+	x->labels_len = 0;
+	memset(&x->plane, 0, sizeof(x->plane));
+	memset(x->span_lo, 0, sizeof(x->span_lo));
+	r = 0;
+	if (!fast_plane_fields(x, ps->p, ps->p + ps->len)) {
+		memset(&x->plane, 0, sizeof(x->plane));
+		memset(x->span_lo, 0, sizeof(x->span_lo));
+		x->span_last = ps->p;
+		r = tft_pb_wire_decode_sub(ps, &tft_xs_plane_msg, &x->plane, x);
+	}
+	if (!r)
+		r = plane_pass(x, ps, 5, &tft_xs_plane_smeta_msg);
+	if (!r)
+		r = plane_pass(x, ps, 4, &tft_xs_plane_emeta_msg);
+	if (!r)
+		r = plane_pass(x, ps, 6, &tft_xs_plane_stats_msg);
+	if (r)
+		return r;
+	if (x->labels_len) {
+		x->labels = tft_xs_intern(x, x->labels_buf, x->labels_len);
+		if (x->labels == UINT32_MAX)
+			return oom(x);
+	}
+	x->device_plane = bytes_prefix(x->plane.name, "/device:");
+	return plane_lines(x, ps);
+}
+
+int tft_xs_on_plane(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
+{
+	struct xs *x = ctx;
+
+	x->plane_index = v->index;
+	return do_plane(x, &v->sub);
+}
