@@ -13,7 +13,7 @@
  *     /stream:N tracks, its /stream:all and /memcpy tracks are derived.
  *   - CPU threads hold call stacks: neither.
  * XSpace lines and Kineto categories have rules of their own in their
- * importers (ingest_xspace.c, ingest_chrome.c), which use the flags below.
+ * importers (collect/xspace/, collect/chrome/), which use the flags below.
  */
 #ifndef TFT_COLLECT_TRACK_ROLES_H
 #define TFT_COLLECT_TRACK_ROLES_H

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-# CTF import (src/collect/ingest_ctf.c, docs/formats-lttng.md): real LTTng-UST
+# CTF import (src/collect/ctf/, docs/formats-lttng.md): real LTTng-UST
 # and OTF2->CTF traces, a trace LTTng writes here from a program instrumented
 # with the LTTng-based TensorFlow profiler's providers, a kernel-domain trace
 # this script writes in CTF, every path form, and broken traces.
