@@ -166,7 +166,7 @@ int prof_scan(struct tft_prof *p, struct tft_error *err)
 		struct tft_session_summary sum;
 		tft_session_get_summary(p->s, &sum);
 		if (nw > 1 && sum.slices + sum.instants < 200000)
-			nw = 1; /* (a small session: another session handle costs more than it saves) */
+			nw = 1; /* (a small session: BENCHMARKS.md, "Analysis, export and capture") */
 		if (!tft_session_is_file(p->s))
 			nw = 1; /* (a job's view: its path is a directory, not another handle) */
 	}

@@ -315,8 +315,9 @@ static int open_output(const struct export_args *a, struct cli_outfile *of, FILE
 	return GO_ON;
 }
 
-/* Gzip on the way out: windowBits 15 + 16, a gzip header and trailer around the deflate stream;
- * level 1: JSON still shrinks ~10x, at several times level 6's speed. NULL if it cannot be set up. */
+/* Gzip on the way out: windowBits 15 + 16, a gzip header and trailer around the deflate stream, at
+ * level 1 (Z_BEST_SPEED: BENCHMARKS.md, "Analysis, export and capture: design measurements"). NULL if
+ * it cannot be set up. */
 static struct gz_sink *gzip_open(FILE *fp)
 {
 	struct gz_sink *gz = calloc(1, sizeof(*gz));
