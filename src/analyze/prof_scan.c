@@ -9,19 +9,21 @@
  * RunMetadata's "launch" arrows, CUDA's ac2g correlations), else to the op
  * its annotation names, else to a record of its own.
  *
- * Host tracks are scanned first (phase 1: they resolve the launch flows to
- * the launching op's cell), then accelerator tracks (phase 2). Each phase
- * splits its tracks over worker threads, each with its own session handle
- * and tables; the tables are merged at the end by key. Derived tracks
- * (TFT_TRACKF_DERIVED) are left out: one execution counts once.
+ * This file is one worker's part (prof_scan_int.h): one track's slices into
+ * the worker's own tables, the per-event path. The tracks are split over the
+ * workers and scanned in two phases by prof_scan_run.c (host tracks first:
+ * they resolve the launch flows, prof_flows.c, to the launching op's cell;
+ * then accelerator tracks), backward ops are placed by their forward op's
+ * Sequence number (prof_bwd.c), and the workers' tables are merged by key
+ * (prof_merge.c). Derived tracks (TFT_TRACKF_DERIVED) are left out: one
+ * execution counts once.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "analyze/prof_int.h"
+#include "analyze/prof_scan_int.h"
 #include "analyze/prof_json.h"
 #include "analyze/torch_costs.h"
 #include "core/grow.h"
@@ -68,83 +70,14 @@ struct active {
 	uint8_t counted;
 };
 
-/*
- * Forward ops' Sequence numbers: pages of SEQ_PAGE consecutive numbers (the
- * forward thread numbers its autograd nodes 0, 1, 2 ...), so that the notes
- * of a long forward pass and their lookups by the backward ops stay within
- * a few pages. (The page key keeps a thread too, 0 for now: traces name the
- * forward thread of a backward op in two different ways.)
- */
-#define SEQ_PAGE 1024
-
-struct seq_slot {
-	int64_t ts;          /* the forward op's start */
-	uint32_t ctx, code;  /* its context and code node */
-	uint8_t valid;
-};
-
-struct seq_page {
-	int64_t tid, base;   /* the forward thread, the first number */
-	uint32_t live;       /* valid slots */
-	struct seq_slot e[SEQ_PAGE];
-};
-
-struct seq_note {
-	int64_t seq, ts, tid;
-	uint32_t ctx, code;
-};
-
 struct memo {                 /* a small cache: 3 keys -> 4 values */
 	uint32_t k[3];
 	uint32_t used;
 	int64_t v[4];
 };
 
-struct worker {
-	struct tft_prof *p;
-	int id;
-	struct tft_session *s;     /* borrowed (worker 0) or owned */
-	bool own_session;
-	struct prof_tab tab;
-	uint32_t nstr;
-	uint32_t *lid_of;          /* owned: session string id -> lid + 1 */
-	uint32_t *stack_code;      /* owned, lazily: "Call stack" string id -> code node + 1 */
-	uint8_t *ncls, *ccls, *kcls; /* owned: name / category / arg key classes per string id */
-	struct memo *flops_memo, *mem_memo; /* owned: open-addressing caches */
-	uint32_t memo_cap;
-	struct frame *fr;          /* owned: the stack */
-	uint32_t nfr, capfr;
-	struct active *act;        /* owned */
-	uint32_t nact, capact;
-	struct seq_page **pages;   /* owned: forward ops' Sequence numbers (seq_page) */
-	uint32_t npages, cappages;
-	uint32_t *page_slot;       /* owned: hash index over pages by (tid, base), ids + 1 */
-	uint32_t page_cap;
-	uint32_t *tracks;          /* owned: this phase's tracks */
-	uint32_t ntracks;
-	/* the track being scanned */
-	uint32_t track, track_dev, track_proc, root_last_op;
-	bool nests, accel;
-	struct prof_flow **fsrc;   /* flows starting on this track, by src_ts (borrowed) */
-	uint32_t nfsrc, fi;
-	struct prof_flow **fdst;   /* flows ending on this track, by dst_ts (borrowed) */
-	uint32_t nfdst, fj;
-	const struct prof_span **spans; /* the step spans of this track's process, by start */
-	uint32_t nspans, si;
-	uint64_t executions, outside, linked, unlinked;
-	bool has_code, framework_tf, framework_torch;
-	uint8_t bwd_next;          /* the op being pushed is a backward op placed by its forward op */
-	/* the second pass */
-	const uint8_t *want;
-	tft_prof_exec_fn fn;
-	void *fn_ctx;
-	uint32_t *gmap;            /* local record -> merged record + 1 (second pass) */
-	uint32_t ngmap;
-	int rc;
-	struct tft_error err;
-};
 
-static int oom(struct worker *w)
+static int oom(struct prof_worker *w)
 {
 	if (!w->rc)
 		w->rc = tft_error_set(&w->err, TFT_ENOMEM, -1, "out of memory");
@@ -152,7 +85,7 @@ static int oom(struct worker *w)
 }
 
 /* The session string of id sid (NUL-terminated). */
-static const char *sstr(struct worker *w, uint32_t sid, size_t *len)
+static const char *sstr(struct prof_worker *w, uint32_t sid, size_t *len)
 {
 	size_t l;
 	const char *s = tft_session_str(w->s, sid, &l);
@@ -163,7 +96,7 @@ static const char *sstr(struct worker *w, uint32_t sid, size_t *len)
 }
 
 /* Local id of session string sid. */
-static uint32_t lid_of(struct worker *w, uint32_t sid)
+static uint32_t lid_of(struct prof_worker *w, uint32_t sid)
 {
 	size_t len;
 	const char *s;
@@ -187,7 +120,7 @@ static bool has_prefix(const char *s, size_t len, const char *prefix, size_t ple
 	return len >= plen && memcmp(s, prefix, plen) == 0;
 }
 
-static int name_class(struct worker *w, uint32_t sid)
+static int name_class(struct prof_worker *w, uint32_t sid)
 {
 	size_t len;
 	const char *s;
@@ -211,7 +144,7 @@ static int name_class(struct worker *w, uint32_t sid)
 	return c;
 }
 
-static int cat_class(struct worker *w, uint32_t sid)
+static int cat_class(struct prof_worker *w, uint32_t sid)
 {
 	static const char *const annot[] = { "user_annotation", "record_function", "gpu_user_annotation",
 					     "Annotation", "annotation" };
@@ -239,7 +172,7 @@ static int cat_class(struct worker *w, uint32_t sid)
 	return c;
 }
 
-static int key_class(struct worker *w, uint32_t sid)
+static int key_class(struct prof_worker *w, uint32_t sid)
 {
 	static const struct { const char *k; int c; } keys[] = {
 		{ "op", KC_OP }, { "name", KC_NAME }, { "Input Dims", KC_DIMS },
@@ -263,7 +196,7 @@ static int key_class(struct worker *w, uint32_t sid)
 	return c;
 }
 
-static void read_args(struct worker *w, const struct tft_event *ev, struct argv *a)
+static void read_args(struct prof_worker *w, const struct tft_event *ev, struct argv *a)
 {
 	memset(a, 0, sizeof(*a));
 	for (uint16_t i = 0; i < ev->nargs; i++) {
@@ -296,7 +229,7 @@ static void read_args(struct worker *w, const struct tft_event *ev, struct argv 
 
 /* ---- caches of parsed args ---------------------------------------------------------- */
 
-static struct memo *memo_slot(struct worker *w, struct memo **tab, const uint32_t k[3], bool *found)
+static struct memo *memo_slot(struct prof_worker *w, struct memo **tab, const uint32_t k[3], bool *found)
 {
 	uint32_t h;
 
@@ -325,7 +258,7 @@ static struct memo *memo_slot(struct worker *w, struct memo **tab, const uint32_
 }
 
 /* PyTorch flops of one call from its Input Dims (and Concrete Inputs), -1 when not counted. */
-static int64_t torch_flops(struct worker *w, uint32_t name, uint32_t dims, uint32_t concrete)
+static int64_t torch_flops(struct prof_worker *w, uint32_t name, uint32_t dims, uint32_t concrete)
 {
 	uint32_t k[3] = { name, dims, concrete };
 	struct pj_doc *d = NULL, *c = NULL;
@@ -368,7 +301,7 @@ static int64_t torch_flops(struct worker *w, uint32_t name, uint32_t dims, uint3
  * peak_bytes + temp + persistent; residual = sum of live_bytes + persistent;
  * output = sum over outputs of max(allocated, requested) bytes.
  */
-static const int64_t *tf_memory(struct worker *w, const struct argv *a)
+static const int64_t *tf_memory(struct prof_worker *w, const struct argv *a)
 {
 	uint32_t k[3] = { a->mem, a->memstats, a->output };
 	struct memo *m;
@@ -416,7 +349,7 @@ static const int64_t *tf_memory(struct worker *w, const struct argv *a)
 /* ---- steps ------------------------------------------------------------------------- */
 
 /* Whether an execution starting at ts counts (the track's spans, by cursor: ts never goes back). */
-static bool in_step(struct worker *w, int64_t ts)
+static bool in_step(struct prof_worker *w, int64_t ts)
 {
 	if (w->p->steps.all)
 		return true;
@@ -432,7 +365,7 @@ static bool in_step(struct worker *w, int64_t ts)
 /* ---- records ---------------------------------------------------------------------------- */
 
 /* Record fields from the first execution that creates it. */
-static void init_rec(struct worker *w, uint32_t r, const struct argv *a, uint32_t op_sid, uint32_t cat_sid)
+static void init_rec(struct prof_worker *w, uint32_t r, const struct argv *a, uint32_t op_sid, uint32_t cat_sid)
 {
 	struct prof_rec *rec = &w->tab.recs[r];
 
@@ -457,10 +390,10 @@ static void init_rec(struct worker *w, uint32_t r, const struct argv *a, uint32_
 	}
 }
 
-static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel);
+static void emit(struct prof_worker *w, uint32_t rec, const struct tft_event *ev, bool accel);
 
 /* The cell of an op at push: its record in context ctx and code node code. */
-static uint32_t op_cell(struct worker *w, const struct tft_event *ev, const struct argv *a, uint32_t ctx,
+static uint32_t op_cell(struct prof_worker *w, const struct tft_event *ev, const struct argv *a, uint32_t ctx,
 			uint32_t code, uint32_t *rec_out)
 {
 	uint32_t name_sid = ev->name, op_sid = ev->name, r, c;
@@ -490,7 +423,7 @@ static uint32_t op_cell(struct worker *w, const struct tft_event *ev, const stru
 }
 
 /* Count one execution of cell c (an op on the host): runs, flops, TF memory. */
-static void count_op(struct worker *w, uint32_t c, const struct tft_event *ev, const struct argv *a, bool counted)
+static void count_op(struct prof_worker *w, uint32_t c, const struct tft_event *ev, const struct argv *a, bool counted)
 {
 	struct prof_acc *acc = &w->tab.cells[c].a;
 
@@ -522,7 +455,7 @@ static void count_op(struct worker *w, uint32_t c, const struct tft_event *ev, c
 
 /* ---- flows: resolving a launch to the op that made it ------------------------------------ */
 
-static void resolve_flow_stack(struct worker *w, struct prof_flow *f)
+static void resolve_flow_stack(struct prof_worker *w, struct prof_flow *f)
 {
 	uint32_t launch = PROF_NONE;
 	uint8_t launch_counted = 0;
@@ -550,7 +483,7 @@ static void resolve_flow_stack(struct worker *w, struct prof_flow *f)
 	}
 }
 
-static void resolve_flow_lanes(struct worker *w, struct prof_flow *f)
+static void resolve_flow_lanes(struct prof_worker *w, struct prof_flow *f)
 {
 	const struct active *best = NULL;
 
@@ -570,7 +503,7 @@ static void resolve_flow_lanes(struct worker *w, struct prof_flow *f)
 }
 
 /* Resolve the flows of this track that start before ts (strictly, or at ts too with `incl`). */
-static void resolve_flows(struct worker *w, int64_t ts, bool incl)
+static void resolve_flows(struct prof_worker *w, int64_t ts, bool incl)
 {
 	while (w->fi < w->nfsrc && (w->fsrc[w->fi]->src_ts < ts || (incl && w->fsrc[w->fi]->src_ts == ts))) {
 		if (w->nests)
@@ -583,7 +516,7 @@ static void resolve_flows(struct worker *w, int64_t ts, bool incl)
 
 /* ---- call-stack tracks --------------------------------------------------------------------- */
 
-static void pop_frame(struct worker *w)
+static void pop_frame(struct prof_worker *w)
 {
 	struct frame *fr = &w->fr[--w->nfr];
 
@@ -597,7 +530,7 @@ static void pop_frame(struct worker *w)
 	}
 }
 
-static struct frame *push_frame(struct worker *w)
+static struct frame *push_frame(struct prof_worker *w)
 {
 	if (tft_grow((void **)&w->fr, &w->capfr, w->nfr + 1, sizeof(*w->fr))) {
 		oom(w);
@@ -608,7 +541,7 @@ static struct frame *push_frame(struct worker *w)
 }
 
 /* The module path of frame fr's slice ("layer1.0" of "nn.Module: layer1.0"). */
-static const char *module_path(struct worker *w, uint32_t name_sid, size_t *len)
+static const char *module_path(struct prof_worker *w, uint32_t name_sid, size_t *len)
 {
 	size_t l;
 	const char *s = sstr(w, name_sid, &l);
@@ -623,7 +556,7 @@ static const char *module_path(struct worker *w, uint32_t name_sid, size_t *len)
  * one level (a module whose parents' forward calls were not traced still
  * lands at its path).
  */
-static uint32_t module_rec(struct worker *w, uint32_t ctx, uint32_t name_sid, const struct frame *enclosing)
+static uint32_t module_rec(struct prof_worker *w, uint32_t ctx, uint32_t name_sid, const struct frame *enclosing)
 {
 	size_t len, plen;
 	const char *x = module_path(w, name_sid, &len);
@@ -656,66 +589,12 @@ static uint32_t module_rec(struct worker *w, uint32_t ctx, uint32_t name_sid, co
 	return r;
 }
 
-static uint32_t page_home(const struct worker *w, int64_t tid, int64_t base)
-{
-	return (uint32_t)tft_hash_u64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)base) & (w->page_cap - 1);
-}
-
-static struct seq_page *page_find(const struct worker *w, int64_t tid, int64_t base)
-{
-	uint32_t h, id;
-
-	if (!w->page_cap)
-		return NULL;
-	for (h = page_home(w, tid, base); (id = w->page_slot[h]); h = (h + 1) & (w->page_cap - 1))
-		if (w->pages[id - 1]->tid == tid && w->pages[id - 1]->base == base)
-			return w->pages[id - 1];
-	return NULL;
-}
-
-static struct seq_slot *seq_find(const struct worker *w, int64_t tid, int64_t seq)
-{
-	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
-	struct seq_slot *e = pg ? &pg->e[seq % SEQ_PAGE] : NULL;
-
-	return e && e->valid ? e : NULL;
-}
-
-/* Forget a note once its backward op took its scope. */
-static void seq_forget(struct worker *w, int64_t tid, int64_t seq)
-{
-	struct seq_page *pg = page_find(w, tid, seq - (seq % SEQ_PAGE));
-
-	if (pg && pg->e[seq % SEQ_PAGE].valid) {
-		pg->e[seq % SEQ_PAGE].valid = 0;
-		pg->live--;
-	}
-}
-
-static void pages_free(struct worker *w)
-{
-	for (uint32_t i = 0; i < w->npages; i++)
-		free(w->pages[i]);
-	w->npages = 0;
-	if (w->page_slot)
-		memset(w->page_slot, 0, sizeof(uint32_t) * w->page_cap);
-}
-
-#define SEQ_PAGES_MAX 4096u /* 4M numbers, 96 MB: past that, the notes start over */
-
-/*
- * A forward op's number: the latest op of a number wins (tracks are scanned
- * in time order). Notes are forgotten as their backward ops use them;
- * forward ops that never get one (inference) keep theirs: past
- * SEQ_PAGES_MAX pages the notes start over (a backward op whose note is
- * gone waits for the other workers' notes, else stays at the root).
- */
 /*
  * The code node of an older Kineto trace's "Call stack" arg ("file(line):
  * func;..." innermost first), under `code` (the Python frames around the op,
  * usually none then).
  */
-static uint32_t stack_code(struct worker *w, uint32_t sid, uint32_t code)
+static uint32_t stack_code(struct prof_worker *w, uint32_t sid, uint32_t code)
 {
 	size_t len;
 	const char *s, *end;
@@ -750,52 +629,7 @@ static uint32_t stack_code(struct worker *w, uint32_t sid, uint32_t code)
 	return c;
 }
 
-static void note_seq(struct worker *w, int64_t seq, int64_t ts, uint32_t ctx, uint32_t code)
-{
-	int64_t base = seq - (seq % SEQ_PAGE);
-	struct seq_page *pg = page_find(w, 0, base);
-	struct seq_slot *e;
-	uint32_t h;
-
-	if (!pg) {
-		if (w->npages >= SEQ_PAGES_MAX)
-			pages_free(w);
-		if ((w->npages + 1) * 2 > w->page_cap) {
-			uint32_t cap = w->page_cap ? w->page_cap * 2 : 64, *slot = calloc(cap, sizeof(uint32_t));
-			if (!slot) {
-				oom(w);
-				return;
-			}
-			free(w->page_slot);
-			w->page_slot = slot;
-			w->page_cap = cap;
-			for (uint32_t i = 0; i < w->npages; i++) {
-				for (h = page_home(w, w->pages[i]->tid, w->pages[i]->base); slot[h]; h = (h + 1) & (cap - 1))
-					;
-				slot[h] = i + 1;
-			}
-		}
-		if (tft_grow((void **)&w->pages, &w->cappages, w->npages + 1, sizeof(*w->pages)) ||
-		    !(pg = calloc(1, sizeof(*pg)))) {
-			oom(w);
-			return;
-		}
-		pg->tid = 0;
-		pg->base = base;
-		w->pages[w->npages] = pg;
-		for (h = page_home(w, pg->tid, base); w->page_slot[h]; h = (h + 1) & (w->page_cap - 1))
-			;
-		w->page_slot[h] = ++w->npages;
-	}
-	e = &pg->e[seq % SEQ_PAGE];
-	if (e->valid && ts < e->ts)
-		return;
-	if (!e->valid)
-		pg->live++;
-	*e = (struct seq_slot){ .ts = ts, .ctx = ctx, .code = code, .valid = 1 };
-}
-
-static void memory_instant(struct worker *w, const struct tft_event *ev)
+static void memory_instant(struct prof_worker *w, const struct tft_event *ev)
 {
 	struct argv a;
 
@@ -817,7 +651,7 @@ static void memory_instant(struct worker *w, const struct tft_event *ev)
 	}
 }
 
-static int slice_class(struct worker *w, const struct tft_event *ev)
+static int slice_class(struct prof_worker *w, const struct tft_event *ev)
 {
 	int nc = name_class(w, ev->name), cc = ev->cat ? cat_class(w, ev->cat) : CC_OP;
 
@@ -841,7 +675,7 @@ static int slice_class(struct worker *w, const struct tft_event *ev)
 	}
 }
 
-static void nest_slice(struct worker *w, const struct tft_event *ev)
+static void nest_slice(struct prof_worker *w, const struct tft_event *ev)
 {
 	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
 	struct frame *top = NULL, *fr, *enclosing_module = NULL;
@@ -923,11 +757,8 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 		 * the profiler's own thread number in older ones.)
 		 */
 		int64_t ftid = 0;
-		const struct seq_slot *fn = seq_find(w, ftid, a.seq);
-		if (fn) {
-			ctx = fn->ctx;
+		if (tft_prof_seq_take(&w->seq, ftid, a.seq, &ctx)) {
 			w->bwd_next = 1;
-			seq_forget(w, ftid, a.seq);
 		} else {
 			char buf[40];
 			int n = snprintf(buf, sizeof(buf), "#seq %" PRId64 ":%" PRId64, ftid, a.seq);
@@ -956,7 +787,8 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 		 * another shares its number; so does an op that makes no autograd node
 		 * with the next one that does: the latest of a number is taken.)
 		 */
-		note_seq(w, a.seq, ev->ts_ns, ctx, code);
+		if (tft_prof_seq_note(&w->seq, a.seq, ev->ts_ns, ctx, code))
+			oom(w);
 	w->bwd_next = 0;
 	/* the order of ops in their context (the graph view of a trace without a graph) */
 	{
@@ -973,7 +805,7 @@ static void nest_slice(struct worker *w, const struct tft_event *ev)
 
 /* ---- lane tracks (TF executors) --------------------------------------------------------------- */
 
-static void lane_slice(struct worker *w, const struct tft_event *ev)
+static void lane_slice(struct prof_worker *w, const struct tft_event *ev)
 {
 	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
 	uint32_t rec, cell;
@@ -1015,7 +847,7 @@ static void lane_slice(struct worker *w, const struct tft_event *ev)
 
 /* ---- accelerator tracks --------------------------------------------------------------------- */
 
-static void kernel_slice(struct worker *w, const struct tft_event *ev)
+static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 {
 	int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
 	const struct prof_flow *f = NULL;
@@ -1110,7 +942,7 @@ static void kernel_slice(struct worker *w, const struct tft_event *ev)
  * placeholder context stands for the forward op's context that the model
  * pass put its records under.
  */
-static uint32_t global_rec(struct worker *w, uint32_t r)
+static uint32_t global_rec(struct prof_worker *w, uint32_t r)
 {
 	const struct prof_tab *g = &w->p->tab;
 	const struct prof_rec *lr;
@@ -1158,7 +990,7 @@ static uint32_t global_rec(struct worker *w, uint32_t r)
 	return gr;
 }
 
-static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, bool accel)
+static void emit(struct prof_worker *w, uint32_t rec, const struct tft_event *ev, bool accel)
 {
 	struct tft_prof_exec e;
 	uint32_t g;
@@ -1177,7 +1009,7 @@ static void emit(struct worker *w, uint32_t rec, const struct tft_event *ev, boo
 
 static int on_event(void *ctx, const struct tft_event *ev)
 {
-	struct worker *w = ctx;
+	struct prof_worker *w = ctx;
 
 	if (ev->flags & TFT_EVF_SUMMARY)
 		return 0;
@@ -1198,7 +1030,7 @@ static int on_event(void *ctx, const struct tft_event *ev)
 }
 
 /* The device a track's executions ran on. */
-static uint32_t track_device(struct worker *w, const struct tft_track *t)
+static uint32_t track_device(struct prof_worker *w, const struct tft_track *t)
 {
 	const struct tft_process *pr = tft_session_process(w->s, t->process);
 	const char *tn = sstr(w, t->name, NULL), *pn = pr ? sstr(w, pr->name, NULL) : "";
@@ -1223,58 +1055,9 @@ static uint32_t track_device(struct worker *w, const struct tft_track *t)
 	return prof_lid(&w->tab, buf, n);
 }
 
-static int cmp_span_ptr(const void *a, const void *b)
-{
-	const struct prof_span *x = *(const struct prof_span *const *)a, *y = *(const struct prof_span *const *)b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* Flow ranges: flows sorted by (src_track, src_ts) in p->flows; by dst in dst_order. */
-struct flow_index {
-	struct prof_flow **by_src, **by_dst; /* owned arrays of pointers into p->flows */
-	uint32_t n;
-};
-
-static uint32_t lower_src(const struct flow_index *fx, uint32_t track)
-{
-	uint32_t lo = 0, hi = fx->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (fx->by_src[mid]->src_track < track)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static uint32_t lower_dst(const struct flow_index *fx, uint32_t track)
-{
-	uint32_t lo = 0, hi = fx->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (fx->by_dst[mid]->dst_track < track)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct phase {
-	struct tft_prof *p;
-	const struct flow_index *fx;
-	const struct prof_span **spans; /* every selected span, by start */
-	uint32_t nspans;
-};
-
-static int scan_track(struct worker *w, const struct phase *ph, uint32_t tid)
+int tft_prof_scan_track(struct prof_worker *w, const struct prof_phase *ph, uint32_t tid)
 {
 	const struct tft_track *t = tft_session_track(w->s, tid);
-	uint32_t i, n;
 	int rc;
 
 	w->track = tid;
@@ -1285,17 +1068,9 @@ static int scan_track(struct worker *w, const struct phase *ph, uint32_t tid)
 	w->root_last_op = PROF_NONE;
 	w->nfr = w->nact = 0;
 	/* flows starting here (host tracks) and ending here (accelerator tracks) */
-	i = lower_src(ph->fx, tid);
-	for (n = i; n < ph->fx->n && ph->fx->by_src[n]->src_track == tid; n++)
-		;
-	w->fsrc = ph->fx->by_src + i;
-	w->nfsrc = n - i;
+	w->fsrc = tft_prof_flows_of(ph->fx, tid, true, &w->nfsrc);
 	w->fi = 0;
-	i = lower_dst(ph->fx, tid);
-	for (n = i; n < ph->fx->n && ph->fx->by_dst[n]->dst_track == tid; n++)
-		;
-	w->fdst = ph->fx->by_dst + i;
-	w->nfdst = n - i;
+	w->fdst = tft_prof_flows_of(ph->fx, tid, false, &w->nfdst);
 	w->fj = 0;
 	/* the step spans of its process (accelerator tracks: any process's, see in_step_any) */
 	free(w->spans);
@@ -1324,7 +1099,7 @@ static int scan_track(struct worker *w, const struct phase *ph, uint32_t tid)
 
 /* ---- workers --------------------------------------------------------------------------------- */
 
-static int worker_init(struct worker *w, struct tft_prof *p, int id)
+int tft_prof_worker_init(struct prof_worker *w, struct tft_prof *p, int id)
 {
 	memset(w, 0, sizeof(*w));
 	w->p = p;
@@ -1350,7 +1125,7 @@ static int worker_init(struct worker *w, struct tft_prof *p, int id)
 	return 0;
 }
 
-static void worker_fini(struct worker *w)
+void tft_prof_worker_fini(struct prof_worker *w)
 {
 	if (w->own_session)
 		tft_session_close(w->s);
@@ -1364,604 +1139,9 @@ static void worker_fini(struct worker *w)
 	free(w->mem_memo);
 	free(w->fr);
 	free(w->act);
-	pages_free(w);
-	free(w->pages);
-	free(w->page_slot);
+	tft_prof_seq_free(&w->seq);
 	free(w->tracks);
 	free(w->spans);
 	free(w->gmap);
 }
 
-struct job {
-	struct worker *w;
-	const struct phase *ph;
-	int accel;   /* which tracks: 0 host, 1 accelerator */
-};
-
-static void *run_job(void *arg)
-{
-	struct job *j = arg;
-	struct worker *w = j->w;
-
-	for (uint32_t i = 0; i < w->ntracks && !w->rc; i++) {
-		const struct tft_track *t = tft_session_track(w->s, w->tracks[i]);
-		if ((t->kind == TFT_TRACK_GPU_STREAM) != (j->accel != 0))
-			continue;
-		scan_track(w, j->ph, w->tracks[i]);
-	}
-	return NULL;
-}
-
-/* ---- flows --------------------------------------------------------------------------------------- */
-
-struct flow_load {
-	struct tft_prof *p;
-	uint32_t cap;
-};
-
-static bool countable(const struct tft_track *t)
-{
-	return t && !(t->flags & TFT_TRACKF_DERIVED) && t->kind != TFT_TRACK_COUNTER &&
-	       t->kind != TFT_TRACK_OBJECT;
-}
-
-static int on_flow(void *ctx, const struct tft_flow *f)
-{
-	struct flow_load *fl = ctx;
-	struct tft_prof *p = fl->p;
-	const struct tft_track *src, *dst;
-
-	if (f->src_track == TFT_NONE || f->dst_track == TFT_NONE)
-		return 0;
-	src = tft_session_track(p->s, f->src_track);
-	dst = tft_session_track(p->s, f->dst_track);
-	if (!countable(src) || !countable(dst) || dst->kind != TFT_TRACK_GPU_STREAM ||
-	    src->kind == TFT_TRACK_GPU_STREAM)
-		return 0;
-	if (tft_grow((void **)&p->flows, &fl->cap, p->nflows + 1, sizeof(*p->flows)))
-		return TFT_ENOMEM;
-	p->flows[p->nflows++] = (struct prof_flow){ .src_ts = f->src_ts_ns, .dst_ts = f->dst_ts_ns,
-						    .src_track = f->src_track, .dst_track = f->dst_track,
-						    .cell = PROF_NONE };
-	return 0;
-}
-
-static int cmp_src(const void *a, const void *b)
-{
-	const struct prof_flow *x = *(struct prof_flow *const *)a, *y = *(struct prof_flow *const *)b;
-
-	if (x->src_track != y->src_track)
-		return x->src_track < y->src_track ? -1 : 1;
-	return (x->src_ts > y->src_ts) - (x->src_ts < y->src_ts);
-}
-
-static int cmp_dst(const void *a, const void *b)
-{
-	const struct prof_flow *x = *(struct prof_flow *const *)a, *y = *(struct prof_flow *const *)b;
-
-	if (x->dst_track != y->dst_track)
-		return x->dst_track < y->dst_track ? -1 : 1;
-	return (x->dst_ts > y->dst_ts) - (x->dst_ts < y->dst_ts);
-}
-
-static bool sorted_range(struct prof_flow **v, uint32_t n, bool src)
-{
-	for (uint32_t i = 1; i < n; i++)
-		if (src ? v[i]->src_ts < v[i - 1]->src_ts : v[i]->dst_ts < v[i - 1]->dst_ts)
-			return false;
-	return true;
-}
-
-/*
- * Flows by (track, time) into out: a counting sort by track, then each
- * track's run sorted by time (the session hands flows over chunk by chunk,
- * each chunk in time order, so a run is mostly in order already and is
- * only sorted when it is not).
- */
-static int by_track(struct tft_prof *p, struct prof_flow **out, bool src)
-{
-	uint32_t nt = tft_session_track_count(p->s), *start = calloc(nt + 2, sizeof(uint32_t));
-
-	if (!start)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < p->nflows; i++)
-		start[(src ? p->flows[i].src_track : p->flows[i].dst_track) + 1]++;
-	for (uint32_t t = 0; t < nt; t++)
-		start[t + 1] += start[t];
-	for (uint32_t i = 0; i < p->nflows; i++)
-		out[start[src ? p->flows[i].src_track : p->flows[i].dst_track]++] = &p->flows[i];
-	/* start[t] is now the end of track t's run */
-	for (uint32_t t = 0, b = 0; t < nt; b = start[t], t++) {
-		uint32_t n = start[t] - b;
-		if (n > 1 && !sorted_range(out + b, n, src))
-			qsort(out + b, n, sizeof(*out), src ? cmp_src : cmp_dst);
-	}
-	free(start);
-	return 0;
-}
-
-static int load_flows(struct tft_prof *p, struct flow_index *fx, struct tft_error *err)
-{
-	struct flow_load fl = { .p = p };
-	int rc;
-
-	memset(fx, 0, sizeof(*fx));
-	free(p->flows);
-	p->flows = NULL;
-	p->nflows = 0;
-	rc = tft_session_flows(p->s, on_flow, &fl, err);
-	if (rc == TFT_ENOMEM)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	if (rc)
-		return rc;
-	fx->n = p->nflows;
-	fx->by_src = malloc(sizeof(*fx->by_src) * (fx->n + 1));
-	fx->by_dst = malloc(sizeof(*fx->by_dst) * (fx->n + 1));
-	if (!fx->by_src || !fx->by_dst)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	if (by_track(p, fx->by_src, true) || by_track(p, fx->by_dst, false))
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	return 0;
-}
-
-/* ---- merging the workers' tables ------------------------------------------------------------------- */
-
-static uint32_t glid(struct prof_tab *g, const struct prof_tab *t, uint32_t lid, uint32_t *cache)
-{
-	size_t len;
-	const char *s;
-
-	if (cache[lid])
-		return cache[lid] - 1;
-	s = tft_strtab_get(t->str, lid, &len);
-	uint32_t r = prof_lid(g, s ? s : "", s ? len : 0);
-	if (r != PROF_NONE)
-		cache[lid] = r + 1;
-	return r;
-}
-
-struct seq_entry {
-	int64_t seq, ts, tid;
-	uint32_t ctx, code;
-};
-
-static int cmp_seq(const void *a, const void *b)
-{
-	const struct seq_entry *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int merge(struct tft_prof *p, struct worker *ws, int nw, struct tft_error *err)
-{
-	struct prof_tab *g = &p->tab;
-	uint32_t **rmap = calloc((size_t)nw, sizeof(*rmap)), **cmap = calloc((size_t)nw, sizeof(*cmap));
-	uint32_t **kmap = calloc((size_t)nw, sizeof(*kmap));
-	int rc = TFT_ENOMEM;
-
-	if (!rmap || !cmap || !kmap)
-		goto out;
-	for (int k = 0; k < nw; k++) {
-		struct worker *w = &ws[k];
-		struct prof_tab *t = &w->tab;
-		uint32_t *lc = calloc(tft_strtab_count(t->str) + 1, sizeof(uint32_t));
-
-		rmap[k] = malloc(sizeof(uint32_t) * (t->nrecs + 1));
-		cmap[k] = malloc(sizeof(uint32_t) * (t->ncodes + 1));
-		kmap[k] = malloc(sizeof(uint32_t) * (t->ncells + 1));
-		if (!lc || !rmap[k] || !cmap[k] || !kmap[k]) {
-			free(lc);
-			goto out;
-		}
-		/* records: parents come first (created before their children) */
-		for (uint32_t r = 0; r < t->nrecs; r++) {
-			const struct prof_rec *lr = &t->recs[r];
-			uint32_t gp = lr->parent == PROF_NONE ? PROF_NONE : rmap[k][lr->parent];
-			uint32_t gr = prof_rec_get(g, gp, glid(g, t, lr->name, lc), lr->kind);
-			struct prof_rec *x;
-			if (gr == PROF_NONE) {
-				free(lc);
-				goto out;
-			}
-			x = &g->recs[gr];
-			x->tfname |= lr->tfname;
-			x->bwd |= lr->bwd;
-			x->seq = lr->seq;
-			x->fwd_tid = lr->fwd_tid;
-#define COPY_LID(f) \
-	if (!x->f && lr->f) \
-		x->f = glid(g, t, lr->f, lc);
-			COPY_LID(op)
-			COPY_LID(cat)
-			COPY_LID(device)
-			COPY_LID(dims)
-			COPY_LID(concrete)
-			COPY_LID(intypes)
-			COPY_LID(out_arg)
-			COPY_LID(in_arg)
-#undef COPY_LID
-			rmap[k][r] = gr;
-		}
-		for (uint32_t r = 0; r < t->nrecs; r++) {
-			const struct prof_rec *lr = &t->recs[r];
-			struct prof_rec *x = &g->recs[rmap[k][r]];
-			if (lr->prev != PROF_NONE && x->prev == PROF_NONE && rmap[k][lr->prev] != rmap[k][r])
-				x->prev = rmap[k][lr->prev];
-		}
-		cmap[k][0] = 0;
-		for (uint32_t c = 1; c < t->ncodes; c++) {
-			const struct prof_code *lc2 = &t->codes[c];
-			uint32_t gc = prof_code_get(g, cmap[k][lc2->parent], glid(g, t, lc2->name, lc));
-			if (gc == PROF_NONE) {
-				free(lc);
-				goto out;
-			}
-			cmap[k][c] = gc;
-		}
-		for (uint32_t c = 0; c < t->ncells; c++) {
-			const struct prof_cell *lk = &t->cells[c];
-			uint32_t gk;
-			if (lk->rec & PROF_REMOTE_BIT) {
-				kmap[k][c] = PROF_NONE;
-				continue;
-			}
-			gk = prof_cell_get(g, rmap[k][lk->rec], cmap[k][lk->code]);
-			if (gk == PROF_NONE) {
-				free(lc);
-				goto out;
-			}
-			prof_acc_add(&g->cells[gk].a, &lk->a);
-			kmap[k][c] = gk;
-		}
-		free(lc);
-	}
-	/* kernels by name: their launching cells as merged (a remote one: that worker's map) */
-	for (int k = 0; k < nw; k++) {
-		const struct prof_tab *t = &ws[k].tab;
-		uint32_t *lc = calloc(tft_strtab_count(t->str) + 1, sizeof(uint32_t));
-		if (!lc)
-			goto out;
-		for (uint32_t i = 0; i < t->nkcells; i++) {
-			const struct prof_kcell *kc = &t->kcells[i];
-			int ow = kc->remote ? (int)kc->remote - 1 : k;
-			uint32_t gc = ow < nw && kc->cell < ws[ow].tab.ncells ? kmap[ow][kc->cell] : PROF_NONE;
-			uint32_t gk;
-			if (gc == PROF_NONE)
-				continue;
-			gk = prof_kcell_get(g, gc, 0, glid(g, t, kc->kname, lc));
-			if (gk == PROF_NONE) {
-				free(lc);
-				goto out;
-			}
-			g->kcells[gk].ns += kc->ns;
-			g->kcells[gk].n += kc->n;
-			if (!g->kcells[gk].device && kc->device)
-				g->kcells[gk].device = glid(g, t, kc->device, lc);
-		}
-		free(lc);
-	}
-	/* kernels whose launch another worker scanned */
-	for (int k = 0; k < nw; k++) {
-		const struct prof_tab *t = &ws[k].tab;
-		for (uint32_t c = 0; c < t->ncells; c++) {
-			const struct prof_cell *lk = &t->cells[c];
-			if (!(lk->rec & PROF_REMOTE_BIT))
-				continue;
-			uint32_t ow = lk->rec & ~PROF_REMOTE_BIT;
-			if ((int)ow < nw && lk->code < ws[ow].tab.ncells && kmap[ow][lk->code] != PROF_NONE)
-				prof_acc_add(&g->cells[kmap[ow][lk->code]].a, &lk->a);
-		}
-	}
-	/* forward Sequence numbers: the latest forward op of each gives its scope to the backward ops */
-	{
-		uint32_t nn = 0, cap = 0;
-		struct seq_entry *all = NULL;
-		for (int k = 0; k < nw; k++) {
-			for (uint32_t q = 0; q < ws[k].npages; q++) {
-				const struct seq_page *pg = ws[k].pages[q];
-				if (!pg->live)
-					continue;
-				if (tft_grow((void **)&all, &cap, nn + pg->live + 1, sizeof(*all)))
-					goto out;
-				for (uint32_t i = 0; i < SEQ_PAGE; i++) {
-					const struct seq_slot *e = &pg->e[i];
-					if (e->valid)
-						all[nn++] = (struct seq_entry){ .seq = pg->base + i, .ts = e->ts, .tid = pg->tid,
-										.ctx = rmap[k][e->ctx], .code = cmap[k][e->code] };
-				}
-			}
-		}
-		if (nn)
-			qsort(all, nn, sizeof(*all), cmp_seq);
-		for (uint32_t r = 0; r < g->nrecs; r++) {
-			struct prof_rec *x = &g->recs[r];
-			uint32_t lo = 0, hi = nn;
-			if (x->kind != REC_BWDSEQ)
-				continue;
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo) / 2;
-				if (all[mid].tid < x->fwd_tid || (all[mid].tid == x->fwd_tid && all[mid].seq < x->seq))
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			while (lo + 1 < nn && all[lo + 1].tid == x->fwd_tid && all[lo + 1].seq == x->seq)
-				lo++; /* the latest (sorted by thread, number, then time) */
-			/* (no forward op in a scope: the root) */
-			x->fwd = lo < nn && all[lo].tid == x->fwd_tid && all[lo].seq == x->seq ? all[lo].ctx : PROF_NONE;
-		}
-		free(all);
-	}
-	rc = 0;
-out:
-	for (int k = 0; k < nw; k++) {
-		if (rmap)
-			free(rmap[k]);
-		if (cmap)
-			free(cmap[k]);
-		if (kmap)
-			free(kmap[k]);
-	}
-	free(rmap);
-	free(cmap);
-	free(kmap);
-	if (rc)
-		tft_error_set(err, rc, -1, "out of memory");
-	return rc;
-}
-
-/* ---- the scan ------------------------------------------------------------------------------------------ */
-
-static int online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
-/* Tracks split over nw workers by slices, largest first (each phase's tracks over all workers). */
-static int assign_tracks(struct tft_prof *p, struct worker *ws, int nw)
-{
-	uint32_t nt = tft_session_track_count(p->s), *ids = malloc(sizeof(uint32_t) * (nt + 1));
-	uint64_t load[2][8] = { { 0 } };
-
-	if (!ids)
-		return TFT_ENOMEM;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < nt; i++) {
-		const struct tft_track *t = tft_session_track(p->s, i);
-		if (!countable(t)) {
-			if (t && (t->flags & TFT_TRACKF_DERIVED))
-				p->info.derived_tracks++;
-			continue;
-		}
-		ids[n++] = i;
-	}
-	/* largest first */
-	for (uint32_t i = 1; i < n; i++)
-		for (uint32_t j = i; j > 0 && tft_session_track(p->s, ids[j])->slices >
-						     tft_session_track(p->s, ids[j - 1])->slices; j--) {
-			uint32_t x = ids[j];
-			ids[j] = ids[j - 1];
-			ids[j - 1] = x;
-		}
-	for (int k = 0; k < nw; k++) {
-		ws[k].tracks = malloc(sizeof(uint32_t) * (n + 1));
-		if (!ws[k].tracks) {
-			free(ids);
-			return TFT_ENOMEM;
-		}
-	}
-	/*
-	 * Host tracks go by process: all of a process's to one worker, in the order
-	 * of their first event, so that a backward op finds its forward op, scanned
-	 * before it, in the same worker. Accelerator tracks go one by one.
-	 */
-	uint32_t np = tft_session_process_count(p->s);
-	int *proc_worker = malloc(sizeof(int) * (np + 1));
-	uint64_t *proc_load = calloc(np + 1, sizeof(uint64_t));
-	if (!proc_worker || !proc_load) {
-		free(proc_worker);
-		free(proc_load);
-		free(ids);
-		return TFT_ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tft_track *t = tft_session_track(p->s, ids[i]);
-		if (t->kind != TFT_TRACK_GPU_STREAM && t->process < np)
-			proc_load[t->process] += t->slices + t->instants + 1;
-	}
-	for (uint32_t q = 0; q <= np; q++)
-		proc_worker[q] = -1;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tft_track *t = tft_session_track(p->s, ids[i]);
-		int ph = t->kind == TFT_TRACK_GPU_STREAM, best = 0;
-		uint32_t q = t->process < np ? t->process : np;
-		if (!ph && proc_worker[q] >= 0) {
-			best = proc_worker[q];
-		} else {
-			for (int k = 1; k < nw; k++)
-				if (load[ph][k] < load[ph][best])
-					best = k;
-			load[ph][best] += ph || q == np ? t->slices + t->instants + 1 : proc_load[q];
-			if (!ph)
-				proc_worker[q] = best;
-		}
-		ws[best].tracks[ws[best].ntracks++] = ids[i];
-	}
-	free(proc_worker);
-	free(proc_load);
-	/* each worker's host tracks in the order of their first event */
-	for (int k = 0; k < nw; k++) {
-		uint32_t *tr = ws[k].tracks;
-		for (uint32_t i = 1; i < ws[k].ntracks; i++)
-			for (uint32_t j = i; j > 0 && tft_session_track(p->s, tr[j])->min_ts_ns <
-							  tft_session_track(p->s, tr[j - 1])->min_ts_ns; j--) {
-				uint32_t x = tr[j];
-				tr[j] = tr[j - 1];
-				tr[j - 1] = x;
-			}
-	}
-	free(ids);
-	return 0;
-}
-
-static int run_phase(struct worker *ws, int nw, const struct phase *ph, int accel)
-{
-	pthread_t th[8];
-	struct job jobs[8];
-	bool started[8] = { false };
-
-	for (int k = 0; k < nw; k++) {
-		jobs[k] = (struct job){ .w = &ws[k], .ph = ph, .accel = accel };
-		if (k > 0 && ws[k].ntracks && pthread_create(&th[k], NULL, run_job, &jobs[k]) == 0)
-			started[k] = true;
-		else if (k > 0)
-			run_job(&jobs[k]);
-	}
-	run_job(&jobs[0]);
-	for (int k = 1; k < nw; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-	for (int k = 0; k < nw; k++)
-		if (ws[k].rc)
-			return ws[k].rc;
-	return 0;
-}
-
-static int phase_spans(struct tft_prof *p, struct phase *ph)
-{
-	ph->nspans = 0;
-	ph->spans = malloc(sizeof(*ph->spans) * (p->steps.n + 1));
-	if (!ph->spans)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < p->steps.n; i++)
-		ph->spans[ph->nspans++] = &p->steps.spans[i];
-	qsort(ph->spans, ph->nspans, sizeof(*ph->spans), cmp_span_ptr);
-	return 0;
-}
-
-int prof_scan(struct tft_prof *p, struct tft_error *err)
-{
-	int nw = p->threads > 0 ? p->threads : online_cpus(), rc = 0, ninit = 0;
-	struct flow_index fx = { 0 };
-	struct phase ph = { .p = p, .fx = &fx };
-	struct worker *ws;
-
-	if (nw > 8)
-		nw = 8;
-	{
-		struct tft_session_summary sum;
-		tft_session_get_summary(p->s, &sum);
-		if (nw > 1 && sum.slices + sum.instants < 200000)
-			nw = 1; /* (a small session: another session handle costs more than it saves) */
-		if (!tft_session_is_file(p->s))
-			nw = 1; /* (a job's view: its path is a directory, not another handle) */
-	}
-	ws = calloc((size_t)nw, sizeof(*ws));
-	if (!ws)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	if ((rc = load_flows(p, &fx, err)))
-		goto out;
-	if ((rc = phase_spans(p, &ph)))
-		goto out;
-	for (ninit = 0; ninit < nw; ninit++) {
-		rc = worker_init(&ws[ninit], p, ninit);
-		if (rc) {
-			if (ninit > 0 && rc != TFT_ENOMEM) {
-				/* no second handle: fewer workers */
-				worker_fini(&ws[ninit]);
-				rc = 0;
-				nw = ninit;
-				break;
-			}
-			ninit++;
-			goto out;
-		}
-	}
-	if ((rc = assign_tracks(p, ws, nw)))
-		goto out;
-	if ((rc = run_phase(ws, nw, &ph, 0)) || (rc = run_phase(ws, nw, &ph, 1))) {
-		for (int k = 0; k < nw; k++)
-			if (ws[k].rc) {
-				*err = ws[k].err;
-				break;
-			}
-		goto out;
-	}
-	for (int k = 0; k < nw; k++) {
-		p->info.executions += ws[k].executions;
-		p->info.outside_steps += ws[k].outside;
-		p->info.kernels_linked += ws[k].linked;
-		p->info.kernels_unlinked += ws[k].unlinked;
-		p->info.has_code |= ws[k].has_code;
-		if (ws[k].framework_tf && !p->framework[0])
-			snprintf(p->framework, sizeof(p->framework), "tensorflow");
-		if (ws[k].framework_torch && !p->framework[0])
-			snprintf(p->framework, sizeof(p->framework), "pytorch");
-	}
-	rc = merge(p, ws, nw, err);
-out:
-	if (rc && !err->code)
-		tft_error_set(err, rc, -1, rc == TFT_ENOMEM ? "out of memory" : "the scan failed");
-	for (int k = 0; k < ninit && k < nw + 1; k++)
-		worker_fini(&ws[k]);
-	free(ws);
-	free(fx.by_src);
-	free(fx.by_dst);
-	free(ph.spans);
-	return rc;
-}
-
-/* ---- the second pass ------------------------------------------------------------------------------------ */
-
-int prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
-			 struct tft_error *err)
-{
-	struct flow_index fx = { 0 };
-	struct phase ph = { .p = p, .fx = &fx };
-	struct worker w;
-	int rc;
-
-	if ((rc = load_flows(p, &fx, err)))
-		goto out;
-	if ((rc = phase_spans(p, &ph)))
-		goto out;
-	if ((rc = worker_init(&w, p, 0))) {
-		worker_fini(&w);
-		goto out;
-	}
-	w.want = want;
-	w.fn = fn;
-	w.fn_ctx = ctx;
-	uint32_t nt = tft_session_track_count(p->s);
-	w.tracks = malloc(sizeof(uint32_t) * (nt + 1));
-	if (!w.tracks) {
-		worker_fini(&w);
-		rc = TFT_ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < nt; i++)
-		if (countable(tft_session_track(p->s, i)))
-			w.tracks[w.ntracks++] = i;
-	rc = run_phase(&w, 1, &ph, 0);
-	if (!rc)
-		rc = run_phase(&w, 1, &ph, 1);
-	if (rc > 0) /* the callback stopped it */
-		;
-	else if (rc)
-		*err = w.err;
-	worker_fini(&w);
-out:
-	free(fx.by_src);
-	free(fx.by_dst);
-	free(ph.spans);
-	free(p->flows);
-	p->flows = NULL;
-	p->nflows = 0;
-	return rc;
-}

@@ -549,225 +549,235 @@ static void cell_sum(struct tft_ranks_cell *t, const struct tft_ranks_cell *c)
 	}
 }
 
-int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, struct tft_error *err)
-{
-	struct tft_ranks_result *r = calloc(1, sizeof(*r));
-	struct tft_job *job = tft_job_of(s);
+/* One analysis: the matched communication and the per-rank interval sets it fills. */
+struct ra {
+	struct tft_session *s;
+	struct tft_job *job;
 	struct tft_comm_set cs;
-	struct ivls *B = NULL, *C = NULL, *W = NULL;
-	int64_t *idx = NULL;
-	uint32_t n = 0, nidx = 0;
-	int32_t *pranks = NULL;
+	struct tft_ranks_result *r;
+	struct ivls *B, *C, *W; /* per rank: busy (borrowed), communication, waiting */
+	uint32_t n;
+	struct tft_error *err;
+};
+
+static int oom(struct ra *x)
+{
+	return tft_error_set(x->err, TFT_ENOMEM, -1, "out of memory");
+}
+
+/* The communication, matched (a job's at its open, else read here); 1: no ranks, nothing to say. */
+static int read_comm(struct ra *x)
+{
+	struct tft_session *s = x->s;
+	int32_t *pranks;
 	uint32_t npr = 0;
 	int rc = 0;
 
-	tft_comm_set_init(&cs);
-	*out = NULL;
-	if (!r)
-		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-	r->straggler = -1;
-	r->straggler_index = UINT32_MAX;
-	/* the communication, matched */
-	if (job) {
-		if ((rc = tft_job_comm(s, &cs))) {
-			rc = tft_error_set(err, rc, -1, "out of memory");
-			goto out;
-		}
-		r->clock_aligned = !tft_job_view_is_raw(s);
-	} else {
-		if (!(pranks = process_ranks(s, &npr))) {
-			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-			goto out;
-		}
-		if (!npr) {
-			*out = r; /* no ranks: nothing to say */
-			r = NULL;
-			goto out;
-		}
-		if ((rc = tft_comm_read(s, NULL, &cs, err)))
-			goto out;
-		if (tft_comm_finish(&cs, pranks, npr)) {
-			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-			goto out;
-		}
-		r->clock_aligned = false;
+	if (x->job) {
+		if ((rc = tft_job_comm(s, &x->cs)))
+			return tft_error_set(x->err, rc, -1, "out of memory");
+		x->r->clock_aligned = !tft_job_view_is_raw(s);
+		return 0;
 	}
-	n = cs.nranks;
-	r->nranks = n;
-	r->calls = cs.ncalls;
-	r->sends = cs.sends;
-	r->receives = cs.recvs;
-	r->messages = cs.nmsgs;
-	r->unmatched_sends = cs.unmatched_sends;
-	r->unmatched_receives = cs.unmatched_recvs;
-	r->collectives = cs.ncolls;
-	r->incomplete_collectives = cs.incomplete_colls;
-	r->inferred_collectives = cs.inferred_colls;
-	r->ranks = calloc(n + 1, sizeof(*r->ranks));
-	B = calloc(n + 1, sizeof(*B));
-	C = calloc(n + 1, sizeof(*C));
-	W = calloc(n + 1, sizeof(*W));
-	if (!r->ranks || !B || !C || !W) {
-		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		r->ranks[i].rank = cs.ranks[i];
+	if (!(pranks = process_ranks(s, &npr)))
+		return oom(x);
+	if (!npr)
+		rc = 1;
+	else if (!(rc = tft_comm_read(s, NULL, &x->cs, x->err)) && tft_comm_finish(&x->cs, pranks, npr))
+		rc = oom(x);
+	free(pranks);
+	x->r->clock_aligned = false;
+	return rc;
+}
+
+/* Each rank's clock map: the job's, or the one a merged job's meta says was applied. */
+static void rank_clocks(struct ra *x)
+{
+	struct tft_ranks_result *r = x->r;
+	struct tft_clock_rank *cr = NULL;
+	uint32_t ncr = 0;
+	bool applied = false;
+
+	for (uint32_t i = 0; i < x->n; i++) {
+		r->ranks[i].rank = x->cs.ranks[i];
 		r->ranks[i].clock_error_ns = -1;
-		if (job && i < tft_job_rank_count(job)) {
-			const struct tft_clock_map *m = tft_job_clock(job, i);
+		if (x->job && i < tft_job_rank_count(x->job)) {
+			const struct tft_clock_map *m = tft_job_clock(x->job, i);
 			r->ranks[i].clock_offset_ns = m->offset_ns;
 			r->ranks[i].clock_drift = m->drift;
 			r->ranks[i].clock_error_ns = m->error_ns;
 			r->ranks[i].clock_method = m->method;
 		}
 	}
-	/* a merged job: the clocks its meta says were applied */
-	if (!job && tft_session_meta(s, "job_clock")) {
-		struct tft_clock_rank *cr = NULL;
-		uint32_t ncr = 0;
-		bool applied = false;
-		if (tft_clock_parse_job(tft_session_meta(s, "job_clock"), &cr, &ncr, &applied, NULL) == 0) {
-			for (uint32_t k = 0; k < ncr; k++) {
-				uint32_t i = tft_comm_rank_index(&cs, cr[k].rank);
-				if (i == UINT32_MAX)
-					continue;
-				r->ranks[i].clock_offset_ns = cr[k].map.offset_ns;
-				r->ranks[i].clock_drift = cr[k].map.drift;
-				r->ranks[i].clock_error_ns = cr[k].map.error_ns;
-				r->ranks[i].clock_method = cr[k].map.method;
-			}
-			r->clock_aligned = applied;
+	if (x->job || !tft_session_meta(x->s, "job_clock"))
+		return;
+	if (tft_clock_parse_job(tft_session_meta(x->s, "job_clock"), &cr, &ncr, &applied, NULL) == 0) {
+		for (uint32_t k = 0; k < ncr; k++) {
+			uint32_t i = tft_comm_rank_index(&x->cs, cr[k].rank);
+			if (i == UINT32_MAX)
+				continue;
+			r->ranks[i].clock_offset_ns = cr[k].map.offset_ns;
+			r->ranks[i].clock_drift = cr[k].map.drift;
+			r->ranks[i].clock_error_ns = cr[k].map.error_ns;
+			r->ranks[i].clock_method = cr[k].map.method;
 		}
-		free(cr);
+		r->clock_aligned = applied;
 	}
+	free(cr);
+}
+
+/* Busy, communication and waiting per rank; the waiting charged to whom it waited for. */
+static int rank_intervals(struct ra *x)
+{
+	const struct tft_comm_set *cs = &x->cs;
+	struct tft_ranks_result *r = x->r;
+	int rc = 0;
+
 	/* busy time per rank: read with the communication (borrowed from the set) */
-	for (uint32_t i = 0; i < n && i < cs.nbusy; i++) {
-		B[i].v = cs.busy[i].v;
-		B[i].n = cs.busy[i].n;
+	for (uint32_t i = 0; i < x->n && i < cs->nbusy; i++) {
+		x->B[i].v = cs->busy[i].v;
+		x->B[i].n = cs->busy[i].n;
 	}
-	/* communication and waiting per rank; the waiting charged to whom it waited for */
-	for (uint32_t i = 0; i < cs.ncalls && !rc; i++) {
-		const struct tft_comm_call *c = &cs.calls[i];
-		rc = ivl_add(&C[c->rank], c->ts, c->end);
+	for (uint32_t i = 0; i < cs->ncalls && !rc; i++) {
+		const struct tft_comm_call *c = &cs->calls[i];
+		rc = ivl_add(&x->C[c->rank], c->ts, c->end);
 		if (!rc && c->wait_ns > 0)
-			rc = ivl_add(&W[c->rank], c->ts, c->ts + c->wait_ns);
+			rc = ivl_add(&x->W[c->rank], c->ts, c->ts + c->wait_ns);
 		r->ranks[c->rank].calls++;
 		if (c->wait_ns > 0 && c->waited_for != UINT32_MAX)
 			r->wait_total_ns += c->wait_ns;
 	}
 	if (!rc) {
-		int64_t *caused = calloc(n + 1, sizeof(*caused));
+		int64_t *caused = calloc(x->n + 1, sizeof(*caused));
 		if (!caused)
 			rc = TFT_ENOMEM;
-		for (uint32_t i = 0; caused && i < cs.ncalls; i++)
-			if (cs.calls[i].wait_ns > 0 && cs.calls[i].waited_for != UINT32_MAX)
-				charge(&cs, cs.calls[i].waited_for, cs.calls[i].wait_ns, CHARGE_DEPTH, caused);
-		for (uint32_t i = 0; caused && i < n; i++)
+		for (uint32_t i = 0; caused && i < cs->ncalls; i++)
+			if (cs->calls[i].wait_ns > 0 && cs->calls[i].waited_for != UINT32_MAX)
+				charge(cs, cs->calls[i].waited_for, cs->calls[i].wait_ns, CHARGE_DEPTH, caused);
+		for (uint32_t i = 0; caused && i < x->n; i++)
 			r->ranks[i].caused_ns = caused[i];
 		free(caused);
 	}
-	if (rc) {
-		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		goto out;
+	if (rc)
+		return oom(x);
+	for (uint32_t i = 0; i < x->n; i++) {
+		ivl_norm(&x->C[i]);
+		ivl_norm(&x->W[i]);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		ivl_norm(&C[i]);
-		ivl_norm(&W[i]);
+	return 0;
+}
+
+/* The step indexes some rank has, sorted and unique, in idx (room for every step). */
+static uint32_t step_indexes(struct ra *x, int64_t *idx, uint32_t ns)
+{
+	uint32_t nidx = 0, u = 0;
+
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct tft_step *st = tft_session_step(x->s, i);
+		const struct tft_process *p = st ? tft_session_process(x->s, st->process) : NULL;
+		if (p && p->rank >= 0 && tft_comm_rank_index(&x->cs, p->rank) != UINT32_MAX)
+			idx[nidx++] = st->index;
 	}
-	/* steps: each rank's own, matched by index */
-	{
-		uint32_t ns = tft_session_step_count(s);
-		idx = malloc(((size_t)ns + 1) * sizeof(*idx));
-		if (!idx) {
-			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-			goto out;
-		}
+	if (nidx)
+		qsort(idx, nidx, sizeof(*idx), cmp_i64);
+	for (uint32_t i = 0; i < nidx; i++)
+		if (!u || idx[u - 1] != idx[i])
+			idx[u++] = idx[i];
+	return u;
+}
+
+/* Steps: each rank's own, matched by index (none: one, the session's span); a cell per step and rank. */
+static int rank_steps(struct ra *x)
+{
+	struct tft_session *s = x->s;
+	struct tft_ranks_result *r = x->r;
+	uint32_t ns = tft_session_step_count(s), nidx, n = x->n;
+	int64_t *idx = malloc(((size_t)ns + 1) * sizeof(*idx));
+
+	if (!idx)
+		return oom(x);
+	nidx = step_indexes(x, idx, ns);
+	r->nsteps = nidx ? nidx : 1;
+	r->steps = calloc(r->nsteps, sizeof(*r->steps));
+	r->cells = calloc((size_t)r->nsteps * n + 1, sizeof(*r->cells));
+	if (!r->steps || !r->cells) {
+		free(idx);
+		return oom(x);
+	}
+	if (!nidx) {
+		struct tft_session_summary sum;
+		tft_session_get_summary(s, &sum);
+		r->steps[0] = (struct tft_ranks_step){ 0, 0, sum.start_ns, sum.end_ns };
+		for (uint32_t i = 0; i < n; i++)
+			cell_fill(&r->cells[i], &x->B[i], &x->C[i], &x->W[i], sum.start_ns, sum.end_ns);
+	} else {
+		for (uint32_t k = 0; k < nidx; k++)
+			r->steps[k] = (struct tft_ranks_step){ idx[k], 0, INT64_MAX, INT64_MIN };
 		for (uint32_t i = 0; i < ns; i++) {
 			const struct tft_step *st = tft_session_step(s, i);
 			const struct tft_process *p = st ? tft_session_process(s, st->process) : NULL;
-			if (p && p->rank >= 0 && tft_comm_rank_index(&cs, p->rank) != UINT32_MAX)
-				idx[nidx++] = st->index;
-		}
-		if (nidx)
-			qsort(idx, nidx, sizeof(*idx), cmp_i64);
-		uint32_t u = 0;
-		for (uint32_t i = 0; i < nidx; i++)
-			if (!u || idx[u - 1] != idx[i])
-				idx[u++] = idx[i];
-		nidx = u;
-		r->nsteps = nidx ? nidx : 1;
-		r->steps = calloc(r->nsteps, sizeof(*r->steps));
-		r->cells = calloc((size_t)r->nsteps * n + 1, sizeof(*r->cells));
-		if (!r->steps || !r->cells) {
-			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-			goto out;
-		}
-		if (!nidx) {
-			/* no steps: one, the session's span */
-			struct tft_session_summary sum;
-			tft_session_get_summary(s, &sum);
-			r->steps[0] = (struct tft_ranks_step){ 0, 0, sum.start_ns, sum.end_ns };
-			for (uint32_t i = 0; i < n; i++)
-				cell_fill(&r->cells[i], &B[i], &C[i], &W[i], sum.start_ns, sum.end_ns);
-		} else {
-			for (uint32_t k = 0; k < nidx; k++)
-				r->steps[k] = (struct tft_ranks_step){ idx[k], 0, INT64_MAX, INT64_MIN };
-			for (uint32_t i = 0; i < ns; i++) {
-				const struct tft_step *st = tft_session_step(s, i);
-				const struct tft_process *p = st ? tft_session_process(s, st->process) : NULL;
-				uint32_t ri = p && p->rank >= 0 ? tft_comm_rank_index(&cs, p->rank) : UINT32_MAX;
-				if (ri == UINT32_MAX)
-					continue;
-				int64_t *hit = bsearch(&st->index, idx, nidx, sizeof(*idx), cmp_i64);
-				uint32_t k = (uint32_t)(hit - idx);
-				int64_t end = st->start_ns + (st->dur_ns > 0 ? st->dur_ns : 0);
-				struct tft_ranks_step *sp = &r->steps[k];
-				sp->name = st->name;
-				if (st->start_ns < sp->start_ns)
-					sp->start_ns = st->start_ns;
-				if (end > sp->end_ns)
-					sp->end_ns = end;
-				cell_fill(&r->cells[(size_t)k * n + ri], &B[ri], &C[ri], &W[ri], st->start_ns, end);
-			}
-		}
-		for (uint32_t k = 0; k < r->nsteps; k++)
-			for (uint32_t i = 0; i < n; i++)
-				cell_sum(&r->ranks[i].total, &r->cells[(size_t)k * n + i]);
-	}
-	/* the matrix */
-	{
-		uint32_t cap = 0;
-		for (uint32_t m = 0; m < cs.nmsgs; m++) {
-			const struct tft_comm_msg *g = &cs.msgs[m];
-			struct tft_ranks_pair key = { cs.calls[g->send].rank, cs.calls[g->recv_done].rank, 0, 0, 0 };
-			struct tft_ranks_pair *p = r->npairs ? bsearch(&key, r->pairs, r->npairs, sizeof(key), cmp_pair) : NULL;
-			if (!p) {
-				if (tft_grow((void **)&r->pairs, &cap, r->npairs + 1, sizeof(*r->pairs))) {
-					rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-					goto out;
-				}
-				r->pairs[r->npairs++] = key;
-				if (r->npairs)
-					qsort(r->pairs, r->npairs, sizeof(*r->pairs), cmp_pair);
-				p = bsearch(&key, r->pairs, r->npairs, sizeof(key), cmp_pair);
-			}
-			p->messages++;
-			if (g->bytes > 0)
-				p->bytes += (uint64_t)g->bytes;
-			int64_t t = cs.calls[g->recv_done].end - cs.calls[g->send].ts;
-			p->time_ns += t > 0 ? t : 0;
+			uint32_t ri = p && p->rank >= 0 ? tft_comm_rank_index(&x->cs, p->rank) : UINT32_MAX;
+			if (ri == UINT32_MAX)
+				continue;
+			int64_t *hit = bsearch(&st->index, idx, nidx, sizeof(*idx), cmp_i64);
+			uint32_t k = (uint32_t)(hit - idx);
+			int64_t end = st->start_ns + (st->dur_ns > 0 ? st->dur_ns : 0);
+			struct tft_ranks_step *sp = &r->steps[k];
+			sp->name = st->name;
+			if (st->start_ns < sp->start_ns)
+				sp->start_ns = st->start_ns;
+			if (end > sp->end_ns)
+				sp->end_ns = end;
+			cell_fill(&r->cells[(size_t)k * n + ri], &x->B[ri], &x->C[ri], &x->W[ri], st->start_ns, end);
 		}
 	}
-	/* the collectives */
-	r->colls = calloc(cs.ncolls + 1, sizeof(*r->colls));
-	if (!r->colls) {
-		rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		goto out;
+	for (uint32_t k = 0; k < r->nsteps; k++)
+		for (uint32_t i = 0; i < n; i++)
+			cell_sum(&r->ranks[i].total, &r->cells[(size_t)k * n + i]);
+	free(idx);
+	return 0;
+}
+
+/* The matrix: messages, bytes and time per (sender, receiver). */
+static int rank_matrix(struct ra *x)
+{
+	const struct tft_comm_set *cs = &x->cs;
+	struct tft_ranks_result *r = x->r;
+	uint32_t cap = 0;
+
+	for (uint32_t m = 0; m < cs->nmsgs; m++) {
+		const struct tft_comm_msg *g = &cs->msgs[m];
+		struct tft_ranks_pair key = { cs->calls[g->send].rank, cs->calls[g->recv_done].rank, 0, 0, 0 };
+		struct tft_ranks_pair *p = r->npairs ? bsearch(&key, r->pairs, r->npairs, sizeof(key), cmp_pair) : NULL;
+		if (!p) {
+			if (tft_grow((void **)&r->pairs, &cap, r->npairs + 1, sizeof(*r->pairs)))
+				return oom(x);
+			r->pairs[r->npairs++] = key;
+			if (r->npairs)
+				qsort(r->pairs, r->npairs, sizeof(*r->pairs), cmp_pair);
+			p = bsearch(&key, r->pairs, r->npairs, sizeof(key), cmp_pair);
+		}
+		p->messages++;
+		if (g->bytes > 0)
+			p->bytes += (uint64_t)g->bytes;
+		int64_t t = cs->calls[g->recv_done].end - cs->calls[g->send].ts;
+		p->time_ns += t > 0 ? t : 0;
 	}
-	for (uint32_t g = 0; g < cs.ncolls; g++) {
-		const struct tft_comm_coll *c = &cs.colls[g];
-		const struct tft_comm_call *f = &cs.calls[c->first_call], *l = &cs.calls[c->last_call];
+	return 0;
+}
+
+/* The collectives: who came first and last, and the waiting in each. */
+static int rank_colls(struct ra *x)
+{
+	const struct tft_comm_set *cs = &x->cs;
+	struct tft_ranks_result *r = x->r;
+
+	r->colls = calloc(cs->ncolls + 1, sizeof(*r->colls));
+	if (!r->colls)
+		return oom(x);
+	for (uint32_t g = 0; g < cs->ncolls; g++) {
+		const struct tft_comm_coll *c = &cs->colls[g];
+		const struct tft_comm_call *f = &cs->calls[c->first_call], *l = &cs->calls[c->last_call];
 		struct tft_ranks_coll *o = &r->colls[r->ncolls++];
 		o->name = c->name;
 		o->comm = c->comm;
@@ -776,35 +786,87 @@ int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, stru
 		o->expected = c->expected;
 		o->first_ns = f->ts;
 		o->last_ns = l->ts;
-		o->first_rank = cs.ranks[f->rank];
-		o->last_rank = cs.ranks[l->rank];
+		o->first_rank = cs->ranks[f->rank];
+		o->last_rank = cs->ranks[l->rank];
 		o->last_track = l->track;
 		o->last_ts = l->ts;
 		for (uint32_t k = 0; k < c->n; k++)
-			o->wait_ns += cs.calls[cs.member[c->first + k]].wait_ns;
+			o->wait_ns += cs->calls[cs->member[c->first + k]].wait_ns;
 		if (c->n > 1)
 			r->ranks[l->rank].last_arrivals++;
 	}
-	/* the straggler */
-	for (uint32_t i = 0; i < n; i++)
+	return 0;
+}
+
+/* The straggler: the rank that caused the most waiting, and its ops. */
+static int rank_straggler(struct ra *x)
+{
+	struct tft_ranks_result *r = x->r;
+
+	for (uint32_t i = 0; i < x->n; i++)
 		if (r->ranks[i].caused_ns > 0 &&
 		    (r->straggler_index == UINT32_MAX || r->ranks[i].caused_ns > r->ranks[r->straggler_index].caused_ns))
 			r->straggler_index = i;
-	if (r->straggler_index != UINT32_MAX) {
-		r->straggler = r->ranks[r->straggler_index].rank;
-		rc = straggler_ops(s, &cs, r->straggler_index, r, err);
+	if (r->straggler_index == UINT32_MAX)
+		return 0;
+	r->straggler = r->ranks[r->straggler_index].rank;
+	return straggler_ops(x->s, &x->cs, r->straggler_index, r, x->err);
+}
+
+int tft_ranks_analyze(struct tft_session *s, struct tft_ranks_result **out, struct tft_error *err)
+{
+	struct ra x = { .s = s, .job = tft_job_of(s), .err = err };
+	struct tft_ranks_result *r = calloc(1, sizeof(*r));
+	uint32_t n;
+	int rc = 0;
+
+	tft_comm_set_init(&x.cs);
+	*out = NULL;
+	if (!r)
+		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+	x.r = r;
+	r->straggler = -1;
+	r->straggler_index = UINT32_MAX;
+	if ((rc = read_comm(&x))) {
+		if (rc == 1) {
+			*out = r; /* no ranks: nothing to say */
+			r = NULL;
+			rc = 0;
+		}
+		goto out;
 	}
+	n = x.n = x.cs.nranks;
+	r->nranks = n;
+	r->calls = x.cs.ncalls;
+	r->sends = x.cs.sends;
+	r->receives = x.cs.recvs;
+	r->messages = x.cs.nmsgs;
+	r->unmatched_sends = x.cs.unmatched_sends;
+	r->unmatched_receives = x.cs.unmatched_recvs;
+	r->collectives = x.cs.ncolls;
+	r->incomplete_collectives = x.cs.incomplete_colls;
+	r->inferred_collectives = x.cs.inferred_colls;
+	r->ranks = calloc(n + 1, sizeof(*r->ranks));
+	x.B = calloc(n + 1, sizeof(*x.B));
+	x.C = calloc(n + 1, sizeof(*x.C));
+	x.W = calloc(n + 1, sizeof(*x.W));
+	if (!r->ranks || !x.B || !x.C || !x.W) {
+		rc = oom(&x);
+		goto out;
+	}
+	rank_clocks(&x);
+	if ((rc = rank_intervals(&x)) || (rc = rank_steps(&x)) || (rc = rank_matrix(&x)) || (rc = rank_colls(&x)))
+		goto out;
+	rc = rank_straggler(&x);
 out:
-	for (uint32_t i = 0; i < n && C; i++)
-		free(C[i].v);
-	for (uint32_t i = 0; i < n && W; i++)
-		free(W[i].v);
-	free(B);
-	free(C);
-	free(W);
-	free(idx);
-	free(pranks);
-	tft_comm_set_fini(&cs);
+	for (uint32_t i = 0; i < x.n && x.C; i++)
+		free(x.C[i].v);
+	for (uint32_t i = 0; i < x.n && x.W; i++)
+		free(x.W[i].v);
+	free(x.B);
+	free(x.C);
+	free(x.W);
+	tft_comm_set_fini(&x.cs);
 	if (rc) {
 		tft_ranks_destroy(r);
 		return rc;

@@ -213,7 +213,18 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int tft_cmd_export(int argc, char **argv)
+#define GO_ON (-1) /* (not an exit status) */
+
+/* What the command line asks for. */
+struct export_args {
+	const struct export_format *fmt;
+	const char *outpath, *in;
+	struct export_opts xo;
+	bool gzip, quiet, to_stdout;
+};
+
+/* Options and their checks: GO_ON, or the exit status to end with. */
+static int parse_options(struct export_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -227,148 +238,171 @@ int tft_cmd_export(int argc, char **argv)
 		{ "max-events", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct export_format *fmt = &formats[0];
-	const char *outpath = NULL, *in;
-	struct tft_session *s = NULL;
-	struct gz_sink *gz = NULL;
-	struct cli_outfile of;
-	struct out_sink sink;
-	struct out_state ost = { 0 };
-	struct export_opts xo = { 0 };
-	struct tft_error err;
-	FILE *fp;
-	bool gzip = false, quiet = false, to_stdout;
-	uint64_t events = 0;
-	double t0;
-	int c, rc;
+	int c;
 
 	optind = 1;
 	opterr = 0; /* (cli_bad_option says it in one line) */
 	while ((c = getopt_long(argc, argv, "f:o:zqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			fmt = NULL;
+			a->fmt = NULL;
 			for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 				if (strcmp(optarg, formats[i].name) == 0)
-					fmt = &formats[i];
-			if (!fmt)
+					a->fmt = &formats[i];
+			if (!a->fmt)
 				return cli_fail(TFT_EXIT_BADINPUT, "export: unknown format '%s' (try --help)", optarg);
 			break;
-		case 'o': outpath = optarg; break;
-		case 'z': gzip = true; break;
-		case 'q': quiet = true; break;
+		case 'o': a->outpath = optarg; break;
+		case 'z': a->gzip = true; break;
+		case 'q': a->quiet = true; break;
 		case 'h': usage(stdout); return TFT_EXIT_OK;
-		case 'T': xo.tf_timeline = true; break;
-		case 'D': xo.show_dataflow = true; break;
-		case 'M': xo.show_memory = true; break;
+		case 'T': a->xo.tf_timeline = true; break;
+		case 'D': a->xo.show_dataflow = true; break;
+		case 'M': a->xo.show_memory = true; break;
 		case 'E': {
 			uint64_t v;
 			if (cli_parse_u64(optarg, 1, UINT64_MAX, &v))
 				return cli_fail(TFT_EXIT_BADINPUT, "export: --max-events needs a positive number");
-			xo.max_events = v;
+			a->xo.max_events = v;
 			break;
 		}
 		default: return cli_bad_option("export", argv);
 		}
 	}
-	if (optind != argc - 1 || !outpath) {
+	if (optind != argc - 1 || !a->outpath) {
 		if (optind == argc - 1)
 			cli_fail(TFT_EXIT_BADINPUT, "export: missing -o OUT");
 		usage(stderr);
 		return TFT_EXIT_BADINPUT;
 	}
-	if (!outpath[0])
+	if (!a->outpath[0])
 		return cli_fail(TFT_EXIT_BADINPUT, "export: -o needs a file name, or - for stdout");
-	if (xo.max_events && strcmp(fmt->name, "html") != 0)
+	if (a->xo.max_events && strcmp(a->fmt->name, "html") != 0)
 		return cli_fail(TFT_EXIT_BADINPUT, "export: --max-events goes with -f html");
-	if (xo.tf_timeline && strcmp(fmt->name, "chrome") != 0)
+	if (a->xo.tf_timeline && strcmp(a->fmt->name, "chrome") != 0)
 		return cli_fail(TFT_EXIT_BADINPUT, "export: --tf-timeline needs -f chrome");
-	if ((xo.show_dataflow || xo.show_memory) && !xo.tf_timeline)
+	if ((a->xo.show_dataflow || a->xo.show_memory) && !a->xo.tf_timeline)
 		return cli_fail(TFT_EXIT_BADINPUT,
 				"export: --show-dataflow and --show-memory need --tf-timeline");
-	in = argv[optind];
-	to_stdout = strcmp(outpath, "-") == 0;
-	if (!to_stdout && ends_with(outpath, ".gz"))
-		gzip = true;
-
-	if (!to_stdout && cli_same_file(in, outpath))
+	a->in = argv[optind];
+	a->to_stdout = strcmp(a->outpath, "-") == 0;
+	if (!a->to_stdout && ends_with(a->outpath, ".gz"))
+		a->gzip = true;
+	if (!a->to_stdout && cli_same_file(a->in, a->outpath))
 		return cli_fail(TFT_EXIT_BADINPUT, "%s: -o names the input %s, which would be overwritten: "
 				"choose another output file",
-				outpath, in);
-	rc = cli_open_session(in, &s);
+				a->outpath, a->in);
+	return GO_ON;
+}
+
+/* The output: stdout, or a temporary file beside OUT (committed at the end); GO_ON or the exit status. */
+static int open_output(const struct export_args *a, struct cli_outfile *of, FILE **fp)
+{
+	int rc;
+
+	if (a->to_stdout) {
+		*fp = stdout;
+		return GO_ON;
+	}
+	rc = cli_outfile_open(of, a->outpath, 1);
+	if (rc == -EISDIR)
+		return cli_fail(TFT_EXIT_BADINPUT, "%s: a directory: name the file to write (-o DIR/out.json)",
+				a->outpath);
+	if (rc)
+		return cli_fail(TFT_EXIT_FAIL, "%s: cannot create: %s", a->outpath, strerror(-rc));
+	*fp = of->fp;
+	return GO_ON;
+}
+
+/* Gzip on the way out: windowBits 15 + 16, a gzip header and trailer around the deflate stream, at
+ * level 1 (Z_BEST_SPEED: BENCHMARKS.md, "Analysis, export and capture: design measurements"). NULL if
+ * it cannot be set up. */
+static struct gz_sink *gzip_open(FILE *fp)
+{
+	struct gz_sink *gz = calloc(1, sizeof(*gz));
+
+	if (!gz || deflateInit2(&gz->zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(gz);
+		return NULL;
+	}
+	gz->fp = fp;
+	return gz;
+}
+
+/* The output written: flush stdout, or commit the file (and say its size on a terminal). */
+static int finish_output(struct export_args *a, struct cli_outfile *of, uint64_t events, double t0)
+{
+	if (a->to_stdout) {
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return cli_fail(TFT_EXIT_FAIL, "export: cannot write to standard output");
+		return TFT_EXIT_OK;
+	}
+	int crc = cli_outfile_commit(of);
+	a->to_stdout = true; /* nothing left to discard */
+	if (crc)
+		return cli_fail(TFT_EXIT_FAIL, "%s: cannot write: %s", a->outpath, strerror(-crc));
+	if (!a->quiet && isatty(STDERR_FILENO)) {
+		struct stat st;
+		double dt = now_s() - t0;
+		if (stat(a->outpath, &st) == 0)
+			fprintf(stderr, "tftracer: %s: %llu events, %.1f MB in %.2f s (%.0f MB/s)\n", a->outpath,
+				(unsigned long long)events, (double)st.st_size / 1e6, dt,
+				dt > 0 ? (double)st.st_size / 1e6 / dt : 0.0);
+	}
+	return TFT_EXIT_OK;
+}
+
+int tft_cmd_export(int argc, char **argv)
+{
+	struct export_args a = { .fmt = &formats[0] };
+	struct tft_session *s = NULL;
+	struct gz_sink *gz = NULL;
+	struct cli_outfile of;
+	struct out_sink sink;
+	struct out_state ost = { 0 };
+	struct tft_error err;
+	uint64_t events = 0;
+	double t0;
+	int rc;
+
+	if ((rc = parse_options(&a, argc, argv)) != GO_ON)
+		return rc;
+	rc = cli_open_session(a.in, &s);
 	if (rc)
 		return rc;
-	if (to_stdout) {
-		fp = stdout;
-	} else {
-		rc = cli_outfile_open(&of, outpath, 1);
-		if (rc) {
-			tft_session_close(s);
-			if (rc == -EISDIR)
-				return cli_fail(TFT_EXIT_BADINPUT, "%s: a directory: name the file to write (-o DIR/out.json)",
-						outpath);
-			return cli_fail(TFT_EXIT_FAIL, "%s: cannot create: %s", outpath, strerror(-rc));
-		}
-		fp = of.fp;
+	if ((rc = open_output(&a, &of, &ost.fp)) != GO_ON) {
+		tft_session_close(s);
+		return rc;
 	}
-	ost.fp = fp;
 	sink = (struct out_sink){ out_write, &ost };
-	if (gzip) {
-		gz = calloc(1, sizeof(*gz));
-		/* windowBits 15 + 16: a gzip header and trailer around the deflate stream.
-		 * Level 1: JSON still shrinks ~10x, at several times level 6's speed. */
-		if (!gz || deflateInit2(&gz->zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-					Z_DEFAULT_STRATEGY) != Z_OK) {
-			free(gz);
-			gz = NULL;
+	if (a.gzip) {
+		if (!(gz = gzip_open(ost.fp))) {
 			rc = cli_fail(TFT_EXIT_FAIL, "export: cannot set up gzip compression");
 			goto out;
 		}
-		gz->fp = fp;
 		ost.gz = gz;
 	}
 
 	tft_error_clear(&err);
 	t0 = now_s();
-	rc = fmt->run(s, &sink, &xo, &events, &err);
+	rc = a.fmt->run(s, &sink, &a.xo, &events, &err);
 	if (rc == 0 && gz && gz_pump(gz, Z_FINISH) != 0) {
 		ost.failed = true;
 		rc = tft_error_set(&err, TFT_EIO, -1, "cannot write the output");
 	}
 	if (rc) {
 		/* Output errors name the output; read errors the session. */
-		tft_error_set_file(&err, ost.failed ? (to_stdout ? "(standard output)" : outpath) : in);
+		tft_error_set_file(&err, ost.failed ? (a.to_stdout ? "(standard output)" : a.outpath) : a.in);
 		rc = cli_fail_error(&err);
 		goto out;
 	}
-	if (to_stdout) {
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			rc = cli_fail(TFT_EXIT_FAIL, "export: cannot write to standard output");
-			goto out;
-		}
-	} else {
-		int crc = cli_outfile_commit(&of);
-		to_stdout = true; /* nothing left to discard */
-		if (crc) {
-			rc = cli_fail(TFT_EXIT_FAIL, "%s: cannot write: %s", outpath, strerror(-crc));
-			goto out;
-		}
-		if (!quiet && isatty(STDERR_FILENO)) {
-			struct stat st;
-			double dt = now_s() - t0;
-			if (stat(outpath, &st) == 0)
-				fprintf(stderr, "tftracer: %s: %llu events, %.1f MB in %.2f s (%.0f MB/s)\n",
-					outpath, (unsigned long long)events, (double)st.st_size / 1e6, dt,
-					dt > 0 ? (double)st.st_size / 1e6 / dt : 0.0);
-		}
-	}
-	rc = TFT_EXIT_OK;
+	rc = finish_output(&a, &of, events, t0);
 out:
 	if (gz) {
 		deflateEnd(&gz->zs);
 		free(gz);
 	}
-	if (!to_stdout)
+	if (!a.to_stdout)
 		cli_outfile_discard(&of);
 	tft_session_close(s);
 	return rc;

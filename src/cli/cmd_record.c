@@ -308,7 +308,23 @@ static int child_env(const char *session_env, const char *hook, const char *pkg,
 	return 0;
 }
 
-int tft_cmd_record(int argc, char **argv)
+/* The signals passed on to the program. */
+static const int fwd[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+
+/* One record: its options, and the files and environment the program runs with. */
+struct rec {
+	const char *session, *host, *token;
+	uint64_t port, every, next;
+	int serve, quiet;
+	struct tft_rec_icpt icpt;
+	struct tft_rec_job job;
+	char pkg[PATH_MAX], hook[PATH_MAX], cwd[PATH_MAX], path[PATH_MAX + 64], session_env[2 * PATH_MAX + 128];
+};
+
+#define GO_ON (-1) /* (not an exit status) */
+
+/* The options up to CMD: GO_ON, or the exit status to end with. */
+static int parse_options(struct rec *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "session", required_argument, NULL, 'o' }, { "port", required_argument, NULL, 'p' },
@@ -319,22 +335,8 @@ int tft_cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },          TFT_REC_ICPT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static const int fwd[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
-	const char *session = NULL, *host = "127.0.0.1", *token = NULL;
-	uint64_t port = 9999, every = 0, next = 0;
-	int serve = 0, quiet = 0, c, status = 0, rc, pipefd[2], exec_errno = 0;
-	char pkg[PATH_MAX], hook[PATH_MAX], cwd[PATH_MAX], path[PATH_MAX + 64],
-		session_env[2 * PATH_MAX + 128];
-	struct sigaction sa, old[4], old_chld;
-	struct tft_rec_icpt icpt;
-	struct tft_rec_job job;
-	sigset_t block, oldmask;
-	pid_t pid;
-	ssize_t got;
-	int nranks;
-	const char *ranks_dir = "";
+	int c, rc;
 
-	tft_rec_icpt_init(&icpt);
 	optind = 1;
 	opterr = 0; /* (cli_bad_option says it in one line) */
 	/* '+': options end at CMD (its own options are its own) */
@@ -343,29 +345,29 @@ int tft_cmd_record(int argc, char **argv)
 		case 'o':
 			if (!optarg[0])
 				return cli_fail(TFT_EXIT_BADINPUT, "record: -o needs a file name");
-			session = optarg;
+			r->session = optarg;
 			break;
 		case 'p':
-			if (cli_parse_u64(optarg, 0, 65535, &port))
+			if (cli_parse_u64(optarg, 0, 65535, &r->port))
 				return cli_fail(TFT_EXIT_BADINPUT, "record: --port takes 0 to 65535, not '%s'", optarg);
 			break;
-		case 'H': host = optarg; break;
-		case 'T': token = optarg; break;
+		case 'H': r->host = optarg; break;
+		case 'T': r->token = optarg; break;
 		case 'E':
-			if (cli_parse_u64(optarg, 0, 1000000000, &every))
+			if (cli_parse_u64(optarg, 0, 1000000000, &r->every))
 				return cli_fail(TFT_EXIT_BADINPUT, "record: --trace-every takes a number of steps, not '%s'", optarg);
 			break;
 		case 'N':
-			if (cli_parse_u64(optarg, 0, 1000000000, &next))
+			if (cli_parse_u64(optarg, 0, 1000000000, &r->next))
 				return cli_fail(TFT_EXIT_BADINPUT, "record: --trace-next takes a number of steps, not '%s'", optarg);
 			break;
-		case 'S': serve = 1; break;
-		case 'q': quiet = 1; break;
+		case 'S': r->serve = 1; break;
+		case 'q': r->quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return TFT_EXIT_OK;
 		case TFT_REC_OPT_NO_INTERCEPT:
 		case TFT_REC_OPT_INTERCEPT:
 		case TFT_REC_OPT_COUNTERS:
-			if ((rc = tft_rec_icpt_option(&icpt, c, optarg)) != 0)
+			if ((rc = tft_rec_icpt_option(&r->icpt, c, optarg)) != 0)
 				return rc;
 			break;
 		default: return cli_bad_option("record", argv);
@@ -375,35 +377,80 @@ int tft_cmd_record(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return cli_fail(TFT_EXIT_BADINPUT, "record: no command to run");
 	}
-	if (!host[0] || (token && !token[0]))
+	if (!r->host[0] || (r->token && !r->token[0]))
 		return cli_fail(TFT_EXIT_BADINPUT, "record: an empty --host or --token");
-	if (!getcwd(cwd, sizeof(cwd)))
-		return cli_fail(TFT_EXIT_FAIL, "record: cannot read the working directory: %s",
-				strerror(errno));
+	return GO_ON;
+}
+
+/* The session file (a job directory's rank or launcher file, or -o, or a new name): GO_ON or the exit status. */
+static int choose_session(struct rec *r)
+{
+	int rc;
+
+	if (!getcwd(r->cwd, sizeof(r->cwd)))
+		return cli_fail(TFT_EXIT_FAIL, "record: cannot read the working directory: %s", strerror(errno));
 	/* a job directory: this command's file in it (a rank's, or the launcher's) */
-	if ((rc = tft_rec_job_prepare(&job, session, cwd, path, sizeof(path))) != 0)
+	if ((rc = tft_rec_job_prepare(&r->job, r->session, r->cwd, r->path, sizeof(r->path))) != 0)
 		return rc;
-	if (job.on) {
-		char own[sizeof(path)];
-		snprintf(own, sizeof(own), "%s", path);
-		rc = session_paths(own, cwd, path, sizeof(path), session_env, sizeof(session_env));
+	if (r->job.on) {
+		char own[sizeof(r->path)];
+		snprintf(own, sizeof(own), "%s", r->path);
+		rc = session_paths(own, r->cwd, r->path, sizeof(r->path), r->session_env, sizeof(r->session_env));
 	} else {
-		rc = session_paths(session, cwd, path, sizeof(path), session_env, sizeof(session_env));
+		rc = session_paths(r->session, r->cwd, r->path, sizeof(r->path), r->session_env,
+				   sizeof(r->session_env));
 	}
 	if (rc == -EEXIST)
-		return cli_fail(TFT_EXIT_BADINPUT, "record: %s exists; choose a new session file", path);
+		return cli_fail(TFT_EXIT_BADINPUT, "record: %s exists; choose a new session file", r->path);
 	if (rc)
 		return cli_fail(TFT_EXIT_BADINPUT, "record: the session file's name is too long");
-	package_dir(pkg, sizeof(pkg));
+	return GO_ON;
+}
+
+/* In the child: its environment, then the program; never returns. */
+static void exec_child(struct rec *r, char **cmd, int pipefd[2], const struct sigaction *old_chld,
+		       const sigset_t *oldmask)
+{
+	int e;
+
+	close(pipefd[0]);
+	for (int i = 0; i < 4; i++)
+		signal(fwd[i], SIG_DFL);
+	sigaction(SIGCHLD, old_chld, NULL);
+	signal(SIGXFSZ, SIG_DFL);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	if (child_env(r->session_env, r->hook, r->pkg, r->host, r->port, r->token, r->every, r->next, r->quiet,
+		      r->serve) ||
+	    tft_rec_icpt_child_env(&r->icpt) || tft_rec_job_child_env(&r->job)) {
+		e = ENOMEM;
+	} else {
+		execvp(cmd[0], cmd);
+		e = errno;
+	}
+	/* the parent tells "cannot run" from the program's own exit status 127 */
+	if (write(pipefd[1], &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Run cmd as the child and wait for it, signals passed on: GO_ON with its pid, wait status and (where
+ * it could not be run) exec errno, or the exit status to end with. */
+static int run_child(struct rec *r, char **cmd, pid_t *pidp, int *status, int *exec_errno)
+{
+	struct sigaction sa, old[4], old_chld;
+	sigset_t block, oldmask;
+	int pipefd[2], rc;
+	ssize_t got;
+	pid_t pid;
+
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
 		return cli_fail(TFT_EXIT_FAIL, "record: cannot make a pipe to the program: %s", strerror(errno));
-
 	/* Signals wait until the child's pid is known (and the hook directory is never left). */
 	sigemptyset(&block);
 	for (int i = 0; i < 4; i++)
 		sigaddset(&block, fwd[i]);
 	sigprocmask(SIG_BLOCK, &block, &oldmask);
-	if ((rc = make_hook_dir(hook, sizeof(hook))) != 0 && !quiet)
+	if ((rc = make_hook_dir(r->hook, sizeof(r->hook))) != 0 && !r->quiet)
 		fprintf(stderr, "tftracer: record: cannot write the Python hook (%s): a Python program "
 				"runs untraced\n", strerror(-rc));
 	memset(&sa, 0, sizeof(sa));
@@ -417,29 +464,10 @@ int tft_cmd_record(int argc, char **argv)
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, &old_chld);
 
-	tft_rec_icpt_prepare(&icpt, quiet);
+	tft_rec_icpt_prepare(&r->icpt, r->quiet);
 	pid = fork();
-	if (pid == 0) {
-		int e;
-
-		close(pipefd[0]);
-		for (int i = 0; i < 4; i++)
-			signal(fwd[i], SIG_DFL);
-		sigaction(SIGCHLD, &old_chld, NULL);
-		signal(SIGXFSZ, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		if (child_env(session_env, hook, pkg, host, port, token, every, next, quiet, serve) ||
-		    tft_rec_icpt_child_env(&icpt) || tft_rec_job_child_env(&job)) {
-			e = ENOMEM;
-		} else {
-			execvp(argv[optind], argv + optind);
-			e = errno;
-		}
-		/* the parent tells "cannot run" from the program's own exit status 127 */
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_child(r, cmd, pipefd, &old_chld, &oldmask);
 	if (pid > 0)
 		child_pid = pid;
 	close(pipefd[1]);
@@ -447,79 +475,111 @@ int tft_cmd_record(int argc, char **argv)
 	if (pid < 0) {
 		int e = errno;
 		close(pipefd[0]);
-		if (hook[0])
-			remove_hook(hook);
-		return cli_fail(TFT_EXIT_FAIL, "record: cannot start %s: %s", argv[optind], strerror(e));
+		if (r->hook[0])
+			remove_hook(r->hook);
+		return cli_fail(TFT_EXIT_FAIL, "record: cannot start %s: %s", cmd[0], strerror(e));
 	}
 	do
-		got = read(pipefd[0], &exec_errno, sizeof(exec_errno));
+		got = read(pipefd[0], exec_errno, sizeof(*exec_errno));
 	while (got < 0 && errno == EINTR);
 	close(pipefd[0]);
-	while ((rc = (int)waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+	while ((rc = (int)waitpid(pid, status, 0)) < 0 && errno == EINTR)
 		;
 	if (rc < 0) {
 		int e = errno;
-		if (hook[0])
-			remove_hook(hook);
-		return cli_fail(TFT_EXIT_FAIL, "record: lost %s: %s", argv[optind], strerror(e));
+		if (r->hook[0])
+			remove_hook(r->hook);
+		return cli_fail(TFT_EXIT_FAIL, "record: lost %s: %s", cmd[0], strerror(e));
 	}
 	child_pid = 0;
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd[i], &old[i], NULL);
 	sigaction(SIGCHLD, &old_chld, NULL);
-	if (hook[0])
-		remove_hook(hook);
+	if (r->hook[0])
+		remove_hook(r->hook);
+	if (got == (ssize_t)sizeof(*exec_errno))
+		return cli_fail(127, "record: cannot run %s: %s", cmd[0], strerror(*exec_errno));
+	*pidp = pid;
+	return GO_ON;
+}
 
-	if (got == (ssize_t)sizeof(exec_errno))
-		return cli_fail(127, "record: cannot run %s: %s", argv[optind], strerror(exec_errno));
-	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	tft_rec_job_children(&job, path);
-	nranks = job.rank < 0 ? tft_rec_job_ranks(&job, &ranks_dir) : 0;
-	if (job.on && nranks > 0) {
+/* Serve the session just recorded (its own messages; the status stays the program's). */
+static void serve_session(struct rec *r)
+{
+	char portbuf[24], a0[] = "serve", a1[] = "--port", a2[] = "--host", a3[] = "--token";
+	char *sargv[9];
+	int n = 0;
+
+	snprintf(portbuf, sizeof(portbuf), "%llu", (unsigned long long)r->port);
+	sargv[n++] = a0;
+	sargv[n++] = a1;
+	sargv[n++] = portbuf;
+	sargv[n++] = a2;
+	sargv[n++] = (char *)r->host;
+	if (r->token) {
+		sargv[n++] = a3;
+		sargv[n++] = (char *)r->token;
+	}
+	sargv[n++] = r->path;
+	sargv[n] = NULL;
+	(void)tft_cmd_serve(n, sargv);
+}
+
+/* After the program: its ranks' files, the session left (serve it with --serve); returns rc, the program's status. */
+static int after_run(struct rec *r, char **cmd, pid_t pid, int rc)
+{
+	const char *ranks_dir = "";
+	int nranks;
+
+	tft_rec_job_children(&r->job, r->path);
+	nranks = r->job.rank < 0 ? tft_rec_job_ranks(&r->job, &ranks_dir) : 0;
+	if (r->job.on && nranks > 0) {
 		/* a launcher below record: its ranks wrote their files */
-		if (!quiet)
+		if (!r->quiet)
 			fprintf(stderr, "tftracer: record: %s ended (status %d); job directory %s: %d "
 					"rank file%s\n"
 					"tftracer: open it with: tftracer %s\n",
-				argv[optind], rc, job.dir, nranks, nranks == 1 ? "" : "s", job.dir);
+				cmd[0], rc, r->job.dir, nranks, nranks == 1 ? "" : "s", r->job.dir);
 		return rc;
 	}
-	if (nranks > 0 && !quiet) /* ranks a recorded process started, beside its session */
+	if (nranks > 0 && !r->quiet) /* ranks a recorded process started, beside its session */
 		fprintf(stderr, "tftracer: record: its ranks wrote %d file%s in %s\n", nranks,
 			nranks == 1 ? "" : "s", ranks_dir);
-	tft_rec_icpt_finish(&icpt, path, argv + optind, pid, rc, quiet); /* a session, whatever ran */
+	tft_rec_icpt_finish(&r->icpt, r->path, cmd, pid, rc, r->quiet); /* a session, whatever ran */
 	/* (the file did not exist before: if it does now, this run wrote it) */
-	if (access(path, F_OK) != 0) {
-		if (!quiet)
+	if (access(r->path, F_OK) != 0) {
+		if (!r->quiet)
 			fprintf(stderr, "tftracer: record: %s ended (status %d) without a session file "
 					"(no PyTorch optimizer step, no use of the runtime)\n",
-				argv[optind], rc);
+				cmd[0], rc);
 		return rc;
 	}
-	if (!quiet)
-		fprintf(stderr, "tftracer: record: %s ended (status %d); session %s\n", argv[optind], rc,
-			path);
-	if (serve) {
-		char portbuf[24], a0[] = "serve", a1[] = "--port", a2[] = "--host", a3[] = "--token";
-		char *sargv[9];
-		int n = 0;
-
-		snprintf(portbuf, sizeof(portbuf), "%llu", (unsigned long long)port);
-		sargv[n++] = a0;
-		sargv[n++] = a1;
-		sargv[n++] = portbuf;
-		sargv[n++] = a2;
-		sargv[n++] = (char *)host;
-		if (token) {
-			sargv[n++] = a3;
-			sargv[n++] = (char *)token;
-		}
-		sargv[n++] = path;
-		sargv[n] = NULL;
-		(void)tft_cmd_serve(n, sargv); /* (its own messages; the status stays the program's) */
+	if (!r->quiet)
+		fprintf(stderr, "tftracer: record: %s ended (status %d); session %s\n", cmd[0], rc, r->path);
+	if (r->serve) {
+		serve_session(r);
 		return rc;
 	}
-	if (!quiet)
-		fprintf(stderr, "tftracer: open it with: tftracer %s\n", path);
+	if (!r->quiet)
+		fprintf(stderr, "tftracer: open it with: tftracer %s\n", r->path);
 	return rc;
+}
+
+int tft_cmd_record(int argc, char **argv)
+{
+	struct rec r;
+	int status = 0, exec_errno = 0, rc;
+	pid_t pid = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.host = "127.0.0.1";
+	r.port = 9999;
+	tft_rec_icpt_init(&r.icpt);
+	if ((rc = parse_options(&r, argc, argv)) != GO_ON || (rc = choose_session(&r)) != GO_ON)
+		return rc;
+	package_dir(r.pkg, sizeof(r.pkg));
+	if ((rc = run_child(&r, argv + optind, &pid, &status, &exec_errno)) != GO_ON)
+		return rc;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return after_run(&r, argv + optind, pid, rc);
 }

@@ -161,9 +161,9 @@ static inline unsigned count_digits(uint64_t v)
 }
 
 /*
- * Digits are written straight into out, last pair first: counting them
- * first costs a few compares, a scratch buffer and its variable-length
- * memcpy (a libc call) cost more, and args of every node go through here.
+ * Digits are counted first, then written straight into out, last pair
+ * first (no scratch buffer: BENCHMARKS.md, "Analysis, export and capture:
+ * design measurements").
  */
 size_t tft_json_fmt_uint(char *out, uint64_t v)
 {
@@ -481,6 +481,109 @@ void tft_json_write_raw_double(struct tft_json_writer *w, double v, bool keep_po
 {
 	if (tft_json_write_reserve(w, 48))
 		w->len += tft_json_fmt_double(w->buf + w->len, v, keep_point);
+}
+
+/* ---- Python's json.dumps(obj, indent=4) ----------------------------------- */
+
+static void py_newline(struct tft_json_py *j)
+{
+	static const char spaces[] = "                                        ";
+
+	tft_json_write_raw_char(j->w, '\n');
+	tft_json_write_raw(j->w, spaces, (size_t)(4 * j->depth));
+}
+
+void tft_json_py_open(struct tft_json_py *j, char c)
+{
+	tft_json_write_raw_char(j->w, c);
+	j->depth++;
+	j->first[j->depth] = true;
+}
+
+void tft_json_py_close(struct tft_json_py *j, char c)
+{
+	bool empty = j->first[j->depth];
+
+	j->depth--;
+	if (!empty)
+		py_newline(j);
+	tft_json_write_raw_char(j->w, c);
+}
+
+void tft_json_py_item(struct tft_json_py *j)
+{
+	if (!j->first[j->depth])
+		tft_json_write_raw_char(j->w, ',');
+	j->first[j->depth] = false;
+	py_newline(j);
+}
+
+/* The code point of the valid UTF-8 sequence s[0..n) (utf8_seq_len). */
+static uint32_t utf8_decode(const unsigned char *s, size_t n)
+{
+	uint32_t cp = s[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+
+	for (size_t k = 1; k < n; k++)
+		cp = cp << 6 | (s[k] & 0x3f);
+	return cp;
+}
+
+/* ensure_ascii: ' '..'~' as they are, '"' '\\' and \n \r \t \b \f escaped, the rest \uXXXX (UTF-16). */
+void tft_json_py_str(struct tft_json_py *j, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	tft_json_write_raw_char(j->w, '"');
+	while (i < len) {
+		size_t run = i, n;
+		uint32_t cp;
+		char e[12];
+
+		while (run < len && s[run] >= 0x20 && s[run] <= 0x7e && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			tft_json_write_raw(j->w, str + i, run - i);
+			i = run;
+			continue;
+		}
+		/* an invalid byte is U+FFFD, one byte each */
+		n = s[i] < 0x80 ? 1 : utf8_seq_len(s + i, len - i);
+		cp = n == 1 ? s[i] : n ? utf8_decode(s + i, n) : 0xfffd;
+		i += n ? n : 1;
+		switch (cp) {
+		case '"': tft_json_write_raw(j->w, "\\\"", 2); continue;
+		case '\\': tft_json_write_raw(j->w, "\\\\", 2); continue;
+		case '\n': tft_json_write_raw(j->w, "\\n", 2); continue;
+		case '\r': tft_json_write_raw(j->w, "\\r", 2); continue;
+		case '\t': tft_json_write_raw(j->w, "\\t", 2); continue;
+		case '\b': tft_json_write_raw(j->w, "\\b", 2); continue;
+		case '\f': tft_json_write_raw(j->w, "\\f", 2); continue;
+		default: break;
+		}
+		if (cp >= 0x10000) {
+			uint32_t v = cp - 0x10000, hi = 0xd800 | (v >> 10), lo = 0xdc00 | (v & 0x3ff);
+
+			e[0] = '\\', e[1] = 'u', e[2] = hex[hi >> 12], e[3] = hex[(hi >> 8) & 15],
+			e[4] = hex[(hi >> 4) & 15], e[5] = hex[hi & 15];
+			e[6] = '\\', e[7] = 'u', e[8] = hex[lo >> 12], e[9] = hex[(lo >> 8) & 15],
+			e[10] = hex[(lo >> 4) & 15], e[11] = hex[lo & 15];
+			tft_json_write_raw(j->w, e, 12);
+		} else {
+			e[0] = '\\', e[1] = 'u', e[2] = hex[cp >> 12], e[3] = hex[(cp >> 8) & 15],
+			e[4] = hex[(cp >> 4) & 15], e[5] = hex[cp & 15];
+			tft_json_write_raw(j->w, e, 6);
+		}
+	}
+	tft_json_write_raw_char(j->w, '"');
+}
+
+void tft_json_py_key(struct tft_json_py *j, const char *k)
+{
+	tft_json_py_item(j);
+	tft_json_py_str(j, k, strlen(k));
+	tft_json_write_raw(j->w, ": ", 2);
 }
 
 /* ---- structural calls --------------------------------------------------- */

@@ -154,6 +154,44 @@ void tft_json_write_raw_double(struct tft_json_writer *w, double v, bool keep_po
 
 static inline void tft_json_write_raw_char(struct tft_json_writer *w, char c);
 
+/* ---- Python's json.dumps(obj, indent=4) ----------------------------------- */
+
+/*
+ * The text Python's json.dumps(obj, indent=4) writes (ensure_ascii), for
+ * outputs compared byte for byte with Python's (the tf.timeline export):
+ * four-space indentation, "," and a newline between items, ": " after a key,
+ * "[]" and "{}" when empty, strings with only ' '..'~' unescaped. Its own
+ * nesting state over the writer's raw calls (the structural calls' state is
+ * left alone). Zero-initialise with w set; at most TFT_JSON_PY_MAX_NEST deep.
+ */
+#define TFT_JSON_PY_MAX_NEST 8
+struct tft_json_py {
+	struct tft_json_writer *w; /* borrowed */
+	int depth;
+	bool first[TFT_JSON_PY_MAX_NEST + 1];
+};
+
+/* Open ('{' or '[') or close ('}' or ']') a container. */
+void tft_json_py_open(struct tft_json_py *j, char c);
+void tft_json_py_close(struct tft_json_py *j, char c);
+/* Start the next item of the open container (its ',' and newline). */
+void tft_json_py_item(struct tft_json_py *j);
+/* A string value, or the next item's key ("k": ). */
+void tft_json_py_str(struct tft_json_py *j, const char *s, size_t len);
+void tft_json_py_key(struct tft_json_py *j, const char *k);
+
+static inline void tft_json_py_key_int(struct tft_json_py *j, const char *k, int64_t v)
+{
+	tft_json_py_key(j, k);
+	tft_json_write_raw_int(j->w, v);
+}
+
+static inline void tft_json_py_key_str(struct tft_json_py *j, const char *k, const char *s, size_t n)
+{
+	tft_json_py_key(j, k);
+	tft_json_py_str(j, s, n);
+}
+
 /* ---- formatting helpers (no writer) ------------------------------------ */
 
 /* Decimal digits of v into out (>= 21 bytes); returns the length. No NUL. */

@@ -703,6 +703,61 @@ static double fit_drift(struct bounds *wb, const struct est *e, uint32_t k)
 	return den > 0 ? (sw * sxy - sx * sy) / den : 0;
 }
 
+/* The span of the pairs' times, for the windows, in e->t0 and e->t1. */
+static void pair_span(struct est *e, const struct tft_comm_set *cs, const struct tft_clock_sync *rows,
+		      uint32_t nrows)
+{
+	e->t0 = INT64_MAX;
+	e->t1 = INT64_MIN;
+	for (uint32_t i = 0; i < cs->ncalls; i++) {
+		if (cs->calls[i].ts < e->t0)
+			e->t0 = cs->calls[i].ts;
+		if (cs->calls[i].end > e->t1)
+			e->t1 = cs->calls[i].end;
+	}
+	for (uint32_t i = 0; i < nrows; i++) {
+		if (rows[i].ref_t0 < e->t0)
+			e->t0 = rows[i].ref_t0;
+		if (rows[i].ref_t1 > e->t1)
+			e->t1 = rows[i].ref_t1;
+	}
+	if (e->t0 > e->t1)
+		e->t0 = e->t1 = 0;
+}
+
+/* Rank k's map (not the reference's) from the solved bounds: offset, drift, error and method. */
+static void final_map(struct tft_clock_map *m, const struct est *e, uint32_t k, double drift,
+		      const struct bounds *all, const struct bounds *wb)
+{
+	m->method = e->kinds[k] & (TFT_CLOCK_PINGPONG | TFT_CLOCK_COLLECTIVES | TFT_CLOCK_MESSAGES);
+	if (!all->ok) {
+		m->method |= TFT_CLOCK_INCONSISTENT;
+		m->error_ns = -1;
+		return;
+	}
+	m->drift = drift;
+	if (bounded(all, k)) {
+		m->offset_ns = all->lo[k] + (all->hi[k] - all->lo[k]) / 2;
+		m->error_ns = all->hi[k] - m->offset_ns;
+		/* a fitted drift is known only so well: the windows bound the offset at
+		 * their times whatever drift is left, the estimate is within |offset -
+		 * middle| + half width of each */
+		for (int w = 0; w < NWIN && m->drift != 0; w++) {
+			if (!bounded(&wb[w], k))
+				continue;
+			int64_t mid = wb[w].lo[k] + (wb[w].hi[k] - wb[w].lo[k]) / 2;
+			int64_t ew = llabs(m->offset_ns - mid) + (wb[w].hi[k] - mid);
+			if (ew > m->error_ns)
+				m->error_ns = ew;
+		}
+	} else {
+		/* one side only: the bound itself, error unknown */
+		m->offset_ns = all->hi[k] != INF ? (all->hi[k] < 0 ? all->hi[k] : 0)
+			       : all->lo[k] != INT64_MIN ? (all->lo[k] > 0 ? all->lo[k] : 0) : 0;
+		m->error_ns = -1;
+	}
+}
+
 int tft_clock_estimate(const struct tft_comm_set *cs, const struct tft_clock_sync *rows, uint32_t nrows,
 		       uint32_t ref, struct tft_clock_map *out)
 {
@@ -736,23 +791,7 @@ int tft_clock_estimate(const struct tft_comm_set *cs, const struct tft_clock_syn
 		rc = TFT_ENOMEM;
 		goto out;
 	}
-	/* the span of the pairs' times, for the windows */
-	e.t0 = INT64_MAX;
-	e.t1 = INT64_MIN;
-	for (uint32_t i = 0; i < cs->ncalls; i++) {
-		if (cs->calls[i].ts < e.t0)
-			e.t0 = cs->calls[i].ts;
-		if (cs->calls[i].end > e.t1)
-			e.t1 = cs->calls[i].end;
-	}
-	for (uint32_t i = 0; i < nrows; i++) {
-		if (rows[i].ref_t0 < e.t0)
-			e.t0 = rows[i].ref_t0;
-		if (rows[i].ref_t1 > e.t1)
-			e.t1 = rows[i].ref_t1;
-	}
-	if (e.t0 > e.t1)
-		e.t0 = e.t1 = 0;
+	pair_span(&e, cs, rows, nrows);
 	for (uint32_t k = 0; k < n; k++)
 		maps[k] = (struct tft_clock_map){ .ref_ns = e.t0 };
 	e.maps = maps;
@@ -807,38 +846,10 @@ int tft_clock_estimate(const struct tft_comm_set *cs, const struct tft_clock_syn
 			break;
 	}
 	for (uint32_t k = 0; k < n; k++) {
-		struct tft_clock_map *m = &out[k];
-		m->ref_ns = e.t0;
-		m->pairs = e.pairs[k];
-		if (k == ref)
-			continue;
-		m->method = e.kinds[k] & (TFT_CLOCK_PINGPONG | TFT_CLOCK_COLLECTIVES | TFT_CLOCK_MESSAGES);
-		if (!all.ok) {
-			m->method |= TFT_CLOCK_INCONSISTENT;
-			m->error_ns = -1;
-			continue;
-		}
-		m->drift = maps[k].drift;
-		if (bounded(&all, k)) {
-			m->offset_ns = all.lo[k] + (all.hi[k] - all.lo[k]) / 2;
-			m->error_ns = all.hi[k] - m->offset_ns;
-			/* a fitted drift is known only so well: the windows bound the offset at
-			 * their times whatever drift is left, the estimate is within |offset -
-			 * middle| + half width of each */
-			for (int w = 0; w < NWIN && m->drift != 0; w++) {
-				if (!bounded(&wb[w], k))
-					continue;
-				int64_t mid = wb[w].lo[k] + (wb[w].hi[k] - wb[w].lo[k]) / 2;
-				int64_t ew = llabs(m->offset_ns - mid) + (wb[w].hi[k] - mid);
-				if (ew > m->error_ns)
-					m->error_ns = ew;
-			}
-		} else {
-			/* one side only: the bound itself, error unknown */
-			m->offset_ns = all.hi[k] != INF ? (all.hi[k] < 0 ? all.hi[k] : 0)
-				       : all.lo[k] != INT64_MIN ? (all.lo[k] > 0 ? all.lo[k] : 0) : 0;
-			m->error_ns = -1;
-		}
+		out[k].ref_ns = e.t0;
+		out[k].pairs = e.pairs[k];
+		if (k != ref)
+			final_map(&out[k], &e, k, maps[k].drift, &all, wb);
 	}
 out:
 	est_free(&e);

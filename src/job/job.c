@@ -17,6 +17,7 @@
 
 #include "core/grow.h"
 #include "core/strtab.h"
+#include "core/workers.h"
 #include "job/job_int.h"
 
 #define MAX_THREADS 8
@@ -263,7 +264,7 @@ out:
 
 struct comm_job {
 	struct tft_job *j;
-	atomic_uint next;             /* the next rank index to read */
+	struct tft_jobq q;            /* the rank indexes to read */
 	pthread_mutex_t lock;         /* guards the error and the merge */
 	struct tft_comm_set *out;     /* borrowed: where each rank's calls go */
 	struct tft_error err;
@@ -309,19 +310,18 @@ static int read_rank_comm(void *ctx, uint32_t ri, struct tft_session *s, uint32_
 	return rc;
 }
 
-static void *rank_worker(void *arg)
+static void rank_worker(void *arg, unsigned worker)
 {
 	struct comm_job *cj = arg;
 	struct tft_job *j = cj->j;
+	uint32_t i;
 
-	for (;;) {
-		uint32_t i = atomic_fetch_add(&cj->next, 1);
+	(void)worker;
+	while (tft_jobq_take(&cj->q, &i) && !atomic_load(&j->cancel)) {
 		struct tft_error err;
 		struct tft_session *s;
 		int rc;
 
-		if (i >= j->n || atomic_load(&j->cancel))
-			break;
 		tft_error_clear(&err);
 		s = tft_session_open(j->r[i].path, &err);
 		rc = s ? cj->fn(cj->ctx, i, s, j->r[i].track_base, &j->clock[i], &err)
@@ -337,36 +337,21 @@ static void *rank_worker(void *arg)
 			pthread_mutex_unlock(&cj->lock);
 		}
 	}
-	return NULL;
 }
 
-static unsigned pick_threads(unsigned want, uint32_t n)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned t = want ? want : cpus > 0 ? (unsigned)cpus : 1;
-
-	if (t > MAX_THREADS)
-		t = MAX_THREADS;
-	return t > n ? (n ? n : 1) : t;
-}
-
+/* Read the ranks on `threads` workers (0: the job's setting, else one per CPU), each taking the next rank. */
 static int run_ranks(struct tft_job *j, unsigned threads, struct comm_job *cj, struct tft_error *err)
 {
-	pthread_t th[MAX_THREADS];
-	unsigned nt = pick_threads(threads ? threads : j->threads, j->n), started = 0;
+	unsigned want = threads ? threads : j->threads;
+	unsigned nt = want ? (want > MAX_THREADS ? MAX_THREADS : want) : tft_workers_pick(j->n, MAX_THREADS);
 
-	atomic_init(&cj->next, 0);
+	if (nt > j->n)
+		nt = j->n ? j->n : 1;
+	tft_jobq_init(&cj->q, j->n);
 	pthread_mutex_init(&cj->lock, NULL);
 	tft_error_clear(&cj->err);
 	cj->status = 0;
-	for (unsigned i = 1; i < nt; i++)
-		if (pthread_create(&th[i], NULL, rank_worker, cj) == 0)
-			started = i;
-		else
-			break;
-	rank_worker(cj); /* (this thread too) */
-	for (unsigned i = 1; i <= started; i++)
-		pthread_join(th[i], NULL);
+	tft_workers_run(nt, rank_worker, cj);
 	pthread_mutex_destroy(&cj->lock);
 	if (cj->status && err && !err->code)
 		*err = cj->err;

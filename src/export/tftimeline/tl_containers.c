@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tf.timeline export's small containers (tl_int.h): a byte arena whose
+ * slices never move, a growable text buffer, an open-addressing set of
+ * indices, and timeline.py's first-fit lanes (a min segment tree over the
+ * lanes' end times).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/grow.h"
+#include "core/strtab.h"
+#include "export/tftimeline/tl_int.h"
+
+char *tft_tl_arena_put(struct arena *a, const char *s, size_t n)
+{
+	struct arena_block *b = a->head;
+
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = a->head;
+		b->used = 0;
+		b->cap = cap;
+		a->head = b;
+	}
+	memcpy(b->data + b->used, s, n);
+	b->used += n;
+	return b->data + b->used - n;
+}
+
+void tft_tl_arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_block *n = a->head->next;
+
+		free(a->head);
+		a->head = n;
+	}
+}
+
+void tft_tl_buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom || tft_grow_size((void **)&b->p, &b->cap, b->len + n + 1, 1)) {
+		b->oom = 1;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+void tft_tl_buf_cstr(struct buf *b, const char *s)
+{
+	tft_tl_buf_add(b, s, strlen(s));
+}
+
+void tft_tl_buf_int(struct buf *b, int64_t v)
+{
+	char tmp[24];
+
+	tft_tl_buf_add(b, tmp, tft_json_fmt_int(tmp, v));
+}
+
+uint32_t tft_tl_imap_find(const struct imap *m, uint64_t h, imap_eq_fn eq, void *ctx)
+{
+	if (!m->cap)
+		return NOSTR;
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slot[i])
+			return NOSTR;
+		if (m->hash[i] == h && eq(ctx, m->slot[i] - 1))
+			return m->slot[i] - 1;
+	}
+}
+
+int tft_tl_imap_add(struct imap *m, uint64_t h, uint32_t idx)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 64;
+		uint32_t *ns = calloc(nc, sizeof(*ns));
+		uint64_t *nh = malloc(nc * sizeof(*nh));
+
+		if (!ns || !nh) {
+			free(ns);
+			free(nh);
+			return TFT_ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			size_t j;
+
+			if (!m->slot[i])
+				continue;
+			for (j = m->hash[i] & (nc - 1); ns[j]; j = (j + 1) & (nc - 1))
+				;
+			ns[j] = m->slot[i];
+			nh[j] = m->hash[i];
+		}
+		free(m->slot);
+		free(m->hash);
+		m->slot = ns;
+		m->hash = nh;
+		m->cap = nc;
+	}
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slot[i]) {
+			m->slot[i] = idx + 1;
+			m->hash[i] = h;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+void tft_tl_imap_clear(struct imap *m)
+{
+	if (m->cap)
+		memset(m->slot, 0, m->cap * sizeof(*m->slot));
+	m->n = 0;
+}
+
+void tft_tl_imap_free(struct imap *m)
+{
+	free(m->slot);
+	free(m->hash);
+	memset(m, 0, sizeof(*m));
+}
+
+static void lanes_set(struct lanes *l, size_t i, int64_t v)
+{
+	size_t k = l->cap + i;
+
+	l->t[k] = v;
+	for (k /= 2; k >= 1; k /= 2)
+		l->t[k] = l->t[2 * k] < l->t[2 * k + 1] ? l->t[2 * k] : l->t[2 * k + 1];
+}
+
+int tft_tl_lanes_reset(struct lanes *l)
+{
+	if (!l->t) {
+		l->cap = 64;
+		l->t = malloc(2 * l->cap * sizeof(*l->t));
+		if (!l->t)
+			return TFT_ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * l->cap; i++)
+		l->t[i] = INT64_MAX;
+	l->n = 1;
+	lanes_set(l, 0, 0); /* timeline.py: lanes = [0] */
+	return 0;
+}
+
+/* timeline.py's _assign_lanes step: the first lane whose end < start, else a new one. */
+
+int tft_tl_lanes_assign(struct lanes *l, int64_t start, int64_t end, uint32_t *lane)
+{
+	size_t k = 1, i;
+
+	if (l->t[1] < start) {
+		while (k < l->cap)
+			k = l->t[2 * k] < start ? 2 * k : 2 * k + 1;
+		i = k - l->cap;
+	} else {
+		if (l->n == l->cap) {
+			size_t nc = l->cap * 2;
+			int64_t *nt = malloc(2 * nc * sizeof(*nt));
+
+			if (!nt || l->n >= UINT32_MAX) {
+				free(nt);
+				return TFT_ENOMEM;
+			}
+			for (size_t j = 0; j < 2 * nc; j++)
+				nt[j] = INT64_MAX;
+			memcpy(nt + nc, l->t + l->cap, l->cap * sizeof(*nt));
+			for (size_t j = nc - 1; j >= 1; j--)
+				nt[j] = nt[2 * j] < nt[2 * j + 1] ? nt[2 * j] : nt[2 * j + 1];
+			free(l->t);
+			l->t = nt;
+			l->cap = nc;
+		}
+		i = l->n++;
+	}
+	lanes_set(l, i, end);
+	*lane = (uint32_t)i;
+	return 0;
+}
