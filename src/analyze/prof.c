@@ -136,14 +136,14 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 	p->s = s;
 	p->step = step;
 	p->threads = threads;
-	if (prof_tab_init(&p->tab)) {
+	if (tft_prof_tab_init(&p->tab)) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto fail;
 	}
 	if (pick_steps(p, step, err))
 		goto fail;
 	p->spec_modules = tft_session_meta(s, "model_params") != NULL;
-	if (prof_scan(p, err))
+	if (tft_prof_scan(p, err))
 		goto fail;
 	if (step < 0 && !p->steps.all && !p->info.executions && p->info.outside_steps) {
 		/*
@@ -151,7 +151,7 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 		 * "Steps" line: the host ops that feed a step run in no step of their
 		 * own process): profile the session as one step rather than show zeros.
 		 */
-		prof_tab_fini(&p->tab);
+		tft_prof_tab_fini(&p->tab);
 		free(p->flows);
 		p->flows = NULL;
 		p->nflows = 0;
@@ -159,14 +159,14 @@ struct tft_prof *tft_prof_open(struct tft_session *s, int64_t step, int threads,
 		p->steps.all = true;
 		p->steps.nsteps = 1;
 		p->steps_hold_nothing = true;
-		if (prof_tab_init(&p->tab)) {
+		if (tft_prof_tab_init(&p->tab)) {
 			tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 			goto fail;
 		}
-		if (prof_scan(p, err))
+		if (tft_prof_scan(p, err))
 			goto fail;
 	}
-	if (prof_model(p, err))
+	if (tft_prof_model(p, err))
 		goto fail;
 	free(p->flows);
 	p->flows = NULL;
@@ -187,7 +187,7 @@ void tft_prof_close(struct tft_prof *p)
 {
 	if (!p)
 		return;
-	prof_tab_fini(&p->tab);
+	tft_prof_tab_fini(&p->tab);
 	free(p->steps.spans);
 	free(p->st);
 	free(p->types);
@@ -224,8 +224,8 @@ void tft_prof_record_get(const struct tft_prof *p, uint32_t id, struct tft_prof_
 	memset(out, 0, sizeof(*out));
 	if (id >= p->tab.nrecs)
 		return;
-	out->name = prof_str(&p->tab, p->tab.recs[id].name);
-	out->op = prof_str(&p->tab, p->tab.recs[id].op);
+	out->name = tft_prof_str(&p->tab, p->tab.recs[id].name);
+	out->op = tft_prof_str(&p->tab, p->tab.recs[id].op);
 	for (int k = 0; k < TFT_PROF_NMETRICS; k++) {
 		double v = (double)p->self[id][k];
 		if (k != TFT_PROF_PARAMS)
@@ -239,5 +239,5 @@ void tft_prof_record_get(const struct tft_prof *p, uint32_t id, struct tft_prof_
 int tft_prof_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
 			struct tft_error *err)
 {
-	return prof_scan_executions(p, want, fn, ctx, err);
+	return tft_prof_scan_executions(p, want, fn, ctx, err);
 }

@@ -104,17 +104,17 @@ struct prof_tab {
 	struct prof_index kcix;
 };
 
-int prof_tab_init(struct prof_tab *t);
-void prof_tab_fini(struct prof_tab *t);
+int tft_prof_tab_init(struct prof_tab *t);
+void tft_prof_tab_fini(struct prof_tab *t);
 /* Find or add; PROF_NONE when out of memory. */
-uint32_t prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int kind);
-uint32_t prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind);
-uint32_t prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name);
-uint32_t prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code);
-uint32_t prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname);
-uint32_t prof_lid(struct prof_tab *t, const char *s, size_t len); /* PROF_NONE when out of memory */
-const char *prof_str(const struct prof_tab *t, uint32_t lid);
-void prof_acc_add(struct prof_acc *a, const struct prof_acc *b);
+uint32_t tft_prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int kind);
+uint32_t tft_prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind);
+uint32_t tft_prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name);
+uint32_t tft_prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code);
+uint32_t tft_prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname);
+uint32_t tft_prof_lid(struct prof_tab *t, const char *s, size_t len); /* PROF_NONE when out of memory */
+const char *tft_prof_str(const struct prof_tab *t, uint32_t lid);
+void tft_prof_acc_add(struct prof_acc *a, const struct prof_acc *b);
 
 /* ---- steps -------------------------------------------------------------------------- */
 
@@ -190,19 +190,19 @@ struct tft_prof {
 };
 
 /* prof_scan.c: scan the session into p->tab (records, codes, cells) and p->info. */
-int prof_scan(struct tft_prof *p, struct tft_error *err);
+int tft_prof_scan(struct tft_prof *p, struct tft_error *err);
 
 /*
  * prof_scan.c: the second pass for tft_prof_executions: every execution of
  * a wanted record, with the record ids of p->tab.
  */
-int prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
+int tft_prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
 			 struct tft_error *err);
 
 /* prof_model.c: graphs, OpLog, model_params, FLOPs, backward placement, sums. */
-int prof_model(struct tft_prof *p, struct tft_error *err);
+int tft_prof_model(struct tft_prof *p, struct tft_error *err);
 
 /* Push a value onto one of the profile's index arrays; returns its index or PROF_NONE. */
-uint32_t prof_push(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v);
+uint32_t tft_prof_push(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v);
 
 #endif /* TFT_ANALYZE_PROF_INT_H */

@@ -294,7 +294,7 @@ static struct pj *value(struct parser *ps)
 	}
 }
 
-struct pj_doc *pj_parse(const char *text, size_t len)
+struct pj_doc *tft_pj_parse(const char *text, size_t len)
 {
 	struct pj_doc *d = calloc(1, sizeof(*d));
 	struct parser ps = { .doc = d, .p = text, .end = text + len };
@@ -307,16 +307,16 @@ struct pj_doc *pj_parse(const char *text, size_t len)
 		goto fail;
 	return d;
 fail:
-	pj_free(d);
+	tft_pj_free(d);
 	return NULL;
 }
 
-const struct pj *pj_root(const struct pj_doc *d)
+const struct pj *tft_pj_root(const struct pj_doc *d)
 {
 	return d ? d->root : NULL;
 }
 
-void pj_free(struct pj_doc *d)
+void tft_pj_free(struct pj_doc *d)
 {
 	if (!d)
 		return;
@@ -328,7 +328,7 @@ void pj_free(struct pj_doc *d)
 	free(d);
 }
 
-const struct pj *pj_get(const struct pj *o, const char *key)
+const struct pj *tft_pj_get(const struct pj *o, const char *key)
 {
 	if (!o || o->type != PJ_OBJ)
 		return NULL;
@@ -338,7 +338,7 @@ const struct pj *pj_get(const struct pj *o, const char *key)
 	return NULL;
 }
 
-const struct pj *pj_at(const struct pj *a, uint32_t i)
+const struct pj *tft_pj_at(const struct pj *a, uint32_t i)
 {
 	const struct pj *c;
 
@@ -349,7 +349,7 @@ const struct pj *pj_at(const struct pj *a, uint32_t i)
 	return c;
 }
 
-int64_t pj_int(const struct pj *v, int64_t def)
+int64_t tft_pj_int(const struct pj *v, int64_t def)
 {
 	if (!v)
 		return def;
@@ -362,7 +362,7 @@ int64_t pj_int(const struct pj *v, int64_t def)
 	return def;
 }
 
-int pj_dims(const struct pj *v, int64_t *dims, int max)
+int tft_pj_dims(const struct pj *v, int64_t *dims, int max)
 {
 	int n = 0;
 

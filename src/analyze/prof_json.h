@@ -31,23 +31,23 @@ struct pj {
 
 struct pj_doc;
 
-/* Parse text[0..len). Returns the document (free with pj_free) or NULL (bad JSON, no memory). */
-struct pj_doc *pj_parse(const char *text, size_t len);
-const struct pj *pj_root(const struct pj_doc *d);
-void pj_free(struct pj_doc *d);
+/* Parse text[0..len). Returns the document (free with tft_pj_free) or NULL (bad JSON, no memory). */
+struct pj_doc *tft_pj_parse(const char *text, size_t len);
+const struct pj *tft_pj_root(const struct pj_doc *d);
+void tft_pj_free(struct pj_doc *d);
 
 /* Member `key` of an object, or NULL. */
-const struct pj *pj_get(const struct pj *o, const char *key);
+const struct pj *tft_pj_get(const struct pj *o, const char *key);
 /* Element i of an array, or NULL. */
-const struct pj *pj_at(const struct pj *a, uint32_t i);
+const struct pj *tft_pj_at(const struct pj *a, uint32_t i);
 /* An integer value (a number, or a bool as 0/1); def when v is not one. */
-int64_t pj_int(const struct pj *v, int64_t def);
+int64_t tft_pj_int(const struct pj *v, int64_t def);
 
 /*
  * A shape: an array of integer dims into dims[0..max). Returns the number
  * of dims (0 for []), -1 when v is not an array of integers (or longer
  * than max).
  */
-int pj_dims(const struct pj *v, int64_t *dims, int max);
+int tft_pj_dims(const struct pj *v, int64_t *dims, int max);
 
 #endif /* TFT_ANALYZE_PROF_JSON_H */

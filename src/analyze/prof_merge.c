@@ -28,7 +28,7 @@ static uint32_t glid(struct prof_tab *g, const struct prof_tab *t, uint32_t lid,
 	if (cache[lid])
 		return cache[lid] - 1;
 	s = tft_strtab_get(t->str, lid, &len);
-	uint32_t r = prof_lid(g, s ? s : "", s ? len : 0);
+	uint32_t r = tft_prof_lid(g, s ? s : "", s ? len : 0);
 	if (r != PROF_NONE)
 		cache[lid] = r + 1;
 	return r;
@@ -44,7 +44,7 @@ static int merge_recs(struct merge *m, int k, uint32_t *lc)
 	for (uint32_t r = 0; r < t->nrecs; r++) {
 		const struct prof_rec *lr = &t->recs[r];
 		uint32_t gp = lr->parent == PROF_NONE ? PROF_NONE : rmap[lr->parent];
-		uint32_t gr = prof_rec_get(g, gp, glid(g, t, lr->name, lc), lr->kind);
+		uint32_t gr = tft_prof_rec_get(g, gp, glid(g, t, lr->name, lc), lr->kind);
 		struct prof_rec *x;
 		if (gr == PROF_NONE)
 			return TFT_ENOMEM;
@@ -84,7 +84,7 @@ static int merge_codes(struct merge *m, int k, uint32_t *lc)
 	m->cmap[k][0] = 0;
 	for (uint32_t c = 1; c < t->ncodes; c++) {
 		const struct prof_code *lc2 = &t->codes[c];
-		uint32_t gc = prof_code_get(m->g, m->cmap[k][lc2->parent], glid(m->g, t, lc2->name, lc));
+		uint32_t gc = tft_prof_code_get(m->g, m->cmap[k][lc2->parent], glid(m->g, t, lc2->name, lc));
 		if (gc == PROF_NONE)
 			return TFT_ENOMEM;
 		m->cmap[k][c] = gc;
@@ -104,10 +104,10 @@ static int merge_cells(struct merge *m, int k)
 			m->kmap[k][c] = PROF_NONE;
 			continue;
 		}
-		gk = prof_cell_get(m->g, m->rmap[k][lk->rec], m->cmap[k][lk->code]);
+		gk = tft_prof_cell_get(m->g, m->rmap[k][lk->rec], m->cmap[k][lk->code]);
 		if (gk == PROF_NONE)
 			return TFT_ENOMEM;
-		prof_acc_add(&m->g->cells[gk].a, &lk->a);
+		tft_prof_acc_add(&m->g->cells[gk].a, &lk->a);
 		m->kmap[k][c] = gk;
 	}
 	return 0;
@@ -145,7 +145,7 @@ static int merge_kcells(struct merge *m)
 			uint32_t gk;
 			if (gc == PROF_NONE)
 				continue;
-			gk = prof_kcell_get(g, gc, 0, glid(g, t, kc->kname, lc));
+			gk = tft_prof_kcell_get(g, gc, 0, glid(g, t, kc->kname, lc));
 			if (gk == PROF_NONE) {
 				free(lc);
 				return TFT_ENOMEM;
@@ -171,7 +171,7 @@ static void merge_remote_cells(struct merge *m)
 				continue;
 			uint32_t ow = lk->rec & ~PROF_REMOTE_BIT;
 			if ((int)ow < m->nw && lk->code < m->ws[ow].tab.ncells && m->kmap[ow][lk->code] != PROF_NONE)
-				prof_acc_add(&m->g->cells[m->kmap[ow][lk->code]].a, &lk->a);
+				tft_prof_acc_add(&m->g->cells[m->kmap[ow][lk->code]].a, &lk->a);
 		}
 	}
 }

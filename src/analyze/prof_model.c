@@ -54,12 +54,12 @@ static struct ginfo *ginfo(struct model *m, uint32_t r)
 
 static uint32_t lid(struct tft_prof *p, const char *s, size_t len)
 {
-	return s ? prof_lid(&p->tab, s, len) : 0;
+	return s ? tft_prof_lid(&p->tab, s, len) : 0;
 }
 
 static uint32_t lidz(struct tft_prof *p, const char *s)
 {
-	return s ? prof_lid(&p->tab, s, strlen(s)) : 0;
+	return s ? tft_prof_lid(&p->tab, s, strlen(s)) : 0;
 }
 
 /* ---- backward ops: into their forward op's scope -------------------------------------- */
@@ -88,7 +88,7 @@ static int place_backward(struct tft_prof *p)
 			np = final_rec(t, x.parent);
 		else
 			continue;
-		nr = prof_rec_get(t, np, x.name, x.kind);
+		nr = tft_prof_rec_get(t, np, x.name, x.kind);
 		if (nr == PROF_NONE)
 			return TFT_ENOMEM;
 		if (nr == r)
@@ -112,10 +112,10 @@ static int place_backward(struct tft_prof *p)
 		uint32_t fr = final_rec(t, t->cells[c].rec);
 		if (fr == t->cells[c].rec)
 			continue;
-		uint32_t k = prof_cell_get(t, fr, t->cells[c].code);
+		uint32_t k = tft_prof_cell_get(t, fr, t->cells[c].code);
 		if (k == PROF_NONE)
 			return TFT_ENOMEM;
-		prof_acc_add(&t->cells[k].a, &t->cells[c].a);
+		tft_prof_acc_add(&t->cells[k].a, &t->cells[c].a);
 		memset(&t->cells[c].a, 0, sizeof(t->cells[c].a));
 	}
 	for (uint32_t r = 0; r < t->nrecs; r++)
@@ -152,12 +152,12 @@ static int on_graph_node(void *ctx, const struct tft_graph_node *n, int64_t grap
 	nl = lid(p, n->name.p, n->name.len);
 	if (oplog) {
 		/* tfprof attaches an OpLog entry only to a node the graph or the run has */
-		r = prof_rec_find(&p->tab, PROF_NONE, nl, REC_OP);
+		r = tft_prof_rec_find(&p->tab, PROF_NONE, nl, REC_OP);
 		p->info.has_oplog = true;
 		if (r == PROF_NONE)
 			return 0;
 	} else {
-		r = prof_rec_get(&p->tab, PROF_NONE, nl, REC_OP);
+		r = tft_prof_rec_get(&p->tab, PROF_NONE, nl, REC_OP);
 		p->info.has_graph = true;
 	}
 	if (r == PROF_NONE || !(g = ginfo(m, r))) {
@@ -197,7 +197,7 @@ static struct pj_doc *parse_lid(struct tft_prof *p, uint32_t l)
 	if (!l)
 		return NULL;
 	s = tft_strtab_get(p->tab.str, l, &len);
-	return s ? pj_parse(s, len) : NULL;
+	return s ? tft_pj_parse(s, len) : NULL;
 }
 
 /* A shape from a JSON value: dims array (-1 unknown) or null. */
@@ -206,7 +206,7 @@ static void shape_of(const struct pj *v, struct tft_shape *s)
 	memset(s, 0, sizeof(*s));
 	if (!v || v->type != PJ_ARR)
 		return;
-	s->n = pj_dims(v, s->d, TFT_SHAPE_MAX_DIMS);
+	s->n = tft_pj_dims(v, s->d, TFT_SHAPE_MAX_DIMS);
 	s->known = s->n >= 0;
 	if (!s->known)
 		s->n = 0;
@@ -222,21 +222,21 @@ static void output_shape(struct model *m, uint32_t r, int port, struct tft_shape
 	if (r == PROF_NONE)
 		return;
 	if (r < m->capgi && m->gi[r].out_shapes && (d = parse_lid(p, m->gi[r].out_shapes))) {
-		shape_of(pj_at(pj_root(d), (uint32_t)port), s);
-		pj_free(d);
+		shape_of(tft_pj_at(tft_pj_root(d), (uint32_t)port), s);
+		tft_pj_free(d);
 		if (s->known && tft_shape_numel(s) >= 0)
 			return;
 	}
 	if (p->tab.recs[r].out_arg && (d = parse_lid(p, p->tab.recs[r].out_arg))) {
-		for (const struct pj *o = pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; o; o = o->next)
-			if (pj_int(pj_get(o, "slot"), 0) == port) {
+		for (const struct pj *o = tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; o; o = o->next)
+			if (tft_pj_int(tft_pj_get(o, "slot"), 0) == port) {
 				struct tft_shape t;
-				shape_of(pj_get(o, "shape"), &t);
+				shape_of(tft_pj_get(o, "shape"), &t);
 				if (t.known)
 					*s = t;
 				break;
 			}
-		pj_free(d);
+		tft_pj_free(d);
 	}
 }
 
@@ -283,7 +283,7 @@ static int add_type(struct tft_prof *p, uint32_t r, uint32_t t)
 		st->types = p->ntypes;
 	else if (st->types + st->ntypes != p->ntypes)
 		return 0; /* (types are added record by record) */
-	if (prof_push(&p->types, &p->ntypes, &p->captypes, t) == PROF_NONE)
+	if (tft_prof_push(&p->types, &p->ntypes, &p->captypes, t) == PROF_NONE)
 		return TFT_ENOMEM;
 	st->ntypes++;
 	return 0;
@@ -301,13 +301,13 @@ static int tf_record(struct model *m, uint32_t r)
 	int nin = 0;
 	char buf[1024], sh[128];
 	size_t bl = 0;
-	const char *op = x->op ? prof_str(&p->tab, x->op) : "";
+	const char *op = x->op ? tft_prof_str(&p->tab, x->op) : "";
 
 	if (g && g->attrs)
 		attrs = parse_lid(p, g->attrs);
 	inputs = parse_lid(p, g && g->inputs ? g->inputs : x->in_arg);
 	buf[0] = '\0';
-	for (const struct pj *i = inputs && pj_root(inputs)->type == PJ_ARR ? pj_root(inputs)->child : NULL; i;
+	for (const struct pj *i = inputs && tft_pj_root(inputs)->type == PJ_ARR ? tft_pj_root(inputs)->child : NULL; i;
 	     i = i->next) {
 		size_t nl;
 		int port;
@@ -315,12 +315,12 @@ static int tf_record(struct model *m, uint32_t r)
 		if (i->type != PJ_STR || !parse_input(i->s, i->len, &nl, &port))
 			continue;
 		l = tft_strtab_find(p->tab.str, i->s, nl);
-		src = l == UINT32_MAX ? PROF_NONE : prof_rec_find(&p->tab, PROF_NONE, l, REC_OP);
+		src = l == UINT32_MAX ? PROF_NONE : tft_prof_rec_find(&p->tab, PROF_NONE, l, REC_OP);
 		if (src != PROF_NONE && src != r) {
 			if (!st->ninputs)
 				st->inputs = p->ninputs;
 			if (st->inputs + st->ninputs == p->ninputs &&
-			    prof_push(&p->inputs, &p->ninputs, &p->capinputs, src) != PROF_NONE)
+			    tft_prof_push(&p->inputs, &p->ninputs, &p->capinputs, src) != PROF_NONE)
 				st->ninputs++;
 		}
 		if (nin < 16) {
@@ -339,7 +339,7 @@ static int tf_record(struct model *m, uint32_t r)
 	/* parameters: a variable's "shape" attr, as tfprof (a scalar is 1, an unknown dim 0) */
 	if (tft_tf_is_variable(op) && attrs) {
 		struct tft_shape vs;
-		shape_of(pj_get(pj_root(attrs), "shape"), &vs);
+		shape_of(tft_pj_get(tft_pj_root(attrs), "shape"), &vs);
 		int64_t n = vs.known ? tft_shape_numel(&vs) : -1;
 		st->params = n >= 0 ? n : 0;
 		if (vs.known) {
@@ -352,21 +352,21 @@ static int tf_record(struct model *m, uint32_t r)
 		st->flops = g->float_ops;
 	} else if (tft_tf_has_flops(op)) {
 		output_shape(m, r, 0, &out);
-		st->flops = tft_tf_flops(op, attrs ? pj_root(attrs) : NULL, in, nin, &out);
+		st->flops = tft_tf_flops(op, attrs ? tft_pj_root(attrs) : NULL, in, nin, &out);
 	}
-	pj_free(attrs);
-	pj_free(inputs);
+	tft_pj_free(attrs);
+	tft_pj_free(inputs);
 	/* op types: the op, its device, and what the OpLog adds (_trainable_variables ...) */
 	if (add_type(p, r, x->op) || add_type(p, r, x->device))
 		return TFT_ENOMEM;
 	if (g && g->op_types) {
 		struct pj_doc *d = parse_lid(p, g->op_types);
-		for (const struct pj *t = d && pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; t; t = t->next)
+		for (const struct pj *t = d && tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; t; t = t->next)
 			if (t->type == PJ_STR && add_type(p, r, lid(p, t->s, t->len))) {
-				pj_free(d);
+				tft_pj_free(d);
 				return TFT_ENOMEM;
 			}
-		pj_free(d);
+		tft_pj_free(d);
 	}
 	return 0;
 }
@@ -390,15 +390,15 @@ static uint32_t code_path(struct tft_prof *p, uint32_t code_json, const char *su
 	struct pj_doc *d = parse_lid(p, code_json);
 	uint32_t c = 0;
 
-	for (const struct pj *f = d && pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; f; f = f->next) {
+	for (const struct pj *f = d && tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; f; f = f->next) {
 		if (f->type != PJ_STR)
 			continue;
-		uint32_t nc = prof_code_get(&p->tab, c, frame_lid(p, f->s, f->len, suffix));
+		uint32_t nc = tft_prof_code_get(&p->tab, c, frame_lid(p, f->s, f->len, suffix));
 		if (nc == PROF_NONE)
 			break;
 		c = nc;
 	}
-	pj_free(d);
+	tft_pj_free(d);
 	return c;
 }
 
@@ -429,10 +429,10 @@ static int tf_code(struct model *m)
 		size_t fl;
 		if (p->st[r].code_leaf || !p->tab.recs[r].tfname)
 			continue;
-		if (!grad_forward(prof_str(&p->tab, p->tab.recs[r].name), &fwd, &fl))
+		if (!grad_forward(tft_prof_str(&p->tab, p->tab.recs[r].name), &fwd, &fl))
 			continue;
 		uint32_t l = tft_strtab_find(p->tab.str, fwd, fl);
-		uint32_t f = l == UINT32_MAX ? PROF_NONE : prof_rec_find(&p->tab, PROF_NONE, l, REC_OP);
+		uint32_t f = l == UINT32_MAX ? PROF_NONE : tft_prof_rec_find(&p->tab, PROF_NONE, l, REC_OP);
 		if (f != PROF_NONE && f < m->capgi && m->gi[f].code)
 			p->st[r].code_leaf = code_path(p, m->gi[f].code, " (gradient)");
 	}
@@ -452,7 +452,7 @@ static uint32_t model_root(struct tft_prof *p, const char *name)
 		    (x->parent == PROF_NONE || p->tab.recs[x->parent].kind != REC_MODULE))
 			return r;
 	}
-	return prof_rec_get(&p->tab, PROF_NONE, l, REC_MODULE);
+	return tft_prof_rec_get(&p->tab, PROF_NONE, l, REC_MODULE);
 }
 
 static int grow_static(struct tft_prof *p, uint32_t n)
@@ -475,15 +475,15 @@ static int grow_static(struct tft_prof *p, uint32_t n)
 static int torch_params(struct model *m, const char *meta)
 {
 	struct tft_prof *p = m->p;
-	struct pj_doc *d = pj_parse(meta, strlen(meta));
+	struct pj_doc *d = tft_pj_parse(meta, strlen(meta));
 	const struct pj *models;
 	int rc = 0;
 
 	if (!d)
 		return 0; /* unreadable: the views go on without parameters */
-	models = pj_get(pj_root(d), "models");
+	models = tft_pj_get(tft_pj_root(d), "models");
 	for (const struct pj *md = models && models->type == PJ_ARR ? models->child : NULL; md && !rc; md = md->next) {
-		const struct pj *nm = pj_get(md, "name"), *mods = pj_get(md, "modules"), *cls = pj_get(md, "class");
+		const struct pj *nm = tft_pj_get(md, "name"), *mods = tft_pj_get(md, "modules"), *cls = tft_pj_get(md, "class");
 		uint32_t root = model_root(p, nm && nm->type == PJ_STR ? nm->s : "model");
 
 		if (root == PROF_NONE || grow_static(p, p->tab.nrecs)) {
@@ -496,7 +496,7 @@ static int torch_params(struct model *m, const char *meta)
 		if (!p->framework[0])
 			snprintf(p->framework, sizeof(p->framework), "pytorch");
 		for (const struct pj *mo = mods && mods->type == PJ_ARR ? mods->child : NULL; mo && !rc; mo = mo->next) {
-			const struct pj *path = pj_get(mo, "path"), *mc = pj_get(mo, "class"), *params = pj_get(mo, "parameters");
+			const struct pj *path = tft_pj_get(mo, "path"), *mc = tft_pj_get(mo, "class"), *params = tft_pj_get(mo, "parameters");
 			uint32_t r = root;
 			const char *x = path && path->type == PJ_STR ? path->s : "";
 			size_t len = strlen(x);
@@ -504,7 +504,7 @@ static int torch_params(struct model *m, const char *meta)
 			while (len && r != PROF_NONE) {
 				const char *dot = memchr(x, '.', len);
 				size_t sl = dot ? (size_t)(dot - x) : len;
-				r = prof_rec_get(&p->tab, r, lid(p, x, sl), REC_MODULE);
+				r = tft_prof_rec_get(&p->tab, r, lid(p, x, sl), REC_MODULE);
 				if (!dot)
 					break;
 				x = dot + 1;
@@ -517,26 +517,26 @@ static int torch_params(struct model *m, const char *meta)
 			if (mc && mc->type == PJ_STR && !p->tab.recs[r].op)
 				p->tab.recs[r].op = lid(p, mc->s, mc->len);
 			if (!params || params->type != PJ_ARR) {
-				int64_t own = pj_int(pj_get(mo, "params"), 0);
+				int64_t own = tft_pj_int(tft_pj_get(mo, "params"), 0);
 				if (own > 0)
 					p->st[r].params = own;
 				continue;
 			}
 			for (const struct pj *pa = params->child; pa && !rc; pa = pa->next) {
-				const struct pj *pn = pj_get(pa, "name"), *shape = pj_get(pa, "shape"), *dt = pj_get(pa, "dtype");
-				const struct pj *tr = pj_get(pa, "trainable");
+				const struct pj *pn = tft_pj_get(pa, "name"), *shape = tft_pj_get(pa, "shape"), *dt = tft_pj_get(pa, "dtype");
+				const struct pj *tr = tft_pj_get(pa, "trainable");
 				uint32_t q;
 				struct tft_shape s;
 				char sh[128];
 				if (!pn || pn->type != PJ_STR)
 					continue;
-				q = prof_rec_get(&p->tab, r, lid(p, pn->s, pn->len), REC_PARAM);
+				q = tft_prof_rec_get(&p->tab, r, lid(p, pn->s, pn->len), REC_PARAM);
 				if (q == PROF_NONE || grow_static(p, p->tab.nrecs)) {
 					rc = TFT_ENOMEM;
 					break;
 				}
 				shape_of(shape, &s);
-				p->st[q].params = pj_int(pj_get(pa, "numel"), s.known ? tft_shape_numel(&s) : 0);
+				p->st[q].params = tft_pj_int(tft_pj_get(pa, "numel"), s.known ? tft_shape_numel(&s) : 0);
 				if (s.known) {
 					format_shape(&s, sh, sizeof(sh));
 					p->st[q].shape = lidz(p, sh);
@@ -548,7 +548,7 @@ static int torch_params(struct model *m, const char *meta)
 			}
 		}
 	}
-	pj_free(d);
+	tft_pj_free(d);
 	return rc;
 }
 
@@ -561,7 +561,7 @@ static int trace_record(struct tft_prof *p, uint32_t r)
 
 	if (x->prev != PROF_NONE && !x->tfname) {
 		st->inputs = p->ninputs;
-		if (prof_push(&p->inputs, &p->ninputs, &p->capinputs, x->prev) == PROF_NONE)
+		if (tft_prof_push(&p->inputs, &p->ninputs, &p->capinputs, x->prev) == PROF_NONE)
 			return TFT_ENOMEM;
 		st->ninputs = 1;
 	}
@@ -570,7 +570,7 @@ static int trace_record(struct tft_prof *p, uint32_t r)
 		char buf[1024], sh[128];
 		size_t bl = 0;
 		uint32_t i = 0;
-		for (const struct pj *e = d && pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next, i++) {
+		for (const struct pj *e = d && tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; e; e = e->next, i++) {
 			struct tft_shape s;
 			shape_of(e, &s);
 			if (!s.known || !s.n)
@@ -579,7 +579,7 @@ static int trace_record(struct tft_prof *p, uint32_t r)
 			if (bl < sizeof(buf))
 				bl += (size_t)snprintf(buf + bl, sizeof(buf) - bl, "%s%u:%s", bl ? "|" : "", i, sh);
 		}
-		pj_free(d);
+		tft_pj_free(d);
 		if (bl >= sizeof(buf))
 			bl = sizeof(buf) - 1;
 		if (bl)
@@ -702,7 +702,7 @@ static int sums(struct tft_prof *p)
 	return 0;
 }
 
-int prof_model(struct tft_prof *p, struct tft_error *err)
+int tft_prof_model(struct tft_prof *p, struct tft_error *err)
 {
 	struct model m = { .p = p, .err = err };
 	const char *meta;

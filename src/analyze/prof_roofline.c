@@ -83,15 +83,15 @@ static double torch_bytes(const struct tft_prof *p, const struct prof_rec *x, bo
 	if (!x->dims)
 		return NAN;
 	s = tft_strtab_get(p->tab.str, x->dims, &len);
-	d = s ? pj_parse(s, len) : NULL;
+	d = s ? tft_pj_parse(s, len) : NULL;
 	if (x->intypes && (s = tft_strtab_get(p->tab.str, x->intypes, &len)))
-		t = pj_parse(s, len);
+		t = tft_pj_parse(s, len);
 	uint32_t i = 0;
 	bool any = false;
-	for (const struct pj *e = d && pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next, i++) {
+	for (const struct pj *e = d && tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; e; e = e->next, i++) {
 		int64_t dims[8], numel = 1;
-		int n = pj_dims(e, dims, 8);
-		const struct pj *ty = t ? pj_at(pj_root(t), i) : NULL;
+		int n = tft_pj_dims(e, dims, 8);
+		const struct pj *ty = t ? tft_pj_at(tft_pj_root(t), i) : NULL;
 		int size = ty && ty->type == PJ_STR ? tft_torch_dtype_size(ty->s) : 0;
 		if (n <= 0 || !size)
 			continue;
@@ -102,15 +102,15 @@ static double torch_bytes(const struct tft_prof *p, const struct prof_rec *x, bo
 		if (ty && half_type(ty->s))
 			*half = true;
 	}
-	pj_free(d);
-	pj_free(t);
+	tft_pj_free(d);
+	tft_pj_free(t);
 	return any ? bytes : NAN;
 }
 
 /* TF: the inputs' known shapes (4-byte elements) from "0:2x3|1:3x4". */
 static double tf_in_bytes(const struct tft_prof *p, uint32_t in_shapes)
 {
-	const char *s = in_shapes ? prof_str(&p->tab, in_shapes) : NULL;
+	const char *s = in_shapes ? tft_prof_str(&p->tab, in_shapes) : NULL;
 	double bytes = 0;
 	bool any = false;
 
@@ -267,9 +267,9 @@ int tft_prof_roofline(struct tft_prof *p, struct tft_prof_roofline_row **rows, u
 		const struct agg *g = &a[i];
 		struct tft_prof_roofline_row *o = &(*rows)[i];
 		double sec = g->ns / 1e9;
-		o->name = prof_str(t, g->name);
+		o->name = tft_prof_str(t, g->name);
 		o->kernel = g->kernel;
-		o->device = g->device ? prof_str(t, g->device) : "";
+		o->device = g->device ? tft_prof_str(t, g->device) : "";
 		o->count = g->count / steps;
 		o->micros = g->ns / 1e3 / steps;
 		o->flops = g->flops / steps;

@@ -105,7 +105,7 @@ static uint32_t lid_of(struct prof_worker *w, uint32_t sid)
 	if (sid < w->nstr && w->lid_of[sid])
 		return w->lid_of[sid] - 1;
 	s = sstr(w, sid, &len);
-	lid = prof_lid(&w->tab, s, len);
+	lid = tft_prof_lid(&w->tab, s, len);
 	if (lid == PROF_NONE) {
 		oom(w);
 		return 0;
@@ -279,15 +279,15 @@ static int64_t torch_flops(struct prof_worker *w, uint32_t name, uint32_t dims, 
 	op = sstr(w, name, NULL);
 	if (tft_torch_has_flops(op)) {
 		const char *t = sstr(w, dims, &len);
-		d = pj_parse(t, len);
+		d = tft_pj_parse(t, len);
 		if (concrete) {
 			t = sstr(w, concrete, &len);
-			c = pj_parse(t, len);
+			c = tft_pj_parse(t, len);
 		}
 		if (d)
-			f = tft_torch_flops(op, pj_root(d), c ? pj_root(c) : NULL);
-		pj_free(d);
-		pj_free(c);
+			f = tft_torch_flops(op, tft_pj_root(d), c ? tft_pj_root(c) : NULL);
+		tft_pj_free(d);
+		tft_pj_free(c);
 	}
 	memcpy(m->k, k, sizeof(k));
 	m->used = 1;
@@ -317,25 +317,25 @@ static const int64_t *tf_memory(struct prof_worker *w, const struct argv *a)
 	}
 	if (found)
 		return m->v;
-	if (a->mem && (t = sstr(w, a->mem, &len)) && (d = pj_parse(t, len))) {
-		for (const struct pj *e = pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next) {
-			req += pj_int(pj_get(e, "total_bytes"), 0);
-			peak += pj_int(pj_get(e, "peak_bytes"), 0);
-			resid += pj_int(pj_get(e, "live_bytes"), 0);
+	if (a->mem && (t = sstr(w, a->mem, &len)) && (d = tft_pj_parse(t, len))) {
+		for (const struct pj *e = tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; e; e = e->next) {
+			req += tft_pj_int(tft_pj_get(e, "total_bytes"), 0);
+			peak += tft_pj_int(tft_pj_get(e, "peak_bytes"), 0);
+			resid += tft_pj_int(tft_pj_get(e, "live_bytes"), 0);
 		}
-		pj_free(d);
+		tft_pj_free(d);
 	}
-	if (a->memstats && (t = sstr(w, a->memstats, &len)) && (d = pj_parse(t, len))) {
-		temp = pj_int(pj_get(pj_root(d), "temp_memory_size"), 0);
-		pers = pj_int(pj_get(pj_root(d), "persistent_memory_size"), 0);
-		pj_free(d);
+	if (a->memstats && (t = sstr(w, a->memstats, &len)) && (d = tft_pj_parse(t, len))) {
+		temp = tft_pj_int(tft_pj_get(tft_pj_root(d), "temp_memory_size"), 0);
+		pers = tft_pj_int(tft_pj_get(tft_pj_root(d), "persistent_memory_size"), 0);
+		tft_pj_free(d);
 	}
-	if (a->output && (t = sstr(w, a->output, &len)) && (d = pj_parse(t, len))) {
-		for (const struct pj *e = pj_root(d)->type == PJ_ARR ? pj_root(d)->child : NULL; e; e = e->next) {
-			int64_t r = pj_int(pj_get(e, "requested_bytes"), 0), al = pj_int(pj_get(e, "allocated_bytes"), 0);
+	if (a->output && (t = sstr(w, a->output, &len)) && (d = tft_pj_parse(t, len))) {
+		for (const struct pj *e = tft_pj_root(d)->type == PJ_ARR ? tft_pj_root(d)->child : NULL; e; e = e->next) {
+			int64_t r = tft_pj_int(tft_pj_get(e, "requested_bytes"), 0), al = tft_pj_int(tft_pj_get(e, "allocated_bytes"), 0);
 			outb += r > al ? r : al;
 		}
-		pj_free(d);
+		tft_pj_free(d);
 	}
 	memcpy(m->k, k, sizeof(k));
 	m->used = 1;
@@ -407,7 +407,7 @@ static uint32_t op_cell(struct prof_worker *w, const struct tft_event *ev, const
 		ctx = PROF_NONE;
 		w->framework_tf = true;
 	}
-	r = prof_rec_get(&w->tab, ctx, lid_of(w, name_sid), REC_OP);
+	r = tft_prof_rec_get(&w->tab, ctx, lid_of(w, name_sid), REC_OP);
 	if (r == PROF_NONE) {
 		oom(w);
 		return PROF_NONE;
@@ -415,7 +415,7 @@ static uint32_t op_cell(struct prof_worker *w, const struct tft_event *ev, const
 	if (tf)
 		w->tab.recs[r].tfname = 1;
 	init_rec(w, r, a, op_sid, ev->cat);
-	c = prof_cell_get(&w->tab, r, code);
+	c = tft_prof_cell_get(&w->tab, r, code);
 	if (c == PROF_NONE)
 		oom(w);
 	*rec_out = r;
@@ -570,12 +570,12 @@ static uint32_t module_rec(struct prof_worker *w, uint32_t ctx, uint32_t name_si
 		}
 	}
 	if (!len)
-		return prof_rec_get(&w->tab, ctx, prof_lid(&w->tab, "(module)", 8), REC_MODULE);
+		return tft_prof_rec_get(&w->tab, ctx, tft_prof_lid(&w->tab, "(module)", 8), REC_MODULE);
 	while (len) {
 		const char *dot = memchr(x, '.', len);
 		size_t sl = dot ? (size_t)(dot - x) : len;
-		uint32_t lid = prof_lid(&w->tab, x, sl);
-		if (lid == PROF_NONE || (r = prof_rec_get(&w->tab, r, lid, REC_MODULE)) == PROF_NONE) {
+		uint32_t lid = tft_prof_lid(&w->tab, x, sl);
+		if (lid == PROF_NONE || (r = tft_prof_rec_get(&w->tab, r, lid, REC_MODULE)) == PROF_NONE) {
 			oom(w);
 			return PROF_NONE;
 		}
@@ -610,8 +610,8 @@ static uint32_t stack_code(struct prof_worker *w, uint32_t sid, uint32_t code)
 		while (b > s && b[-1] != ';')
 			b--;
 		if (end > b) {
-			uint32_t lid = prof_lid(&w->tab, b, (size_t)(end - b));
-			uint32_t n = lid == PROF_NONE ? PROF_NONE : prof_code_get(&w->tab, c, lid);
+			uint32_t lid = tft_prof_lid(&w->tab, b, (size_t)(end - b));
+			uint32_t n = lid == PROF_NONE ? PROF_NONE : tft_prof_code_get(&w->tab, c, lid);
 			if (n == PROF_NONE) {
 				oom(w);
 				return code;
@@ -719,7 +719,7 @@ static void nest_slice(struct prof_worker *w, const struct tft_event *ev)
 	case SC_STEP:
 		return;
 	case SC_CODE:
-		fr->code = prof_code_get(&w->tab, code, lid_of(w, ev->name));
+		fr->code = tft_prof_code_get(&w->tab, code, lid_of(w, ev->name));
 		if (fr->code == PROF_NONE)
 			oom(w), fr->code = code;
 		w->has_code = true;
@@ -731,7 +731,7 @@ static void nest_slice(struct prof_worker *w, const struct tft_event *ev)
 		w->framework_torch = true;
 		return;
 	case SC_SCOPE:
-		fr->rec = prof_rec_get(&w->tab, ctx, lid_of(w, ev->name), REC_SCOPE);
+		fr->rec = tft_prof_rec_get(&w->tab, ctx, lid_of(w, ev->name), REC_SCOPE);
 		if (fr->rec == PROF_NONE) {
 			oom(w);
 			return;
@@ -762,7 +762,7 @@ static void nest_slice(struct prof_worker *w, const struct tft_event *ev)
 		} else {
 			char buf[40];
 			int n = snprintf(buf, sizeof(buf), "#seq %" PRId64 ":%" PRId64, ftid, a.seq);
-			ctx = prof_rec_get(&w->tab, PROF_NONE, prof_lid(&w->tab, buf, (size_t)n), REC_BWDSEQ);
+			ctx = tft_prof_rec_get(&w->tab, PROF_NONE, tft_prof_lid(&w->tab, buf, (size_t)n), REC_BWDSEQ);
 			if (ctx == PROF_NONE) {
 				oom(w);
 				return;
@@ -865,7 +865,7 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 	if (f) {
 		/* the launching op's cell, in the worker that scanned its track */
 		cell = f->worker == w->id ? f->cell
-					  : prof_cell_get(&w->tab, PROF_REMOTE_BIT | f->worker, f->cell);
+					  : tft_prof_cell_get(&w->tab, PROF_REMOTE_BIT | f->worker, f->cell);
 		if (cell == PROF_NONE) {
 			oom(w);
 			return;
@@ -882,8 +882,8 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 			size_t len;
 			const char *s = sstr(w, node, &len);
 			const char *colon = node == a.tf_op ? memchr(s, ':', len) : NULL;
-			uint32_t lid = prof_lid(&w->tab, s, colon ? (size_t)(colon - s) : len);
-			rec = lid == PROF_NONE ? PROF_NONE : prof_rec_get(&w->tab, PROF_NONE, lid, REC_OP);
+			uint32_t lid = tft_prof_lid(&w->tab, s, colon ? (size_t)(colon - s) : len);
+			rec = lid == PROF_NONE ? PROF_NONE : tft_prof_rec_get(&w->tab, PROF_NONE, lid, REC_OP);
 			if (rec != PROF_NONE) {
 				w->tab.recs[rec].tfname = 1;
 				if (!w->tab.recs[rec].op && a.op)
@@ -891,7 +891,7 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 				w->linked++;
 			}
 		} else {
-			rec = prof_rec_get(&w->tab, PROF_NONE, lid_of(w, ev->name), REC_KERNEL);
+			rec = tft_prof_rec_get(&w->tab, PROF_NONE, lid_of(w, ev->name), REC_KERNEL);
 			if (rec != PROF_NONE) {
 				init_rec(w, rec, &a, ev->name, ev->cat);
 				w->unlinked++;
@@ -903,7 +903,7 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 		}
 		if (!w->tab.recs[rec].device)
 			w->tab.recs[rec].device = w->track_dev;
-		cell = prof_cell_get(&w->tab, rec, 0);
+		cell = tft_prof_cell_get(&w->tab, rec, 0);
 		if (cell == PROF_NONE) {
 			oom(w);
 			return;
@@ -920,7 +920,7 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 	{
 		/* the kernel by name under its launching cell (the roofline's kernel rows) */
 		bool remote = f && f->worker != w->id;
-		uint32_t kc = prof_kcell_get(&w->tab, remote ? f->cell : cell, remote ? f->worker + 1u : 0,
+		uint32_t kc = tft_prof_kcell_get(&w->tab, remote ? f->cell : cell, remote ? f->worker + 1u : 0,
 					     lid_of(w, ev->name));
 		if (kc == PROF_NONE) {
 			oom(w);
@@ -962,7 +962,7 @@ static uint32_t global_rec(struct prof_worker *w, uint32_t r)
 		if (lp->kind == REC_BWDSEQ) {
 			const char *ps = tft_strtab_get(w->tab.str, lp->name, &len);
 			uint32_t plid = ps ? tft_strtab_find(g->str, ps, len) : UINT32_MAX;
-			uint32_t gph = plid == UINT32_MAX ? PROF_NONE : prof_rec_find(g, PROF_NONE, plid, REC_BWDSEQ);
+			uint32_t gph = plid == UINT32_MAX ? PROF_NONE : tft_prof_rec_find(g, PROF_NONE, plid, REC_BWDSEQ);
 			if (gph == PROF_NONE)
 				return PROF_NONE;
 			gp = g->recs[gph].fwd;
@@ -970,7 +970,7 @@ static uint32_t global_rec(struct prof_worker *w, uint32_t r)
 			return PROF_NONE;
 		}
 	}
-	gr = prof_rec_find(g, gp, lid, lr->kind);
+	gr = tft_prof_rec_find(g, gp, lid, lr->kind);
 	while (gr != PROF_NONE && g->recs[gr].redirect != PROF_NONE)
 		gr = g->recs[gr].redirect;
 	if (gr == PROF_NONE)
@@ -1039,7 +1039,7 @@ static uint32_t track_device(struct prof_worker *w, const struct tft_track *t)
 	size_t n;
 
 	if (t->kind == TFT_TRACK_THREAD || t->kind == TFT_TRACK_ASYNC)
-		return prof_lid(&w->tab, "cpu", 3);
+		return tft_prof_lid(&w->tab, "cpu", 3);
 	src = tn[0] == '/' ? tn : pn[0] ? pn : tn;
 	snprintf(buf, sizeof(buf), "%s", src);
 	/* "/gpu:0/stream:12 Compute" (tf.timeline), "/device:GPU:0/stream:7", "... /memcpy" */
@@ -1052,7 +1052,7 @@ static uint32_t track_device(struct prof_worker *w, const struct tft_track *t)
 	if (st && buf[0] == '/')
 		*st = '\0';
 	n = strlen(buf);
-	return prof_lid(&w->tab, buf, n);
+	return tft_prof_lid(&w->tab, buf, n);
 }
 
 int tft_prof_scan_track(struct prof_worker *w, const struct prof_phase *ph, uint32_t tid)
@@ -1113,7 +1113,7 @@ int tft_prof_worker_init(struct prof_worker *w, struct tft_prof *p, int id)
 			return w->err.code ? w->err.code : TFT_EIO;
 		w->own_session = true;
 	}
-	if (prof_tab_init(&w->tab))
+	if (tft_prof_tab_init(&w->tab))
 		return TFT_ENOMEM;
 	w->nstr = tft_session_string_count(w->s);
 	w->lid_of = calloc(w->nstr ? w->nstr : 1, sizeof(uint32_t));
@@ -1129,7 +1129,7 @@ void tft_prof_worker_fini(struct prof_worker *w)
 {
 	if (w->own_session)
 		tft_session_close(w->s);
-	prof_tab_fini(&w->tab);
+	tft_prof_tab_fini(&w->tab);
 	free(w->lid_of);
 	free(w->stack_code);
 	free(w->ncls);

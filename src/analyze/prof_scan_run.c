@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The driver of tftracer prof's scan (prof_int.h: prof_scan,
- * prof_scan_executions): the session's countable tracks split over worker
+ * The driver of tftracer prof's scan (prof_int.h: tft_prof_scan,
+ * tft_prof_scan_executions): the session's countable tracks split over worker
  * threads (core/workers.h), each with its own session handle and tables
  * (prof_scan.c), scanned in two phases: host tracks first (they resolve the
  * launch flows to the launching op's cell), then accelerator tracks. The
@@ -153,7 +153,7 @@ static int phase_spans(struct tft_prof *p, struct prof_phase *ph)
 	return 0;
 }
 
-int prof_scan(struct tft_prof *p, struct tft_error *err)
+int tft_prof_scan(struct tft_prof *p, struct tft_error *err)
 {
 	int nw = p->threads > 0 ? p->threads : (int)tft_workers_pick(UINT64_MAX, 8), rc = 0, ninit = 0;
 	struct prof_flow_index fx = { 0 };
@@ -226,7 +226,7 @@ out:
 
 /* ---- the second pass ---------------------------------------------------------------------------- */
 
-int prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
+int tft_prof_scan_executions(struct tft_prof *p, const uint8_t *want, tft_prof_exec_fn fn, void *ctx,
 			 struct tft_error *err)
 {
 	struct prof_flow_index fx = { 0 };

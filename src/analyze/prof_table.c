@@ -66,7 +66,7 @@ static uint64_t kcell_hash(const void *arr, uint32_t i)
 	return mix3(c->cell, c->kname, 13 + c->remote);
 }
 
-uint32_t prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname)
+uint32_t tft_prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname)
 {
 	uint32_t h, id;
 
@@ -94,21 +94,21 @@ uint32_t prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint
 	return t->nkcells - 1;
 }
 
-int prof_tab_init(struct prof_tab *t)
+int tft_prof_tab_init(struct prof_tab *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->str = tft_strtab_create();
 	if (!t->str)
 		return TFT_ENOMEM;
 	/* code 0 is the root of the code tree */
-	if (prof_code_get(t, PROF_NONE, 0) != 0) {
-		prof_tab_fini(t);
+	if (tft_prof_code_get(t, PROF_NONE, 0) != 0) {
+		tft_prof_tab_fini(t);
 		return TFT_ENOMEM;
 	}
 	return 0;
 }
 
-void prof_tab_fini(struct prof_tab *t)
+void tft_prof_tab_fini(struct prof_tab *t)
 {
 	if (t->str)
 		tft_strtab_destroy(t->str);
@@ -123,7 +123,7 @@ void prof_tab_fini(struct prof_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-uint32_t prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
+uint32_t tft_prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
 {
 	uint32_t h, id;
 
@@ -139,9 +139,9 @@ uint32_t prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name,
 	return PROF_NONE;
 }
 
-uint32_t prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
+uint32_t tft_prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
 {
-	uint32_t id = prof_rec_find(t, parent, name, kind), h;
+	uint32_t id = tft_prof_rec_find(t, parent, name, kind), h;
 	struct prof_rec *r;
 
 	if (id != PROF_NONE)
@@ -168,7 +168,7 @@ uint32_t prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int ki
 	return t->nrecs - 1;
 }
 
-uint32_t prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name)
+uint32_t tft_prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name)
 {
 	uint32_t h, id;
 
@@ -194,7 +194,7 @@ uint32_t prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name)
 	return t->ncodes - 1;
 }
 
-uint32_t prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code)
+uint32_t tft_prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code)
 {
 	uint32_t h, id;
 
@@ -221,19 +221,19 @@ uint32_t prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code)
 	return t->ncells - 1;
 }
 
-uint32_t prof_lid(struct prof_tab *t, const char *s, size_t len)
+uint32_t tft_prof_lid(struct prof_tab *t, const char *s, size_t len)
 {
 	return tft_strtab_intern(t->str, s, len);
 }
 
-const char *prof_str(const struct prof_tab *t, uint32_t lid)
+const char *tft_prof_str(const struct prof_tab *t, uint32_t lid)
 {
 	const char *s = tft_strtab_get(t->str, lid, NULL);
 
 	return s ? s : "";
 }
 
-void prof_acc_add(struct prof_acc *a, const struct prof_acc *b)
+void tft_prof_acc_add(struct prof_acc *a, const struct prof_acc *b)
 {
 	a->cpu_ns += b->cpu_ns;
 	a->acc_ns += b->acc_ns;
@@ -246,7 +246,7 @@ void prof_acc_add(struct prof_acc *a, const struct prof_acc *b)
 	a->seen += b->seen;
 }
 
-uint32_t prof_push(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
+uint32_t tft_prof_push(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
 {
 	if (tft_grow((void **)arr, cap, *n + 1, sizeof(**arr)))
 		return PROF_NONE;

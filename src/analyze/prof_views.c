@@ -243,7 +243,7 @@ static bool rec_matches(struct view *v, uint32_t r)
 			v->ntm = n;
 		}
 		if (v->type_match[t] < 0)
-			v->type_match[t] = rx_match(&v->o->account_type, prof_str(&p->tab, t));
+			v->type_match[t] = rx_match(&v->o->account_type, tft_prof_str(&p->tab, t));
 		if (v->type_match[t])
 			return true;
 	}
@@ -546,7 +546,7 @@ static int build_scope(struct view *v)
 		if (node == PROF_NONE)
 			continue; /* (its context is no node: never, the model pass placed every record) */
 		const struct prof_rec *x = &p->tab.recs[r];
-		const char *name = prof_str(&p->tab, x->name);
+		const char *name = tft_prof_str(&p->tab, x->name);
 		size_t len = strlen(name);
 
 		if (x->tfname) {
@@ -555,7 +555,7 @@ static int build_scope(struct view *v)
 			while (len && node != PROF_NONE) {
 				const char *slash = memchr(s, '/', len);
 				size_t sl = slash ? (size_t)(slash - s) : len;
-				node = child(v, &m, node, prof_lid(&p->tab, s, sl), s, sl);
+				node = child(v, &m, node, tft_prof_lid(&p->tab, s, sl), s, sl);
 				if (!slash)
 					break;
 				s = slash + 1;
@@ -588,7 +588,7 @@ static int build_op(struct view *v)
 			continue; /* scopes are no graph nodes */
 		node = cmap_find(&m, 0, t);
 		if (node == PROF_NONE) {
-			const char *name = prof_str(&p->tab, t);
+			const char *name = tft_prof_str(&p->tab, t);
 			node = new_node(v, name, strlen(name), 0);
 			if (node == PROF_NONE || cmap_put(&m, 0, t, node) || u32v_push(&v->n[0].kids, node)) {
 				v->rc = TFT_ENOMEM;
@@ -619,7 +619,7 @@ static int build_graph(struct view *v)
 		const struct prof_rec *x = &p->tab.recs[r];
 		if (x->kind == REC_SCOPE || x->kind == REC_MODULE)
 			continue;
-		const char *name = prof_str(&p->tab, x->name);
+		const char *name = tft_prof_str(&p->tab, x->name);
 		uint32_t node = new_node(v, name, strlen(name), 0);
 		if (node == PROF_NONE)
 			break;
@@ -702,7 +702,7 @@ static uint32_t code_node(struct view *v, struct cmap *m, uint32_t c)
 	parent = code_node(v, m, p->tab.codes[c].parent);
 	if (parent == PROF_NONE)
 		return PROF_NONE;
-	split_frame(prof_str(&p->tab, p->tab.codes[c].name), file, sizeof(file), &line, func, sizeof(func));
+	split_frame(tft_prof_str(&p->tab, p->tab.codes[c].name), file, sizeof(file), &line, func, sizeof(func));
 	int n = snprintf(name, sizeof(name), "%s:%lld:%s", base_name(file), (long long)line, func);
 	if (!file[0])
 		n = snprintf(name, sizeof(name), "%s", func);
@@ -888,7 +888,7 @@ static const char *joined(struct view *v, struct tft_prof_result *r, const struc
 			seen[ns++] = list[k];
 			if (bl < sizeof(buf))
 				bl += (size_t)snprintf(buf + bl, sizeof(buf) - bl, "%s%s", bl ? (what == 2 ? "; " : "|") : "",
-						       prof_str(&p->tab, list[k]));
+						       tft_prof_str(&p->tab, list[k]));
 		}
 	}
 	if (bl >= sizeof(buf))
@@ -979,7 +979,7 @@ static int make_result(struct view *v, struct tft_prof_result *r)
 		o->op_types = joined(v, r, n, 1);
 		o->input_shapes = joined(v, r, n, 2);
 		o->shape = v->kind != TFT_PROF_OP && n->rec != PROF_NONE && v->p->st[n->rec].shape
-				   ? prof_str(&v->p->tab, v->p->st[n->rec].shape)
+				   ? tft_prof_str(&v->p->tab, v->p->st[n->rec].shape)
 				   : NULL;
 		if (o->shape && !(o->shape = arena_dup(r, o->shape, strlen(o->shape))))
 			goto oom;
@@ -988,7 +988,7 @@ static int make_result(struct view *v, struct tft_prof_result *r)
 		if (v->kind == TFT_PROF_CODE && n->code) {
 			char file[512], func[512];
 			int64_t line;
-			split_frame(prof_str(&v->p->tab, v->p->tab.codes[n->code].name), file, sizeof(file), &line, func,
+			split_frame(tft_prof_str(&v->p->tab, v->p->tab.codes[n->code].name), file, sizeof(file), &line, func,
 				    sizeof(func));
 			o->file = arena_dup(r, file, strlen(file));
 			o->function = arena_dup(r, func, strlen(func));

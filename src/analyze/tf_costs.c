@@ -108,12 +108,12 @@ static const struct tft_shape *input(const struct tft_shape *in, int nin, int i)
 /* An int list attr (strides, ksize) into v[0..max); the count, or -1. */
 static int int_list(const struct pj *attrs, const char *key, int64_t *v, int max)
 {
-	return pj_dims(pj_get(attrs, key), v, max);
+	return tft_pj_dims(tft_pj_get(attrs, key), v, max);
 }
 
 static bool attr_true(const struct pj *attrs, const char *key)
 {
-	const struct pj *a = pj_get(attrs, key);
+	const struct pj *a = tft_pj_get(attrs, key);
 
 	return a && a->type == PJ_TRUE;
 }
@@ -121,7 +121,7 @@ static bool attr_true(const struct pj *attrs, const char *key)
 /* NCHW / NCDHW: channels first (tfprof supports NHWC only; the formulas only move the axis). */
 static bool channels_first(const struct pj *attrs)
 {
-	const struct pj *f = pj_get(attrs, "data_format");
+	const struct pj *f = tft_pj_get(attrs, "data_format");
 
 	return f && f->type == PJ_STR && f->len >= 2 && f->s[0] == 'N' && f->s[1] == 'C';
 }

@@ -38,7 +38,7 @@ bool tft_torch_has_flops(const char *name)
 
 static int dims_at(const struct pj *dims, uint32_t i, int64_t *d, int max)
 {
-	return pj_dims(pj_at(dims, i), d, max);
+	return tft_pj_dims(tft_pj_at(dims, i), d, max);
 }
 
 static int64_t mul_ok(int64_t a, int64_t b)
@@ -53,7 +53,7 @@ static int64_t mul_ok(int64_t a, int64_t b)
 /* A concrete input "[2, 2]" (a string holding a list) or "1" into v[0..max); the count or -1. */
 static int concrete_ints(const struct pj *concrete, uint32_t i, int64_t *v, int max)
 {
-	const struct pj *c = pj_at(concrete, i);
+	const struct pj *c = tft_pj_at(concrete, i);
 	struct pj_doc *d;
 	int n;
 
@@ -64,19 +64,19 @@ static int concrete_ints(const struct pj *concrete, uint32_t i, int64_t *v, int 
 		return 1;
 	}
 	if (c->type == PJ_ARR)
-		return pj_dims(c, v, max);
+		return tft_pj_dims(c, v, max);
 	if (c->type != PJ_STR || !c->len)
 		return -1;
-	d = pj_parse(c->s, c->len);
+	d = tft_pj_parse(c->s, c->len);
 	if (!d)
 		return -1;
-	if (pj_root(d)->type == PJ_NUM && pj_root(d)->is_int) {
-		v[0] = pj_root(d)->i;
+	if (tft_pj_root(d)->type == PJ_NUM && tft_pj_root(d)->is_int) {
+		v[0] = tft_pj_root(d)->i;
 		n = 1;
 	} else {
-		n = pj_dims(pj_root(d), v, max);
+		n = tft_pj_dims(tft_pj_root(d), v, max);
 	}
-	pj_free(d);
+	tft_pj_free(d);
 	return n;
 }
 

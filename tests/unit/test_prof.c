@@ -39,10 +39,10 @@ static struct tft_shape shp(int n, ...)
 
 static int64_t tf(const char *op, const char *attrs, const struct tft_shape *in, int nin, const struct tft_shape *out)
 {
-	struct pj_doc *d = attrs ? pj_parse(attrs, strlen(attrs)) : NULL;
-	int64_t f = tft_tf_flops(op, d ? pj_root(d) : NULL, in, nin, out);
+	struct pj_doc *d = attrs ? tft_pj_parse(attrs, strlen(attrs)) : NULL;
+	int64_t f = tft_tf_flops(op, d ? tft_pj_root(d) : NULL, in, nin, out);
 
-	pj_free(d);
+	tft_pj_free(d);
 	return f;
 }
 
@@ -116,11 +116,11 @@ static void test_tf_costs(void)
 
 static int64_t torch(const char *name, const char *dims, const char *concrete)
 {
-	struct pj_doc *d = pj_parse(dims, strlen(dims)), *c = concrete ? pj_parse(concrete, strlen(concrete)) : NULL;
-	int64_t f = tft_torch_flops(name, d ? pj_root(d) : NULL, c ? pj_root(c) : NULL);
+	struct pj_doc *d = tft_pj_parse(dims, strlen(dims)), *c = concrete ? tft_pj_parse(concrete, strlen(concrete)) : NULL;
+	int64_t f = tft_torch_flops(name, d ? tft_pj_root(d) : NULL, c ? tft_pj_root(c) : NULL);
 
-	pj_free(d);
-	pj_free(c);
+	tft_pj_free(d);
+	tft_pj_free(c);
 	return f;
 }
 
@@ -146,32 +146,32 @@ static void test_torch_costs(void)
 static void test_json(void)
 {
 	const char *good = "{\"a\":[1,-2,3.5,\"x\\u00e9\\n\"],\"b\":{\"c\":null,\"d\":true},\"e\":[]}";
-	struct pj_doc *d = pj_parse(good, strlen(good));
+	struct pj_doc *d = tft_pj_parse(good, strlen(good));
 	int64_t dims[4];
 
 	ok(d != NULL, "parses a document");
 	if (d) {
-		const struct pj *a = pj_get(pj_root(d), "a");
-		ok(a && a->n == 4 && pj_int(pj_at(a, 1), 0) == -2 && pj_at(a, 2)->d == 3.5, "array members");
-		ok(pj_at(a, 3) && strcmp(pj_at(a, 3)->s, "x\xc3\xa9\n") == 0, "string escapes decoded");
-		ok(pj_get(pj_get(pj_root(d), "b"), "d")->type == PJ_TRUE, "nested object");
-		ok(pj_dims(pj_get(pj_root(d), "e"), dims, 4) == 0, "empty shape");
-		ok(pj_dims(a, dims, 4) == -1, "not a shape");
+		const struct pj *a = tft_pj_get(tft_pj_root(d), "a");
+		ok(a && a->n == 4 && tft_pj_int(tft_pj_at(a, 1), 0) == -2 && tft_pj_at(a, 2)->d == 3.5, "array members");
+		ok(tft_pj_at(a, 3) && strcmp(tft_pj_at(a, 3)->s, "x\xc3\xa9\n") == 0, "string escapes decoded");
+		ok(tft_pj_get(tft_pj_get(tft_pj_root(d), "b"), "d")->type == PJ_TRUE, "nested object");
+		ok(tft_pj_dims(tft_pj_get(tft_pj_root(d), "e"), dims, 4) == 0, "empty shape");
+		ok(tft_pj_dims(a, dims, 4) == -1, "not a shape");
 	}
-	pj_free(d);
+	tft_pj_free(d);
 	static const char *const bad[] = { "", "{", "[1,", "{\"a\" 1}", "[1 2]", "\"\\q\"", "tru", "[1]x",
 					   "{\"a\":\"\x01\"}", "-", "[\"\\ud800\"" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		d = pj_parse(bad[i], strlen(bad[i]));
+		d = tft_pj_parse(bad[i], strlen(bad[i]));
 		ok(d == NULL, "refuses %zu-byte bad text", strlen(bad[i]));
-		pj_free(d);
+		tft_pj_free(d);
 	}
 	/* nesting past the cap is refused, not recursed into */
 	char deep[300];
 	memset(deep, '[', sizeof(deep));
-	d = pj_parse(deep, sizeof(deep));
+	d = tft_pj_parse(deep, sizeof(deep));
 	ok(d == NULL, "refuses 300 levels");
-	pj_free(d);
+	tft_pj_free(d);
 	/* random bytes never crash (ASan watches) */
 	unsigned seed = 7;
 	int parsed = 0;
@@ -180,9 +180,9 @@ static void test_json(void)
 		size_t n = (size_t)(rand_r(&seed) % 64);
 		for (size_t k = 0; k < n; k++)
 			buf[k] = "[]{}\",:0123456789.-eE\\ntrufals x"[rand_r(&seed) % 33];
-		d = pj_parse(buf, n);
+		d = tft_pj_parse(buf, n);
 		parsed += d != NULL;
-		pj_free(d);
+		tft_pj_free(d);
 	}
 	ok(parsed >= 0, "2000 random texts parsed or refused (%d parsed)", parsed);
 }
