@@ -1581,7 +1581,7 @@ void tft_rt_src_counter(struct tft_rt_src *io, const struct tft_site *site, int6
 void tft_rt_src_count(struct tft_rt_src *io, const char *key, int64_t delta)
 {
 	if (io->s->w && !io->s->failed && delta)
-		tft_writer_add_count(io->s->w, key, delta);
+		tft_writer_add_named_count(io->s->w, key, delta);
 }
 
 void tft_rt_src_meta(struct tft_rt_src *io, const char *key, const char *value)
@@ -1748,25 +1748,27 @@ static void update_counts(struct tft_rt_session *s)
 {
 	uint64_t d = dropped_now(s);
 
-	if (d > s->rep_dropped && !tft_writer_add_count(s->w, "dropped", (int64_t)(d - s->rep_dropped)))
+	if (d > s->rep_dropped &&
+	    !tft_writer_add_count(s->w, TFT_COUNT_DROPPED, (int64_t)(d - s->rep_dropped)))
 		s->rep_dropped = d;
 	if (s->unclosed > s->rep_unclosed &&
-	    !tft_writer_add_count(s->w, "unclosed_slices", (int64_t)(s->unclosed - s->rep_unclosed)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_UNCLOSED_SLICES,
+				  (int64_t)(s->unclosed - s->rep_unclosed)))
 		s->rep_unclosed = s->unclosed;
 	if (s->unmatched > s->rep_unmatched &&
-	    !tft_writer_add_count(s->w, "unmatched_flows",
+	    !tft_writer_add_count(s->w, TFT_COUNT_UNMATCHED_FLOWS,
 				  (int64_t)(s->unmatched - s->rep_unmatched)))
 		s->rep_unmatched = s->unmatched;
 	if (s->clamped > s->rep_clamped &&
-	    !tft_writer_add_count(s->w, "clamped", (int64_t)(s->clamped - s->rep_clamped)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_CLAMPED, (int64_t)(s->clamped - s->rep_clamped)))
 		s->rep_clamped = s->clamped;
 	if (s->hold_timeouts > s->rep_hold_timeouts &&
-	    !tft_writer_add_count(s->w, "import_hold_timeouts",
+	    !tft_writer_add_count(s->w, TFT_COUNT_IMPORT_HOLD_TIMEOUTS,
 				  (int64_t)(s->hold_timeouts - s->rep_hold_timeouts)))
 		s->rep_hold_timeouts = s->hold_timeouts;
 	d = s->vdropped + s->live_vdropped;
 	if (d > s->rep_vdropped &&
-	    !tft_writer_add_count(s->w, "values_dropped", (int64_t)(d - s->rep_vdropped)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_VALUES_DROPPED, (int64_t)(d - s->rep_vdropped)))
 		s->rep_vdropped = d;
 }
 
@@ -1921,12 +1923,12 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	    tft_writer_set_meta(s->w, "clock", s->clock.tsc ? "tsc" : "monotonic") ||
 	    tft_writer_set_meta(s->w, "clock_domain", "CLOCK_MONOTONIC") ||
 	    tft_writer_set_meta(s->w, "tsc_hz", s->clock.tsc ? buf : "0") ||
-	    tft_writer_add_count(s->w, "realtime_offset_ns", real - mono) ||
+	    tft_writer_add_count(s->w, TFT_COUNT_REALTIME_OFFSET_NS, real - mono) ||
 	    /* (the test skew moves the session's times, not its wall-clock offset: a
 	     * host whose clocks are off) */
-	    tft_writer_add_count(s->w, "session_start_ns", mono + s->clock.skew_ns) ||
+	    tft_writer_add_count(s->w, TFT_COUNT_SESSION_START_NS, mono + s->clock.skew_ns) ||
 	    set_job_meta(s->w, &job) ||
-	    tft_writer_add_count(s->w, "dropped", 0) || tft_writer_commit(s->w, err)) {
+	    tft_writer_add_count(s->w, TFT_COUNT_DROPPED, 0) || tft_writer_commit(s->w, err)) {
 		tft_error_set(err, TFT_EIO, -1, "cannot initialise the session file");
 		tft_writer_abort(s->w);
 		tft_session_file_remove(st->path);

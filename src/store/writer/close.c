@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "core/strtab.h"
+#include "store/graph_tables.h"
 #include "store/writer/writer_int.h"
 
 static int write_rows(struct tft_writer *w)
@@ -25,7 +26,8 @@ static int write_rows(struct tft_writer *w)
 	int rc;
 
 	if (w->nflows != w->nflows_written) {
-		if ((rc = tft_writer_add_count(w, "flow_count", (int64_t)(w->nflows - w->nflows_written))))
+		if ((rc = tft_writer_add_count(w, TFT_COUNT_FLOW_COUNT,
+						 (int64_t)(w->nflows - w->nflows_written))))
 			return rc;
 		w->nflows_written = w->nflows;
 	}
@@ -374,6 +376,8 @@ int tft_writer_close(struct tft_writer *w, struct tft_error *err)
 		sqlite3_finalize(w->st[i]);
 		w->st[i] = NULL;
 	}
+	tft_graph_tables_free(w->graphs);
+	w->graphs = NULL;
 	/* A finished session is one self-contained file; stays WAL if a reader holds it. */
 	sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
 	if (sqlite3_close(w->db) != SQLITE_OK) {
@@ -405,7 +409,3 @@ void tft_writer_abort(struct tft_writer *w)
 	tft_wr_free(w);
 }
 
-struct sqlite3 *tft_writer_db(struct tft_writer *w)
-{
-	return w->db;
-}

@@ -150,16 +150,43 @@ const char *tft_writer_meta(struct tft_writer *w, const char *key)
 	return i == UINT32_MAX ? NULL : w->meta[i].text;
 }
 
-int64_t tft_writer_count(const struct tft_writer *w, const char *key)
+static const char *const counter_names[TFT_COUNT_NUM] = {
+	[TFT_COUNT_SCHEMA_VERSION] = "schema_version",
+	[TFT_COUNT_FLOW_COUNT] = "flow_count",
+	[TFT_COUNT_GRAPH_NODES] = "graph_nodes",
+	[TFT_COUNT_DROPPED] = "dropped",
+	[TFT_COUNT_UNMATCHED_FLOWS] = "unmatched_flows",
+	[TFT_COUNT_UNCLOSED_SLICES] = "unclosed_slices",
+	[TFT_COUNT_UNMATCHED_ENDS] = "unmatched_ends",
+	[TFT_COUNT_SKIPPED_EVENTS] = "skipped_events",
+	[TFT_COUNT_DROPPED_PACKETS] = "dropped_packets",
+	[TFT_COUNT_DEVICE_TIMES_UNALIGNED] = "device_times_unaligned",
+	[TFT_COUNT_CLAMPED] = "clamped",
+	[TFT_COUNT_IMPORT_HOLD_TIMEOUTS] = "import_hold_timeouts",
+	[TFT_COUNT_VALUES_DROPPED] = "values_dropped",
+	[TFT_COUNT_REALTIME_OFFSET_NS] = "realtime_offset_ns",
+	[TFT_COUNT_SESSION_START_NS] = "session_start_ns",
+	[TFT_COUNT_IMPORTS_BESIDE] = "imports_beside",
+	[TFT_COUNT_XSPACE_ERRORS] = "xspace_errors",
+	[TFT_COUNT_XSPACE_WARNINGS] = "xspace_warnings",
+};
+
+const char *tft_counter_name(enum tft_counter c)
 {
-	uint32_t i = meta_find(w, key);
+	return (unsigned)c < TFT_COUNT_NUM ? counter_names[c] : NULL;
+}
+
+int64_t (tft_writer_count)(const struct tft_writer *w, enum tft_counter c)
+{
+	const char *key = tft_counter_name(c);
+	uint32_t i = key ? meta_find(w, key) : UINT32_MAX;
 
 	if (i == UINT32_MAX)
 		return 0;
 	return w->meta[i].text ? strtoll(w->meta[i].text, NULL, 10) : w->meta[i].ival;
 }
 
-int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
+int tft_writer_add_named_count(struct tft_writer *w, const char *key, int64_t delta)
 {
 	struct meta_ent *m;
 
@@ -178,33 +205,62 @@ int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta)
 	return 0;
 }
 
+int (tft_writer_add_count)(struct tft_writer *w, enum tft_counter c, int64_t delta)
+{
+	const char *key = tft_counter_name(c);
+
+	return key ? tft_writer_add_named_count(w, key, delta) : TFT_EINVAL;
+}
+
 /* ---- importers' state ------------------------------------------------------------- */
 
-int tft_writer_attach(struct tft_writer *w, const char *name, void *ctx,
-		      int (*on_close)(struct tft_writer *w, void *ctx), void (*free_ctx)(void *ctx))
+int (tft_writer_attach)(struct tft_writer *w, enum tft_writer_slot slot, void *ctx,
+			int (*on_close)(struct tft_writer *w, void *ctx),
+			void (*free_ctx)(void *ctx))
 {
 	struct wattach *a;
 
-	if (!name || tft_writer_attached(w, name))
+	if ((unsigned)slot >= TFT_SLOT_COUNT || w->att[slot].used)
 		return TFT_EINVAL;
-	if (tft_grow((void **)&w->att, &w->cap_att, w->natt + 1, sizeof(*w->att)))
-		return TFT_ENOMEM;
-	a = &w->att[w->natt];
-	if (!(a->name = strdup(name)))
-		return TFT_ENOMEM;
+	a = &w->att[slot];
 	a->ctx = ctx;
 	a->on_close = on_close;
 	a->free_ctx = free_ctx;
-	w->natt++;
+	a->used = 1;
+	w->att_order[w->natt++] = (uint8_t)slot;
 	return 0;
 }
 
-void *tft_writer_attached(const struct tft_writer *w, const char *name)
+void *(tft_writer_attached)(const struct tft_writer *w, enum tft_writer_slot slot)
 {
-	for (uint32_t i = 0; i < w->natt; i++)
-		if (!strcmp(w->att[i].name, name))
-			return w->att[i].ctx;
-	return NULL;
+	return (unsigned)slot < TFT_SLOT_COUNT ? w->att[slot].ctx : NULL;
+}
+
+/* The slot an old string key named (#22, transitional: see writer.h), or TFT_SLOT_COUNT. */
+static enum tft_writer_slot slot_by_name(const char *name)
+{
+	static const char *const names[TFT_SLOT_COUNT] = {
+		[TFT_SLOT_RUNMETA_TMPL] = "runmeta.tmpl",
+		[TFT_SLOT_RUNMETA_POOL] = "runmeta.comm",
+		[TFT_SLOT_XSPACE_HOSTS] = "xspace.hosts",
+	};
+
+	for (int i = 0; name && i < TFT_SLOT_COUNT; i++)
+		if (!strcmp(names[i], name))
+			return (enum tft_writer_slot)i;
+	return TFT_SLOT_COUNT;
+}
+
+int tft_writer_attach_by_name(struct tft_writer *w, const char *name, void *ctx,
+			      int (*on_close)(struct tft_writer *w, void *ctx),
+			      void (*free_ctx)(void *ctx))
+{
+	return (tft_writer_attach)(w, slot_by_name(name), ctx, on_close, free_ctx);
+}
+
+void *tft_writer_attached_by_name(const struct tft_writer *w, const char *name)
+{
+	return (tft_writer_attached)(w, slot_by_name(name));
 }
 
 /* Run the attached states' close steps, in attach order. */
@@ -212,9 +268,11 @@ int tft_wr_close_attached(struct tft_writer *w)
 {
 	int rc = 0;
 
-	for (uint32_t i = 0; i < w->natt && !rc; i++)
-		if (w->att[i].on_close)
-			rc = w->att[i].on_close(w, w->att[i].ctx);
+	for (uint32_t i = 0; i < w->natt && !rc; i++) {
+		const struct wattach *a = &w->att[w->att_order[i]];
+		if (a->on_close)
+			rc = a->on_close(w, a->ctx);
+	}
 	return rc;
 }
 

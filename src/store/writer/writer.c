@@ -20,6 +20,7 @@
 
 #include "core/grow.h"
 #include "core/strtab.h"
+#include "store/graph_tables.h"
 #include "store/schema.h"
 #include "store/wc_vfs.h"
 #include "store/writer/writer_int.h"
@@ -85,6 +86,7 @@ void tft_wr_ctx_fini(struct wctx *c)
 void tft_wr_free(struct tft_writer *w)
 {
 	tft_wr_workers_stop(w);
+	tft_graph_tables_free(w->graphs); /* its statements, before the handle closes */
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(w->st[i]);
 	if (w->db)
@@ -116,11 +118,10 @@ void tft_wr_free(struct tft_writer *w)
 	free(w->procs);
 	tft_wr_flows_fini(w);
 	for (uint32_t i = 0; i < w->natt; i++) {
-		if (w->att[i].free_ctx)
-			w->att[i].free_ctx(w->att[i].ctx);
-		free(w->att[i].name);
+		const struct wattach *a = &w->att[w->att_order[i]];
+		if (a->free_ctx)
+			a->free_ctx(a->ctx);
 	}
-	free(w->att);
 	tft_strtab_destroy(w->strs);
 	pthread_mutex_destroy(&w->db_mu);
 	pthread_mutex_destroy(&w->str_mu);
@@ -235,7 +236,7 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 			goto fail;
 		}
 	}
-	if (tft_writer_add_count(w, "schema_version", TFT_SCHEMA_VERSION) ||
+	if (tft_writer_add_count(w, TFT_COUNT_SCHEMA_VERSION, TFT_SCHEMA_VERSION) ||
 	    tft_writer_set_meta(w, "created_by", "tftracer " TFT_VERSION_STRING) ||
 	    tft_writer_commit(w, err))
 		goto fail;
@@ -407,3 +408,10 @@ int tft_writer_track_appendable(const struct tft_writer *w, uint32_t track)
  * The index of meta `key`, or UINT32_MAX (importers add a key per step: a
  * session pickle has thousands).
  */
+
+struct tft_graph_tables *tft_writer_graphs(struct tft_writer *w, int create, struct tft_error *err)
+{
+	if (!w->graphs && create)
+		w->graphs = tft_graph_tables_open(w->db, err);
+	return w->graphs;
+}

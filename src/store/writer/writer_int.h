@@ -258,19 +258,21 @@ struct tft_writer {
 	int fstop;             /* the helpers exit (under fmu) */
 	pthread_mutex_t fmu;   /* slot states, fnext, ffill, fstop */
 	pthread_cond_t fwork, fdone;
-	struct wattach *att;   /* owned: importers' state kept until close (tft_writer_attach) */
-	uint32_t natt, cap_att;
+	/* Importers' state kept until close (tft_writer_attach): per slot, and
+	 * the slots in attach order (att_order[0 .. natt)). */
+	struct wattach {
+		void *ctx;
+		int (*on_close)(struct tft_writer *w, void *ctx);
+		void (*free_ctx)(void *ctx);
+		int used;
+	} att[TFT_SLOT_COUNT];
+	uint8_t att_order[TFT_SLOT_COUNT];
+	uint32_t natt;
+	struct tft_graph_tables *graphs; /* owned, lazy: tft_writer_graphs() */
 	char errmsg[TFT_ERROR_MSG_MAX];
 };
 
 #define FLOW_PAR_MAX 4 /* flow chunks encoded at once */
-
-struct wattach {
-	char *name;
-	void *ctx;
-	int (*on_close)(struct tft_writer *w, void *ctx);
-	void (*free_ctx)(void *ctx);
-};
 
 struct tft_writer_lane {
 	struct tft_writer *w; /* borrowed */
