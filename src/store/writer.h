@@ -38,8 +38,8 @@
 
 struct tft_writer;
 
-/* zstd level for offline imports: 2x faster to compress than the default 3,
- * chunks ~5% larger (measured on XSpace chunk payloads, BENCHMARKS.md). */
+/* zstd level for offline imports: much faster to compress for slightly larger
+ * chunks (BENCHMARKS.md, "Store: design measurements"). */
 #define TFT_IMPORT_ZSTD_LEVEL 1
 
 struct tft_writer_opts {

@@ -267,8 +267,8 @@ static int prune_lod(struct tft_writer *w, struct wtrack *wt)
 
 /*
  * Copy the kept staged LOD chunks into the session, recompressed at its zstd
- * level. (Re-sorting their events by start would save ~2% of the file but
- * costs ~20% more write time: not done.)
+ * level; not re-sorted by start, which costs more write time than the file
+ * size it saves (BENCHMARKS.md, "Store: design measurements").
  */
 static int unstage(struct tft_writer *w)
 {
@@ -321,7 +321,7 @@ out:
 	/*
 	 * The staging tables are left as they are: the temp database goes with
 	 * the connection, while dropping them would free every page of the
-	 * dropped levels first (~30 ms for 8 MB of staged chunks).
+	 * dropped levels first (measured: BENCHMARKS.md, "Store: design measurements").
 	 */
 	return rc;
 }

@@ -192,10 +192,10 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	/*
 	 * Serialized: with workers, chunk inserts and the caller's statements share it.
 	 * Bulk: the pages go out through the write-combining VFS (store/wc_vfs.h):
-	 * 64 KB writes instead of one per 4 KB page (a 300 MB XSpace import:
-	 * 15,800 -> 1,200 pwrites for its 64 MB, ~40 ms less CPU), the same file.
-	 * The blobs' writeback kicks below still find the pages in the file, at
-	 * most the window's 1 MB later. Not live mode: its readers follow the
+	 * 64 KB writes instead of one per 4 KB page, less kernel CPU for the same
+	 * file (BENCHMARKS.md, "Store: design measurements"). The blobs'
+	 * writeback kicks still find the pages in the file, at most the
+	 * window's 1 MB later. Not live mode: its readers follow the
 	 * file as it grows, and a live session is written a little at a time.
 	 * If the VFS cannot be registered, the default one writes the same file.
 	 */
@@ -213,10 +213,9 @@ struct tft_writer *tft_writer_open(const char *path, const struct tft_writer_opt
 	/*
 	 * Bulk: a 2 MB page cache (16 MB live). Without a journal, the pages
 	 * that do not fit are written as the import goes, by the threads that
-	 * insert, while the input is still being read; what the cache holds is
-	 * written by the final COMMIT, on one thread with the others idle (16 MB
-	 * cost ~18 ms of CPU there, and the fsync after it waited for them). The
-	 * session is the same, byte for byte; the pages written +0.2%.
+	 * insert, while the input is still being read, rather than all by the
+	 * final COMMIT on one thread (BENCHMARKS.md, "Store: design
+	 * measurements"). The session is the same, byte for byte.
 	 */
 	if (tft_wr_exec_sql(w, "PRAGMA page_size=4096") ||
 	    tft_wr_exec_sql(w, bulk ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL") ||
