@@ -2,7 +2,9 @@
 /*
  * The writer's flows: a ring of flow chunks filled by the caller,
  * encoded by helper threads and inserted in order (tft_writer_add_flow and
- * the in-place tft_writer_flow_room/flows_add).
+ * the in-place tft_writer_flow_room/flows_add). The helpers run beside the
+ * caller for the writer's life, a pipeline rather than core/workers.h's
+ * fan-out (which blocks its caller until every worker returns).
  */
 #include <pthread.h>
 #include <sqlite3.h>

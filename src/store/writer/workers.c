@@ -5,6 +5,8 @@
  * track (track.c); full batches are queued to that long-lived worker, which
  * stores them in order. A bounded pool of batches per worker bounds memory:
  * the caller waits for a free batch when a worker falls behind.
+ * Not core/workers.h: that fan-out blocks its caller until every worker
+ * returns, while these run beside the driving thread for the writer's life.
  */
 #include <pthread.h>
 #include <stdio.h>
