@@ -260,8 +260,10 @@ int tft_writer_add_named_count(struct tft_writer *w, const char *key, int64_t de
  * Transitional (#22): callers not yet converted still pass the old string
  * keys ("runmeta.tmpl", "unmatched_flows"); _Generic sends a string to the
  * name-keyed forms below, which map the old names to the enums. Remove these
- * three macros and the _by_name functions once no caller passes a string.
+ * three macros and the _by_name functions once no caller passes a string
+ * (building with -DTFT_WRITER_NO_STRING_KEYS lists the callers left).
  */
+#ifndef TFT_WRITER_NO_STRING_KEYS
 int tft_writer_attach_by_name(struct tft_writer *w, const char *name, void *ctx,
 			      int (*on_close)(struct tft_writer *w, void *ctx),
 			      void (*free_ctx)(void *ctx));
@@ -275,6 +277,7 @@ void *tft_writer_attached_by_name(const struct tft_writer *w, const char *name);
 	TFT_WRITER_BY_NAME_(slot, tft_writer_attached_by_name, tft_writer_attached)(w, slot)
 #define tft_writer_add_count(w, c, delta) \
 	TFT_WRITER_BY_NAME_(c, tft_writer_add_named_count, tft_writer_add_count)(w, c, delta)
+#endif
 
 /* Make everything appended so far durable (one SQLite transaction). */
 int tft_writer_commit(struct tft_writer *w, struct tft_error *err);

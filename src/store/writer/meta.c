@@ -236,6 +236,7 @@ void *(tft_writer_attached)(const struct tft_writer *w, enum tft_writer_slot slo
 	return (unsigned)slot < TFT_SLOT_COUNT ? w->att[slot].ctx : NULL;
 }
 
+#ifndef TFT_WRITER_NO_STRING_KEYS
 /* The slot an old string key named (#22, transitional: see writer.h), or TFT_SLOT_COUNT. */
 static enum tft_writer_slot slot_by_name(const char *name)
 {
@@ -262,6 +263,7 @@ void *tft_writer_attached_by_name(const struct tft_writer *w, const char *name)
 {
 	return (tft_writer_attached)(w, slot_by_name(name));
 }
+#endif
 
 /* Run the attached states' close steps, in attach order. */
 int tft_wr_close_attached(struct tft_writer *w)
