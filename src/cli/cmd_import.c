@@ -167,8 +167,8 @@ int tft_cmd_import(int argc, char **argv)
 	};
 	tft_ingest_order((const char **)(argv + optind), argc - optind); /* (RunMetadata steps: by time) */
 	for (int i = optind; i < argc; i++) {
-		long long errs0 = (long long)tft_writer_count(w, "xspace_errors");
-		long long warns0 = (long long)tft_writer_count(w, "xspace_warnings");
+		long long errs0 = (long long)tft_writer_count(w, TFT_COUNT_XSPACE_ERRORS);
+		long long warns0 = (long long)tft_writer_count(w, TFT_COUNT_XSPACE_WARNINGS);
 
 		prog.file = argv[i];
 		prog.t0 = now_s();
@@ -193,8 +193,10 @@ int tft_cmd_import(int argc, char **argv)
 			return cli_fail_error(&err);
 		}
 		if (!quiet) {
-			long long e = (long long)tft_writer_count(w, "xspace_errors") - errs0;
-			long long wn = (long long)tft_writer_count(w, "xspace_warnings") - warns0;
+			long long e = (long long)tft_writer_count(w, TFT_COUNT_XSPACE_ERRORS) -
+				      errs0;
+			long long wn = (long long)tft_writer_count(w, TFT_COUNT_XSPACE_WARNINGS) -
+				       warns0;
 
 			if (e || wn)
 				fprintf(stderr, "tftracer: %s: the profiler reported %lld error%s and %lld "

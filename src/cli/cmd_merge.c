@@ -220,11 +220,13 @@ static int copy_session(struct copy *c, struct tft_error *err)
 	copy_meta(c, "world_size");
 	tft_session_get_summary(s, &sum);
 	if (!c->status && sum.dropped)
-		c->status = tft_writer_add_count(c->w, "dropped", (int64_t)sum.dropped);
+		c->status = tft_writer_add_count(c->w, TFT_COUNT_DROPPED, (int64_t)sum.dropped);
 	if (!c->status && sum.unmatched_flows)
-		c->status = tft_writer_add_count(c->w, "unmatched_flows", (int64_t)sum.unmatched_flows);
+		c->status = tft_writer_add_count(c->w, TFT_COUNT_UNMATCHED_FLOWS,
+						 (int64_t)sum.unmatched_flows);
 	if (!c->status && sum.unclosed_slices)
-		c->status = tft_writer_add_count(c->w, "unclosed_slices", (int64_t)sum.unclosed_slices);
+		c->status = tft_writer_add_count(c->w, TFT_COUNT_UNCLOSED_SLICES,
+						 (int64_t)sum.unclosed_slices);
 	if (rc)
 		return rc;
 	if (c->status) {

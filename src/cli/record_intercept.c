@@ -341,10 +341,10 @@ static int write_run(const struct tft_rec_icpt *o, const char *path, char **cmd,
 			rc = tft_writer_set_meta(w, "job_id", job.id);
 	}
 	if (!rc)
-		rc = tft_writer_add_count(w, "realtime_offset_ns",
+		rc = tft_writer_add_count(w, TFT_COUNT_REALTIME_OFFSET_NS,
 					  ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - t1);
 	if (!rc)
-		rc = tft_writer_add_count(w, "dropped", 0);
+		rc = tft_writer_add_count(w, TFT_COUNT_DROPPED, 0);
 	if (rc) {
 		tft_writer_abort(w);
 		cli_remove_session_file(path);

@@ -134,25 +134,25 @@ static void update_counts(struct tft_rt_session *s)
 {
 	uint64_t d = dropped_now(s);
 
-	if (d > s->rep_dropped && !tft_writer_add_count(s->w, "dropped", (int64_t)(d - s->rep_dropped)))
+	if (d > s->rep_dropped && !tft_writer_add_count(s->w, TFT_COUNT_DROPPED, (int64_t)(d - s->rep_dropped)))
 		s->rep_dropped = d;
 	if (s->unclosed > s->rep_unclosed &&
-	    !tft_writer_add_count(s->w, "unclosed_slices", (int64_t)(s->unclosed - s->rep_unclosed)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_UNCLOSED_SLICES, (int64_t)(s->unclosed - s->rep_unclosed)))
 		s->rep_unclosed = s->unclosed;
 	if (s->unmatched > s->rep_unmatched &&
-	    !tft_writer_add_count(s->w, "unmatched_flows",
+	    !tft_writer_add_count(s->w, TFT_COUNT_UNMATCHED_FLOWS,
 				  (int64_t)(s->unmatched - s->rep_unmatched)))
 		s->rep_unmatched = s->unmatched;
 	if (s->clamped > s->rep_clamped &&
-	    !tft_writer_add_count(s->w, "clamped", (int64_t)(s->clamped - s->rep_clamped)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_CLAMPED, (int64_t)(s->clamped - s->rep_clamped)))
 		s->rep_clamped = s->clamped;
 	if (s->hold_timeouts > s->rep_hold_timeouts &&
-	    !tft_writer_add_count(s->w, "import_hold_timeouts",
+	    !tft_writer_add_count(s->w, TFT_COUNT_IMPORT_HOLD_TIMEOUTS,
 				  (int64_t)(s->hold_timeouts - s->rep_hold_timeouts)))
 		s->rep_hold_timeouts = s->hold_timeouts;
 	d = s->vdropped + s->live_vdropped;
 	if (d > s->rep_vdropped &&
-	    !tft_writer_add_count(s->w, "values_dropped", (int64_t)(d - s->rep_vdropped)))
+	    !tft_writer_add_count(s->w, TFT_COUNT_VALUES_DROPPED, (int64_t)(d - s->rep_vdropped)))
 		s->rep_vdropped = d;
 }
 

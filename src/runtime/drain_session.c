@@ -64,12 +64,12 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	    tft_writer_set_meta(s->w, "clock", s->clock.tsc ? "tsc" : "monotonic") ||
 	    tft_writer_set_meta(s->w, "clock_domain", "CLOCK_MONOTONIC") ||
 	    tft_writer_set_meta(s->w, "tsc_hz", s->clock.tsc ? buf : "0") ||
-	    tft_writer_add_count(s->w, "realtime_offset_ns", real - mono) ||
+	    tft_writer_add_count(s->w, TFT_COUNT_REALTIME_OFFSET_NS, real - mono) ||
 	    /* (the test skew moves the session's times, not its wall-clock offset: a
 	     * host whose clocks are off) */
-	    tft_writer_add_count(s->w, "session_start_ns", mono + s->clock.skew_ns) ||
+	    tft_writer_add_count(s->w, TFT_COUNT_SESSION_START_NS, mono + s->clock.skew_ns) ||
 	    tft_rt_drain_set_job_meta(s->w, &job) ||
-	    tft_writer_add_count(s->w, "dropped", 0) || tft_writer_commit(s->w, err)) {
+	    tft_writer_add_count(s->w, TFT_COUNT_DROPPED, 0) || tft_writer_commit(s->w, err)) {
 		tft_error_set(err, TFT_EIO, -1, "cannot initialise the session file");
 		tft_writer_abort(s->w);
 		tft_session_file_remove(st->path);

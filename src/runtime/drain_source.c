@@ -202,7 +202,7 @@ void tft_rt_src_counter(struct tft_rt_src *io, const struct tft_site *site, int6
 void tft_rt_src_count(struct tft_rt_src *io, const char *key, int64_t delta)
 {
 	if (io->s->w && !io->s->failed && delta)
-		tft_writer_add_count(io->s->w, key, delta);
+		tft_writer_add_named_count(io->s->w, key, delta);
 }
 
 void tft_rt_src_meta(struct tft_rt_src *io, const char *key, const char *value)

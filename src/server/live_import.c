@@ -367,7 +367,7 @@ static int copy_all(void *ctx, struct tft_writer *w)
 					tft_rt_track_appended(own, c->cur_last);
 				continue;
 			}
-			if (tft_writer_add_count(w, "imports_beside", 1))
+			if (tft_writer_add_count(w, TFT_COUNT_IMPORTS_BESIDE, 1))
 				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 			/* it holds later events: a track beside it */
 			const struct tft_track *ot = tft_writer_track(w, own);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session's graph_nodes table: written inside the writer's open
- * transaction through its SQLite handle, read back with a read-only handle.
+ * transaction through the graph tables the writer owns (its SQLite handle
+ * stays in store/), read back with a read-only handle.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "core/strtab.h"
 #include "store/graph.h"
+#include "store/graph_tables.h"
 #include "store/writer.h"
 
 #define GRAPH_SQL                                                                        \
@@ -34,51 +36,51 @@ static const char *const oplog_cols[3][2] = {
 };
 
 /*
- * What the session's graphs share across inputs, attached to the writer
- * once the table exists: the next graph id (a session pickle opens a store
- * per traced step, and neither the schema nor the MAX(graph_id) scan need
- * doing again) and the graph names given so far, so that each graph's name
- * is its own (the same file imported twice, two runs' partition graphs).
+ * The session's graph tables, owned by the writer (tft_writer_graphs): its
+ * SQLite handle, the insert statement, the next graph id (a session pickle
+ * opens a store per traced step, and neither the schema nor the
+ * MAX(graph_id) scan need doing again) and the graph names given so far, so
+ * that each graph's name is its own (the same file imported twice, two
+ * runs' partition graphs).
  */
-#define GRAPH_SESS "graph.session"
-
-struct graph_sess {
+struct tft_graph_tables {
+	sqlite3 *db;              /* borrowed: the writer's handle */
+	sqlite3_stmt *ins;        /* owned */
 	int64_t next_graph;
 	struct tft_strtab *names; /* owned: the names given (id 0, "", only once empty_used) */
 	int empty_used;
 };
 
 struct tft_graph_store {
-	struct tft_writer *w;    /* borrowed */
-	sqlite3 *db;             /* borrowed: the writer's handle */
-	sqlite3_stmt *ins;       /* owned */
-	struct graph_sess *sess; /* borrowed: attached to the writer */
+	struct tft_writer *w;         /* borrowed */
+	struct tft_graph_tables *tab; /* borrowed: the writer's */
 	uint64_t count;
 };
 
-static void sess_free(void *ctx)
+void tft_graph_tables_free(struct tft_graph_tables *t)
 {
-	struct graph_sess *gs = ctx;
-
-	tft_strtab_destroy(gs->names);
-	free(gs);
+	if (!t)
+		return;
+	sqlite3_finalize(t->ins);
+	tft_strtab_destroy(t->names);
+	free(t);
 }
 
-static int name_used(const struct graph_sess *gs, const char *name, size_t len)
+static int name_used(const struct tft_graph_tables *t, const char *name, size_t len)
 {
-	return len ? tft_strtab_find(gs->names, name, len) != UINT32_MAX : gs->empty_used;
+	return len ? tft_strtab_find(t->names, name, len) != UINT32_MAX : t->empty_used;
 }
 
 /* Add name[0..len) unless there: its stored copy, or NULL on out-of-memory. */
-static const char *name_add(struct graph_sess *gs, const char *name, size_t len)
+static const char *name_add(struct tft_graph_tables *t, const char *name, size_t len)
 {
-	uint32_t id = tft_strtab_intern(gs->names, name, len);
+	uint32_t id = tft_strtab_intern(t->names, name, len);
 
 	if (id == UINT32_MAX)
 		return NULL;
 	if (!len)
-		gs->empty_used = 1;
-	return tft_strtab_get(gs->names, id, NULL);
+		t->empty_used = 1;
+	return tft_strtab_get(t->names, id, NULL);
 }
 
 static int db_err(sqlite3 *db, struct tft_error *err, const char *what)
@@ -125,81 +127,83 @@ static int add_oplog_columns(sqlite3 *db)
 	return 0;
 }
 
-/* The session's state, read from the table (empty when just created) and attached to w. */
-static struct graph_sess *sess_load(struct tft_writer *w, sqlite3 *db)
+/* The session's state, read from the table (empty when just created). 0 or -1 (out of memory). */
+static int tables_load(struct tft_graph_tables *t)
 {
-	struct graph_sess *gs = calloc(1, sizeof(*gs));
+	sqlite3 *db = t->db;
 	sqlite3_stmt *st = NULL;
 	int ok = 1;
 
-	if (!gs)
-		return NULL;
-	if (!(gs->names = tft_strtab_create())) {
-		free(gs);
-		return NULL;
-	}
+	if (!(t->names = tft_strtab_create()))
+		return -1;
 	/* Graph ids and names continue after those of earlier imports into this session. */
 	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(graph_id) + 1, 0) FROM graph_nodes", -1,
 			       &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
-		gs->next_graph = sqlite3_column_int64(st, 0);
+		t->next_graph = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	st = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT DISTINCT graph FROM graph_nodes", -1, &st, NULL) ==
 	    SQLITE_OK) {
 		while (ok && sqlite3_step(st) == SQLITE_ROW) {
-			const char *t = (const char *)sqlite3_column_text(st, 0);
+			const char *s = (const char *)sqlite3_column_text(st, 0);
 
-			if (t && !name_add(gs, t, (size_t)sqlite3_column_bytes(st, 0)))
+			if (s && !name_add(t, s, (size_t)sqlite3_column_bytes(st, 0)))
 				ok = 0;
 		}
 	}
 	sqlite3_finalize(st);
-	if (!ok || tft_writer_attach(w, GRAPH_SESS, gs, NULL, sess_free)) {
-		sess_free(gs);
+	return ok ? 0 : -1;
+}
+
+struct tft_graph_tables *tft_graph_tables_open(struct sqlite3 *db, struct tft_error *err)
+{
+	struct tft_graph_tables *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
-	return gs;
+	t->db = db;
+	if (sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK || add_oplog_columns(db) ||
+	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &t->ins, NULL) != SQLITE_OK) {
+		db_err(db, err, "create");
+		tft_graph_tables_free(t);
+		return NULL;
+	}
+	if (tables_load(t)) {
+		tft_graph_tables_free(t);
+		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	return t;
 }
 
 struct tft_graph_store *tft_graph_store_open(struct tft_writer *w, struct tft_error *err)
 {
+	struct tft_graph_tables *t;
 	struct tft_graph_store *gs;
-	sqlite3 *db;
 
-	if (!w || !(db = tft_writer_db(w))) {
+	if (!w) {
 		tft_error_set(err, TFT_EINVAL, -1, "graph_nodes: no writer");
 		return NULL;
 	}
+	if (!(t = tft_writer_graphs(w, 1, err)))
+		return NULL;
 	gs = calloc(1, sizeof(*gs));
 	if (!gs) {
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
 	}
 	gs->w = w;
-	gs->db = db;
-	gs->sess = tft_writer_attached(w, GRAPH_SESS);
-	if ((!gs->sess && (sqlite3_exec(db, GRAPH_SQL, NULL, NULL, NULL) != SQLITE_OK ||
-			   add_oplog_columns(db))) ||
-	    sqlite3_prepare_v2(db, INSERT_SQL, -1, &gs->ins, NULL) != SQLITE_OK) {
-		db_err(db, err, "create");
-		sqlite3_finalize(gs->ins);
-		free(gs);
-		return NULL;
-	}
-	if (!gs->sess && !(gs->sess = sess_load(w, db))) {
-		sqlite3_finalize(gs->ins);
-		free(gs);
-		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		return NULL;
-	}
+	gs->tab = t;
 	return gs;
 }
 
 int64_t tft_graph_store_begin(struct tft_graph_store *gs, const char *name, const char **unique,
 			      struct tft_error *err)
 {
-	struct graph_sess *ss = gs->sess;
+	struct tft_graph_tables *ss = gs->tab;
 	const char *got;
 	size_t len;
 
@@ -248,7 +252,7 @@ int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
 			const struct tft_graph_node *n, struct tft_error *err)
 {
 	static const struct tft_graph_text empty = {"", 0};
-	sqlite3_stmt *st = gs->ins;
+	sqlite3_stmt *st = gs->tab->ins;
 	int rc;
 
 	sqlite3_bind_int64(st, 1, graph_id);
@@ -277,7 +281,7 @@ int tft_graph_store_add(struct tft_graph_store *gs, int64_t graph_id,
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
-		return db_err(gs->db, err, "insert");
+		return db_err(gs->tab->db, err, "insert");
 	gs->count++;
 	return 0;
 }
@@ -293,9 +297,8 @@ int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err)
 
 	if (!gs)
 		return 0;
-	sqlite3_finalize(gs->ins);
 	if (gs->count) {
-		rc = tft_writer_add_count(gs->w, "graph_nodes", (int64_t)gs->count);
+		rc = tft_writer_add_count(gs->w, TFT_COUNT_GRAPH_NODES, (int64_t)gs->count);
 		if (rc)
 			tft_error_set(err, rc, -1, "graph_nodes: could not count the nodes");
 	}
@@ -305,20 +308,20 @@ int tft_graph_store_close(struct tft_graph_store *gs, struct tft_error *err)
 
 int64_t tft_graph_next_id(struct tft_writer *w)
 {
-	const struct graph_sess *ss = w ? tft_writer_attached(w, GRAPH_SESS) : NULL;
+	const struct tft_graph_tables *t = w ? tft_writer_graphs(w, 0, NULL) : NULL;
 
-	return ss ? ss->next_graph : -1;
+	return t ? t->next_graph : -1;
 }
 
 int tft_graph_link_step(struct tft_writer *w, int64_t first_id, uint32_t process, int64_t start_ns,
 			struct tft_error *err)
 {
-	const struct graph_sess *ss = w ? tft_writer_attached(w, GRAPH_SESS) : NULL;
-	sqlite3 *db = w ? tft_writer_db(w) : NULL;
+	const struct tft_graph_tables *ss = w ? tft_writer_graphs(w, 0, NULL) : NULL;
+	sqlite3 *db = ss ? ss->db : NULL;
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (!ss || !db)
+	if (!ss)
 		return 0; /* no graph in the session */
 	if (first_id < 0)
 		first_id = 0;

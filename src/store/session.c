@@ -17,93 +17,7 @@
 #include "store/chunk.h"
 #include "store/schema.h"
 #include "store/session.h"
-
-#define STR_BLOCK ((size_t)1 << 20) /* string arena block bytes */
-#define STR_IDS_LOG2 10              /* strings are loaded 1024 ids at a time */
-#define STR_IDS (1u << STR_IDS_LOG2)
-#define CACHE_BYTES_DEFAULT ((size_t)64 << 20)
-/* A scan over more chunks than this streams: its chunks go to the cold end of
- * the cache and recycle one buffer, so an export or a statistics pass neither
- * flushes the viewport's working set nor faults in fresh memory per chunk. */
-#define STREAM_CHUNKS 16
-
-struct dir_ent {
-	int64_t t_min, t_max;
-	int64_t runmax; /* max t_max over this and all earlier entries of the level */
-	int64_t rowid;
-	uint32_t n;
-	uint32_t track, level; /* checked on reading (a live writer may reuse a deleted chunk's rowid) */
-};
-
-struct level_dir {
-	struct dir_ent *e; /* owned; sorted by t_min */
-	uint32_t n, cap;
-	int64_t gap_ns; /* from the lod table; 0 when the level is not stored */
-	int stored;
-};
-
-struct str_ent {
-	const char *p; /* borrowed from a string block; NULL until loaded */
-	uint32_t len;
-};
-
-struct str_block {
-	struct str_block *next; /* owned */
-	size_t used, cap;
-	char data[];
-};
-
-/* A decoded chunk in the cache: in the rowid hash (unless detached by a
- * refresh) and in the LRU list. */
-struct cache_ent {
-	int64_t rowid;                 /* -1: detached, not in the hash */
-	struct cache_ent *hnext;       /* borrowed: next in the hash chain */
-	struct cache_ent *prev, *next; /* borrowed: LRU list, most recent first */
-	size_t bytes;                  /* memory held, as counted in cache_bytes */
-	int pins;                      /* scans iterating over it right now */
-	struct tft_chunk_dec dec;
-};
-
-struct meta_kv {
-	char *key, *value; /* owned */
-};
-
-struct tft_session {
-	const struct tft_session_ops *ops; /* borrowed: another layer answers (NULL: a file) */
-	void *impl;                        /* owned through ops->close */
-	sqlite3 *db;             /* owned */
-	sqlite3_stmt *get_chunk; /* owned */
-	char path[4096];
-	struct str_ent **sblk; /* owned: [id >> STR_IDS_LOG2], each owned (NULL until used) */
-	uint32_t nstr;         /* ids 0..nstr-1 exist (max id + 1) */
-	uint32_t nsblk;        /* entries allocated in sblk */
-	sqlite3_stmt *get_strs; /* owned: one block of strings by id range */
-	struct str_block *blocks; /* owned list, newest first */
-	struct meta_kv *meta;     /* owned */
-	uint32_t nmeta;
-	struct tft_process *procs; /* owned */
-	uint32_t nprocs;
-	struct tft_track *tracks; /* owned */
-	uint32_t ntracks;
-	struct level_dir (*dirs)[TFT_STORE_LEVELS]; /* owned: [track][level] */
-	struct tft_step *steps;                      /* owned */
-	uint32_t nsteps;
-	uint64_t nflows;
-	int version;             /* schema_version */
-	int has_cstats;          /* a chunk_stats table */
-	sqlite3_stmt *get_cstats; /* owned, lazy: a track's chunk statistics */
-	uint8_t *cstats_buf;     /* owned: a decompressed statistics blob */
-	size_t cap_cstats_buf;
-	struct cache_ent **htab; /* owned: rowid hash buckets (chains of borrowed entries) */
-	uint32_t hcap, nent;     /* buckets (power of 2), entries in the cache */
-	struct cache_ent *lru_head, *lru_tail; /* owned: every entry, most recent first */
-	size_t cache_bytes, cache_budget;
-	struct cache_ent *stream_ent; /* borrowed: the last chunk a streaming scan decoded */
-	void *dctx;                 /* owned ZSTD_DCtx shared by the cache's decodes */
-	struct tft_chunk_buf raw;   /* decompressed payload scratch */
-	struct tft_event *lodbuf; /* owned: summary events gathered by a LOD scan */
-	size_t cap_lodbuf;
-};
+#include "store/session_int.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -640,168 +554,6 @@ static int load_flow_count(struct tft_session *s, struct tft_error *err)
 	return 0;
 }
 
-/* ---- chunk cache ---------------------------------------------------------------- */
-
-static inline uint32_t cache_bucket(const struct tft_session *s, int64_t rowid)
-{
-	return (uint32_t)tft_hash_u64((uint64_t)rowid) & (s->hcap - 1);
-}
-
-static struct cache_ent *cache_find(const struct tft_session *s, int64_t rowid)
-{
-	if (!s->hcap)
-		return NULL;
-	for (struct cache_ent *c = s->htab[cache_bucket(s, rowid)]; c; c = c->hnext)
-		if (c->rowid == rowid)
-			return c;
-	return NULL;
-}
-
-static void hash_remove(struct tft_session *s, struct cache_ent *c)
-{
-	struct cache_ent **pp;
-
-	if (c->rowid < 0)
-		return;
-	for (pp = &s->htab[cache_bucket(s, c->rowid)]; *pp; pp = &(*pp)->hnext)
-		if (*pp == c) {
-			*pp = c->hnext;
-			break;
-		}
-	c->hnext = NULL;
-	c->rowid = -1;
-}
-
-/* Insert c (rowid set) into the hash; grows the buckets to one per entry. */
-static int hash_insert(struct tft_session *s, struct cache_ent *c)
-{
-	uint32_t b;
-
-	if (s->nent >= s->hcap) {
-		uint32_t ncap = s->hcap ? s->hcap * 2 : 64;
-		struct cache_ent **nt = calloc(ncap, sizeof(*nt));
-		if (!nt)
-			return TFT_ENOMEM;
-		for (uint32_t i = 0; i < s->hcap; i++)
-			for (struct cache_ent *e = s->htab[i], *nx; e; e = nx) {
-				nx = e->hnext;
-				b = (uint32_t)tft_hash_u64((uint64_t)e->rowid) & (ncap - 1);
-				e->hnext = nt[b];
-				nt[b] = e;
-			}
-		free(s->htab);
-		s->htab = nt;
-		s->hcap = ncap;
-	}
-	b = cache_bucket(s, c->rowid);
-	c->hnext = s->htab[b];
-	s->htab[b] = c;
-	return 0;
-}
-
-static void lru_unlink(struct tft_session *s, struct cache_ent *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->lru_head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		s->lru_tail = c->prev;
-	c->prev = c->next = NULL;
-}
-
-static void lru_push_back(struct tft_session *s, struct cache_ent *c)
-{
-	c->next = NULL;
-	c->prev = s->lru_tail;
-	if (s->lru_tail)
-		s->lru_tail->next = c;
-	s->lru_tail = c;
-	if (!s->lru_head)
-		s->lru_head = c;
-}
-
-static void lru_push_front(struct tft_session *s, struct cache_ent *c)
-{
-	c->prev = NULL;
-	c->next = s->lru_head;
-	if (s->lru_head)
-		s->lru_head->prev = c;
-	s->lru_head = c;
-	if (!s->lru_tail)
-		s->lru_tail = c;
-}
-
-/* Take an (unpinned) entry out of the cache; the caller reuses or frees it. */
-static void cache_detach(struct tft_session *s, struct cache_ent *c)
-{
-	hash_remove(s, c);
-	lru_unlink(s, c);
-	s->cache_bytes -= c->bytes;
-	s->nent--;
-	c->bytes = 0;
-	if (s->stream_ent == c)
-		s->stream_ent = NULL;
-}
-
-/* Take the least recently used unpinned entry (not `keep`) out of the cache. */
-static struct cache_ent *cache_take_lru(struct tft_session *s, const struct cache_ent *keep)
-{
-	for (struct cache_ent *c = s->lru_tail; c; c = c->prev) {
-		if (c->pins || c == keep)
-			continue;
-		cache_detach(s, c);
-		return c;
-	}
-	return NULL;
-}
-
-static void ent_free(struct cache_ent *c)
-{
-	tft_chunk_dec_fini(&c->dec);
-	free(c);
-}
-
-/* Evict least recently used entries until the cache fits its budget. */
-static void cache_trim(struct tft_session *s, const struct cache_ent *keep)
-{
-	while (s->cache_bytes > s->cache_budget) {
-		struct cache_ent *c = cache_take_lru(s, keep);
-		if (!c)
-			break; /* everything left is pinned (nested scans) */
-		ent_free(c);
-	}
-}
-
-/* After a refresh rowids may name other chunks: drop everything not pinned,
- * detach the pinned entries (freed once evicted). */
-static void cache_clear(struct tft_session *s)
-{
-	struct cache_ent *c, *prev;
-
-	for (c = s->lru_tail; c; c = prev) {
-		prev = c->prev;
-		if (c->pins) {
-			hash_remove(s, c);
-			continue;
-		}
-		cache_detach(s, c);
-		ent_free(c);
-	}
-}
-
-void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
-{
-	if (s->ops) {
-		s->ops->set_cache_bytes(s->impl, bytes);
-		return;
-	}
-	s->cache_budget = bytes ? bytes : CACHE_BYTES_DEFAULT;
-	cache_trim(s, NULL);
-}
-
 /* Everything but strings is reloaded whole; one read transaction = one snapshot. */
 /* Whether the session has a chunk_stats table (schema version 2). */
 static int load_cstats_flag(struct tft_session *s, struct tft_error *err)
@@ -838,11 +590,11 @@ static int load_all(struct tft_session *s, struct tft_error *err)
 		 */
 		free_dirs(s, s->ntracks);
 		s->ntracks = 0;
-		cache_clear(s);
+		tft_sess_cache_clear(s);
 		return rc;
 	}
 	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-	cache_clear(s);
+	tft_sess_cache_clear(s);
 	return 0;
 }
 
@@ -951,7 +703,7 @@ void tft_session_close(struct tft_session *s)
 	free(s->steps);
 	for (struct cache_ent *c = s->lru_head, *nx; c; c = nx) {
 		nx = c->next;
-		ent_free(c);
+		tft_sess_ent_free(c);
 	}
 	free(s->htab);
 	if (s->dctx)
@@ -1104,13 +856,13 @@ const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i)
 static int get_chunk(struct tft_session *s, const struct dir_ent *de, int streaming,
 		     struct cache_ent **out, struct tft_error *err)
 {
-	struct cache_ent *c = cache_find(s, de->rowid);
+	struct cache_ent *c = tft_sess_cache_find(s, de->rowid);
 	int rc;
 
 	if (c) {
 		if (!streaming && c != s->lru_head) {
-			lru_unlink(s, c);
-			lru_push_front(s, c);
+			tft_sess_lru_unlink(s, c);
+			tft_sess_lru_push_front(s, c);
 		}
 		*out = c;
 		return 0;
@@ -1121,14 +873,14 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, int stream
 	size_t est = sizeof(*c) + (size_t)de->n * sizeof(struct tft_event);
 	if (streaming && s->stream_ent && !s->stream_ent->pins) {
 		c = s->stream_ent;
-		cache_detach(s, c);
+		tft_sess_cache_detach(s, c);
 	}
 	while (s->cache_bytes + est > s->cache_budget) {
-		struct cache_ent *v = cache_take_lru(s, NULL);
+		struct cache_ent *v = tft_sess_cache_take_lru(s, NULL);
 		if (!v)
 			break;
 		if (c)
-			ent_free(c);
+			tft_sess_ent_free(c);
 		c = v;
 	}
 	if (!c) {
@@ -1144,7 +896,7 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, int stream
 		rc = rc == SQLITE_DONE ? fmt_err(s, err, "a chunk listed in the directory is missing", "")
 				       : db_err(s, err, "reading a chunk");
 		sqlite3_reset(s->get_chunk);
-		ent_free(c);
+		tft_sess_ent_free(c);
 		return rc;
 	}
 	/*
@@ -1159,7 +911,7 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, int stream
 	    sqlite3_column_int64(s->get_chunk, 4) != de->t_max ||
 	    sqlite3_column_int64(s->get_chunk, 5) != de->n) {
 		sqlite3_reset(s->get_chunk);
-		ent_free(c);
+		tft_sess_ent_free(c);
 		tft_error_set(err, TFT_EAGAIN, -1,
 			      "chunk %lld is not the one the directory lists (the session changed): refresh",
 			      (long long)de->rowid);
@@ -1177,24 +929,24 @@ static int get_chunk(struct tft_session *s, const struct dir_ent *de, int stream
 	}
 	if (rc) {
 		tft_error_set_file(err, s->path);
-		ent_free(c);
+		tft_sess_ent_free(c);
 		return rc;
 	}
 	c->rowid = de->rowid;
-	if (hash_insert(s, c)) {
-		ent_free(c);
+	if (tft_sess_hash_insert(s, c)) {
+		tft_sess_ent_free(c);
 		return nomem(s, err);
 	}
 	c->bytes = sizeof(*c) + tft_chunk_dec_bytes(&c->dec) - sizeof(c->dec);
 	s->cache_bytes += c->bytes;
 	s->nent++;
 	if (streaming) {
-		lru_push_back(s, c);
+		tft_sess_lru_push_back(s, c);
 		s->stream_ent = c;
 	} else {
-		lru_push_front(s, c);
+		tft_sess_lru_push_front(s, c);
 	}
-	cache_trim(s, c);
+	tft_sess_cache_trim(s, c);
 	*out = c;
 	return 0;
 }

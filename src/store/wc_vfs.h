@@ -4,8 +4,8 @@
  * main database file's page writes gathered in a window of the file and
  * written out in runs, 64 KiB at a time. SQLite writes every page with a
  * pwrite of its own; a bulk import writes pages mostly near each other, and
- * 4 KiB writes cost the kernel about three times the CPU of 64 KiB ones.
- * The file written is byte for byte the same.
+ * small writes cost the kernel more CPU per byte than large ones (BENCHMARKS.md,
+ * "Store: design measurements"). The file written is byte for byte the same.
  */
 #ifndef TFT_STORE_WC_VFS_H
 #define TFT_STORE_WC_VFS_H

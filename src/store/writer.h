@@ -24,7 +24,7 @@
  * congruent to its index. Results are the same as without threads: every
  * track's events are processed in append order by one worker. Worker errors
  * (EIO, ENOMEM) surface as the writer's sticky failure on a later call.
- * Calls that read or change what workers own (tft_writer_track, _db,
+ * Calls that read or change what workers own (tft_writer_track, _graphs,
  * _commit, _close) first wait for the workers to drain.
  */
 #ifndef TFT_STORE_WRITER_H
@@ -38,8 +38,8 @@
 
 struct tft_writer;
 
-/* zstd level for offline imports: 2x faster to compress than the default 3,
- * chunks ~5% larger (measured on XSpace chunk payloads, BENCHMARKS.md). */
+/* zstd level for offline imports: much faster to compress for slightly larger
+ * chunks (BENCHMARKS.md, "Store: design measurements"). */
 #define TFT_IMPORT_ZSTD_LEVEL 1
 
 struct tft_writer_opts {
@@ -194,23 +194,67 @@ int tft_writer_join_meta(struct tft_writer *w, const char *key, const char *item
 /* A meta value set so far (NULL when unset); valid until that key is set again. */
 const char *tft_writer_meta(struct tft_writer *w, const char *key);
 /*
- * An importer's state that outlives one input, for what only the session's
- * inputs together decide (a send in one worker's file, its receive in
- * another's): attached under a name, found again by a later input, and
- * finished at close, where on_close(w, ctx) runs before the flows are
- * written (it may add flows and counts) and then free_ctx(ctx). abort()
- * only frees it. TFT_EINVAL if the name is taken; on failure ctx is not
- * taken over.
+ * The slots for importers' state that outlives one input, for what only the
+ * session's inputs together decide (a send in one worker's file, its receive
+ * in another's). One per importer concept; a new one is added here.
  */
-int tft_writer_attach(struct tft_writer *w, const char *name, void *ctx,
+enum tft_writer_slot {
+	TFT_SLOT_RUNMETA_TMPL,  /* RunMetadata: node templates shared by inputs */
+	TFT_SLOT_RUNMETA_POOL,  /* RunMetadata: the send/receive pool, matched at close */
+	TFT_SLOT_XSPACE_HOSTS,  /* XSpace: the hosts seen so far */
+	TFT_SLOT_COUNT
+};
+
+/*
+ * Attach ctx to a slot, found again by a later input and finished at close,
+ * where on_close(w, ctx) runs (slots in attach order) before the flows are
+ * written (it may add flows and counts) and then free_ctx(ctx). abort()
+ * only frees it. TFT_EINVAL if the slot is taken or unknown; on failure ctx
+ * is not taken over.
+ */
+int tft_writer_attach(struct tft_writer *w, enum tft_writer_slot slot, void *ctx,
 		      int (*on_close)(struct tft_writer *w, void *ctx), void (*free_ctx)(void *ctx));
-/* The state attached under name, or NULL. */
-void *tft_writer_attached(const struct tft_writer *w, const char *name);
-/* Add to the session's counters of lost data ("dropped", "unmatched_flows",
- * "unclosed_slices", ...): stored as integer meta values. */
-int tft_writer_add_count(struct tft_writer *w, const char *key, int64_t delta);
+/* The state attached to slot, or NULL. */
+void *tft_writer_attached(const struct tft_writer *w, enum tft_writer_slot slot);
+
+/*
+ * The session's counters of lost data and other integer facts, stored as
+ * integer meta values under their names (tft_counter_name(); the names are
+ * the file format's, docs/file-format.md).
+ */
+enum tft_counter {
+	TFT_COUNT_SCHEMA_VERSION,      /* "schema_version" */
+	TFT_COUNT_FLOW_COUNT,          /* "flow_count" */
+	TFT_COUNT_GRAPH_NODES,         /* "graph_nodes" */
+	TFT_COUNT_DROPPED,             /* "dropped" */
+	TFT_COUNT_UNMATCHED_FLOWS,     /* "unmatched_flows" */
+	TFT_COUNT_UNCLOSED_SLICES,     /* "unclosed_slices" */
+	TFT_COUNT_UNMATCHED_ENDS,      /* "unmatched_ends" */
+	TFT_COUNT_SKIPPED_EVENTS,      /* "skipped_events" */
+	TFT_COUNT_DROPPED_PACKETS,     /* "dropped_packets" */
+	TFT_COUNT_DEVICE_TIMES_UNALIGNED, /* "device_times_unaligned" */
+	TFT_COUNT_CLAMPED,             /* "clamped" */
+	TFT_COUNT_IMPORT_HOLD_TIMEOUTS, /* "import_hold_timeouts" */
+	TFT_COUNT_VALUES_DROPPED,      /* "values_dropped" */
+	TFT_COUNT_REALTIME_OFFSET_NS,  /* "realtime_offset_ns" */
+	TFT_COUNT_SESSION_START_NS,    /* "session_start_ns" */
+	TFT_COUNT_IMPORTS_BESIDE,      /* "imports_beside" */
+	TFT_COUNT_XSPACE_ERRORS,       /* "xspace_errors" */
+	TFT_COUNT_XSPACE_WARNINGS,     /* "xspace_warnings" */
+	TFT_COUNT_NUM
+};
+
+/* The meta key a counter is stored under ("dropped"); NULL for an unknown one. */
+const char *tft_counter_name(enum tft_counter c);
+/* Add to a counter (saturating). TFT_EINVAL for an unknown counter. */
+int tft_writer_add_count(struct tft_writer *w, enum tft_counter c, int64_t delta);
 /* A counter's value so far (0 when unset). */
-int64_t tft_writer_count(const struct tft_writer *w, const char *key);
+int64_t tft_writer_count(const struct tft_writer *w, enum tft_counter c);
+/*
+ * A counter a runtime source names itself ("cuda_kernels", "opencl_dropped":
+ * tft_rt_src_count), stored as the counters above. TFT_EINVAL for an empty key.
+ */
+int tft_writer_add_named_count(struct tft_writer *w, const char *key, int64_t delta);
 
 /* Make everything appended so far durable (one SQLite transaction). */
 int tft_writer_commit(struct tft_writer *w, struct tft_error *err);
@@ -237,12 +281,11 @@ void tft_writer_abort(struct tft_writer *w);
 void tft_session_file_remove(const char *path);
 
 /*
- * Borrow the writer's SQLite handle, for store modules that keep tables of
- * their own in the session (store/graph.c). Valid until close/abort; use it
- * only from the thread driving the writer. With worker threads the
- * connection is opened in serialized mode, so such statements may run while
- * workers insert chunks.
+ * The session's graph tables (store/graph.h), owned by the writer and freed
+ * at close/abort: with create, made on first use (NULL and err filled on
+ * failure); without, NULL until then. Use from the thread driving the writer.
  */
-struct sqlite3 *tft_writer_db(struct tft_writer *w);
+struct tft_graph_tables;
+struct tft_graph_tables *tft_writer_graphs(struct tft_writer *w, int create, struct tft_error *err);
 
 #endif /* TFT_STORE_WRITER_H */

@@ -420,8 +420,8 @@ static int build(const char *path)
 	flow(w, 5, tmain, 2000, tdev, 5500, 0); /* repeated id: renumbered */
 	flow(w, 9, tmain, 1600, TFT_NONE, 0, TFT_FLOWF_UNMATCHED);
 	flow(w, 10, TFT_NONE, 0, tdev, 5200, TFT_FLOWF_UNMATCHED);
-	tft_writer_add_count(w, "unclosed_slices", 2);
-	tft_writer_add_count(w, "unmatched_flows", 2);
+	tft_writer_add_count(w, TFT_COUNT_UNCLOSED_SLICES, 2);
+	tft_writer_add_count(w, TFT_COUNT_UNMATCHED_FLOWS, 2);
 
 	struct tft_step st = { .index = 1, .process = p0, .start_ns = 10000, .dur_ns = 5000, .traced = true };
 	st.name = tft_writer_intern_cstr(w, "ProfilerStep#1");

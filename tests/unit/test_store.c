@@ -26,6 +26,7 @@
 
 #include "core/strtab.h"
 #include "store/chunk.h"
+#include "store/graph.h"
 #include "store/lod.h"
 #include "store/schema.h"
 #include "store/session.h"
@@ -591,10 +592,10 @@ static void test_roundtrip(void)
 	tft_writer_set_meta(w, "format", "kineto");
 	tft_writer_set_meta(w, "producer", "PyTorch Profiler");
 	tft_writer_set_meta(w, "producer", "PyTorch Profiler (0.4)");
-	tft_writer_add_count(w, "dropped", 3);
-	tft_writer_add_count(w, "dropped", 4);
-	tft_writer_add_count(w, "unmatched_flows", 1);
-	tft_writer_add_count(w, "unclosed_slices", 1);
+	tft_writer_add_count(w, TFT_COUNT_DROPPED, 3);
+	tft_writer_add_count(w, TFT_COUNT_DROPPED, 4);
+	tft_writer_add_count(w, TFT_COUNT_UNMATCHED_FLOWS, 1);
+	tft_writer_add_count(w, TFT_COUNT_UNCLOSED_SLICES, 1);
 	/* Metadata arriving late: rename a track after its events. */
 	tft_writer_track(w, t_gpu)->sort_index = 42;
 	tft_writer_process(w, p1)->name = tft_writer_intern_cstr(w, "GPU 0");
@@ -3543,6 +3544,103 @@ static void test_lanes(void)
 	test_reused_rowid();
 }
 
+/* The writer's typed side doors: slots, counters, graph tables (#22). */
+static int slot_closes[4], slot_nclose, slot_frees;
+
+static int slot_on_close(struct tft_writer *w, void *ctx)
+{
+	(void)w;
+	slot_closes[slot_nclose++ & 3] = *(int *)ctx;
+	return 0;
+}
+
+static void slot_free(void *ctx)
+{
+	(void)ctx;
+	slot_frees++;
+}
+
+static void test_side_doors(void)
+{
+	struct tft_error err;
+	struct tft_writer *w;
+	struct tft_session *s;
+	struct tft_graph_store *gs;
+	static int a = 1, b = 2, c = 3;
+	const char *path = tpath("side-doors.tft");
+
+	tft_error_clear(&err);
+	w = tft_writer_open(path, NULL, &err);
+	ok(w != NULL, "side doors: open (%s)", err.msg);
+	if (!w)
+		return;
+	/* Slots: one state each, found again, closed in attach order. */
+	ok(tft_writer_attached(w, TFT_SLOT_XSPACE_HOSTS) == NULL, "slot: empty at first");
+	is_int(tft_writer_attach(w, TFT_SLOT_XSPACE_HOSTS, &a, slot_on_close, slot_free), 0,
+	       "slot: attach");
+	is_int(tft_writer_attach(w, TFT_SLOT_XSPACE_HOSTS, &b, NULL, NULL), TFT_EINVAL,
+	       "slot: a taken slot is refused");
+	is_int(tft_writer_attach(w, TFT_SLOT_COUNT, &b, NULL, NULL), TFT_EINVAL,
+	       "slot: an unknown slot is refused");
+	is_int(tft_writer_attach(w, TFT_SLOT_RUNMETA_TMPL, &b, slot_on_close, slot_free), 0,
+	       "slot: another slot");
+	ok(tft_writer_attached(w, TFT_SLOT_XSPACE_HOSTS) == &a &&
+		   tft_writer_attached(w, TFT_SLOT_RUNMETA_TMPL) == &b &&
+		   tft_writer_attached(w, TFT_SLOT_RUNMETA_POOL) == NULL,
+	   "slot: each finds its own state");
+	is_int(tft_writer_attach(w, TFT_SLOT_RUNMETA_POOL, &c, slot_on_close, slot_free), 0,
+	       "slot: attach the third");
+	/* Counters by enum; runtime sources name their own. */
+	is_int(tft_writer_count(w, TFT_COUNT_DROPPED), 0, "counter: unset is 0");
+	ok(tft_writer_add_count(w, TFT_COUNT_DROPPED, 5) == 0 &&
+		   tft_writer_add_count(w, TFT_COUNT_DROPPED, 2) == 0,
+	   "counter: add");
+	is_int(tft_writer_count(w, TFT_COUNT_DROPPED), 7, "counter: accumulates");
+	is_int(tft_writer_add_count(w, TFT_COUNT_NUM, 1), TFT_EINVAL, "counter: unknown refused");
+	ok(tft_counter_name(TFT_COUNT_NUM) == NULL, "counter: unknown has no name");
+	is_str(tft_counter_name(TFT_COUNT_XSPACE_WARNINGS), "xspace_warnings", "counter: its meta key");
+	{
+		int named = 0;
+		for (int i = 0; i < TFT_COUNT_NUM; i++)
+			named += tft_counter_name((enum tft_counter)i) != NULL;
+		is_int(named, TFT_COUNT_NUM, "counter: every one has a name");
+	}
+	is_int(tft_writer_add_named_count(w, "cuda_kernels", 4), 0, "counter: a source's own");
+	is_int(tft_writer_add_count(w, TFT_COUNT_UNMATCHED_FLOWS, 3), 0, "counter: add another");
+	is_int(tft_writer_count(w, TFT_COUNT_UNMATCHED_FLOWS), 3, "counter: ... is the enum's");
+	/* Graph tables: none until the first graph store, then the writer's own. */
+	ok(tft_writer_graphs(w, 0, NULL) == NULL, "graphs: none at first");
+	is_int((int)tft_graph_next_id(w), -1, "graphs: no next id yet");
+	tft_error_clear(&err);
+	gs = tft_graph_store_open(w, &err);
+	ok(gs != NULL && tft_writer_graphs(w, 0, NULL) != NULL, "graphs: made by the first store");
+	if (gs) {
+		const char *u = NULL;
+		struct tft_graph_node n = { .name = { "MatMul", 6 }, .compute_cost = TFT_GRAPH_NO_COST,
+					    .temporary_memory = TFT_GRAPH_NO_COST,
+					    .persistent_memory = TFT_GRAPH_NO_COST };
+		int64_t id = tft_graph_store_begin(gs, "g", &u, &err);
+		ok(id == 0 && tft_graph_store_add(gs, id, &n, &err) == 0, "graphs: a node added");
+		is_int(tft_graph_store_close(gs, &err), 0, "graphs: store closed");
+		is_int((int)tft_graph_next_id(w), 1, "graphs: next id");
+	}
+	tft_error_clear(&err);
+	is_int(tft_writer_close(w, &err), 0, "side doors: close");
+	ok(slot_nclose == 3 && slot_closes[0] == 1 && slot_closes[1] == 2 && slot_closes[2] == 3,
+	   "slot: on_close in attach order (%d: %d %d %d)", slot_nclose, slot_closes[0],
+	   slot_closes[1], slot_closes[2]);
+	is_int(slot_frees, 3, "slot: each state freed");
+	is_int(tft_graph_count(path, &err), 1, "graphs: the node is in the session");
+	s = tft_session_open(path, &err);
+	ok(s != NULL, "side doors: reopen");
+	if (s) {
+		is_str(tft_session_meta(s, "dropped"), "7", "counter: stored under its name");
+		is_str(tft_session_meta(s, "cuda_kernels"), "4", "counter: a source's stored");
+		is_str(tft_session_meta(s, "graph_nodes"), "1", "counter: graph_nodes");
+		tft_session_close(s);
+	}
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s/tft-store-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -3570,6 +3668,7 @@ int main(void)
 	test_live();
 	test_threads();
 	test_lanes();
+	test_side_doors();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

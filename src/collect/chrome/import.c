@@ -100,11 +100,11 @@ static int finish(struct chrome *c)
 		if ((rc = tft_writer_add_step(c->w, &s)))
 			return rc;
 	}
-	if ((c->unmatched_ends && (rc = tft_writer_add_count(c->w, "unmatched_ends", c->unmatched_ends))) ||
-	    (c->unclosed && (rc = tft_writer_add_count(c->w, "unclosed_slices", c->unclosed))) ||
+	if ((c->unmatched_ends && (rc = tft_writer_add_count(c->w, TFT_COUNT_UNMATCHED_ENDS, c->unmatched_ends))) ||
+	    (c->unclosed && (rc = tft_writer_add_count(c->w, TFT_COUNT_UNCLOSED_SLICES, c->unclosed))) ||
 	    (c->unmatched_flows &&
-	     (rc = tft_writer_add_count(c->w, "unmatched_flows", c->unmatched_flows))) ||
-	    (c->skipped && (rc = tft_writer_add_count(c->w, "skipped_events", c->skipped))))
+	     (rc = tft_writer_add_count(c->w, TFT_COUNT_UNMATCHED_FLOWS, c->unmatched_flows))) ||
+	    (c->skipped && (rc = tft_writer_add_count(c->w, TFT_COUNT_SKIPPED_EVENTS, c->skipped))))
 		return rc;
 	if (c->truncated && (rc = tft_writer_set_meta(c->w, "truncated", "1")))
 		return rc;

@@ -48,14 +48,14 @@ static int finish(struct ctf *c)
 	for (uint32_t i = 0; i < c->nsteps; i++)
 		if ((rc = tft_writer_add_step(c->w, &c->steps[i])))
 			return rc;
-	if ((c->unclosed && (rc = tft_writer_add_count(c->w, "unclosed_slices", (int64_t)c->unclosed))) ||
+	if ((c->unclosed && (rc = tft_writer_add_count(c->w, TFT_COUNT_UNCLOSED_SLICES, (int64_t)c->unclosed))) ||
 	    (c->unmatched_ends &&
-	     (rc = tft_writer_add_count(c->w, "unmatched_ends", (int64_t)c->unmatched_ends))) ||
-	    (c->dropped && (rc = tft_writer_add_count(c->w, "dropped", (int64_t)c->dropped))) ||
+	     (rc = tft_writer_add_count(c->w, TFT_COUNT_UNMATCHED_ENDS, (int64_t)c->unmatched_ends))) ||
+	    (c->dropped && (rc = tft_writer_add_count(c->w, TFT_COUNT_DROPPED, (int64_t)c->dropped))) ||
 	    (c->dropped_packets &&
-	     (rc = tft_writer_add_count(c->w, "dropped_packets", (int64_t)c->dropped_packets))) ||
+	     (rc = tft_writer_add_count(c->w, TFT_COUNT_DROPPED_PACKETS, (int64_t)c->dropped_packets))) ||
 	    (c->unaligned &&
-	     (rc = tft_writer_add_count(c->w, "device_times_unaligned", (int64_t)c->unaligned))))
+	     (rc = tft_writer_add_count(c->w, TFT_COUNT_DEVICE_TIMES_UNALIGNED, (int64_t)c->unaligned))))
 		return rc;
 	bool otf2 = false, lttng = false;
 	for (uint32_t i = 0; i < c->ntraces; i++) {

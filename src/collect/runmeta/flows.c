@@ -50,7 +50,6 @@ struct rm_pool {
 	uint32_t cat;
 };
 
-#define RM_POOL "runmeta.comm"
 #define HAS(r) (1u << (r))
 
 static int add_flow(struct tft_writer *w, uint32_t cat, const struct rm_comm *a,
@@ -295,7 +294,7 @@ static int comm_pool_close(struct tft_writer *w, void *ctx)
 		i = j;
 	}
 	if (!r && unmatched)
-		r = tft_writer_add_count(w, "unmatched_flows", unmatched);
+		r = tft_writer_add_count(w, TFT_COUNT_UNMATCHED_FLOWS, unmatched);
 	return r;
 }
 
@@ -310,14 +309,14 @@ static void comm_pool_free(void *ctx)
 /* The session's pool, attached to the writer by the first input that needs it. */
 static struct rm_pool *comm_pool_get(struct rm *rm)
 {
-	struct rm_pool *p = tft_writer_attached(rm->w, RM_POOL);
+	struct rm_pool *p = tft_writer_attached(rm->w, TFT_SLOT_RUNMETA_POOL);
 
 	if (p)
 		return p;
 	if (!(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->cat = rm->flow_cat;
-	if (tft_writer_attach(rm->w, RM_POOL, p, comm_pool_close, comm_pool_free)) {
+	if (tft_writer_attach(rm->w, TFT_SLOT_RUNMETA_POOL, p, comm_pool_close, comm_pool_free)) {
 		free(p);
 		return NULL;
 	}
@@ -389,5 +388,5 @@ int tft_rm_emit_flows(struct rm *rm)
 		}
 		i = j;
 	}
-	return local_open ? tft_writer_add_count(rm->w, "unmatched_flows", local_open) : 0;
+	return local_open ? tft_writer_add_count(rm->w, TFT_COUNT_UNMATCHED_FLOWS, local_open) : 0;
 }

@@ -44,11 +44,11 @@ static void tmpl_cache_free(void *ctx)
 /* The session's spare-table slot (made on first use); NULL: none. */
 struct rm_tmpl_cache *tft_rm_tmpl_cache_get(struct tft_writer *w)
 {
-	struct rm_tmpl_cache *c = tft_writer_attached(w, "runmeta.tmpl");
+	struct rm_tmpl_cache *c = tft_writer_attached(w, TFT_SLOT_RUNMETA_TMPL);
 
 	if (c || !(c = calloc(1, sizeof(*c))))
 		return c;
-	if (tft_writer_attach(w, "runmeta.tmpl", c, NULL, tmpl_cache_free)) {
+	if (tft_writer_attach(w, TFT_SLOT_RUNMETA_TMPL, c, NULL, tmpl_cache_free)) {
 		free(c);
 		return NULL;
 	}

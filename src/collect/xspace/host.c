@@ -143,7 +143,7 @@ static void hosts_free(void *ctx)
  */
 uint32_t tft_xs_distinct_host(struct xs *x, const char *name)
 {
-	struct xs_hosts *hs = tft_writer_attached(x->w, "xspace.hosts");
+	struct xs_hosts *hs = tft_writer_attached(x->w, TFT_SLOT_XSPACE_HOSTS);
 	const char *base = name ? strrchr(name, '/') : NULL;
 	uint32_t id = x->host;
 	size_t hlen;
@@ -152,7 +152,7 @@ uint32_t tft_xs_distinct_host(struct xs *x, const char *name)
 	if (!hs) {
 		if (!(hs = calloc(1, sizeof(*hs))))
 			return UINT32_MAX;
-		if (tft_writer_attach(x->w, "xspace.hosts", hs, NULL, hosts_free)) {
+		if (tft_writer_attach(x->w, TFT_SLOT_XSPACE_HOSTS, hs, NULL, hosts_free)) {
 			free(hs);
 			return UINT32_MAX;
 		}

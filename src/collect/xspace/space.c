@@ -172,9 +172,9 @@ static int ingest_space(struct tft_writer *w, const char *name, const uint8_t *d
 	if (!r)
 		r = tft_xs_emit_steps(&x);
 	if (!r && (x.nerrors || x.nwarnings)) {
-		r = tft_writer_add_count(w, "xspace_errors", x.nerrors);
+		r = tft_writer_add_count(w, TFT_COUNT_XSPACE_ERRORS, x.nerrors);
 		if (!r)
-			r = tft_writer_add_count(w, "xspace_warnings", x.nwarnings);
+			r = tft_writer_add_count(w, TFT_COUNT_XSPACE_WARNINGS, x.nwarnings);
 	}
 	if (!r)
 		r = tft_writer_join_meta(w, "format", "xspace", "+");
