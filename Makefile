@@ -414,8 +414,14 @@ demo: deps all
 check-layers:
 	$(Q)tools/check_layers.sh
 
+check-size:
+	$(Q)tools/check_size.sh
+
+check-symbols: $(O)/libtftracer.a
+	$(Q)tools/check_symbols.sh $(O)
+
 clean:
 	rm -rf $(O) build-asan build-fuzz
 
-.PHONY: all units fuzz fuzz-build deps test bench demo clean check-layers
+.PHONY: all units fuzz fuzz-build deps test bench demo clean check-layers check-size check-symbols
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d)

@@ -8,7 +8,7 @@
 # Knobs (env): TFT_JOBS (2), TFT_SKIP_BUILD=1 (reuse build/ and build-asan/),
 # TFT_SKIP_FUZZ=1, FUZZ_SMOKE_SECONDS (2), TFT_DATA (../shared/data),
 # TFT_ASAN_MAX_MB (6: larger inputs use the normal build), TFT_ONLY (a subset of:
-# layers units bad_input torch roundtrip corpus pickles browser tsan fuzz, or the
+# layers sizes symbols units bad_input torch roundtrip corpus pickles browser tsan fuzz, or the
 # NAME of any other tests/e2e/test_NAME.py or test_NAME.sh, which all run too),
 # TFT_BUILD_DIR (build), TFT_ASAN_DIR (build-asan), TFT_FUZZ_DIR (build-fuzz),
 # TFT_UNIT_TIMEOUT (300 s per unit binary), TFT_SUITE_TIMEOUT (900 s per suite).
@@ -64,6 +64,22 @@ if want layers; then
 		pass layers
 	else
 		fail layers "$(grep -m3 'layer violation' "$LOGDIR/layers.log" | tr '\n' ' ' | cut -c1-400)(log $LOGDIR/layers.log)"
+	fi
+fi
+
+# ---- what every file and symbol keeps to (tools/check_size.sh, check_symbols.sh) --
+if want sizes; then
+	if tools/check_size.sh >"$LOGDIR/sizes.log" 2>&1; then
+		pass sizes
+	else
+		fail sizes "$(grep -m3 'too long' "$LOGDIR/sizes.log" | tr '\n' ' ' | cut -c1-400)(log $LOGDIR/sizes.log)"
+	fi
+fi
+if want symbols; then
+	if tools/check_symbols.sh "$BUILD" >"$LOGDIR/symbols.log" 2>&1; then
+		pass symbols
+	else
+		fail symbols "$(grep -m3 'unprefixed\|no ' "$LOGDIR/symbols.log" | tr '\n' ' ' | cut -c1-400)(log $LOGDIR/symbols.log)"
 	fi
 fi
 
