@@ -186,21 +186,23 @@ static void tbuf_free(struct tbuf *t)
 #define JS_SAFE_MAX 9007199254740991ull
 
 /*
- * Whether the JSON text holds a run of 16 or more digits: a number that a JavaScript
- * number may not hold exactly (a run inside a string counts too: harmless, the page
- * then parses that value the exact way).
+ * Whether the JSON text holds a run of digits that, read as an integer, is beyond
+ * 2^53 - 1: a number that a JavaScript number may not hold exactly (a run inside a
+ * string or a fraction counts too: harmless, the page then parses that value the
+ * exact way).
  */
 static bool has_long_digits(const char *p, size_t len)
 {
-	size_t run = 0;
+	static const char safe_max[] = "9007199254740991"; /* 16 digits */
 
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] >= '0' && p[i] <= '9') {
-			if (++run >= 16)
-				return true;
-		} else {
-			run = 0;
-		}
+	for (size_t i = 0; i < len;) {
+		size_t b = i;
+		while (i < len && p[i] >= '0' && p[i] <= '9')
+			i++;
+		if (i - b > 16 || (i - b == 16 && memcmp(p + b, safe_max, 16) > 0))
+			return true;
+		if (i == b)
+			i++;
 	}
 	return false;
 }

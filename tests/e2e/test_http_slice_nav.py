@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -92,6 +93,18 @@ SESSIONS = {
     # each whole ms), enough for level-of-detail summaries; a slice at 20 s
     "counter": [{"ph": "C", "name": "K", "pid": 1, "ts": i, "args": {"v": i % 1000}} for i in range(60000)] + [
         {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 20000000, "dur": 1}],
+    # arguments and a flow id beyond 2^53 (64-bit ids): BIG holds some, SAFE none, DIGITS
+    # only a string of 20 digits; a flow with a 61-bit id from E (tid 2) ends in BIG
+    "bigint": [
+        {"ph": "X", "name": "BIG", "pid": 1, "tid": 1, "ts": 0, "dur": 10,
+         "args": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
+                  "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5}},
+        {"ph": "X", "name": "SAFE", "pid": 1, "tid": 1, "ts": 20, "dur": 10, "args": {"n": 2 ** 53 - 1, "s": "x"}},
+        {"ph": "X", "name": "DIGITS", "pid": 1, "tid": 1, "ts": 40, "dur": 10, "args": {"s": "12345678901234567890"}},
+        {"ph": "X", "name": "E", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+        {"ph": "s", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 2, "ts": 5},
+        {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 1, "ts": 5},
+    ],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
@@ -676,6 +689,81 @@ def check_static_matches(ss):
     return probs
 
 
+# ---- integers beyond 2^53 in the static page ------------------------------------------
+
+# The static page's /api/slice answers as exact JSON text (BigInt as its digits)
+BIG_DRIVER = r"""const big = [];
+const out = queries.map(([path, q]) => {
+	try { return { status: 200, body: sess.query(path, q) }; }
+	catch (e) { return { status: e.status || 500, body: { error: String(e.message) } }; }
+});
+const text = JSON.stringify(out, (k, v) => (typeof v === 'bigint' ? `\u0000big${big.push(String(v)) - 1}\u0000` : v));
+let exact = false;
+JSON.parse('1', (k, v, c) => { exact = !!(c && c.source); return v; });
+process.stdout.write(JSON.stringify({ exact, text: text.replace(/"\\u0000big(\d+)\\u0000"/g, (m, i) => big[+i]) }));
+"""
+
+
+def check_big_ints(ss):
+    """Arguments and flow ids beyond 2^53 (an XSpace trace's 64-bit ids): the server
+    answers them exactly; the export writes an event's args object holding a run of 16
+    digits, and such a flow id, as its JSON text (a string, docs/http-api.md "Static
+    HTML export"), the other args as objects; the texts are the server's values exactly.
+    The static page's own /api/slice (node) answers the server's args and flow ids,
+    exactly where node's JSON.parse gives the source text (node 21+; the browser test
+    static-live.test.mjs checks this in Chromium)."""
+    probs = []
+    s = ss["bigint"]
+    d = s.data()
+    t0 = d["session"]["start_ns"]
+    want = {"BIG": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
+                    "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5},
+            "SAFE": {"n": 2 ** 53 - 1, "s": "x"}, "DIGITS": {"s": "12345678901234567890"}}
+    text = {"BIG": True, "SAFE": False, "DIGITS": True}  # written as JSON text
+    asked, seen = [], set()
+    for t in d["tracks"]:
+        for i in range(len(t.get("ts", []))):
+            q = {"track": t["id"], "ts": t0 + t["ts"][i], "depth": 0}
+            st, body = s.get("slice", **q)
+            name = body.get("name")
+            if name not in want:
+                continue
+            seen.add(name)
+            asked.append((q, body))
+            expect(body.get("args") == want[name], "server: %s args %r, want %r" % (name, body.get("args"), want[name]), probs)
+            a = (t.get("args") or [None] * (i + 1))[i]
+            expect(isinstance(a, str) == text[name], "DATA: %s args %r: %s" % (
+                name, a, "want its JSON text (a string)" if text[name] else "want an object"), probs)
+            expect((json.loads(a) if isinstance(a, str) else a) == body.get("args"),
+                   "DATA: %s args %r, server %r" % (name, a, body.get("args")), probs)
+            if name == "BIG":
+                fid = [f.get("flow_id") for f in body.get("flows_in", [])]
+                expect(fid == [2 ** 60 + 9], "server: BIG's flows_in ids %r, want [%d]" % (fid, 2 ** 60 + 9), probs)
+    expect(seen == set(want), "slices found: %r, want %r" % (sorted(seen), sorted(want)), probs)
+    ids = [f.get("id") for f in d.get("flows", [])]
+    expect(ids == [str(2 ** 60 + 9)], "DATA: flow ids %r, want [\"%d\"] (its digits, a string)" % (ids, 2 ** 60 + 9), probs)
+    node = os.environ.get("NODE") or shutil.which("node")
+    if not node or probs:
+        return probs
+    r = H.run_static_session(node, BIG_DRIVER, s.html, s.start_ns,
+                             [["api/slice", {k: str(v) for k, v in q.items()}] for q, _ in asked], s.tmp)
+    if isinstance(r, str):
+        return probs + [r]
+    got = json.loads(r["text"])
+    for (q, body), x in zip(asked, got):
+        sb = x["body"] if x["status"] == 200 else {}
+        pairs = [("args", sb.get("args"), body["args"]),
+                 ("flows_in ids", [f.get("flow_id") for f in sb.get("flows_in", [])],
+                  [f.get("flow_id") for f in body.get("flows_in", [])])]
+        for what, g, w in pairs:
+            same = g == w if r["exact"] else json.loads(json.dumps(g), parse_int=float) == json.loads(json.dumps(w), parse_int=float)
+            expect(same, "static: %s %s %r, server %r" % (body["name"], what, g, w), probs)
+    if not r["exact"]:
+        H.note("big_ints: node %s reads JSON without the source text: the static answers compared as doubles" %
+               subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip())
+    return probs
+
+
 # ---- the counter value carried into a zoomed-out viewport --------------------------
 
 def check_counter_carry(ss):
@@ -780,6 +868,7 @@ def main():
         t.run("binding_kineto", lambda: check_binding_kineto(ss))
         t.run("children", lambda: check_children(ss))
         t.run("static_matches", lambda: check_static_matches(ss))
+        t.run("big_ints", lambda: check_big_ints(ss))
         t.run("counter_carry", lambda: check_counter_carry(ss))
         t.run("graph", lambda: check_graph(ss))
         t.run("search_paging", lambda: check_search_paging(ss))
