@@ -186,10 +186,11 @@ static void tbuf_free(struct tbuf *t)
 #define JS_SAFE_MAX 9007199254740991ull
 
 /*
- * Whether the JSON text holds a run of digits that, read as an integer, is beyond
- * 2^53 - 1: a number that a JavaScript number may not hold exactly (a run inside a
- * string or a fraction counts too: harmless, the page then parses that value the
- * exact way).
+ * Whether the JSON text holds an integer beyond 2^53 - 1, which a JavaScript number may
+ * not hold exactly: a run of digits beyond it, not next to a '.' or an exponent (a
+ * number with a fraction or an exponent is a double to the server's client too). A
+ * run inside a string counts too: harmless, the page then parses that value the exact
+ * way.
  */
 static bool has_long_digits(const char *p, size_t len)
 {
@@ -199,10 +200,15 @@ static bool has_long_digits(const char *p, size_t len)
 		size_t b = i;
 		while (i < len && p[i] >= '0' && p[i] <= '9')
 			i++;
-		if (i - b > 16 || (i - b == 16 && memcmp(p + b, safe_max, 16) > 0))
-			return true;
-		if (i == b)
+		if (i == b) {
 			i++;
+			continue;
+		}
+		if (i - b < 16 || (i - b == 16 && memcmp(p + b, safe_max, 16) <= 0))
+			continue;
+		if ((b && p[b - 1] == '.') || (i < len && (p[i] == '.' || p[i] == 'e' || p[i] == 'E')))
+			continue;
+		return true;
 	}
 	return false;
 }

@@ -94,13 +94,16 @@ SESSIONS = {
     "counter": [{"ph": "C", "name": "K", "pid": 1, "ts": i, "args": {"v": i % 1000}} for i in range(60000)] + [
         {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 20000000, "dur": 1}],
     # arguments and a flow id beyond 2^53 (64-bit ids): BIG holds some, SAFE none, DIGITS
-    # only a string of 20 digits; a flow with a 61-bit id from E (tid 2) ends in BIG
+    # only a string of 20 digits, FRAC doubles with 17 digits; a flow with a 61-bit id
+    # from E (tid 2) ends in BIG
     "bigint": [
         {"ph": "X", "name": "BIG", "pid": 1, "tid": 1, "ts": 0, "dur": 10,
          "args": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
                   "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5}},
         {"ph": "X", "name": "SAFE", "pid": 1, "tid": 1, "ts": 20, "dur": 10, "args": {"n": 2 ** 53 - 1, "s": "x"}},
         {"ph": "X", "name": "DIGITS", "pid": 1, "tid": 1, "ts": 40, "dur": 10, "args": {"s": "12345678901234567890"}},
+        {"ph": "X", "name": "FRAC", "pid": 1, "tid": 1, "ts": 60, "dur": 10,
+         "args": {"bw": 0.09696969696969697, "e": 1.2345678901234567e+300}},
         {"ph": "X", "name": "E", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
         {"ph": "s", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 2, "ts": 5},
         {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 1, "ts": 5},
@@ -718,8 +721,9 @@ def check_big_ints(ss):
     t0 = d["session"]["start_ns"]
     want = {"BIG": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
                     "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5},
-            "SAFE": {"n": 2 ** 53 - 1, "s": "x"}, "DIGITS": {"s": "12345678901234567890"}}
-    text = {"BIG": True, "SAFE": False, "DIGITS": True}  # written as JSON text
+            "SAFE": {"n": 2 ** 53 - 1, "s": "x"}, "DIGITS": {"s": "12345678901234567890"},
+            "FRAC": {"bw": 0.09696969696969697, "e": 1.2345678901234567e+300}}
+    text = {"BIG": True, "SAFE": False, "DIGITS": True, "FRAC": False}  # written as JSON text
     asked, seen = [], set()
     for t in d["tracks"]:
         for i in range(len(t.get("ts", []))):
