@@ -146,18 +146,27 @@ export class StaticSession {
 		return a && typeof a === 'object' ? a : null;
 	}
 
-	/* The graph nodes by name (rows the exporter wrote as text parsed exactly), or null. */
+	/* The graph nodes by name, or null: name -> rows, each an object or the exporter's
+	 * text of one (read here for its name only; graphRowsOf parses it exactly). */
 	graphIndex() {
 		if (this.graph || !this.graphRows) return this.graph;
 		this.graph = new Map();
-		for (let g of this.graphRows) {
-			if (typeof g === 'string') g = exactText(g, 'a graph row');
-			if (!g || typeof g !== 'object' || typeof g.name !== 'string') continue;
-			const l = this.graph.get(g.name);
-			if (l) l.push(g); else this.graph.set(g.name, [g]);
+		for (const g of this.graphRows) {
+			let o = g;
+			if (typeof g === 'string') { try { o = JSON.parse(g); } catch { throw fail(500, 'the inlined session data is damaged: a graph row is not JSON text'); } }
+			if (!o || typeof o !== 'object' || typeof o.name !== 'string') continue;
+			const l = this.graph.get(o.name);
+			if (l) l.push(g); else this.graph.set(o.name, [g]);
 		}
 		this.graphRows = null;
 		return this.graph;
+	}
+
+	/* The graph rows named `name` (their texts parsed exactly, once), or undefined. */
+	graphRowsOf(name) {
+		const l = this.graphIndex() && this.graph.get(name);
+		if (l) for (let j = 0; j < l.length; j++) if (typeof l[j] === 'string') l[j] = exactText(l[j], 'a graph row');
+		return l;
 	}
 
 	abs(off) { return this.T0 + BigInt(Math.round(off)); }

@@ -238,7 +238,7 @@ export class StaticSlice {
 			String(big(g.step_start_ns)) === String(big(step.start_ns)) &&
 			(!present(g.step_process) || g.step_process === step.process);
 		for (const k of keys) {
-			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
+			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graphRowsOf(k) : null;
 			if (rows && rows.length) return step ? [...rows.filter(own), ...rows.filter((g) => !own(g))].slice(0, 16) : rows.slice(0, 16);
 		}
 		return [];

@@ -192,7 +192,7 @@ static void tbuf_free(struct tbuf *t)
  * run inside a string counts too: harmless, the page then parses that value the exact
  * way.
  */
-static bool has_long_digits(const char *p, size_t len)
+static bool has_unsafe_int(const char *p, size_t len)
 {
 	static const char safe_max[] = "9007199254740991"; /* 16 digits */
 
@@ -221,7 +221,7 @@ static bool has_long_digits(const char *p, size_t len)
  */
 static void write_exact_value(struct tft_json_writer *w, const char *json, size_t len)
 {
-	if (has_long_digits(json, len))
+	if (has_unsafe_int(json, len))
 		tft_json_write_str(w, json, len);
 	else
 		tft_json_write_value_raw(w, json, len);

@@ -102,6 +102,9 @@ function ask(p, queries) {
 const bigSeen = new Map();
 let bigArg = null; // one such argument value served (its digits), for a search
 
+/* A canonical integer (a number, or "bigint:" and digits) as BigInt. */
+const bigOf = (v) => BigInt(typeof v === 'string' ? v.replace(/^bigint:/, '') : v);
+
 /* Differences between two canonical answers: ["path: served X, static Y", ...]. */
 function diff(a, b, at, out) {
 	if (out.length >= 8) return out;
@@ -190,7 +193,7 @@ async function compare(name, queries, whole = []) {
 }
 
 const [session] = await ask(served.p, [['api/session', {}]]);
-const T0 = BigInt(session.start_ns), T1 = BigInt(session.end_ns);
+const T0 = bigOf(session.start_ns), T1 = bigOf(session.end_ns);
 const span = T1 - T0;
 const tracks = session.track_list.map((t) => t.id);
 const ids = tracks.join(',');
@@ -199,8 +202,8 @@ await compare('session and steps', [['api/session', {}], ['api/steps', {}]]);
 
 // viewport: the whole session; the first step (or the middle tenth); a few us around a slice
 const step0 = (session.step_list || [])[0];
-const s0 = step0 ? BigInt(step0.start_ns) : T0 + span * 45n / 100n;
-const s1 = step0 ? s0 + BigInt(step0.dur_ns) : T0 + span * 55n / 100n;
+const s0 = step0 ? bigOf(step0.start_ns) : T0 + span * 45n / 100n;
+const s1 = step0 ? s0 + bigOf(step0.dur_ns) : T0 + span * 55n / 100n;
 const [whole, stepWin] = await compare('viewport: the whole session and a step, every track', [
 	['api/viewport', { tracks: ids, t0: `${T0}`, t1: `${T1}`, width: 1000, rel: 1 }],
 	['api/viewport', { tracks: ids, t0: `${s0}`, t1: `${s1}`, width: 1500, rel: 1 }],
@@ -271,7 +274,7 @@ const first = await compare('search: substring, fields, regex, exact', [
 ]);
 const page1 = first[0] && first[0].results ? first[0].results : [];
 const last = page1[Math.min(page1.length - 1, 49)];
-const cursor = last ? { after_ts: `${last.ts}`, after_track: last.track, after_depth: last.depth, after_seq: last.seq } : {};
+const cursor = last ? { after_ts: `${bigOf(last.ts)}`, after_track: last.track, after_depth: last.depth, after_seq: last.seq } : {};
 await compare('search: a page after a cursor, bad queries', [
 	['api/search', { q: word, limit: 50, ...cursor }],
 	['api/search', { q: '' }],
