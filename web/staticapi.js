@@ -12,7 +12,7 @@
 // that, on the main thread. So this module and its imports declare plain functions,
 // classes and constants only, each top-level name once across them.
 import { decodeViewport } from './tiledata.js';
-import { exactReviver } from './bigjson.js';
+import { exactReviver, hasUnsafeInt } from './bigjson.js';
 import { StaticSession, fail } from './static-session.js';
 import { StaticViewport } from './static-viewport.js';
 import { StaticSlice } from './static-slice.js';
@@ -81,7 +81,7 @@ function findTopLevel(text, key) {
  * DATA parsed: fast (JSON.parse without a reviver), then the few top-level values that
  * may hold integers beyond 2^53 parsed again keeping them exact: "session" and "advise"
  * (absolute nanosecond times) always, "prof" (they follow "session", before the event
- * arrays) when it has a run of 16 digits. The events' arguments, graph rows and flow
+ * arrays) when it holds such an integer (hasUnsafeInt). The events' arguments, graph rows and flow
  * ids with such integers the exporter writes as their JSON text, parsed exactly when
  * asked for (static-session.js exactText).
  */
@@ -91,7 +91,7 @@ function parseData(text) {
 		const r = findTopLevel(text, key);
 		if (!r || !data || typeof data !== 'object') continue;
 		const part = text.slice(r[0], r[1]);
-		if (key === 'prof' && !/\d{16}/.test(part)) continue;
+		if (key === 'prof' && !hasUnsafeInt(part)) continue;
 		try { data[key] = JSON.parse(part, exactReviver); } catch { /* keep the rounded copy */ }
 	}
 	return data;
