@@ -21,6 +21,17 @@ export function exactReviver(key, value, ctx) {
 	return value;
 }
 
+/*
+ * Whether JSON text holds an integer beyond 2^53 - 1 (that JSON.parse would round): a run
+ * of digits beyond it with no '.', 'e' or 'E' next to it; one inside a string counts too
+ * (the exporter's rule, src/export/export_html.c has_unsafe_int).
+ */
+export function hasUnsafeInt(text) {
+	for (const m of text.matchAll(/(?<![.\d])\d{16,}(?![.\deE])/g))
+		if (m[0].length > 16 || m[0] > '9007199254740991') return true;
+	return false;
+}
+
 /* JSON.parse keeping integers beyond 2^53 exact (as BigInt). */
 export function parseExact(text) {
 	return JSON.parse(text, exactReviver);

@@ -66,11 +66,11 @@ export class StaticSearch {
 			}
 			const ids = [], fld = [];
 			for (let i = 0; i < t.n; i++) {
-				let f = 0;
+				let f = 0, a;
 				if (byName && strHit[t.name[i]]) f = 1;
 				else if (byCat && strHit[t.cat ? t.cat[i] : 0]) f = 2; // no "cat" array: every category is ""
-				else if (byArgs && t.args && t.args[i] && typeof t.args[i] === 'object' &&
-					 Object.values(t.args[i]).some((v) => argMatch(v, test))) f = 3;
+				else if (byArgs && t.args && t.args[i] && (a = this.argsOf(t, i)) &&
+					 Object.values(a).some((v) => argMatch(v, test))) f = 3;
 				else if (trackHit) f = 4;
 				if (f) { ids.push(i); fld.push(f); }
 			}

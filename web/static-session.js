@@ -9,8 +9,19 @@
 // declarations only, each top-level name once across the modules staticapi.js imports.
 import { numbers } from './tiledata.js';
 import { kindName, STACK_KINDS } from './kinds.js';
-import { big } from './bigjson.js';
+import { big, parseExact } from './bigjson.js';
 import { present } from './query.js';
+
+/*
+ * A value of DATA that the exporter wrote as its JSON text (a string where a number or
+ * an object belongs) because it holds an integer beyond 2^53: parsed keeping such
+ * integers exact (BigInt), as the served UI reads the server's answers. Anything else
+ * as it is. `what` names the value in the error a damaged text gives.
+ */
+function exactText(v, what) {
+	if (typeof v !== 'string') return v;
+	try { return parseExact(v); } catch (e) { throw fail(500, `the inlined session data is damaged: ${what} is not JSON text (${e.message})`); }
+}
 
 export function fail(status, message) {
 	const e = new Error(message);
@@ -98,23 +109,17 @@ export class StaticSession {
 			ensureSorted(tr);
 			this.tracks.set(t.id, tr);
 		}
-		// graph nodes (GraphDef, CostGraphDef rows) by name, when the session has any
+		// graph nodes (GraphDef, CostGraphDef rows), when the session has any: indexed by
+		// name on the first /api/slice (graphIndex)
+		this.graphRows = Array.isArray(d.graph) ? d.graph : null;
 		this.graph = null;
 		this.graphTruncated = Number(d.graph_truncated) || 0; // rows the exporter's cap left out
-		if (Array.isArray(d.graph)) {
-			this.graph = new Map();
-			for (const g of d.graph) {
-				if (!g || typeof g !== 'object' || typeof g.name !== 'string') continue;
-				const l = this.graph.get(g.name);
-				if (l) l.push(g); else this.graph.set(g.name, [g]);
-			}
-		}
 		this.flows = [];
 		for (const f of Array.isArray(d.flows) ? d.flows : []) {
 			if (!f || typeof f !== 'object') continue;
 			const has = (k) => present(f[k]);
 			this.flows.push({
-				id: f.id ?? 0, name: +f.name || 0, cat: +f.cat || 0, flags: +f.flags || 0,
+				id: exactText(f.id, 'a flow id') ?? 0, name: +f.name || 0, cat: +f.cat || 0, flags: +f.flags || 0,
 				src: has('src_track') && has('src_ts') ? { track: f.src_track, ts: +f.src_ts } : null,
 				dst: has('dst_track') && has('dst_ts') ? { track: f.dst_track, ts: +f.dst_ts } : null,
 			});
@@ -132,6 +137,37 @@ export class StaticSession {
 	}
 
 	str(id) { return this.strings[id] ?? ''; }
+
+	/* The arguments of event i of track t: an object, or null (the exporter's text of one
+	 * with an integer beyond 2^53 parsed exactly here, once). */
+	argsOf(t, i) {
+		let a = t.args ? t.args[i] : null;
+		if (typeof a === 'string') t.args[i] = a = exactText(a, `track ${t.id}'s args[${i}]`);
+		return a && typeof a === 'object' ? a : null;
+	}
+
+	/* The graph nodes by name, or null: name -> rows, each an object or the exporter's
+	 * text of one (read here for its name only; graphRowsOf parses it exactly). */
+	graphIndex() {
+		if (this.graph || !this.graphRows) return this.graph;
+		this.graph = new Map();
+		for (const g of this.graphRows) {
+			let o = g;
+			if (typeof g === 'string') { try { o = JSON.parse(g); } catch { throw fail(500, 'the inlined session data is damaged: a graph row is not JSON text'); } }
+			if (!o || typeof o !== 'object' || typeof o.name !== 'string') continue;
+			const l = this.graph.get(o.name);
+			if (l) l.push(g); else this.graph.set(o.name, [g]);
+		}
+		this.graphRows = null;
+		return this.graph;
+	}
+
+	/* The graph rows named `name` (their texts parsed exactly, once), or undefined. */
+	graphRowsOf(name) {
+		const l = this.graphIndex() && this.graph.get(name);
+		if (l) for (let j = 0; j < l.length; j++) if (typeof l[j] === 'string') l[j] = exactText(l[j], 'a graph row');
+		return l;
+	}
 
 	abs(off) { return this.T0 + BigInt(Math.round(off)); }
 

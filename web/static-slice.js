@@ -208,11 +208,11 @@ export class StaticSlice {
 			ancestors,
 			track: { id: tid, name: info.name ?? '', kind: kindName(info.kind) },
 			process: proc ? { id: proc.id, name: proc.name ?? '', pid: proc.pid ?? null, rank: proc.rank ?? -1 } : null,
-			args: (t.args && t.args[i] && typeof t.args[i] === 'object') ? t.args[i] : {},
+			args: this.argsOf(t, i) || {},
 			step: this.stepOf(info.process, s),
 			flows_out: out,
 			flows_in: inn,
-			...(this.graph ? { graph: this.graphOf(this.str(t.name[i]), t.args && t.args[i], this.stepRowOf(info.process, s)) } : {}),
+			...(this.graphIndex() ? { graph: this.graphOf(this.str(t.name[i]), this.argsOf(t, i), this.stepRowOf(info.process, s)) } : {}),
 			...(this.graphTruncated ? { graph_truncated: this.graphTruncated } : {}),
 		};
 	}
@@ -238,7 +238,7 @@ export class StaticSlice {
 			String(big(g.step_start_ns)) === String(big(step.start_ns)) &&
 			(!present(g.step_process) || g.step_process === step.process);
 		for (const k of keys) {
-			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graph.get(k) : null;
+			const rows = k && !k.includes('\0') && new TextEncoder().encode(k).length < 1024 ? this.graphRowsOf(k) : null;
 			if (rows && rows.length) return step ? [...rows.filter(own), ...rows.filter((g) => !own(g))].slice(0, 16) : rows.slice(0, 16);
 		}
 		return [];

@@ -12,7 +12,7 @@
 // that, on the main thread. So this module and its imports declare plain functions,
 // classes and constants only, each top-level name once across them.
 import { decodeViewport } from './tiledata.js';
-import { exactReviver } from './bigjson.js';
+import { exactReviver, hasUnsafeInt } from './bigjson.js';
 import { StaticSession, fail } from './static-session.js';
 import { StaticViewport } from './static-viewport.js';
 import { StaticSlice } from './static-slice.js';
@@ -21,8 +21,8 @@ import { StaticStats } from './static-stats.js';
 
 /*
  * [start, end) of the value of top-level key `key` in the JSON object `text`, or
- * null. Walks only the keys before it, so the big event arrays after "session"
- * are never scanned twice.
+ * null. Walks only the keys before it, and stops at "tracks" (the exporter writes
+ * the keys looked up before it), so the big event arrays are never scanned twice.
  */
 function findTopLevel(text, key) {
 	const n = text.length;
@@ -62,6 +62,7 @@ function findTopLevel(text, key) {
 		skipString();
 		let k;
 		try { k = JSON.parse(text.slice(ks, i)); } catch { return null; }
+		if (k === 'tracks' && key !== 'tracks') return null; // the event arrays: what is sought comes before them
 		ws();
 		if (text.charCodeAt(i) !== 58) return null;
 		i++;
@@ -76,14 +77,22 @@ function findTopLevel(text, key) {
 	return null;
 }
 
+/*
+ * DATA parsed: fast (JSON.parse without a reviver), then the few top-level values that
+ * may hold integers beyond 2^53 parsed again keeping them exact: "session" and "advise"
+ * (absolute nanosecond times) always, "prof" (they follow "session", before the event
+ * arrays) when it holds such an integer (hasUnsafeInt). The events' arguments, graph rows and flow
+ * ids with such integers the exporter writes as their JSON text, parsed exactly when
+ * asked for (static-session.js exactText).
+ */
 function parseData(text) {
 	const data = JSON.parse(text);
-	// (the keys with nanosecond times the UI needs exact; "advise" follows "session")
-	for (const key of ['session', 'advise']) {
+	for (const key of ['session', 'advise', 'prof']) {
 		const r = findTopLevel(text, key);
-		if (r && data && typeof data === 'object') {
-			try { data[key] = JSON.parse(text.slice(r[0], r[1]), exactReviver); } catch { /* keep the rounded copy */ }
-		}
+		if (!r || !data || typeof data !== 'object') continue;
+		const part = text.slice(r[0], r[1]);
+		if (key === 'prof' && !hasUnsafeInt(part)) continue;
+		try { data[key] = JSON.parse(part, exactReviver); } catch { /* keep the rounded copy */ }
 	}
 	return data;
 }

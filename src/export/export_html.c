@@ -4,6 +4,7 @@
  * block replaced by the stylesheet, the session data (DATA, see
  * docs/http-api.md "Static HTML export") and the UI's modules inlined.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -124,6 +125,7 @@ struct html_ctx {
 	struct tft_error *err;
 	int rc;
 	struct tft_json_memo json_ok; /* JSON arg texts checked, by string id */
+	struct tft_json_writer one;   /* one event's args object, before it goes into t.args */
 };
 
 static uint32_t dense(struct html_ctx *c, uint32_t sid)
@@ -176,6 +178,75 @@ static void tbuf_free(struct tbuf *t)
 	free(t->ekind);
 	tft_json_write_fini(&t->args);
 	memset(t, 0, sizeof(*t));
+}
+
+/* ---- integers beyond 2^53 ------------------------------------------------------ */
+
+/* Largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER). */
+#define JS_SAFE_MAX 9007199254740991ull
+
+/*
+ * Whether the JSON text holds an integer beyond 2^53 - 1, which a JavaScript number may
+ * not hold exactly: a run of digits beyond it, not next to a '.' or an exponent (a
+ * number with a fraction or an exponent is a double to the server's client too). A
+ * run inside a string counts too: harmless, the page then parses that value the exact
+ * way.
+ */
+static bool has_unsafe_int(const char *p, size_t len)
+{
+	static const char safe_max[] = "9007199254740991"; /* 16 digits */
+
+	for (size_t i = 0; i < len;) {
+		size_t b = i;
+		while (i < len && p[i] >= '0' && p[i] <= '9')
+			i++;
+		if (i == b) {
+			i++;
+			continue;
+		}
+		if (i - b < 16 || (i - b == 16 && memcmp(p + b, safe_max, 16) <= 0))
+			continue;
+		if ((b && p[b - 1] == '.') || (i < len && (p[i] == '.' || p[i] == 'e' || p[i] == 'E')))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The JSON value `json` (an event's args object, a graph row) into w: as it is, or,
+ * when it holds an integer a JavaScript number may round, as a string of its text,
+ * which the page parses with exact integers (docs/http-api.md "Static HTML export").
+ * The fast parse of DATA then never sees such a number.
+ */
+static void write_exact_value(struct tft_json_writer *w, const char *json, size_t len)
+{
+	if (has_unsafe_int(json, len))
+		tft_json_write_str(w, json, len);
+	else
+		tft_json_write_value_raw(w, json, len);
+}
+
+/* An unsigned integer (a flow id): a number up to 2^53 - 1, beyond it its digits as a string. */
+static void write_u64_exact(struct tft_json_writer *w, uint64_t v)
+{
+	char buf[24];
+	int n;
+
+	if (v <= JS_SAFE_MAX) {
+		tft_json_write_uint(w, v);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	tft_json_write_str(w, buf, (size_t)n);
+}
+
+/* A memory writer emptied for a new value. */
+static void scratch_reset(struct tft_json_writer *w)
+{
+	tft_json_write_clear(w);
+	w->sep = 0;
+	w->depth = 0;
 }
 
 static void write_arg_value(struct html_ctx *c, struct tft_json_writer *w, const struct tft_arg *a)
@@ -234,19 +305,27 @@ static int on_event(void *ctx, const struct tft_event *ev)
 	if (t->counter)
 		return c->rc;
 	if (ev->nargs) {
+		struct tft_json_writer *o = &c->one;
+		size_t len;
+		const char *obj;
 		t->any_args = true;
-		tft_json_write_begin_object(&t->args);
+		scratch_reset(o);
+		tft_json_write_begin_object(o);
 		for (uint16_t a = 0; a < ev->nargs; a++) {
 			size_t klen;
 			const char *k = tft_session_str(c->s, ev->args[a].key, &klen);
 			/* A key with its length (the key helper takes C strings): the string,
 			 * then ':' and the writer's "after a key" state. */
-			tft_json_write_str(&t->args, k, klen);
-			tft_json_write_raw_char(&t->args, ':');
-			t->args.sep = 2;
-			write_arg_value(c, &t->args, &ev->args[a]);
+			tft_json_write_str(o, k, klen);
+			tft_json_write_raw_char(o, ':');
+			o->sep = 2;
+			write_arg_value(c, o, &ev->args[a]);
 		}
-		tft_json_write_end_object(&t->args);
+		tft_json_write_end_object(o);
+		if (o->status)
+			return c->rc = o->status;
+		obj = tft_json_write_data(o, &len);
+		write_exact_value(&t->args, obj, len);
 	} else {
 		tft_json_write_null(&t->args);
 	}
@@ -348,7 +427,7 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 
 	tft_json_write_begin_object(w);
 	tft_json_write_key(w, "id");
-	tft_json_write_uint(w, f->flow_id);
+	write_u64_exact(w, f->flow_id);
 	tft_json_write_key(w, "name");
 	tft_json_write_uint(w, dense(fc->c, f->name));
 	tft_json_write_key(w, "cat");
@@ -383,6 +462,7 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 
 struct graph_ctx {
 	struct tft_json_writer *w;
+	struct tft_json_writer one; /* the row, before it goes into w */
 	uint64_t n, max, total;
 };
 
@@ -390,12 +470,20 @@ struct graph_ctx {
 static int on_graph_row(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
 {
 	struct graph_ctx *g = ctx;
+	const char *row;
+	size_t len;
 
 	g->total++;
 	if (g->n >= g->max)
 		return 0; /* (counted: DATA says how many were left out) */
 	g->n++;
-	tft_export_graph_node(g->w, n, graph_id);
+	scratch_reset(&g->one);
+	tft_export_graph_node(&g->one, n, graph_id);
+	if (g->one.status)
+		return g->one.status;
+	/* (its step_start_ns is absolute: most rows of a traced step go as text) */
+	row = tft_json_write_data(&g->one, &len);
+	write_exact_value(g->w, row, len);
 	return g->w->status;
 }
 
@@ -407,17 +495,22 @@ static int on_graph_row(void *ctx, const struct tft_graph_node *n, int64_t graph
 static int write_graph(struct tft_session *s, struct tft_json_writer *w)
 {
 	const char *m = tft_session_meta(s, "graph_nodes");
-	struct graph_ctx g = {w, 0, TFT_HTML_MAX_GRAPH_NODES, 0};
+	struct graph_ctx g = {.w = w, .max = TFT_HTML_MAX_GRAPH_NODES};
 	struct tft_error gerr;
+	int rc;
 
 	if (!m || !strcmp(m, "0"))
 		return 0;
+	tft_json_write_init_mem(&g.one);
 	tft_json_write_key(w, "graph");
 	tft_json_write_begin_array(w);
 	/* (an unreadable graph_nodes table, say of another schema, leaves the list short,
 	 * as the server then lists no nodes: the page is still made) */
 	tft_error_clear(&gerr);
-	tft_graph_each(tft_session_path(s), on_graph_row, &g, &gerr);
+	rc = tft_graph_each(tft_session_path(s), on_graph_row, &g, &gerr);
+	tft_json_write_fini(&g.one);
+	if (rc == TFT_ENOMEM)
+		return rc;
 	tft_json_write_end_array(w);
 	tft_json_write_key(w, "graph_truncated");
 	tft_json_write_uint(w, g.total - g.n);
@@ -519,6 +612,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	}
 	tft_json_write_init_mem(&c.t.args);
+	tft_json_write_init_mem(&c.one);
 	tft_json_write_begin_object(&w);
 	tft_json_write_key(&w, "tft_static");
 	tft_json_write_int(&w, 1);
@@ -571,6 +665,7 @@ static int write_data(struct tft_session *s, struct tft_json_writer *out,
 		n->truncated = c.truncated;
 	}
 	tbuf_free(&c.t);
+	tft_json_write_fini(&c.one);
 	tft_json_write_fini(&w);
 	tft_strtab_destroy(c.strs);
 	tft_json_memo_free(&c.json_ok);

@@ -133,7 +133,7 @@ fi
 stop
 if [ -f "$tmp/static.html" ]; then
 	serve "$tmp/static.tft"
-	node "$here/static-live.test.mjs" "$url" --static "$tmp/static.html" --tag "static=served (xspace)" || rc=1
+	node "$here/static-live.test.mjs" "$url" --static "$tmp/static.html" --tag "static=served (xspace)" --expect-big || rc=1
 	stop
 fi
 

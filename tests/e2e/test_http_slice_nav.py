@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -92,6 +93,21 @@ SESSIONS = {
     # each whole ms), enough for level-of-detail summaries; a slice at 20 s
     "counter": [{"ph": "C", "name": "K", "pid": 1, "ts": i, "args": {"v": i % 1000}} for i in range(60000)] + [
         {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 20000000, "dur": 1}],
+    # arguments and a flow id beyond 2^53 (64-bit ids): BIG holds some, SAFE none, DIGITS
+    # only a string of 20 digits, FRAC doubles with 17 digits; a flow with a 61-bit id
+    # from E (tid 2) ends in BIG
+    "bigint": [
+        {"ph": "X", "name": "BIG", "pid": 1, "tid": 1, "ts": 0, "dur": 10,
+         "args": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
+                  "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5}},
+        {"ph": "X", "name": "SAFE", "pid": 1, "tid": 1, "ts": 20, "dur": 10, "args": {"n": 2 ** 53 - 1, "s": "x"}},
+        {"ph": "X", "name": "DIGITS", "pid": 1, "tid": 1, "ts": 40, "dur": 10, "args": {"s": "12345678901234567890"}},
+        {"ph": "X", "name": "FRAC", "pid": 1, "tid": 1, "ts": 60, "dur": 10,
+         "args": {"bw": 0.09696969696969697, "e": 1.2345678901234567e+300}},
+        {"ph": "X", "name": "E", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+        {"ph": "s", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 2, "ts": 5},
+        {"ph": "f", "bp": "e", "name": "fl", "cat": "c", "id": 2 ** 60 + 9, "pid": 1, "tid": 1, "ts": 5},
+    ],
     # slices at the two ends of the int64 range
     "extreme": [
         {"ph": "X", "name": "MIN", "pid": 1, "tid": 1, "ts": "-9223372036854775.808", "dur": 1},
@@ -506,17 +522,17 @@ session_metadata { name: "train" }
 '''
 
 
-def step_inputs(tmp):
+def step_inputs(tmp, base_us=0, sub="w"):
     """Two workers' RunMetadata step files, named alike (w0/step_1.pbtxt, w1/step_1.pbtxt ...)
     and all in a session named "train", each with its cost graph: x costs 10 w + k us in
-    worker w's step k."""
+    worker w's step k. base_us: added to every start (epoch times: beyond 2^53 ns)."""
     out = []
     for w in (0, 1):
-        os.makedirs(os.path.join(tmp, "w%d" % w), exist_ok=True)
+        os.makedirs(os.path.join(tmp, "%s%d" % (sub, w)), exist_ok=True)
         for k in (1, 2, 3):
-            p = os.path.join(tmp, "w%d" % w, "step_%d.pbtxt" % k)
+            p = os.path.join(tmp, "%s%d" % (sub, w), "step_%d.pbtxt" % k)
             with open(p, "w") as f:
-                f.write(STEP_RUN % (w, 1000 * k + 100 * w, 10 * w + k))
+                f.write(STEP_RUN % (w, base_us + 1000 * k + 100 * w, 10 * w + k))
             out.append(p)
     return out
 
@@ -650,8 +666,8 @@ def check_static_matches(ss):
     probs = []
     n = 0
     for name, s in ss.items():
-        if s.sess["end_ns"] - s.sess["start_ns"] >= 2 ** 53:
-            continue
+        if s.sess["end_ns"] - s.sess["start_ns"] >= 2 ** 53 or name in ("bigint", "bigsteps"):
+            continue  # (big_ints compares those, exactly where node's JSON.parse can)
         d = s.data()
         asked = []
         for t in d["tracks"]:
@@ -673,6 +689,117 @@ def check_static_matches(ss):
         same_answers(s, asked, probs, FIELDS)
         probs[before:] = ["%s: %s" % (name, p) for p in probs[before:]]
     H.note("static_matches: %d answers compared" % n)
+    return probs
+
+
+# ---- integers beyond 2^53 in the static page ------------------------------------------
+
+# The static page's /api/slice answers as exact JSON text (BigInt as its digits)
+BIG_DRIVER = r"""const big = [];
+const out = queries.map(([path, q]) => {
+	try { return { status: 200, body: sess.query(path, q) }; }
+	catch (e) { return { status: e.status || 500, body: { error: String(e.message) } }; }
+});
+const text = JSON.stringify(out, (k, v) => (typeof v === 'bigint' ? `\u0000big${big.push(String(v)) - 1}\u0000` : v));
+let exact = false;
+JSON.parse('1', (k, v, c) => { exact = !!(c && c.source); return v; });
+process.stdout.write(JSON.stringify({ exact, text: text.replace(/"\\u0000big(\d+)\\u0000"/g, (m, i) => big[+i]) }));
+"""
+
+
+def check_big_ints(ss):
+    """Arguments and flow ids beyond 2^53 (an XSpace trace's 64-bit ids): the server
+    answers them exactly; the export writes an event's args object holding a run of 16
+    digits, and such a flow id, as its JSON text (a string, docs/http-api.md "Static
+    HTML export"), the other args as objects; the texts are the server's values exactly.
+    The static page's own /api/slice (node) answers the server's args and flow ids,
+    exactly where node's JSON.parse gives the source text (node 21+; the browser test
+    static-live.test.mjs checks this in Chromium)."""
+    probs = []
+    s = ss["bigint"]
+    d = s.data()
+    t0 = d["session"]["start_ns"]
+    want = {"BIG": {"max": 2 ** 63 - 1, "neg": -(2 ** 62) - 3, "edge": 2 ** 53 + 1, "safe": 2 ** 53 - 1,
+                    "obj": {"id": 2 ** 60 + 7, "l": [2 ** 54 + 1, 3]}, "f": 1.5},
+            "SAFE": {"n": 2 ** 53 - 1, "s": "x"}, "DIGITS": {"s": "12345678901234567890"},
+            "FRAC": {"bw": 0.09696969696969697, "e": 1.2345678901234567e+300}}
+    text = {"BIG": True, "SAFE": False, "DIGITS": True, "FRAC": False}  # written as JSON text
+    asked, seen = [], set()
+    for t in d["tracks"]:
+        for i in range(len(t.get("ts", []))):
+            q = {"track": t["id"], "ts": t0 + t["ts"][i], "depth": 0}
+            st, body = s.get("slice", **q)
+            name = body.get("name")
+            if name not in want:
+                continue
+            seen.add(name)
+            asked.append((q, body))
+            expect(body.get("args") == want[name], "server: %s args %r, want %r" % (name, body.get("args"), want[name]), probs)
+            a = (t.get("args") or [None] * (i + 1))[i]
+            expect(isinstance(a, str) == text[name], "DATA: %s args %r: %s" % (
+                name, a, "want its JSON text (a string)" if text[name] else "want an object"), probs)
+            expect((json.loads(a) if isinstance(a, str) else a) == body.get("args"),
+                   "DATA: %s args %r, server %r" % (name, a, body.get("args")), probs)
+            if name == "BIG":
+                fid = [f.get("flow_id") for f in body.get("flows_in", [])]
+                expect(fid == [2 ** 60 + 9], "server: BIG's flows_in ids %r, want [%d]" % (fid, 2 ** 60 + 9), probs)
+    expect(seen == set(want), "slices found: %r, want %r" % (sorted(seen), sorted(want)), probs)
+    # graph rows (their step_start_ns is absolute): an object never holds an integer beyond
+    # 2^53 - 1; a text is JSON
+    def unsafe(v):
+        if isinstance(v, dict):
+            return any(unsafe(x) for x in v.values())
+        if isinstance(v, list):
+            return any(unsafe(x) for x in v)
+        return isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 53 - 1
+    texts = {}
+    for name in ("graph", "steps", "bigsteps"):
+        for row in ss[name].data().get("graph", []):
+            if isinstance(row, str):
+                texts[name] = texts.get(name, 0) + 1
+                try:
+                    json.loads(row)
+                except ValueError:
+                    probs.append("DATA: %s: graph row text %r is not JSON" % (name, row[:80]))
+            else:
+                expect(not unsafe(row), "DATA: %s: graph row %r holds an integer beyond 2^53 - 1" % (name, row), probs)
+    H.note("big_ints: graph rows as JSON text: %r" % texts)
+    # bigsteps (epoch times): every row is linked to its step, and the server's rows of a
+    # slice are the texts of DATA, exactly
+    b = ss["bigsteps"]
+    bd = b.data()
+    rows = [json.loads(r) if isinstance(r, str) else r for r in bd.get("graph", [])]
+    expect(rows and all(isinstance(r, str) for r in bd["graph"]) and all(r.get("step_start_ns", 0) > 2 ** 53 for r in rows),
+           "DATA: bigsteps: graph rows %r, want texts with step_start_ns beyond 2^53" % bd.get("graph"), probs)
+    joined = 0
+    for t in bd["tracks"]:
+        for i in range(len(t.get("ts", []))):
+            st, body = b.get("slice", track=t["id"], ts=bd["session"]["start_ns"] + t["ts"][i], depth=0)
+            for g in body.get("graph", []) if st == 200 else []:
+                joined += 1
+                expect(g in rows, "bigsteps: the server's graph row %r is not in DATA exactly" % g, probs)
+    expect(joined > 0, "bigsteps: no slice joins a graph row", probs)
+    ids = [f.get("id") for f in d.get("flows", [])]
+    expect(ids == [str(2 ** 60 + 9)], "DATA: flow ids %r, want [\"%d\"] (its digits, a string)" % (ids, 2 ** 60 + 9), probs)
+    node = os.environ.get("NODE") or shutil.which("node")
+    if not node or probs:
+        return probs
+    r = H.run_static_session(node, BIG_DRIVER, s.html, s.start_ns,
+                             [["api/slice", {k: str(v) for k, v in q.items()}] for q, _ in asked], s.tmp)
+    if isinstance(r, str):
+        return probs + [r]
+    got = json.loads(r["text"])
+    for (q, body), x in zip(asked, got):
+        sb = x["body"] if x["status"] == 200 else {}
+        pairs = [("args", sb.get("args"), body["args"]),
+                 ("flows_in ids", [f.get("flow_id") for f in sb.get("flows_in", [])],
+                  [f.get("flow_id") for f in body.get("flows_in", [])])]
+        for what, g, w in pairs:
+            same = g == w if r["exact"] else json.loads(json.dumps(g), parse_int=float) == json.loads(json.dumps(w), parse_int=float)
+            expect(same, "static: %s %s %r, server %r" % (body["name"], what, g, w), probs)
+    if not r["exact"]:
+        H.note("big_ints: node %s reads JSON without the source text: the static answers compared as doubles" %
+               subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip())
     return probs
 
 
@@ -770,6 +897,7 @@ def main():
             ss[name] = Session(name, events, tmp)
         ss["graph"] = Session("graph", graph_inputs(tmp), tmp)
         ss["steps"] = Session("steps", step_inputs(tmp), tmp)
+        ss["bigsteps"] = Session("bigsteps", step_inputs(tmp, 1700000000000000, "e"), tmp)
         kineto = os.path.join(H.data_dir(), KINETO)
         if os.path.exists(kineto):
             ss["kineto"] = Session("kineto", kineto, tmp)
@@ -780,6 +908,7 @@ def main():
         t.run("binding_kineto", lambda: check_binding_kineto(ss))
         t.run("children", lambda: check_children(ss))
         t.run("static_matches", lambda: check_static_matches(ss))
+        t.run("big_ints", lambda: check_big_ints(ss))
         t.run("counter_carry", lambda: check_counter_carry(ss))
         t.run("graph", lambda: check_graph(ss))
         t.run("search_paging", lambda: check_search_paging(ss))
