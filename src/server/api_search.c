@@ -549,18 +549,14 @@ static int run_seq(struct query *q, const struct tft_event *ev, uint32_t *seq)
 	uint32_t d = ev->depth;
 
 	if (d >= q->run_cap) {
-		uint32_t nc = d + 1 > 2 * q->run_cap ? d + 1 : 2 * q->run_cap;
-		int64_t *ts = realloc(q->run_ts, (size_t)nc * sizeof(*ts));
-		uint32_t *n;
+		/* two arrays of one capacity: run_cap moves when both grew */
+		uint32_t ct = q->run_cap, nc = q->run_cap;
 
-		if (!ts)
+		if (tft_grow_ex((void **)&q->run_ts, &ct, (uint64_t)d + 1, sizeof(*q->run_ts), 16, 0) ||
+		    tft_grow_ex((void **)&q->run_n, &nc, (uint64_t)d + 1, sizeof(*q->run_n), 16, 0))
 			return TFT_ENOMEM;
-		q->run_ts = ts;
-		n = realloc(q->run_n, (size_t)nc * sizeof(*n));
-		if (!n)
-			return TFT_ENOMEM;
-		q->run_n = n;
 		for (uint32_t i = q->run_cap; i < nc; i++) {
+
 			q->run_ts[i] = INT64_MIN;
 			q->run_n[i] = UINT32_MAX; /* no run yet (INT64_MIN is a start too) */
 		}
