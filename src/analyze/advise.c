@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analyze/advise_int.h"
+#include "core/grow.h"
 
 static const struct adv_checker *const checkers[TFT_ADVISE_NCHECKERS] = {
 	&tft_adv_step_time, &tft_adv_utilization, &tft_adv_expensive, &tft_adv_op_config,
@@ -125,14 +126,8 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 	if (a->tracks[f->src_track].role != ADV_R_HOST || a->tracks[f->dst_track].role != ADV_R_DEVICE)
 		return 0;
 	l = &a->launches[f->dst_track];
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 256;
-		struct adv_launch *nv = realloc(l->v, nc * sizeof(*nv));
-		if (!nv)
-			return TFT_ENOMEM;
-		l->v = nv;
-		l->cap = nc;
-	}
+	if (tft_grow_size_ex((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 256, 0))
+		return TFT_ENOMEM;
 	l->v[l->n].dst_ts = f->dst_ts_ns;
 	l->v[l->n].src_ts = f->src_ts_ns;
 	l->n++;
@@ -140,14 +135,8 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 	/* and where it starts, on its host track */
 	{
 		struct adv_srcs *h = &a->srcs[f->src_track];
-		if (h->n == h->cap) {
-			size_t nc = h->cap ? h->cap * 2 : 256;
-			int64_t *nv = realloc(h->v, nc * sizeof(*nv));
-			if (!nv)
-				return TFT_ENOMEM;
-			h->v = nv;
-			h->cap = nc;
-		}
+		if (tft_grow_size_ex((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v), 256, 0))
+			return TFT_ENOMEM;
 		h->v[h->n++] = f->src_ts_ns;
 	}
 	return 0;
@@ -843,14 +832,8 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		return 0;
 	if (sl->max_n && sl->n >= sl->max_n)
 		return TFT_ENOSPC;
-	if (sl->n == sl->cap) {
-		size_t nc = sl->cap ? sl->cap * 2 : 4096;
-		x = realloc(sl->sl, nc * sizeof(*x));
-		if (!x)
-			return TFT_ENOMEM;
-		sl->sl = x;
-		sl->cap = nc;
-	}
+	if (sl->n == sl->cap && tft_grow_size_ex((void **)&sl->sl, &sl->cap, sl->n + 1, sizeof(*sl->sl), 4096, 0))
+		return TFT_ENOMEM;
 	x = &sl->sl[sl->n++];
 	x->ts = ev->ts_ns;
 	x->end = sat_end(ev->ts_ns, ev->dur_ns);
@@ -1026,14 +1009,8 @@ int tft_adv_slab_fill(struct adv *a, struct adv_slab *sl)
 		if (rc)
 			return rc < 0 ? rc : TFT_EIO;
 		if (sl->n > lo) {
-			if (sl->nruns == sl->capruns) {
-				size_t nc = sl->capruns ? sl->capruns * 2 : 64;
-				struct adv_run *nr = realloc(sl->runs, nc * sizeof(*nr));
-				if (!nr)
-					return TFT_ENOMEM;
-				sl->runs = nr;
-				sl->capruns = nc;
-			}
+			if (tft_grow_size_ex((void **)&sl->runs, &sl->capruns, sl->nruns + 1, sizeof(*sl->runs), 64, 0))
+				return TFT_ENOMEM;
 			sl->runs[sl->nruns].track = t;
 			sl->runs[sl->nruns].lo = lo;
 			sl->runs[sl->nruns].hi = sl->n;
@@ -1140,16 +1117,11 @@ static int scan_scope(struct adv *a, uint32_t scope, struct adv_slab *sl, struct
 					}
 				}
 			}
-			if (nunits == capunits) {
-				size_t nc = capunits ? capunits * 2 : 64;
-				struct unit *nu = realloc(units, nc * sizeof(*nu));
-				if (!nu) {
-					rc = TFT_ENOMEM;
-					goto out;
-				}
-				units = nu;
-				capunits = nc;
+			if (tft_grow_size_ex((void **)&units, &capunits, nunits + 1, sizeof(*units), 64, 0)) {
+				rc = TFT_ENOMEM;
+				goto out;
 			}
+
 			units[nunits].t0 = t0;
 			units[nunits].t1 = cut;
 			units[nunits].w = w;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analyze/advise_int.h"
+#include "core/grow.h"
 
 #define MAX_NODES (1024u * 1024u)
 #define MAX_PATH 100000
@@ -85,14 +86,9 @@ static int on_flow(void *ctx, const struct tft_flow *f)
 		return 0;
 	if ((d = node_at(c, f->dst_track, f->dst_ts_ns)) == TFT_NONE || d == s)
 		return 0;
-	if (c->ne == c->cape) {
-		size_t nc = c->cape ? c->cape * 2 : 1024;
-		struct edge *ne = realloc(c->e, nc * sizeof(*ne));
-		if (!ne)
-			return TFT_ENOMEM;
-		c->e = ne;
-		c->cape = nc;
-	}
+	if (tft_grow_size_ex((void **)&c->e, &c->cape, c->ne + 1, sizeof(*c->e), 1024, 0))
+		return TFT_ENOMEM;
+
 	c->e[c->ne].dst = d;
 	c->e[c->ne].src = s;
 	c->e[c->ne].ready = f->src_ts_ns;

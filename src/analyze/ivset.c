@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/ivset.h"
+#include "core/grow.h"
 #include "core/status.h"
 
 void tft_ivset_fini(struct tft_ivset *s)
@@ -22,22 +23,12 @@ void tft_ivset_clear(struct tft_ivset *s)
 
 static bool reserve(struct tft_ivset *s, size_t need)
 {
-	size_t nc;
-	struct tft_iv *nv;
-
-	if (need <= s->cap)
-		return true;
-	nc = s->cap ? s->cap * 2 : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(s->v, nc * sizeof(*nv));
-	if (!nv) {
+	if (tft_grow_size_ex((void **)&s->v, &s->cap, need, sizeof(*s->v), 64, 0)) {
 		s->oom = true;
 		return false;
 	}
-	s->v = nv;
-	s->cap = nc;
 	return true;
+
 }
 
 void tft_ivset_add(struct tft_ivset *s, int64_t a, int64_t b)

@@ -38,17 +38,13 @@ struct model {
 static struct ginfo *ginfo(struct model *m, uint32_t r)
 {
 	if (r >= m->capgi) {
-		uint32_t n = m->capgi ? m->capgi : 1024;
-		while (n <= r)
-			n *= 2;
-		struct ginfo *g = realloc(m->gi, sizeof(*g) * n);
-		if (!g)
+		uint32_t old = m->capgi;
+		if (tft_grow_ex((void **)&m->gi, &m->capgi, (uint64_t)r + 1, sizeof(*m->gi), 1024, 0))
 			return NULL;
-		for (uint32_t i = m->capgi; i < n; i++)
-			g[i] = (struct ginfo){ .float_ops = -1 };
-		m->gi = g;
-		m->capgi = n;
+		for (uint32_t i = old; i < m->capgi; i++)
+			m->gi[i] = (struct ginfo){ .float_ops = -1 };
 	}
+
 	return &m->gi[r];
 }
 

@@ -975,17 +975,9 @@ static uint32_t global_rec(struct prof_worker *w, uint32_t r)
 		gr = g->recs[gr].redirect;
 	if (gr == PROF_NONE)
 		return PROF_NONE;
-	if (r >= w->ngmap) {
-		uint32_t n = w->ngmap ? w->ngmap : 1024;
-		while (n <= r)
-			n *= 2;
-		uint32_t *m = realloc(w->gmap, sizeof(*m) * n);
-		if (!m)
-			return gr;
-		memset(m + w->ngmap, 0, sizeof(*m) * (n - w->ngmap));
-		w->gmap = m;
-		w->ngmap = n;
-	}
+	if (r >= w->ngmap && tft_grow_ex((void **)&w->gmap, &w->ngmap, (uint64_t)r + 1, sizeof(*w->gmap), 1024, 1))
+		return gr;
+
 	w->gmap[r] = gr + 1;
 	return gr;
 }

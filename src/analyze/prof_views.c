@@ -232,16 +232,12 @@ static bool rec_matches(struct view *v, uint32_t r)
 	for (uint32_t i = 0; i < st->ntypes; i++) {
 		uint32_t t = p->types[st->types + i];
 		if (t >= v->ntm) {
-			uint32_t n = v->ntm ? v->ntm : 256;
-			while (n <= t)
-				n *= 2;
-			int8_t *m = realloc(v->type_match, n);
-			if (!m)
+			uint32_t old = v->ntm;
+			if (tft_grow_ex((void **)&v->type_match, &v->ntm, (uint64_t)t + 1, 1, 256, 0))
 				return false;
-			memset(m + v->ntm, -1, n - v->ntm);
-			v->type_match = m;
-			v->ntm = n;
+			memset(v->type_match + old, -1, v->ntm - old);
 		}
+
 		if (v->type_match[t] < 0)
 			v->type_match[t] = rx_match(&v->o->account_type, tft_prof_str(&p->tab, t));
 		if (v->type_match[t])

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyze/stats_int.h"
+#include "core/grow.h"
 #include "core/strtab.h"
 
 /* An open slice on the current track. */
@@ -75,14 +76,8 @@ static inline __attribute__((always_inline)) int64_t find_group(struct agg *a, u
 			goto found;
 		h = (h + 1) & a->mask;
 	}
-	if (a->ngroups == a->cap_groups) {
-		size_t ncap = a->cap_groups ? a->cap_groups * 2 : 64;
-		struct group *ng = realloc(a->groups, ncap * sizeof(*ng));
-		if (!ng)
-			return -1;
-		a->groups = ng;
-		a->cap_groups = ncap;
-	}
+	if (tft_grow_size_ex((void **)&a->groups, &a->cap_groups, a->ngroups + 1, sizeof(*a->groups), 64, 0))
+		return -1;
 	memset(&a->groups[a->ngroups], 0, sizeof(a->groups[0]));
 	a->groups[a->ngroups].key = key;
 	a->groups[a->ngroups].min_ns = INT64_MAX;
@@ -164,8 +159,6 @@ static inline int push_dur(struct group *g, int64_t dur)
 	if (tft_unlikely(g->approx))
 		return add_bucket(g, tft_hist_bucket(dur), 1);
 	if (i == g->cap) {
-		size_t ncap;
-		int64_t *nd;
 		if (i >= g->exact_max) {
 			g->count--; /* to_buckets() takes the durations so far */
 			if (to_buckets(g))
@@ -173,12 +166,8 @@ static inline int push_dur(struct group *g, int64_t dur)
 			g->count++;
 			return add_bucket(g, tft_hist_bucket(dur), 1);
 		}
-		ncap = g->cap ? g->cap * 2 : 16;
-		nd = realloc(g->durs, ncap * sizeof(*nd));
-		if (!nd)
+		if (tft_grow_size((void **)&g->durs, &g->cap, i + 1, sizeof(*g->durs)))
 			return TFT_ENOMEM;
-		g->durs = nd;
-		g->cap = ncap;
 	}
 	g->durs[i] = dur;
 	return 0;
@@ -295,14 +284,9 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		if (e0 > s0)
 			p->covered_ns += e0 - s0;
 	}
-	if (a->sp == a->cap_stack) {
-		size_t ncap = a->cap_stack ? a->cap_stack * 2 : 64;
-		struct frame *nf = realloc(a->stack, ncap * sizeof(*nf));
-		if (!nf)
-			return a->status = TFT_ENOMEM;
-		a->stack = nf;
-		a->cap_stack = ncap;
-	}
+	if (a->sp == a->cap_stack &&
+	    tft_grow_size_ex((void **)&a->stack, &a->cap_stack, a->sp + 1, sizeof(*a->stack), 64, 0))
+		return a->status = TFT_ENOMEM;
 	a->stack[a->sp++] = (struct frame){
 		.start_ns = ev->ts_ns,
 		.end_ns = end,
@@ -383,17 +367,10 @@ static int on_area_slice(void *ctx, const struct tft_event *ev)
 		return 0;
 	if (d >= AREA_MAX_DEPTH)
 		d = AREA_MAX_DEPTH - 1;
-	if (d >= w->cap_stack) {
-		size_t ncap = w->cap_stack ? w->cap_stack : 64;
-		struct open *ns;
-		while (ncap <= d)
-			ncap *= 2;
-		ns = realloc(w->stack, ncap * sizeof(*ns));
-		if (!ns)
-			return a->status = TFT_ENOMEM;
-		w->stack = ns;
-		w->cap_stack = ncap;
-	}
+	if (d >= w->cap_stack &&
+	    tft_grow_size_ex((void **)&w->stack, &w->cap_stack, (size_t)d + 1, sizeof(*w->stack), 64, 0))
+		return a->status = TFT_ENOMEM;
+
 	while (w->top <= d)
 		w->stack[w->top++].used = false;
 	/* Close this depth and everything deeper: those slices have no more children. */

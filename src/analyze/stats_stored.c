@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "analyze/stats_int.h"
+#include "core/grow.h"
 #include "store/chunk_stats.h"
 
 struct chunk_info {
@@ -144,14 +145,9 @@ static int on_collect(void *ctx, const struct tft_event *ev)
 
 	if (ev->flags & TFT_EVF_SUMMARY)
 		return 0;
-	if (d->n == d->cap) {
-		uint32_t ncap = d->cap ? d->cap * 2 : 4096;
-		struct ev_rec *ne = realloc(d->ev, (size_t)ncap * sizeof(*ne));
-		if (!ne)
-			return c->status = TFT_ENOMEM;
-		d->ev = ne;
-		d->cap = ncap;
-	}
+	if (d->n == d->cap && tft_grow_ex((void **)&d->ev, &d->cap, (uint64_t)d->n + 1, sizeof(*d->ev), 4096, 0))
+		return c->status = TFT_ENOMEM;
+
 	d->ev[d->n++] = (struct ev_rec){
 		.ts = ev->ts_ns,
 		.end = tft_stats_sat_add(ev->ts_ns, ev->dur_ns > 0 ? ev->dur_ns : 0),

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/grow.h"
 #include "job/clock.h"
 #include "job/comm.h"
 #include "job/job.h"
@@ -62,19 +63,11 @@ static uint32_t str_of(struct copy *c, uint32_t id)
 
 	if (id == 0)
 		return 0;
-	if (id >= c->nids) {
-		uint32_t n = c->nids ? c->nids : 4096;
-		while (n <= id)
-			n *= 2;
-		uint32_t *ni = realloc(c->ids, (size_t)n * sizeof(*ni));
-		if (!ni) {
-			c->status = TFT_ENOMEM;
-			return 0;
-		}
-		memset(ni + c->nids, 0, (size_t)(n - c->nids) * sizeof(*ni));
-		c->ids = ni;
-		c->nids = n;
+	if (id >= c->nids && tft_grow_ex((void **)&c->ids, &c->nids, (uint64_t)id + 1, sizeof(*c->ids), 4096, 1)) {
+		c->status = TFT_ENOMEM;
+		return 0;
 	}
+
 	if (!c->ids[id]) {
 		p = tft_session_str(c->s, id, &len);
 		uint32_t w = tft_writer_intern(c->w, p, len);

@@ -9,7 +9,9 @@
 
 #include "codec/json_read.h"
 #include "codec/json_write.h"
+#include "core/grow.h"
 #include "core/status.h"
+
 
 /* ---- buffer ------------------------------------------------------------- */
 
@@ -86,10 +88,8 @@ int tft_json_write_finish(struct tft_json_writer *w)
 
 int tft_json_write_reserve_slow(struct tft_json_writer *w, size_t n)
 {
-	size_t want;
-	char *nb;
-
-	if (w->status)
+	if
+ (w->status)
 		return w->status;
 	if (w->sink && w->len) {
 		if (tft_json_write_flush(w))
@@ -101,16 +101,10 @@ int tft_json_write_reserve_slow(struct tft_json_writer *w, size_t n)
 		fail(w, TFT_ENOMEM);
 		return w->status;
 	}
-	want = w->cap ? w->cap : 4096;
-	while (want - w->len < n)
-		want *= 2;
-	nb = realloc(w->buf, want);
-	if (!nb) {
+	if (tft_grow_size_ex((void **)&w->buf, &w->cap, w->len + n, 1, 4096, 0)) {
 		fail(w, TFT_ENOMEM);
 		return w->status;
 	}
-	w->buf = nb;
-	w->cap = want;
 	return 0;
 }
 
@@ -761,19 +755,8 @@ bool tft_json_is_value(const char *json, size_t len)
 
 bool tft_json_memo_is_value(struct tft_json_memo *m, uint32_t id, const char *json, size_t len)
 {
-	if (id >= m->cap) {
-		size_t ncap = m->cap ? m->cap : 1024;
-		uint8_t *ns;
-
-		while (ncap <= id)
-			ncap *= 2;
-		ns = realloc(m->state, ncap);
-		if (!ns)
-			return tft_json_is_value(json, len);
-		memset(ns + m->cap, 0, ncap - m->cap);
-		m->state = ns;
-		m->cap = ncap;
-	}
+	if (tft_grow_size_ex((void **)&m->state, &m->cap, (size_t)id + 1, 1, 1024, 1))
+		return tft_json_is_value(json, len);
 	if (!m->state[id])
 		m->state[id] = tft_json_is_value(json, len) ? 1 : 2;
 	return m->state[id] == 1;

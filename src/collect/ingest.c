@@ -29,6 +29,7 @@
 #include "collect/ingest_xspace.h"
 #include "collect/tf_names.h"
 #include "collect/track_roles.h"
+#include "core/grow.h"
 
 /* Bytes the probes get to look at (the source look-ahead). */
 #define PROBE_BYTES 4096u
@@ -506,17 +507,12 @@ static int ingest_dir(struct tft_writer *w, const char *dir, const struct tft_in
 			free(full);
 			continue;
 		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nn = realloc(names, ncap * sizeof(*nn));
-			if (!nn) {
-				free(full);
-				rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-			names = nn;
-			cap = ncap;
+		if (tft_grow_size((void **)&names, &cap, n + 1, sizeof(*names))) {
+			free(full);
+			rc = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+			goto out;
 		}
+
 		names[n++] = full;
 	}
 	if (n == 0) {

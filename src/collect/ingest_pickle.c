@@ -16,6 +16,7 @@
 #include "collect/ingest_pickle.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/tf_names.h"
+#include "core/grow.h"
 
 #define US_PER_DAY (86400LL * 1000000LL)
 #define QUARTER_HOUR_US (900LL * 1000000LL)
@@ -340,15 +341,8 @@ static int defer_job(struct pk_ing *g, const struct tft_pickle_value *obj, const
 {
 	struct pk_job *j;
 
-	if (g->njobs == g->cjobs) {
-		size_t ncap = g->cjobs ? g->cjobs * 2 : 16;
-		struct pk_job *nj = realloc(g->jobs, ncap * sizeof(*nj));
-
-		if (!nj)
-			return tft_error_set(g->err, TFT_ENOMEM, -1, "out of memory");
-		g->jobs = nj;
-		g->cjobs = ncap;
-	}
+	if (tft_grow_size((void **)&g->jobs, &g->cjobs, g->njobs + 1, sizeof(*g->jobs)))
+		return tft_error_set(g->err, TFT_ENOMEM, -1, "out of memory");
 	j = &g->jobs[g->njobs];
 	j->obj = obj;
 	snprintf(j->label, sizeof(j->label), "%s", label);
@@ -913,16 +907,11 @@ int tft_ingest_pickle_source(struct tft_writer *w, struct tft_source *src,
 	for (;;) {
 		size_t got = 0;
 
-		if (len == cap) {
-			uint8_t *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-
-			if (!nb) {
-				free(buf);
-				return tft_error_set(err, TFT_ENOMEM, -1, "out of memory reading the pickle");
-			}
-			buf = nb;
-			cap *= 2;
+		if (tft_grow_size((void **)&buf, &cap, len + 1, 1)) {
+			free(buf);
+			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory reading the pickle");
 		}
+
 		r = tft_source_read(src, buf + len, cap - len, &got, err);
 		if (r) {
 			free(buf);

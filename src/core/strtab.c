@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
+
 
 #define ARENA_BLOCK (1u << 20)
 
@@ -156,14 +158,8 @@ uint32_t tft_strtab_intern(struct tft_strtab *t, const char *s, size_t len)
 	}
 	if (t->nents >= t->mask) /* growth failed earlier: never fill the last slot */
 		return UINT32_MAX;
-	if (t->nents == t->cap_ents) {
-		uint32_t ncap = t->cap_ents ? t->cap_ents * 2 : 1024;
-		struct entry *ne = realloc(t->ents, (size_t)ncap * sizeof(*ne));
-		if (!ne)
-			return UINT32_MAX;
-		t->ents = ne;
-		t->cap_ents = ncap;
-	}
+	if (tft_grow_ex((void **)&t->ents, &t->cap_ents, (uint64_t)t->nents + 1, sizeof(*t->ents), 1024, 0))
+		return UINT32_MAX;
 	char *copy = arena_copy(t, s, len);
 	if (!copy)
 		return UINT32_MAX;

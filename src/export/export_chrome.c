@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "export/export_chrome.h"
 
@@ -62,19 +63,12 @@ static int cache_str(struct chrome *c, uint32_t id)
 	const char *s = tft_session_str(c->s, id, &len);
 
 	if (id >= c->str_cap) {
-		size_t ncap = c->str_cap ? c->str_cap : 1024;
-		while (ncap <= id)
-			ncap *= 2;
-		uint32_t *no = realloc(c->str_off, ncap * sizeof(*no));
-		if (!no)
+		/* two arrays of one capacity (str_len zero-filled): str_cap moves when both grew */
+		size_t co = c->str_cap, cl = c->str_cap;
+		if (tft_grow_size_ex((void **)&c->str_off, &co, (size_t)id + 1, sizeof(*c->str_off), 1024, 0) ||
+		    tft_grow_size_ex((void **)&c->str_len, &cl, (size_t)id + 1, sizeof(*c->str_len), 1024, 1))
 			return TFT_ENOMEM;
-		c->str_off = no;
-		uint32_t *nl = realloc(c->str_len, ncap * sizeof(*nl));
-		if (!nl)
-			return TFT_ENOMEM;
-		c->str_len = nl;
-		memset(c->str_len + c->str_cap, 0, (ncap - c->str_cap) * sizeof(*nl));
-		c->str_cap = ncap;
+		c->str_cap = cl;
 	}
 	need = tft_json_escape_bound(len) + 2;
 	if (c->arena_cap - c->arena_len < need) {
@@ -811,16 +805,11 @@ static int on_flow(void *ctx, const struct tft_flow *fl)
 		if (f->c->status)
 			return 1;
 		/* A repeated id (merged inputs): renumber it after the scan. */
-		if (f->ndups == f->cap_dups) {
-			size_t ncap = f->cap_dups ? f->cap_dups * 2 : 64;
-			struct tft_flow *nd = realloc(f->dups, ncap * sizeof(*nd));
-			if (!nd) {
-				f->c->status = TFT_ENOMEM;
-				return 1;
-			}
-			f->dups = nd;
-			f->cap_dups = ncap;
+		if (tft_grow_size_ex((void **)&f->dups, &f->cap_dups, f->ndups + 1, sizeof(*f->dups), 64, 0)) {
+			f->c->status = TFT_ENOMEM;
+			return 1;
 		}
+
 		f->dups[f->ndups++] = *fl;
 	}
 	return f->c->w->status ? 1 : 0;

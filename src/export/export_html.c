@@ -11,6 +11,7 @@
 
 #include "analyze/advise.h"
 #include "analyze/prof.h"
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "export/export_html.h"
 #include "export/export_prof.h"
@@ -145,14 +146,15 @@ static uint32_t dense(struct html_ctx *c, uint32_t sid)
 
 static bool tbuf_grow(struct tbuf *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-#define GROW(f)                                                        \
-	do {                                                           \
-		void *p_ = realloc(t->f, cap * sizeof(*t->f));         \
-		if (!p_)                                               \
-			return false;                                  \
-		t->f = p_;                                             \
+	size_t cap = t->cap;
+	/* parallel arrays of one capacity: t->cap moves when all of them grew */
+#define GROW(f)                                                                                       \
+	do {                                                                                          \
+		cap = t->cap;                                                                         \
+		if (tft_grow_size_ex((void **)&t->f, &cap, t->cap + 1, sizeof(*t->f), 1024, 0))       \
+			return false;                                                                 \
 	} while (0)
+
 	GROW(ts);
 	GROW(dur);
 	GROW(value);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "export/export_pprof.h"
 
@@ -27,18 +28,11 @@ static void b_put(struct buf *b, const void *p, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->len + n > b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 4096;
-		while (nc < b->len + n)
-			nc *= 2;
-		uint8_t *np = realloc(b->p, nc);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
+	if (b->len + n > b->cap && tft_grow_size_ex((void **)&b->p, &b->cap, b->len + n, 1, 4096, 0)) {
+		b->oom = 1;
+		return;
 	}
+
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 }

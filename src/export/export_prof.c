@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "export/export_prof.h"
 
 #define SEL(o, m) (((o)->select & TFT_PROF_SEL_METRIC(m)) != 0)
@@ -88,14 +89,11 @@ static void put(struct line *l, const char *fmt, ...)
 			l->len += (size_t)n;
 			return;
 		}
-		size_t nc = (l->cap ? l->cap * 2 : 256) + (size_t)n;
-		char *np = realloc(l->p, nc);
-		if (!np) {
+		if (tft_grow_size_ex((void **)&l->p, &l->cap, l->len + (size_t)n + 1, 1, 256, 0)) {
 			l->oom = 1;
 			return;
 		}
-		l->p = np;
-		l->cap = nc;
+
 	}
 }
 

@@ -37,6 +37,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include "core/grow.h"
 #include "core/status.h"
 #include "intercept/ptrmap.h"
 #include "runtime/source.h"
@@ -289,14 +290,8 @@ static const char *sync_name(uint32_t type)
 
 static int push_act(const struct act *a)
 {
-	if (u.nacts == u.cap_acts) {
-		uint32_t ncap = u.cap_acts ? u.cap_acts * 2 : 4096;
-		struct act *n = realloc(u.acts, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return TFT_ENOMEM;
-		u.acts = n;
-		u.cap_acts = ncap;
-	}
+	if (tft_grow_ex((void **)&u.acts, &u.cap_acts, (uint64_t)u.nacts + 1, sizeof(*u.acts), 4096, 0))
+		return TFT_ENOMEM;
 	u.acts[u.nacts++] = *a;
 	return 0;
 }
@@ -388,14 +383,9 @@ static uint32_t stream_track(struct tft_rt_src *io, uint32_t ctx, uint32_t strea
 				break;
 			return u.tracks[i].track;
 		}
-	if (u.ntracks == u.cap_tracks) {
-		uint32_t ncap = u.cap_tracks ? u.cap_tracks * 2 : 32;
-		struct stream_track *n = realloc(u.tracks, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return TFT_NONE;
-		u.tracks = n;
-		u.cap_tracks = ncap;
-	}
+	if (tft_grow_ex((void **)&u.tracks, &u.cap_tracks, (uint64_t)u.ntracks + 1, sizeof(*u.tracks), 32, 0))
+		return TFT_NONE;
+
 	if (stream == CUPTI_SYNCHRONIZATION_INVALID_VALUE)
 		snprintf(name, sizeof(name), "CUDA context %u (synchronization)", ctx);
 	else if (ctx < 64 && u.ctx_dev[ctx])

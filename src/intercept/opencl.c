@@ -30,6 +30,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, clEnqueueTask: programs use them */
 #include <CL/cl.h>
 
+#include "core/grow.h"
 #include "core/status.h"
 #include "intercept/ptrmap.h"
 #include "runtime/source.h"
@@ -1110,20 +1111,10 @@ static void say_clock(struct tft_rt_src *io)
 
 static int grow_ready(uint32_t need)
 {
-	struct ocl_cmd **n;
-	uint32_t cap = g.cap_ready ? g.cap_ready : 256;
-
-	while (cap < need)
-		cap *= 2;
-	if (cap == g.cap_ready)
-		return 0;
-	n = realloc(g.ready, (size_t)cap * sizeof(*n));
-	if (!n)
-		return TFT_ENOMEM;
-	g.ready = n;
-	g.cap_ready = cap;
-	return 0;
+	/* at least one: qsort() below gets a real array even with no commands */
+	return tft_grow_ex((void **)&g.ready, &g.cap_ready, need ? need : 1, sizeof(*g.ready), 256, 0);
 }
+
 
 static void collect(void *ctx, struct tft_rt_src *io, int final)
 {

@@ -259,32 +259,15 @@ struct reader {
 
 static int grow_cls(struct reader *r, uint32_t id)
 {
-	uint32_t n = r->ncls ? r->ncls : 1024;
-	uint8_t *a, *b, *c;
+	/* four arrays of one capacity, zero-filled: ncls moves when all of them grew */
+	uint32_t ca = r->ncls, cb = r->ncls, cc = r->ncls, cd = r->ncls;
 
-	while (n <= id)
-		n *= 2;
-	a = realloc(r->name_cls, n);
-	if (a)
-		r->name_cls = a;
-	if (!a)
+	if (tft_grow_ex((void **)&r->name_cls, &ca, (uint64_t)id + 1, 1, 1024, 1) ||
+	    tft_grow_ex((void **)&r->gpu_cls, &cb, (uint64_t)id + 1, 1, 1024, 1) ||
+	    tft_grow_ex((void **)&r->key_cls, &cc, (uint64_t)id + 1, 1, 1024, 1) ||
+	    tft_grow_ex((void **)&r->cat_coll, &cd, (uint64_t)id + 1, 1, 1024, 1))
 		return TFT_ENOMEM;
-	memset(a + r->ncls, 0, n - r->ncls);
-	a = realloc(r->gpu_cls, n);
-	if (a)
-		r->gpu_cls = a;
-	b = realloc(r->key_cls, n);
-	if (b)
-		r->key_cls = b;
-	c = realloc(r->cat_coll, n);
-	if (c)
-		r->cat_coll = c;
-	if (!a || !b || !c)
-		return TFT_ENOMEM;
-	memset(a + r->ncls, 0, n - r->ncls);
-	memset(b + r->ncls, 0, n - r->ncls);
-	memset(c + r->ncls, 0, n - r->ncls);
-	r->ncls = n;
+	r->ncls = ca;
 	return 0;
 }
 
@@ -649,15 +632,11 @@ int tft_comm_finish(struct tft_comm_set *cs, const int32_t *ranks, uint32_t nran
 				if (!m || rk[m - 1] != rk[j])
 					rk[m++] = rk[j];
 			n = m;
-			if (n == cap) {
-				int32_t *nr = realloc(rk, (size_t)cap * 2 * sizeof(*rk));
-				if (!nr) {
-					free(rk);
-					return TFT_ENOMEM;
-				}
-				rk = nr;
-				cap *= 2;
+			if (tft_grow((void **)&rk, &cap, (uint64_t)n + 1, sizeof(*rk))) {
+				free(rk);
+				return TFT_ENOMEM;
 			}
+
 		}
 		rk[n++] = (int32_t)cs->calls[i].rank;
 	}

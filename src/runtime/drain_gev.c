@@ -23,17 +23,12 @@ static uint32_t counter_track(struct tft_rt_session *s, uint32_t name)
 	uint32_t id;
 
 	if (name >= s->cap_track_by_name) {
-		uint32_t ncap = s->cap_track_by_name ? s->cap_track_by_name : 256;
-		uint32_t *n;
-		while (ncap <= name)
-			ncap *= 2;
-		n = realloc(s->track_by_name, (size_t)ncap * sizeof(*n));
-		if (!n)
+		uint32_t old = s->cap_track_by_name;
+		if (tft_grow_ex((void **)&s->track_by_name, &s->cap_track_by_name, (uint64_t)name + 1,
+				sizeof(*s->track_by_name), 256, 0))
 			return TFT_NONE;
-		for (uint32_t i = s->cap_track_by_name; i < ncap; i++)
-			n[i] = TFT_NONE;
-		s->track_by_name = n;
-		s->cap_track_by_name = ncap;
+		for (uint32_t i = old; i < s->cap_track_by_name; i++)
+			s->track_by_name[i] = TFT_NONE;
 	}
 	if (s->track_by_name[name] != TFT_NONE)
 		return s->track_by_name[name];
@@ -211,17 +206,14 @@ static void mem_sample(struct tft_rt_session *s, int64_t ts)
 static double monotonic_value(struct tft_rt_session *s, uint32_t track, double v)
 {
 	if (track >= s->cap_ctr_last) {
-		uint32_t ncap = s->cap_ctr_last ? s->cap_ctr_last : 64;
-		double *n;
-		while (ncap <= track)
-			ncap *= 2;
-		if (!(n = realloc(s->ctr_last, (size_t)ncap * sizeof(*n))))
+		uint32_t old = s->cap_ctr_last;
+		if (tft_grow_ex((void **)&s->ctr_last, &s->cap_ctr_last, (uint64_t)track + 1, sizeof(*s->ctr_last),
+				64, 0))
 			return v;
-		for (uint32_t i = s->cap_ctr_last; i < ncap; i++)
-			n[i] = -1e308;
-		s->ctr_last = n;
-		s->cap_ctr_last = ncap;
+		for (uint32_t i = old; i < s->cap_ctr_last; i++)
+			s->ctr_last[i] = -1e308;
 	}
+
 	if (v < s->ctr_last[track])
 		v = s->ctr_last[track];
 	s->ctr_last[track] = v;

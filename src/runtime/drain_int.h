@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core/grow.h"
 #include "runtime/job.h"
 #include "runtime/rt.h"
 #include "runtime/source.h"
@@ -225,18 +226,14 @@ static inline uint64_t tft_rt_drain_hash_ptr(uint64_t x)
 static inline int64_t tft_rt_drain_clamp_track(struct tft_rt_session *s, uint32_t track, int64_t ts)
 {
 	if (track >= s->cap_track_last) {
-		uint32_t ncap = s->cap_track_last ? s->cap_track_last : 64;
-		int64_t *n;
-		while (ncap <= track)
-			ncap *= 2;
-		n = realloc(s->track_last, (size_t)ncap * sizeof(*n));
-		if (!n)
+		uint32_t old = s->cap_track_last;
+		if (tft_grow_ex((void **)&s->track_last, &s->cap_track_last, (uint64_t)track + 1,
+				sizeof(*s->track_last), 64, 0))
 			return ts; /* the writer rejects an out-of-order event; we count it lost */
-		for (uint32_t i = s->cap_track_last; i < ncap; i++)
-			n[i] = INT64_MIN;
-		s->track_last = n;
-		s->cap_track_last = ncap;
+		for (uint32_t i = old; i < s->cap_track_last; i++)
+			s->track_last[i] = INT64_MIN;
 	}
+
 	if (ts < s->track_last[track])
 		ts = s->track_last[track];
 	s->track_last[track] = ts;

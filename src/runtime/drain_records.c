@@ -304,20 +304,11 @@ static void pend_args(struct tft_rt_dthread *ds, const struct frame *f)
 /* Room in the args arena for `need` more. 0 or -1 (out of memory). */
 static int zargs_room(struct tft_rt_dthread *ds, uint32_t need)
 {
-	uint32_t ncap = ds->cap_zargs ? ds->cap_zargs : 64;
-	struct tft_arg *n;
-
-	if (ds->nzargs + need <= ds->cap_zargs)
-		return 0;
-	while (ncap < ds->nzargs + need)
-		ncap *= 2;
-	n = realloc(ds->zargs, (size_t)ncap * sizeof(*n));
-	if (!n)
-		return -1;
-	ds->zargs = n;
-	ds->cap_zargs = ncap;
-	return 0;
+	return tft_grow_ex((void **)&ds->zargs, &ds->cap_zargs, (uint64_t)ds->nzargs + need, sizeof(*ds->zargs), 64, 0)
+		       ? -1
+		       : 0;
 }
+
 
 /*
  * An arg (TFT_RK_ARG) of the zone at `depth`, the innermost open one: added to

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "server/api.h"
@@ -151,16 +152,12 @@ static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 		}
 	}
 	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 1024;
-		uint32_t *nn = realloc(s->ids, nc * sizeof(*nn));
-		if (!nn)
+		/* two arrays of one capacity: s->cap moves when both grew */
+		size_t ci = s->cap, cf = s->cap;
+		if (tft_grow_size_ex((void **)&s->ids, &ci, s->n + 1, sizeof(*s->ids), 1024, 0) ||
+		    tft_grow_size_ex((void **)&s->flags, &cf, s->n + 1, sizeof(*s->flags), 1024, 0))
 			return TFT_ENOMEM;
-		s->ids = nn;
-		uint8_t *nf = realloc(s->flags, nc);
-		if (!nf)
-			return TFT_ENOMEM;
-		s->flags = nf;
-		s->cap = nc;
+		s->cap = ci;
 	}
 	s->set[i] = (uint32_t)s->n + 1;
 	s->ids[s->n] = id;
@@ -552,18 +549,14 @@ static int run_seq(struct query *q, const struct tft_event *ev, uint32_t *seq)
 	uint32_t d = ev->depth;
 
 	if (d >= q->run_cap) {
-		uint32_t nc = d + 1 > 2 * q->run_cap ? d + 1 : 2 * q->run_cap;
-		int64_t *ts = realloc(q->run_ts, (size_t)nc * sizeof(*ts));
-		uint32_t *n;
+		/* two arrays of one capacity: run_cap moves when both grew */
+		uint32_t ct = q->run_cap, nc = q->run_cap;
 
-		if (!ts)
+		if (tft_grow_ex((void **)&q->run_ts, &ct, (uint64_t)d + 1, sizeof(*q->run_ts), 16, 0) ||
+		    tft_grow_ex((void **)&q->run_n, &nc, (uint64_t)d + 1, sizeof(*q->run_n), 16, 0))
 			return TFT_ENOMEM;
-		q->run_ts = ts;
-		n = realloc(q->run_n, (size_t)nc * sizeof(*n));
-		if (!n)
-			return TFT_ENOMEM;
-		q->run_n = n;
 		for (uint32_t i = q->run_cap; i < nc; i++) {
+
 			q->run_ts[i] = INT64_MIN;
 			q->run_n[i] = UINT32_MAX; /* no run yet (INT64_MIN is a start too) */
 		}
@@ -645,16 +638,11 @@ static int classify(const struct query *q, const struct tft_event *ev)
 static int add_hit(struct query *q, int64_t ts, int64_t dur, uint32_t track, uint32_t depth,
 		   uint32_t seq, uint32_t name, int field)
 {
-	if (q->nhits == q->cap) {
-		size_t nc = q->cap ? q->cap * 2 : 256;
-		struct hit *nh = realloc(q->hits, nc * sizeof(*nh));
-		if (!nh) {
-			q->status = TFT_ENOMEM;
-			return TFT_ENOMEM;
-		}
-		q->hits = nh;
-		q->cap = nc;
+	if (tft_grow_size_ex((void **)&q->hits, &q->cap, q->nhits + 1, sizeof(*q->hits), 256, 0)) {
+		q->status = TFT_ENOMEM;
+		return TFT_ENOMEM;
 	}
+
 	q->hits[q->nhits++] = (struct hit){ ts, dur, track, depth, name, seq, (uint8_t)field };
 	return 0;
 }

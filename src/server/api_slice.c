@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/model.h"
 #include "export/export_summary.h"
 #include "server/api.h"
@@ -64,14 +65,8 @@ static int collect_flow(void *ctx, const struct tft_flow *f)
 {
 	struct tft_flow_index *ix = ctx;
 
-	if (ix->n == ix->cap) {
-		size_t nc = ix->cap ? ix->cap * 2 : 1024;
-		struct tft_flow *nf = realloc(ix->flows, nc * sizeof(*nf));
-		if (!nf)
-			return TFT_ENOMEM;
-		ix->flows = nf;
-		ix->cap = nc;
-	}
+	if (tft_grow_size_ex((void **)&ix->flows, &ix->cap, ix->n + 1, sizeof(*ix->flows), 1024, 0))
+		return TFT_ENOMEM;
 	ix->flows[ix->n++] = *f;
 	return 0;
 }
@@ -394,14 +389,9 @@ static int cover_add(struct find *f, int64_t a, int64_t b)
 			last->end = b;
 		return 0;
 	}
-	if (f->ncover == f->cover_cap) {
-		size_t nc = f->cover_cap ? f->cover_cap * 2 : 64;
-		struct span *c = realloc(f->cover, nc * sizeof(*c));
-		if (!c)
-			return f->status = TFT_ENOMEM;
-		f->cover = c;
-		f->cover_cap = nc;
-	}
+	if (tft_grow_size_ex((void **)&f->cover, &f->cover_cap, f->ncover + 1, sizeof(*f->cover), 64, 0))
+		return f->status = TFT_ENOMEM;
+
 	f->cover[f->ncover++] = (struct span){ a, b };
 	return 0;
 }

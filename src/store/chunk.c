@@ -18,6 +18,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "store/chunk.h"
 
@@ -27,23 +28,12 @@
 
 int tft_chunk_buf_reserve(struct tft_chunk_buf *b, size_t extra)
 {
-	size_t need, cap;
-	uint8_t *p;
 
 	if (b->cap - b->len >= extra)
 		return 0;
 	if (extra > SIZE_MAX / 2 - b->len)
 		return TFT_ENOMEM;
-	need = b->len + extra;
-	cap = b->cap ? b->cap : 64;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return TFT_ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return tft_grow_size_ex((void **)&b->p, &b->cap, b->len + extra, 1, 64, 0);
 }
 
 void tft_chunk_buf_free(struct tft_chunk_buf *b)
@@ -239,14 +229,8 @@ static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 		     j = (j + 1) & e->ahash_mask)
 			;
 	}
-	if (e->nacols == e->cap_acols) {
-		uint32_t ncap = e->cap_acols ? e->cap_acols * 2 : 8;
-		struct tft_chunk_acol *na = realloc(e->acols, (size_t)ncap * sizeof(*na));
-		if (!na)
-			return -1;
-		e->acols = na;
-		e->cap_acols = ncap;
-	}
+	if (tft_grow_ex((void **)&e->acols, &e->cap_acols, (uint64_t)e->nacols + 1, sizeof(*e->acols), 8, 0))
+		return -1;
 	ac = &e->acols[e->nacols];
 	if (e->nacols < e->nacols_buf) {
 		/* reuse the buffer a column of an earlier chunk left here */
@@ -410,18 +394,10 @@ static inline int aslot_swap(struct tft_chunk_aslot *s, uint64_t code)
  */
 static int args_lookup(struct tft_chunk_enc *e, const struct tft_event *ev, uint32_t from)
 {
-	if (ev->nargs > e->cap_aslots) {
-		uint32_t ncap = e->cap_aslots ? e->cap_aslots : 4;
-		struct tft_chunk_aslot *ns;
+	if (ev->nargs > e->cap_aslots &&
+	    tft_grow_ex((void **)&e->aslot, &e->cap_aslots, ev->nargs, sizeof(*e->aslot), 4, 0))
+		return TFT_ENOMEM;
 
-		while (ncap < ev->nargs)
-			ncap *= 2;
-		ns = realloc(e->aslot, (size_t)ncap * sizeof(*ns));
-		if (!ns)
-			return TFT_ENOMEM;
-		e->aslot = ns;
-		e->cap_aslots = ncap;
-	}
 	for (uint32_t i = from; i < ev->nargs; i++) {
 		struct tft_chunk_aslot *s = &e->aslot[i];
 		uint32_t tag = arg_tag(&ev->args[i]);

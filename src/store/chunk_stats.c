@@ -159,16 +159,11 @@ struct obuf {
 
 static void put_byte(struct obuf *b, uint8_t c)
 {
-	if (b->len == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 1024;
-		uint8_t *np = b->oom ? NULL : realloc(b->p, ncap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
+	if (b->len == b->cap && (b->oom || tft_grow_size_ex((void **)&b->p, &b->cap, b->len + 1, 1, 1024, 0))) {
+		b->oom = 1;
+		return;
 	}
+
 	b->p[b->len++] = c;
 }
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/status.h"
 #include "store/lod.h"
 #include "tftracer/tftracer.h"
@@ -39,22 +40,9 @@ void tft_lod_fini(struct tft_lod *l)
 /* Room for rows 0..depth (depth >= cap_depth). */
 int tft_lod_grow(struct tft_lod *l, uint32_t depth)
 {
-	uint32_t ncap;
-	void *nr;
-
-	if (depth < l->cap_depth)
-		return 0;
-	ncap = l->cap_depth ? l->cap_depth : 4;
-	while (ncap <= depth)
-		ncap *= 2;
-	nr = realloc(l->row, (size_t)ncap * sizeof(*l->row));
-	if (!nr)
-		return TFT_ENOMEM;
-	l->row = nr;
-	memset(&l->row[l->cap_depth], 0, (size_t)(ncap - l->cap_depth) * sizeof(*l->row));
-	l->cap_depth = ncap;
-	return 0;
+	return tft_grow_ex((void **)&l->row, &l->cap_depth, (uint64_t)depth + 1, sizeof(*l->row), 4, 1);
 }
+
 
 /* The item a raw event is at a level where it is not long. */
 static inline void event_block(const struct tft_event *ev, struct tft_lod_block *it)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "core/strtab.h"
 #include "store/chunk.h"
 #include "store/schema.h"
@@ -120,14 +121,8 @@ static int load_meta(struct tft_session *s, struct tft_error *err)
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 		if (!k)
 			continue;
-		if (s->nmeta == cap) {
-			uint32_t ncap = cap ? cap * 2 : 16;
-			struct meta_kv *nm = realloc(s->meta, (size_t)ncap * sizeof(*nm));
-			if (!nm)
-				goto oom;
-			s->meta = nm;
-			cap = ncap;
-		}
+		if (tft_grow((void **)&s->meta, &cap, (uint64_t)s->nmeta + 1, sizeof(*s->meta)))
+			goto oom;
 		s->meta[s->nmeta].key = strdup(k);
 		s->meta[s->nmeta].value = strdup(v ? v : "");
 		if (!s->meta[s->nmeta].key || !s->meta[s->nmeta].value) {
@@ -496,15 +491,9 @@ static int load_dirs(struct tft_session *s, struct tft_error *err)
 			return fmt_err(s, err, "chunks table: bad directory row", "");
 		}
 		ld = &s->dirs[track][level];
-		if (ld->n == ld->cap) {
-			uint32_t ncap = ld->cap ? ld->cap * 2 : 16;
-			struct dir_ent *ne = realloc(ld->e, (size_t)ncap * sizeof(*ne));
-			if (!ne) {
-				sqlite3_finalize(st);
-				return nomem(s, err);
-			}
-			ld->e = ne;
-			ld->cap = ncap;
+		if (tft_grow((void **)&ld->e, &ld->cap, (uint64_t)ld->n + 1, sizeof(*ld->e))) {
+			sqlite3_finalize(st);
+			return nomem(s, err);
 		}
 		e = &ld->e[ld->n];
 		e->t_min = sqlite3_column_int64(st, 2);
@@ -1024,14 +1013,10 @@ static int scan_level(struct tft_session *s, uint32_t track, int level, int64_t 
 			const struct tft_event *ev = &c->dec.ev[j];
 			if (ev->ts_ns > t1 || ev->ts_ns + ev->dur_ns < t0)
 				continue;
-			if (ngather == s->cap_lodbuf) {
-				size_t ncap = s->cap_lodbuf ? s->cap_lodbuf * 2 : 256;
-				struct tft_event *nb = realloc(s->lodbuf, ncap * sizeof(*nb));
-				if (!nb)
-					return nomem(s, err);
-				s->lodbuf = nb;
-				s->cap_lodbuf = ncap;
-			}
+			if (tft_grow_size_ex((void **)&s->lodbuf, &s->cap_lodbuf, (size_t)ngather + 1,
+					     sizeof(*s->lodbuf), 256, 0))
+				return nomem(s, err);
+
 			s->lodbuf[ngather] = *ev;
 			s->lodbuf[ngather].track = track;
 			s->lodbuf[ngather].nargs = 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "store/chunk.h"
 #include "store/sorter.h"
 
@@ -454,14 +455,8 @@ static int flush_run_chunk(struct tft_sorter *s, uint32_t track, struct tft_erro
 	if (write_all(s->fd, s->blob.p, s->blob.len, s->file_off))
 		return tft_error_set(err, TFT_EIO, -1, "sorter: scratch write failed: %s",
 				     strerror(errno));
-	if (s->nchunks == s->cap_chunks) {
-		size_t ncap = s->cap_chunks ? s->cap_chunks * 2 : 64;
-		struct spill_chunk *nc = realloc(s->chunks, ncap * sizeof(*nc));
-		if (!nc)
-			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-		s->chunks = nc;
-		s->cap_chunks = ncap;
-	}
+	if (tft_grow_size_ex((void **)&s->chunks, &s->cap_chunks, s->nchunks + 1, sizeof(*s->chunks), 64, 0))
+		return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 	s->chunks[s->nchunks++] = (struct spill_chunk){ track, s->enc.n, s->file_off,
 							(uint32_t)s->blob.len };
 	s->file_off += s->blob.len;
@@ -505,14 +500,8 @@ static int spill(struct tft_sorter *s, struct tft_error *err)
 		return 0;
 	if (s->fd < 0 && (rc = open_scratch(s, err)))
 		return rc;
-	if (s->nruns == s->cap_runs) {
-		size_t ncap = s->cap_runs ? s->cap_runs * 2 : 8;
-		struct run *nr = realloc(s->runs, ncap * sizeof(*nr));
-		if (!nr)
-			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-		s->runs = nr;
-		s->cap_runs = ncap;
-	}
+	if (tft_grow_size_ex((void **)&s->runs, &s->cap_runs, s->nruns + 1, sizeof(*s->runs), 8, 0))
+		return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
 	s->runs[s->nruns] = (struct run){ s->base_seq, s->nchunks, s->nchunks };
 	rc = 0;
 	for (uint32_t t = 0; t < s->ntracks && !rc; t++) {
@@ -555,16 +544,10 @@ int tft_sorter_push(struct tft_sorter *s, const struct tft_event *ev, struct tft
 		return rc;
 	if (s->n >= NIL - 1)
 		return tft_error_set(err, TFT_ENOSPC, -1, "sorter: too many events in one buffer");
-	if (ev->track >= s->cap_tracks) {
-		uint32_t ncap = s->cap_tracks ? s->cap_tracks : 16;
-		while (ncap <= ev->track)
-			ncap *= 2;
-		struct strack *nt = realloc(s->tracks, (size_t)ncap * sizeof(*nt));
-		if (!nt)
-			return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
-		s->tracks = nt;
-		s->cap_tracks = ncap;
-	}
+	if (ev->track >= s->cap_tracks &&
+	    tft_grow((void **)&s->tracks, &s->cap_tracks, (uint64_t)ev->track + 1, sizeof(*s->tracks)))
+		return tft_error_set(err, TFT_ENOMEM, -1, "sorter: out of memory");
+
 	if (ev->track >= s->ntracks) {
 		for (uint32_t t = s->ntracks; t <= ev->track; t++)
 			s->tracks[t].n = 0;

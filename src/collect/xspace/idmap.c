@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collect/xspace/idmap.h"
+#include "core/grow.h"
 
 void tft_xs_idmap_clear(struct idmap *m)
 {
@@ -87,17 +88,13 @@ int __attribute__((noinline)) tft_xs_idmap_put_slow(struct idmap *m, uint64_t ke
 	 * live entry.
 	 */
 	if (key < DENSE_MAX && key <= 16 * (uint64_t)live + 65536) {
-		uint32_t n = m->ndense ? m->ndense : 256, *nd;
+		uint32_t old = m->ndense;
 
-		while (n <= key)
-			n *= 2;
-		nd = realloc(m->dense, (size_t)n * sizeof(*nd));
-		if (!nd)
+		if (tft_grow_ex((void **)&m->dense, &m->ndense, key + 1, sizeof(*m->dense), 256, 0))
 			return TFT_ENOMEM;
-		for (uint32_t i = m->ndense; i < n; i++)
-			nd[i] = TFT_NONE;
-		m->dense = nd;
-		m->ndense = n;
+		for (uint32_t i = old; i < m->ndense; i++)
+			m->dense[i] = TFT_NONE;
+
 		if (m->count && idmap_rehash(m, m->cap))
 			return TFT_ENOMEM;
 		m->dense[key] = val;

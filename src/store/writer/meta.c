@@ -62,14 +62,9 @@ static struct meta_ent *meta_get(struct tft_writer *w, const char *key)
 		return &w->meta[i];
 	if (!*key || (!w->meta_keys && !(w->meta_keys = tft_strtab_create())))
 		return NULL;
-	if (w->nmeta == w->cap_meta) {
-		uint32_t ncap = w->cap_meta ? w->cap_meta * 2 : 16;
-		struct meta_ent *nm = realloc(w->meta, (size_t)ncap * sizeof(*nm));
-		if (!nm)
-			return NULL;
-		w->meta = nm;
-		w->cap_meta = ncap;
-	}
+	if (tft_grow((void **)&w->meta, &w->cap_meta, (uint64_t)w->nmeta + 1, sizeof(*w->meta)))
+		return NULL;
+
 	m = &w->meta[w->nmeta];
 	memset(m, 0, sizeof(*m));
 	m->key = strdup(key);

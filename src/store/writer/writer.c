@@ -305,14 +305,8 @@ uint32_t tft_writer_add_process(struct tft_writer *w, const struct tft_process *
 	if (!str_ok(w, p->name) || !str_ok(w, p->host) || !str_ok(w, p->labels) ||
 	    w->nprocs >= TFT_NONE - 1)
 		return TFT_NONE;
-	if (w->nprocs == w->cap_procs) {
-		uint32_t ncap = w->cap_procs ? w->cap_procs * 2 : 16;
-		struct tft_process *np = realloc(w->procs, (size_t)ncap * sizeof(*np));
-		if (!np)
-			return TFT_NONE;
-		w->procs = np;
-		w->cap_procs = ncap;
-	}
+	if (tft_grow((void **)&w->procs, &w->cap_procs, (uint64_t)w->nprocs + 1, sizeof(*w->procs)))
+		return TFT_NONE;
 	w->procs[w->nprocs] = *p;
 	w->procs[w->nprocs].id = w->nprocs;
 	return w->nprocs++;
@@ -326,18 +320,14 @@ uint32_t tft_writer_add_track(struct tft_writer *w, const struct tft_track *t)
 	    !str_ok(w, t->name) || w->ntracks >= TFT_NONE - 1)
 		return TFT_NONE;
 	if (w->ntracks == w->cap_tracks) {
-		uint32_t ncap = w->cap_tracks ? w->cap_tracks * 2 : 16;
-		struct wtrack **nt = realloc(w->tracks, (size_t)ncap * sizeof(*nt));
-		struct wcall *nc;
-		if (!nt)
+		/* two arrays of one capacity: it moves only when both grew */
+		uint32_t ct = w->cap_tracks, cc = w->cap_tracks;
+		if (tft_grow((void **)&w->tracks, &ct, (uint64_t)w->ntracks + 1, sizeof(*w->tracks)) ||
+		    tft_grow((void **)&w->calls, &cc, (uint64_t)w->ntracks + 1, sizeof(*w->calls)))
 			return TFT_NONE;
-		w->tracks = nt;
-		nc = realloc(w->calls, (size_t)ncap * sizeof(*nc));
-		if (!nc)
-			return TFT_NONE;
-		w->calls = nc;
-		w->cap_tracks = ncap;
+		w->cap_tracks = ct;
 	}
+
 	wt = calloc(1, sizeof(*wt));
 	if (!wt)
 		return TFT_NONE;
