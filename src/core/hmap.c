@@ -95,6 +95,19 @@ static int reserve_one(struct tft_hmap *m)
 	return resize(m, m->slots ? (m->mask + 1) * 2 : MIN_SLOTS);
 }
 
+int tft_hmap_reserve(struct tft_hmap *m, uint32_t n)
+{
+	uint64_t want = MIN_SLOTS;
+
+	while (want * 3 < (uint64_t)n * 4)
+		want *= 2;
+	if (want > MAX_SLOTS)
+		return TFT_ENOMEM;
+	if (m->slots && (uint64_t)m->mask + 1 >= want)
+		return 0;
+	return resize(m, (uint32_t)want);
+}
+
 /* The slot of key, or the free slot that ends its probe chain. */
 static struct tft_hmap_slot *probe(const struct tft_hmap *m, const void *key, uint32_t hash)
 {
