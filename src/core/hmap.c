@@ -60,6 +60,16 @@ void tft_hmap_clear(struct tft_hmap *m)
 	m->count = 0;
 }
 
+/* A slot's bytes (a multiple of 8: hash, value, key words), without a memcpy call per slot. */
+static inline void copy_slot(void *dst, const void *src, uint32_t stride)
+{
+	uint64_t *d = dst;
+	const uint64_t *sw = src;
+
+	for (uint32_t i = 0; i < stride / 8; i++)
+		d[i] = sw[i];
+}
+
 static int resize(struct tft_hmap *m, uint32_t ncap)
 {
 	unsigned char *ns = malloc((size_t)ncap * m->stride);
@@ -76,7 +86,7 @@ static int resize(struct tft_hmap *m, uint32_t ncap)
 			j = s->hash & (ncap - 1);
 			while (((struct tft_hmap_slot *)(ns + (size_t)j * m->stride))->val != TFT_HMAP_EMPTY)
 				j = (j + 1) & (ncap - 1);
-			memcpy(ns + (size_t)j * m->stride, s, m->stride);
+			copy_slot(ns + (size_t)j * m->stride, s, m->stride);
 		}
 	}
 	free(m->slots);
@@ -123,8 +133,8 @@ static void fill(struct tft_hmap *m, struct tft_hmap_slot *s, const void *key, u
 {
 	s->hash = hash;
 	s->val = val;
-	if (m->nwords)
-		memcpy(s->key, key, m->nwords * sizeof(uint64_t));
+	for (uint32_t i = 0; i < m->nwords; i++)
+		s->key[i] = ((const uint64_t *)key)[i];
 	m->count++;
 }
 
@@ -182,7 +192,7 @@ bool tft_hmap_del(struct tft_hmap *m, const void *key, uint32_t hash)
 		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
 		if (stays)
 			continue;
-		memcpy(tft_hmap_slot_at(m, i), sj, m->stride);
+		copy_slot(tft_hmap_slot_at(m, i), sj, m->stride);
 		i = j;
 	}
 	tft_hmap_slot_at(m, i)->val = TFT_HMAP_EMPTY;
