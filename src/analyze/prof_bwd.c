@@ -19,6 +19,7 @@
 
 #include "analyze/prof_scan_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 
 #define SEQ_PAGE 1024
 #define SEQ_PAGES_MAX 4096u /* 4M numbers, 96 MB: past that, the notes start over */
@@ -40,21 +41,17 @@ struct prof_seq_entry {
 	uint32_t ctx, code;
 };
 
-static uint32_t page_home(const struct prof_seq *q, int64_t tid, int64_t base)
+static uint32_t page_hash(int64_t tid, int64_t base)
 {
-	return (uint32_t)tft_hash_u64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)base) & (q->page_cap - 1);
+	return (uint32_t)tft_hash_u64((uint64_t)tid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)base);
 }
 
 static struct prof_seq_page *page_find(const struct prof_seq *q, int64_t tid, int64_t base)
 {
-	uint32_t h, id;
+	uint64_t k[2] = { (uint64_t)tid, (uint64_t)base };
+	uint32_t id = tft_hmap_get(&q->page_ix, k, page_hash(tid, base));
 
-	if (!q->page_cap)
-		return NULL;
-	for (h = page_home(q, tid, base); (id = q->page_slot[h]); h = (h + 1) & (q->page_cap - 1))
-		if (q->pages[id - 1]->tid == tid && q->pages[id - 1]->base == base)
-			return q->pages[id - 1];
-	return NULL;
+	return id == TFT_HMAP_EMPTY ? NULL : q->pages[id];
 }
 
 int tft_prof_seq_take(struct prof_seq *q, int64_t tid, int64_t seq, uint32_t *ctx)
@@ -76,46 +73,35 @@ static void pages_clear(struct prof_seq *q)
 	for (uint32_t i = 0; i < q->npages; i++)
 		free(q->pages[i]);
 	q->npages = 0;
-	if (q->page_slot)
-		memset(q->page_slot, 0, sizeof(uint32_t) * q->page_cap);
+	tft_hmap_clear(&q->page_ix);
 }
 
 void tft_prof_seq_free(struct prof_seq *q)
 {
 	pages_clear(q);
 	free(q->pages);
-	free(q->page_slot);
+	tft_hmap_fini(&q->page_ix);
 	memset(q, 0, sizeof(*q));
 }
 
-/* A new page for numbers base.. (the index grown first, at half full). */
+/* A new page for numbers base.. */
 static struct prof_seq_page *page_add(struct prof_seq *q, int64_t base)
 {
 	struct prof_seq_page *pg;
-	uint32_t h;
+	uint64_t k[2] = { 0, (uint64_t)base };
 
-	if ((q->npages + 1) * 2 > q->page_cap) {
-		uint32_t cap = q->page_cap ? q->page_cap * 2 : 64, *slot = calloc(cap, sizeof(uint32_t));
-		if (!slot)
-			return NULL;
-		free(q->page_slot);
-		q->page_slot = slot;
-		q->page_cap = cap;
-		for (uint32_t i = 0; i < q->npages; i++) {
-			for (h = page_home(q, q->pages[i]->tid, q->pages[i]->base); slot[h]; h = (h + 1) & (cap - 1))
-				;
-			slot[h] = i + 1;
-		}
-	}
+	if (!q->page_ix.stride) /* (a prof_seq starts zeroed) */
+		tft_hmap_init(&q->page_ix, 2);
 	if (tft_grow((void **)&q->pages, &q->cappages, q->npages + 1, sizeof(*q->pages)) ||
 	    !(pg = calloc(1, sizeof(*pg))))
 		return NULL;
+	if (tft_hmap_put(&q->page_ix, k, page_hash(0, base), q->npages)) {
+		free(pg);
+		return NULL;
+	}
 	pg->tid = 0;
 	pg->base = base;
-	q->pages[q->npages] = pg;
-	for (h = page_home(q, pg->tid, base); q->page_slot[h]; h = (h + 1) & (q->page_cap - 1))
-		;
-	q->page_slot[h] = ++q->npages;
+	q->pages[q->npages++] = pg;
 	return pg;
 }
 

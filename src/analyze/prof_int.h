@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "analyze/prof.h"
+#include "core/hmap.h"
 #include "core/strtab.h"
 
 #define PROF_NONE UINT32_MAX
@@ -82,26 +83,20 @@ struct prof_kcell {
 	int64_t ns, n;       /* time and executions in the step(s) */
 };
 
-/* A hash index over an array of entries, open addressing, ids + 1 (0 = empty). */
-struct prof_index {
-	uint32_t *slot;
-	uint32_t cap;        /* power of two */
-};
-
 struct prof_tab {
 	struct tft_strtab *str;   /* owned: lids */
 	struct prof_rec *recs;    /* owned */
 	uint32_t nrecs, caprecs;
-	struct prof_index rix;
+	struct tft_hmap rix;  /* owned: (parent, name, kind) -> rec */
 	struct prof_code *codes;  /* owned; codes[0] is the root */
 	uint32_t ncodes, capcodes;
-	struct prof_index cix;
+	struct tft_hmap cix;  /* owned: (parent, name) -> code */
 	struct prof_cell *cells;  /* owned */
 	uint32_t ncells, capcells;
-	struct prof_index kix;
+	struct tft_hmap kix;  /* owned: (rec, code) -> cell */
 	struct prof_kcell *kcells; /* owned */
 	uint32_t nkcells, capkcells;
-	struct prof_index kcix;
+	struct tft_hmap kcix;  /* owned: (cell, kname, remote) -> kcell */
 };
 
 int tft_prof_tab_init(struct prof_tab *t);

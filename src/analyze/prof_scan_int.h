@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "analyze/prof_int.h"
+#include "core/hmap.h"
 
 /* ---- prof_flows.c: the launch flows (host -> accelerator) by track ---------------------------- */
 
@@ -39,8 +40,7 @@ struct prof_flow **tft_prof_flows_of(const struct prof_flow_index *fx, uint32_t 
 struct prof_seq {
 	struct prof_seq_page **pages; /* owned */
 	uint32_t npages, cappages;
-	uint32_t *page_slot;          /* owned: hash index over pages by (tid, base), ids + 1 */
-	uint32_t page_cap;
+	struct tft_hmap page_ix;      /* owned: (tid, base) -> index in pages (zeroed until the first page) */
 };
 
 /* Note a forward op's number (the latest op of a number wins); 0 or TFT_ENOMEM. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * prof's record, code and cell tables (prof_int.h): arrays with open
- * addressing hash indexes over them, so that the scan finds a record by
+ * prof's record, code and cell tables (prof_int.h): arrays with core/hmap
+ * indexes over them, so that the scan finds a record by
  * (context, name, kind) in one probe on average and never allocates per
  * event.
  */
@@ -10,93 +10,38 @@
 
 #include "analyze/prof_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 
 static uint64_t mix3(uint32_t a, uint32_t b, uint32_t c)
 {
 	return tft_hash_u64(((uint64_t)a << 32 | b) ^ ((uint64_t)c * 0x9e3779b97f4a7c15ULL));
 }
 
-static int index_grow(struct prof_index *ix, uint32_t n, uint64_t (*hash)(const void *, uint32_t),
-		      const void *arr)
-{
-	uint32_t cap = ix->cap ? ix->cap * 2 : 1024, *slot;
-
-	while (cap < n * 2)
-		cap *= 2;
-	slot = calloc(cap, sizeof(uint32_t));
-	if (!slot)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t h = (uint32_t)hash(arr, i) & (cap - 1);
-		while (slot[h])
-			h = (h + 1) & (cap - 1);
-		slot[h] = i + 1;
-	}
-	free(ix->slot);
-	ix->slot = slot;
-	ix->cap = cap;
-	return 0;
-}
-
-static uint64_t rec_hash(const void *arr, uint32_t i)
-{
-	const struct prof_rec *r = (const struct prof_rec *)arr + i;
-
-	return mix3(r->parent, r->name, r->kind);
-}
-
-static uint64_t code_hash(const void *arr, uint32_t i)
-{
-	const struct prof_code *c = (const struct prof_code *)arr + i;
-
-	return mix3(c->parent, c->name, 7);
-}
-
-static uint64_t cell_hash(const void *arr, uint32_t i)
-{
-	const struct prof_cell *c = (const struct prof_cell *)arr + i;
-
-	return mix3(c->rec, c->code, 11);
-}
-
-static uint64_t kcell_hash(const void *arr, uint32_t i)
-{
-	const struct prof_kcell *c = (const struct prof_kcell *)arr + i;
-
-	return mix3(c->cell, c->kname, 13 + c->remote);
-}
-
 uint32_t tft_prof_kcell_get(struct prof_tab *t, uint32_t cell, uint32_t remote, uint32_t kname)
 {
-	uint32_t h, id;
+	uint64_t k[2] = { (uint64_t)cell << 32 | kname, remote };
+	uint32_t h = (uint32_t)mix3(cell, kname, 13 + remote), id = tft_hmap_get(&t->kcix, k, h);
 
-	if (t->kcix.cap) {
-		h = (uint32_t)mix3(cell, kname, 13 + remote) & (t->kcix.cap - 1);
-		while ((id = t->kcix.slot[h])) {
-			const struct prof_kcell *c = &t->kcells[id - 1];
-			if (c->cell == cell && c->kname == kname && c->remote == remote)
-				return id - 1;
-			h = (h + 1) & (t->kcix.cap - 1);
-		}
-	}
-	if ((t->nkcells + 1) * 2 > t->kcix.cap && index_grow(&t->kcix, t->nkcells, kcell_hash, t->kcells))
-		return PROF_NONE;
+	if (id != TFT_HMAP_EMPTY)
+		return id;
 	if (tft_grow((void **)&t->kcells, &t->capkcells, t->nkcells + 1, sizeof(*t->kcells)))
+		return PROF_NONE;
+	if (tft_hmap_put(&t->kcix, k, h, t->nkcells))
 		return PROF_NONE;
 	memset(&t->kcells[t->nkcells], 0, sizeof(t->kcells[0]));
 	t->kcells[t->nkcells].cell = cell;
 	t->kcells[t->nkcells].kname = kname;
 	t->kcells[t->nkcells].remote = remote;
-	h = (uint32_t)mix3(cell, kname, 13 + remote) & (t->kcix.cap - 1);
-	while (t->kcix.slot[h])
-		h = (h + 1) & (t->kcix.cap - 1);
-	t->kcix.slot[h] = ++t->nkcells;
-	return t->nkcells - 1;
+	return t->nkcells++;
 }
 
 int tft_prof_tab_init(struct prof_tab *t)
 {
 	memset(t, 0, sizeof(*t));
+	tft_hmap_init(&t->rix, 2);
+	tft_hmap_init(&t->cix, 1);
+	tft_hmap_init(&t->kix, 1);
+	tft_hmap_init(&t->kcix, 2);
 	t->str = tft_strtab_create();
 	if (!t->str)
 		return TFT_ENOMEM;
@@ -113,44 +58,37 @@ void tft_prof_tab_fini(struct prof_tab *t)
 	if (t->str)
 		tft_strtab_destroy(t->str);
 	free(t->recs);
-	free(t->rix.slot);
+	tft_hmap_fini(&t->rix);
 	free(t->codes);
-	free(t->cix.slot);
+	tft_hmap_fini(&t->cix);
 	free(t->cells);
-	free(t->kix.slot);
+	tft_hmap_fini(&t->kix);
 	free(t->kcells);
-	free(t->kcix.slot);
+	tft_hmap_fini(&t->kcix);
 	memset(t, 0, sizeof(*t));
 }
 
 uint32_t tft_prof_rec_find(const struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
 {
-	uint32_t h, id;
+	uint64_t k[2] = { (uint64_t)parent << 32 | name, (uint64_t)(uint32_t)kind };
+	uint32_t id = tft_hmap_get(&t->rix, k, (uint32_t)mix3(parent, name, (uint32_t)kind));
 
-	if (!t->rix.cap)
-		return PROF_NONE;
-	h = (uint32_t)mix3(parent, name, (uint32_t)kind) & (t->rix.cap - 1);
-	while ((id = t->rix.slot[h])) {
-		const struct prof_rec *r = &t->recs[id - 1];
-		if (r->parent == parent && r->name == name && r->kind == kind)
-			return id - 1;
-		h = (h + 1) & (t->rix.cap - 1);
-	}
-	return PROF_NONE;
+	return id == TFT_HMAP_EMPTY ? PROF_NONE : id;
 }
 
 uint32_t tft_prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, int kind)
 {
-	uint32_t id = tft_prof_rec_find(t, parent, name, kind), h;
+	uint64_t k[2] = { (uint64_t)parent << 32 | name, (uint64_t)(uint32_t)kind };
+	uint32_t h = (uint32_t)mix3(parent, name, (uint32_t)kind), id = tft_hmap_get(&t->rix, k, h);
 	struct prof_rec *r;
 
-	if (id != PROF_NONE)
+	if (id != TFT_HMAP_EMPTY)
 		return id;
 	if (t->nrecs >= PROF_REMOTE_BIT - 1)
 		return PROF_NONE;
-	if ((t->nrecs + 1) * 2 > t->rix.cap && index_grow(&t->rix, t->nrecs, rec_hash, t->recs))
-		return PROF_NONE;
 	if (tft_grow((void **)&t->recs, &t->caprecs, t->nrecs + 1, sizeof(*t->recs)))
+		return PROF_NONE;
+	if (tft_hmap_put(&t->rix, k, h, t->nrecs))
 		return PROF_NONE;
 	r = &t->recs[t->nrecs];
 	memset(r, 0, sizeof(*r));
@@ -161,64 +99,40 @@ uint32_t tft_prof_rec_get(struct prof_tab *t, uint32_t parent, uint32_t name, in
 	r->redirect = PROF_NONE;
 	r->fwd = PROF_NONE;
 	r->seq = -1;
-	h = (uint32_t)mix3(parent, name, (uint32_t)kind) & (t->rix.cap - 1);
-	while (t->rix.slot[h])
-		h = (h + 1) & (t->rix.cap - 1);
-	t->rix.slot[h] = ++t->nrecs;
-	return t->nrecs - 1;
+	return t->nrecs++;
 }
 
 uint32_t tft_prof_code_get(struct prof_tab *t, uint32_t parent, uint32_t name)
 {
-	uint32_t h, id;
+	uint64_t k = (uint64_t)parent << 32 | name;
+	uint32_t h = (uint32_t)mix3(parent, name, 7), id = tft_hmap_get1(&t->cix, k, h);
 
-	if (t->cix.cap) {
-		h = (uint32_t)mix3(parent, name, 7) & (t->cix.cap - 1);
-		while ((id = t->cix.slot[h])) {
-			const struct prof_code *c = &t->codes[id - 1];
-			if (c->parent == parent && c->name == name)
-				return id - 1;
-			h = (h + 1) & (t->cix.cap - 1);
-		}
-	}
-	if ((t->ncodes + 1) * 2 > t->cix.cap && index_grow(&t->cix, t->ncodes, code_hash, t->codes))
-		return PROF_NONE;
+	if (id != TFT_HMAP_EMPTY)
+		return id;
 	if (tft_grow((void **)&t->codes, &t->capcodes, t->ncodes + 1, sizeof(*t->codes)))
+		return PROF_NONE;
+	if (tft_hmap_put(&t->cix, &k, h, t->ncodes))
 		return PROF_NONE;
 	t->codes[t->ncodes].parent = parent;
 	t->codes[t->ncodes].name = name;
-	h = (uint32_t)mix3(parent, name, 7) & (t->cix.cap - 1);
-	while (t->cix.slot[h])
-		h = (h + 1) & (t->cix.cap - 1);
-	t->cix.slot[h] = ++t->ncodes;
-	return t->ncodes - 1;
+	return t->ncodes++;
 }
 
 uint32_t tft_prof_cell_get(struct prof_tab *t, uint32_t rec, uint32_t code)
 {
-	uint32_t h, id;
+	uint64_t k = (uint64_t)rec << 32 | code;
+	uint32_t h = (uint32_t)mix3(rec, code, 11), id = tft_hmap_get1(&t->kix, k, h);
 
-	if (t->kix.cap) {
-		h = (uint32_t)mix3(rec, code, 11) & (t->kix.cap - 1);
-		while ((id = t->kix.slot[h])) {
-			const struct prof_cell *c = &t->cells[id - 1];
-			if (c->rec == rec && c->code == code)
-				return id - 1;
-			h = (h + 1) & (t->kix.cap - 1);
-		}
-	}
-	if ((t->ncells + 1) * 2 > t->kix.cap && index_grow(&t->kix, t->ncells, cell_hash, t->cells))
-		return PROF_NONE;
+	if (id != TFT_HMAP_EMPTY)
+		return id;
 	if (tft_grow((void **)&t->cells, &t->capcells, t->ncells + 1, sizeof(*t->cells)))
+		return PROF_NONE;
+	if (tft_hmap_put(&t->kix, &k, h, t->ncells))
 		return PROF_NONE;
 	memset(&t->cells[t->ncells], 0, sizeof(t->cells[0]));
 	t->cells[t->ncells].rec = rec;
 	t->cells[t->ncells].code = code;
-	h = (uint32_t)mix3(rec, code, 11) & (t->kix.cap - 1);
-	while (t->kix.slot[h])
-		h = (h + 1) & (t->kix.cap - 1);
-	t->kix.slot[h] = ++t->ncells;
-	return t->ncells - 1;
+	return t->ncells++;
 }
 
 uint32_t tft_prof_lid(struct prof_tab *t, const char *s, size_t len)

@@ -15,6 +15,7 @@
 
 #include "analyze/stats_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/strtab.h"
 
 /* An open slice on the current track. */
@@ -36,25 +37,6 @@ int64_t tft_stats_sat_add(int64_t a, int64_t b)
 
 #define sat_add tft_stats_sat_add
 
-static int grow_slots(struct agg *a)
-{
-	uint32_t ncap = a->mask ? (a->mask + 1) * 2 : 1024;
-	uint32_t *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return TFT_ENOMEM;
-	for (size_t i = 0; i < a->ngroups; i++) {
-		uint32_t h = (uint32_t)tft_hash_u64(a->groups[i].key) & (ncap - 1);
-		while (ns[h])
-			h = (h + 1) & (ncap - 1);
-		ns[h] = (uint32_t)i + 1;
-	}
-	free(a->slots);
-	a->slots = ns;
-	a->mask = ncap - 1;
-	return 0;
-}
-
 /*
  * Group index for key, creating the group; -1 on out-of-memory. Forced
  * inline: it runs once per slice, and with two callers gcc keeps it out of
@@ -63,20 +45,20 @@ static int grow_slots(struct agg *a)
 static inline __attribute__((always_inline)) int64_t find_group(struct agg *a, uint32_t key)
 {
 	uint32_t h, gi;
+	uint64_t k = key;
 
 	if (a->ngroups && a->last_key == key)
 		return a->last_group;
-	if (!a->slots || (a->ngroups + 1) * 2 > (size_t)a->mask + 1) {
-		if (grow_slots(a))
-			return -1;
-	}
-	h = (uint32_t)tft_hash_u64(key) & a->mask;
-	while ((gi = a->slots[h]) != 0) {
-		if (a->groups[gi - 1].key == key)
-			goto found;
-		h = (h + 1) & a->mask;
-	}
+	h = (uint32_t)tft_hash_u64(key);
+	gi = tft_hmap_get1(&a->map, k, h);
+	if (gi != TFT_HMAP_EMPTY)
+		goto found;
+	if (!a->map.stride) /* (an agg starts zeroed) */
+		tft_hmap_init(&a->map, 1);
 	if (tft_grow_size_ex((void **)&a->groups, &a->cap_groups, a->ngroups + 1, sizeof(*a->groups), 64, 0))
+		return -1;
+	gi = (uint32_t)a->ngroups;
+	if (tft_hmap_put(&a->map, &k, h, gi))
 		return -1;
 	memset(&a->groups[a->ngroups], 0, sizeof(a->groups[0]));
 	a->groups[a->ngroups].key = key;
@@ -84,12 +66,10 @@ static inline __attribute__((always_inline)) int64_t find_group(struct agg *a, u
 	a->groups[a->ngroups].max_ns = INT64_MIN;
 	a->groups[a->ngroups].exact_max = a->exact_max ? a->exact_max : TFT_STATS_EXACT_MAX;
 	a->ngroups++;
-	gi = (uint32_t)a->ngroups;
-	a->slots[h] = gi;
 found:
 	a->last_key = key;
-	a->last_group = gi - 1;
-	return gi - 1;
+	a->last_group = gi;
+	return gi;
 }
 
 static void pop_frame(struct agg *a)
@@ -575,7 +555,7 @@ void tft_stats_agg_free(struct agg *a)
 		free(a->groups[i].hist);
 	}
 	free(a->groups);
-	free(a->slots);
+	tft_hmap_fini(&a->map);
 	free(a->stack);
 	memset(a, 0, sizeof(*a));
 }

@@ -19,17 +19,11 @@
 
 #include "analyze/stats_int.h"
 
-struct ext_ent {
-	int64_t id;
-	uint32_t name; /* string id + 1; 0 = empty slot */
-};
-
 struct tft_stats_device {
 	uint32_t k_op, k_ext, k_bytes; /* arg key string ids (UINT32_MAX: not in the session) */
 	bool *api_cat;                 /* [string id]: an API call category */
 	uint32_t napi;
-	struct ext_ent *ext;           /* External id -> CPU op name (open addressing) */
-	uint32_t mask, next;
+	struct tft_hmap ext;           /* External id -> CPU op name */
 };
 
 static uint32_t find_str(struct tft_session *s, const char *want)
@@ -63,32 +57,11 @@ static uint32_t hash64(int64_t v)
 
 static int ext_put(struct tft_stats_device *d, int64_t id, uint32_t name)
 {
-	if ((d->next + 1) * 2 > d->mask + 1) {
-		uint32_t ncap = d->mask ? (d->mask + 1) * 2 : 1024;
-		struct ext_ent *ne = calloc(ncap, sizeof(*ne));
-		if (!ne)
-			return TFT_ENOMEM;
-		for (uint32_t i = 0; d->ext && i <= d->mask; i++) {
-			if (!d->ext[i].name)
-				continue;
-			uint32_t h = hash64(d->ext[i].id) & (ncap - 1);
-			while (ne[h].name)
-				h = (h + 1) & (ncap - 1);
-			ne[h] = d->ext[i];
-		}
-		free(d->ext);
-		d->ext = ne;
-		d->mask = ncap - 1;
-	}
-	for (uint32_t h = hash64(id) & d->mask;; h = (h + 1) & d->mask) {
-		if (!d->ext[h].name) {
-			d->ext[h] = (struct ext_ent){ id, name + 1 };
-			d->next++;
-			return 0;
-		}
-		if (d->ext[h].id == id)
-			return 0; /* the first (outermost) op keeps it */
-	}
+	uint64_t k = (uint64_t)id;
+	uint32_t v = name;
+	int rc = tft_hmap_add(&d->ext, &k, hash64(id), &v); /* the first (outermost) op keeps it */
+
+	return rc < 0 ? rc : 0;
 }
 
 static const struct tft_arg *arg_of(const struct tft_event *ev, uint32_t key)
@@ -164,6 +137,7 @@ int tft_stats_device_prepare(struct tft_session *s, struct agg *a, struct tft_er
 		return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	}
 	a->dev = d;
+	tft_hmap_init(&d->ext, 1);
 	d->napi = n;
 	for (uint32_t i = 1; i < n; i++) {
 		size_t l;
@@ -195,7 +169,7 @@ void tft_stats_device_free(struct agg *a)
 	if (!a->dev)
 		return;
 	free(a->dev->api_cat);
-	free(a->dev->ext);
+	tft_hmap_fini(&a->dev->ext);
 	free(a->dev);
 	a->dev = NULL;
 }
@@ -221,13 +195,10 @@ bool tft_stats_device_key(struct agg *a, const struct tft_event *ev, uint32_t *k
 		*key = 0;
 		if ((arg = arg_of(ev, d->k_op)) && arg->type == TFT_ARG_STR) {
 			*key = arg->v.str;
-		} else if ((arg = arg_of(ev, d->k_ext)) && arg->type == TFT_ARG_INT && d->ext) {
-			for (uint32_t h = hash64(arg->v.i) & d->mask; d->ext[h].name; h = (h + 1) & d->mask) {
-				if (d->ext[h].id == arg->v.i) {
-					*key = d->ext[h].name - 1;
-					break;
-				}
-			}
+		} else if ((arg = arg_of(ev, d->k_ext)) && arg->type == TFT_ARG_INT) {
+			uint32_t v = tft_hmap_get1(&d->ext, (uint64_t)arg->v.i, hash64(arg->v.i));
+			if (v != TFT_HMAP_EMPTY)
+				*key = v;
 		}
 		return true;
 	}

@@ -17,6 +17,7 @@
 
 #include "analyze/stats.h"
 #include "core/hist.h"
+#include "core/hmap.h"
 
 /* Exact durations kept per group before it switches to buckets (a power of two):
  * scanning, and merging stored statistics (whose percentiles are approximate
@@ -45,8 +46,7 @@ struct agg {
 	int status;
 	struct group *groups; /* owned */
 	size_t ngroups, cap_groups;
-	uint32_t *slots;      /* owned; open addressing: group index + 1, 0 = empty */
-	uint32_t mask;
+	struct tft_hmap map;   /* owned: group key -> index in groups (zeroed until the first group) */
 	uint32_t last_key, last_group; /* one-entry cache in front of the table */
 	uint32_t exact_max;   /* for new groups (0: TFT_STATS_EXACT_MAX) */
 	struct tft_stats_device *dev; /* owned: the device groupings' state (stats_device.c) */

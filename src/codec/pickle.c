@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "codec/pickle.h"
 #include "core/strtab.h"
 
@@ -740,42 +741,38 @@ static bool key_eq(const struct tft_pickle_value *a, const struct tft_pickle_val
 	       (b->type == TFT_PICKLE_INT || b->type == TFT_PICKLE_BOOL) && a->u.i == b->u.i;
 }
 
-/* Index slots: pair number + 1 (0 = empty); capacity a power of two >= 2n. */
-static uint32_t index_cap(uint32_t n)
+/* The index's keys are the dict's: is key the key of pair val? */
+static bool pair_key_eq(const void *ctx, const void *key, uint32_t val)
 {
-	uint32_t cap = 32;
+	const struct tft_pickle_value *d = ctx;
 
-	while (cap < 2 * (uint64_t)n)
-		cap *= 2;
-	return cap;
+	return key_eq(d->u.items[2 * val], key);
 }
 
 static int build_index(struct tft_pickle *p, struct tft_pickle_value *d)
 {
-	uint32_t cap = index_cap(d->n), mask = cap - 1;
-	uint32_t *ix = calloc(cap, sizeof(*ix));
+	struct tft_hmap *ix = malloc(sizeof(*ix));
 
 	if (!ix)
 		return oom(p);
+	tft_hmap_init_ext(ix, pair_key_eq, d);
+	if (tft_hmap_reserve(ix, d->n))
+		goto nomem;
 	for (uint32_t i = 0; i < d->n; i++) {
 		const struct tft_pickle_value *k = d->u.items[2 * i];
 		uint64_t h = key_hash(k);
 
 		if (!h)
 			continue; /* unhashable keys are never looked up */
-		for (uint32_t s = (uint32_t)h & mask;; s = (s + 1) & mask) {
-			if (!ix[s]) {
-				ix[s] = i + 1;
-				break;
-			}
-			if (key_eq(d->u.items[2 * (ix[s] - 1)], k)) {
-				ix[s] = i + 1; /* the later pair wins */
-				break;
-			}
-		}
+		if (tft_hmap_put(ix, k, (uint32_t)h, i)) /* the later pair wins */
+			goto nomem;
 	}
 	d->index_ = ix;
 	return 0;
+nomem:
+	tft_hmap_fini(ix);
+	free(ix);
+	return oom(p);
 }
 
 static int index_dicts(struct tft_pickle *p)
@@ -801,14 +798,12 @@ static const struct tft_pickle_value *dict_lookup(const struct tft_pickle_value 
 	if (!d || d->type != TFT_PICKLE_DICT)
 		return NULL;
 	if (d->index_) {
-		uint32_t mask = index_cap(d->n) - 1;
+		uint32_t i;
 
 		if (!(h = key_hash(key)))
 			return NULL;
-		for (uint32_t s = (uint32_t)h & mask; d->index_[s]; s = (s + 1) & mask)
-			if (key_eq(d->u.items[2 * (d->index_[s] - 1)], key))
-				return d->u.items[2 * (d->index_[s] - 1) + 1];
-		return NULL;
+		i = tft_hmap_get(d->index_, key, (uint32_t)h);
+		return i == TFT_HMAP_EMPTY ? NULL : d->u.items[2 * i + 1];
 	}
 	for (uint32_t i = d->n; i-- > 0;)
 		if (key_eq(d->u.items[2 * i], key))
@@ -1111,7 +1106,10 @@ void tft_pickle_destroy(struct tft_pickle *p)
 			if (t == TFT_PICKLE_TUPLE || t == TFT_PICKLE_LIST || t == TFT_PICKLE_DICT ||
 			    t == TFT_PICKLE_SET)
 				free(c->v[i].u.items);
-			free(c->v[i].index_);
+			if (c->v[i].index_) {
+				tft_hmap_fini(c->v[i].index_);
+				free(c->v[i].index_);
+			}
 		}
 		free(c);
 	}

@@ -14,6 +14,8 @@
 
 #include "core/status.h"
 
+struct tft_hmap;
+
 enum tft_pickle_type {
 	TFT_PICKLE_NONE = 1,
 	TFT_PICKLE_BOOL,   /* u.i is 0 or 1 */
@@ -62,7 +64,7 @@ struct tft_pickle_value {
 	uint32_t cap_;  /* private: allocated item slots */
 	uint32_t height_; /* private: graph check */
 	int64_t offset; /* byte offset of the opcode that made the value */
-	uint32_t *index_; /* private: DICT key hash index (large dicts) */
+	struct tft_hmap *index_; /* private: DICT key -> pair index (large dicts) */
 	union {
 		int64_t i;
 		double d;

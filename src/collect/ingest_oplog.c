@@ -25,6 +25,7 @@
 #include "collect/ingest_oplog.h"
 #include "collect/tf_names.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/strtab.h"
 #include "store/graph.h"
 
@@ -109,12 +110,11 @@ static const struct tft_pb_msg oplog_msg = {"OpLogProto", oplog_fields, 2, TFT_P
 
 /* ---- importer state ------------------------------------------------------------------ */
 
-/* id_to_string: open addressing on the id (the last entry of an id wins, as in a map). */
+/* An id_to_string entry (the last entry of an id wins, as in a map). */
 struct ol_str {
 	int64_t id;
 	const uint8_t *p; /* borrowed: the input, or the text reader's arena */
 	size_t len;
-	int used;
 };
 
 /* What the entries of one name say, merged (tfprof's AddOpLogProto). */
@@ -134,8 +134,9 @@ struct ol {
 	struct tft_error *err;  /* borrowed */
 	struct tft_pb_sub *entries; /* the log_entries, borrowed */
 	uint32_t nentries, centries;
-	struct ol_str *strs; /* owned: mask + 1 slots */
-	size_t mask, nstrs;
+	struct ol_str *strs; /* owned: id_to_string's entries */
+	uint32_t nstrs, cstrs;
+	struct tft_hmap strix; /* owned: id -> index in strs */
 	struct ol_node *nodes; /* owned */
 	uint32_t nnodes, cnodes;
 	struct tft_strtab *names; /* owned: the node names */
@@ -151,51 +152,33 @@ static int nomem(struct ol *o, int64_t offset)
 	return tft_pb_wire_fail(o->dec, TFT_ENOMEM, offset, "out of memory");
 }
 
-static size_t str_slot(const struct ol *o, int64_t id)
-{
-	size_t i = (size_t)tft_hash_u64((uint64_t)id) & o->mask;
-
-	while (o->strs[i].used && o->strs[i].id != id)
-		i = (i + 1) & o->mask;
-	return i;
-}
-
 static int str_put(struct ol *o, int64_t id, struct tft_pb_bytes v)
 {
-	size_t i;
+	uint64_t k = (uint64_t)id;
+	uint32_t h = (uint32_t)tft_hash_u64(k), i = o->nstrs;
+	int r = tft_hmap_add(&o->strix, &k, h, &i);
 
-	if (!o->strs || 2 * (o->nstrs + 1) > o->mask + 1) {
-		size_t cap = o->strs ? 2 * (o->mask + 1) : 64;
-		struct ol_str *old = o->strs;
-		size_t omask = o->mask;
-
-		if (!(o->strs = calloc(cap, sizeof(*o->strs)))) {
-			o->strs = old;
+	if (r < 0)
+		return TFT_ENOMEM;
+	if (r == 0) {
+		if (tft_grow((void **)&o->strs, &o->cstrs, o->nstrs + 1, sizeof(*o->strs))) {
+			tft_hmap_del(&o->strix, &k, h);
 			return TFT_ENOMEM;
 		}
-		o->mask = cap - 1;
-		for (size_t k = 0; old && k <= omask; k++)
-			if (old[k].used)
-				o->strs[str_slot(o, old[k].id)] = old[k];
-		free(old);
+		o->nstrs++;
 	}
-	i = str_slot(o, id);
-	o->nstrs += !o->strs[i].used;
-	o->strs[i] = (struct ol_str){ id, v.p, v.len, 1 };
+	o->strs[i] = (struct ol_str){ id, v.p, v.len };
 	return 0;
 }
 
 /* The string of id, or NULL (id 0 absent from the table: ""). */
 static const struct ol_str *str_get(const struct ol *o, int64_t id)
 {
-	static const struct ol_str none = { 0, (const uint8_t *)"", 0, 1 };
-	size_t i;
+	static const struct ol_str none = { 0, (const uint8_t *)"", 0 };
+	uint32_t i = tft_hmap_get1(&o->strix, (uint64_t)id, (uint32_t)tft_hash_u64((uint64_t)id));
 
-	if (o->strs) {
-		i = str_slot(o, id);
-		if (o->strs[i].used)
-			return &o->strs[i];
-	}
+	if (i != TFT_HMAP_EMPTY)
+		return &o->strs[i];
 	return id == 0 ? &none : NULL;
 }
 
@@ -399,6 +382,7 @@ static void ol_free(struct ol *o)
 	free(o->nodeix);
 	free(o->entries);
 	free(o->strs);
+	tft_hmap_fini(&o->strix);
 	tft_strtab_destroy(o->names);
 	tft_json_write_fini(&o->code);
 	tft_json_write_fini(&o->tmp);
@@ -468,6 +452,7 @@ int tft_oplog_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 									  : TFT_PB_FMT_OPLOG;
 	text = format == TFT_PB_FMT_OPLOG_TEXT;
 	memset(&o, 0, sizeof(o));
+	tft_hmap_init(&o.strix, 1);
 	o.dec = &dec;
 	o.err = err;
 	tft_json_write_init_mem(&o.code);

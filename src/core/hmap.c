@@ -60,6 +60,16 @@ void tft_hmap_clear(struct tft_hmap *m)
 	m->count = 0;
 }
 
+/* A slot's bytes (a multiple of 8: hash, value, key words), without a memcpy call per slot. */
+static inline void copy_slot(void *dst, const void *src, uint32_t stride)
+{
+	uint64_t *d = dst;
+	const uint64_t *sw = src;
+
+	for (uint32_t i = 0; i < stride / 8; i++)
+		d[i] = sw[i];
+}
+
 static int resize(struct tft_hmap *m, uint32_t ncap)
 {
 	unsigned char *ns = malloc((size_t)ncap * m->stride);
@@ -76,7 +86,7 @@ static int resize(struct tft_hmap *m, uint32_t ncap)
 			j = s->hash & (ncap - 1);
 			while (((struct tft_hmap_slot *)(ns + (size_t)j * m->stride))->val != TFT_HMAP_EMPTY)
 				j = (j + 1) & (ncap - 1);
-			memcpy(ns + (size_t)j * m->stride, s, m->stride);
+			copy_slot(ns + (size_t)j * m->stride, s, m->stride);
 		}
 	}
 	free(m->slots);
@@ -95,6 +105,19 @@ static int reserve_one(struct tft_hmap *m)
 	return resize(m, m->slots ? (m->mask + 1) * 2 : MIN_SLOTS);
 }
 
+int tft_hmap_reserve(struct tft_hmap *m, uint32_t n)
+{
+	uint64_t want = MIN_SLOTS;
+
+	while (want * 3 < (uint64_t)n * 4)
+		want *= 2;
+	if (want > MAX_SLOTS)
+		return TFT_ENOMEM;
+	if (m->slots && (uint64_t)m->mask + 1 >= want)
+		return 0;
+	return resize(m, (uint32_t)want);
+}
+
 /* The slot of key, or the free slot that ends its probe chain. */
 static struct tft_hmap_slot *probe(const struct tft_hmap *m, const void *key, uint32_t hash)
 {
@@ -110,8 +133,8 @@ static void fill(struct tft_hmap *m, struct tft_hmap_slot *s, const void *key, u
 {
 	s->hash = hash;
 	s->val = val;
-	if (m->nwords)
-		memcpy(s->key, key, m->nwords * sizeof(uint64_t));
+	for (uint32_t i = 0; i < m->nwords; i++)
+		s->key[i] = ((const uint64_t *)key)[i];
 	m->count++;
 }
 
@@ -169,7 +192,7 @@ bool tft_hmap_del(struct tft_hmap *m, const void *key, uint32_t hash)
 		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
 		if (stays)
 			continue;
-		memcpy(tft_hmap_slot_at(m, i), sj, m->stride);
+		copy_slot(tft_hmap_slot_at(m, i), sj, m->stride);
 		i = j;
 	}
 	tft_hmap_slot_at(m, i)->val = TFT_HMAP_EMPTY;

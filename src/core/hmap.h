@@ -55,6 +55,12 @@ void tft_hmap_fini(struct tft_hmap *m);
  */
 void tft_hmap_clear(struct tft_hmap *m);
 
+/*
+ * Room for n entries in all without growing (a table whose size is known
+ * up front: its puts then never move the slots). 0 or TFT_ENOMEM.
+ */
+int tft_hmap_reserve(struct tft_hmap *m, uint32_t n);
+
 /* Insert, or replace the value of an equal key. 0 or TFT_ENOMEM (val must not be TFT_HMAP_EMPTY). */
 int tft_hmap_put(struct tft_hmap *m, const void *key, uint32_t hash, uint32_t val);
 
@@ -66,6 +72,12 @@ int tft_hmap_add(struct tft_hmap *m, const void *key, uint32_t hash, uint32_t *v
 
 /* Remove key; true if it was there. */
 bool tft_hmap_del(struct tft_hmap *m, const void *key, uint32_t hash);
+
+/* Bytes of memory its slots hold (for a caller's memory budget). */
+static inline size_t tft_hmap_bytes(const struct tft_hmap *m)
+{
+	return m->slots ? ((size_t)m->mask + 1) * m->stride : 0;
+}
 
 /* A hash of nwords 64-bit words. */
 static inline uint32_t tft_hmap_hash_words(const uint64_t *k, unsigned nwords)
@@ -108,6 +120,43 @@ static inline uint32_t tft_hmap_get(const struct tft_hmap *m, const void *key, u
 		if (s->hash == hash && tft_hmap_key_eq(m, s, key))
 			return s->val;
 	}
+}
+
+/*
+ * The value under a one-word key (a map of tft_hmap_init(m, 1)), or
+ * TFT_HMAP_EMPTY: tft_hmap_get without the general key comparison, for the
+ * per-event tables keyed by an id.
+ */
+static inline uint32_t tft_hmap_get1(const struct tft_hmap *m, uint64_t key, uint32_t hash)
+{
+	if (!m->slots)
+		return TFT_HMAP_EMPTY;
+	for (uint32_t i = hash & m->mask;; i = (i + 1) & m->mask) {
+		/* (one word: the stride is a constant) */
+		const struct tft_hmap_slot *s =
+			(const struct tft_hmap_slot *)(m->slots + (size_t)i * (sizeof(*s) + sizeof(uint64_t)));
+		if (s->val == TFT_HMAP_EMPTY)
+			return TFT_HMAP_EMPTY;
+		if (s->key[0] == key)
+			return s->val;
+	}
+}
+
+/*
+ * Iteration: the first entry at slot *i or after (its key in ->key, its
+ * value in ->val), *i moved past it; NULL at the end. Start with *i = 0.
+ * The order is the slots', not the insertion's.
+ */
+static inline const struct tft_hmap_slot *tft_hmap_next(const struct tft_hmap *m, uint32_t *i)
+{
+	for (; m->slots && *i <= m->mask; (*i)++) {
+		const struct tft_hmap_slot *s = tft_hmap_slot_at(m, *i);
+		if (s->val != TFT_HMAP_EMPTY) {
+			(*i)++;
+			return s;
+		}
+	}
+	return NULL;
 }
 
 #endif /* TFT_CORE_HMAP_H */

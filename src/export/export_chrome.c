@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/strtab.h"
 #include "export/export_chrome.h"
 
@@ -258,6 +259,7 @@ static int64_t end_ns(const struct tft_event *ev)
 	return r;
 }
 
+/* (steps by start: a multimap, steps may share a start; core/hmap holds one value a key) */
 static void mark_step(struct chrome *c, const struct tft_event *ev)
 {
 	uint32_t h = (uint32_t)tft_hash_u64((uint64_t)ev->ts_ns) & c->step_mask;
@@ -716,11 +718,9 @@ static void emit_metadata_events(struct chrome *c)
 
 struct flow_ctx {
 	struct chrome *c; /* borrowed */
-	uint64_t *ids; /* owned; open-addressing set of ids written, 0 stored as ~0 */
-	size_t mask, n;
+	struct tft_hmap ids; /* owned: the set of ids written */
 	uint64_t max_id;
 	uint64_t next_synth;
-	bool have_zero;
 	struct tft_flow *dups; /* owned; flows whose id was taken, written last */
 	size_t ndups, cap_dups;
 };
@@ -728,39 +728,12 @@ struct flow_ctx {
 /* Insert id; false if it was already there (or out of memory: c->status). */
 static bool id_insert(struct flow_ctx *f, uint64_t id)
 {
-	if (id == 0) {
-		bool was = f->have_zero;
-		f->have_zero = true;
-		return !was;
-	}
-	if ((f->n + 1) * 2 > f->mask + 1) {
-		size_t ncap = f->mask ? (f->mask + 1) * 2 : 4096;
-		uint64_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns) {
-			f->c->status = TFT_ENOMEM;
-			return false;
-		}
-		for (size_t i = 0; f->ids && i <= f->mask; i++) {
-			if (!f->ids[i])
-				continue;
-			size_t h = tft_hash_u64(f->ids[i]) & (ncap - 1);
-			while (ns[h])
-				h = (h + 1) & (ncap - 1);
-			ns[h] = f->ids[i];
-		}
-		free(f->ids);
-		f->ids = ns;
-		f->mask = ncap - 1;
-	}
-	size_t h = tft_hash_u64(id) & f->mask;
-	while (f->ids[h]) {
-		if (f->ids[h] == id)
-			return false;
-		h = (h + 1) & f->mask;
-	}
-	f->ids[h] = id;
-	f->n++;
-	return true;
+	uint32_t v = 0;
+	int rc = tft_hmap_add(&f->ids, &id, (uint32_t)tft_hash_u64(id), &v);
+
+	if (rc < 0)
+		f->c->status = TFT_ENOMEM;
+	return rc == 0;
 }
 
 static void put_flow_end(struct chrome *c, const struct tft_flow *fl, uint64_t id, bool start)
@@ -818,7 +791,10 @@ static int on_flow(void *ctx, const struct tft_flow *fl)
 static int emit_flows(struct chrome *c, struct tft_error *err)
 {
 	struct flow_ctx f = { .c = c };
-	int rc = tft_session_flows(c->s, on_flow, &f, err);
+	int rc;
+
+	tft_hmap_init(&f.ids, 1);
+	rc = tft_session_flows(c->s, on_flow, &f, err);
 
 	if (rc == 0 && !c->status) {
 		f.next_synth = f.max_id;
@@ -830,7 +806,7 @@ static int emit_flows(struct chrome *c, struct tft_error *err)
 			put_flow(c, &f.dups[i], id);
 		}
 	}
-	free(f.ids);
+	tft_hmap_fini(&f.ids);
 	free(f.dups);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "runtime/job.h"
 #include "runtime/rt.h"
 #include "runtime/source.h"
@@ -99,13 +100,7 @@ struct gev {
 };
 
 struct site_ent {
-	const struct tft_site *site; /* borrowed key; NULL = empty slot */
 	uint32_t name, cat;
-};
-
-struct cstr_ent {
-	const char *p; /* borrowed key (a static string of an arg); NULL = empty slot */
-	uint32_t id;
 };
 
 struct flow_ent {
@@ -147,10 +142,10 @@ struct tft_rt_session {
 	uint32_t cap_track_by_name;
 	double *ctr_last;         /* owned: a cumulative counter's last value, per track id */
 	uint32_t cap_ctr_last;
-	struct site_ent *sites;   /* owned: open addressing on the site pointer */
+	struct site_ent *sites;   /* owned: the call sites' ids, site_ix's values index it */
 	uint32_t cap_sites, nsites;
-	struct cstr_ent *cstrs;   /* owned: arg keys and static values, open addressing on the pointer */
-	uint32_t cap_cstrs, ncstrs;
+	struct tft_hmap site_ix;  /* owned: site pointer -> index in sites (zeroed until the first) */
+	struct tft_hmap cstrs;    /* owned: arg keys' and static values' pointers -> string id (zeroed until the first) */
 	char *argtext;            /* owned: TFT_RT_ARG_TEXT_MAX bytes, a text arg's bytes */
 	struct gev *gev;          /* owned */
 	uint32_t ngev, cap_gev, gseq;

@@ -16,93 +16,56 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "runtime/drain_int.h"
-
-static int sites_grow(struct tft_rt_session *s)
-{
-	uint32_t ncap = s->cap_sites ? s->cap_sites * 2 : 256;
-	struct site_ent *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < s->cap_sites; i++) {
-		const struct site_ent *e = &s->sites[i];
-		uint32_t j;
-		if (!e->site)
-			continue;
-		for (j = (uint32_t)tft_rt_drain_hash_ptr((uintptr_t)e->site) & (ncap - 1); n[j].site;
-		     j = (j + 1) & (ncap - 1))
-			;
-		n[j] = *e;
-	}
-	free(s->sites);
-	s->sites = n;
-	s->cap_sites = ncap;
-	return 0;
-}
 
 /* Name and category ids of a call site, interned once per site. */
 void tft_rt_drain_site_ids(struct tft_rt_session *s, const struct tft_site *site, uint32_t *name,
 			   uint32_t *cat)
 {
-	uint32_t j;
+	uint64_t k = (uint64_t)(uintptr_t)site;
+	uint32_t h, i;
 
 	if (!site) {
 		*name = s->s_flow;
 		*cat = 0;
 		return;
 	}
-	if (s->nsites * 2 >= s->cap_sites && sites_grow(s)) {
-		*name = tft_rt_drain_intern_cstr(s, site->name); /* no cache: still correct */
-		*cat = tft_rt_drain_intern_cstr(s, site->cat);
+	h = (uint32_t)tft_rt_drain_hash_ptr(k);
+	i = tft_hmap_get1(&s->site_ix, k, h);
+	if (i != TFT_HMAP_EMPTY) {
+		*name = s->sites[i].name;
+		*cat = s->sites[i].cat;
 		return;
 	}
-	for (j = (uint32_t)tft_rt_drain_hash_ptr((uintptr_t)site) & (s->cap_sites - 1); s->sites[j].site;
-	     j = (j + 1) & (s->cap_sites - 1)) {
-		if (s->sites[j].site == site) {
-			*name = s->sites[j].name;
-			*cat = s->sites[j].cat;
-			return;
-		}
-	}
-	s->sites[j].site = site;
-	s->sites[j].name = *name = tft_rt_drain_intern_cstr(s, site->name);
-	s->sites[j].cat = *cat = tft_rt_drain_intern_cstr(s, site->cat);
-	s->nsites++;
+	*name = tft_rt_drain_intern_cstr(s, site->name);
+	*cat = tft_rt_drain_intern_cstr(s, site->cat);
+	if (!s->site_ix.stride)
+		tft_hmap_init(&s->site_ix, 1);
+	if (tft_grow((void **)&s->sites, &s->cap_sites, s->nsites + 1, sizeof(*s->sites)) ||
+	    tft_hmap_put(&s->site_ix, &k, h, s->nsites))
+		return; /* no cache: still correct */
+	s->sites[s->nsites++] = (struct site_ent){ *name, *cat };
 }
 
 /* The string id of a static string (an arg's key or value), interned once per pointer. */
 static uint32_t cstr_id(struct tft_rt_session *s, const char *p)
 {
-	uint32_t j;
+	uint64_t k = (uint64_t)(uintptr_t)p;
+	uint32_t h, id;
 
 	if (!p)
 		return 0;
-	if (s->ncstrs * 2 >= s->cap_cstrs) {
-		uint32_t ncap = s->cap_cstrs ? s->cap_cstrs * 2 : 256;
-		struct cstr_ent *n = calloc(ncap, sizeof(*n));
-		if (!n)
-			return tft_rt_drain_intern_cstr(s, p); /* no cache: still correct */
-		for (uint32_t i = 0; i < s->cap_cstrs; i++) {
-			if (!s->cstrs[i].p)
-				continue;
-			for (j = (uint32_t)tft_rt_drain_hash_ptr((uintptr_t)s->cstrs[i].p) & (ncap - 1); n[j].p;
-			     j = (j + 1) & (ncap - 1))
-				;
-			n[j] = s->cstrs[i];
-		}
-		free(s->cstrs);
-		s->cstrs = n;
-		s->cap_cstrs = ncap;
-	}
-	for (j = (uint32_t)tft_rt_drain_hash_ptr((uintptr_t)p) & (s->cap_cstrs - 1); s->cstrs[j].p;
-	     j = (j + 1) & (s->cap_cstrs - 1))
-		if (s->cstrs[j].p == p)
-			return s->cstrs[j].id;
-	s->cstrs[j].p = p;
-	s->cstrs[j].id = tft_rt_drain_intern_cstr(s, p);
-	s->ncstrs++;
-	return s->cstrs[j].id;
+	h = (uint32_t)tft_rt_drain_hash_ptr(k);
+	id = tft_hmap_get1(&s->cstrs, k, h);
+	if (id != TFT_HMAP_EMPTY)
+		return id;
+	id = tft_rt_drain_intern_cstr(s, p);
+	if (!s->cstrs.stride)
+		tft_hmap_init(&s->cstrs, 1);
+	if (id != TFT_HMAP_EMPTY)
+		tft_hmap_put(&s->cstrs, &k, h, id); /* (no memory: no cache, still correct) */
+	return id;
 }
 
 uint32_t tft_rt_drain_thread_track(struct tft_rt_session *s, struct tft_rt_thread *t,

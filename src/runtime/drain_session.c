@@ -146,7 +146,8 @@ void tft_rt_session_destroy(struct tft_rt_session *s)
 	free(s->track_by_name);
 	free(s->ctr_last);
 	free(s->sites);
-	free(s->cstrs);
+	tft_hmap_fini(&s->site_ix);
+	tft_hmap_fini(&s->cstrs);
 	free(s->argtext);
 	free(s->gev);
 	free(s->flows);

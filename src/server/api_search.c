@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "server/api.h"
@@ -59,8 +60,7 @@ struct idset {
 	uint32_t *ids;  /* owned */
 	uint8_t *flags; /* owned, parallel to ids */
 	size_t n, cap;
-	uint32_t *set;  /* owned: open addressing, index into ids + 1 (0 = empty) */
-	size_t set_cap;
+	struct tft_hmap set; /* owned: id -> index into ids (zeroed until the first add) */
 	uint32_t max;   /* largest id in the list (0 when empty) */
 };
 
@@ -97,7 +97,7 @@ static void idset_free(struct idset *s)
 {
 	free(s->ids);
 	free(s->flags);
-	free(s->set);
+	tft_hmap_fini(&s->set);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -127,30 +127,15 @@ static void index_free(struct tft_search_index *ix)
 
 static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 {
-	size_t mask, i;
+	uint64_t k = id;
+	uint32_t h = (uint32_t)tft_hash_u64(id), v = tft_hmap_get1(&s->set, k, h);
 
-	if (s->n * 2 >= s->set_cap) {
-		size_t ncap = s->set_cap ? s->set_cap * 2 : 1024;
-		uint32_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return TFT_ENOMEM;
-		for (size_t k = 0; k < s->n; k++) {
-			size_t j = (size_t)tft_hash_u64(s->ids[k]) & (ncap - 1);
-			while (ns[j])
-				j = (j + 1) & (ncap - 1);
-			ns[j] = (uint32_t)k + 1;
-		}
-		free(s->set);
-		s->set = ns;
-		s->set_cap = ncap;
+	if (v != TFT_HMAP_EMPTY) {
+		s->flags[v] |= flag;
+		return 0;
 	}
-	mask = s->set_cap - 1;
-	for (i = (size_t)tft_hash_u64(id) & mask; s->set[i]; i = (i + 1) & mask) {
-		if (s->ids[s->set[i] - 1] == id) {
-			s->flags[s->set[i] - 1] |= flag;
-			return 0;
-		}
-	}
+	if (!s->set.stride)
+		tft_hmap_init(&s->set, 1);
 	if (s->n == s->cap) {
 		/* two arrays of one capacity: s->cap moves when both grew */
 		size_t ci = s->cap, cf = s->cap;
@@ -159,7 +144,8 @@ static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 			return TFT_ENOMEM;
 		s->cap = ci;
 	}
-	s->set[i] = (uint32_t)s->n + 1;
+	if (tft_hmap_put(&s->set, &k, h, (uint32_t)s->n))
+		return TFT_ENOMEM;
 	s->ids[s->n] = id;
 	s->flags[s->n] = flag;
 	s->n++;

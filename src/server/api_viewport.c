@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "server/api.h"
@@ -59,8 +60,8 @@ struct vp_scratch {
 	size_t nitems, items_cap;
 	struct vp_sample *samples; /* owned: reduced counter samples */
 	size_t nsamples, samples_cap;
-	uint32_t *set;         /* owned: open-addressing set of string ids (+1) */
-	size_t set_cap, set_len;
+	struct tft_hmap set;   /* owned: the set of string ids (id -> index in ids; zeroed until the first add) */
+	size_t set_len;
 	uint32_t *ids;         /* owned: the set's members in insertion order */
 	size_t ids_cap;
 	int status;            /* first allocation failure */
@@ -84,7 +85,7 @@ void tft_api_viewport_scratch_free(void *p)
 	free(sc->pend);
 	free(sc->items);
 	free(sc->samples);
-	free(sc->set);
+	tft_hmap_fini(&sc->set);
 	free(sc->ids);
 	free(sc);
 }
@@ -94,42 +95,27 @@ void tft_api_viewport_scratch_free(void *p)
 
 static void set_reset(struct vp_scratch *sc)
 {
-	if (sc->set && sc->set_len)
-		memset(sc->set, 0, sc->set_cap * sizeof(*sc->set));
+	tft_hmap_clear(&sc->set);
 	sc->set_len = 0;
 }
 
 static void set_add(struct vp_scratch *sc, uint32_t id)
 {
-	size_t mask, i;
+	uint64_t k = id;
+	uint32_t h = (uint32_t)tft_hash_u64(id);
 
-	if (sc->set_len * 2 >= sc->set_cap) {
-		size_t ncap = sc->set_cap ? sc->set_cap * 2 : 1024;
-		uint32_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns) {
-			sc->status = TFT_ENOMEM;
-			return;
-		}
-		for (size_t k = 0; k < sc->set_len; k++) {
-			uint32_t v = sc->ids[k];
-			size_t j = (size_t)tft_hash_u64(v) & (ncap - 1);
-			while (ns[j])
-				j = (j + 1) & (ncap - 1);
-			ns[j] = v + 1;
-		}
-		free(sc->set);
-		sc->set = ns;
-		sc->set_cap = ncap;
-	}
-	mask = sc->set_cap - 1;
-	for (i = (size_t)tft_hash_u64(id) & mask; sc->set[i]; i = (i + 1) & mask)
-		if (sc->set[i] == id + 1)
-			return;
+	if (tft_hmap_get1(&sc->set, k, h) != TFT_HMAP_EMPTY)
+		return;
+	if (!sc->set.stride)
+		tft_hmap_init(&sc->set, 1);
 	if (tft_grow_size((void **)&sc->ids, &sc->ids_cap, sc->set_len + 1, sizeof(*sc->ids))) {
 		sc->status = TFT_ENOMEM;
 		return;
 	}
-	sc->set[i] = id + 1;
+	if (tft_hmap_put(&sc->set, &k, h, (uint32_t)sc->set_len)) {
+		sc->status = TFT_ENOMEM;
+		return;
+	}
 	sc->ids[sc->set_len++] = id;
 }
 

@@ -240,8 +240,105 @@ static void test_grow(void)
 	tft_hmap_fini(&m);
 }
 
+/*
+ * tft_hmap_get1 (one-word keys) agrees with tft_hmap_get and a reference
+ * through puts and deletes, on long chains (colliding 6-bit hashes) too;
+ * a zeroed map (never initialised, as in a zeroed struct) finds nothing.
+ */
+static void test_get1(void)
+{
+	static uint32_t ref[UNIVERSE];
+	struct tft_hmap m, z;
+	uint32_t bad = 0;
+
+	memset(&z, 0, sizeof(z));
+	is_int(tft_hmap_get1(&z, 5, 5), TFT_HMAP_EMPTY, "get1 on a zeroed map: nothing");
+	tft_hmap_fini(&z);
+	tft_hmap_init(&m, 1);
+	for (uint32_t i = 0; i < UNIVERSE; i++)
+		ref[i] = TFT_HMAP_EMPTY;
+	for (uint32_t op = 0; op < 200000; op++) {
+		uint64_t x = rnd(UNIVERSE);
+		uint64_t k = x * 0x100000001ULL; /* high and low words both matter */
+		uint32_t h = tft_hmap_hash_words(&k, 1) & 63u, r = rnd(10);
+		if (r < 5) {
+			ref[x] = rnd(1000000);
+			if (tft_hmap_put(&m, &k, h, ref[x]))
+				bad++;
+		} else if (r < 7) {
+			tft_hmap_del(&m, &k, h);
+			ref[x] = TFT_HMAP_EMPTY;
+		}
+		if (tft_hmap_get1(&m, k, h) != ref[x] || tft_hmap_get(&m, &k, h) != ref[x])
+			bad++;
+	}
+	ok(bad == 0, "get1 matches get and the reference");
+	tft_hmap_fini(&m);
+}
+
+/* Reserved room: n puts never move the slots, and the load stays at 3/4. */
+static void test_reserve(void)
+{
+	struct tft_hmap m;
+	const unsigned char *slots;
+	int good = 1;
+
+	tft_hmap_init(&m, 1);
+	is_int(tft_hmap_reserve(&m, 1000), 0, "reserve 1000");
+	ok((m.mask + 1) * 3 >= 1000 * 4 && m.mask + 1 <= 2048, "1000 entries fit at 3/4 (%u slots)", m.mask + 1);
+	slots = m.slots;
+	for (uint64_t i = 0; i < 1000; i++)
+		if (tft_hmap_put(&m, &i, tft_hmap_hash_words(&i, 1), (uint32_t)i))
+			good = 0;
+	ok(good && m.slots == slots && m.count == 1000, "1000 puts without growing");
+	is_int(tft_hmap_reserve(&m, 10), 0, "a smaller reserve keeps the slots");
+	ok(m.slots == slots, "slots kept");
+	is_int(tft_hmap_reserve(&m, 5000), 0, "a larger reserve grows");
+	for (uint64_t i = 0; i < 1000; i++)
+		if (tft_hmap_get1(&m, i, tft_hmap_hash_words(&i, 1)) != (uint32_t)i)
+			good = 0;
+	ok(good && (m.mask + 1) * 3 >= 5000 * 4, "entries kept through the reserve");
+	is_int(tft_hmap_reserve(&m, UINT32_MAX), TFT_ENOMEM, "an impossible reserve: ENOMEM");
+	tft_hmap_fini(&m);
+}
+
+/* Iteration visits every entry once, with its key and value; an empty or zeroed map none. */
+static void test_next(void)
+{
+	static unsigned char seen[3000];
+	struct tft_hmap m, z;
+	const struct tft_hmap_slot *s;
+	uint32_t i = 0, n = 0, bad = 0;
+
+	memset(&z, 0, sizeof(z));
+	ok(tft_hmap_next(&z, &i) == NULL, "a zeroed map: no entries");
+	tft_hmap_init(&m, 2);
+	i = 0;
+	ok(tft_hmap_next(&m, &i) == NULL, "an empty map: no entries");
+	for (uint64_t k = 0; k < 3000; k++) {
+		uint64_t key[2] = { k, ~k };
+		tft_hmap_put(&m, key, tft_hmap_hash_words(key, 2), (uint32_t)k * 7);
+	}
+	for (uint64_t k = 0; k < 3000; k += 3) {
+		uint64_t key[2] = { k, ~k };
+		tft_hmap_del(&m, key, tft_hmap_hash_words(key, 2));
+	}
+	for (i = 0; (s = tft_hmap_next(&m, &i)) != NULL; n++) {
+		if (s->key[0] >= 3000 || s->key[1] != ~s->key[0] || s->val != s->key[0] * 7 ||
+		    s->key[0] % 3 == 0 || seen[s->key[0]]++)
+			bad++;
+	}
+	ok(bad == 0 && n == 2000 && n == m.count, "every entry once (%u of 2000)", n);
+	is_int(tft_hmap_bytes(&m), (m.mask + 1) * (8 + 2 * 8), "bytes: slots times their size");
+	is_int(tft_hmap_bytes(&z), 0, "bytes of a zeroed map: 0");
+	tft_hmap_fini(&m);
+}
+
 int main(void)
 {
+	test_next();
+	test_reserve();
+	test_get1();
 	test_basic();
 	test_collisions();
 	test_grow();

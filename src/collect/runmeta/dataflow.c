@@ -28,6 +28,7 @@
 
 #include "collect/runmeta/rm_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 
 /* Floor division by a positive b (Python's //). */
 static int64_t floor_div(int64_t a, int64_t b)
@@ -249,35 +250,26 @@ static int df_lanes_assign(struct df_lanes *l, int64_t start, int64_t end, uint3
 	return 0;
 }
 
-/* A tensor: its name's hash, the node (rm->df index + 1) producing it last and the output. */
+/* A tensor (its name's hash in rm_tensors' map): the node (rm->df index) producing it last and the output. */
 struct df_tensor {
-	uint64_t hash;
-	uint32_t rec; /* 0: an empty slot */
+	uint32_t rec;
 	uint32_t out;
 };
-
-static struct df_tensor *df_find(struct df_tensor *tab, size_t mask, uint64_t h)
-{
-	size_t i = (size_t)tft_hash_u64(h) & mask;
-
-	while (tab[i].rec && tab[i].hash != h)
-		i = (i + 1) & mask;
-	return &tab[i];
-}
 
 /*
  * The runs of the executor devices' ops, for the launch flows: grouped by
  * (device, name) through a hash table, each group's records by start.
  */
 struct df_group {
-	uint32_t dev, name; /* name 0: an empty slot */
+	uint32_t dev, name;
 	uint32_t first, n;  /* its records in df_ops.rec */
 	uint32_t cur;       /* the run picked last (kernels mostly come in time order) */
 };
 
 struct df_ops {
-	struct df_group *tab; /* owned: mask + 1 slots */
-	size_t mask;
+	struct df_group *g;   /* owned: the groups */
+	uint32_t ng;
+	struct tft_hmap ix;   /* owned: (dev, name) -> index in g */
 	uint32_t *rec;        /* owned: record indices, group by group */
 	int64_t *ts;          /* owned: their starts */
 	const struct rm_df *df;
@@ -285,11 +277,10 @@ struct df_ops {
 
 static struct df_group *df_group_of(const struct df_ops *o, uint32_t dev, uint32_t name)
 {
-	size_t i = (size_t)tft_hash_u64((uint64_t)dev << 32 | name) & o->mask;
+	uint64_t k = (uint64_t)dev << 32 | name;
+	uint32_t i = tft_hmap_get1(&o->ix, k, (uint32_t)tft_hash_u64(k));
 
-	while (o->tab[i].name && (o->tab[i].dev != dev || o->tab[i].name != name))
-		i = (i + 1) & o->mask;
-	return &o->tab[i];
+	return i == TFT_HMAP_EMPTY ? NULL : &o->g[i];
 }
 
 static const struct rm_df *df_sort_base;
@@ -309,32 +300,34 @@ static int df_ops_build(const struct rm *rm, struct df_ops *o)
 	uint32_t nops = 0, at = 0;
 
 	memset(o, 0, sizeof(*o));
+	tft_hmap_init(&o->ix, 1);
 	o->df = rm->df;
 	for (uint32_t i = 0; i < rm->ndf; i++)
 		nops += !(rm->df[i].flags & DF_GPUTRACE) && rm->df[i].name;
-	o->mask = 15;
-	while (o->mask + 1 < 2 * (size_t)nops)
-		o->mask = o->mask * 2 + 1;
-	o->tab = calloc(o->mask + 1, sizeof(*o->tab));
+	o->g = calloc((size_t)nops + 1, sizeof(*o->g));
 	o->rec = malloc(((size_t)nops + 1) * sizeof(*o->rec));
 	o->ts = malloc(((size_t)nops + 1) * sizeof(*o->ts));
-	if (!o->tab || !o->rec || !o->ts)
+	if (!o->g || !o->rec || !o->ts || tft_hmap_reserve(&o->ix, nops))
 		return TFT_ENOMEM;
 	for (uint32_t i = 0; i < rm->ndf; i++) {
 		const struct rm_df *d = &rm->df[i];
-		struct df_group *g;
+		uint64_t k = (uint64_t)d->dev << 32 | d->name;
+		uint32_t gi = o->ng;
+		int r;
 
 		if ((d->flags & DF_GPUTRACE) || !d->name)
 			continue;
-		g = df_group_of(o, d->dev, d->name);
-		g->dev = d->dev;
-		g->name = d->name;
-		g->n++;
+		r = tft_hmap_add(&o->ix, &k, (uint32_t)tft_hash_u64(k), &gi);
+		if (r < 0)
+			return TFT_ENOMEM;
+		if (r == 0)
+			o->g[o->ng++] = (struct df_group){ .dev = d->dev, .name = d->name };
+		o->g[gi].n++;
 	}
-	for (size_t i = 0; i <= o->mask; i++) {
-		o->tab[i].first = at;
-		at += o->tab[i].n;
-		o->tab[i].n = 0;
+	for (uint32_t i = 0; i < o->ng; i++) {
+		o->g[i].first = at;
+		at += o->g[i].n;
+		o->g[i].n = 0;
 	}
 	for (uint32_t i = 0; i < rm->ndf; i++) {
 		const struct rm_df *d = &rm->df[i];
@@ -346,8 +339,8 @@ static int df_ops_build(const struct rm *rm, struct df_ops *o)
 		o->rec[g->first + g->n++] = i;
 	}
 	/* by start (a device's nodes usually are already) */
-	for (size_t i = 0; i <= o->mask; i++) {
-		const struct df_group *g = &o->tab[i];
+	for (uint32_t i = 0; i < o->ng; i++) {
+		const struct df_group *g = &o->g[i];
 		bool sorted = true;
 
 		for (uint32_t j = 1; j < g->n && sorted; j++)
@@ -485,7 +478,8 @@ static int emit_launches(struct rm *rm, uint64_t *seq)
 		r = df_flow(rm, rm->c_launch, g->name, &rm->df[ops.rec[g->first + g->cur]], k, seq);
 	}
 out:
-	free(ops.tab);
+	free(ops.g);
+	tft_hmap_fini(&ops.ix);
 	free(ops.rec);
 	free(ops.ts);
 	free(exec);
@@ -502,9 +496,10 @@ static const uint64_t *df_hashes(const struct rm *rm, const struct rm_df *d)
 int tft_rm_emit_dataflow(struct rm *rm)
 {
 	struct df_lanes lanes = { 0 };
-	struct df_tensor *tab = NULL;
+	struct df_tensor *tab = NULL; /* the tensors, tix's values index it */
+	struct tft_hmap tix;          /* name hash -> tensor */
 	uint64_t ntensors = 0, seq = 0;
-	size_t cap = 1;
+	uint32_t nt = 0;
 	int r = 0;
 
 	if (!rm->ndf)
@@ -521,21 +516,24 @@ int tft_rm_emit_dataflow(struct rm *rm)
 	}
 	free(lanes.t);
 	/* _analyze_tensors: every output of the step, the last producer of a name winning */
-	while (!r && ntensors && cap < 2 * ntensors) {
-		if (cap > SIZE_MAX / 2 / sizeof(*tab))
-			r = TFT_ENOMEM;
-		cap *= 2;
-	}
-	if (!r && ntensors && !(tab = calloc(cap, sizeof(*tab))))
+	tft_hmap_init(&tix, 1);
+	if (!r && ntensors > UINT32_MAX / 2)
+		r = TFT_ENOMEM;
+	if (!r && ntensors &&
+	    (!(tab = malloc((size_t)ntensors * sizeof(*tab))) || tft_hmap_reserve(&tix, (uint32_t)ntensors)))
 		r = TFT_ENOMEM;
 	for (uint32_t i = 0; tab && !r && i < rm->ndf; i++) {
 		const struct rm_df *d = &rm->df[i];
 
-		for (uint32_t o = 0; o < d->nout; o++) {
+		for (uint32_t o = 0; o < d->nout && !r; o++) {
 			uint64_t h = df_hashes(rm, d)[o];
-			struct df_tensor *t = df_find(tab, cap - 1, h);
+			uint32_t ti = nt;
 
-			*t = (struct df_tensor){ h, i + 1, o };
+			if (tft_hmap_add(&tix, &h, (uint32_t)tft_hash_u64(h), &ti) < 0)
+				r = TFT_ENOMEM;
+			else
+				nt += ti == nt;
+			tab[ti] = (struct df_tensor){ i, o };
 		}
 	}
 	/* _show_compute: an arrow per input naming a tensor, across (pid, lane) */
@@ -556,15 +554,17 @@ int tft_rm_emit_dataflow(struct rm *rm)
 			}
 		}
 		for (uint32_t q = 0; q < nin && !r; q++) {
-			struct df_tensor *t = df_find(tab, cap - 1, in[2 * q]);
+			uint32_t ti = tft_hmap_get1(&tix, in[2 * q], (uint32_t)tft_hash_u64(in[2 * q]));
+			const struct df_tensor *t;
 			const struct rm_df *p;
 			uint32_t name;
 
-			if (!t->rec && in[2 * q + 1])
-				t = df_find(tab, cap - 1, in[2 * q + 1]);
-			if (!t->rec)
+			if (ti == TFT_HMAP_EMPTY && in[2 * q + 1])
+				ti = tft_hmap_get1(&tix, in[2 * q + 1], (uint32_t)tft_hash_u64(in[2 * q + 1]));
+			if (ti == TFT_HMAP_EMPTY)
 				continue; /* "Can't find tensor - removed by CSE?" */
-			p = &rm->df[t->rec - 1];
+			t = &tab[ti];
+			p = &rm->df[t->rec];
 			if (p->dev == c->dev && p->lane == c->lane)
 				continue;
 			name = df_tensor_name(rm, p, t->out);
@@ -572,5 +572,6 @@ int tft_rm_emit_dataflow(struct rm *rm)
 		}
 	}
 	free(tab);
+	tft_hmap_fini(&tix);
 	return r ? r : emit_launches(rm, &seq);
 }

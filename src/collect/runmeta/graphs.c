@@ -15,6 +15,7 @@
 
 #include "collect/runmeta/rm_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 
 static int gin_push(struct rm *rm, uint64_t h)
 {
@@ -37,48 +38,29 @@ static int on_gnode_input(void *ctx, void *msg, const struct tft_pb_field *f, co
 	return 0;
 }
 
-static struct rm_gnode *gnode_slot(const struct rm *rm, uint64_t name)
-{
-	size_t i = (size_t)tft_hash_u64(name) & rm->gmask;
-
-	while (rm->gnodes[i].off != UINT32_MAX && rm->gnodes[i].name != name)
-		i = (i + 1) & rm->gmask;
-	return &rm->gnodes[i];
-}
-
 static int on_gnode(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
 {
 	static const struct tft_tf_node_fns fns = {on_gnode_input, NULL};
 	struct rm *rm = ctx;
 	struct tft_tf_node m;
-	struct rm_gnode *g;
-	uint32_t off = rm->ngin;
+	uint32_t off = rm->ngin, gi = rm->ngnodes;
+	uint64_t name;
 	int r;
 
 	memset(&m, 0, sizeof(m));
 	r = tft_tf_node_decode(&v->sub, ctx, &m, &fns);
 	if (r)
 		return r;
-	if (!rm->gnodes || 2 * (rm->ngnodes + 1) > rm->gmask + 1) {
-		size_t cap = rm->gnodes ? 2 * (rm->gmask + 1) : 256;
-		struct rm_gnode *old = rm->gnodes;
-		size_t omask = rm->gmask;
-
-		if (!(rm->gnodes = malloc(cap * sizeof(*rm->gnodes)))) {
-			rm->gnodes = old;
-			return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
-		}
-		for (size_t i = 0; i < cap; i++)
-			rm->gnodes[i].off = UINT32_MAX;
-		rm->gmask = cap - 1;
-		for (size_t i = 0; old && i <= omask; i++)
-			if (old[i].off != UINT32_MAX)
-				*gnode_slot(rm, old[i].name) = old[i];
-		free(old);
-	}
-	g = gnode_slot(rm, tft_hash_fast(m.name.p, m.name.len, 0));
-	rm->ngnodes += g->off == UINT32_MAX;
-	*g = (struct rm_gnode){ tft_hash_fast(m.name.p, m.name.len, 0), off, (rm->ngin - off) / 2 };
+	name = tft_hash_fast(m.name.p, m.name.len, 0);
+	if (!rm->gix.stride) /* (an rm starts zeroed) */
+		tft_hmap_init(&rm->gix, 1);
+	r = tft_hmap_add(&rm->gix, &name, (uint32_t)tft_hash_u64(name), &gi); /* the last node of a name wins */
+	if (r == 0 && tft_grow((void **)&rm->gnodes, &rm->cgnodes, rm->ngnodes + 1, sizeof(*rm->gnodes)))
+		r = TFT_ENOMEM;
+	if (r < 0)
+		return tft_pb_wire_fail(rm->dec, TFT_ENOMEM, v->offset, "out of memory");
+	rm->ngnodes += r == 0;
+	rm->gnodes[gi] = (struct rm_gnode){ name, off, (rm->ngin - off) / 2 };
 	return 0;
 }
 
@@ -128,7 +110,7 @@ int tft_rm_on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const st
 /* The partition graph node named by the hash `name`, or NULL. */
 const struct rm_gnode *tft_rm_gnode_find(const struct rm *rm, uint64_t name)
 {
-	const struct rm_gnode *g = gnode_slot(rm, name);
+	uint32_t gi = tft_hmap_get1(&rm->gix, name, (uint32_t)tft_hash_u64(name));
 
-	return g->off != UINT32_MAX ? g : NULL;
+	return gi != TFT_HMAP_EMPTY ? &rm->gnodes[gi] : NULL;
 }

@@ -34,6 +34,7 @@ void tft_rm_free(struct rm *rm)
 	free(rm->df);
 	free(rm->dfh);
 	free(rm->gnodes);
+	tft_hmap_fini(&rm->gix);
 	free(rm->gin);
 	for (uint32_t i = 0; i < rm->nwkdfh; i++)
 		free(rm->wkdfh[i]);

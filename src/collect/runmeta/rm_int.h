@@ -36,6 +36,7 @@
 #include "collect/ingest_graph.h"
 #include "collect/tf_names.h"
 #include "collect/tf_proto.h"
+#include "core/hmap.h"
 #include "core/strtab.h"
 #include "store/sorter.h"
 #include "store/writer.h"
@@ -342,8 +343,9 @@ struct rm {
 	 * hashes stay in each worker's dfh (rm_df.wk: df_wk), handed to the
 	 * driver's wkdfh after the join. All 0 / NULL otherwise.
 	 */
-	struct rm_gnode *gnodes; /* owned: the partition graphs' nodes (on_gnode), mask + 1 slots */
-	size_t gmask, ngnodes;
+	struct rm_gnode *gnodes; /* owned: the partition graphs' nodes (on_gnode) */
+	uint32_t ngnodes, cgnodes;
+	struct tft_hmap gix;     /* owned: name hash -> index in gnodes (zeroed until the first node) */
 	uint64_t *gin;           /* owned: their inputs' hashes */
 	uint32_t ngin, cgin;
 	int df_placed;
@@ -445,7 +447,7 @@ struct rm_dinfo {
  * stored the graph; this walk only takes names and inputs.
  */
 struct rm_gnode {
-	uint64_t name;     /* hash of the node name; 0 with off == UINT32_MAX: empty slot */
+	uint64_t name;     /* hash of the node name */
 	uint32_t off, nin; /* its hashes in rm->gin */
 };
 

@@ -4,6 +4,7 @@
  * node_name, timeline_label) imply, cached in a set-associative table so
  * that a trace's repeated nodes skip the label parse and the interning.
  * The table is kept on the writer between the inputs of a session.
+ * (Not core/hmap: a fixed-size cache that evicts ways in turn, not a map.)
  */
 #include <stdlib.h>
 #include <string.h>

@@ -10,72 +10,45 @@ void tft_xs_idmap_clear(struct idmap *m)
 {
 	for (uint32_t i = 0; i < m->ndense; i++)
 		m->dense[i] = TFT_NONE;
-	for (uint32_t i = 0; i < m->cap; i++)
-		m->slots[i].val = TFT_NONE;
-	m->count = 0;
+	tft_hmap_clear(&m->hash);
 }
 
 void tft_xs_idmap_free(struct idmap *m)
 {
 	free(m->dense);
-	free(m->slots);
-}
-
-static int hash_put(struct idmap *m, uint64_t key, uint32_t val);
-
-/* Rebuild the hash part with capacity ncap, moving keys < ndense to the dense part. */
-static int idmap_rehash(struct idmap *m, uint32_t ncap)
-{
-	struct idmap_slot *old = m->slots, *ns;
-	uint32_t ocap = m->cap;
-
-	ns = malloc((size_t)ncap * sizeof(*ns));
-	if (!ns)
-		return TFT_ENOMEM;
-	for (uint32_t k = 0; k < ncap; k++)
-		ns[k].val = TFT_NONE;
-	m->slots = ns;
-	m->cap = ncap;
-	m->count = 0;
-	for (uint32_t k = 0; k < ocap; k++) {
-		if (old[k].val == TFT_NONE)
-			continue;
-		if (old[k].key < m->ndense)
-			m->dense[old[k].key] = old[k].val;
-		else
-			hash_put(m, old[k].key, old[k].val);
-	}
-	free(old);
-	return 0;
+	tft_hmap_fini(&m->hash);
 }
 
 static int hash_put(struct idmap *m, uint64_t key, uint32_t val)
 {
-	uint32_t mask, i;
+	if (!m->hash.stride) /* (an idmap starts zeroed) */
+		tft_hmap_init(&m->hash, 1);
+	if (val == TFT_NONE) { /* (absent: what the dense part's TFT_NONE says) */
+		tft_hmap_del(&m->hash, &key, (uint32_t)tft_hash_u64(key));
+		return 0;
+	}
+	return tft_hmap_put(&m->hash, &key, (uint32_t)tft_hash_u64(key), val);
+}
 
-	if ((m->count + 1) * 4 >= m->cap * 3) {
-		uint32_t ncap = m->cap ? m->cap * 2 : 64;
+/* The dense part grew: its keys leave the hashed part for it. */
+static int move_to_dense(struct idmap *m)
+{
+	struct tft_hmap old = m->hash;
+	const struct tft_hmap_slot *s;
+	uint32_t i = 0;
 
-		if (ncap > (1u << 30) || idmap_rehash(m, ncap))
+	tft_hmap_init(&m->hash, 1);
+	while ((s = tft_hmap_next(&old, &i)) != NULL) {
+		if (s->key[0] < m->ndense) {
+			m->dense[s->key[0]] = s->val;
+		} else if (hash_put(m, s->key[0], s->val)) {
+			tft_hmap_fini(&m->hash);
+			m->hash = old;
 			return TFT_ENOMEM;
-	}
-	mask = m->cap - 1;
-	i = (uint32_t)tft_hash_u64(key) & mask;
-	for (;;) {
-		struct idmap_slot *s = &m->slots[i];
-
-		if (s->val == TFT_NONE) {
-			s->key = key;
-			s->val = val;
-			m->count++;
-			return 0;
 		}
-		if (s->key == key) {
-			s->val = val;
-			return 0;
-		}
-		i = (i + 1) & mask;
 	}
+	tft_hmap_fini(&old);
+	return 0;
 }
 
 /* idmap_put() for a key past the dense array. */
@@ -94,8 +67,7 @@ int __attribute__((noinline)) tft_xs_idmap_put_slow(struct idmap *m, uint64_t ke
 			return TFT_ENOMEM;
 		for (uint32_t i = old; i < m->ndense; i++)
 			m->dense[i] = TFT_NONE;
-
-		if (m->count && idmap_rehash(m, m->cap))
+		if (m->hash.count && move_to_dense(m))
 			return TFT_ENOMEM;
 		m->dense[key] = val;
 		return 0;
@@ -113,9 +85,6 @@ void tft_xs_idmap_forget(struct idmap *m, const void *ids, size_t stride, uint32
 		if (id < m->ndense)
 			m->dense[id] = TFT_NONE;
 	}
-	if (m->count) {
-		for (uint32_t i = 0; i < m->cap; i++)
-			m->slots[i].val = TFT_NONE;
-		m->count = 0;
-	}
+	if (m->hash.count)
+		tft_hmap_clear(&m->hash);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hmap.h"
 #include "core/status.h"
 #include "core/strtab.h"
 #include "store/writer.h"
@@ -19,16 +20,10 @@
 
 #define DENSE_MAX (1u << 23) /* keys below this may live in the dense array (32 MiB) */
 
-struct idmap_slot {
-	uint64_t key;
-	uint32_t val; /* TFT_NONE = empty */
-};
-
 struct idmap {
 	uint32_t *dense;          /* owned: dense[key] for key < ndense (TFT_NONE = absent) */
 	uint32_t ndense;
-	struct idmap_slot *slots; /* owned: keys >= ndense; cap is a power of two or 0 */
-	uint32_t cap, count;
+	struct tft_hmap hash;     /* owned: keys >= ndense (zeroed until the first) */
 };
 
 /* Every key forgotten; the storage kept. */
@@ -41,23 +36,11 @@ int tft_xs_idmap_put_slow(struct idmap *m, uint64_t key, uint32_t val, uint32_t 
 
 static inline uint32_t idmap_get(const struct idmap *m, uint64_t key)
 {
-	uint32_t mask, i;
-
 	if (key < m->ndense)
 		return m->dense[key];
-	if (!m->count)
+	if (!m->hash.count)
 		return TFT_NONE;
-	mask = m->cap - 1;
-	i = (uint32_t)tft_hash_u64(key) & mask;
-	for (;;) {
-		const struct idmap_slot *s = &m->slots[i];
-
-		if (s->val == TFT_NONE)
-			return TFT_NONE;
-		if (s->key == key)
-			return s->val;
-		i = (i + 1) & mask;
-	}
+	return tft_hmap_get1(&m->hash, key, (uint32_t)tft_hash_u64(key)); /* (TFT_HMAP_EMPTY is TFT_NONE) */
 }
 
 /* Insert or replace. 0 or TFT_ENOMEM. `live` = entries in the map (density check). */

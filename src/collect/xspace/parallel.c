@@ -69,7 +69,7 @@ int tft_xs_snap_plane(struct xs *x, const struct tft_pb_sub *ps)
 	sn->bytes = (size_t)x->csmeta * (sizeof(*x->smeta) + sizeof(*x->strs)) +
 		    (size_t)x->cemeta * sizeof(*x->emeta) + (size_t)x->cmeta_args * sizeof(*x->meta_args) +
 		    ((size_t)x->smeta_map.ndense + x->emeta_map.ndense) * sizeof(uint32_t) +
-		    ((size_t)x->smeta_map.cap + x->emeta_map.cap) * sizeof(struct idmap_slot);
+		    tft_hmap_bytes(&x->smeta_map.hash) + tft_hmap_bytes(&x->emeta_map.hash);
 	x->group_bytes += sn->bytes;
 	/* The next plane starts from empty tables. */
 	x->smeta = NULL;
