@@ -522,16 +522,7 @@ static inline bool md_int(const struct tft_json_value *v, int64_t *out)
 /* Enter an object value; *is_obj = false when the value was something else (consumed). */
 static inline int enter_object(struct parser *p, bool *is_obj)
 {
-	struct tft_json_value v;
-	int rc = tft_json_read(&p->r, &v, p->err);
-
-	*is_obj = false;
-	if (rc)
-		return rc;
-	if (v.type == TFT_JSON_ARRAY)
-		return tft_json_skip_rest(&p->r, p->err);
-	*is_obj = v.type == TFT_JSON_OBJECT;
-	return 0;
+	return tft_json_enter_object(&p->r, is_obj, p->err);
 }
 
 /* tables.c */
