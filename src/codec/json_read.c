@@ -576,7 +576,7 @@ static inline bool is_digit(char ch)
  * One pass: scan and validate, and keep the integer part's value; the '\0'
  * sentinel at buf[len] ends every loop.
  */
-static int read_number(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err)
+HOT int read_number_inl(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err)
 {
 	const char *s = r->buf + r->pos, *p = s, *e = r->buf + r->len, *d0, *fp = NULL;
 	bool is_int = true, neg = false;
@@ -637,6 +637,12 @@ bad:
 	if (p >= e && !r->eof)
 		return TFT_JSON_MORE;
 	return fail(r, err, r->pos, "invalid number: expected digits [.digits][e[+-]digits]");
+}
+
+/* Out of line where a number is one value among others; the member loop inlines read_number_inl. */
+static int read_number(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err)
+{
+	return read_number_inl(r, v, err);
 }
 
 static int read_literal(struct tft_json_reader *r, const char *lit, size_t n, int type,
@@ -723,6 +729,23 @@ HOT int value_start(struct tft_json_reader *r, struct tft_json_value *v, bool en
 int tft_json_read(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err)
 {
 	return value_start(r, v, true, err);
+}
+
+int tft_json_enter_object(struct tft_json_reader *r, bool *is_obj, struct tft_error *err)
+{
+	struct tft_json_value v;
+	int rc;
+
+	*is_obj = false;
+	if (ws_skip(r) == '{') {
+		if ((rc = enter_level(r, 0, err)))
+			return rc;
+		*is_obj = true;
+		return 0;
+	}
+	if ((rc = value_start(r, &v, true, err)))
+		return rc;
+	return v.type == TFT_JSON_ARRAY ? tft_json_skip_rest(r, err) : 0;
 }
 
 int tft_json_read_flat(struct tft_json_reader *r, struct tft_json_value *v, bool checked,
@@ -878,19 +901,23 @@ int tft_json_next_members(struct tft_json_reader *r, struct tft_json_member *out
 			r->pos = (size_t)(p - buf); /* not consumed */
 			*n = k + 1;
 			return 0;
-		case 't':
-		case 'f':
-		case 'n':
 		case '-':
 		case '0': case '1': case '2': case '3': case '4':
 		case '5': case '6': case '7': case '8': case '9':
+			r->pos = (size_t)(p - buf);
+			if ((rc = read_number_inl(r, &m->v, err)))
+				return rc;
+			p = buf + r->pos;
+			break;
+		case 't':
+		case 'f':
+		case 'n':
 			r->pos = (size_t)(p - buf);
 			m->v.ptr = NULL;
 			m->v.len = 0;
 			rc = *p == 't' ? read_literal(r, "true", 4, TFT_JSON_TRUE, &m->v, err)
 			   : *p == 'f' ? read_literal(r, "false", 5, TFT_JSON_FALSE, &m->v, err)
-			   : *p == 'n' ? read_literal(r, "null", 4, TFT_JSON_NULL, &m->v, err)
-				       : read_number(r, &m->v, err);
+				       : read_literal(r, "null", 4, TFT_JSON_NULL, &m->v, err);
 			if (rc)
 				return rc;
 			p = buf + r->pos;

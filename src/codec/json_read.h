@@ -171,6 +171,12 @@ int tft_json_peek(struct tft_json_reader *r, int *c, struct tft_error *err);
 int tft_json_read(struct tft_json_reader *r, struct tft_json_value *v, struct tft_error *err);
 
 /*
+ * Enter the next value if it is an object (*is_obj = true); any other value
+ * is consumed whole (*is_obj = false). 0, TFT_JSON_MORE or TFT_EFORMAT.
+ */
+int tft_json_enter_object(struct tft_json_reader *r, bool *is_obj, struct tft_error *err);
+
+/*
  * Like tft_json_read() but an object or array is not entered: it is
  * skipped (validated when `checked`, see tft_json_skip_checked) and
  * returned as type TFT_JSON_OBJECT / TFT_JSON_ARRAY with ptr/len = its

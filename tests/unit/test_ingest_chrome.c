@@ -302,6 +302,46 @@ static void test_slices(void)
 	done(s);
 }
 
+/*
+ * The importer's string cache compares a string as its length and two words
+ * (its first and last 8 bytes, or overlapping loads when shorter) plus, past
+ * 16 bytes, its middle: names and arg keys that differ in one byte anywhere
+ * must stay distinct strings, whatever their length.
+ */
+static const char doc_intern[] =
+	"[\n"
+	"{\"ph\":\"X\",\"name\":\"abcdefgh_X_12345678\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":0.5,"
+	"\"args\":{\"key_aaaaaaaa_1_bbbbbbbb\":1}},\n"
+	"{\"ph\":\"X\",\"name\":\"abcdefgh_Y_12345678\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":0.5,"
+	"\"args\":{\"key_aaaaaaaa_2_bbbbbbbb\":2}},\n"
+	"{\"ph\":\"X\",\"name\":\"abcdefgh_X_12345678\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":0.5,"
+	"\"args\":{\"key_aaaaaaaa_1_bbbbbbbb\":3}},\n"
+	"{\"ph\":\"X\",\"name\":\"aXb\",\"pid\":1,\"tid\":1,\"ts\":4,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"aYb\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"abXde\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"abYde\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"0123456789abcdef\",\"pid\":1,\"tid\":1,\"ts\":8,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"0123456789abcdeff\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":0.5},\n"
+	"{\"ph\":\"X\",\"name\":\"0123456789abcdef\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":0.5}\n"
+	"]\n";
+
+static void test_intern_cache(void)
+{
+	struct tft_session *s = import(doc_intern);
+
+	ok(s != NULL, "intern doc imports");
+	if (!s)
+		return;
+	is_str(events(s, find_tid(s, 1, 1)),
+	       "abcdefgh_X_12345678@1000+500{key_aaaaaaaa_1_bbbbbbbb=1};"
+	       "abcdefgh_Y_12345678@2000+500{key_aaaaaaaa_2_bbbbbbbb=2};"
+	       "abcdefgh_X_12345678@3000+500{key_aaaaaaaa_1_bbbbbbbb=3};"
+	       "aXb@4000+500;aYb@5000+500;abXde@6000+500;abYde@7000+500;"
+	       "0123456789abcdef@8000+500;0123456789abcdeff@9000+500;0123456789abcdef@10000+500;",
+	       "strings alike but for one byte (middle, short, one byte longer) stay distinct");
+	done(s);
+}
+
 /* Array form, unterminated with a trailing comma, string pids. */
 static const char doc_instants[] =
 	"[\n"
@@ -1271,6 +1311,7 @@ static void test_real(void)
 int main(void)
 {
 	test_slices();
+	test_intern_cache();
 	test_instants_counters();
 	test_flows();
 	test_async_objects();

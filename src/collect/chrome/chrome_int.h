@@ -188,12 +188,14 @@ struct md_track {
 #ifndef ICACHE_BITS
 #define ICACHE_BITS 12
 #endif
-#define ICACHE_INLINE 16 /* strings this short are compared in the entry (no pointer chase) */
+/*
+ * An entry keeps the string's two words (icache_words): a string of up to
+ * 16 bytes is compared as len + two words, without a call or a pointer chase.
+ */
 struct icache_ent {
-	uint64_t h;
-	const char *s; /* borrowed: the writer's interned copy */
+	uint64_t w0, w1; /* icache_words() of the string */
+	const char *s;   /* borrowed: the writer's interned copy */
 	uint32_t len, id;
-	char head[ICACHE_INLINE]; /* the first bytes of s */
 };
 
 struct chrome {
@@ -345,46 +347,48 @@ static inline int nomem(struct chrome *c)
 	return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 }
 
-static inline uint64_t quick_hash(const char *s, size_t len)
+/*
+ * Two words that, with the length, hold every byte of a string of up to 16
+ * bytes (the first and the last 8; shorter strings by overlapping loads),
+ * and the first and last 8 bytes of a longer one.
+ */
+static inline void icache_words(const char *s, size_t len, uint64_t *w0, uint64_t *w1)
 {
-	uint64_t a = 0, b = 0;
-
 	if (len >= 8) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + len - 8, 8);
+		memcpy(w0, s, 8);
+		memcpy(w1, s + len - 8, 8);
+	} else if (len >= 4) {
+		uint32_t lo, hi;
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		*w0 = lo;
+		*w1 = hi;
 	} else {
-		memcpy(&a, s, len);
+		*w0 = len ? (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[len >> 1] << 8 |
+				    (uint64_t)(unsigned char)s[len - 1] << 16
+			  : 0;
+		*w1 = 0;
 	}
-	return (a * 0x9e3779b97f4a7c15ULL) ^ ((b + len) * 0xc2b2ae3d27d4eb4fULL);
 }
 
+int tft_chrome_intern_miss(struct chrome *c, struct icache_ent *e, const char *s, size_t len,
+			   uint64_t w0, uint64_t w1, uint32_t *id);
+
+/* The writer's id of s; the cache's hit path is inline, a miss goes to the writer. */
 static inline int intern(struct chrome *c, const char *s, size_t len, uint32_t *id)
 {
-	uint64_t h = quick_hash(s, len);
-	struct icache_ent *e = &c->icache[(h ^ (h >> 29)) & ((1u << ICACHE_BITS) - 1)];
-	uint32_t v;
+	uint64_t w0, w1, h;
+	struct icache_ent *e;
 
-	if (e->s && e->h == h && e->len == len &&
-	    memcmp(len <= ICACHE_INLINE ? e->head : e->s, s, len) == 0) {
+	icache_words(s, len, &w0, &w1);
+	h = (w0 * 0x9e3779b97f4a7c15ULL) ^ ((w1 + len) * 0xc2b2ae3d27d4eb4fULL);
+	e = &c->icache[(h ^ (h >> 29)) & ((1u << ICACHE_BITS) - 1)];
+	if (tft_likely(e->s && e->len == len && e->w0 == w0 && e->w1 == w1 &&
+		       (len <= 16 || memcmp(e->s + 8, s + 8, len - 16) == 0))) {
 		*id = e->id;
 		return 0;
 	}
-	v = tft_writer_intern(c->w, s, len);
-	*id = v;
-	if (v == UINT32_MAX)
-		return nomem(c);
-	if (len <= UINT32_MAX) {
-		size_t l2;
-		const char *copy = tft_writer_str(c->w, v, &l2);
-		if (copy && l2 == len) {
-			e->h = h;
-			e->s = copy;
-			e->len = (uint32_t)len;
-			e->id = v;
-			memcpy(e->head, copy, len < ICACHE_INLINE ? len : ICACHE_INLINE);
-		}
-	}
-	return 0;
+	return tft_chrome_intern_miss(c, e, s, len, w0, w1, id);
 }
 
 static inline bool str_eq(const struct tft_json_str *s, const char *lit, size_t n)
@@ -518,16 +522,7 @@ static inline bool md_int(const struct tft_json_value *v, int64_t *out)
 /* Enter an object value; *is_obj = false when the value was something else (consumed). */
 static inline int enter_object(struct parser *p, bool *is_obj)
 {
-	struct tft_json_value v;
-	int rc = tft_json_read(&p->r, &v, p->err);
-
-	*is_obj = false;
-	if (rc)
-		return rc;
-	if (v.type == TFT_JSON_ARRAY)
-		return tft_json_skip_rest(&p->r, p->err);
-	*is_obj = v.type == TFT_JSON_OBJECT;
-	return 0;
+	return tft_json_enter_object(&p->r, is_obj, p->err);
 }
 
 /* tables.c */

@@ -11,6 +11,28 @@
 
 #include "collect/chrome/chrome_int.h"
 
+/* intern()'s miss: the writer's table, and the string into the cache entry e. */
+int tft_chrome_intern_miss(struct chrome *c, struct icache_ent *e, const char *s, size_t len,
+			   uint64_t w0, uint64_t w1, uint32_t *id)
+{
+	uint32_t v = tft_writer_intern(c->w, s, len);
+	size_t l2;
+	const char *copy;
+
+	*id = v;
+	if (v == UINT32_MAX)
+		return nomem(c);
+	copy = tft_writer_str(c->w, v, &l2);
+	if (copy && l2 == len && len <= UINT32_MAX) {
+		e->w0 = w0;
+		e->w1 = w1;
+		e->s = copy;
+		e->len = (uint32_t)len;
+		e->id = v;
+	}
+	return 0;
+}
+
 /* Intern the current event's parsed args into c->args. */
 int tft_chrome_intern_args(struct chrome *c)
 {
