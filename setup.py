@@ -67,7 +67,9 @@ class BuildExt(build_ext):
         super().run()
 
 
-sources = [rel(p) for layer in LAYERS for p in sorted(glob.glob(os.path.join(HERE, "src", layer, "*.c")))]
+# (a module too big for one file is a subfolder of its layer: src/collect/runmeta/ etc.)
+sources = [rel(p) for layer in LAYERS for pat in ("*.c", os.path.join("*", "*.c"))
+           for p in sorted(glob.glob(os.path.join(HERE, "src", layer, pat)))]
 sources.append("python/tftracer/_tftracer.c")
 
 ext = Extension(
