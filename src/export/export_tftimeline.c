@@ -153,7 +153,7 @@ static void tl_free(struct tl *t)
 	free(t->tensors);
 	tft_tl_imap_free(&t->tmap);
 	tft_tl_arena_free(&t->names);
-	free(t->lanes.t);
+	tft_lanes_free(&t->lanes);
 	free(t->aev);
 	free(t->peak_names);
 	free(t->live);

@@ -29,6 +29,7 @@
 #include "collect/runmeta/rm_int.h"
 #include "core/grow.h"
 #include "core/hmap.h"
+#include "core/lanes.h"
 
 /* Floor division by a positive b (Python's //). */
 static int64_t floor_div(int64_t a, int64_t b)
@@ -186,67 +187,6 @@ int tft_rm_df_note(struct rm *rm, const struct rm_node *n, const struct tft_even
 				return r;
 		d->nin = t->nin;
 	}
-	return 0;
-}
-
-/* timeline.py's lanes of one dev_stats entry: a min segment tree over the lane ends. */
-struct df_lanes {
-	int64_t *t; /* owned: 2 * cap entries, leaves at [cap, 2 cap) */
-	size_t cap, n;
-};
-
-static void df_lanes_set(struct df_lanes *l, size_t i, int64_t v)
-{
-	size_t k = l->cap + i;
-
-	l->t[k] = v;
-	for (k /= 2; k >= 1; k /= 2)
-		l->t[k] = l->t[2 * k] < l->t[2 * k + 1] ? l->t[2 * k] : l->t[2 * k + 1];
-}
-
-static int df_lanes_reset(struct df_lanes *l)
-{
-	if (!l->t) {
-		l->cap = 64;
-		if (!(l->t = malloc(2 * l->cap * sizeof(*l->t))))
-			return TFT_ENOMEM;
-	}
-	for (size_t i = 0; i < 2 * l->cap; i++)
-		l->t[i] = INT64_MAX;
-	l->n = 1;
-	df_lanes_set(l, 0, 0); /* lanes = [0] */
-	return 0;
-}
-
-/* _assign_lanes: the first lane whose end < start, else a new one. */
-static int df_lanes_assign(struct df_lanes *l, int64_t start, int64_t end, uint32_t *lane)
-{
-	size_t k = 1, i;
-
-	if (l->t[1] < start) {
-		while (k < l->cap)
-			k = l->t[2 * k] < start ? 2 * k : 2 * k + 1;
-		i = k - l->cap;
-	} else {
-		if (l->n == l->cap) {
-			size_t nc = l->cap * 2;
-			int64_t *nt = l->n < UINT32_MAX ? malloc(2 * nc * sizeof(*nt)) : NULL;
-
-			if (!nt)
-				return TFT_ENOMEM;
-			for (size_t j = 0; j < 2 * nc; j++)
-				nt[j] = INT64_MAX;
-			memcpy(nt + nc, l->t + l->cap, l->cap * sizeof(*nt));
-			for (size_t j = nc - 1; j >= 1; j--)
-				nt[j] = nt[2 * j] < nt[2 * j + 1] ? nt[2 * j] : nt[2 * j + 1];
-			free(l->t);
-			l->t = nt;
-			l->cap = nc;
-		}
-		i = l->n++;
-	}
-	df_lanes_set(l, i, end);
-	*lane = (uint32_t)i;
 	return 0;
 }
 
@@ -495,7 +435,7 @@ static const uint64_t *df_hashes(const struct rm *rm, const struct rm_df *d)
 /* The input's dataflow and launch flows (see above), after its send/recv flows. */
 int tft_rm_emit_dataflow(struct rm *rm)
 {
-	struct df_lanes lanes = { 0 };
+	struct tft_lanes lanes = { 0 };
 	struct df_tensor *tab = NULL; /* the tensors, tix's values index it */
 	struct tft_hmap tix;          /* name hash -> tensor */
 	uint64_t ntensors = 0, seq = 0;
@@ -509,12 +449,12 @@ int tft_rm_emit_dataflow(struct rm *rm)
 		struct rm_df *d = &rm->df[i];
 
 		if (i == 0 || d->dev != d[-1].dev || d->entry != d[-1].entry)
-			r = df_lanes_reset(&lanes);
+			r = tft_lanes_reset(&lanes);
 		if (!r)
-			r = df_lanes_assign(&lanes, d->start_us, d->end_us, &d->lane);
+			r = tft_lanes_assign(&lanes, d->start_us, d->end_us, &d->lane);
 		ntensors += d->nout;
 	}
-	free(lanes.t);
+	tft_lanes_free(&lanes);
 	/* _analyze_tensors: every output of the step, the last producer of a name winning */
 	tft_hmap_init(&tix, 1);
 	if (!r && ntensors > UINT32_MAX / 2)

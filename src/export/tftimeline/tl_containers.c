@@ -2,8 +2,7 @@
 /*
  * The tf.timeline export's small containers (tl_int.h): a byte arena whose
  * slices never move, a growable text buffer, an open-addressing set of
- * indices, and timeline.py's first-fit lanes (a min segment tree over the
- * lanes' end times).
+ * indices (timeline.py's first-fit lanes are core/lanes.h's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,63 +127,4 @@ void tft_tl_imap_free(struct imap *m)
 	free(m->slot);
 	free(m->hash);
 	memset(m, 0, sizeof(*m));
-}
-
-static void lanes_set(struct lanes *l, size_t i, int64_t v)
-{
-	size_t k = l->cap + i;
-
-	l->t[k] = v;
-	for (k /= 2; k >= 1; k /= 2)
-		l->t[k] = l->t[2 * k] < l->t[2 * k + 1] ? l->t[2 * k] : l->t[2 * k + 1];
-}
-
-int tft_tl_lanes_reset(struct lanes *l)
-{
-	if (!l->t) {
-		l->cap = 64;
-		l->t = malloc(2 * l->cap * sizeof(*l->t));
-		if (!l->t)
-			return TFT_ENOMEM;
-	}
-	for (size_t i = 0; i < 2 * l->cap; i++)
-		l->t[i] = INT64_MAX;
-	l->n = 1;
-	lanes_set(l, 0, 0); /* timeline.py: lanes = [0] */
-	return 0;
-}
-
-/* timeline.py's _assign_lanes step: the first lane whose end < start, else a new one. */
-
-int tft_tl_lanes_assign(struct lanes *l, int64_t start, int64_t end, uint32_t *lane)
-{
-	size_t k = 1, i;
-
-	if (l->t[1] < start) {
-		while (k < l->cap)
-			k = l->t[2 * k] < start ? 2 * k : 2 * k + 1;
-		i = k - l->cap;
-	} else {
-		if (l->n == l->cap) {
-			size_t nc = l->cap * 2;
-			int64_t *nt = malloc(2 * nc * sizeof(*nt));
-
-			if (!nt || l->n >= UINT32_MAX) {
-				free(nt);
-				return TFT_ENOMEM;
-			}
-			for (size_t j = 0; j < 2 * nc; j++)
-				nt[j] = INT64_MAX;
-			memcpy(nt + nc, l->t + l->cap, l->cap * sizeof(*nt));
-			for (size_t j = nc - 1; j >= 1; j--)
-				nt[j] = nt[2 * j] < nt[2 * j + 1] ? nt[2 * j] : nt[2 * j + 1];
-			free(l->t);
-			l->t = nt;
-			l->cap = nc;
-		}
-		i = l->n++;
-	}
-	lanes_set(l, i, end);
-	*lane = (uint32_t)i;
-	return 0;
 }

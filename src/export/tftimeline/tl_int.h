@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "codec/json_write.h"
+#include "core/lanes.h"
 #include "export/export_tftimeline.h"
 
 #define NOSTR UINT32_MAX
@@ -50,11 +51,6 @@ struct imap {
 typedef bool (*imap_eq_fn)(void *ctx, uint32_t idx);
 
 /* First-fit lanes: a min segment tree over the lane end times. */
-struct lanes {
-	int64_t *t; /* owned: 2 * cap entries, leaves at [cap, 2 cap) */
-	size_t cap, n;
-};
-
 /* ---- output: Python json.dumps(indent=4), codec/json_write.h ---- */
 
 struct pyj {
@@ -222,7 +218,7 @@ struct tl {
 	size_t ntensors, ctensors;
 	struct imap tmap;
 	struct arena names;
-	struct lanes lanes;
+	struct tft_lanes lanes;
 	struct tl_alloc_ev *aev; /* owned */
 	size_t naev, caev;
 	const char **peak_names; /* owned */
@@ -298,8 +294,6 @@ int tft_tl_imap_add(struct imap *m, uint64_t h, uint32_t idx);
 void tft_tl_imap_clear(struct imap *m);
 uint32_t tft_tl_imap_find(const struct imap *m, uint64_t h, imap_eq_fn eq, void *ctx);
 void tft_tl_imap_free(struct imap *m);
-int tft_tl_lanes_assign(struct lanes *l, int64_t start, int64_t end, uint32_t *lane);
-int tft_tl_lanes_reset(struct lanes *l);
 
 /* ---- tl_layout.c ---- */
 

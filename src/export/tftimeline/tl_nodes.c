@@ -217,13 +217,13 @@ int tft_tl_load_group(struct tl *t, uint32_t g)
 			}
 			continue;
 		}
-		if (tft_tl_lanes_reset(&t->lanes))
+		if (tft_lanes_reset(&t->lanes))
 			return nomem(t);
 		for (uint32_t i = dv->first; i < dv->first + dv->count; i++) {
 			struct tl_node *n = &t->nodes[i];
 			int64_t end = (int64_t)((uint64_t)n->start_us + (uint64_t)n->dur_us);
 
-			if (tft_tl_lanes_assign(&t->lanes, n->start_us, end, &n->lane))
+			if (tft_lanes_assign(&t->lanes, n->start_us, end, &n->lane))
 				return nomem(t);
 		}
 	}
