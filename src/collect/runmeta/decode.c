@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The serial decode of a StepStats: each DeviceStepStats (its device and
- * thread names first, then its nodes) and each NodeExecStats, binary nodes
- * through the direct reader (node_wire.c) when the pre-pass found their
- * device simple, else through the table decoder, which also reports every
- * error with its byte offset and message path.
+ * thread names first, then its nodes) and each NodeExecStats, through the
+ * table decoder (codec/pb_wire.c with schema.c's tables), which also reports
+ * every error with its byte offset and message path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +35,9 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	int r;
 
 	node_begin(rm, &n);
-	if (rm->dec->decode_text_sub || tft_rm_fast_node(rm, s->p, s->p + s->len, &n)) {
-		/* Text input, or not the simple case: the table decoder judges. */
-		node_begin(rm, &n);
-		r = tft_pb_wire_decode_sub(s, &tft_rm_node_msg, &n, rm);
-		if (r)
-			return r;
-	}
+	r = tft_pb_wire_decode_sub(s, &tft_rm_node_msg, &n, rm);
+	if (r)
+		return r;
 	r = tft_rm_emit_node(rm, &n);
 	rm->node_index++;
 	if (r)
@@ -50,43 +45,6 @@ static int decode_node(struct rm *rm, const struct tft_pb_sub *s)
 	if ((rm->nodes & 1023) == 0)
 		tft_rm_progress(rm, (uint64_t)(s->p - rm->dec->base));
 	return 0;
-}
-
-/*
- * The nodes of a DeviceStepStats the pre-pass found simple (device and
- * node_stats fields only, lengths checked), without the table decoder's
- * per-field dispatch. Returns 0, or -1 after the first node that the fast
- * reader does not take or that fails (nothing of it stored when the reader
- * refused it): the caller then runs the table decoder over the device,
- * which skips the nodes done here and goes on exactly as it would have
- * (same message paths in errors).
- */
-static int nodes_direct(struct rm *rm, const struct tft_pb_sub *ds)
-{
-	const uint8_t *p = ds->p, *end = ds->p + ds->len;
-	struct rm_node n;
-
-	rm->skip_nodes = 0;
-	rm->redo_err = 0;
-	for (;;) {
-		struct tft_pb_bytes b;
-		int r = next_node_field(&p, end, &b, NULL);
-
-		if (r <= 0)
-			return r; /* (-1: checked by the pre-pass, cannot happen) */
-		node_begin(rm, &n);
-		if (tft_rm_fast_node(rm, b.p, b.p + b.len, &n))
-			return -1;
-		r = tft_rm_emit_node(rm, &n);
-		rm->node_index++;
-		if (r) {
-			rm->redo_err = r;
-			return -1;
-		}
-		rm->skip_nodes++;
-		if ((rm->nodes & 1023) == 0)
-			tft_rm_progress(rm, (uint64_t)(b.p - rm->dec->base));
-	}
 }
 
 int tft_rm_on_node_count(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -101,16 +59,6 @@ int tft_rm_on_node_stats(void *ctx, void *msg, const struct tft_pb_field *f, con
 {
 	struct rm *rm = ctx;
 
-	if (rm->skip_nodes) {
-		rm->skip_nodes--;
-		return 0;
-	}
-	if (rm->redo_err) {
-		int r = rm->redo_err;
-
-		rm->redo_err = 0;
-		return node_fail(rm, r, &v->sub);
-	}
 	return decode_node(rm, &v->sub);
 }
 
@@ -234,12 +182,7 @@ int tft_rm_dev_stats(struct rm *rm, const struct tft_pb_val *v, const struct rm_
 						"could not register the device");
 		return 0;
 	}
-	if (di && di->simple && nodes_direct(rm, &v->sub) == 0)
-		r = 0;
-	else
-		r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_devstats_nodes_msg, NULL, rm);
-	rm->skip_nodes = 0;
-	rm->redo_err = 0;
+	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_devstats_nodes_msg, NULL, rm);
 	if (!r) {
 		r = tft_rm_flush_device(rm);
 		if (r)

@@ -181,37 +181,24 @@ int tft_rm_node_op(int gputrace, struct tft_tf_str node_name, const struct tft_t
 	return tft_tf_names_is_comm(node_name, *op);
 }
 
-/*
- * The node's JSON arg of kind k: the memo's string id, or its buffer b
- * (closed with ']' when close) interned, as arg_strn() would.
- */
-static int json_arg_add(struct rm *rm, struct rm_jrun *r, struct tft_json_writer *b, uint32_t key,
-			int close)
+/* The node's JSON arg in b (closed with ']' when close), interned, as arg_strn() would. */
+static int json_arg_add(struct rm *rm, struct tft_json_writer *b, uint32_t key, int close)
 {
 	struct tft_arg *a;
 	const char *s;
 	size_t len;
 	uint32_t id;
 
-	if (r->state == JR_HIT) {
-		id = r->id;
-	} else {
-		if (!tft_json_write_bytes(b))
-			return 0;
-		if (close)
-			tft_json_write_raw_char(b, ']');
-		if (rm->nargs >= MAX_ARGS)
-			return 0;
-		if (tft_json_write_failed(b))
-			return TFT_ENOMEM;
-		s = tft_json_write_data(b, &len);
-		id = intern(rm, s, len);
-		if (id == UINT32_MAX)
-			return TFT_ENOMEM;
-		r->id = id;
-	}
+	if (close)
+		tft_json_write_raw_char(b, ']');
 	if (rm->nargs >= MAX_ARGS)
 		return 0;
+	if (tft_json_write_failed(b))
+		return TFT_ENOMEM;
+	s = tft_json_write_data(b, &len);
+	id = intern(rm, s, len);
+	if (id == UINT32_MAX)
+		return TFT_ENOMEM;
 	a = &rm->args[rm->nargs++];
 	a->key = key;
 	a->type = TFT_ARG_JSON;
@@ -220,13 +207,11 @@ static int json_arg_add(struct rm *rm, struct rm_jrun *r, struct tft_json_writer
 }
 
 /* (most nodes have none of the four: one test each, inline) */
-static inline int json_arg(struct rm *rm, int k, struct tft_json_writer *b, uint32_t key, int close)
+static inline int json_arg(struct rm *rm, struct tft_json_writer *b, uint32_t key, int close)
 {
-	struct rm_jrun *r = &rm->jrun[k];
-
-	if (r->state != JR_HIT && !tft_json_write_bytes(b))
+	if (!tft_json_write_bytes(b))
 		return 0;
-	return json_arg_add(rm, r, b, key, close);
+	return json_arg_add(rm, b, key, close);
 }
 
 
@@ -414,18 +399,17 @@ static inline void node_field_args(struct rm *rm, const struct rm_node *n)
 
 /*
  * The sub-messages' JSON args (memory, output, referenced_tensor,
- * memory_stats). Only these fields write the JSON writers (both decoders
- * set their presence bits), and a writer out of memory failed its node
+ * memory_stats). Only these fields write the JSON writers, and a writer out of memory failed its node
  * already: a node without them has nothing to check here.
  */
 static int node_json_args(struct rm *rm)
 {
 	int r;
 
-	if ((r = json_arg(rm, JM_MEMORY, &rm->j_memory, rm->k_memory, 1)) ||
-	    (r = json_arg(rm, JM_OUTPUT, &rm->j_output, rm->k_output, 1)) ||
-	    (r = json_arg(rm, JM_REF, &rm->j_ref, rm->k_ref, 1)) ||
-	    (r = json_arg(rm, JM_MEMSTATS, &rm->j_memstats, rm->k_memstats, 0)))
+	if ((r = json_arg(rm, &rm->j_memory, rm->k_memory, 1)) ||
+	    (r = json_arg(rm, &rm->j_output, rm->k_output, 1)) ||
+	    (r = json_arg(rm, &rm->j_ref, rm->k_ref, 1)) ||
+	    (r = json_arg(rm, &rm->j_memstats, rm->k_memstats, 0)))
 		return r;
 	if (tft_json_write_failed(&rm->j_memory) || tft_json_write_failed(&rm->j_output) ||
 	    tft_json_write_failed(&rm->j_ref) || tft_json_write_failed(&rm->j_memstats) ||
@@ -433,9 +417,6 @@ static int node_json_args(struct rm *rm)
 	    tft_json_write_failed(&rm->j_ids) || tft_json_write_failed(&rm->j_ids2) ||
 	    tft_json_write_failed(&rm->j_dnames))
 		return TFT_ENOMEM;
-	for (int k = 0; k < JM_KINDS; k++)
-		if (rm->jrun[k].state == JR_MISS)
-			tft_rm_json_memo_store(&rm->jrun[k]);
 	return 0;
 }
 

@@ -52,7 +52,6 @@ void tft_rm_free(struct rm *rm)
 	free(rm->pend);
 	free(rm->pargs);
 	free(rm->dinfo);
-	free(rm->jmemo);
 	tft_rm_tmpl_release(rm); /* (kept for the next input) */
 }
 

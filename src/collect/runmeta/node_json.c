@@ -2,8 +2,7 @@
 /*
  * A NodeExecStats's sub-messages (memory, output, referenced_tensor,
  * memory_stats) as the JSON text of its args, in the per-node writers of
- * struct rm: the writers both node readers share (node_wire.c's direct
- * reader and the table decoder's handlers here). Each record is written
+ * struct rm, written by the table decoder's handlers here. Each record is written
  * through one reservation (codec/json_write.h's cursor writes).
  */
 #include <stdlib.h>
@@ -11,10 +10,18 @@
 
 #include "collect/runmeta/rm_int.h"
 
+static void json_dim(struct rm *rm, const struct tft_tf_dim *dim);
+static void json_output(struct rm *rm, const struct rm_output *o);
+static void json_ref_tensor(struct tft_json_writer *b, const struct rm_alloc_desc *a);
+static void json_alloc_rec(struct tft_json_writer *b, const struct rm_alloc_rec *a);
+static void json_memory(struct rm *rm, const struct rm_mem_used *m);
+static void json_mem_stats(struct rm *rm, const struct rm_mem_stats *m);
+static void json_alloc_id(struct tft_json_writer *ids, int64_t id);
+
 /* A dim of the shape decoded by the table (tft_tf_dim_fn; user: the struct rm). */
 static void on_shape_dim(void *user, const struct tft_tf_dim *dim)
 {
-	tft_rm_json_dim(user, dim);
+	json_dim(user, dim);
 }
 
 int tft_rm_on_td_shape(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v)
@@ -27,7 +34,7 @@ int tft_rm_on_td_shape(void *ctx, void *msg, const struct tft_pb_field *f, const
 }
 
 /* One TensorShapeProto.Dim: its size to j_dims, its name to j_dnames. */
-void tft_rm_json_dim(struct rm *rm, const struct tft_tf_dim *dim)
+static void json_dim(struct rm *rm, const struct tft_tf_dim *dim)
 {
 	struct tft_json_writer *d = &rm->j_dims, *nm = &rm->j_dnames;
 	char *p = tft_json_write_cursor(d, 1 + TFT_JSON_INT_MAX), *q;
@@ -98,12 +105,12 @@ int tft_rm_on_output(void *ctx, void *msg, const struct tft_pb_field *f, const s
 	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_output_msg, &o, ctx);
 	if (r)
 		return r;
-	tft_rm_json_output(rm, &o);
+	json_output(rm, &o);
 	return 0;
 }
 
 /* One NodeOutput, appended to j_output (its dims are in j_dims / j_dnames). */
-void tft_rm_json_output(struct rm *rm, const struct rm_output *o)
+static void json_output(struct rm *rm, const struct rm_output *o)
 {
 	struct tft_json_writer *b = &rm->j_output;
 	char dbuf[48];
@@ -161,7 +168,7 @@ void tft_rm_json_output(struct rm *rm, const struct rm_output *o)
 	tft_json_write_commit(b, p);
 }
 
-void tft_rm_json_ref_tensor(struct tft_json_writer *b, const struct rm_alloc_desc *a)
+static void json_ref_tensor(struct tft_json_writer *b, const struct rm_alloc_desc *a)
 {
 	char *p;
 
@@ -184,12 +191,12 @@ int tft_rm_on_ref_tensor(void *ctx, void *msg, const struct tft_pb_field *f, con
 	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_alloc_desc_msg, &a, ctx);
 	if (r)
 		return r;
-	tft_rm_json_ref_tensor(&rm->j_ref, &a);
+	json_ref_tensor(&rm->j_ref, &a);
 	return 0;
 }
 
 /* One AllocationRecord, appended to j_tmp (the current AllocatorMemoryUsed's records). */
-void tft_rm_json_alloc_rec(struct tft_json_writer *b, const struct rm_alloc_rec *a)
+static void json_alloc_rec(struct tft_json_writer *b, const struct rm_alloc_rec *a)
 {
 	char *p;
 
@@ -215,7 +222,7 @@ int tft_rm_on_alloc_rec(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_alloc_rec_msg, &a, ctx);
 	if (r)
 		return r;
-	tft_rm_json_alloc_rec(&rm->j_tmp, &a);
+	json_alloc_rec(&rm->j_tmp, &a);
 	return 0;
 }
 
@@ -230,12 +237,12 @@ int tft_rm_on_memory(void *ctx, void *msg, const struct tft_pb_field *f, const s
 	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_mem_used_msg, &m, ctx);
 	if (r)
 		return r;
-	tft_rm_json_memory(rm, &m);
+	json_memory(rm, &m);
 	return 0;
 }
 
 /* One AllocatorMemoryUsed, appended to j_memory (its records are in j_tmp). */
-void tft_rm_json_memory(struct rm *rm, const struct rm_mem_used *m)
+static void json_memory(struct rm *rm, const struct rm_mem_used *m)
 {
 	struct tft_json_writer *b = &rm->j_memory;
 	size_t nrec;
@@ -277,12 +284,12 @@ int tft_rm_on_alloc_id(void *ctx, void *msg, const struct tft_pb_field *f, const
 {
 	struct rm *rm = ctx;
 
-	tft_rm_json_alloc_id(f->num == 5 ? &rm->j_ids : &rm->j_ids2, v->n.i);
+	json_alloc_id(f->num == 5 ? &rm->j_ids : &rm->j_ids2, v->n.i);
 	return 0;
 }
 
 /* One id of a MemoryStats id list (j_ids, j_ids2). */
-void tft_rm_json_alloc_id(struct tft_json_writer *ids, int64_t id)
+static void json_alloc_id(struct tft_json_writer *ids, int64_t id)
 {
 	tft_json_write_raw_sep(ids);
 	tft_json_write_raw_int(ids, id);
@@ -300,7 +307,7 @@ int tft_rm_on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	r = tft_pb_wire_decode_sub(&v->sub, &tft_rm_mem_stats_msg, &m, ctx);
 	if (r)
 		return r;
-	tft_rm_json_mem_stats(rm, &m);
+	json_mem_stats(rm, &m);
 	return 0;
 }
 
@@ -325,7 +332,7 @@ int tft_rm_on_mem_stats(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	} while (0)
 
 /* The MemoryStats, into j_memstats (its id lists are in j_ids / j_ids2). */
-void tft_rm_json_mem_stats(struct rm *rm, const struct rm_mem_stats *m)
+static void json_mem_stats(struct rm *rm, const struct rm_mem_stats *m)
 {
 	struct tft_json_writer *b = &rm->j_memstats;
 

@@ -195,8 +195,11 @@ static int part_nodes(struct rm *rm, const struct rm_job *job)
 
 		if (r <= 0)
 			return r;
+		struct tft_pb_sub s = {rm->dec, b.p, b.len, "node_stats", TFT_PB_SINGULAR};
+
 		node_begin(rm, &n);
-		if (tft_rm_fast_node(rm, b.p, b.p + b.len, &n) || tft_rm_emit_node(rm, &n))
+		/* (a node the decoder refuses fails the part: the serial redo reports it) */
+		if (tft_pb_wire_decode_sub(&s, &tft_rm_node_msg, &n, rm) || tft_rm_emit_node(rm, &n))
 			return -1;
 		rm->node_index++;
 		if ((rm->nodes & 1023) == 0)

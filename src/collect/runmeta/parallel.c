@@ -280,7 +280,6 @@ static void par_worker_rm(struct rm_par *par, uint32_t i)
 	w->tmpl_tag = NULL;
 	w->tmpl_next = NULL;
 	w->tmpl_cache = NULL; /* (the writer's attachments are the driving thread's) */
-	w->jmemo = NULL;
 	w->graphs = NULL;
 	w->sorter = NULL;
 	w->entries = NULL;

@@ -3,15 +3,14 @@
  * The RunMetadata / StepStats importer's private header: the decoded
  * messages (schema.c holds their tables), the import's state (struct rm)
  * and what its files call of each other. The per-node helpers are static
- * inline here: a node goes through several files (decode, wire reader,
- * emit) and there is no LTO.
+ * inline here: a node goes through several files (decode, emit) and
+ * there is no LTO.
  *
  * The files (one concept each; ingest_runmeta.h is the interface):
  *   import.c      the entry points, a step per input, state set-up/free
  *   schema.c      message tables (NodeExecStats, DeviceStepStats, ...)
  *   scan.c        the binary pre-pass over the dev_stats
  *   decode.c      DeviceStepStats and their nodes, serially
- *   node_wire.c   the direct binary NodeExecStats reader and JSON memo
  *   node_json.c   a node's sub-messages (memory, output, ...) as JSON args
  *   emit.c        a node -> its slice event, args and send/recv endpoints
  *   templates.c   the per-(device, name, label) node template cache
@@ -227,37 +226,6 @@ struct rm_tmpl {
 };
 
 /*
- * The JSON args of a node's repeated sub-messages (memory, output,
- * referenced_tensor, memory_stats) are a pure function of their wire bytes,
- * and a trace repeats them node after node (the same shapes, allocators and
- * sizes each step). The memo maps those bytes (one contiguous run of the
- * field, keys and lengths included, borrowed from the input) to the string
- * id of the JSON, so a hit skips building, hashing and interning it. The
- * string was interned when the entry was made, so the ids handed out, and
- * their order, stay what the plain path gives.
- */
-enum { JM_MEMORY, JM_OUTPUT, JM_REF, JM_MEMSTATS, JM_KINDS };
-#define JMEMO_SLOTS 8192u /* a power of two; two ways per set */
-
-struct rm_jmemo {
-	uint64_t hash;
-	const uint8_t *key; /* borrowed from the input; NULL: empty */
-	uint32_t len;
-	uint32_t id;        /* string id of the JSON */
-};
-
-/* A node's fields of one kind as tft_rm_fast_node() met them. */
-enum { JR_NONE, JR_RUN, JR_HIT, JR_MISS, JR_EAGER };
-
-struct rm_jrun {
-	const uint8_t *lo, *hi; /* JR_RUN, JR_MISS: the run of fields */
-	struct rm_jmemo *slot;  /* JR_MISS: the entry to fill once interned, or NULL */
-	uint64_t hash;          /* JR_MISS */
-	uint32_t id;            /* JR_HIT */
-	int state;              /* JR_*; JR_EAGER: decoded as met (more than one run) */
-};
-
-/*
  * A node as its dataflow and launch flows need it (tft_rm_df_note(), tft_rm_emit_dataflow()):
  * kept in node order, device after device, by every thread that decodes
  * (the parallel import concatenates its jobs' records in device order).
@@ -312,8 +280,6 @@ struct rm {
 	/* Current NodeExecStats's nested values, as JSON. */
 	struct tft_json_writer j_memory, j_output, j_ref, j_memstats, j_tmp, j_dims, j_ids, j_ids2,
 		j_dnames; /* memory mode, each */
-	struct rm_jrun jrun[JM_KINDS]; /* the current node's JSON args, by the memo (tft_rm_fast_node) */
-	struct rm_jmemo *jmemo;        /* owned, lazy: JMEMO_SLOTS entries */
 	int dim_named;         /* a dim of the current shape has a name */
 	uint64_t node_index;   /* position of the current node in its device's node_stats */
 	struct tft_json_writer scratch; /* keys and names built per node */
@@ -402,13 +368,6 @@ struct rm {
 	/* Binary input: the dev_stats the pre-pass walked (tft_rm_scan_devices). */
 	struct rm_dinfo *dinfo; /* owned */
 	uint32_t ndinfo, next_dinfo;
-	/*
-	 * A direct node walk (nodes_direct) that stopped hands its device to the
-	 * table decoder, which skips the skip_nodes nodes already done and then
-	 * reports redo_err (when not 0) at the node that failed.
-	 */
-	uint64_t skip_nodes;
-	int redo_err;
 
 	/*
 	 * A worker of the parallel import (see "parallel import" below): the
@@ -490,7 +449,7 @@ static inline void zero_small(void *p, size_t n)
  * masked in and their 7-bit groups packed together in three steps. Longer
  * ones, and the last bytes of the input, take tft_pb_wire_varint().
  */
-/* (forced inline: GCC kept it out of line in node_wire.c, a call per field) */
+/* (forced inline: GCC kept it out of line in par_predict.c, a call per field) */
 static inline __attribute__((always_inline)) int fp_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
@@ -579,8 +538,6 @@ static inline void node_begin(struct rm *rm, struct rm_node *n)
 	tft_json_write_clear(&rm->j_output);
 	tft_json_write_clear(&rm->j_ref);
 	tft_json_write_clear(&rm->j_memstats);
-	for (int k = 0; k < JM_KINDS; k++)
-		rm->jrun[k].state = JR_NONE;
 }
 
 /* ---- across the files (tft_rm_: libtftracer is linked into users' programs) --- */
@@ -605,20 +562,6 @@ int tft_rm_on_thread_name(void *ctx, void *msg, const struct tft_pb_field *f, co
 int tft_rm_on_dev_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 int tft_rm_on_step_stats(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 int tft_rm_on_graph(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
-
-/* node_json.c: a node's sub-messages as JSON, into the per-node writers. */
-void tft_rm_json_dim(struct rm *rm, const struct tft_tf_dim *dim);
-void tft_rm_json_output(struct rm *rm, const struct rm_output *o);
-void tft_rm_json_ref_tensor(struct tft_json_writer *b, const struct rm_alloc_desc *a);
-void tft_rm_json_alloc_rec(struct tft_json_writer *b, const struct rm_alloc_rec *a);
-void tft_rm_json_memory(struct rm *rm, const struct rm_mem_used *m);
-void tft_rm_json_mem_stats(struct rm *rm, const struct rm_mem_stats *m);
-void tft_rm_json_alloc_id(struct tft_json_writer *ids, int64_t id);
-
-/* node_wire.c: one binary NodeExecStats into *n (node_begin()), -1: not the simple case. */
-int tft_rm_fast_node(struct rm *rm, const uint8_t *p, const uint8_t *end, struct rm_node *n);
-/* A missed JSON run (JR_MISS) was interned as r->id: remember it. */
-void tft_rm_json_memo_store(struct rm_jrun *r);
 
 /* emit.c */
 int tft_rm_emit_node(struct rm *rm, struct rm_node *n);
