@@ -84,7 +84,10 @@ struct rm_job {
 /* A node's buffered event and args, roughly (sizeof(struct rm_pend) + 16 args): part sizing. */
 #define RM_NODE_EST 320u
 
-/* predict_node()'s memo (par_predict.c): node_name and label bytes (borrowed from the input) -> comm. */
+/*
+ * predict_node()'s memo (par_predict.c): node_name and label bytes (borrowed from the input) -> comm.
+ * (Not core/hmap: a direct-mapped memo whose entries overwrite each other, not a map.)
+ */
 #define PRED_SLOTS 4096u /* a power of two; direct-mapped */
 
 struct rm_pmemo {
