@@ -371,10 +371,11 @@ static int setup_tracks(struct adv *a)
 			for (d = 0; d < a->ndevices && strcmp(a->devices[d].name, key); d++)
 				;
 			if (d == a->ndevices) {
-				struct adv_device *nd = realloc(a->devices, (a->ndevices + 1) * sizeof(*nd));
-				if (!nd)
+				struct adv_device *nd;
+
+				if (tft_grow((void **)&a->devices, &a->cdevices, a->ndevices + 1, sizeof(*nd)))
 					return TFT_ENOMEM;
-				a->devices = nd;
+				nd = a->devices;
 				memset(&nd[d], 0, sizeof(nd[d]));
 				snprintf(nd[d].name, sizeof(nd[d].name), "%s", key);
 				nd[d].first_track = i;
@@ -395,10 +396,9 @@ static uint32_t find_scope(struct adv *a, const char *key, int32_t rank)
 	for (uint32_t i = 0; i < a->nscopes; i++)
 		if (!strcmp(a->scopes[i].key, key))
 			return i;
-	ns = realloc(a->scopes, (a->nscopes + 1) * sizeof(*ns));
-	if (!ns)
+	if (tft_grow((void **)&a->scopes, &a->cscopes, a->nscopes + 1, sizeof(*ns)))
 		return TFT_NONE;
-	a->scopes = ns;
+	ns = a->scopes;
 	memset(&ns[a->nscopes], 0, sizeof(ns[0]));
 	snprintf(ns[a->nscopes].key, sizeof(ns[0].key), "%s", key);
 	ns[a->nscopes].rank = rank;
@@ -407,12 +407,8 @@ static uint32_t find_scope(struct adv *a, const char *key, int32_t rank)
 
 static int scope_add_track(struct adv_scope *sc, uint32_t t)
 {
-	if (!(sc->ntracks & (sc->ntracks + 1)) || !sc->tracks) {
-		uint32_t *nt = realloc(sc->tracks, ((size_t)sc->ntracks * 2 + 2) * sizeof(*nt));
-		if (!nt)
-			return TFT_ENOMEM;
-		sc->tracks = nt;
-	}
+	if (tft_grow((void **)&sc->tracks, &sc->ctracks, sc->ntracks + 1, sizeof(*sc->tracks)))
+		return TFT_ENOMEM;
 	sc->tracks[sc->ntracks++] = t;
 	return 0;
 }

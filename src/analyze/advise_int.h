@@ -74,7 +74,7 @@ struct adv_scope {
 	char key[160];      /* "rank 0", "host h", "/job:w/replica:0/task:1", "" */
 	int32_t rank;       /* -1 if none */
 	uint32_t *tracks;   /* owned; the counted tracks (roles HOST, DEVICE, COMM, COUNTER) */
-	uint32_t ntracks;
+	uint32_t ntracks, ctracks;
 	uint32_t w0, w1;    /* its windows: adv.win[w0..w1) */
 	uint32_t ndevices;  /* device-role tracks' devices in it */
 };
@@ -240,9 +240,9 @@ struct adv {
 	uint32_t ntracks;
 	struct adv_track *tracks;        /* owned; ntracks */
 	struct adv_scope *scopes;        /* owned */
-	uint32_t nscopes;
+	uint32_t nscopes, cscopes;
 	struct adv_device *devices;      /* owned */
-	uint32_t ndevices;
+	uint32_t ndevices, cdevices;
 	struct adv_win *win;             /* owned; sorted by (scope, t0) */
 	uint32_t nwin;
 	uint32_t *nbits, *kbits;         /* owned: per string id, ADV_N_* / ADV_K_* (0 = not yet) */

@@ -19,6 +19,7 @@
 
 #include "analyze/advise_int.h"
 #include "core/hist.h"
+#include "core/grow.h"
 #include "store/graph.h"
 
 #define SHORT_NS 10000          /* a short kernel / a tiny op: under 10 us */
@@ -47,7 +48,7 @@ struct oc_state {
 	int64_t f64_ns;
 	struct inst f64_top[KEEP];
 	char **g_f64;            /* owned, sorted: GPU node names with a float64 dtype */
-	size_t ng_f64;
+	size_t ng_f64, cg_f64;
 	struct adv_map f64_names; /* name id -> 1 (float64 node), 2 (not) */
 	/* batch norm */
 	int64_t bn_ns;
@@ -123,11 +124,9 @@ static int on_node(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
 			st->g_conv_fp32++;
 	}
 	if (text_has(&n->attrs, "DT_DOUBLE") && n->name.p && n->name.len < 1024) {
-		char **ng = realloc(st->g_f64, (st->ng_f64 + 1) * sizeof(*ng));
-		if (!ng)
+		if (tft_grow_size((void **)&st->g_f64, &st->cg_f64, st->ng_f64 + 1, sizeof(*st->g_f64)))
 			return TFT_ENOMEM;
-		st->g_f64 = ng;
-		if (!(ng[st->ng_f64] = strndup(n->name.p, n->name.len)))
+		if (!(st->g_f64[st->ng_f64] = strndup(n->name.p, n->name.len)))
 			return TFT_ENOMEM;
 		st->ng_f64++;
 	}

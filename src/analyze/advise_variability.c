@@ -22,6 +22,7 @@
 
 #include "analyze/advise_int.h"
 #include "analyze/ranks.h"
+#include "core/grow.h"
 
 #define OUTLIER_X10 15    /* an outlier: 1.5x the median step or slower */
 #define MIN_STEPS 3
@@ -48,7 +49,7 @@ struct longest {
 struct var_state {
 	uint32_t *slot;          /* per window: its watch slot, or TFT_NONE */
 	struct watch *w;         /* owned */
-	uint32_t nw;
+	uint32_t nw, cw;
 	uint32_t *median_of;     /* per scope: its median window, or TFT_NONE */
 	struct longest *comm;    /* per window: its longest comm slice (analysed windows) */
 };
@@ -87,10 +88,9 @@ static int add_watch(struct var_state *st, uint32_t w)
 
 	if (st->slot[w] != TFT_NONE)
 		return 0;
-	nw = realloc(st->w, (st->nw + 1) * sizeof(*nw));
-	if (!nw)
+	if (tft_grow((void **)&st->w, &st->cw, st->nw + 1, sizeof(*nw)))
 		return TFT_ENOMEM;
-	st->w = nw;
+	nw = st->w;
 	memset(&nw[st->nw], 0, sizeof(nw[0]));
 	nw[st->nw].win = w;
 	nw[st->nw].ops.vsize = sizeof(struct op_t);

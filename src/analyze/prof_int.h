@@ -163,7 +163,7 @@ struct tft_prof {
 	struct prof_steps steps;
 	struct prof_tab tab;            /* merged records, codes, cells */
 	struct prof_static *st;         /* owned, nst entries (tab.nrecs after the model pass) */
-	uint32_t nst;
+	uint32_t nst, cst;
 	uint32_t *types;                /* owned: lids of extra op types */
 	uint32_t ntypes, captypes;
 	uint32_t *frames;               /* owned: lids of code frames */

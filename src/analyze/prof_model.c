@@ -458,12 +458,11 @@ static int grow_static(struct tft_prof *p, uint32_t n)
 
 	if (p->st && n < p->nst)
 		return 0;
-	st = realloc(p->st, sizeof(*st) * (n + 1));
-	if (!st)
+	if (tft_grow((void **)&p->st, &p->cst, (uint64_t)n + 1, sizeof(*st)))
 		return TFT_ENOMEM;
-	for (uint32_t i = p->st ? p->nst : 0; i <= n; i++)
+	st = p->st;
+	for (uint32_t i = p->nst; i <= n; i++)
 		st[i] = init;
-	p->st = st;
 	p->nst = n + 1;
 	return 0;
 }

@@ -107,13 +107,8 @@ static int on_event(void *ctx, const struct tft_event *ev)
 		}
 	}
 	if (ev->nargs) {
-		if (ev->nargs > c->cap_args) {
-			struct tft_arg *na = realloc(c->args, ev->nargs * sizeof(*na));
-			if (!na)
-				return c->status = TFT_ENOMEM;
-			c->args = na;
-			c->cap_args = ev->nargs;
-		}
+		if (tft_grow((void **)&c->args, &c->cap_args, ev->nargs, sizeof(*c->args)))
+			return c->status = TFT_ENOMEM;
 		for (uint16_t i = 0; i < ev->nargs; i++) {
 			c->args[i] = ev->args[i];
 			c->args[i].key = str_of(c, ev->args[i].key);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "job/job_int.h"
 #include "store/chunk_stats.h"
 
@@ -270,13 +271,8 @@ static int on_event(void *c, const struct tft_event *ev)
 	e.name = tft_job_str_id(j, sc->ri, sc->s, ev->name);
 	e.cat = tft_job_str_id(j, sc->ri, sc->s, ev->cat);
 	if (ev->nargs) {
-		if (ev->nargs > sc->cap_args) {
-			struct tft_arg *na = realloc(sc->args, ev->nargs * sizeof(*na));
-			if (!na)
-				return sc->status = TFT_ENOMEM;
-			sc->args = na;
-			sc->cap_args = ev->nargs;
-		}
+		if (tft_grow((void **)&sc->args, &sc->cap_args, ev->nargs, sizeof(*sc->args)))
+			return sc->status = TFT_ENOMEM;
 		for (uint16_t i = 0; i < ev->nargs; i++) {
 			sc->args[i] = ev->args[i];
 			sc->args[i].key = tft_job_str_id(j, sc->ri, sc->s, ev->args[i].key);

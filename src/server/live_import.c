@@ -39,6 +39,7 @@
 #include "collect/ingest.h"
 #include "collect/ingest_runmeta.h"
 #include "collect/ingest_xspace.h"
+#include "core/grow.h"
 #include "runtime/rt.h"
 #include "server/live_int.h"
 #include "store/session.h"
@@ -243,13 +244,8 @@ static int copy_event(void *ctx, const struct tft_event *ev)
 	int rc;
 
 	if (ev->nargs) {
-		if (ev->nargs > c->cap_args) {
-			struct tft_arg *a = realloc(c->args, ev->nargs * sizeof(*a));
-			if (!a)
-				return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
-			c->args = a;
-			c->cap_args = ev->nargs;
-		}
+		if (tft_grow_size((void **)&c->args, &c->cap_args, ev->nargs, sizeof(*c->args)))
+			return tft_error_set(c->err, TFT_ENOMEM, -1, "out of memory");
 		for (uint16_t i = 0; i < ev->nargs; i++) {
 			c->args[i] = ev->args[i];
 			c->args[i].key = intern_from(c, ev->args[i].key);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "store/chunk.h"
 #include "store/chunk_int.h"
 
@@ -165,13 +166,8 @@ static int dec_layout(struct dec_hdr *h, int64_t chunk_id, struct tft_error *err
 /* Room for the n events, each set to its defaults. */
 static int dec_events(struct tft_chunk_dec *d, uint64_t n, int64_t chunk_id, struct tft_error *err)
 {
-	if (n > d->cap_ev) {
-		struct tft_event *ne = realloc(d->ev, n * sizeof(*ne));
-		if (!ne)
-			return dec_oom(chunk_id, err);
-		d->ev = ne;
-		d->cap_ev = (uint32_t)n;
-	}
+	if (tft_grow((void **)&d->ev, &d->cap_ev, n, sizeof(*d->ev)))
+		return dec_oom(chunk_id, err);
 	d->n = (uint32_t)n;
 	for (uint32_t i = 0; i < d->n; i++)
 		d->ev[i] = (struct tft_event){ .track = TFT_NONE, .count = 1 };
@@ -355,13 +351,8 @@ static int dec_args_read(struct tft_chunk_dec *d, struct dec_hdr *h, size_t tota
 
 	if (total_args > (size_t)(cr->end - cr->p))
 		return DEC_FAIL(cr, "argref column too short for %zu args", total_args);
-	if (total_args > d->cap_args) {
-		struct tft_arg *na = realloc(d->args, total_args * sizeof(*na));
-		if (!na)
-			return dec_oom(chunk_id, err);
-		d->args = na;
-		d->cap_args = total_args;
-	}
+	if (tft_grow_size((void **)&d->args, &d->cap_args, total_args, sizeof(*d->args)))
+		return dec_oom(chunk_id, err);
 	prev_i = calloc(h->nacols ? h->nacols : 1, sizeof(*prev_i));
 	if (!prev_i)
 		return dec_oom(chunk_id, err);
