@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "store/chunk.h"
 #include "store/chunk_int.h"
 
@@ -275,12 +276,9 @@ int tft_flow_chunk_decode_payload(struct tft_flow_dec *d, const void *payload, s
 		return FLOW_FAIL(&r, "flow count %llu exceeds the ts column", (unsigned long long)n);
 	}
 	if (n > d->cap) {
-		struct tft_flow *nf = realloc(d->f, n * sizeof(*nf));
-		if (!nf)
+		if (tft_grow((void **)&d->f, &d->cap, n, sizeof(*d->f)))
 			return tft_error_set(err, TFT_ENOMEM, -1, "flow chunk %lld: out of memory",
 					     (long long)chunk_id);
-		d->f = nf;
-		d->cap = (uint32_t)n;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct tft_flow *x = &d->f[i];

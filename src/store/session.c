@@ -222,14 +222,8 @@ static int load_strings(struct tft_session *s, struct tft_error *err)
 	if (maxid < 0 || maxid >= (int64_t)UINT32_MAX - 1 || maxid > db_bytes / 4)
 		return fmt_err(s, err, "strings table: ids are not dense", "");
 	uint32_t n = (uint32_t)maxid + 1, nb = (n + STR_IDS - 1) >> STR_IDS_LOG2;
-	if (nb > s->nsblk) {
-		struct str_ent **nsb = realloc(s->sblk, (size_t)nb * sizeof(*nsb));
-		if (!nsb)
-			return nomem(s, err);
-		memset(nsb + s->nsblk, 0, (size_t)(nb - s->nsblk) * sizeof(*nsb));
-		s->sblk = nsb;
-		s->nsblk = nb;
-	}
+	if (tft_grow_ex((void **)&s->sblk, &s->nsblk, nb, sizeof(*s->sblk), nb, 1))
+		return nomem(s, err);
 	if (n > s->nstr)
 		s->nstr = n;
 	return 0;

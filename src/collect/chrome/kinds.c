@@ -11,6 +11,7 @@
 #include "collect/chrome/chrome_int.h"
 #include "collect/tf_names.h"
 #include "collect/track_roles.h"
+#include "core/grow.h"
 
 static bool contains_ci(const char *s, size_t n, const char *needle)
 {
@@ -131,15 +132,8 @@ int tft_chrome_cat_class(struct chrome *c, uint32_t cat, const struct tft_json_s
 	if (!cat)
 		return 0;
 	if (cat >= c->ncat_cls) {
-		uint32_t n = c->ncat_cls ? c->ncat_cls : 64;
-		uint8_t *p;
-		while (n <= cat)
-			n *= 2;
-		if (!(p = realloc(c->cat_cls, n)))
+		if (tft_grow_ex((void **)&c->cat_cls, &c->ncat_cls, (uint64_t)cat + 1, 1, 64, 1))
 			return nomem(c);
-		memset(p + c->ncat_cls, 0, n - c->ncat_cls);
-		c->cat_cls = p;
-		c->ncat_cls = n;
 	}
 	if (c->cat_cls[cat] == CAT_UNSEEN)
 		c->cat_cls[cat] = cat_class_of(text->ptr, text->len);
