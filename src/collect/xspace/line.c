@@ -69,8 +69,8 @@ static inline void note_special(struct xs *x, uint8_t special, const struct tft_
  * The value of an event stat whose metadata_id was `mid`, at p (its key)
  * up to end, in the usual layout: one int64/uint64/double/str/ref value,
  * then the end. Fills *a as tft_xs_add_event_stat() would. 2 = *a filled, 1 = no
- * arg (as stat_to_arg() skips it), 0 = another layout (the caller tries
- * tft_xs_fast_stat()), TFT_ENOMEM.
+ * arg (as stat_to_arg() skips it), 0 = another layout (the event then
+ * goes to the tables), TFT_ENOMEM.
  */
 static inline __attribute__((always_inline)) int tight_value(struct xs *x, const uint8_t *p,
 							     const uint8_t *end, uint64_t mid,
@@ -196,21 +196,10 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 					r = tight_value(x, t, p, mid, a);
 			}
 		}
-		if (tft_likely(r == 2)) {
+		if (tft_likely(r == 2))
 			a += a < last;
-		} else if (tft_unlikely(r <= 0)) {
-			struct xs_stat s;
-
-			if (r < 0)
-				return r;
-			if (!tft_xs_fast_stat(q, p, &s))
-				return 0;
-			x->nargs = (uint32_t)(a - x->args);
-			r = tft_xs_add_event_stat(x, &s);
-			a = x->args + x->nargs;
-			if (r < 0)
-				return r;
-		}
+		else if (tft_unlikely(r <= 0))
+			return r; /* another layout: the tables decode the event */
 	}
 	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
 	x->nargs = (uint32_t)(a - x->args);
@@ -221,7 +210,8 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
  * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
  * Fields are tried in the order writers emit them (metadata_id, offset_ps,
  * duration_ps, stats...), which keeps the branches predictable. Stats in
- * the usual layout take tight_value(), the others tft_xs_fast_stat().
+ * the usual layout take tight_value(); any other sends the event to the
+ * tables.
  *
  * scan_event() accepts the same event-level layout: pass 1 orders a line by
  * the times it reads there, so both must see the same fields (the tables,

@@ -629,7 +629,6 @@ struct xs_icache *tft_xs_icache_new(void);
 uint32_t tft_xs_intern(struct xs *x, const void *s, size_t n);
 
 /* stats.c */
-int tft_xs_fast_stat(const uint8_t *p, const uint8_t *end, struct xs_stat *s);
 int tft_xs_add_event_stat(struct xs *x, const struct xs_stat *s);
 int tft_xs_on_event_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 int tft_xs_on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
