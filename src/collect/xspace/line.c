@@ -163,38 +163,21 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 	uint64_t v;
 	int r;
 
-	while (p < end) {
+	while (p < end && *p == 0x22) {
 		const uint8_t *q;
-		uint32_t head;
+		uint64_t mid = 0;
 
-		/*
-		 * The usual stat head in one load: the key, a length below 128,
-		 * metadata_id's key and a metadata_id below 128.
-		 */
-		head = lim - p >= 4 ? load_le32(p) : 0;
-		if (tft_likely((head & 0x80ff80ffu) == 0x00080022u)) {
-			q = p + 2;
-			p = q + (head >> 8 & 0xff);
-			if (tft_unlikely(p > end))
-				return 0;
-			r = tight_value(x, q + 2, p, head >> 24, a);
-		} else {
-			uint64_t mid = 0;
+		p++;
+		if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+			return 0;
+		q = p;
+		p += v;
+		r = 0;
+		if (q < p && *q == 0x08) {
+			const uint8_t *t = q + 1;
 
-			if (*p != 0x22)
-				break;
-			p++;
-			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
-				return 0;
-			q = p;
-			p += v;
-			r = 0;
-			if (q < p && *q == 0x08) {
-				const uint8_t *t = q + 1;
-
-				if (!xs_varint(&t, p, lim, &mid))
-					r = tight_value(x, t, p, mid, a);
-			}
+			if (!xs_varint(&t, p, lim, &mid))
+				r = tight_value(x, t, p, mid, a);
 		}
 		if (tft_likely(r == 2))
 			a += a < last;
