@@ -70,18 +70,6 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	}
 	h->stats = p;
 	h->has = has;
-	/* The stats: key and a length below 128 in one load (most stats are short). */
-	if (tft_likely(lim - end >= 2)) { /* no bounds check per load */
-		while (p < end) {
-			uint32_t head = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-
-			if (tft_unlikely((head & 0x80ff) != 0x22))
-				break;
-			p += 2 + (head >> 8);
-		}
-		if (tft_unlikely(p > end)) /* the last one ran past the event */
-			return 0;
-	}
 	while (p < end && *p == 0x22) {
 		p++;
 		if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
