@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 	k = *p++;
 	if (tft_likely((k & 7) == TFT_PB_WT_VARINT)) {
 		/* int64_value, uint64_value, ref_value: one varint, then the end. */
-		if (xs_varint(&p, end, x->lim, &v) || p != end)
+		if (tft_pb_wire_varint(&p, end, &v) || p != end)
 			return 0;
 		mi = smeta_index(x, mid);
 		a->v.i = (int64_t)v;
@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 		memcpy(&a->v.d, &v, sizeof(a->v.d));
 		mi = smeta_index(x, mid);
 	} else if (k == 0x2a) { /* str_value */
-		if (xs_varint(&p, end, x->lim, &v) || v != (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v != (uint64_t)(end - p))
 			return 0;
 		mi = smeta_index(x, mid);
 		if (mi == TFT_NONE)
@@ -141,10 +141,10 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 }
 
 /* Read a varint field value if the next key byte is `key`. */
-#define TAKE_VARINT(key, dst, bit, read)                                                \
+#define TAKE_VARINT(key, dst, bit)                                                      \
 	if (p < end && *p == (key)) {                                                   \
 		p++;                                                                    \
-		if (read(&p, end, lim, &v))                                             \
+		if (tft_pb_wire_varint(&p, end, &v))                                    \
 			return 0;                                                       \
 		(dst) = (int64_t)v;                                                     \
 		e->has |= 1u << (bit);                                                  \
@@ -157,7 +157,6 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const uint8_t *p,
 							    const uint8_t *end, struct xs_event *e)
 {
-	const uint8_t *lim = x->lim;
 	/* The next arg; past MAX_ARGS the spare slot is overwritten. */
 	struct tft_arg *a = x->args, *last = x->args + MAX_ARGS;
 	uint64_t v;
@@ -168,7 +167,7 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 		uint64_t mid = 0;
 
 		p++;
-		if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 			return 0;
 		q = p;
 		p += v;
@@ -176,7 +175,7 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 		if (q < p && *q == 0x08) {
 			const uint8_t *t = q + 1;
 
-			if (!xs_varint(&t, p, lim, &mid))
+			if (!tft_pb_wire_varint(&t, p, &mid))
 				r = tight_value(x, t, p, mid, a);
 		}
 		if (tft_likely(r == 2))
@@ -184,7 +183,7 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 		else if (tft_unlikely(r <= 0))
 			return r; /* another layout: the tables decode the event */
 	}
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
 	x->nargs = (uint32_t)(a - x->args);
 	return p == end; /* anything else in another order: the tables handle it */
 }
@@ -204,13 +203,12 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 static inline __attribute__((always_inline)) int fast_event(struct xs *x, const uint8_t *p,
 							    const uint8_t *end, struct xs_event *e)
 {
-	const uint8_t *lim = x->lim;
 	uint64_t v;
 
-	TAKE_VARINT(0x08, e->metadata_id, XE_META, xs_varint)
-	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET, xs_varint_wide)
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
-	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION, xs_varint_wide)
+	TAKE_VARINT(0x08, e->metadata_id, XE_META)
+	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION)
 	return fast_stats(x, p, end, e);
 }
 
@@ -379,7 +377,7 @@ static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int a
 	uint64_t v;
 
 	if (k == 0x12 || k == 0x5a) {
-		if (xs_varint(&p, end, x->lim, &v) || v > (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 			return XS_REDO;
 		if (after && k == 0x12) {
 			t->name.p = p;
@@ -392,7 +390,7 @@ static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int a
 		}
 		p += v;
 	} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
-		if (xs_varint(&p, end, x->lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return XS_REDO;
 		if (after) {
 			switch (k) {
@@ -510,7 +508,7 @@ __attribute__((hot)) int tft_xs_line_body(struct xs *x, const struct xs_job *j)
 			const uint8_t *q = p + 1;
 			uint64_t n;
 
-			if (xs_varint(&q, end, x->lim, &n) == 0 && n <= (uint64_t)(end - q)) {
+			if (tft_pb_wire_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
 				r = line_event(x, q, (size_t)n, index++);
 				if (r)
 					break;

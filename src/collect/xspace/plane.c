@@ -49,7 +49,7 @@ static uint8_t special_of(struct tft_pb_bytes name)
  * 1 = done, 0 = another layout (the tables decode it, skipping unknown
  * fields and reporting errors). `value` is the value's struct inside it.
  */
-static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *lim, int event,
+static int fast_meta_entry(const uint8_t *p, const uint8_t *end, int event,
 			   uint64_t *has, int64_t *key, uint64_t *vhas, int64_t *id,
 			   struct tft_pb_bytes *name, struct tft_pb_bytes *display_name)
 {
@@ -59,42 +59,42 @@ static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *
 
 	if (p < end && *p == 0x08) {
 		p++;
-		if (xs_varint(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		*key = (int64_t)v;
 		*has |= 1u << 0;
 	}
 	if (p < end && *p == 0x12) {
 		p++;
-		if (take_bytes(&p, end, lim, &val))
+		if (take_bytes(&p, end, &val))
 			return 0;
 		*has |= 1u << 1;
 		q = val.p;
 		qend = q + val.len;
 		if (q < qend && *q == 0x08) {
 			q++;
-			if (xs_varint(&q, qend, lim, &v))
+			if (tft_pb_wire_varint(&q, qend, &v))
 				return 0;
 			*id = (int64_t)v;
 			*vhas |= 1u << 0;
 		}
 		if (q < qend && *q == 0x12) {
 			q++;
-			if (take_bytes(&q, qend, lim, name))
+			if (take_bytes(&q, qend, name))
 				return 0;
 			*vhas |= 1u << 1;
 		}
 		/* XStatMetadata.description (stored, unused) / XEventMetadata.metadata (skipped). */
 		if (q < qend && *q == 0x1a) {
 			q++;
-			if (take_bytes(&q, qend, lim, &skip))
+			if (take_bytes(&q, qend, &skip))
 				return 0;
 			if (!event)
 				*vhas |= 1u << 2;
 		}
 		if (event && q < qend && *q == 0x22) {
 			q++;
-			if (take_bytes(&q, qend, lim, display_name))
+			if (take_bytes(&q, qend, display_name))
 				return 0;
 			*vhas |= 1u << 2;
 		}
@@ -112,7 +112,7 @@ int tft_xs_on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 0, &e.has, &e.key,
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, 0, &e.has, &e.key,
 			     &e.value.has, &e.value.id, &e.value.name, NULL)) {
 		memset(&e, 0, sizeof(e));
 		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_smeta_entry_msg, &e, x);
@@ -155,7 +155,7 @@ int tft_xs_on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 1, &e.has, &e.key,
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, 1, &e.has, &e.key,
 			     &e.value.has, &e.value.id, &e.value.name, &e.value.display_name)) {
 		memset(&e, 0, sizeof(e));
 		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_emeta_entry_msg, &e, x);
@@ -222,8 +222,8 @@ static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 		struct tft_pb_bytes b;
 		uint64_t key;
 
-		if (xs_varint(&p, end, x->lim, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
-		    (v.offset = p - d->base, take_bytes(&p, end, x->lim, &b))) {
+		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
+		    (v.offset = p - d->base, take_bytes(&p, end, &b))) {
 			/*
 			 * Another field: skip it. (Pass 1 has checked every key
 			 * and length; were one bad, the iterator would report
@@ -282,7 +282,6 @@ static int plane_lines(struct xs *x, const struct tft_pb_sub *ps)
 
 static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
 {
-	const uint8_t *lim = x->lim;
 	struct tft_pb_bytes b;
 	uint64_t v;
 
@@ -291,18 +290,18 @@ static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
 		uint8_t k = *p++;
 
 		if (k == 0x08) {
-			if (xs_varint(&p, end, lim, &v))
+			if (tft_pb_wire_varint(&p, end, &v))
 				return 0;
 			x->plane.id = (int64_t)v;
 			x->plane.has |= 1u << 0;
 		} else if (k == 0x12) {
-			if (take_bytes(&p, end, lim, &x->plane.name))
+			if (take_bytes(&p, end, &x->plane.name))
 				return 0;
 			x->plane.has |= 1u << 1;
 		} else if (k == 0x1a || k == 0x22 || k == 0x2a || k == 0x32) {
 			uint32_t i = (k >> 3) - 3; /* lines, event_metadata, stat_metadata, stats */
 
-			if (take_bytes(&p, end, lim, &b))
+			if (take_bytes(&p, end, &b))
 				return 0;
 			if (!x->span_lo[i])
 				x->span_lo[i] = at;

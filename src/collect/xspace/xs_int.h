@@ -288,7 +288,7 @@ struct xs {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
 	struct tft_pb_dec *dec;     /* borrowed */
-	const uint8_t *lim;         /* borrowed: end of the whole input (see xs_varint) */
+	const uint8_t *lim;         /* borrowed: end of the whole input */
 	struct tft_error *err;      /* borrowed */
 	const struct tft_ingest_opts *opts; /* borrowed */
 	size_t input_len;
