@@ -280,40 +280,6 @@ static int plane_lines(struct xs *x, const struct tft_pb_sub *ps)
 	return x->group_bytes >= x->group_max ? tft_xs_run_jobs(x, 0) : 0;
 }
 
-static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
-{
-	struct tft_pb_bytes b;
-	uint64_t v;
-
-	while (p < end) {
-		const uint8_t *at = p;
-		uint8_t k = *p++;
-
-		if (k == 0x08) {
-			if (tft_pb_wire_varint(&p, end, &v))
-				return 0;
-			x->plane.id = (int64_t)v;
-			x->plane.has |= 1u << 0;
-		} else if (k == 0x12) {
-			if (take_bytes(&p, end, &x->plane.name))
-				return 0;
-			x->plane.has |= 1u << 1;
-		} else if (k == 0x1a || k == 0x22 || k == 0x2a || k == 0x32) {
-			uint32_t i = (k >> 3) - 3; /* lines, event_metadata, stat_metadata, stats */
-
-			if (take_bytes(&p, end, &b))
-				return 0;
-			if (!x->span_lo[i])
-				x->span_lo[i] = at;
-			x->span_hi[i] = p;
-			x->plane.has |= 1u << (i + 2);
-		} else {
-			return 0;
-		}
-	}
-	return 1;
-}
-
 static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 {
 	int r;
@@ -326,13 +292,8 @@ static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 	x->labels_len = 0;
 	memset(&x->plane, 0, sizeof(x->plane));
 	memset(x->span_lo, 0, sizeof(x->span_lo));
-	r = 0;
-	if (!fast_plane_fields(x, ps->p, ps->p + ps->len)) {
-		memset(&x->plane, 0, sizeof(x->plane));
-		memset(x->span_lo, 0, sizeof(x->span_lo));
-		x->span_last = ps->p;
-		r = tft_pb_wire_decode_sub(ps, &tft_xs_plane_msg, &x->plane, x);
-	}
+	x->span_last = ps->p;
+	r = tft_pb_wire_decode_sub(ps, &tft_xs_plane_msg, &x->plane, x);
 	if (!r)
 		r = plane_pass(x, ps, 5, &tft_xs_plane_smeta_msg);
 	if (!r)
