@@ -190,78 +190,22 @@ int tft_xs_on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 
 /*
  * A later pass over the plane, for field num (m lists it alone, with its
- * handler): over its span only, handing each value to the handler as the
- * table decoder would. Pass 1 has checked every field's key, wire type and
- * length, so the fields around it can only be skipped, without error; the
- * values' indexes and the error paths are those of a pass over the whole
- * plane (same path element, all the field's values inside).
+ * handler): the tables over its span only. The span holds all the field's
+ * values and starts at a key, so the values' indexes and the error paths
+ * are those of a pass over the whole plane (same path element).
  */
 static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 		      const struct tft_pb_msg *m)
 {
-	struct tft_pb_dec *d = x->dec;
-	const struct tft_pb_field *f = &m->fields[0];
-	const uint8_t *p = x->span_lo[num - 3], *end = x->span_hi[num - 3];
-	const char *saved = d->cur_field;
-	uint32_t saved_index = d->cur_index, index = 0;
-	int r = 0;
+	const uint8_t *p = x->span_lo[num - 3];
+	struct tft_pb_sub span;
 
 	if (!p)
 		return 0; /* none */
-	/* What tft_pb_wire_decode_sub(span, m, NULL, x) does, without the table walk. */
-	if (d->depth >= d->max_depth)
-		return tft_pb_wire_fail(d, TFT_EFORMAT, p - d->base, "messages nested deeper than %u",
-					d->max_depth);
-	d->path[d->depth].name = ps->name;
-	d->path[d->depth].index = ps->index;
-	d->depth++;
-	d->cur_field = NULL;
-	while (p < end) {
-		const uint8_t *key_at = p;
-		struct tft_pb_val v;
-		struct tft_pb_bytes b;
-		uint64_t key;
-
-		if (tft_pb_wire_varint(&p, end, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
-		    (v.offset = p - d->base, take_bytes(&p, end, &b))) {
-			/*
-			 * Another field: skip it. (Pass 1 has checked every key
-			 * and length; were one bad, the iterator would report
-			 * it as the tables do.)
-			 */
-			struct tft_pb_iter it;
-			struct tft_pb_raw raw;
-
-			tft_pb_wire_iter_init(&it, key_at, (size_t)(end - key_at));
-			r = tft_pb_wire_iter_next(d, &it, &raw);
-			if (r < 0)
-				break;
-			r = 0;
-			p = it.p;
-			continue;
-		}
-		/* v.offset: the length's, as the tables give it. */
-		v.index = index;
-		v.p = b.p;
-		v.len = b.len;
-		v.sub.dec = d;
-		v.sub.p = b.p;
-		v.sub.len = b.len;
-		v.sub.name = f->name;
-		v.sub.index = index++;
-		d->cur_field = f->name;
-		d->cur_index = v.index;
-		r = f->fn(x, NULL, f, &v);
-		if (r < 0) {
-			r = tft_pb_wire_fail(d, r, v.offset, "%s", tft_strerror(r));
-			break;
-		}
-		r = 0;
-	}
-	d->depth--;
-	d->cur_field = saved;
-	d->cur_index = saved_index;
-	return r;
+	span = *ps;
+	span.p = p;
+	span.len = (size_t)(x->span_hi[num - 3] - p);
+	return tft_pb_wire_decode_sub(&span, m, NULL, x);
 }
 
 /* The plane's lines: serially, or as jobs of the group (run when it is full). */
