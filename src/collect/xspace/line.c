@@ -69,8 +69,8 @@ static inline void note_special(struct xs *x, uint8_t special, const struct tft_
  * The value of an event stat whose metadata_id was `mid`, at p (its key)
  * up to end, in the usual layout: one int64/uint64/double/str/ref value,
  * then the end. Fills *a as tft_xs_add_event_stat() would. 2 = *a filled, 1 = no
- * arg (as stat_to_arg() skips it), 0 = another layout (the caller tries
- * tft_xs_fast_stat()), TFT_ENOMEM.
+ * arg (as stat_to_arg() skips it), 0 = another layout (the event then
+ * goes to the tables), TFT_ENOMEM.
  */
 static inline __attribute__((always_inline)) int tight_value(struct xs *x, const uint8_t *p,
 							     const uint8_t *end, uint64_t mid,
@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 	k = *p++;
 	if (tft_likely((k & 7) == TFT_PB_WT_VARINT)) {
 		/* int64_value, uint64_value, ref_value: one varint, then the end. */
-		if (xs_varint(&p, end, x->lim, &v) || p != end)
+		if (tft_pb_wire_varint(&p, end, &v) || p != end)
 			return 0;
 		mi = smeta_index(x, mid);
 		a->v.i = (int64_t)v;
@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 		memcpy(&a->v.d, &v, sizeof(a->v.d));
 		mi = smeta_index(x, mid);
 	} else if (k == 0x2a) { /* str_value */
-		if (xs_varint(&p, end, x->lim, &v) || v != (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v != (uint64_t)(end - p))
 			return 0;
 		mi = smeta_index(x, mid);
 		if (mi == TFT_NONE)
@@ -141,10 +141,10 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 }
 
 /* Read a varint field value if the next key byte is `key`. */
-#define TAKE_VARINT(key, dst, bit, read)                                                \
+#define TAKE_VARINT(key, dst, bit)                                                      \
 	if (p < end && *p == (key)) {                                                   \
 		p++;                                                                    \
-		if (read(&p, end, lim, &v))                                             \
+		if (tft_pb_wire_varint(&p, end, &v))                                    \
 			return 0;                                                       \
 		(dst) = (int64_t)v;                                                     \
 		e->has |= 1u << (bit);                                                  \
@@ -157,62 +157,33 @@ static inline __attribute__((always_inline)) int tight_value(struct xs *x, const
 static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const uint8_t *p,
 							    const uint8_t *end, struct xs_event *e)
 {
-	const uint8_t *lim = x->lim;
 	/* The next arg; past MAX_ARGS the spare slot is overwritten. */
 	struct tft_arg *a = x->args, *last = x->args + MAX_ARGS;
 	uint64_t v;
 	int r;
 
-	while (p < end) {
+	while (p < end && *p == 0x22) {
 		const uint8_t *q;
-		uint32_t head;
+		uint64_t mid = 0;
 
-		/*
-		 * The usual stat head in one load: the key, a length below 128,
-		 * metadata_id's key and a metadata_id below 128.
-		 */
-		head = lim - p >= 4 ? load_le32(p) : 0;
-		if (tft_likely((head & 0x80ff80ffu) == 0x00080022u)) {
-			q = p + 2;
-			p = q + (head >> 8 & 0xff);
-			if (tft_unlikely(p > end))
-				return 0;
-			r = tight_value(x, q + 2, p, head >> 24, a);
-		} else {
-			uint64_t mid = 0;
+		p++;
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+			return 0;
+		q = p;
+		p += v;
+		r = 0;
+		if (q < p && *q == 0x08) {
+			const uint8_t *t = q + 1;
 
-			if (*p != 0x22)
-				break;
-			p++;
-			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
-				return 0;
-			q = p;
-			p += v;
-			r = 0;
-			if (q < p && *q == 0x08) {
-				const uint8_t *t = q + 1;
-
-				if (!xs_varint(&t, p, lim, &mid))
-					r = tight_value(x, t, p, mid, a);
-			}
+			if (!tft_pb_wire_varint(&t, p, &mid))
+				r = tight_value(x, t, p, mid, a);
 		}
-		if (tft_likely(r == 2)) {
+		if (tft_likely(r == 2))
 			a += a < last;
-		} else if (tft_unlikely(r <= 0)) {
-			struct xs_stat s;
-
-			if (r < 0)
-				return r;
-			if (!tft_xs_fast_stat(q, p, &s))
-				return 0;
-			x->nargs = (uint32_t)(a - x->args);
-			r = tft_xs_add_event_stat(x, &s);
-			a = x->args + x->nargs;
-			if (r < 0)
-				return r;
-		}
+		else if (tft_unlikely(r <= 0))
+			return r; /* another layout: the tables decode the event */
 	}
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
 	x->nargs = (uint32_t)(a - x->args);
 	return p == end; /* anything else in another order: the tables handle it */
 }
@@ -221,7 +192,8 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
  * 1 = decoded (stats added as args), 0 = use the tables, <0 = out of memory.
  * Fields are tried in the order writers emit them (metadata_id, offset_ps,
  * duration_ps, stats...), which keeps the branches predictable. Stats in
- * the usual layout take tight_value(), the others tft_xs_fast_stat().
+ * the usual layout take tight_value(); any other sends the event to the
+ * tables.
  *
  * scan_event() accepts the same event-level layout: pass 1 orders a line by
  * the times it reads there, so both must see the same fields (the tables,
@@ -231,13 +203,12 @@ static inline __attribute__((always_inline)) int fast_stats(struct xs *x, const 
 static inline __attribute__((always_inline)) int fast_event(struct xs *x, const uint8_t *p,
 							    const uint8_t *end, struct xs_event *e)
 {
-	const uint8_t *lim = x->lim;
 	uint64_t v;
 
-	TAKE_VARINT(0x08, e->metadata_id, XE_META, xs_varint)
-	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET, xs_varint_wide)
-	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC, xs_varint)
-	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION, xs_varint_wide)
+	TAKE_VARINT(0x08, e->metadata_id, XE_META)
+	TAKE_VARINT(0x10, e->offset_ps, XE_OFFSET)
+	TAKE_VARINT(0x28, e->num_occurrences, XE_NUMOCC)
+	TAKE_VARINT(0x18, e->duration_ps, XE_DURATION)
 	return fast_stats(x, p, end, e);
 }
 
@@ -406,7 +377,7 @@ static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int a
 	uint64_t v;
 
 	if (k == 0x12 || k == 0x5a) {
-		if (xs_varint(&p, end, x->lim, &v) || v > (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 			return XS_REDO;
 		if (after && k == 0x12) {
 			t->name.p = p;
@@ -419,7 +390,7 @@ static int opt_field(struct xs *x, const uint8_t **pp, const uint8_t *end, int a
 		}
 		p += v;
 	} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
-		if (xs_varint(&p, end, x->lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return XS_REDO;
 		if (after) {
 			switch (k) {
@@ -537,7 +508,7 @@ __attribute__((hot)) int tft_xs_line_body(struct xs *x, const struct xs_job *j)
 			const uint8_t *q = p + 1;
 			uint64_t n;
 
-			if (xs_varint(&q, end, x->lim, &n) == 0 && n <= (uint64_t)(end - q)) {
+			if (tft_pb_wire_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
 				r = line_event(x, q, (size_t)n, index++);
 				if (r)
 					break;

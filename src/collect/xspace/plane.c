@@ -49,7 +49,7 @@ static uint8_t special_of(struct tft_pb_bytes name)
  * 1 = done, 0 = another layout (the tables decode it, skipping unknown
  * fields and reporting errors). `value` is the value's struct inside it.
  */
-static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *lim, int event,
+static int fast_meta_entry(const uint8_t *p, const uint8_t *end, int event,
 			   uint64_t *has, int64_t *key, uint64_t *vhas, int64_t *id,
 			   struct tft_pb_bytes *name, struct tft_pb_bytes *display_name)
 {
@@ -59,42 +59,42 @@ static int fast_meta_entry(const uint8_t *p, const uint8_t *end, const uint8_t *
 
 	if (p < end && *p == 0x08) {
 		p++;
-		if (xs_varint(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		*key = (int64_t)v;
 		*has |= 1u << 0;
 	}
 	if (p < end && *p == 0x12) {
 		p++;
-		if (take_bytes(&p, end, lim, &val))
+		if (take_bytes(&p, end, &val))
 			return 0;
 		*has |= 1u << 1;
 		q = val.p;
 		qend = q + val.len;
 		if (q < qend && *q == 0x08) {
 			q++;
-			if (xs_varint(&q, qend, lim, &v))
+			if (tft_pb_wire_varint(&q, qend, &v))
 				return 0;
 			*id = (int64_t)v;
 			*vhas |= 1u << 0;
 		}
 		if (q < qend && *q == 0x12) {
 			q++;
-			if (take_bytes(&q, qend, lim, name))
+			if (take_bytes(&q, qend, name))
 				return 0;
 			*vhas |= 1u << 1;
 		}
 		/* XStatMetadata.description (stored, unused) / XEventMetadata.metadata (skipped). */
 		if (q < qend && *q == 0x1a) {
 			q++;
-			if (take_bytes(&q, qend, lim, &skip))
+			if (take_bytes(&q, qend, &skip))
 				return 0;
 			if (!event)
 				*vhas |= 1u << 2;
 		}
 		if (event && q < qend && *q == 0x22) {
 			q++;
-			if (take_bytes(&q, qend, lim, display_name))
+			if (take_bytes(&q, qend, display_name))
 				return 0;
 			*vhas |= 1u << 2;
 		}
@@ -112,7 +112,7 @@ int tft_xs_on_stat_meta(void *ctx, void *msg, const struct tft_pb_field *f, cons
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 0, &e.has, &e.key,
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, 0, &e.has, &e.key,
 			     &e.value.has, &e.value.id, &e.value.name, NULL)) {
 		memset(&e, 0, sizeof(e));
 		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_smeta_entry_msg, &e, x);
@@ -155,7 +155,7 @@ int tft_xs_on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, x->lim, 1, &e.has, &e.key,
+	if (!fast_meta_entry(v->sub.p, v->sub.p + v->sub.len, 1, &e.has, &e.key,
 			     &e.value.has, &e.value.id, &e.value.name, &e.value.display_name)) {
 		memset(&e, 0, sizeof(e));
 		r = tft_pb_wire_decode_sub(&v->sub, &tft_xs_emeta_entry_msg, &e, x);
@@ -190,78 +190,22 @@ int tft_xs_on_event_meta(void *ctx, void *msg, const struct tft_pb_field *f, con
 
 /*
  * A later pass over the plane, for field num (m lists it alone, with its
- * handler): over its span only, handing each value to the handler as the
- * table decoder would. Pass 1 has checked every field's key, wire type and
- * length, so the fields around it can only be skipped, without error; the
- * values' indexes and the error paths are those of a pass over the whole
- * plane (same path element, all the field's values inside).
+ * handler): the tables over its span only. The span holds all the field's
+ * values and starts at a key, so the values' indexes and the error paths
+ * are those of a pass over the whole plane (same path element).
  */
 static int plane_pass(struct xs *x, const struct tft_pb_sub *ps, uint32_t num,
 		      const struct tft_pb_msg *m)
 {
-	struct tft_pb_dec *d = x->dec;
-	const struct tft_pb_field *f = &m->fields[0];
-	const uint8_t *p = x->span_lo[num - 3], *end = x->span_hi[num - 3];
-	const char *saved = d->cur_field;
-	uint32_t saved_index = d->cur_index, index = 0;
-	int r = 0;
+	const uint8_t *p = x->span_lo[num - 3];
+	struct tft_pb_sub span;
 
 	if (!p)
 		return 0; /* none */
-	/* What tft_pb_wire_decode_sub(span, m, NULL, x) does, without the table walk. */
-	if (d->depth >= d->max_depth)
-		return tft_pb_wire_fail(d, TFT_EFORMAT, p - d->base, "messages nested deeper than %u",
-					d->max_depth);
-	d->path[d->depth].name = ps->name;
-	d->path[d->depth].index = ps->index;
-	d->depth++;
-	d->cur_field = NULL;
-	while (p < end) {
-		const uint8_t *key_at = p;
-		struct tft_pb_val v;
-		struct tft_pb_bytes b;
-		uint64_t key;
-
-		if (xs_varint(&p, end, x->lim, &key) || (key & 7) != TFT_PB_WT_LEN || key >> 3 != num ||
-		    (v.offset = p - d->base, take_bytes(&p, end, x->lim, &b))) {
-			/*
-			 * Another field: skip it. (Pass 1 has checked every key
-			 * and length; were one bad, the iterator would report
-			 * it as the tables do.)
-			 */
-			struct tft_pb_iter it;
-			struct tft_pb_raw raw;
-
-			tft_pb_wire_iter_init(&it, key_at, (size_t)(end - key_at));
-			r = tft_pb_wire_iter_next(d, &it, &raw);
-			if (r < 0)
-				break;
-			r = 0;
-			p = it.p;
-			continue;
-		}
-		/* v.offset: the length's, as the tables give it. */
-		v.index = index;
-		v.p = b.p;
-		v.len = b.len;
-		v.sub.dec = d;
-		v.sub.p = b.p;
-		v.sub.len = b.len;
-		v.sub.name = f->name;
-		v.sub.index = index++;
-		d->cur_field = f->name;
-		d->cur_index = v.index;
-		r = f->fn(x, NULL, f, &v);
-		if (r < 0) {
-			r = tft_pb_wire_fail(d, r, v.offset, "%s", tft_strerror(r));
-			break;
-		}
-		r = 0;
-	}
-	d->depth--;
-	d->cur_field = saved;
-	d->cur_index = saved_index;
-	return r;
+	span = *ps;
+	span.p = p;
+	span.len = (size_t)(x->span_hi[num - 3] - p);
+	return tft_pb_wire_decode_sub(&span, m, NULL, x);
 }
 
 /* The plane's lines: serially, or as jobs of the group (run when it is full). */
@@ -280,41 +224,6 @@ static int plane_lines(struct xs *x, const struct tft_pb_sub *ps)
 	return x->group_bytes >= x->group_max ? tft_xs_run_jobs(x, 0) : 0;
 }
 
-static int fast_plane_fields(struct xs *x, const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *lim = x->lim;
-	struct tft_pb_bytes b;
-	uint64_t v;
-
-	while (p < end) {
-		const uint8_t *at = p;
-		uint8_t k = *p++;
-
-		if (k == 0x08) {
-			if (xs_varint(&p, end, lim, &v))
-				return 0;
-			x->plane.id = (int64_t)v;
-			x->plane.has |= 1u << 0;
-		} else if (k == 0x12) {
-			if (take_bytes(&p, end, lim, &x->plane.name))
-				return 0;
-			x->plane.has |= 1u << 1;
-		} else if (k == 0x1a || k == 0x22 || k == 0x2a || k == 0x32) {
-			uint32_t i = (k >> 3) - 3; /* lines, event_metadata, stat_metadata, stats */
-
-			if (take_bytes(&p, end, lim, &b))
-				return 0;
-			if (!x->span_lo[i])
-				x->span_lo[i] = at;
-			x->span_hi[i] = p;
-			x->plane.has |= 1u << (i + 2);
-		} else {
-			return 0;
-		}
-	}
-	return 1;
-}
-
 static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 {
 	int r;
@@ -327,13 +236,8 @@ static int do_plane(struct xs *x, const struct tft_pb_sub *ps)
 	x->labels_len = 0;
 	memset(&x->plane, 0, sizeof(x->plane));
 	memset(x->span_lo, 0, sizeof(x->span_lo));
-	r = 0;
-	if (!fast_plane_fields(x, ps->p, ps->p + ps->len)) {
-		memset(&x->plane, 0, sizeof(x->plane));
-		memset(x->span_lo, 0, sizeof(x->span_lo));
-		x->span_last = ps->p;
-		r = tft_pb_wire_decode_sub(ps, &tft_xs_plane_msg, &x->plane, x);
-	}
+	x->span_last = ps->p;
+	r = tft_pb_wire_decode_sub(ps, &tft_xs_plane_msg, &x->plane, x);
 	if (!r)
 		r = plane_pass(x, ps, 5, &tft_xs_plane_smeta_msg);
 	if (!r)

@@ -31,7 +31,7 @@ struct xs_order {
  * be, as any line could be).
  */
 static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, const uint8_t *end,
-							    const uint8_t *lim, int64_t line_ts,
+							    int64_t line_ts,
 							    struct xs_order *o, struct xs_head *h)
 {
 	uint64_t v = 0;
@@ -40,7 +40,7 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	h->metadata_id = h->num_occurrences = h->duration_ps = 0;
 	if (p < end && *p == 0x08) {
 		p++;
-		if (xs_varint(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		h->metadata_id = (int64_t)v;
 		has |= 1u << XE_META;
@@ -48,14 +48,14 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	}
 	if (p < end && *p == 0x10) {
 		p++;
-		if (xs_varint_wide(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		has |= 1u << XE_OFFSET;
 	}
 	o->off = h->offset_ps = (int64_t)v;
 	if (p < end && *p == 0x28) {
 		p++;
-		if (xs_varint(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		h->num_occurrences = (int64_t)v;
 		has |= 1u << XE_NUMOCC;
@@ -63,34 +63,22 @@ static inline __attribute__((always_inline)) int scan_event(const uint8_t *p, co
 	o->dp = NULL;
 	if (p < end && *p == 0x18) {
 		o->dp = ++p;
-		if (xs_varint_wide(&p, end, lim, &v))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 		h->duration_ps = (int64_t)v;
 		has |= 1u << XE_DURATION;
 	}
 	h->stats = p;
 	h->has = has;
-	/* The stats: key and a length below 128 in one load (most stats are short). */
-	if (tft_likely(lim - end >= 2)) { /* no bounds check per load */
-		while (p < end) {
-			uint32_t head = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-
-			if (tft_unlikely((head & 0x80ff) != 0x22))
-				break;
-			p += 2 + (head >> 8);
-		}
-		if (tft_unlikely(p > end)) /* the last one ran past the event */
-			return 0;
-	}
 	while (p < end && *p == 0x22) {
 		p++;
-		if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+		if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 			return 0;
 		p += v;
 	}
 	if (p < end && *p == 0x28) {
 		p++;
-		if (xs_skip_varint(&p, end, lim))
+		if (tft_pb_wire_varint(&p, end, &v))
 			return 0;
 	}
 	o->ts = sat_add(line_ts, ps_to_ns(o->off));
@@ -105,7 +93,7 @@ static int64_t order_dur(const struct xs_order *o, int64_t line_ts, const uint8_
 	uint64_t v;
 
 	/* It ends inside its event (scan_event() skipped it): lim bounds it as well. */
-	if (p && !xs_varint(&p, lim, lim, &v))
+	if (p && !tft_pb_wire_varint(&p, lim, &v))
 		dur = (int64_t)v;
 	stop = sat_add(line_ts, ps_to_ns(sat_add(o->off, dur > 0 ? dur : 0)));
 	return dur > 0 && stop > o->ts ? stop - o->ts : 0;
@@ -141,9 +129,9 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 			/* Its fields noted for pass 2 while there is room. */
 			struct xs_head *h = nh < cap ? &heads[nh] : &spare;
 
-			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 				return 0;
-			if (!scan_event(p, p + v, lim, ln->timestamp_ns, &cur, h)) {
+			if (!scan_event(p, p + v, ln->timestamp_ns, &cur, h)) {
 				in_order = 0; /* no later event is noted either */
 			} else {
 				nh += h != &spare;
@@ -161,7 +149,7 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 			k = *p++;
 		}
 		if (k == 0x22 || k == 0x12 || k == 0x5a) {
-			if (xs_varint(&p, end, lim, &v) || v > (uint64_t)(end - p))
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 				return 0;
 			if (k == 0x22) {
 				seen_event = 1; /* out of order: skipped whole */
@@ -177,7 +165,7 @@ static __attribute__((hot)) int fast_line_header(const uint8_t *p, const uint8_t
 			}
 			p += v;
 		} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
-			if (xs_varint(&p, end, lim, &v))
+			if (tft_pb_wire_varint(&p, end, &v))
 				return 0;
 			switch (k) {
 			case 0x08: ln->id = (int64_t)v; ln->has |= 1u << LN_ID; break;
@@ -265,7 +253,7 @@ int tft_xs_line_peek(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j
 			break;
 		}
 		if (k == 0x12 || k == 0x5a) {
-			if (xs_varint(&p, end, x->lim, &v) || v > (uint64_t)(end - p))
+			if (tft_pb_wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
 				return 0;
 			if (k == 0x12) {
 				ln.name.p = p;
@@ -278,7 +266,7 @@ int tft_xs_line_peek(struct xs *x, const struct tft_pb_sub *ls, struct xs_job *j
 			}
 			p += v;
 		} else if (k == 0x08 || k == 0x18 || k == 0x48 || k == 0x50) {
-			if (xs_varint(&p, end, x->lim, &v))
+			if (tft_pb_wire_varint(&p, end, &v))
 				return 0;
 			switch (k) {
 			case 0x08: ln.id = (int64_t)v; ln.has |= 1u << LN_ID; break;

@@ -288,7 +288,7 @@ struct xs {
 	struct tft_writer *w;       /* borrowed */
 	struct tft_sorter *sorter;  /* owned */
 	struct tft_pb_dec *dec;     /* borrowed */
-	const uint8_t *lim;         /* borrowed: end of the whole input (see xs_varint) */
+	const uint8_t *lim;         /* borrowed: end of the whole input */
 	struct tft_error *err;      /* borrowed */
 	const struct tft_ingest_opts *opts; /* borrowed */
 	size_t input_len;
@@ -629,7 +629,6 @@ struct xs_icache *tft_xs_icache_new(void);
 uint32_t tft_xs_intern(struct xs *x, const void *s, size_t n);
 
 /* stats.c */
-int tft_xs_fast_stat(const uint8_t *p, const uint8_t *end, struct xs_stat *s);
 int tft_xs_add_event_stat(struct xs *x, const struct xs_stat *s);
 int tft_xs_on_event_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
 int tft_xs_on_meta_stat(void *ctx, void *msg, const struct tft_pb_field *f, const struct tft_pb_val *v);
