@@ -9,17 +9,10 @@
 #include <string.h>
 
 #include "codec/pb_text.h"
-
-#define ARENA_BLOCK (64u * 1024u)
-
-struct arena_block {
-	struct arena_block *next; /* owned */
-	size_t used, cap;
-	uint8_t data[];
-};
+#include "core/arena.h"
 
 struct text_state {
-	struct arena_block *blocks; /* owned list */
+	struct tft_arena strs; /* the values' decoded strings */
 };
 
 struct lex {
@@ -49,33 +42,9 @@ void tft_pb_text_fini(struct tft_pb_dec *d)
 
 	if (!ts)
 		return;
-	while (ts->blocks) {
-		struct arena_block *b = ts->blocks;
-
-		ts->blocks = b->next;
-		free(b);
-	}
+	tft_arena_free(&ts->strs);
 	free(ts);
 	d->text = NULL;
-}
-
-static uint8_t *arena_alloc(struct text_state *ts, size_t n)
-{
-	struct arena_block *b = ts->blocks;
-
-	if (!b || b->cap - b->used < n) {
-		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->cap = cap;
-		b->used = 0;
-		b->next = ts->blocks;
-		ts->blocks = b;
-	}
-	b->used += n;
-	return b->data + b->used - n;
 }
 
 static inline int64_t off_of(const struct lex *l, const uint8_t *p)
@@ -350,7 +319,7 @@ static int parse_string_value(struct lex *l, struct tft_pb_val *v)
 		v->len = first_len;
 		return 0;
 	}
-	buf = arena_alloc(ts, total + 1);
+	buf = tft_arena_alloc(&ts->strs, total + 1);
 	if (!buf)
 		return tft_pb_wire_fail(l->d, TFT_ENOMEM, -1, "out of memory");
 	o = buf;
