@@ -918,6 +918,20 @@ static int text_decode_sub(const struct tft_pb_sub *s, const struct tft_pb_msg *
 	return r;
 }
 
+int tft_pb_dec_init(struct tft_pb_dec *d, int text, const uint8_t *data, size_t len, struct tft_error *err)
+{
+	int r;
+
+	if (!text) {
+		tft_pb_wire_init(d, data, len, err);
+		return 0;
+	}
+	r = tft_pb_text_init(d, data, len, err);
+	if (r)
+		tft_pb_text_fini(d);
+	return r;
+}
+
 int tft_pb_text_decode(struct tft_pb_dec *d, const struct tft_pb_msg *m, void *out, void *ctx)
 {
 	struct tft_pb_sub s = {d, d->base, d->size, NULL, TFT_PB_SINGULAR};
