@@ -642,42 +642,6 @@ static int skip_block(struct lex *l)
 static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, void *ctx,
 			const uint8_t *open);
 
-/* Store a value or call the handler (the text twin of pb_wire.c deliver()). */
-static int deliver(struct lex *l, const struct tft_pb_field *f, struct tft_pb_val *v, void *out,
-		   void *ctx)
-{
-	int r;
-
-	if (f->fn) {
-		r = f->fn(ctx, out, f, v);
-		if (r < 0)
-			return tft_pb_wire_fail(l->d, r, v->offset, "%s", tft_strerror(r));
-		return 0;
-	}
-	if (f->offset == TFT_PB_NOOFF || !out)
-		return 0;
-	switch (f->kind) {
-	case TFT_PB_STRING:
-	case TFT_PB_BYTES: {
-		struct tft_pb_bytes b = {v->p, v->len};
-
-		memcpy((char *)out + f->offset, &b, sizeof(b));
-		return 0;
-	}
-	case TFT_PB_MESSAGE:
-		if (!f->aux)
-			return 0;
-		return tft_pb_wire_decode_sub(&v->sub, f->aux, (char *)out + f->offset, ctx);
-	case TFT_PB_FLOAT:
-	case TFT_PB_DOUBLE:
-		memcpy((char *)out + f->offset, &v->n.d, sizeof(double));
-		return 0;
-	default:
-		memcpy((char *)out + f->offset, &v->n.i, sizeof(int64_t));
-		return 0;
-	}
-}
-
 /* The value of field f: the message block [at, end), the field's (*count)-th. */
 static void block_val(struct lex *l, const struct tft_pb_field *f, const uint8_t *at,
 		      const uint8_t *end, uint32_t *count, struct tft_pb_val *v)
@@ -721,7 +685,7 @@ static int unclosed_block(struct lex *l, const struct tft_pb_field *f, const uin
 	err->code = TFT_OK;
 	err->msg[0] = '\0';
 	block_val(l, f, at, l->end, count, &v);
-	r = deliver(l, f, &v, out, ctx);
+	r = tft_pb_deliver(l->d, f, &v, out, ctx);
 	if (err->code != TFT_EFORMAT || err->offset < 0 || err->offset > scan.offset) {
 		*err = scan;
 		return scan_r;
@@ -748,7 +712,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 		if (r || !f)
 			return r;
 		block_val(l, f, at, l->p, count, &v);
-		return deliver(l, f, &v, out, ctx);
+		return tft_pb_deliver(l->d, f, &v, out, ctx);
 	}
 	if (!have_colon)
 		return fail_expect(l, at, "':' or '{'", " after the field name");
@@ -761,7 +725,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 	if (r)
 		return r;
 	v.index = (*count)++;
-	return deliver(l, f, &v, out, ctx);
+	return tft_pb_deliver(l->d, f, &v, out, ctx);
 }
 
 /*
