@@ -21,15 +21,10 @@
 #define CPU_OP_MIN_NS 20000 /* their mean self time at least */
 #define KEEP 3
 
-struct inst {
-	uint32_t track, depth;
-	int64_t ts, dur;
-};
-
 struct op_rec {
 	int64_t self, total, dev_self, host_self, nolaunch_self;
 	uint64_t count, host_ops, launched;
-	struct inst top[KEEP];
+	struct adv_inst top[KEEP];
 };
 
 struct ex_state {
@@ -46,21 +41,6 @@ static int ex_init(struct adv *a)
 	st->ops.vsize = sizeof(struct op_rec);
 	a->st[TFT_ADVISE_EXPENSIVE] = st;
 	return 0;
-}
-
-static void keep_inst(struct inst *top, const struct adv_sl *x)
-{
-	int m = 0;
-
-	for (int k = 1; k < KEEP; k++)
-		if (top[k].dur < top[m].dur)
-			m = k;
-	if (top[m].dur >= x->end - x->ts && top[m].dur)
-		return;
-	top[m].track = x->track;
-	top[m].depth = x->depth;
-	top[m].ts = x->ts;
-	top[m].dur = x->end - x->ts;
 }
 
 static int ex_slab(struct adv *a, struct adv_slab *sl)
@@ -94,7 +74,7 @@ static int ex_slab(struct adv *a, struct adv_slab *sl)
 					r->nolaunch_self += sl->self[i];
 			}
 		}
-		keep_inst(r->top, x);
+		tft_adv_keep_longest(r->top, KEEP, x);
 	}
 	return 0;
 }
@@ -139,17 +119,6 @@ static const char *where(const struct adv *a, const struct op_rec *r)
 	if (r->dev_self && r->host_self)
 		return "device and host";
 	return r->dev_self ? "device" : a->has_device ? "host (CPU)" : "CPU";
-}
-
-static void evidence_of(struct tft_advise_finding *f, const struct op_rec *r)
-{
-	for (int k = 0; k < KEEP; k++) {
-		struct tft_advise_evidence *e;
-		if (!r->top[k].dur)
-			continue;
-		e = tft_adv_evidence(f, r->top[k].track, r->top[k].ts, r->top[k].ts + r->top[k].dur);
-		tft_adv_evidence_slice(e, r->top[k].track, r->top[k].depth, r->top[k].ts);
-	}
 }
 
 static void recommend_hot(struct adv *a, struct tft_advise_finding *f, uint32_t name, const struct op_rec *r)
@@ -238,7 +207,7 @@ static int ex_finish(struct adv *a)
 				per > step ? ", more than a step lasts (it runs on several threads or streams at once)" : "",
 				rank == 1 ? "" : rank == 2 ? "second" : "third");
 		recommend_hot(a, f, rows[i].name, r);
-		evidence_of(f, r);
+		tft_adv_evidence_top(f, r->top, KEEP);
 	}
 	/* ops that run on the CPU beside an accelerator */
 	if (a->has_device && (a->nlaunch || st->executors)) {
@@ -277,7 +246,7 @@ static int ex_finish(struct adv *a)
 					     "and in TensorFlow check the placement (tf.debugging.set_log_device_placement) "
 					     "for ops without a GPU kernel (string ops, some int64 ops) that force copies.");
 			for (uint32_t i = 0; i < ncpu && i < 3; i++)
-				evidence_of(f, rows[i].r);
+				tft_adv_evidence_top(f, rows[i].r->top, KEEP);
 		} else if (tft_adv_wanted(a, TFT_ADVISE_EXPENSIVE) && vl < sizeof(verdict) - 80) {
 			vl += (size_t)snprintf(verdict + vl, sizeof(verdict) - vl, "; ops on the CPU beside the accelerator: %s",
 					       tft_adv_pct(p1, sizeof(p1), cpu_sum, total));

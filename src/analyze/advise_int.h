@@ -319,6 +319,18 @@ struct tft_advise_evidence *tft_adv_evidence(struct tft_advise_finding *f, uint3
 					     int64_t t1);
 /* A slice of the evidence (ignored past TFT_ADVISE_MAX_SLICES). */
 void tft_adv_evidence_slice(struct tft_advise_evidence *e, uint32_t track, uint32_t depth, int64_t ts);
+
+/* A slice a checker keeps as evidence: the k longest of a kind (tft_adv_keep_longest). */
+struct adv_inst {
+	uint32_t track, depth;
+	int64_t ts, dur; /* dur 0: an empty place */
+};
+
+/* Keep slice x in top[0 .. k) in place of the shortest there, when longer (the order is not kept). */
+void tft_adv_keep_longest(struct adv_inst *top, unsigned k, const struct adv_sl *x);
+
+/* Each kept slice of top[0 .. k) as an evidence range of f with the slice in it. */
+void tft_adv_evidence_top(struct tft_advise_finding *f, const struct adv_inst *top, unsigned k);
 /* The verdict of checker c (one per checker; a second call replaces it). */
 void tft_adv_verdict(struct adv *a, int checker, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

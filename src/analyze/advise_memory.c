@@ -32,11 +32,6 @@ struct peak {
 	bool counter;
 };
 
-struct inst {
-	uint32_t track, depth;
-	int64_t ts, dur;
-};
-
 struct mem_state {
 	struct peak peaks[MAX_ALLOC];
 	uint32_t npeaks;
@@ -45,7 +40,7 @@ struct mem_state {
 	double bytes[NKINDS];
 	int64_t pageable_ns;
 	uint64_t pageable_n;
-	struct inst pageable_top[KEEP], dtoh_top[KEEP], any_top[KEEP];
+	struct adv_inst pageable_top[KEEP], dtoh_top[KEEP], any_top[KEEP];
 };
 
 static int mem_init(struct adv *a)
@@ -165,21 +160,6 @@ static void mem_event(struct adv *a, const struct tft_event *ev, uint32_t win)
 	}
 }
 
-static void keep(struct inst *top, const struct adv_sl *x)
-{
-	int m = 0;
-
-	for (int k = 1; k < KEEP; k++)
-		if (top[k].dur < top[m].dur)
-			m = k;
-	if (top[m].dur && top[m].dur >= x->end - x->ts)
-		return;
-	top[m].track = x->track;
-	top[m].depth = x->depth;
-	top[m].ts = x->ts;
-	top[m].dur = x->end - x->ts;
-}
-
 static int mem_slab(struct adv *a, struct adv_slab *sl)
 {
 	struct mem_state *st = a->st[TFT_ADVISE_MEMORY];
@@ -198,24 +178,13 @@ static int mem_slab(struct adv *a, struct adv_slab *sl)
 		if (kind == K_HTOD && (nb & ADV_N_PAGEABLE)) {
 			st->pageable_ns += x->end - x->ts;
 			st->pageable_n++;
-			keep(st->pageable_top, x);
+			tft_adv_keep_longest(st->pageable_top, KEEP, x);
 		}
 		if (kind == K_DTOH)
-			keep(st->dtoh_top, x);
-		keep(st->any_top, x);
+			tft_adv_keep_longest(st->dtoh_top, KEEP, x);
+		tft_adv_keep_longest(st->any_top, KEEP, x);
 	}
 	return 0;
-}
-
-static void evidence_top(struct tft_advise_finding *f, const struct inst *top)
-{
-	for (int k = 0; k < KEEP; k++) {
-		struct tft_advise_evidence *e;
-		if (!top[k].dur)
-			continue;
-		e = tft_adv_evidence(f, top[k].track, top[k].ts, top[k].ts + top[k].dur);
-		tft_adv_evidence_slice(e, top[k].track, top[k].depth, top[k].ts);
-	}
 }
 
 struct at_ctx {
@@ -303,7 +272,7 @@ static int mem_finish(struct adv *a)
 				     "tensor.to(device, non_blocking=True); or tensor.pin_memory() for buffers you reuse. "
 				     "TensorFlow pins its host allocations itself: prefetch to the device with "
 				     "tf.data.experimental.prefetch_to_device.");
-		evidence_top(f, st->pageable_top);
+		tft_adv_evidence_top(f, st->pageable_top, KEEP);
 	}
 	if (tft_adv_share_ge(memcpy_part, MEMCPY_PCT, total)) {
 		f = tft_adv_finding(a, TFT_ADVISE_MEMORY, memcpy_part / n,
@@ -318,7 +287,7 @@ static int mem_finish(struct adv *a)
 		tft_adv_recommend(f, "Overlap copies with compute (pinned memory, non_blocking copies on a side "
 				     "stream, prefetching the next batch), keep tensors on the device between steps, "
 				     "and copy less (smaller dtypes, only the outputs you need).");
-		evidence_top(f, st->any_top);
+		tft_adv_evidence_top(f, st->any_top, KEEP);
 	}
 	if (st->count[K_DTOH] / n >= DTOH_PER_STEP) {
 		f = tft_adv_finding(a, TFT_ADVISE_MEMORY, st->dur[K_DTOH] / n, "%llu device-to-host copies per step",
@@ -331,7 +300,7 @@ static int mem_finish(struct adv *a)
 		tft_adv_recommend(f, "Read values back once per step or less: accumulate losses and metrics on the "
 				     "device and call .item()/.cpu()/print only every N steps; avoid Python control flow "
 				     "on tensor values inside the step.");
-		evidence_top(f, st->dtoh_top);
+		tft_adv_evidence_top(f, st->dtoh_top, KEEP);
 	}
 	return 0;
 }

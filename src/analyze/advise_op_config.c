@@ -33,32 +33,27 @@
 #define MAX_EV_SLICES 32
 #define KEEP 5
 
-struct inst {
-	uint32_t track, depth;
-	int64_t ts, dur;
-};
-
 struct oc_state {
 	/* layouts */
 	int64_t xpose_ns, conv_ns, conv_nchw_ns, conv_nhwc_ns, half_ns, dev_ns;
 	uint64_t xpose_n;
-	struct inst xpose_top[KEEP];
+	struct adv_inst xpose_top[KEEP];
 	uint64_t g_conv_nchw, g_conv_nhwc, g_conv_half, g_conv_fp32; /* GraphDef convs on a GPU */
 	/* float64 */
 	int64_t f64_ns;
-	struct inst f64_top[KEEP];
+	struct adv_inst f64_top[KEEP];
 	char **g_f64;            /* owned, sorted: GPU node names with a float64 dtype */
 	size_t ng_f64, cg_f64;
 	struct adv_map f64_names; /* name id -> 1 (float64 node), 2 (not) */
 	/* batch norm */
 	int64_t bn_ns;
 	bool fused_bn;
-	struct inst bn_top[KEEP];
+	struct adv_inst bn_top[KEEP];
 	/* kernels and launches */
 	uint64_t kernels, short_kernels;
 	uint32_t *win_short;      /* per window: short kernels (or tiny ops) counted */
 	uint32_t best_win;
-	struct inst best[MAX_EV_SLICES];
+	struct adv_inst best[MAX_EV_SLICES];
 	uint32_t nbest;
 	uint64_t delay_n;
 	int64_t delay_max;
@@ -160,21 +155,6 @@ static int oc_init(struct adv *a)
 	return 0;
 }
 
-static void keep(struct inst *top, const struct adv_sl *x)
-{
-	int m = 0;
-
-	for (int k = 1; k < KEEP; k++)
-		if (top[k].dur < top[m].dur)
-			m = k;
-	if (top[m].dur && top[m].dur >= x->end - x->ts)
-		return;
-	top[m].track = x->track;
-	top[m].depth = x->depth;
-	top[m].ts = x->ts;
-	top[m].dur = x->end - x->ts;
-}
-
 /* Whether a device slice runs a float64 GraphDef node ("node", "node:Op", "kernel@@node:Op"). */
 static bool graph_f64(struct adv *a, struct oc_state *st, uint32_t name)
 {
@@ -232,19 +212,19 @@ static int oc_slab(struct adv *a, struct adv_slab *sl)
 		if (nb & ADV_N_XPOSE) {
 			st->xpose_ns += dev ? d : sl->self[i];
 			st->xpose_n++;
-			keep(st->xpose_top, x);
+			tft_adv_keep_longest(st->xpose_top, KEEP, x);
 		}
 		if (nb & ADV_N_FUSEDBN)
 			st->fused_bn = true;
 		if ((nb & ADV_N_BATCHNORM) && at->executor) {
 			st->bn_ns += sl->self[i];
-			keep(st->bn_top, x);
+			tft_adv_keep_longest(st->bn_top, KEEP, x);
 		}
 		if (dev && x->cls != ADV_C_IGNORE) {
 			st->dev_ns += d;
 			if ((nb & ADV_N_F64) || graph_f64(a, st, x->name)) {
 				st->f64_ns += d;
-				keep(st->f64_top, x);
+				tft_adv_keep_longest(st->f64_top, KEEP, x);
 			}
 			if (nb & ADV_N_HALF)
 				st->half_ns += d;
@@ -323,17 +303,6 @@ static int64_t delay_pct(const struct oc_state *st, unsigned p)
 	return st->delay_max;
 }
 
-static void evidence_top(struct tft_advise_finding *f, const struct inst *top)
-{
-	for (int k = 0; k < KEEP; k++) {
-		struct tft_advise_evidence *e;
-		if (!top[k].dur)
-			continue;
-		e = tft_adv_evidence(f, top[k].track, top[k].ts, top[k].ts + top[k].dur);
-		tft_adv_evidence_slice(e, top[k].track, top[k].depth, top[k].ts);
-	}
-}
-
 static void evidence_best(struct adv *a, struct oc_state *st, struct tft_advise_finding *f)
 {
 	struct tft_advise_evidence *e;
@@ -395,7 +364,7 @@ static int oc_finish(struct adv *a)
 					     "convolutions to it (tfprof: 'Found operation using NHWC data_format on GPU. "
 					     "Maybe NCHW is faster.'): build the model with data_format='channels_first', or "
 					     "move to mixed precision, where NHWC is native.");
-		evidence_top(f, st->xpose_top);
+		tft_adv_evidence_top(f, st->xpose_top, KEEP);
 	}
 	vl += (size_t)snprintf(v + vl, sizeof(v) - vl, "layout conversions %s of step time",
 			       tft_adv_pct(p1, sizeof(p1), st->xpose_ns, total));
@@ -418,7 +387,7 @@ static int oc_finish(struct adv *a)
 		tft_adv_recommend(f, "Use float32 (or bf16/fp16) tensors: look for torch.float64 / np.float64 "
 				     "inputs (NumPy arrays default to float64), torch.set_default_dtype(torch.float64), "
 				     "tf.float64 casts, and Python floats promoted by ops.");
-		evidence_top(f, st->f64_top);
+		tft_adv_evidence_top(f, st->f64_top, KEEP);
 	}
 	vl += (size_t)snprintf(v + vl, sizeof(v) - vl, "; float64 on the device %s",
 			       tft_adv_pct(p1, sizeof(p1), st->f64_ns, total));
@@ -431,7 +400,7 @@ static int oc_finish(struct adv *a)
 		tft_adv_recommend(f, "Maybe use faster FusedBatchNorm instead of BatchNorm (tfprof): "
 				     "tf.compat.v1.layers.batch_normalization(fused=True) or Keras "
 				     "BatchNormalization, which fuses by default.");
-		evidence_top(f, st->bn_top);
+		tft_adv_evidence_top(f, st->bn_top, KEEP);
 	}
 	/* kernels and launches */
 	if (st->kernels) {

@@ -114,6 +114,33 @@ struct tft_advise_evidence *tft_adv_evidence(struct tft_advise_finding *f, uint3
 	return e;
 }
 
+void tft_adv_keep_longest(struct adv_inst *top, unsigned k, const struct adv_sl *x)
+{
+	unsigned m = 0;
+
+	for (unsigned i = 1; i < k; i++)
+		if (top[i].dur < top[m].dur)
+			m = i;
+	if (top[m].dur && top[m].dur >= x->end - x->ts)
+		return;
+	top[m].track = x->track;
+	top[m].depth = x->depth;
+	top[m].ts = x->ts;
+	top[m].dur = x->end - x->ts;
+}
+
+void tft_adv_evidence_top(struct tft_advise_finding *f, const struct adv_inst *top, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++) {
+		struct tft_advise_evidence *e;
+
+		if (!top[i].dur)
+			continue;
+		e = tft_adv_evidence(f, top[i].track, top[i].ts, top[i].ts + top[i].dur);
+		tft_adv_evidence_slice(e, top[i].track, top[i].depth, top[i].ts);
+	}
+}
+
 void tft_adv_evidence_slice(struct tft_advise_evidence *e, uint32_t track, uint32_t depth, int64_t ts)
 {
 	struct tft_advise_slice *ns;

@@ -10,17 +10,12 @@
 #include <string.h>
 
 #include "analyze/prof_json.h"
+#include "core/arena.h"
 
 #define PJ_MAX_DEPTH 64
 
-struct pj_block {
-	struct pj_block *next;
-	size_t used, cap;
-	char data[];
-};
-
 struct pj_doc {
-	struct pj_block *blocks;
+	struct tft_arena mem; /* the document's values and strings */
 	struct pj *root;
 };
 
@@ -30,23 +25,12 @@ struct parser {
 	int depth;
 };
 
+/* n bytes of the document, 8-byte aligned (every size is rounded up to 8). */
 static void *arena(struct pj_doc *d, size_t n)
 {
-	struct pj_block *b = d->blocks;
-
-	n = (n + 7) & ~(size_t)7;
-	if (!b || b->cap - b->used < n) {
-		size_t cap = n > 16384 ? n : 16384;
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->cap = cap;
-		b->used = 0;
-		b->next = d->blocks;
-		d->blocks = b;
-	}
-	b->used += n;
-	return b->data + b->used - n;
+	if (!d->mem.block)
+		d->mem.block = 16384;
+	return tft_arena_alloc(&d->mem, (n + 7) & ~(size_t)7);
 }
 
 static void ws(struct parser *ps)
@@ -320,11 +304,7 @@ void tft_pj_free(struct pj_doc *d)
 {
 	if (!d)
 		return;
-	while (d->blocks) {
-		struct pj_block *b = d->blocks;
-		d->blocks = b->next;
-		free(b);
-	}
+	tft_arena_free(&d->mem);
 	free(d);
 }
 

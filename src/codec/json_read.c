@@ -70,6 +70,8 @@ static int more_or_eof(struct tft_json_reader *r, struct tft_error *err, const c
 
 /* ---- scratch for decoded strings --------------------------------------- */
 
+/* (Not core/arena: reset per document, keeping its newest, largest block, and its blocks double.) */
+
 static char *scratch_alloc(struct tft_json_reader *r, size_t n)
 {
 	struct tft_json_scratch *b = r->scratch;

@@ -9,17 +9,10 @@
 #include <string.h>
 
 #include "codec/pb_text.h"
-
-#define ARENA_BLOCK (64u * 1024u)
-
-struct arena_block {
-	struct arena_block *next; /* owned */
-	size_t used, cap;
-	uint8_t data[];
-};
+#include "core/arena.h"
 
 struct text_state {
-	struct arena_block *blocks; /* owned list */
+	struct tft_arena strs; /* the values' decoded strings */
 };
 
 struct lex {
@@ -49,33 +42,9 @@ void tft_pb_text_fini(struct tft_pb_dec *d)
 
 	if (!ts)
 		return;
-	while (ts->blocks) {
-		struct arena_block *b = ts->blocks;
-
-		ts->blocks = b->next;
-		free(b);
-	}
+	tft_arena_free(&ts->strs);
 	free(ts);
 	d->text = NULL;
-}
-
-static uint8_t *arena_alloc(struct text_state *ts, size_t n)
-{
-	struct arena_block *b = ts->blocks;
-
-	if (!b || b->cap - b->used < n) {
-		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->cap = cap;
-		b->used = 0;
-		b->next = ts->blocks;
-		ts->blocks = b;
-	}
-	b->used += n;
-	return b->data + b->used - n;
 }
 
 static inline int64_t off_of(const struct lex *l, const uint8_t *p)
@@ -350,7 +319,7 @@ static int parse_string_value(struct lex *l, struct tft_pb_val *v)
 		v->len = first_len;
 		return 0;
 	}
-	buf = arena_alloc(ts, total + 1);
+	buf = tft_arena_alloc(&ts->strs, total + 1);
 	if (!buf)
 		return tft_pb_wire_fail(l->d, TFT_ENOMEM, -1, "out of memory");
 	o = buf;
@@ -673,42 +642,6 @@ static int skip_block(struct lex *l)
 static int parse_fields(struct lex *l, const struct tft_pb_msg *m, void *out, void *ctx,
 			const uint8_t *open);
 
-/* Store a value or call the handler (the text twin of pb_wire.c deliver()). */
-static int deliver(struct lex *l, const struct tft_pb_field *f, struct tft_pb_val *v, void *out,
-		   void *ctx)
-{
-	int r;
-
-	if (f->fn) {
-		r = f->fn(ctx, out, f, v);
-		if (r < 0)
-			return tft_pb_wire_fail(l->d, r, v->offset, "%s", tft_strerror(r));
-		return 0;
-	}
-	if (f->offset == TFT_PB_NOOFF || !out)
-		return 0;
-	switch (f->kind) {
-	case TFT_PB_STRING:
-	case TFT_PB_BYTES: {
-		struct tft_pb_bytes b = {v->p, v->len};
-
-		memcpy((char *)out + f->offset, &b, sizeof(b));
-		return 0;
-	}
-	case TFT_PB_MESSAGE:
-		if (!f->aux)
-			return 0;
-		return tft_pb_wire_decode_sub(&v->sub, f->aux, (char *)out + f->offset, ctx);
-	case TFT_PB_FLOAT:
-	case TFT_PB_DOUBLE:
-		memcpy((char *)out + f->offset, &v->n.d, sizeof(double));
-		return 0;
-	default:
-		memcpy((char *)out + f->offset, &v->n.i, sizeof(int64_t));
-		return 0;
-	}
-}
-
 /* The value of field f: the message block [at, end), the field's (*count)-th. */
 static void block_val(struct lex *l, const struct tft_pb_field *f, const uint8_t *at,
 		      const uint8_t *end, uint32_t *count, struct tft_pb_val *v)
@@ -752,7 +685,7 @@ static int unclosed_block(struct lex *l, const struct tft_pb_field *f, const uin
 	err->code = TFT_OK;
 	err->msg[0] = '\0';
 	block_val(l, f, at, l->end, count, &v);
-	r = deliver(l, f, &v, out, ctx);
+	r = tft_pb_deliver(l->d, f, &v, out, ctx);
 	if (err->code != TFT_EFORMAT || err->offset < 0 || err->offset > scan.offset) {
 		*err = scan;
 		return scan_r;
@@ -779,7 +712,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 		if (r || !f)
 			return r;
 		block_val(l, f, at, l->p, count, &v);
-		return deliver(l, f, &v, out, ctx);
+		return tft_pb_deliver(l->d, f, &v, out, ctx);
 	}
 	if (!have_colon)
 		return fail_expect(l, at, "':' or '{'", " after the field name");
@@ -792,7 +725,7 @@ static int parse_value(struct lex *l, const struct tft_pb_field *f, uint32_t *co
 	if (r)
 		return r;
 	v.index = (*count)++;
-	return deliver(l, f, &v, out, ctx);
+	return tft_pb_deliver(l->d, f, &v, out, ctx);
 }
 
 /*
@@ -946,6 +879,20 @@ static int text_decode_sub(const struct tft_pb_sub *s, const struct tft_pb_msg *
 	d->depth--;
 	d->cur_field = saved;
 	d->cur_index = saved_index;
+	return r;
+}
+
+int tft_pb_dec_init(struct tft_pb_dec *d, int text, const uint8_t *data, size_t len, struct tft_error *err)
+{
+	int r;
+
+	if (!text) {
+		tft_pb_wire_init(d, data, len, err);
+		return 0;
+	}
+	r = tft_pb_text_init(d, data, len, err);
+	if (r)
+		tft_pb_text_fini(d);
 	return r;
 }
 

@@ -27,6 +27,13 @@
  */
 int tft_pb_text_init(struct tft_pb_dec *d, const uint8_t *data, size_t len, struct tft_error *err);
 
+/*
+ * Start decoding data[0..len) as text (text != 0, tft_pb_text_init) or as
+ * wire (tft_pb_wire_init): the importers that take both. 0 or TFT_ENOMEM.
+ * Call tft_pb_text_fini() after, in every case (nothing to free for wire).
+ */
+int tft_pb_dec_init(struct tft_pb_dec *d, int text, const uint8_t *data, size_t len, struct tft_error *err);
+
 /* Free the arena (strings handed out become invalid). */
 void tft_pb_text_fini(struct tft_pb_dec *d);
 

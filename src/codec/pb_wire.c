@@ -368,43 +368,6 @@ int tft_pb_wire_packed_next(struct tft_pb_dec *d, const uint8_t **pp, const uint
 static int decode_range(struct tft_pb_dec *d, const struct tft_pb_msg *m, const uint8_t *p,
 			const uint8_t *end, void *out, void *ctx);
 
-/* Hand one value to its handler or store it in the message struct. */
-static int deliver(struct tft_pb_dec *d, const struct tft_pb_field *f, struct tft_pb_val *v,
-		   void *out, void *ctx)
-{
-	int r;
-
-	if (f->fn) {
-		r = f->fn(ctx, out, f, v);
-		if (r < 0)
-			return tft_pb_wire_fail(d, r, v->offset, "%s", tft_strerror(r));
-		return 0;
-	}
-	if (f->offset == TFT_PB_NOOFF || !out)
-		return 0;
-	switch (f->kind) {
-	case TFT_PB_STRING:
-	case TFT_PB_BYTES: {
-		struct tft_pb_bytes b = {v->p, v->len};
-
-		memcpy((char *)out + f->offset, &b, sizeof(b));
-		return 0;
-	}
-	case TFT_PB_MESSAGE:
-		if (!f->aux)
-			return 0;
-		return tft_pb_wire_decode_sub(&v->sub, (const struct tft_pb_msg *)f->aux,
-					      (char *)out + f->offset, ctx);
-	case TFT_PB_FLOAT:
-	case TFT_PB_DOUBLE:
-		memcpy((char *)out + f->offset, &v->n.d, sizeof(double));
-		return 0;
-	default:
-		memcpy((char *)out + f->offset, &v->n.i, sizeof(int64_t));
-		return 0;
-	}
-}
-
 static int decode_range(struct tft_pb_dec *d, const struct tft_pb_msg *m, const uint8_t *p,
 			const uint8_t *end, void *out, void *ctx)
 {
@@ -498,7 +461,7 @@ static int decode_range(struct tft_pb_dec *d, const struct tft_pb_msg *m, const 
 				}
 				convert(f->kind, raw, &v);
 			}
-			r = deliver(d, f, &v, out, ctx);
+			r = tft_pb_deliver(d, f, &v, out, ctx);
 			if (r)
 				return r;
 			d->cur_field = f->name;
@@ -516,7 +479,7 @@ static int decode_range(struct tft_pb_dec *d, const struct tft_pb_msg *m, const 
 			while ((r = tft_pb_wire_packed_next(d, &q, qend, f->kind, &v)) == 1) {
 				v.index = counts[fi]++;
 				d->cur_index = v.index;
-				r = deliver(d, f, &v, out, ctx);
+				r = tft_pb_deliver(d, f, &v, out, ctx);
 				if (r)
 					return r;
 			}

@@ -340,4 +340,47 @@ int tft_pb_wire_scalar(int kind, int wt, uint64_t raw, struct tft_pb_val *v);
 int tft_pb_wire_packed_next(struct tft_pb_dec *d, const uint8_t **pp, const uint8_t *end, int kind,
 			    struct tft_pb_val *v);
 
+/*
+ * Hand one decoded value of field f to its handler (f->fn), or store it at
+ * f->offset in the message struct `out` (a sub-message decoded into it by
+ * its table f->aux): what the wire and the text readers both do with each
+ * value. Inline: once per field on the decoders' hot path. 0 or a negative
+ * status (reported).
+ */
+static inline int tft_pb_deliver(struct tft_pb_dec *d, const struct tft_pb_field *f, struct tft_pb_val *v,
+				 void *out, void *ctx)
+{
+	int r;
+
+	if (f->fn) {
+		r = f->fn(ctx, out, f, v);
+		if (r < 0)
+			return tft_pb_wire_fail(d, r, v->offset, "%s", tft_strerror(r));
+		return 0;
+	}
+	if (f->offset == TFT_PB_NOOFF || !out)
+		return 0;
+	switch (f->kind) {
+	case TFT_PB_STRING:
+	case TFT_PB_BYTES: {
+		struct tft_pb_bytes b = {v->p, v->len};
+
+		memcpy((char *)out + f->offset, &b, sizeof(b));
+		return 0;
+	}
+	case TFT_PB_MESSAGE:
+		if (!f->aux)
+			return 0;
+		return tft_pb_wire_decode_sub(&v->sub, (const struct tft_pb_msg *)f->aux,
+					      (char *)out + f->offset, ctx);
+	case TFT_PB_FLOAT:
+	case TFT_PB_DOUBLE:
+		memcpy((char *)out + f->offset, &v->n.d, sizeof(double));
+		return 0;
+	default:
+		memcpy((char *)out + f->offset, &v->n.i, sizeof(int64_t));
+		return 0;
+	}
+}
+
 #endif /* TFT_CODEC_PB_WIRE_H */

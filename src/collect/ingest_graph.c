@@ -1317,15 +1317,9 @@ int tft_graph_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 	       format == TFT_PB_FMT_METAGRAPH_TEXT;
 	cost = format == TFT_PB_FMT_COSTGRAPH || format == TFT_PB_FMT_COSTGRAPH_TEXT;
 	meta = format == TFT_PB_FMT_METAGRAPH || format == TFT_PB_FMT_METAGRAPH_TEXT;
-	if (text) {
-		r = tft_pb_text_init(&dec, data, len, err);
-		if (r) {
-			tft_pb_text_fini(&dec);
-			return r;
-		}
-	} else {
-		tft_pb_wire_init(&dec, data, len, err);
-	}
+	r = tft_pb_dec_init(&dec, text, data, len, err);
+	if (r)
+		return r;
 	gi = tft_graph_import_create(w, err);
 	if (!gi) {
 		r = err && err->code ? err->code : TFT_ENOMEM;

@@ -457,13 +457,9 @@ int tft_oplog_ingest(struct tft_writer *w, const char *name, const uint8_t *data
 	o.err = err;
 	tft_json_write_init_mem(&o.code);
 	tft_json_write_init_mem(&o.tmp);
-	if (text) {
-		r = tft_pb_text_init(&dec, data, len, err);
-		if (r)
-			goto out;
-	} else {
-		tft_pb_wire_init(&dec, data, len, err);
-	}
+	r = tft_pb_dec_init(&dec, text, data, len, err);
+	if (r)
+		goto out;
 	if (!(o.names = tft_strtab_create())) {
 		r = tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		goto out;

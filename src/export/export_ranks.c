@@ -72,22 +72,6 @@ static void cell(struct tft_json_writer *w, const struct tft_ranks_cell *c)
 	tft_json_write_end_object(w);
 }
 
-static void methods(struct tft_json_writer *w, uint32_t m)
-{
-	tft_json_write_begin_array(w);
-	if (m & TFT_CLOCK_REFERENCE)
-		tft_json_write_cstr(w, "reference");
-	if (m & TFT_CLOCK_PINGPONG)
-		tft_json_write_cstr(w, "pingpong");
-	if (m & TFT_CLOCK_COLLECTIVES)
-		tft_json_write_cstr(w, "collectives");
-	if (m & TFT_CLOCK_MESSAGES)
-		tft_json_write_cstr(w, "messages");
-	if (m & TFT_CLOCK_INCONSISTENT)
-		tft_json_write_cstr(w, "inconsistent");
-	tft_json_write_end_array(w);
-}
-
 static int cmp_skew(const void *a, const void *b)
 {
 	const struct tft_ranks_coll *x = *(const struct tft_ranks_coll *const *)a;
@@ -150,7 +134,7 @@ void tft_export_ranks_json(struct tft_json_writer *w, struct tft_session *s, con
 		tft_json_write_double(w, k->clock_drift * 1e6);
 		kint(w, "error_ns", k->clock_error_ns);
 		tft_json_write_key(w, "method");
-		methods(w, k->clock_method);
+		tft_clock_write_methods(w, k->clock_method);
 		tft_json_write_end_object(w);
 		tft_json_write_end_object(w);
 	}

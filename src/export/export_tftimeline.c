@@ -152,7 +152,7 @@ static void tl_free(struct tl *t)
 	free(t->inputs);
 	free(t->tensors);
 	tft_tl_imap_free(&t->tmap);
-	tft_tl_arena_free(&t->names);
+	tft_arena_free(&t->names);
 	tft_lanes_free(&t->lanes);
 	free(t->aev);
 	free(t->peak_names);

@@ -882,7 +882,7 @@ static char *take_json(struct tft_json_writer *w)
 	return out;
 }
 
-static void write_method(struct tft_json_writer *w, uint32_t m)
+void tft_clock_write_methods(struct tft_json_writer *w, uint32_t m)
 {
 	tft_json_write_begin_array(w);
 	if (m & TFT_CLOCK_REFERENCE)
@@ -923,7 +923,7 @@ char *tft_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32
 		tft_json_write_key(&w, "error_ns");
 		tft_json_write_int(&w, m[i].error_ns);
 		tft_json_write_key(&w, "method");
-		write_method(&w, m[i].method);
+		tft_clock_write_methods(&w, m[i].method);
 		tft_json_write_key(&w, "pairs");
 		tft_json_write_uint(&w, m[i].pairs);
 		tft_json_write_end_object(&w);

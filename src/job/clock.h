@@ -133,6 +133,10 @@ int tft_clock_parse_job(const char *json, struct tft_clock_rank **out, uint32_t 
 int tft_clock_estimate(const struct tft_comm_set *cs, const struct tft_clock_sync *rows, uint32_t nrows,
 		       uint32_t ref, struct tft_clock_map *out);
 
+/* A rank's clock methods (TFT_CLOCK_* bits) as a JSON array of their names, as meta job_clock has them. */
+struct tft_json_writer;
+void tft_clock_write_methods(struct tft_json_writer *w, uint32_t m);
+
 /*
  * Meta job_clock: the maps of ranks[0 .. n) as JSON (the shape
  * tft_clock_parse_job reads), applied saying whether the session's times are

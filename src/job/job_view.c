@@ -206,26 +206,13 @@ static void v_get_summary(void *impl, struct tft_session_summary *out)
 {
 	struct view *v = impl;
 	struct tft_job *j = v->job;
-	bool any = false;
 
 	memset(out, 0, sizeof(*out));
 	out->format = v->format ? v->format : "";
 	out->producer = v->producer ? v->producer : "";
 	out->processes = j->nprocs;
 	out->tracks = j->ntracks;
-	for (uint32_t i = 0; i < j->ntracks; i++) {
-		const struct tft_track *t = &v->tracks[i];
-		out->slices += t->slices;
-		out->instants += t->instants;
-		out->counters += t->counters;
-		if (t->min_ts_ns > t->max_ts_ns)
-			continue;
-		if (!any || t->min_ts_ns < out->start_ns)
-			out->start_ns = t->min_ts_ns;
-		if (!any || t->max_ts_ns > out->end_ns)
-			out->end_ns = t->max_ts_ns;
-		any = true;
-	}
+	tft_session_summary_tracks(out, v->tracks, j->ntracks);
 	out->flows = tft_job_comm_ready(j) ? j->nxflows : 0; /* (the matched ones once matched) */
 	for (uint32_t i = 0; i < j->n; i++) {
 		out->flows += j->r[i].flows;

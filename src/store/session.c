@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -705,22 +706,13 @@ int tft_session_refresh(struct tft_session *s, struct tft_error *err)
 
 /* ---- accessors ------------------------------------------------------------------ */
 
-void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out)
+void tft_session_summary_tracks(struct tft_session_summary *out, const struct tft_track *tracks, uint32_t n)
 {
-	if (s->ops) {
-		s->ops->get_summary(s->impl, out);
-		return;
-	}
-	const char *v;
-	int any = 0;
+	bool any = false;
 
-	memset(out, 0, sizeof(*out));
-	out->format = (v = tft_session_meta(s, "format")) ? v : "";
-	out->producer = (v = tft_session_meta(s, "producer")) ? v : "";
-	out->processes = s->nprocs;
-	out->tracks = s->ntracks;
-	for (uint32_t i = 0; i < s->ntracks; i++) {
-		const struct tft_track *t = &s->tracks[i];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tft_track *t = &tracks[i];
+
 		out->slices += t->slices;
 		out->instants += t->instants;
 		out->counters += t->counters;
@@ -730,8 +722,24 @@ void tft_session_get_summary(const struct tft_session *s, struct tft_session_sum
 			out->start_ns = t->min_ts_ns;
 		if (!any || t->max_ts_ns > out->end_ns)
 			out->end_ns = t->max_ts_ns;
-		any = 1;
+		any = true;
 	}
+}
+
+void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out)
+{
+	if (s->ops) {
+		s->ops->get_summary(s->impl, out);
+		return;
+	}
+	const char *v;
+
+	memset(out, 0, sizeof(*out));
+	out->format = (v = tft_session_meta(s, "format")) ? v : "";
+	out->producer = (v = tft_session_meta(s, "producer")) ? v : "";
+	out->processes = s->nprocs;
+	out->tracks = s->ntracks;
+	tft_session_summary_tracks(out, s->tracks, s->ntracks);
 	out->flows = s->nflows;
 	out->steps = s->nsteps;
 #define META_U64(field, key)                                                  \

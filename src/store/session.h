@@ -20,6 +20,7 @@
 #include "core/status.h"
 
 struct tft_session;
+struct tft_track;
 
 struct tft_session_summary {
 	const char *format;   /* source format(s), e.g. "chrome", "kineto" (borrowed) */
@@ -39,6 +40,14 @@ void tft_session_close(struct tft_session *s);
 int tft_session_refresh(struct tft_session *s, struct tft_error *err);
 
 void tft_session_get_summary(const struct tft_session *s, struct tft_session_summary *out);
+
+/*
+ * The tracks' part of a summary: adds the slices, instants and counters of
+ * tracks[0 .. n) to *out and sets start_ns/end_ns to the span of those with
+ * events (left as they are when none has). For a view over several
+ * sessions (job/job_view.c) as for one file.
+ */
+void tft_session_summary_tracks(struct tft_session_summary *out, const struct tft_track *tracks, uint32_t n);
 
 uint32_t tft_session_process_count(const struct tft_session *s);
 const struct tft_process *tft_session_process(const struct tft_session *s, uint32_t id);

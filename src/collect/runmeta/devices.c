@@ -89,15 +89,10 @@ static int64_t input_start(struct rm *rm)
 		return rm->start;
 	rm->start_known = 1;
 	tft_error_clear(&err);
-	if (rm->text) {
-		r = tft_pb_text_init(&dec, rm->input, rm->input_len, &err);
-		if (!r)
-			r = tft_pb_text_decode(&dec, m, NULL, &min);
-		tft_pb_text_fini(&dec);
-	} else {
-		tft_pb_wire_init(&dec, rm->input, rm->input_len, &err);
-		r = tft_pb_wire_decode(&dec, m, NULL, &min);
-	}
+	r = tft_pb_dec_init(&dec, rm->text, rm->input, rm->input_len, &err);
+	if (!r)
+		r = tft_pb_wire_decode(&dec, m, NULL, &min); /* (text too: through the decoder's text hook) */
+	tft_pb_text_fini(&dec);
 	rm->start = r ? INT64_MIN : min;
 	return rm->start;
 }

@@ -190,15 +190,9 @@ int tft_runmeta_ingest_step(struct tft_writer *w, const char *name, const uint8_
 	rm.step_name = step_name;
 	rm.tmpl_cache = tft_rm_tmpl_cache_get(w); /* (none: each input makes its own table) */
 	clock_gettime(CLOCK_MONOTONIC, &rm.last_progress);
-	if (text) {
-		r = tft_pb_text_init(&dec, data, len, err);
-		if (r) {
-			tft_pb_text_fini(&dec);
-			return r;
-		}
-	} else {
-		tft_pb_wire_init(&dec, data, len, err);
-	}
+	r = tft_pb_dec_init(&dec, text, data, len, err);
+	if (r)
+		return r;
 	r = intern_keys(&rm);
 	if (r) {
 		tft_error_set(err, r, -1, "out of memory");

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tf.timeline export's small containers (tl_int.h): a byte arena whose
- * slices never move, a growable text buffer, an open-addressing set of
- * indices (timeline.py's first-fit lanes are core/lanes.h's).
+ * The tf.timeline export's small containers (tl_int.h): a growable text
+ * buffer, an open-addressing set of indices (timeline.py's first-fit lanes are core/lanes.h's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,36 +11,6 @@
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "export/tftimeline/tl_int.h"
-
-char *tft_tl_arena_put(struct arena *a, const char *s, size_t n)
-{
-	struct arena_block *b = a->head;
-
-	if (!b || b->cap - b->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = a->head;
-		b->used = 0;
-		b->cap = cap;
-		a->head = b;
-	}
-	memcpy(b->data + b->used, s, n);
-	b->used += n;
-	return b->data + b->used - n;
-}
-
-void tft_tl_arena_free(struct arena *a)
-{
-	while (a->head) {
-		struct arena_block *n = a->head->next;
-
-		free(a->head);
-		a->head = n;
-	}
-}
 
 void tft_tl_buf_add(struct buf *b, const char *s, size_t n)
 {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "codec/json_write.h"
+#include "core/arena.h"
 #include "core/lanes.h"
 #include "export/export_tftimeline.h"
 
@@ -23,16 +24,6 @@
 
 /* ---- small containers (tl_containers.c) ---- */
 
-/* Byte arena: blocks never move, so slices into it stay valid. */
-struct arena_block {
-	struct arena_block *next; /* owned */
-	size_t used, cap;
-	char data[];
-};
-
-struct arena {
-	struct arena_block *head; /* owned list, newest first */
-};
 
 /* Growable text buffer. */
 struct buf {
@@ -217,7 +208,7 @@ struct tl {
 	struct tl_tensor *tensors; /* owned */
 	size_t ntensors, ctensors;
 	struct imap tmap;
-	struct arena names;
+	struct tft_arena names;
 	struct tft_lanes lanes;
 	struct tl_alloc_ev *aev; /* owned */
 	size_t naev, caev;
@@ -285,8 +276,6 @@ static inline int64_t floor_div(int64_t a, int64_t b)
 
 /* ---- tl_containers.c ---- */
 
-void tft_tl_arena_free(struct arena *a);
-char *tft_tl_arena_put(struct arena *a, const char *s, size_t n);
 void tft_tl_buf_add(struct buf *b, const char *s, size_t n);
 void tft_tl_buf_cstr(struct buf *b, const char *s);
 void tft_tl_buf_int(struct buf *b, int64_t v);

@@ -48,7 +48,7 @@ static int produce_tensor(struct tl *t, const char *name, size_t len, const stru
 	int64_t object_id = t->object_base + (int64_t)t->ntensors; /* len(self._tensors) */
 
 	if (idx == NOSTR) {
-		const char *copy = tft_tl_arena_put(&t->names, name, len + 1); /* with the NUL of tmp */
+		const char *copy = tft_arena_dup(&t->names, name, len + 1); /* with the NUL of tmp */
 
 		if (!copy || tft_grow_size((void **)&t->tensors, &t->ctensors, t->ntensors + 1, sizeof(*t->tensors)) ||
 		    tft_tl_imap_add(&t->tmap, tft_hash_bytes(name, len), (uint32_t)t->ntensors))
@@ -62,7 +62,7 @@ static int produce_tensor(struct tl *t, const char *name, size_t len, const stru
 	x->create_us = n->start_us;
 	x->pid = dv->tensors_pid;
 	tmp[alen < sizeof(tmp) ? alen : sizeof(tmp) - 1] = '\0';
-	if (!(x->alloc = tft_tl_arena_put(&t->names, tmp, alen + 1)))
+	if (!(x->alloc = tft_arena_dup(&t->names, tmp, alen + 1)))
 		return nomem(t);
 	x->alloc_len = alen;
 	x->bytes = o->requested;
