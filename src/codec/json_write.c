@@ -108,6 +108,22 @@ int tft_json_write_reserve_slow(struct tft_json_writer *w, size_t n)
 	return 0;
 }
 
+char *tft_json_write_take(struct tft_json_writer *w, size_t *len)
+{
+	size_t n = 0;
+	const char *p = tft_json_write_borrow(w, &n);
+	char *out = NULL;
+
+	if (!tft_json_write_failed(w) && (out = malloc(n + 1))) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+	if (len)
+		*len = out ? n : 0;
+	tft_json_write_fini(w);
+	return out;
+}
+
 const char *tft_json_write_borrow(struct tft_json_writer *w, size_t *len)
 {
 	if (!tft_json_write_reserve(w, 1)) {

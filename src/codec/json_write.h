@@ -67,6 +67,14 @@ int tft_json_write_finish(struct tft_json_writer *w);
 /* Memory mode: the output so far (NUL-terminated, borrowed until the next call). */
 const char *tft_json_write_borrow(struct tft_json_writer *w, size_t *len);
 
+/*
+ * Memory mode: the whole output as a NUL-terminated string of the caller's
+ * (free it), its length in *len (when len), and the writer finished
+ * (tft_json_write_fini). NULL when out of memory or when a write failed (a
+ * cut-off document is never handed out).
+ */
+char *tft_json_write_take(struct tft_json_writer *w, size_t *len);
+
 /* Total bytes produced (flushed + pending). */
 static inline uint64_t tft_json_write_bytes(const struct tft_json_writer *w)
 {

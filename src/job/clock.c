@@ -868,20 +868,6 @@ out:
 
 /* ---- meta job_clock ------------------------------------------------------------------ */
 
-static char *take_json(struct tft_json_writer *w)
-{
-	size_t len;
-	const char *p = tft_json_write_borrow(w, &len);
-	char *out = p ? malloc(len + 1) : NULL;
-
-	if (out) {
-		memcpy(out, p, len);
-		out[len] = '\0';
-	}
-	tft_json_write_fini(w);
-	return out;
-}
-
 void tft_clock_write_methods(struct tft_json_writer *w, uint32_t m)
 {
 	tft_json_write_begin_array(w);
@@ -930,6 +916,6 @@ char *tft_clock_json(const int32_t *ranks, const struct tft_clock_map *m, uint32
 	}
 	tft_json_write_end_array(&w);
 	tft_json_write_end_object(&w);
-	return take_json(&w);
+	return tft_json_write_take(&w, NULL);
 }
 

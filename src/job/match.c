@@ -452,20 +452,6 @@ int tft_comm_match(struct tft_comm_set *cs)
 
 /* ---- meta job_comm -------------------------------------------------------------------- */
 
-static char *take_json(struct tft_json_writer *w)
-{
-	size_t len;
-	const char *p = tft_json_write_borrow(w, &len);
-	char *out = p ? malloc(len + 1) : NULL;
-
-	if (out) {
-		memcpy(out, p, len);
-		out[len] = '\0';
-	}
-	tft_json_write_fini(w);
-	return out;
-}
-
 char *tft_comm_json(const struct tft_comm_set *cs)
 {
 	struct tft_json_writer w;
@@ -493,6 +479,6 @@ char *tft_comm_json(const struct tft_comm_set *cs)
 	tft_json_write_key(&w, "orphan_completions");
 	tft_json_write_uint(&w, cs->orphan_waits);
 	tft_json_write_end_object(&w);
-	return take_json(&w);
+	return tft_json_write_take(&w, NULL);
 }
 

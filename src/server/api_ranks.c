@@ -43,7 +43,6 @@ static struct tft_ranks_cache *compute(struct tft_pool_slot *slot, uint32_t coll
 	struct tft_ranks_result *r = NULL;
 	struct tft_ranks_cache *c;
 	struct tft_json_writer w;
-	const char *p;
 	size_t len;
 
 	if (tft_ranks_analyze(slot->sess, &r, err))
@@ -51,11 +50,8 @@ static struct tft_ranks_cache *compute(struct tft_pool_slot *slot, uint32_t coll
 	tft_json_write_init_mem(&w);
 	tft_export_ranks_json(&w, slot->sess, r, colls);
 	tft_ranks_destroy(r);
-	p = tft_json_write_borrow(&w, &len);
 	c = calloc(1, sizeof(*c));
-	if (c && p && (c->json = malloc(len + 1))) {
-		memcpy(c->json, p, len);
-		c->json[len] = '\0';
+	if (c && (c->json = tft_json_write_take(&w, &len))) {
 		c->len = len;
 		c->gen = slot->gen;
 		c->colls = colls;
@@ -64,7 +60,7 @@ static struct tft_ranks_cache *compute(struct tft_pool_slot *slot, uint32_t coll
 		c = NULL;
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 	}
-	tft_json_write_fini(&w);
+	tft_json_write_fini(&w); /* (taken already unless calloc failed: fini twice is safe) */
 	return c;
 }
 

@@ -303,8 +303,35 @@ static void test_is_utf8(void)
 		ok(!tft_json_is_utf8(no[i], strlen(no[i])), "is not UTF-8: %zu", i);
 }
 
+/* tft_json_write_take: the document handed over, never a cut-off one. */
+static void test_take(void)
+{
+	struct tft_json_writer w;
+	size_t len = 99;
+	char *s;
+
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_key(&w, "a");
+	tft_json_write_int(&w, 1);
+	tft_json_write_end_object(&w);
+	s = tft_json_write_take(&w, &len);
+	ok(s && strcmp(s, "{\"a\":1}") == 0 && len == 7, "take: the document, NUL-terminated, its length");
+	ok(w.buf == NULL && w.len == 0, "take: the writer is finished");
+	free(s);
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_array(&w);
+	w.status = TFT_ENOMEM; /* a write failed: what is there is cut off */
+	len = 99;
+	s = tft_json_write_take(&w, &len);
+	ok(s == NULL && len == 0, "take: NULL after a failed write");
+	ok(w.buf == NULL, "take: the writer is finished after a failure too");
+	free(s);
+}
+
 int main(void)
 {
+	test_take();
 	test_escape();
 	test_is_utf8();
 	test_numbers();
