@@ -401,6 +401,13 @@ const char *tft_adv_bytes(char *buf, size_t size, double bytes)
 
 /* ---- map ------------------------------------------------------------------------------------ */
 
+/*
+ * (Not core/hmap: a map to records of the caller's size that the checkers
+ * iterate in slot order, and some pick the first of equal maxima in that
+ * order: records in a dense array beside core/hmap would change which of two
+ * equal ops advise names.)
+ */
+
 static size_t slot_of(uint32_t key, size_t cap)
 {
 	return (size_t)((key * 2654435761u) & (cap - 1));

@@ -87,6 +87,7 @@ struct prof_worker {
 	uint32_t *lid_of;          /* owned: session string id -> lid + 1 */
 	uint32_t *stack_code;      /* owned, lazily: "Call stack" string id -> code node + 1 */
 	uint8_t *ncls, *ccls, *kcls; /* owned: name / category / arg key classes per string id */
+	/* (not core/hmap: fixed-size caches that forget on a full neighbourhood, of records) */
 	struct memo *flops_memo, *mem_memo; /* owned: open-addressing caches */
 	uint32_t memo_cap;
 	struct frame *fr;          /* owned: the stack */

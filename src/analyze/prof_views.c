@@ -18,6 +18,7 @@
 
 #include "analyze/prof_int.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 
 struct u32v {
 	uint32_t *v;
@@ -108,60 +109,23 @@ static uint32_t new_node(struct view *v, const char *name, size_t len, uint32_t 
 
 /* ---- child lookup by (parent, lid) --------------------------------------------------------- */
 
-struct ckey {
-	uint32_t parent, lid, node;
-};
-
-struct cmap {
-	struct ckey *k;
-	uint32_t cap, n;
-};
-
-static uint32_t cmap_find(struct cmap *m, uint32_t parent, uint32_t lid)
+/* A core/hmap of one-word keys: (parent << 32 | lid) -> node. */
+static uint32_t cmap_find(const struct tft_hmap *m, uint32_t parent, uint32_t lid)
 {
-	uint32_t h;
+	uint64_t k = (uint64_t)parent << 32 | lid;
 
-	if (!m->cap)
-		return PROF_NONE;
-	h = (uint32_t)tft_hash_u64((uint64_t)parent << 32 | lid) & (m->cap - 1);
-	while (m->k[h].node) {
-		if (m->k[h].parent == parent && m->k[h].lid == lid)
-			return m->k[h].node - 1;
-		h = (h + 1) & (m->cap - 1);
-	}
-	return PROF_NONE;
+	return tft_hmap_get1(m, k, (uint32_t)tft_hash_u64(k)); /* (TFT_HMAP_EMPTY is PROF_NONE) */
 }
 
-static int cmap_put(struct cmap *m, uint32_t parent, uint32_t lid, uint32_t node)
+static int cmap_put(struct tft_hmap *m, uint32_t parent, uint32_t lid, uint32_t node)
 {
-	uint32_t h;
+	uint64_t k = (uint64_t)parent << 32 | lid;
 
-	if ((m->n + 1) * 2 > m->cap) {
-		uint32_t nc = m->cap ? m->cap * 2 : 1024;
-		struct ckey *nk = calloc(nc, sizeof(*nk));
-		if (!nk)
-			return TFT_ENOMEM;
-		for (uint32_t i = 0; i < m->cap; i++)
-			if (m->k[i].node) {
-				h = (uint32_t)tft_hash_u64((uint64_t)m->k[i].parent << 32 | m->k[i].lid) & (nc - 1);
-				while (nk[h].node)
-					h = (h + 1) & (nc - 1);
-				nk[h] = m->k[i];
-			}
-		free(m->k);
-		m->k = nk;
-		m->cap = nc;
-	}
-	h = (uint32_t)tft_hash_u64((uint64_t)parent << 32 | lid) & (m->cap - 1);
-	while (m->k[h].node)
-		h = (h + 1) & (m->cap - 1);
-	m->k[h] = (struct ckey){ .parent = parent, .lid = lid, .node = node + 1 };
-	m->n++;
-	return 0;
+	return tft_hmap_put(m, &k, (uint32_t)tft_hash_u64(k), node);
 }
 
 /* The child of `parent` named by lid `lid` (display name: parent's + "/" + segment), created. */
-static uint32_t child(struct view *v, struct cmap *m, uint32_t parent, uint32_t lid, const char *seg, size_t sl)
+static uint32_t child(struct view *v, struct tft_hmap *m, uint32_t parent, uint32_t lid, const char *seg, size_t sl)
 {
 	uint32_t c = cmap_find(m, parent, lid);
 	char *buf;
@@ -530,9 +494,10 @@ static void search_root(struct view *v, const struct u32v *ids, struct u32v *out
 static int build_scope(struct view *v)
 {
 	struct tft_prof *p = v->p;
-	struct cmap m = { 0 };
+	struct tft_hmap m;
 	uint32_t *at = malloc(sizeof(uint32_t) * (p->tab.nrecs + 1));
 
+	tft_hmap_init(&m, 1);
 	if (!at)
 		return v->rc = TFT_ENOMEM;
 	for (uint32_t r = 0; r < p->tab.nrecs; r++)
@@ -566,15 +531,16 @@ static int build_scope(struct view *v)
 		add_contrib(v, node, r, p->self[r]);
 	}
 	free(at);
-	free(m.k);
+	tft_hmap_fini(&m);
 	return v->rc;
 }
 
 static int build_op(struct view *v)
 {
 	struct tft_prof *p = v->p;
-	struct cmap m = { 0 };
+	struct tft_hmap m;
 
+	tft_hmap_init(&m, 1);
 	for (uint32_t i = 0; i < p->norder && !v->rc; i++) {
 		uint32_t r = p->order[i];
 		const struct prof_rec *x = &p->tab.recs[r];
@@ -593,7 +559,7 @@ static int build_op(struct view *v)
 		}
 		add_contrib(v, node, r, p->self[r]);
 	}
-	free(m.k);
+	tft_hmap_fini(&m);
 	return v->rc;
 }
 
@@ -683,7 +649,7 @@ static const char *base_name(const char *f)
 }
 
 /* The code view's node of code node c (and its parents), created. */
-static uint32_t code_node(struct view *v, struct cmap *m, uint32_t c)
+static uint32_t code_node(struct view *v, struct tft_hmap *m, uint32_t c)
 {
 	struct tft_prof *p = v->p;
 	uint32_t parent, node;
@@ -714,9 +680,10 @@ static uint32_t code_node(struct view *v, struct cmap *m, uint32_t c)
 static int build_code(struct view *v)
 {
 	struct tft_prof *p = v->p;
-	struct cmap m = { 0 };
+	struct tft_hmap m;
 	uint8_t *params_done = calloc(p->tab.nrecs + 1, 1);
 
+	tft_hmap_init(&m, 1);
 	if (!params_done)
 		return v->rc = TFT_ENOMEM;
 	for (uint32_t c = 0; c < p->tab.ncells && !v->rc; c++) {
@@ -761,7 +728,7 @@ static int build_code(struct view *v)
 		add_contrib(v, node, r, p->self[r]);
 	}
 	free(params_done);
-	free(m.k);
+	tft_hmap_fini(&m);
 	return v->rc;
 }
 

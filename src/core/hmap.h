@@ -142,6 +142,21 @@ static inline uint32_t tft_hmap_get1(const struct tft_hmap *m, uint64_t key, uin
 	}
 }
 
+/* The value under a two-word key (a map of tft_hmap_init(m, 2)), or TFT_HMAP_EMPTY: tft_hmap_get1's kind. */
+static inline uint32_t tft_hmap_get2(const struct tft_hmap *m, const uint64_t key[2], uint32_t hash)
+{
+	if (!m->slots)
+		return TFT_HMAP_EMPTY;
+	for (uint32_t i = hash & m->mask;; i = (i + 1) & m->mask) {
+		const struct tft_hmap_slot *s =
+			(const struct tft_hmap_slot *)(m->slots + (size_t)i * (sizeof(*s) + 2 * sizeof(uint64_t)));
+		if (s->val == TFT_HMAP_EMPTY)
+			return TFT_HMAP_EMPTY;
+		if (s->key[0] == key[0] && s->key[1] == key[1])
+			return s->val;
+	}
+}
+
 /*
  * Iteration: the first entry at slot *i or after (its key in ->key, its
  * value in ->val), *i moved past it; NULL at the end. Start with *i = 0.

@@ -4,6 +4,8 @@
  * an arena of NUL-terminated copies. Slots hash with tft_hash_fast(): the
  * hash never leaves this file (ids are dense in insertion order), so it
  * can be the fast one.
+ * (Not core/hmap: this unit is below it; hmap.h includes strtab.h for the
+ * hashes, and every importer's interning would pay a call per lookup.)
  */
 #include <stdlib.h>
 #include <string.h>

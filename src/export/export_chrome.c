@@ -259,7 +259,7 @@ static int64_t end_ns(const struct tft_event *ev)
 	return r;
 }
 
-/* (steps by start: a multimap, steps may share a start; core/hmap holds one value a key) */
+/* (steps by start. Not core/hmap: a multimap, steps may share a start; core/hmap holds one value a key) */
 static void mark_step(struct chrome *c, const struct tft_event *ev)
 {
 	uint32_t h = (uint32_t)tft_hash_u64((uint64_t)ev->ts_ns) & c->step_mask;

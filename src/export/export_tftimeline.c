@@ -151,7 +151,7 @@ static void tl_free(struct tl *t)
 	free(t->nodes);
 	free(t->inputs);
 	free(t->tensors);
-	tft_tl_imap_free(&t->tmap);
+	tft_hmap_fini(&t->tmap);
 	tft_arena_free(&t->names);
 	tft_lanes_free(&t->lanes);
 	free(t->aev);
@@ -169,7 +169,7 @@ static int run_groups(struct tl *t)
 
 	for (uint32_t g = 0; g < t->ngroups && !r; g++) {
 		t->ntensors = 0;
-		tft_tl_imap_clear(&t->tmap);
+		tft_hmap_clear(&t->tmap);
 		/* tensors feed only flows, objects, counters and peaks */
 		t->track_tensors = t->show_dataflow || t->show_memory || t->peak_fn;
 		if ((r = tft_tl_load_group(t, g)) || (t->track_tensors && (r = tft_tl_analyze_tensors(t, g))) ||
@@ -197,6 +197,7 @@ int tft_export_tftimeline(struct tft_session *s, struct tft_json_writer *w,
 	int r;
 
 	memset(&t, 0, sizeof(t));
+	tft_tl_tensors_init(&t);
 	memset(&j, 0, sizeof(j));
 	t.s = s;
 	t.err = err;
@@ -271,6 +272,7 @@ int tft_tftimeline_peak_memory(struct tft_session *s, tft_tftimeline_peak_fn fn,
 	if (!fn)
 		return tft_error_set(err, TFT_EINVAL, -1, "no callback");
 	memset(&t, 0, sizeof(t));
+	tft_tl_tensors_init(&t);
 	t.s = s;
 	t.err = err;
 	t.peak_fn = fn;

@@ -413,6 +413,10 @@ TFT_INTERPOSE int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, in
 
 /* ---- probes and matched messages ------------------------------------------------------------- */
 
+/*
+ * (Not core/hmap: a fixed static table of whole records, in the traced
+ * program's MPI calls, that never allocates; a full table forgets.)
+ */
 #define MSGS 1024u
 static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {

@@ -358,7 +358,11 @@ void tft_mpi_comm_made(struct tft_mpi_comm *parent, MPI_Comm newcomm, uint64_t s
 	comm_new(newcomm, id_of(mix2(mix2((uint64_t)parent->id, k), mix2(salt, leaders(newcomm)))), 1);
 }
 
-/* Per process: how many communicators were made with each (key, members) so far. */
+/*
+ * Per process: how many communicators were made with each (key, members) so far.
+ * (Not core/hmap: a fixed static table, in the traced program's MPI calls, that
+ * never allocates; its values are 64-bit counts bumped in place.)
+ */
 static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uint64_t key;
@@ -392,7 +396,12 @@ static uint64_t seq_key(int peer, int tag)
 	return (uint64_t)(uint32_t)(peer + 3) << 32 | (uint32_t)tag;
 }
 
-/* The next number of key in t (under the communicator's lock); -1 when full. */
+/*
+ * The next number of key in t (under the communicator's lock); -1 when full.
+ * (Not core/hmap: 64-bit counters bumped in place, and a table bounded by
+ * SEQ_CAP_MAX that refuses new keys and counts the drop, in the traced
+ * program's MPI calls; core/hmap holds 32-bit values and grows without bound.)
+ */
 static int64_t seq_next(struct tft_mpi_seqtab *t, uint64_t key)
 {
 	uint32_t j;
@@ -452,6 +461,12 @@ int64_t tft_mpi_send_seq(struct tft_mpi_comm *c, int peer, int tag)
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
+/*
+ * Requests by handle: buckets chaining preallocated records, oldest first.
+ * (Not core/hmap: a chained table of the records themselves, the same handle
+ * may be held by several of them at once, and it allocates only in chunks,
+ * under a cap, in the traced program's MPI calls.)
+ */
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tft_mpi_req *req_table[REQ_BUCKETS];
 static struct tft_mpi_req *req_free;

@@ -3,6 +3,9 @@
  * Lock-free handle map and interned strings for the interceptors (see
  * ptrmap.h). Linear probing on a power-of-two table; a slot's key is claimed
  * with a CAS and never given back.
+ * (Not core/hmap: lock-free, written from the traced program's threads in
+ * its API calls, on mmap'd slots that never move; core/hmap is one writer's
+ * and grows with malloc.)
  */
 #include <stdlib.h>
 #include <string.h>

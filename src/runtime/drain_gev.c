@@ -70,6 +70,13 @@ void tft_rt_drain_flow_unmatched(struct tft_rt_session *s, const struct flow_ent
 	s->unmatched++;
 }
 
+/*
+ * The open flows and the live allocations: open addressing over the entries
+ * themselves, removed by backward shift.
+ * (Not core/hmap: the entries are records that come and go all the time, and
+ * the flows left at the end are written in slot order (drain.c): on core/hmap
+ * with a dense array the removals would move entries and that order change.)
+ */
 static struct flow_ent *flow_find(struct tft_rt_session *s, uint64_t id, int insert)
 {
 	uint32_t j;

@@ -144,8 +144,8 @@ struct tft_rt_session {
 	uint32_t cap_ctr_last;
 	struct site_ent *sites;   /* owned: the call sites' ids, site_ix's values index it */
 	uint32_t cap_sites, nsites;
-	struct tft_hmap site_ix;  /* owned: site pointer -> index in sites (zeroed until the first) */
-	struct tft_hmap cstrs;    /* owned: arg keys' and static values' pointers -> string id (zeroed until the first) */
+	struct tft_hmap site_ix;  /* owned: site pointer -> index in sites */
+	struct tft_hmap cstrs;    /* owned: arg keys' and static values' pointers -> string id */
 	char *argtext;            /* owned: TFT_RT_ARG_TEXT_MAX bytes, a text arg's bytes */
 	struct gev *gev;          /* owned */
 	uint32_t ngev, cap_gev, gseq;

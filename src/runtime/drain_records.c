@@ -40,8 +40,6 @@ void tft_rt_drain_site_ids(struct tft_rt_session *s, const struct tft_site *site
 	}
 	*name = tft_rt_drain_intern_cstr(s, site->name);
 	*cat = tft_rt_drain_intern_cstr(s, site->cat);
-	if (!s->site_ix.stride)
-		tft_hmap_init(&s->site_ix, 1);
 	if (tft_grow((void **)&s->sites, &s->cap_sites, s->nsites + 1, sizeof(*s->sites)) ||
 	    tft_hmap_put(&s->site_ix, &k, h, s->nsites))
 		return; /* no cache: still correct */
@@ -61,8 +59,6 @@ static uint32_t cstr_id(struct tft_rt_session *s, const char *p)
 	if (id != TFT_HMAP_EMPTY)
 		return id;
 	id = tft_rt_drain_intern_cstr(s, p);
-	if (!s->cstrs.stride)
-		tft_hmap_init(&s->cstrs, 1);
 	if (id != TFT_HMAP_EMPTY)
 		tft_hmap_put(&s->cstrs, &k, h, id); /* (no memory: no cache, still correct) */
 	return id;

@@ -35,6 +35,8 @@ struct tft_rt_session *tft_rt_session_create(const struct tft_rt_settings *st,
 	s->st = *st;
 	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
 	s->mem_track = TFT_NONE;
+	tft_hmap_init(&s->site_ix, 1);
+	tft_hmap_init(&s->cstrs, 1);
 	s->lost_base = atomic_load_explicit(&tft_rt_lost, memory_order_relaxed);
 	tft_rt_clock_init(&s->clock, st->want_tsc);
 	s->w = tft_writer_open(st->path, &wo, err);

@@ -50,7 +50,7 @@ static const char *const field_names[] = { "name", "cat", "args", "track" };
 enum { AV_STR = 1, AV_JSON = 2 };
 
 struct ix_entry {
-	uint32_t name, cat, track; /* key; name = UINT32_MAX marks a free slot */
+	uint32_t name, cat, track; /* key */
 	uint64_t count;
 	int64_t min_ts, max_ts;
 };
@@ -60,7 +60,7 @@ struct idset {
 	uint32_t *ids;  /* owned */
 	uint8_t *flags; /* owned, parallel to ids */
 	size_t n, cap;
-	struct tft_hmap set; /* owned: id -> index into ids (zeroed until the first add) */
+	struct tft_hmap set; /* owned: id -> index into ids */
 	uint32_t max;   /* largest id in the list (0 when empty) */
 };
 
@@ -72,7 +72,7 @@ struct ix_track {
 
 /* A string argument value on a track: when it occurs. */
 struct av_entry {
-	uint32_t str, track; /* key; str = UINT32_MAX marks a free slot */
+	uint32_t str, track; /* key */
 	uint8_t flags;       /* AV_STR, AV_JSON: the arg types it had there */
 	int64_t min_ts, max_ts;
 };
@@ -80,30 +80,43 @@ struct av_entry {
 struct tft_search_index {
 	uint64_t gen;            /* pool generation it was built for */
 	unsigned refs;           /* requests using it (guarded by ep[TFT_EP_SEARCH].lock) */
-	struct ix_entry *tab;    /* owned: open addressing on (name, cat, track) */
+	struct ix_entry *tab;    /* owned: len entries, in the order first seen */
 	size_t cap, len;
+	struct tft_hmap tab_ix;  /* owned: (name, cat, track) -> index into tab */
 	struct idset names, cats;
 	struct ix_track *tracks; /* owned: ntracks entries */
 	uint32_t ntracks;
 	/* Argument values, filled on the first query with in=args (under ep[TFT_EP_SEARCH].lock). */
 	bool args_ready;
-	struct av_entry *av;     /* owned: open addressing on (str, track) */
+	struct av_entry *av;     /* owned: av_len entries, in the order first seen */
 	size_t av_cap, av_len;
+	struct tft_hmap av_ix;   /* owned: (str, track) -> index into av */
 	struct idset argstr;     /* distinct string values, flags AV_* */
 	int64_t *num_min, *num_max; /* owned, per track: events with numeric args (min > max: none) */
 };
 
+static void idset_init(struct idset *s)
+{
+	memset(s, 0, sizeof(*s));
+	tft_hmap_init(&s->set, 1);
+}
+
+/* Free what s holds; it stays ready for adds. */
 static void idset_free(struct idset *s)
 {
 	free(s->ids);
 	free(s->flags);
 	tft_hmap_fini(&s->set);
-	memset(s, 0, sizeof(*s));
+	s->ids = NULL;
+	s->flags = NULL;
+	s->n = s->cap = 0;
+	s->max = 0;
 }
 
 static void args_free(struct tft_search_index *ix)
 {
 	free(ix->av);
+	tft_hmap_fini(&ix->av_ix);
 	free(ix->num_min);
 	free(ix->num_max);
 	idset_free(&ix->argstr);
@@ -118,6 +131,7 @@ static void index_free(struct tft_search_index *ix)
 	if (!ix)
 		return;
 	free(ix->tab);
+	tft_hmap_fini(&ix->tab_ix);
 	idset_free(&ix->names);
 	idset_free(&ix->cats);
 	free(ix->tracks);
@@ -134,8 +148,6 @@ static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 		s->flags[v] |= flag;
 		return 0;
 	}
-	if (!s->set.stride)
-		tft_hmap_init(&s->set, 1);
 	if (s->n == s->cap) {
 		/* two arrays of one capacity: s->cap moves when both grew */
 		size_t ci = s->cap, cf = s->cap;
@@ -154,39 +166,34 @@ static int idset_add(struct idset *s, uint32_t id, uint8_t flag)
 	return 0;
 }
 
-static size_t slot_of(uint32_t name, uint32_t cat, uint32_t track, size_t mask)
+static uint32_t ix_hash(const uint64_t k[2])
 {
-	return (size_t)tft_hash_u64(((uint64_t)name << 32 | track) ^ (uint64_t)cat * 0x9e3779b97f4a7c15ULL) &
-	       mask;
+	return (uint32_t)tft_hash_u64(k[0] ^ k[1] * 0x9e3779b97f4a7c15ULL);
 }
 
-static int ix_grow(struct tft_search_index *ix)
+/* The entry of ev's (name, cat, track), added if new; NULL on ENOMEM. */
+static struct ix_entry *ix_entry_of(struct tft_search_index *ix, const struct tft_event *ev)
 {
-	size_t ncap = ix->cap ? ix->cap * 2 : 4096;
-	struct ix_entry *nt = malloc(ncap * sizeof(*nt));
+	uint64_t k[2] = { (uint64_t)ev->name << 32 | ev->track, ev->cat };
+	uint32_t h = ix_hash(k), i = tft_hmap_get2(&ix->tab_ix, k, h);
 
-	if (!nt)
-		return TFT_ENOMEM;
-	for (size_t i = 0; i < ncap; i++)
-		nt[i].name = UINT32_MAX;
-	for (size_t i = 0; i < ix->cap; i++) {
-		struct ix_entry *e = &ix->tab[i];
-		size_t j;
-		if (e->name == UINT32_MAX)
-			continue;
-		for (j = slot_of(e->name, e->cat, e->track, ncap - 1); nt[j].name != UINT32_MAX; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = *e;
-	}
-	free(ix->tab);
-	ix->tab = nt;
-	ix->cap = ncap;
-	return 0;
+	if (i != TFT_HMAP_EMPTY)
+		return &ix->tab[i];
+	i = (uint32_t)ix->len;
+	if ((ix->len == ix->cap &&
+	     tft_grow_size_ex((void **)&ix->tab, &ix->cap, ix->len + 1, sizeof(*ix->tab), 4096, 0)) ||
+	    idset_add(&ix->names, ev->name, 0) != 0 || idset_add(&ix->cats, ev->cat, 0) != 0 ||
+	    tft_hmap_put(&ix->tab_ix, k, h, i) != 0)
+		return NULL;
+	ix->tab[i] = (struct ix_entry){ ev->name, ev->cat, ev->track, 0, ev->ts_ns, ev->ts_ns };
+	ix->len++;
+	return &ix->tab[i];
 }
 
 struct ix_build {
 	struct tft_search_index *ix;
-	struct ix_entry *last; /* the entry of the previous event (runs of one name) */
+	struct ix_entry *last; /* the entry of the previous event (runs of one name): tab moves only
+				* when an entry is added, which sets it anew */
 };
 
 static int on_index(void *ctx, const struct tft_event *ev)
@@ -195,24 +202,12 @@ static int on_index(void *ctx, const struct tft_event *ev)
 	struct tft_search_index *ix = b->ix;
 	struct ix_entry *e = b->last;
 	struct ix_track *t;
-	size_t i, mask;
 
 	if (ev->kind == TFT_EV_COUNTER || (ev->flags & TFT_EVF_SUMMARY) || ev->track >= ix->ntracks)
 		return 0;
 	if (!e || e->name != ev->name || e->cat != ev->cat || e->track != ev->track) {
-		if ((ix->len + 1) * 4 > ix->cap * 3 && ix_grow(ix) != 0)
+		if (!(e = ix_entry_of(ix, ev)))
 			return TFT_ENOMEM;
-		mask = ix->cap - 1;
-		for (i = slot_of(ev->name, ev->cat, ev->track, mask); ix->tab[i].name != UINT32_MAX; i = (i + 1) & mask)
-			if (ix->tab[i].name == ev->name && ix->tab[i].cat == ev->cat && ix->tab[i].track == ev->track)
-				break;
-		e = &ix->tab[i];
-		if (e->name == UINT32_MAX) {
-			if (idset_add(&ix->names, ev->name, 0) != 0 || idset_add(&ix->cats, ev->cat, 0) != 0)
-				return TFT_ENOMEM;
-			*e = (struct ix_entry){ ev->name, ev->cat, ev->track, 0, ev->ts_ns, ev->ts_ns };
-			ix->len++;
-		}
 		b->last = e;
 	}
 	e->count++;
@@ -236,7 +231,14 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 	uint32_t nt = tft_session_track_count(s);
 	int rc = 0;
 
-	if (!ix || !(ix->tracks = calloc(nt ? nt : 1, sizeof(*ix->tracks))) || ix_grow(ix) != 0) {
+	if (ix) {
+		tft_hmap_init(&ix->tab_ix, 2);
+		tft_hmap_init(&ix->av_ix, 1);
+		idset_init(&ix->names);
+		idset_init(&ix->cats);
+		idset_init(&ix->argstr);
+	}
+	if (!ix || !(ix->tracks = calloc(nt ? nt : 1, sizeof(*ix->tracks)))) {
 		index_free(ix);
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return NULL;
@@ -260,51 +262,22 @@ static struct tft_search_index *build_index(struct tft_session *s, uint64_t gen,
 
 /* ---- the argument values -------------------------------------------------- */
 
-static size_t av_slot(uint32_t str, uint32_t track, size_t mask)
-{
-	return (size_t)tft_hash_u64((uint64_t)str << 32 | track) & mask;
-}
-
-static int av_grow(struct tft_search_index *ix)
-{
-	size_t ncap = ix->av_cap ? ix->av_cap * 2 : 4096;
-	struct av_entry *nt = malloc(ncap * sizeof(*nt));
-
-	if (!nt)
-		return TFT_ENOMEM;
-	for (size_t i = 0; i < ncap; i++)
-		nt[i].str = UINT32_MAX;
-	for (size_t i = 0; i < ix->av_cap; i++) {
-		struct av_entry *e = &ix->av[i];
-		size_t j;
-		if (e->str == UINT32_MAX)
-			continue;
-		for (j = av_slot(e->str, e->track, ncap - 1); nt[j].str != UINT32_MAX; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = *e;
-	}
-	free(ix->av);
-	ix->av = nt;
-	ix->av_cap = ncap;
-	return 0;
-}
-
 static int av_note(struct tft_search_index *ix, uint32_t str, uint32_t track, int64_t ts, uint8_t flag)
 {
+	uint64_t k = (uint64_t)str << 32 | track;
+	uint32_t h = (uint32_t)tft_hash_u64(k), i = tft_hmap_get1(&ix->av_ix, k, h);
 	struct av_entry *e;
-	size_t i, mask;
 
-	if ((ix->av_len + 1) * 4 > ix->av_cap * 3 && av_grow(ix) != 0)
-		return TFT_ENOMEM;
-	mask = ix->av_cap - 1;
-	for (i = av_slot(str, track, mask); ix->av[i].str != UINT32_MAX; i = (i + 1) & mask)
-		if (ix->av[i].str == str && ix->av[i].track == track)
-			break;
-	e = &ix->av[i];
-	if (e->str == UINT32_MAX) {
-		*e = (struct av_entry){ str, track, 0, ts, ts };
+	if (i == TFT_HMAP_EMPTY) {
+		i = (uint32_t)ix->av_len;
+		if ((ix->av_len == ix->av_cap &&
+		     tft_grow_size_ex((void **)&ix->av, &ix->av_cap, ix->av_len + 1, sizeof(*ix->av), 4096, 0)) ||
+		    tft_hmap_put(&ix->av_ix, &k, h, i) != 0)
+			return TFT_ENOMEM;
+		ix->av[i] = (struct av_entry){ str, track, 0, ts, ts };
 		ix->av_len++;
 	}
+	e = &ix->av[i];
 	if (!(e->flags & flag)) {
 		if (idset_add(&ix->argstr, str, flag) != 0)
 			return TFT_ENOMEM;
@@ -350,7 +323,7 @@ static int build_args(struct tft_search_index *ix, struct tft_session *s, struct
 
 	ix->num_min = malloc(nt * sizeof(*ix->num_min));
 	ix->num_max = malloc(nt * sizeof(*ix->num_max));
-	if (!ix->num_min || !ix->num_max || av_grow(ix) != 0) {
+	if (!ix->num_min || !ix->num_max) {
 		args_free(ix);
 		tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
 		return TFT_ENOMEM;
@@ -831,9 +804,9 @@ static int run_query(struct tft_session *s, const struct tft_search_index *ix, s
 
 	for (uint32_t t = 0; t < nt; t++)
 		plan[t] = (struct plan){ INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN };
-	for (size_t i = 0; i < ix->cap; i++) {
+	for (size_t i = 0; i < ix->len; i++) {
 		const struct ix_entry *e = &ix->tab[i];
-		if (e->name == UINT32_MAX || tm[e->track])
+		if (tm[e->track])
 			continue;
 		if (!(((q->fields & F_NAME) && sm[e->name]) || ((q->fields & F_CAT) && sm[e->cat])))
 			continue;
@@ -841,9 +814,9 @@ static int run_query(struct tft_session *s, const struct tft_search_index *ix, s
 		widen(&plan[e->track].t0, &plan[e->track].t1, e->min_ts, e->max_ts);
 	}
 	if (q->fields & F_ARGS) {
-		for (size_t i = 0; i < ix->av_cap; i++) {
+		for (size_t i = 0; i < ix->av_len; i++) {
 			const struct av_entry *e = &ix->av[i];
-			if (e->str != UINT32_MAX && !tm[e->track] && (am[e->str] & e->flags))
+			if (!tm[e->track] && (am[e->str] & e->flags))
 				widen(&plan[e->track].a0, &plan[e->track].a1, e->min_ts, e->max_ts);
 		}
 		for (uint32_t t = 0; q->numbers && t < nt; t++)

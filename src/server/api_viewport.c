@@ -60,7 +60,7 @@ struct vp_scratch {
 	size_t nitems, items_cap;
 	struct vp_sample *samples; /* owned: reduced counter samples */
 	size_t nsamples, samples_cap;
-	struct tft_hmap set;   /* owned: the set of string ids (id -> index in ids; zeroed until the first add) */
+	struct tft_hmap set;   /* owned: the set of string ids (id -> index in ids) */
 	size_t set_len;
 	uint32_t *ids;         /* owned: the set's members in insertion order */
 	size_t ids_cap;
@@ -106,8 +106,6 @@ static void set_add(struct vp_scratch *sc, uint32_t id)
 
 	if (tft_hmap_get1(&sc->set, k, h) != TFT_HMAP_EMPTY)
 		return;
-	if (!sc->set.stride)
-		tft_hmap_init(&sc->set, 1);
 	if (tft_grow_size((void **)&sc->ids, &sc->ids_cap, sc->set_len + 1, sizeof(*sc->ids))) {
 		sc->status = TFT_ENOMEM;
 		return;
@@ -487,6 +485,7 @@ int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req 
 		sc = calloc(1, sizeof(*sc));
 		if (!sc)
 			return tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
+		tft_hmap_init(&sc->set, 1);
 		*scratch = sc;
 	}
 	sc->status = 0;

@@ -117,6 +117,7 @@ static void enc_set_present(struct tft_chunk_enc *e, uint32_t present)
 void tft_chunk_enc_init(struct tft_chunk_enc *e)
 {
 	memset(e, 0, sizeof(*e));
+	tft_hmap_init(&e->ahash, 1);
 	enc_set_present(e, 1u << TFT_CHUNK_COL_TS);
 	e->value_int = 1;
 }
@@ -128,7 +129,7 @@ void tft_chunk_enc_fini(struct tft_chunk_enc *e)
 	for (uint32_t i = 0; i < e->nacols_buf; i++)
 		tft_chunk_buf_free(&e->acols[i].data);
 	free(e->acols);
-	free(e->ahash);
+	tft_hmap_fini(&e->ahash);
 	free(e->aslot);
 	memset(e, 0, sizeof(*e));
 }
@@ -146,8 +147,7 @@ void tft_chunk_enc_reset(struct tft_chunk_enc *e, int release)
 	 * columns take them over in creation order (see acol_get). */
 	e->nacols = 0;
 	e->naslots = 0;
-	if (e->ahash)
-		memset(e->ahash, 0, ((size_t)e->ahash_mask + 1) * sizeof(*e->ahash));
+	tft_hmap_clear(&e->ahash);
 	e->n = 0;
 	e->kind_mask = 0;
 	enc_set_present(e, 1u << TFT_CHUNK_COL_TS);
@@ -179,56 +179,20 @@ static inline uint32_t arg_tag(const struct tft_arg *a)
 }
 
 /* Fibonacci hashing: the codes are small, clustered integers. */
-static inline uint32_t ahash_slot(uint64_t code, uint32_t mask)
+static inline uint32_t ahash_of(uint64_t code)
 {
-	return (uint32_t)((code * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
-}
-
-static inline uint64_t acol_code(const struct tft_chunk_acol *ac)
-{
-	return (uint64_t)ac->key << 3 | ac->tag;
-}
-
-static int ahash_grow(struct tft_chunk_enc *e)
-{
-	uint32_t ncap = e->ahash ? (e->ahash_mask + 1) * 2 : 16;
-	struct tft_chunk_ahent *h = calloc(ncap, sizeof(*h));
-
-	if (!h)
-		return TFT_ENOMEM;
-	for (uint32_t i = 0; i < e->nacols; i++) {
-		uint64_t code = acol_code(&e->acols[i]);
-		uint32_t j = ahash_slot(code, ncap - 1);
-		while (h[j].code1)
-			j = (j + 1) & (ncap - 1);
-		h[j] = (struct tft_chunk_ahent){ .code1 = code + 1, .idx = i };
-	}
-	free(e->ahash);
-	e->ahash = h;
-	e->ahash_mask = ncap - 1;
-	return 0;
+	return (uint32_t)((code * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
 /* Index of the (key, tag) column, created if missing; -1 on ENOMEM. */
 static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 {
 	uint64_t code = ((uint64_t)key << 3) | tag;
+	uint32_t h = ahash_of(code), idx = tft_hmap_get1(&e->ahash, code, h);
 	struct tft_chunk_acol *ac;
-	uint32_t j;
 
-	if (!e->ahash && ahash_grow(e))
-		return -1;
-	for (j = ahash_slot(code, e->ahash_mask); e->ahash[j].code1; j = (j + 1) & e->ahash_mask)
-		if (e->ahash[j].code1 == code + 1)
-			return e->ahash[j].idx;
-	/* A new column: keep the table at most half full. */
-	if ((uint64_t)(e->nacols + 1) * 2 > (uint64_t)e->ahash_mask + 1) {
-		if (ahash_grow(e))
-			return -1;
-		for (j = ahash_slot(code, e->ahash_mask); e->ahash[j].code1;
-		     j = (j + 1) & e->ahash_mask)
-			;
-	}
+	if (idx != TFT_HMAP_EMPTY)
+		return idx;
 	if (tft_grow_ex((void **)&e->acols, &e->cap_acols, (uint64_t)e->nacols + 1, sizeof(*e->acols), 8, 0))
 		return -1;
 	ac = &e->acols[e->nacols];
@@ -240,7 +204,8 @@ static int64_t acol_get(struct tft_chunk_enc *e, uint32_t key, uint32_t tag)
 		*ac = (struct tft_chunk_acol){ .key = key, .tag = tag };
 		e->nacols_buf = e->nacols + 1;
 	}
-	e->ahash[j] = (struct tft_chunk_ahent){ .code1 = code + 1, .idx = e->nacols };
+	if (tft_hmap_put(&e->ahash, &code, h, e->nacols))
+		return -1;
 	return e->nacols++;
 }
 

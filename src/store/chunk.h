@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hmap.h"
 #include "core/model.h"
 #include "core/status.h"
 
@@ -77,12 +78,6 @@ struct tft_chunk_acol {
 	struct tft_chunk_buf data;
 };
 
-/* An entry of the arg column hash: code + 1 (0 = empty) and the column. */
-struct tft_chunk_ahent {
-	uint64_t code1; /* (key << 3 | tag) + 1 */
-	uint32_t idx;
-};
-
 /*
  * The arg columns used at one arg position by recent events (a cache): way 0
  * the latest lookup's, then older ones (code UINT64_MAX: none); a hit of the
@@ -115,8 +110,7 @@ struct tft_chunk_enc {
 	struct tft_chunk_acol *acols; /* owned, nacols used */
 	uint32_t nacols, cap_acols;
 	uint32_t nacols_buf; /* acols[0, nacols_buf) own data buffers (kept by reset) */
-	struct tft_chunk_ahent *ahash; /* owned; open addressing over acols */
-	uint32_t ahash_mask;
+	struct tft_hmap ahash; /* owned: column code (key << 3 | tag) -> index into acols */
 	/* Arg position i of recent events used the columns of aslot[i] (i <
 	 * naslots): events of one kind repeat their arg keys, so most args skip
 	 * the hash. Emptied with acols. */

@@ -22,6 +22,7 @@
 void tft_cstats_acc_init(struct tft_cstats_acc *a)
 {
 	memset(a, 0, sizeof(*a));
+	tft_hmap_init(&a->ix, 1);
 	a->first_ts = INT64_MAX;
 	a->last_ts = INT64_MIN;
 	a->chunk = -1;
@@ -34,8 +35,7 @@ void tft_cstats_acc_reset(struct tft_cstats_acc *a)
 	a->nevents = 0;
 	a->ne = 0;
 	a->nv = 0;
-	if (a->cap_slot)
-		memset(a->slot, 0, (size_t)a->cap_slot * sizeof(*a->slot));
+	tft_hmap_clear(&a->ix);
 	a->ndepth = 0;
 	a->open = 0;
 	a->chunk = -1;
@@ -45,7 +45,7 @@ void tft_cstats_acc_reset(struct tft_cstats_acc *a)
 void tft_cstats_acc_fini(struct tft_cstats_acc *a)
 {
 	free(a->e);
-	free(a->slot);
+	tft_hmap_fini(&a->ix);
 	free(a->v);
 	free(a->depth_sum);
 	memset(a, 0, sizeof(*a));
@@ -53,57 +53,40 @@ void tft_cstats_acc_fini(struct tft_cstats_acc *a)
 
 size_t tft_cstats_acc_bytes(const struct tft_cstats_acc *a)
 {
-	return (size_t)a->cap_e * sizeof(*a->e) + (size_t)a->cap_slot * sizeof(*a->slot) +
+	return (size_t)a->cap_e * sizeof(*a->e) + tft_hmap_bytes(&a->ix) +
 	       (size_t)a->cap_v * sizeof(*a->v) + (size_t)a->cap_depth * sizeof(*a->depth_sum);
 }
 
-/* ---- (name, category) -> entry: open addressing over the pairs themselves -------------- */
+/* ---- (name, category) -> entry ------------------------------------------------------------- */
 
-static inline uint32_t hash2(uint32_t name, uint32_t cat)
+/* The key of (name, cat) in a core/hmap of one-word keys, and its hash. */
+static inline uint64_t pair_key(uint32_t name, uint32_t cat)
 {
-	uint64_t h = ((uint64_t)name << 32 | cat) * UINT64_C(0x9E3779B97F4A7C15);
+	return (uint64_t)name << 32 | cat;
+}
 
-	return (uint32_t)(h >> 32);
+static inline uint32_t pair_hash(uint64_t k)
+{
+	return (uint32_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
 /*
  * The entry of (name, cat) among n entries: *idx its index; a new pair gets
  * index n (the caller appends its entry). 1 found, 0 new, -1 out of memory.
  */
-static int pair_index(struct tft_cstats_pair **slot, uint32_t *cap, uint32_t n, uint32_t name, uint32_t cat,
-		      uint32_t *idx)
+static inline int pair_index(struct tft_hmap *ix, uint32_t n, uint32_t name, uint32_t cat, uint32_t *idx)
 {
-	uint32_t h;
+	uint64_t k = pair_key(name, cat);
+	uint32_t h = pair_hash(k), i = tft_hmap_get1(ix, k, h);
 
-	if (n * 2 >= *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 64;
-		struct tft_cstats_pair *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return -1;
-		for (uint32_t i = 0; i < *cap; i++) {
-			if (!(*slot)[i].idx1)
-				continue;
-			h = hash2((*slot)[i].name, (*slot)[i].cat) & (ncap - 1);
-			while (ns[h].idx1)
-				h = (h + 1) & (ncap - 1);
-			ns[h] = (*slot)[i];
-		}
-		free(*slot);
-		*slot = ns;
-		*cap = ncap;
+	if (i != TFT_HMAP_EMPTY) {
+		*idx = i;
+		return 1;
 	}
-	for (h = hash2(name, cat) & (*cap - 1);; h = (h + 1) & (*cap - 1)) {
-		struct tft_cstats_pair *p = &(*slot)[h];
-		if (!p->idx1) {
-			*p = (struct tft_cstats_pair){ name, cat, n + 1 };
-			*idx = n;
-			return 0;
-		}
-		if (p->name == name && p->cat == cat) {
-			*idx = p->idx1 - 1;
-			return 1;
-		}
-	}
+	if (tft_hmap_put(ix, &k, h, n))
+		return -1;
+	*idx = n;
+	return 0;
 }
 
 int64_t tft_cstats_acc_slice(struct tft_cstats_acc *a, const struct tft_event *ev, uint32_t depth,
@@ -111,7 +94,7 @@ int64_t tft_cstats_acc_slice(struct tft_cstats_acc *a, const struct tft_event *e
 {
 	struct tft_cstats_acc_entry *e;
 	uint32_t i;
-	int r = pair_index(&a->slot, &a->cap_slot, a->ne, ev->name, ev->cat, &i);
+	int r = pair_index(&a->ix, a->ne, ev->name, ev->cat, &i);
 
 	if (r < 0)
 		return -1;
@@ -310,8 +293,7 @@ struct tft_cstats_sum {
 	uint64_t nevents;
 	struct sum_entry *e;
 	uint32_t ne, cap_e;
-	struct tft_cstats_pair *slot; /* (name, cat) -> entry */
-	uint32_t cap_slot;
+	struct tft_hmap ix; /* owned: (name, cat) -> index into e */
 	size_t hist_bytes;
 };
 
@@ -322,6 +304,7 @@ struct tft_cstats_sum *tft_cstats_sum_new(void)
 	if (s) {
 		s->first_ts = INT64_MAX;
 		s->last_ts = INT64_MIN;
+		tft_hmap_init(&s->ix, 1);
 	}
 	return s;
 }
@@ -335,19 +318,19 @@ void tft_cstats_sum_free(struct tft_cstats_sum *s)
 		free(s->e[i].raw);
 	}
 	free(s->e);
-	free(s->slot);
+	tft_hmap_fini(&s->ix);
 	free(s);
 }
 
 size_t tft_cstats_sum_bytes(const struct tft_cstats_sum *s)
 {
-	return (size_t)s->cap_e * sizeof(*s->e) + (size_t)s->cap_slot * sizeof(*s->slot) + s->hist_bytes;
+	return (size_t)s->cap_e * sizeof(*s->e) + tft_hmap_bytes(&s->ix) + s->hist_bytes;
 }
 
 static struct sum_entry *sum_entry(struct tft_cstats_sum *s, uint32_t name, uint32_t cat)
 {
 	uint32_t i;
-	int r = pair_index(&s->slot, &s->cap_slot, s->ne, name, cat, &i);
+	int r = pair_index(&s->ix, s->ne, name, cat, &i);
 
 	if (r < 0)
 		return NULL;

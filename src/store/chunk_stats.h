@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hmap.h"
 #include "core/model.h"
 #include "core/status.h"
 
@@ -41,18 +42,12 @@ struct tft_cstats_acc_entry {
 	int64_t total, self, min, max;
 };
 
-/* A slot of the (name, category) index of an accumulator or a sum (idx1 = entry + 1; 0 = empty). */
-struct tft_cstats_pair {
-	uint32_t name, cat, idx1;
-};
-
 struct tft_cstats_acc {
 	int64_t first_ts, last_ts; /* first and last event start (INT64_MAX / MIN: none) */
 	uint32_t nevents;          /* events of the chunk (slices, instants) */
 	struct tft_cstats_acc_entry *e; /* owned */
 	uint32_t ne, cap_e;
-	struct tft_cstats_pair *slot; /* owned: open-addressed (name, cat) -> entry */
-	uint32_t cap_slot;         /* power of two, 0 before the first slice */
+	struct tft_hmap ix;         /* owned: (name, cat) -> index into e */
 	struct tft_cstats_val { uint32_t entry; int64_t dur; } *v; /* owned: one per slice */
 	uint32_t nv, cap_v;
 	int64_t *depth_sum;        /* owned: [depth] durations clipped to their parents */

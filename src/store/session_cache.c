@@ -3,6 +3,9 @@
  * The session reader's chunk cache: decoded chunks found by rowid (a hash)
  * and kept in an LRU list within a byte budget; a refresh detaches entries
  * that scans still pin.
+ * (Not core/hmap: an LRU cache that evicts, its buckets chaining the cache
+ * entries themselves, which scans pin and a refresh detaches, not a map to
+ * a 32-bit value.)
  */
 #include <stdlib.h>
 #include <string.h>

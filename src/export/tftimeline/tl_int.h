@@ -17,6 +17,7 @@
 
 #include "codec/json_write.h"
 #include "core/arena.h"
+#include "core/hmap.h"
 #include "core/lanes.h"
 #include "export/export_tftimeline.h"
 
@@ -31,15 +32,6 @@ struct buf {
 	size_t len, cap;
 	int oom;
 };
-
-/* Open-addressing set of indices; hash and equality come from the caller. */
-struct imap {
-	uint32_t *slot; /* owned: index + 1, 0 = empty */
-	uint64_t *hash; /* owned */
-	size_t cap, n;
-};
-
-typedef bool (*imap_eq_fn)(void *ctx, uint32_t idx);
 
 /* First-fit lanes: a min segment tree over the lane end times. */
 /* ---- output: Python json.dumps(indent=4), codec/json_write.h ---- */
@@ -207,7 +199,7 @@ struct tl {
 	bool dflows_loaded;
 	struct tl_tensor *tensors; /* owned */
 	size_t ntensors, ctensors;
-	struct imap tmap;
+	struct tft_hmap tmap; /* tensor name -> index in tensors (tft_tl_tensors_init) */
 	struct tft_arena names;
 	struct tft_lanes lanes;
 	struct tl_alloc_ev *aev; /* owned */
@@ -279,15 +271,11 @@ static inline int64_t floor_div(int64_t a, int64_t b)
 void tft_tl_buf_add(struct buf *b, const char *s, size_t n);
 void tft_tl_buf_cstr(struct buf *b, const char *s);
 void tft_tl_buf_int(struct buf *b, int64_t v);
-int tft_tl_imap_add(struct imap *m, uint64_t h, uint32_t idx);
-void tft_tl_imap_clear(struct imap *m);
-uint32_t tft_tl_imap_find(const struct imap *m, uint64_t h, imap_eq_fn eq, void *ctx);
-void tft_tl_imap_free(struct imap *m);
 
 /* ---- tl_layout.c ---- */
 
 int tft_tl_build_layout(struct tl *t);
-int tft_tl_entry_devs(struct tl *t, uint32_t g, struct imap *m);
+int tft_tl_entry_devs(struct tl *t, uint32_t g, struct tft_hmap *m);
 int64_t tft_tl_event_step_pos(struct tl *t, const struct tft_event *ev);
 
 /* ---- tl_nodes.c ---- */
@@ -311,6 +299,7 @@ void tft_tl_tensor_text(struct buf *b, const struct out_desc *o);
 
 int tft_tl_analyze_tensors(struct tl *t, uint32_t g);
 uint32_t tft_tl_find_tensor(struct tl *t, const char *p, size_t len);
+void tft_tl_tensors_init(struct tl *t);
 int tft_tl_show_memory(struct tl *t, uint32_t g);
 
 /* ---- tl_dataflow.c ---- */

@@ -46,11 +46,12 @@ struct dev_key {
 	size_t len;
 };
 
-static bool dev_eq(void *ctx, uint32_t idx)
+static bool dev_eq(const void *ctx, const void *key, uint32_t idx)
 {
-	struct dev_key *k = ctx;
+	const struct dev_key *k = key;
 	const struct tl_dev *d = &k->t->devs[idx];
 
+	(void)ctx;
 	return d->group == k->group && d->process == k->process && d->name_len == k->len &&
 	       memcmp(d->name, k->name, k->len) == 0;
 }
@@ -64,9 +65,9 @@ static int cmp_tracks(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static uint64_t dev_hash(const struct dev_key *k)
+static uint32_t dev_hash(const struct dev_key *k)
 {
-	return tft_hash_bytes(k->name, k->len) ^ tft_hash_u64(k->process);
+	return (uint32_t)(tft_hash_bytes(k->name, k->len) ^ tft_hash_u64(k->process));
 }
 
 /* A device of k->group, last in t->devs (its pids: new_pids(), or an entry's). */
@@ -115,7 +116,7 @@ static int new_pids(struct tl *t, struct tl_dev *dv)
  * (its nodes carry their entry: on_event()). Not stored, or not valid
  * (a damaged file): the tracks' devices, one pair each.
  */
-int tft_tl_entry_devs(struct tl *t, uint32_t g, struct imap *m)
+int tft_tl_entry_devs(struct tl *t, uint32_t g, struct tft_hmap *m)
 {
 	struct tl_group *gr = &t->groups[g];
 	const struct tft_step *st = gr->step != TFT_NONE ? tft_session_step(t->s, gr->step) : NULL;
@@ -150,13 +151,13 @@ int tft_tl_entry_devs(struct tl *t, uint32_t g, struct imap *m)
 		char *e;
 		uint32_t id = (uint32_t)strtoul(p, &e, 10), d;
 		struct dev_key k = { t, g, TFT_NONE, NULL, 0 };
-		uint64_t h;
+		uint32_t h;
 
 		p = *e ? e + 1 : e;
 		k.name = sstr(t, id, &k.len);
 		h = dev_hash(&k);
-		d = tft_tl_imap_find(m, h, dev_eq, &k);
-		if (new_dev(t, &k) || (d == NOSTR && tft_tl_imap_add(m, h, (uint32_t)t->ndevs - 1)))
+		d = tft_hmap_get(m, &k, h);
+		if (new_dev(t, &k) || (d == NOSTR && tft_hmap_put(m, &k, h, (uint32_t)t->ndevs - 1)))
 			return TFT_ENOMEM;
 		if (d != NOSTR)
 			t->devs[t->ndevs - 1].primary = d;
@@ -348,8 +349,10 @@ int tft_tl_build_layout(struct tl *t)
 	uint32_t nt = tft_session_track_count(t->s), cursor = 0;
 	/* Steps split a session into StepStats only when it came from StepStats. */
 	bool by_step = tft_tftimeline_is_stepstats(t->s);
-	struct imap m = { 0 };
+	struct tft_hmap m; /* a group's devices: dev_key -> index in devs */
 	int r = 0;
+
+	tft_hmap_init_ext(&m, dev_eq, NULL);
 
 	/* Pass 1: the tracks with slices and their StepStats. */
 	for (uint32_t id = 0; id < nt; id++) {
@@ -387,17 +390,17 @@ int tft_tl_build_layout(struct tl *t)
 		if (i == 0 || t->tracks[i - 1].group != g) {
 			t->groups[g].first_dev = (uint32_t)t->ndevs;
 			t->groups[g].first_track = (uint32_t)i;
-			tft_tl_imap_clear(&m);
+			tft_hmap_clear(&m);
 			if ((r = tft_tl_entry_devs(t, g, &m)))
 				goto out;
 		}
 		t->groups[g].ntracks++;
 		if (t->groups[g].nents)
 			k.process = TFT_NONE; /* devices named by the entries: by name */
-		d = tft_tl_imap_find(&m, dev_hash(&k), dev_eq, &k);
+		d = tft_hmap_get(&m, &k, dev_hash(&k));
 		if (d == NOSTR) {
 			d = (uint32_t)t->ndevs;
-			if (new_dev(t, &k) || tft_tl_imap_add(&m, dev_hash(&k), d) || new_pids(t, &t->devs[d])) {
+			if (new_dev(t, &k) || tft_hmap_put(&m, &k, dev_hash(&k), d) || new_pids(t, &t->devs[d])) {
 				r = nomem(t);
 				goto out;
 			}
@@ -405,6 +408,6 @@ int tft_tl_build_layout(struct tl *t)
 		tt->dev = d;
 	}
 out:
-	tft_tl_imap_free(&m);
+	tft_hmap_fini(&m);
 	return r;
 }

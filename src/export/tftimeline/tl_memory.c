@@ -22,19 +22,25 @@ struct tname {
 	size_t len;
 };
 
-static bool tensor_eq(void *ctx, uint32_t idx)
+static bool tensor_eq(const void *ctx, const void *key, uint32_t idx)
 {
-	const struct tname *k = ctx;
+	const struct tname *k = key;
 	const struct tl_tensor *x = &k->t->tensors[idx];
 
+	(void)ctx;
 	return x->name_len == k->len && memcmp(x->name, k->p, k->len) == 0;
+}
+
+void tft_tl_tensors_init(struct tl *t)
+{
+	tft_hmap_init_ext(&t->tmap, tensor_eq, NULL);
 }
 
 uint32_t tft_tl_find_tensor(struct tl *t, const char *p, size_t len)
 {
 	struct tname k = { t, p, len };
 
-	return tft_tl_imap_find(&t->tmap, tft_hash_bytes(p, len), tensor_eq, &k);
+	return tft_hmap_get(&t->tmap, &k, (uint32_t)tft_hash_bytes(p, len));
 }
 
 /* _produce_tensor: a new tracker under `name` (replacing an older one in place). */
@@ -49,9 +55,10 @@ static int produce_tensor(struct tl *t, const char *name, size_t len, const stru
 
 	if (idx == NOSTR) {
 		const char *copy = tft_arena_dup(&t->names, name, len + 1); /* with the NUL of tmp */
+		struct tname k = { t, name, len };
 
 		if (!copy || tft_grow_size((void **)&t->tensors, &t->ctensors, t->ntensors + 1, sizeof(*t->tensors)) ||
-		    tft_tl_imap_add(&t->tmap, tft_hash_bytes(name, len), (uint32_t)t->ntensors))
+		    tft_hmap_put(&t->tmap, &k, (uint32_t)tft_hash_bytes(name, len), (uint32_t)t->ntensors))
 			return nomem(t);
 		idx = (uint32_t)t->ntensors++;
 		t->tensors[idx].name = copy;
