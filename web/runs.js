@@ -154,7 +154,7 @@ export class Runs {
 		es.addEventListener('run', (ev) => { this.seen(); const d = parse(ev); if (d) this.onRun(d); });
 		es.addEventListener('trace', (ev) => { this.seen(); const d = parse(ev); if (d) this.onTrace(d); });
 		es.addEventListener('reset', (ev) => { this.seen(); parse(ev); this.loadRuns(true); this.app.liveData && this.app.liveData(null, null, true); });
-		es.addEventListener('end', (ev) => { const d = parse(ev); this.onEnd(d || {}); });
+		es.addEventListener('end', (ev) => { const d = parse(ev); this.onEnd(d || {}, true); });
 	}
 
 	/* The stream broke without an `end`: try again a few times, further apart each time. */
@@ -185,10 +185,13 @@ export class Runs {
 
 	/*
 	 * The server's last event: every step it recorded came before it. The page stops
-	 * asking the server for anything (it is gone, or serving another file).
+	 * asking the server for anything (it is gone, or serving another file). Read from
+	 * the stream (fromStream), the page first says so: the server's stop waits for that
+	 * (POST /api/live/ended), so what the page asked before reading `end` is answered.
 	 */
-	onEnd(d) {
+	onEnd(d, fromStream) {
 		if (this.conn === 'stopped') return;
+		if (fromStream) postJSON('api/live/ended', {}).catch(() => {});
 		this.ended = { reason: d.reason || 'stop', steps: d.steps, session: d.session || (this.status && this.status.session) || '', next: d.next || '' };
 		this.conn = 'stopped';
 		if (this.es) { this.es.close(); this.es = null; }

@@ -26,6 +26,7 @@ int tft_api_download_chrome(struct tft_http_req *r);  /* GET /download/chrome */
 /* Live endpoints (docs/http-api.md "Live"): live_events.c, live_runs.c, api_live.c. */
 int tft_api_live(struct tft_http_req *r);          /* GET /api/live (SSE) */
 int tft_api_live_status(struct tft_http_req *r);   /* GET /api/live/status */
+int tft_api_live_ended(struct tft_http_req *r);    /* POST /api/live/ended */
 int tft_api_runs(struct tft_http_req *r);          /* GET /api/runs */
 int tft_api_trace(struct tft_http_req *r);         /* POST /api/trace */
 int tft_api_tracing(struct tft_http_req *r);       /* POST /api/tracing */

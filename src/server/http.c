@@ -928,14 +928,21 @@ void tft_server_stop(struct tft_server *srv)
 	tft_routes_closing(srv);
 	/*
 	 * Requests under way get their answers, and so do those a page sends before
-	 * it reads its stream's last event (it asks nothing more after that): the
-	 * daemon stops once none is open and none came for 100 ms, 1 s at most.
+	 * it reads its stream's last event (it asks nothing more after that, and
+	 * says so: POST /api/live/ended): the daemon stops once every page sent
+	 * `end` said it read it, none is open and none came for 100 ms; 1 s at
+	 * most, 2 s while a page has yet to say it (a slow or busy browser).
 	 */
 	{
 		int64_t t = real_ns(), until = t + 1000000000LL;
 		pthread_mutex_lock(&srv->job_lock);
-		while (t < until && (srv->active > 0 || t - srv->last_request_ns < QUIET_STOP_NS)) {
-			int64_t w = srv->active > 0 ? until : srv->last_request_ns + QUIET_STOP_NS;
+		if (srv->end_read < srv->end_sent)
+			until += 1000000000LL;
+		while (t < until && (srv->active > 0 || srv->end_read < srv->end_sent ||
+				     t - srv->last_request_ns < QUIET_STOP_NS)) {
+			int64_t w = srv->active > 0 || srv->end_read < srv->end_sent
+					    ? until
+					    : srv->last_request_ns + QUIET_STOP_NS;
 			struct timespec ts; /* (job_cond waits on CLOCK_REALTIME) */
 			if (w > until)
 				w = until;

@@ -334,6 +334,26 @@ int tft_api_live(struct tft_http_req *r)
 	return tft_http_reply_events(r, sse_read, c, sse_free);
 }
 
+/*
+ * POST /api/live/ended: a page read its stream's `end` and will ask nothing
+ * more. The server's stop waits for these (tft_server_stop), so that what a
+ * page asked before it read `end` is answered, not refused.
+ */
+int tft_api_live_ended(struct tft_http_req *r)
+{
+	struct tft_server *srv = r->srv;
+	struct tft_json_writer w;
+
+	pthread_mutex_lock(&srv->job_lock);
+	srv->end_read++;
+	pthread_cond_broadcast(&srv->job_cond);
+	pthread_mutex_unlock(&srv->job_lock);
+	tft_json_write_init_mem(&w);
+	tft_json_write_begin_object(&w);
+	tft_json_write_end_object(&w);
+	return tft_http_reply_json(r, 200, &w);
+}
+
 void tft_api_live_closing(struct tft_server *srv)
 {
 	struct tft_live *lv = srv->pool.src.live;
@@ -344,6 +364,14 @@ void tft_api_live_closing(struct tft_server *srv)
 		return;
 	pthread_mutex_lock(&lv->ev_lock);
 	lv->closing = true;
+	/*
+	 * Each open stream is sent its `end`: the stop waits for as many pages to
+	 * say they read it (end_read counts from the server's start: a page may
+	 * read an `end` pushed before this stop began, and say so before now).
+	 */
+	pthread_mutex_lock(&srv->job_lock);
+	srv->end_sent = lv->nclients;
+	pthread_mutex_unlock(&srv->job_lock);
 	wake_streams_locked(lv);
 	/* Each stream reads once more, ends, and its response is freed. */
 	while (lv->nclients > 0)

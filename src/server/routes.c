@@ -31,6 +31,7 @@ static const struct route routes[] = {
 	{ "/download/chrome", TFT_HTTP_GET, tft_api_download_chrome },
 	{ "/api/live", TFT_HTTP_GET, tft_api_live },
 	{ "/api/live/status", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_live_status },
+	{ "/api/live/ended", TFT_HTTP_POST, tft_api_live_ended },
 	{ "/api/runs", TFT_HTTP_GET | TFT_HTTP_HEAD, tft_api_runs },
 	{ "/api/trace", TFT_HTTP_POST, tft_api_trace },
 	{ "/api/tracing", TFT_HTTP_POST, tft_api_tracing },

@@ -117,11 +117,13 @@ struct tft_server {
 
 	struct tft_ep_state ep[TFT_EP_COUNT]; /* the endpoint groups' state (TFT_EP_*) */
 
-	pthread_mutex_t job_lock;  /* guards jobs, active */
+	pthread_mutex_t job_lock;  /* guards jobs, active, last_request_ns, end_sent, end_read */
 	pthread_cond_t job_cond;   /* signalled when a job or a request ends */
 	unsigned jobs;             /* download threads running */
 	unsigned active;           /* requests seen and not yet answered (streams too) */
 	int64_t last_request_ns;   /* when the latest request came (CLOCK_REALTIME) */
+	unsigned end_sent;         /* event streams sent their `end` by this stop (tft_api_live_closing) */
+	unsigned end_read;         /* pages that said they read an `end` (POST /api/live/ended) */
 };
 
 /* ---- one request (http.c) --------------------------------------------- */

@@ -881,6 +881,68 @@ def case_live_end(tmp):
     check("live_end_api", probs)
 
 
+def case_live_end_read(tmp):
+    """A page may ask something after its stream's `end` left the server and before it
+    reads it (a busy browser): the stopping server waits for the page to say it read
+    `end` (POST /api/live/ended), so that request is answered, not refused; once the
+    page said so the stop ends promptly, and a client that never says it (a script's
+    stream) holds the stop 2 s at most."""
+    import tftracer
+    probs = []
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "read.tft"))
+    base = "http://127.0.0.1:%d" % srv.port
+    sse = SSE(srv.port)
+    wait_for(lambda: sse.of("status"), 5)
+    for i in range(5):
+        with srv.step("train"):
+            pass
+    done = {}
+
+    def stop():
+        t = time.monotonic()
+        srv.stop()
+        done["stop_s"], done["at"] = time.monotonic() - t, time.monotonic()
+
+    th = threading.Thread(target=stop)
+    th.start()
+    if not wait_for(lambda: sse.of("end"), 10):
+        probs.append("no end event after stop()")
+    time.sleep(0.6)  # the page reads `end` late: longer than the stop's 100 ms without a request
+    try:
+        st, sess = http_json(base, "/api/session")
+        if st != 200 or not isinstance(sess, dict) or "tracks" not in sess:
+            probs.append("a request before the page read `end`: HTTP %s" % st)
+    except Exception as e:
+        probs.append("a request before the page read `end` was not answered: %s" % e)
+    if "at" in done:
+        probs.append("the server stopped %.2f s into the stop, before the page said it read `end`" % done["stop_s"])
+    t_read = time.monotonic()
+    try:
+        st, _ = http_json(base, "/api/live/ended", {})
+        if st != 200:
+            probs.append("POST /api/live/ended: HTTP %s" % st)
+    except Exception as e:
+        probs.append("POST /api/live/ended was not answered: %s" % e)
+    th.join(10)
+    if "at" not in done:
+        probs.append("stop() did not return")
+    elif done["at"] - t_read > 0.9:
+        probs.append("the stop took %.2f s after the page said it read `end`" % (done["at"] - t_read))
+    sse.close()
+
+    # a stream whose reader never says it read `end`: the stop waits 2 s at most
+    srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "read2.tft"))
+    sse = SSE(srv.port)
+    wait_for(lambda: sse.of("status"), 5)
+    t = time.monotonic()
+    srv.stop()
+    took = time.monotonic() - t
+    if took > 3.5:
+        probs.append("stop() with a silent stream took %.2f s (want 2 s at most, and the streams' own 2 s)" % took)
+    sse.close()
+    check("live_end_read", probs)
+
+
 def case_live_request(tmp):
     """A trace request's steps are counted as they land: a traced PyTorch step has landed
     once its torch.profiler trace is imported (one `trace` event with complete: true and
@@ -1240,6 +1302,7 @@ CASES = {
     "gil": (case_gil, False),
     "auth": (case_auth, False),
     "live_end": (case_live_end, True),
+    "live_end_read": (case_live_end_read, False),
     "live_request": (case_live_request, True),
     "live_ops": (case_live_ops, True),
     "live_hold": (case_live_hold, True),
