@@ -48,8 +48,32 @@ def rel(p):
     return os.path.relpath(p, HERE)
 
 
+def compile_parallel(self, sources, output_dir=None, macros=None, include_dirs=None, debug=0,
+                     extra_preargs=None, extra_postargs=None, depends=None):
+    """CCompiler.compile with the C files compiled side by side, one per core
+    (setuptools' own `parallel` only builds several extensions at once; this is one)."""
+    from concurrent.futures import ThreadPoolExecutor
+    macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
+        output_dir, macros, include_dirs, sources, depends, extra_postargs)
+    cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
+
+    def one(obj):
+        if obj in build:
+            src, ext = build[obj]
+            self._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(one, objects))
+    return objects
+
+
 class BuildExt(build_ext):
-    """Generates the embedded web UI (gen/assets.c) before compiling."""
+    """Generates the embedded web UI (gen/assets.c) before compiling; compiles the C
+    files side by side (compile_parallel)."""
+
+    def build_extensions(self):
+        self.compiler.compile = compile_parallel.__get__(self.compiler)
+        super().build_extensions()
 
     def run(self):
         gen = os.path.join(self.build_temp, "gen")
@@ -86,9 +110,7 @@ os.makedirs(os.path.join(HERE, "build", "pip"), exist_ok=True)
 
 setup(
     version=version(),
-    options={"build": {"build_base": "build/pip"}, "egg_info": {"egg_base": "build/pip"},
-             # the C files compiled side by side, one per core
-             "build_ext": {"parallel": os.cpu_count() or 1}},
+    options={"build": {"build_base": "build/pip"}, "egg_info": {"egg_base": "build/pip"}},
     packages=["tftracer"],
     package_dir={"tftracer": "python/tftracer"},
     ext_modules=[ext],

@@ -73,11 +73,14 @@ def http_json(base, path, body=None, headers=None, method=None):
 
 
 class SSE:
-    """Reads /api/live in a thread: a list of (time, event, data)."""
+    """Reads /api/live in a thread: a list of (time, event, data). Like the web page
+    (web/runs.js), it says when it read `end` (POST /api/live/ended), unless ack=False:
+    a stopping server waits for that (2 s at most)."""
 
-    def __init__(self, port, path="/api/live"):
+    def __init__(self, port, path="/api/live", ack=True):
         self.events = []
         self.status = None
+        self.port, self.ack = port, ack
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.conn.request("GET", path)
         self.resp = self.conn.getresponse()
@@ -100,6 +103,11 @@ class SSE:
                     data = line[6:]
                 elif line == "" and ev:
                     self.events.append((time.monotonic(), ev, json.loads(data)))
+                    if ev == "end" and self.ack:
+                        try:
+                            http_json("http://127.0.0.1:%d" % self.port, "/api/live/ended", {})
+                        except Exception:
+                            pass
                     ev, data = None, None
         except Exception:
             return
@@ -891,7 +899,7 @@ def case_live_end_read(tmp):
     probs = []
     srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "read.tft"))
     base = "http://127.0.0.1:%d" % srv.port
-    sse = SSE(srv.port)
+    sse = SSE(srv.port, ack=False)  # it says so itself below, late
     wait_for(lambda: sse.of("status"), 5)
     for i in range(5):
         with srv.step("train"):
@@ -932,7 +940,7 @@ def case_live_end_read(tmp):
 
     # a stream whose reader never says it read `end`: the stop waits 2 s at most
     srv = tftracer.TracingServer(port=0, session=os.path.join(tmp, "read2.tft"))
-    sse = SSE(srv.port)
+    sse = SSE(srv.port, ack=False)
     wait_for(lambda: sse.of("status"), 5)
     t = time.monotonic()
     srv.stop()
