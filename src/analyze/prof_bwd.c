@@ -5,7 +5,7 @@
  * by the node's Sequence number. Each worker notes its forward ops' numbers
  * as it scans (the latest op of a number wins); a backward op that finds its
  * note in its own worker takes the forward op's context at once, one that does
- * not gets a placeholder context (REC_BWDSEQ) that the merge resolves against
+ * not gets a deferred context record (REC_BWDSEQ) that the merge resolves against
  * every worker's notes left (tft_prof_seq_place).
  *
  * The notes: pages of SEQ_PAGE consecutive numbers (the forward thread

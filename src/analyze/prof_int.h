@@ -29,7 +29,7 @@ enum prof_rec_kind {
 	REC_MODULE,     /* an nn.Module (its forward call, or model_params) */
 	REC_PARAM,      /* a parameter (model_params) */
 	REC_KERNEL,     /* device work no op launched (its own record, by kernel name) */
-	REC_BWDSEQ,     /* placeholder context of backward ops: the forward op's scope, found later */
+	REC_BWDSEQ,     /* deferred context of backward ops: the forward op's scope, found after the scan */
 	REC_KINDS
 };
 

@@ -750,7 +750,7 @@ static void nest_slice(struct prof_worker *w, const struct tft_event *ev)
 		 * A backward op: in the scope of its forward op. Known here when the
 		 * forward thread was scanned first (this worker's tracks of a process,
 		 * in time order); otherwise placed after the scan, through a
-		 * placeholder context.
+		 * deferred context record (REC_BWDSEQ).
 		 */
 		/*
 		 * (By number alone: "Fwd thread id" is the OS thread in newer traces and
@@ -939,7 +939,7 @@ static void kernel_slice(struct prof_worker *w, const struct tft_event *ev)
 
 /*
  * The merged record of local record r, or PROF_NONE. A backward op's
- * placeholder context stands for the forward op's context that the model
+ * deferred context record (REC_BWDSEQ) stands for the forward op's context that the model
  * pass put its records under.
  */
 static uint32_t global_rec(struct prof_worker *w, uint32_t r)

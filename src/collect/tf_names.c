@@ -683,9 +683,9 @@ int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct 
 }
 
 void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
-				  struct tft_tf_str *name)
+				  struct tft_tf_str *name, struct tft_tf_str *op)
 {
-	const char *at = NULL, *hash = llen ? memchr(label, '#', llen) : NULL, *c1;
+	const char *at = NULL, *hash = llen ? memchr(label, '#', llen) : NULL, *c1, *c2;
 
 	for (size_t i = 0; i + 1 < llen; i++)
 		if (label[i] == '@' && label[i + 1] == '@') {
@@ -698,6 +698,14 @@ void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *no
 	}
 	c1 = nlen ? memchr(node, ':', nlen) : NULL;
 	*name = mkstr(node, c1 ? (size_t)(c1 - node) : nlen);
+	if (!op)
+		return;
+	if (!c1) {
+		*op = mkstr("unknown", 7);
+		return;
+	}
+	c2 = memchr(c1 + 1, ':', nlen - (size_t)(c1 + 1 - node));
+	*op = mkstr(c1 + 1, c2 ? (size_t)(c2 - (c1 + 1)) : nlen - (size_t)(c1 + 1 - node));
 }
 
 int tft_tf_names_strip_rename(struct tft_tf_str in, struct tft_tf_str *out)

@@ -138,12 +138,14 @@ int tft_tf_names_timeline_inputs(const char *label, size_t len, struct tft_tf_st
 int tft_tf_names_timeline_next_input(struct tft_tf_str *rest, int *done, struct tft_tf_str *out);
 
 /*
- * timeline.py's _parse_kernel_label's name for a GPU stream or memcpy node:
- * the text between "@@" and the first '#' of its label when there is such
- * (else its node_name), up to the first ':' ("name:op"). Borrowed.
+ * timeline.py's _parse_kernel_label for a GPU stream or memcpy node: the
+ * text between "@@" and the first '#' of its label when there is such (else
+ * its node_name) is "name:op[:...]"; *name is up to the first ':', *op (when
+ * op is not NULL) from there to the next ':', "unknown" without a ':'.
+ * Borrowed. The RunMetadata importer's dataflow and the tf.timeline export.
  */
 void tft_tf_names_timeline_kernel(const char *label, size_t llen, const char *node, size_t nlen,
-				  struct tft_tf_str *name);
+				  struct tft_tf_str *name, struct tft_tf_str *op);
 
 /*
  * timeline.py's fallback for an input that names no tensor (a Send/Recv

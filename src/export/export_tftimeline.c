@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/tf_names.h"
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "export/export_tftimeline.h"
@@ -56,7 +57,11 @@ static int show_compute(struct tl *t, uint32_t g)
 				op = name;
 				recv = true;
 			} else if (dv->gputrace) {
-				tft_tl_parse_kernel_label(label, llen, nname, nlen, &name, &op);
+				struct tft_tf_str kn, ko;
+
+				tft_tf_names_timeline_kernel(label, llen, nname, nlen, &kn, &ko);
+				name = (struct slice){ kn.p, kn.len };
+				op = (struct slice){ ko.p, ko.len };
 			} else if (recv) {
 				op.p = "RecvTensor", op.len = 10;
 			} else {

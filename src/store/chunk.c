@@ -771,22 +771,25 @@ int tft_chunk_enc_payload(const struct tft_chunk_enc *e, struct tft_chunk_buf *o
 	return 0;
 }
 
-int tft_chunk_enc_finish(const struct tft_chunk_enc *e, void *cctx, int level,
-			 struct tft_chunk_buf *scratch, struct tft_chunk_buf *out)
+int tft_chunk_compress(void *cctx, int level, const struct tft_chunk_buf *in, struct tft_chunk_buf *out)
 {
-	size_t bound, r;
-	int rc = tft_chunk_enc_payload(e, scratch);
+	size_t bound = ZSTD_compressBound(in->len), r;
 
-	if (rc)
-		return rc;
-	bound = ZSTD_compressBound(scratch->len);
 	out->len = 0;
 	if (tft_chunk_buf_reserve(out, bound))
 		return TFT_ENOMEM;
-	r = ZSTD_compressCCtx(cctx, out->p, bound, scratch->p, scratch->len, level);
+	r = ZSTD_compressCCtx(cctx, out->p, bound, in->p, in->len, level);
 	if (ZSTD_isError(r))
 		return TFT_EIO;
 	out->len = r;
 	return 0;
+}
+
+int tft_chunk_enc_finish(const struct tft_chunk_enc *e, void *cctx, int level,
+			 struct tft_chunk_buf *scratch, struct tft_chunk_buf *out)
+{
+	int rc = tft_chunk_enc_payload(e, scratch);
+
+	return rc ? rc : tft_chunk_compress(cctx, level, scratch, out);
 }
 

@@ -69,6 +69,8 @@ struct tft_chunk_buf {
 };
 
 int tft_chunk_buf_reserve(struct tft_chunk_buf *b, size_t extra);
+/* out (its old bytes dropped) = in compressed with zstd context cctx at level. 0, TFT_ENOMEM or TFT_EIO. */
+int tft_chunk_compress(void *cctx, int level, const struct tft_chunk_buf *in, struct tft_chunk_buf *out);
 void tft_chunk_buf_free(struct tft_chunk_buf *b);
 
 struct tft_chunk_acol {

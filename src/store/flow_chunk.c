@@ -140,7 +140,7 @@ int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int 
 	uint32_t present = 0;
 	int64_t prev_ts, base_ts;
 	uint64_t prev_id = 0;
-	size_t need, bound, r, off = 0;
+	size_t need, off = 0;
 
 	if (n == 0 || n > TFT_FLOW_CHUNK_MAX_FLOWS)
 		return TFT_EINVAL;
@@ -206,14 +206,7 @@ int tft_flow_chunk_encode(const struct tft_flow *f, uint32_t n, void *cctx, int 
 		scratch->len += len;
 	}
 	/* The columns are dead: out takes the blob. */
-	bound = ZSTD_compressBound(scratch->len);
-	if (tft_chunk_buf_reserve(out, bound))
-		return TFT_ENOMEM;
-	r = ZSTD_compressCCtx(cctx, out->p, bound, scratch->p, scratch->len, level);
-	if (ZSTD_isError(r))
-		return TFT_EIO;
-	out->len = r;
-	return 0;
+	return tft_chunk_compress(cctx, level, scratch, out);
 }
 
 void tft_flow_dec_init(struct tft_flow_dec *d)

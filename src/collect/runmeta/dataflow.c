@@ -78,7 +78,7 @@ int tft_rm_df_prep(struct rm *rm, const struct rm_dev *dev, struct tft_tf_str na
 				t->op = rm->args[i].v.str;
 		if (t->op)
 			op.p = tft_writer_str(rm->w, t->op, &op.len);
-		tft_tf_names_timeline_kernel((const char *)label->p, label->len, name.p, name.len, &k);
+		tft_tf_names_timeline_kernel((const char *)label->p, label->len, name.p, name.len, &k, NULL);
 		if (k.len && (k.len != op.len || memcmp(k.p, op.p, k.len)) &&
 		    (t->op2 = intern(rm, k.p, k.len)) == UINT32_MAX)
 			return TFT_ENOMEM;

@@ -288,8 +288,6 @@ int tft_tl_load_group(struct tl *t, uint32_t g);
 bool tft_tl_jp_lit(struct jp *j, char c);
 size_t tft_tl_json_unescape(struct slice in, char *out, size_t cap);
 bool tft_tl_next_input(struct slice *rest, bool *done, struct slice *out);
-void tft_tl_parse_kernel_label(const char *label, size_t llen, const char *node, size_t nlen,
-			       struct slice *name, struct slice *op);
 bool tft_tl_parse_op_label(const char *s, size_t len, struct slice *op, struct slice *inputs);
 bool tft_tl_parse_output(struct jp *j, struct out_desc *o);
 bool tft_tl_slice_is(struct slice s, const char *lit);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the tf.timeline export reads from a node's args (tl_int.h):
- * timeline_label parsed as timeline.py's regular expressions do (op, inputs,
- * kernel labels), and the "output" arg (the JSON the RunMetadata importer
- * writes) read back into the tensor description timeline.py prints.
+ * timeline_label parsed as timeline.py's regular expressions do (op and
+ * inputs; kernel labels are collect/tf_names.h's), and the "output" arg (the
+ * JSON the RunMetadata importer writes) read back into the tensor
+ * description timeline.py prints.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,34 +74,6 @@ bool tft_tl_next_input(struct slice *rest, bool *done, struct slice *out)
 	out->len = n;
 	*done = true;
 	return true;
-}
-
-/* _parse_kernel_label: node_name from between "@@" and the first '#', then name:op. */
-void tft_tl_parse_kernel_label(const char *label, size_t llen, const char *node, size_t nlen,
-			       struct slice *name, struct slice *op)
-{
-	const char *at = NULL, *hash = memchr(label, '#', llen);
-	const char *c1, *c2;
-
-	for (size_t i = 0; i + 1 < llen; i++)
-		if (label[i] == '@' && label[i + 1] == '@') {
-			at = label + i;
-			break;
-		}
-	if (at && hash && at + 2 < hash) {
-		node = at + 2;
-		nlen = (size_t)(hash - node);
-	}
-	c1 = memchr(node, ':', nlen);
-	if (!c1) {
-		name->p = node, name->len = nlen;
-		op->p = "unknown", op->len = 7;
-		return;
-	}
-	name->p = node, name->len = (size_t)(c1 - node);
-	c2 = memchr(c1 + 1, ':', nlen - (size_t)(c1 + 1 - node));
-	op->p = c1 + 1;
-	op->len = c2 ? (size_t)(c2 - op->p) : nlen - (size_t)(op->p - node);
 }
 
 /* ---- the "output" arg (JSON written by the RunMetadata importer) ------------------- */
