@@ -249,7 +249,8 @@ static inline void tft_json_write_raw_char(struct tft_json_writer *w, char c)
 /* Inline so that fragments of constant length compile to a few moves. */
 static inline void tft_json_write_raw(struct tft_json_writer *w, const char *s, size_t len)
 {
-	if (tft_json_write_reserve(w, len)) {
+	/* len 0 on a fresh memory writer: no buffer yet, nothing to copy. */
+	if (len && tft_json_write_reserve(w, len)) {
 		memcpy(w->buf + w->len, s, len);
 		w->len += len;
 	}

@@ -327,6 +327,12 @@ static void test_take(void)
 	ok(s == NULL && len == 0, "take: NULL after a failed write");
 	ok(w.buf == NULL, "take: the writer is finished after a failure too");
 	free(s);
+	/* Nothing written yet, then an empty fragment: no buffer to copy into
+	 * (UBSan called memcpy(NULL + 0, ..., 0) undefined; found by fuzz_oplog). */
+	tft_json_write_init_mem(&w);
+	tft_json_write_raw(&w, "", 0);
+	ok(w.buf == NULL && w.len == 0 && w.status == 0, "raw: an empty fragment on a fresh writer is a no-op");
+	tft_json_write_fini(&w);
 }
 
 int main(void)
