@@ -4,6 +4,9 @@
  * without scanning the file: the track table and the chunk directory are
  * loaded at open; a window query decodes only the chunks that overlap it,
  * at the level of detail that matches the requested resolution.
+ * (store/session_file.c; store/session.c only dispatches each call to the
+ * ops a session was opened with, so another layer can answer them: see
+ * "sessions of another layer" below.)
  *
  * A session may be open while a writer appends to it (live tracing):
  * tft_session_refresh() picks up what was committed since.

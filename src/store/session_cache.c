@@ -13,12 +13,12 @@
 #include "core/strtab.h"
 #include "store/session_int.h"
 
-static inline uint32_t cache_bucket(const struct tft_session *s, int64_t rowid)
+static inline uint32_t cache_bucket(const struct tft_sess_file *s, int64_t rowid)
 {
 	return (uint32_t)tft_hash_u64((uint64_t)rowid) & (s->hcap - 1);
 }
 
-struct cache_ent *tft_sess_cache_find(const struct tft_session *s, int64_t rowid)
+struct cache_ent *tft_sess_cache_find(const struct tft_sess_file *s, int64_t rowid)
 {
 	if (!s->hcap)
 		return NULL;
@@ -28,7 +28,7 @@ struct cache_ent *tft_sess_cache_find(const struct tft_session *s, int64_t rowid
 	return NULL;
 }
 
-static void hash_remove(struct tft_session *s, struct cache_ent *c)
+static void hash_remove(struct tft_sess_file *s, struct cache_ent *c)
 {
 	struct cache_ent **pp;
 
@@ -44,7 +44,7 @@ static void hash_remove(struct tft_session *s, struct cache_ent *c)
 }
 
 /* Insert c (rowid set) into the hash; grows the buckets to one per entry. */
-int tft_sess_hash_insert(struct tft_session *s, struct cache_ent *c)
+int tft_sess_hash_insert(struct tft_sess_file *s, struct cache_ent *c)
 {
 	uint32_t b;
 
@@ -70,7 +70,7 @@ int tft_sess_hash_insert(struct tft_session *s, struct cache_ent *c)
 	return 0;
 }
 
-void tft_sess_lru_unlink(struct tft_session *s, struct cache_ent *c)
+void tft_sess_lru_unlink(struct tft_sess_file *s, struct cache_ent *c)
 {
 	if (c->prev)
 		c->prev->next = c->next;
@@ -83,7 +83,7 @@ void tft_sess_lru_unlink(struct tft_session *s, struct cache_ent *c)
 	c->prev = c->next = NULL;
 }
 
-void tft_sess_lru_push_back(struct tft_session *s, struct cache_ent *c)
+void tft_sess_lru_push_back(struct tft_sess_file *s, struct cache_ent *c)
 {
 	c->next = NULL;
 	c->prev = s->lru_tail;
@@ -94,7 +94,7 @@ void tft_sess_lru_push_back(struct tft_session *s, struct cache_ent *c)
 		s->lru_head = c;
 }
 
-void tft_sess_lru_push_front(struct tft_session *s, struct cache_ent *c)
+void tft_sess_lru_push_front(struct tft_sess_file *s, struct cache_ent *c)
 {
 	c->prev = NULL;
 	c->next = s->lru_head;
@@ -106,7 +106,7 @@ void tft_sess_lru_push_front(struct tft_session *s, struct cache_ent *c)
 }
 
 /* Take an (unpinned) entry out of the cache; the caller reuses or frees it. */
-void tft_sess_cache_detach(struct tft_session *s, struct cache_ent *c)
+void tft_sess_cache_detach(struct tft_sess_file *s, struct cache_ent *c)
 {
 	hash_remove(s, c);
 	tft_sess_lru_unlink(s, c);
@@ -118,7 +118,7 @@ void tft_sess_cache_detach(struct tft_session *s, struct cache_ent *c)
 }
 
 /* Take the least recently used unpinned entry (not `keep`) out of the cache. */
-struct cache_ent *tft_sess_cache_take_lru(struct tft_session *s, const struct cache_ent *keep)
+struct cache_ent *tft_sess_cache_take_lru(struct tft_sess_file *s, const struct cache_ent *keep)
 {
 	for (struct cache_ent *c = s->lru_tail; c; c = c->prev) {
 		if (c->pins || c == keep)
@@ -136,7 +136,7 @@ void tft_sess_ent_free(struct cache_ent *c)
 }
 
 /* Evict least recently used entries until the cache fits its budget. */
-void tft_sess_cache_trim(struct tft_session *s, const struct cache_ent *keep)
+void tft_sess_cache_trim(struct tft_sess_file *s, const struct cache_ent *keep)
 {
 	while (s->cache_bytes > s->cache_budget) {
 		struct cache_ent *c = tft_sess_cache_take_lru(s, keep);
@@ -148,7 +148,7 @@ void tft_sess_cache_trim(struct tft_session *s, const struct cache_ent *keep)
 
 /* After a refresh rowids may name other chunks: drop everything not pinned,
  * detach the pinned entries (freed once evicted). */
-void tft_sess_cache_clear(struct tft_session *s)
+void tft_sess_cache_clear(struct tft_sess_file *s)
 {
 	struct cache_ent *c, *prev;
 
@@ -163,12 +163,10 @@ void tft_sess_cache_clear(struct tft_session *s)
 	}
 }
 
-void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
+void tft_sess_set_cache_bytes(void *impl, size_t bytes)
 {
-	if (s->ops) {
-		s->ops->set_cache_bytes(s->impl, bytes);
-		return;
-	}
+	struct tft_sess_file *s = impl;
+
 	s->cache_budget = bytes ? bytes : CACHE_BYTES_DEFAULT;
 	tft_sess_cache_trim(s, NULL);
 }

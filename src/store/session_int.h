@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to the session reader (session.c, session_cache.c): the session's
- * structs and the chunk cache's functions.
+ * Private to the session file reader (session_file.c, session_cache.c): the
+ * file's structs and the chunk cache's functions. (session.c, the dispatch,
+ * knows none of it.)
  */
 #ifndef TFT_STORE_SESSION_INT_H
 #define TFT_STORE_SESSION_INT_H
@@ -65,9 +66,7 @@ struct meta_kv {
 	char *key, *value; /* owned */
 };
 
-struct tft_session {
-	const struct tft_session_ops *ops; /* borrowed: another layer answers (NULL: a file) */
-	void *impl;                        /* owned through ops->close */
+struct tft_sess_file {
 	sqlite3 *db;             /* owned */
 	sqlite3_stmt *get_chunk; /* owned */
 	char path[4096];
@@ -103,15 +102,17 @@ struct tft_session {
 };
 
 /* session_cache.c: decoded chunks by rowid, in an LRU list sized in bytes. */
-struct cache_ent *tft_sess_cache_find(const struct tft_session *s, int64_t rowid);
-int tft_sess_hash_insert(struct tft_session *s, struct cache_ent *c);
-void tft_sess_lru_unlink(struct tft_session *s, struct cache_ent *c);
-void tft_sess_lru_push_back(struct tft_session *s, struct cache_ent *c);
-void tft_sess_lru_push_front(struct tft_session *s, struct cache_ent *c);
-void tft_sess_cache_detach(struct tft_session *s, struct cache_ent *c);
-struct cache_ent *tft_sess_cache_take_lru(struct tft_session *s, const struct cache_ent *keep);
+struct cache_ent *tft_sess_cache_find(const struct tft_sess_file *s, int64_t rowid);
+int tft_sess_hash_insert(struct tft_sess_file *s, struct cache_ent *c);
+void tft_sess_lru_unlink(struct tft_sess_file *s, struct cache_ent *c);
+void tft_sess_lru_push_back(struct tft_sess_file *s, struct cache_ent *c);
+void tft_sess_lru_push_front(struct tft_sess_file *s, struct cache_ent *c);
+void tft_sess_cache_detach(struct tft_sess_file *s, struct cache_ent *c);
+struct cache_ent *tft_sess_cache_take_lru(struct tft_sess_file *s, const struct cache_ent *keep);
 void tft_sess_ent_free(struct cache_ent *c);
-void tft_sess_cache_trim(struct tft_session *s, const struct cache_ent *keep);
-void tft_sess_cache_clear(struct tft_session *s);
+void tft_sess_cache_trim(struct tft_sess_file *s, const struct cache_ent *keep);
+void tft_sess_cache_clear(struct tft_sess_file *s);
+/* The file's tft_session_set_cache_bytes (its ops' set_cache_bytes). */
+void tft_sess_set_cache_bytes(void *impl, size_t bytes);
 
 #endif /* TFT_STORE_SESSION_INT_H */
