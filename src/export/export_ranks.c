@@ -7,39 +7,6 @@
 #include "job/clock.h"
 #include "job/job.h"
 
-static void raw_or_null(struct tft_json_writer *w, const char *key, const char *json)
-{
-	tft_json_write_key(w, key);
-	if (json && tft_json_is_value(json, strlen(json)))
-		tft_json_write_value_raw(w, json, strlen(json));
-	else
-		tft_json_write_null(w);
-}
-
-void tft_export_job_keys(struct tft_json_writer *w, const struct tft_session *s)
-{
-	const char *n = tft_session_meta(s, "job_ranks"), *v;
-
-	if (!n)
-		return;
-	tft_json_write_key(w, "job");
-	tft_json_write_begin_object(w);
-	tft_json_write_key(w, "ranks");
-	tft_json_write_uint(w, strtoull(n, NULL, 10));
-	tft_json_write_key(w, "size");
-	v = tft_session_meta(s, "job_size");
-	tft_json_write_uint(w, v ? strtoull(v, NULL, 10) : 0);
-	tft_json_write_key(w, "id");
-	tft_json_write_cstr(w, (v = tft_session_meta(s, "job_id")) ? v : "");
-	raw_or_null(w, "clock", tft_session_meta(s, "job_clock"));
-	v = tft_session_meta(s, "job_clock_estimate");
-	raw_or_null(w, "clock_estimate", v ? v : tft_session_meta(s, "job_clock"));
-	raw_or_null(w, "comm", tft_session_meta(s, "job_comm"));
-	tft_json_write_key(w, "clock_switchable");
-	tft_json_write_bool(w, tft_job_of(s) != NULL);
-	tft_json_write_end_object(w);
-}
-
 static void str_id(struct tft_json_writer *w, struct tft_session *s, uint32_t id)
 {
 	size_t len;

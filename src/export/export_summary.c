@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export_ranks.h"
 #include "export/export_summary.h"
 
 /* One meta value of lines as an array of strings. */
@@ -37,6 +36,48 @@ static void put_profiler_messages(struct tft_json_writer *w, const struct tft_se
 	put_lines(w, "profiler_warning_messages", tft_session_meta(s, "xspace_warning_messages"));
 }
 
+static void raw_or_null(struct tft_json_writer *w, const char *key, const char *json)
+{
+	tft_json_write_key(w, key);
+	if (json && tft_json_is_value(json, strlen(json)))
+		tft_json_write_value_raw(w, json, strlen(json));
+	else
+		tft_json_write_null(w);
+}
+
+/*
+ * "job": {...} for a session that is a job (a job view, or a merged job:
+ * meta job_ranks), or nothing: ranks, size, id, clock (meta job_clock, the
+ * alignment applied; null when the times are raw), clock_estimate (the
+ * alignment estimated, applied or not), comm (the matching's counts),
+ * clock_switchable (a job view, whose meta says its directory: its ranks can
+ * be shown on their own clocks). From the meta keys only, so the summary
+ * needs nothing of the job layer.
+ */
+static void job_keys(struct tft_json_writer *w, const struct tft_session *s)
+{
+	const char *n = tft_session_meta(s, "job_ranks"), *v;
+
+	if (!n)
+		return;
+	tft_json_write_key(w, "job");
+	tft_json_write_begin_object(w);
+	tft_json_write_key(w, "ranks");
+	tft_json_write_uint(w, strtoull(n, NULL, 10));
+	tft_json_write_key(w, "size");
+	v = tft_session_meta(s, "job_size");
+	tft_json_write_uint(w, v ? strtoull(v, NULL, 10) : 0);
+	tft_json_write_key(w, "id");
+	tft_json_write_cstr(w, (v = tft_session_meta(s, "job_id")) ? v : "");
+	raw_or_null(w, "clock", tft_session_meta(s, "job_clock"));
+	v = tft_session_meta(s, "job_clock_estimate");
+	raw_or_null(w, "clock_estimate", v ? v : tft_session_meta(s, "job_clock"));
+	raw_or_null(w, "comm", tft_session_meta(s, "job_comm"));
+	tft_json_write_key(w, "clock_switchable");
+	tft_json_write_bool(w, tft_session_meta(s, "job_dir") != NULL);
+	tft_json_write_end_object(w);
+}
+
 void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session *s)
 {
 	struct tft_session_summary sum;
@@ -63,7 +104,7 @@ void tft_export_summary_keys(struct tft_json_writer *w, const struct tft_session
 	tft_json_write_key_uint(w, "unmatched_flows", sum.unmatched_flows);
 	tft_json_write_key_uint(w, "unclosed_slices", sum.unclosed_slices);
 	put_profiler_messages(w, s);
-	tft_export_job_keys(w, s); /* a job (a directory of ranks, or merged): export_ranks.c */
+	job_keys(w, s); /* a job (a directory of ranks, or merged) */
 }
 
 static void graph_text(struct tft_json_writer *w, const char *key, struct tft_graph_text t, bool json)
