@@ -344,6 +344,36 @@ static char *make_static_csp(const struct file *index, const struct file *boot)
 	return out;
 }
 
+/* The file `full` as the asset `sub` (its path under the web directory; name: its last part). */
+static int add_file(const char *full, const char *sub, const char *name, const char *root)
+{
+	struct file *f;
+	const char *u;
+
+	if (!name_ok(sub))
+		return fail("%s: only [A-Za-z0-9._-/] are allowed in asset names", sub);
+	if (nfiles == MAX_FILES)
+		return fail("more than 4096 files under %s", root);
+	f = &files[nfiles++];
+	snprintf(f->rel, sizeof(f->rel), "%s", sub);
+	u = strncmp(sub, "assets/", 7) == 0 ? sub + 7 : sub;
+	if (strcmp(sub, "index.html") == 0)
+		snprintf(f->url, sizeof(f->url), "/");
+	else
+		snprintf(f->url, sizeof(f->url), "/assets/%s", u);
+	f->type = content_type(name);
+	if (read_file(full, f) != 0)
+		return 1;
+	f->hash = fnv1a(f->data, f->len);
+	gzip_file(f);
+	if (strncmp(f->type, "text/html", 9) == 0) {
+		f->csp = make_csp(f);
+		if (!f->csp)
+			return fail("%s: out of memory", sub);
+	}
+	return 0;
+}
+
 static int walk(const char *root, const char *rel)
 {
 	char dir[2048];
@@ -372,38 +402,7 @@ static int walk(const char *root, const char *rel)
 		} else if (S_ISDIR(st.st_mode)) {
 			rc = walk(root, sub);
 		} else if (S_ISREG(st.st_mode)) {
-			struct file *f;
-			const char *u;
-
-			if (!name_ok(sub)) {
-				rc = fail("%s: only [A-Za-z0-9._-/] are allowed in asset names", sub);
-				goto next;
-			}
-			if (nfiles == MAX_FILES) {
-				rc = fail("more than 4096 files under %s", root);
-				goto next;
-			}
-			f = &files[nfiles++];
-			snprintf(f->rel, sizeof(f->rel), "%s", sub);
-			u = strncmp(sub, "assets/", 7) == 0 ? sub + 7 : sub;
-			if (strcmp(sub, "index.html") == 0)
-				snprintf(f->url, sizeof(f->url), "/");
-			else
-				snprintf(f->url, sizeof(f->url), "/assets/%s", u);
-			f->type = content_type(name);
-			if (read_file(full, f) != 0) {
-				rc = 1;
-				goto next;
-			}
-			f->hash = fnv1a(f->data, f->len);
-			gzip_file(f);
-			if (strncmp(f->type, "text/html", 9) == 0) {
-				f->csp = make_csp(f);
-				if (!f->csp) {
-					rc = fail("%s: out of memory", sub);
-					goto next;
-				}
-			}
+			rc = add_file(full, sub, name, root);
 		}
 next:
 		free(ents[i]);
@@ -431,12 +430,19 @@ int main(int argc, char **argv)
 {
 	FILE *out;
 
-	if (argc != 3) {
-		fputs("usage: pack_assets WEB_DIR OUT.c\n", stderr);
+	if (argc < 3) {
+		fputs("usage: pack_assets WEB_DIR OUT.c [FILE...]\n", stderr);
 		return 2;
 	}
 	if (walk(argv[1], "") != 0)
 		return 1;
+	/* built files served beside web/'s (the static export's query engine, tftracer.wasm) */
+	for (int i = 3; i < argc; i++) {
+		const char *base = strrchr(argv[i], '/');
+		base = base ? base + 1 : argv[i];
+		if (add_file(argv[i], base, base, argv[i]) != 0)
+			return 1;
+	}
 	{
 		struct file *index = NULL, *boot = NULL;
 
