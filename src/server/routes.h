@@ -93,7 +93,7 @@ bool tft_pool_set_raw(struct tft_pool *p, bool raw);
  */
 enum {
 	TFT_EP_SEARCH, /* struct tft_search_index (api_search.c) */
-	TFT_EP_FLOWS,  /* struct tft_flow_index (api_slice.c) */
+	TFT_EP_FLOWS,  /* the flow index, struct tft_qry_flows (api_slice.c) */
 	TFT_EP_RANKS,  /* struct tft_ranks_cache (api_ranks.c) */
 	TFT_EP_COUNT
 };

@@ -32,6 +32,8 @@ SOURCES = [
     "ikhlestov-tf-profiling/GPU/timeline_03_merged_5_runs.json",
     "tensorboard/run_metadata_run_step99_tag_train.pbtxt",
     "tracelens/jax_mi300/jax08_attention/tw003.xplane.pb",
+    # a session with graph nodes: /api/slice lists the nodes a slice joins
+    ("ikhlestov-tf-profiling/GPU/timeline_01.json", "tensorboard/graphdef/graphdef_mnist.pbtxt"),
 ]
 
 
@@ -180,12 +182,13 @@ def main():
     work = os.environ.get("TFT_SAME_DIR") or tempfile.mkdtemp(prefix="tft-same-")
     total, diffs = 0, 0
     for src in SOURCES:
-        path = os.path.join(DATA, src)
-        if not os.path.exists(path):
+        paths = [os.path.join(DATA, p) for p in ((src,) if isinstance(src, str) else src)]
+        src = "+".join(os.path.basename(p) for p in paths)
+        if not all(os.path.exists(p) for p in paths):
             print("SKIP %s: not in the corpus" % src)
             continue
-        tft = os.path.join(work, os.path.basename(src) + ".tft")
-        subprocess.run([base_bin, "import", path, "-o", tft, "--quiet"], check=True)
+        tft = os.path.join(work, src + ".tft")
+        subprocess.run([base_bin, "import"] + paths + ["-o", tft, "--quiet"], check=True)
         copies = []
         for tag in ("base", "new"):
             c = tft + "." + tag + ".tft"
