@@ -31,7 +31,7 @@ CLI_LDLIBS := -ledit
 LDLIBS  += -lbabeltrace2
 
 # Library layers, bottom to top. Each folder is one layer (see ARCHITECTURE.md).
-LAYERS  := core codec store collect runtime job analyze export server
+LAYERS  := core codec store collect runtime job analyze export query server
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c src/$(l)/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Viewport benchmark: generates a 10M-event session once (cached), then
- * times /api/viewport's core (tft_api_viewport_write over every track) for
+ * times /api/viewport's core (tft_qry_viewport_write over every track) for
  * windows from the whole trace down to 1 us at width 1500, and compares
  * per-thread readers with one mutex-serialised reader under concurrency.
  *
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/api.h"
+#include "query/viewport.h"
 #include "store/session.h"
 #include "store/writer.h"
 
@@ -170,10 +170,10 @@ static double pct(double *v, size_t n, double p)
 }
 
 /* One query over every track: ms, response bytes. */
-static int query(struct tft_session *s, void **scratch, int64_t t0, int64_t t1, double *ms,
+static int query(struct tft_session *s, struct tft_qry_viewport_scratch *scratch, int64_t t0, int64_t t1, double *ms,
 		 size_t *bytes)
 {
-	struct tft_viewport_req req = { .t0_ns = t0, .t1_ns = t1, .width_px = WIDTH, .rel = true };
+	struct tft_qry_viewport_req req = { .t0_ns = t0, .t1_ns = t1, .width_px = WIDTH, .rel = true };
 	struct tft_json_writer w;
 	struct tft_error err;
 	double a = now_ms();
@@ -181,7 +181,7 @@ static int query(struct tft_session *s, void **scratch, int64_t t0, int64_t t1, 
 
 	tft_error_clear(&err);
 	tft_json_write_init_mem(&w);
-	rc = tft_api_viewport_write(s, &req, scratch, &w, &err);
+	rc = tft_qry_viewport_write(s, &req, scratch, &w, &err);
 	*ms = now_ms() - a;
 	*bytes = w.len;
 	tft_json_write_fini(&w);
@@ -209,12 +209,13 @@ static void *worker_main(void *arg)
 	struct worker *wk = arg;
 	struct tft_error err;
 	struct tft_session *s = wk->shared;
-	void *scratch = NULL;
+	struct tft_qry_viewport_scratch *scratch = tft_qry_viewport_scratch_new();
 	double end = now_ms() + wk->seconds * 1e3;
 	uint64_t r = wk->seed;
 
 	tft_error_clear(&err);
-	if (!s && !(s = tft_session_open(wk->path, &err))) {
+	if (!scratch || (!s && !(s = tft_session_open(wk->path, &err)))) {
+		tft_qry_viewport_scratch_free(scratch);
 		wk->failed = 1;
 		return NULL;
 	}
@@ -231,13 +232,13 @@ static void *worker_main(void *arg)
 		t0 = wk->start + (int64_t)((r >> 8) % (uint64_t)(wk->span - win));
 		if (wk->lock)
 			pthread_mutex_lock(wk->lock);
-		if (query(s, &scratch, t0, t0 + win, &ms, &bytes) != 0)
+		if (query(s, scratch, t0, t0 + win, &ms, &bytes) != 0)
 			wk->failed = 1;
 		if (wk->lock)
 			pthread_mutex_unlock(wk->lock);
 		wk->lat[wk->nlat++] = now_ms() - a; /* includes waiting for the lock */
 	}
-	tft_api_viewport_scratch_free(scratch);
+	tft_qry_viewport_scratch_free(scratch);
 	if (!wk->shared)
 		tft_session_close(s);
 	return NULL;
@@ -295,7 +296,7 @@ int main(int argc, char **argv)
 	struct tft_session_summary sum;
 	struct tft_error err;
 	struct stat st;
-	void *scratch = NULL;
+	struct tft_qry_viewport_scratch *scratch = NULL;
 	double *all, *pans;
 	size_t nall = 0, npans = 0;
 	int64_t span;
@@ -341,7 +342,8 @@ int main(int argc, char **argv)
 	       sum.slices, sum.counters, tft_session_track_count(s), (double)span / 1e9);
 	all = malloc(sizeof(double) * (size_t)queries * 16);
 	pans = malloc(sizeof(double) * (size_t)queries * 16);
-	if (!all || !pans)
+	scratch = tft_qry_viewport_scratch_new();
+	if (!all || !pans || !scratch)
 		return die("out of memory", NULL);
 	printf("cold: a random window each time; pan: then the same window moved by 1/10\n");
 	printf("%-14s %10s %10s %10s %10s %12s\n", "window", "cold p50", "cold p99", "pan p50", "pan p99",
@@ -355,12 +357,12 @@ int main(int argc, char **argv)
 		for (int q = 0; q < queries; q++) {
 			int64_t t0 = sum.start_ns + (w < span ? (int64_t)(next_rand() % (uint64_t)(span - w)) : 0);
 			size_t bytes;
-			if (query(s, &scratch, t0, t0 + w, &lat[q], &bytes) != 0)
+			if (query(s, scratch, t0, t0 + w, &lat[q], &bytes) != 0)
 				return 1;
 			bytes_sum += bytes;
 			all[nall++] = lat[q];
 			t0 += w / 10;
-			if (query(s, &scratch, t0, t0 + w, &pan[q], &bytes) != 0)
+			if (query(s, scratch, t0, t0 + w, &pan[q], &bytes) != 0)
 				return 1;
 			pans[npans++] = pan[q];
 		}
@@ -394,7 +396,7 @@ int main(int argc, char **argv)
 	       nall, pct(all, nall, 50), pct(all, nall, 99), pct(pans, npans, 50), pct(pans, npans, 99));
 	free(all);
 	free(pans);
-	tft_api_viewport_scratch_free(scratch);
+	tft_qry_viewport_scratch_free(scratch);
 	if (threads > 0 && seconds > 0)
 		concurrency(path, s, threads, seconds, sum.start_ns, span);
 	tft_session_close(s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The endpoint groups (api_*.c): one handler per route, the hooks that free
- * their server-wide state, and the viewport core the benchmark shares.
+ * The endpoint groups (api_*.c): one handler per route and the hooks that
+ * free their server-wide state.
  * Included by routes.c (the route and hook tables) and the api_*.c files;
  * not by http.c, which knows no endpoint.
  */
@@ -34,23 +34,6 @@ int tft_api_save(struct tft_http_req *r);          /* POST /api/save */
 int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
 /* Server stop: end the event streams (called before the daemon stops). */
 void tft_api_live_closing(struct tft_server *srv);
-
-/* Viewport core, shared with bench/bench_viewport.c. */
-struct tft_viewport_req {
-	int64_t t0_ns, t1_ns;  /* window; t1 > t0 */
-	uint32_t width_px;     /* 1..10000 */
-	const uint32_t *tracks; /* borrowed; NULL = every track */
-	size_t ntracks;
-	bool rel;              /* ts as offsets from t0 */
-};
-/*
- * Write the viewport response object for req into w. scratch is a per-thread
- * cache (*scratch NULL at first; free with tft_api_viewport_scratch_free).
- * 0, TFT_EINVAL (unknown track) or what the session scan returns.
- */
-int tft_api_viewport_write(struct tft_session *s, const struct tft_viewport_req *req,
-			   void **scratch, struct tft_json_writer *w, struct tft_error *err);
-void tft_api_viewport_scratch_free(void *scratch);
 
 /* Free an endpoint group's server-wide state (srv->ep[TFT_EP_*].p; NULL is a no-op). */
 void tft_api_search_state_free(void *p); /* TFT_EP_SEARCH */

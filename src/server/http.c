@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "query/error.h"
 #include "server/routes.h"
 
 #define MAX_PEM_BYTES (1u << 20)
@@ -201,15 +202,10 @@ int tft_http_reply_error(struct tft_http_req *r, unsigned status, const char *ms
 int tft_http_reply_status(struct tft_http_req *r, int status, const struct tft_error *err)
 {
 	/* err->msg comes from the library (file offsets, ids), never from the request. */
-	const char *msg = err && err->msg[0] ? err->msg : tft_strerror(status);
+	struct tft_qry_err e;
 
-	switch (status) {
-	case TFT_EINVAL: return tft_http_reply_error(r, 400, msg);
-	case TFT_ENOTFOUND: return tft_http_reply_error(r, 404, msg);
-	case TFT_ENOMEM: return tft_http_reply_error(r, 503, "out of memory");
-	case TFT_EAGAIN: return tft_http_reply_error(r, 503, "busy; try again");
-	default: return tft_http_reply_error(r, 500, msg);
-	}
+	tft_qry_fail_status(&e, status, err);
+	return tft_http_reply_error(r, e.status, e.msg);
 }
 
 static bool etag_matches(const char *inm, const char *etag)

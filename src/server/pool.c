@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "job/job.h"
+#include "query/viewport.h"
 #include "server/api.h"
 
 static struct tft_session *open_reader(struct tft_pool *p, struct tft_error *err)
@@ -82,7 +83,7 @@ void tft_pool_fini(struct tft_pool *p)
 		struct tft_pool_slot *s = &p->slots[i];
 		if (!p->shared)
 			close_reader(p, s->sess);
-		tft_api_viewport_scratch_free(s->scratch);
+		tft_qry_viewport_scratch_free(s->scratch);
 		pthread_mutex_destroy(&s->lock);
 	}
 	free(p->slots);

@@ -4,7 +4,7 @@
  * (dispatch and the endpoint groups' hooks), pool.c (session readers) and
  * the api_*.c endpoint groups (declared in server/api.h, which http.c does
  * not include). Not a public interface: nothing outside src/server includes
- * it except the viewport benchmark.
+ * it.
  */
 #ifndef TFT_SERVER_ROUTES_H
 #define TFT_SERVER_ROUTES_H
@@ -24,6 +24,7 @@
 
 struct MHD_Connection;
 struct MHD_Daemon;
+struct tft_qry_viewport_scratch;
 
 enum { TFT_HTTP_GET = 1, TFT_HTTP_HEAD = 2, TFT_HTTP_POST = 4, TFT_HTTP_OTHER = 8 };
 
@@ -37,7 +38,8 @@ struct tft_pool_slot {
 	pthread_mutex_t lock;     /* held by the request using the slot */
 	struct tft_session *sess; /* owned (opened by the pool), or borrowed (shared) */
 	uint64_t gen;             /* server generation this reader was refreshed to */
-	void *scratch;            /* owned: viewport buffers (api_viewport.c) */
+	struct tft_qry_viewport_scratch *scratch; /* owned: viewport buffers (query/viewport.h),
+						    * made on first use (api_viewport.c) */
 	struct tft_pool *pool;    /* borrowed: back pointer */
 };
 
@@ -90,8 +92,8 @@ bool tft_pool_set_raw(struct tft_pool *p, bool raw);
  * group frees its state through its hook in routes.c (tft_routes_free).
  */
 enum {
-	TFT_EP_SEARCH, /* struct tft_search_index (api_search.c) */
-	TFT_EP_FLOWS,  /* struct tft_flow_index (api_slice.c) */
+	TFT_EP_SEARCH, /* the search index, struct tft_qry_search_index (api_search.c) */
+	TFT_EP_FLOWS,  /* the flow index, struct tft_qry_flows (api_slice.c) */
 	TFT_EP_RANKS,  /* struct tft_ranks_cache (api_ranks.c) */
 	TFT_EP_COUNT
 };

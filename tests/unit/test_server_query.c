@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for src/server/query.c: request-target parsing used by the HTTP server. */
+/*
+ * Unit tests for src/query/params.c (query-string parameters) and
+ * src/server/query.c (request target, cookies, tokens).
+ */
 #include <stdint.h>
 #include <string.h>
 
