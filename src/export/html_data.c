@@ -14,10 +14,13 @@
 #include <string.h>
 
 #include "codec/json_read.h"
+#include "core/arena.h"
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/model.h"
 #include "core/strtab.h"
 #include "export/html_data.h"
+#include "store/graph.h"
 
 /* One track's events, as DATA's arrays (ts absolute). */
 struct hd_events {
@@ -53,6 +56,16 @@ struct hd {
 	int64_t origin;         /* session.start_ns: DATA's times are offsets from it */
 	char *argbuf;           /* scratch: an args object given as its JSON text */
 	size_t cap_argbuf;
+	/* "graph": the rows, their graph ids, and by name (a hash of it -> the first
+	 * row, then next[] in insertion order); texts in the arena */
+	struct tft_graph_node *gn;
+	int64_t *gid;
+	uint32_t *gnext;
+	size_t ngn, cap_gn;
+	bool have_graph;
+	char graph_count[24];   /* meta graph_nodes */
+	struct tft_hmap gbyname;
+	struct tft_arena garena;
 };
 
 /* The reader and what names the input in errors. */
@@ -899,6 +912,198 @@ static int read_flows(struct rd *d, struct hd *h)
 	return read_list(d, h, read_flow, "\"flows\": expected an array");
 }
 
+/* ---- "graph": the graph rows a slice joins ---------------------------------------------------- */
+
+static int graph_copy(struct rd *d, struct hd *h, struct tft_graph_text *t, const char *p, size_t len)
+{
+	char *c = tft_arena_alloc(&h->garena, len + 1);
+
+	if (!c)
+		return nomem(d);
+	memcpy(c, p, len);
+	c[len] = '\0';
+	t->p = c;
+	t->len = len;
+	return 0;
+}
+
+/*
+ * A text column: a string (kind, name ...) or a JSON value (inputs, attrs ...,
+ * inlined as written), or null (absent). A JSON column given as a string is
+ * text that was not JSON: the server writes it as a string too.
+ */
+static int graph_text(struct rd *d, struct hd *h, struct tft_graph_text *t, bool json)
+{
+	struct tft_json_value v;
+	int rc = tft_json_read_flat(&d->r, &v, true, d->err);
+
+	if (rc)
+		return ended(d, rc, "a graph row: truncated");
+	*t = (struct tft_graph_text){ NULL, 0 };
+	if (v.type == TFT_JSON_NULL)
+		return 0;
+	if (v.type == TFT_JSON_STRING || (json && v.ptr))
+		return graph_copy(d, h, t, v.ptr, v.len);
+	return bad(d, "a graph row's text: expected a string or null");
+}
+
+static int graph_cost(struct rd *d, int64_t *out)
+{
+	bool null_v;
+	int rc = read_i64_or_null(d, out, &null_v, "a graph row's cost: expected an integer or null");
+
+	if (!rc && null_v)
+		*out = TFT_GRAPH_NO_COST;
+	return rc;
+}
+
+/* A row's members (the reader has entered its object), in h->gn[h->ngn - 1]. */
+static int graph_members(struct rd *d, struct hd *h)
+{
+	struct tft_graph_node *n = &h->gn[h->ngn - 1];
+	int64_t *id = &h->gid[h->ngn - 1];
+	struct tft_json_str k;
+	int rc;
+
+	*n = (struct tft_graph_node){ .compute_cost = TFT_GRAPH_NO_COST, .temporary_memory = TFT_GRAPH_NO_COST,
+				      .persistent_memory = TFT_GRAPH_NO_COST, .float_ops = TFT_GRAPH_NO_COST,
+				      .step_process = TFT_GRAPH_NO_COST, .step_start = TFT_GRAPH_NO_COST };
+	*id = 0;
+	while ((rc = tft_json_next_key(&d->r, &k, d->err)) == 1) {
+		if (key_is(&k, "graph_id"))
+			rc = read_i64(d, id, "a graph row's graph_id");
+		else if (key_is(&k, "graph"))
+			rc = graph_text(d, h, &n->graph, false);
+		else if (key_is(&k, "kind"))
+			rc = graph_text(d, h, &n->kind, false);
+		else if (key_is(&k, "name"))
+			rc = graph_text(d, h, &n->name, false);
+		else if (key_is(&k, "op"))
+			rc = graph_text(d, h, &n->op, false);
+		else if (key_is(&k, "device"))
+			rc = graph_text(d, h, &n->device, false);
+		else if (key_is(&k, "inputs"))
+			rc = graph_text(d, h, &n->inputs, true);
+		else if (key_is(&k, "attrs"))
+			rc = graph_text(d, h, &n->attrs, true);
+		else if (key_is(&k, "output_shapes"))
+			rc = graph_text(d, h, &n->output_shapes, true);
+		else if (key_is(&k, "cost"))
+			rc = graph_text(d, h, &n->cost, true);
+		else if (key_is(&k, "op_types"))
+			rc = graph_text(d, h, &n->op_types, true);
+		else if (key_is(&k, "code"))
+			rc = graph_text(d, h, &n->code, true);
+		else if (key_is(&k, "compute_cost"))
+			rc = graph_cost(d, &n->compute_cost);
+		else if (key_is(&k, "temporary_memory"))
+			rc = graph_cost(d, &n->temporary_memory);
+		else if (key_is(&k, "persistent_memory"))
+			rc = graph_cost(d, &n->persistent_memory);
+		else if (key_is(&k, "float_ops"))
+			rc = graph_cost(d, &n->float_ops);
+		else if (key_is(&k, "step_process"))
+			rc = graph_cost(d, &n->step_process);
+		else if (key_is(&k, "step_start_ns"))
+			rc = graph_cost(d, &n->step_start);
+		else
+			rc = tft_json_skip(&d->r, NULL, d->err);
+		if (rc)
+			return ended(d, rc, "a graph row: truncated");
+	}
+	if (rc)
+		return ended(d, rc, "a graph row: truncated");
+	/* as the file's reader says it: a row with any of the OpLogProto's columns */
+	n->oplog = n->op_types.p || n->float_ops != TFT_GRAPH_NO_COST || n->code.p;
+	return 0;
+}
+
+/* A row given as its JSON text (integers beyond 2^53): parsed on its own. */
+static int graph_row_text(struct rd *d, struct hd *h, const char *p, size_t len)
+{
+	struct rd sub = { .err = d->err, .name = d->name };
+	int rc;
+
+	if (tft_grow_size_ex((void **)&h->argbuf, &h->cap_argbuf, len + TFT_JSON_PAD + 1, 1, 256, 0))
+		return nomem(d);
+	memcpy(h->argbuf, p, len);
+	memset(h->argbuf + len, 0, TFT_JSON_PAD + 1);
+	tft_json_reader_init_mem(&sub.r, h->argbuf, len, NULL, NULL);
+	rc = enter(&sub, TFT_JSON_OBJECT, "a graph row's text: expected a JSON object");
+	if (!rc)
+		rc = graph_members(&sub, h);
+	if (!rc && (rc = tft_json_finish(&sub.r, d->err)) > 0)
+		rc = bad(&sub, "a graph row's text: trailing bytes");
+	tft_json_reader_fini(&sub.r);
+	if (rc) {
+		char why[sizeof(d->err->msg) + 64];
+		snprintf(why, sizeof(why), "a graph row's text is not a row (%s, at its byte %lld)", d->err->msg,
+			 (long long)d->err->offset);
+		tft_error_clear(d->err);
+		return bad(d, why);
+	}
+	return 0;
+}
+
+static int read_graph_row(struct rd *d, struct hd *h)
+{
+	struct tft_json_value v;
+	int rc;
+
+	int64_t *gid;
+
+	if (tft_grow_size((void **)&h->gn, &h->cap_gn, h->ngn + 1, sizeof(*h->gn)) ||
+	    !(gid = realloc(h->gid, h->cap_gn * sizeof(*h->gid))))
+		return nomem(d);
+	h->gid = gid;
+	if (h->ngn == UINT32_MAX - 1)
+		return bad(d, "too many graph rows");
+	h->ngn++;
+	if ((rc = tft_json_read(&d->r, &v, d->err)))
+		return ended(d, rc, "a graph row: truncated");
+	if (v.type == TFT_JSON_OBJECT)
+		return graph_members(d, h);
+	if (v.type == TFT_JSON_STRING)
+		return graph_row_text(d, h, v.ptr, v.len);
+	return bad(d, "a graph row: expected an object or its JSON text");
+}
+
+static uint32_t name_hash(const char *p, size_t len)
+{
+	return (uint32_t)tft_hash_fast(p, len, 0x67726170);
+}
+
+/* The rows by name: each name's rows chained in insertion order. */
+static int graph_index(struct rd *d, struct hd *h)
+{
+	if (!(h->gnext = malloc((h->ngn ? h->ngn : 1) * sizeof(*h->gnext))))
+		return nomem(d);
+	tft_hmap_init(&h->gbyname, 1);
+	for (size_t i = h->ngn; i-- > 0;) {
+		const struct tft_graph_node *n = &h->gn[i];
+		uint64_t key = name_hash(n->name.p ? n->name.p : "", n->name.len);
+		uint32_t head = tft_hmap_get1(&h->gbyname, key, (uint32_t)tft_hash_u64(key));
+
+		h->gnext[i] = head; /* TFT_HMAP_EMPTY ends a chain */
+		if (tft_hmap_put(&h->gbyname, &key, (uint32_t)tft_hash_u64(key), (uint32_t)i))
+			return nomem(d);
+	}
+	snprintf(h->graph_count, sizeof(h->graph_count), "%zu", h->ngn);
+	return 0;
+}
+
+static int read_graph(struct rd *d, struct hd *h)
+{
+	int rc;
+
+	if (h->have_graph)
+		return bad(d, "\"graph\" twice");
+	if ((rc = read_list(d, h, read_graph_row, "\"graph\": expected an array")))
+		return rc;
+	h->have_graph = true;
+	return graph_index(d, h);
+}
+
 /* ---- the document ------------------------------------------------------------------------- */
 
 static void hd_free(struct hd *h)
@@ -913,6 +1118,12 @@ static void hd_free(struct hd *h)
 	free(h->steps);
 	free(h->flows);
 	free(h->argbuf);
+	free(h->gn);
+	free(h->gid);
+	free(h->gnext);
+	if (h->have_graph)
+		tft_hmap_fini(&h->gbyname);
+	tft_arena_free(&h->garena);
 	tft_strtab_destroy(h->other);
 	tft_strtab_destroy(h->strs);
 	free(h);
@@ -942,6 +1153,8 @@ static int read_document(struct rd *d, struct hd *h)
 			rc = read_tracks(d, h);
 		else if (key_is(&k, "flows"))
 			rc = read_flows(d, h);
+		else if (key_is(&k, "graph"))
+			rc = read_graph(d, h);
 		else
 			rc = tft_json_skip(&d->r, NULL, d->err); /* advise, prof, graph, truncated */
 		if (rc)
@@ -1034,6 +1247,8 @@ static const char *hd_meta(void *impl, const char *key)
 		return tft_strtab_get(h->strs, h->sum_format, NULL);
 	if (strcmp(key, "producer") == 0)
 		return tft_strtab_get(h->strs, h->sum_producer, NULL);
+	if (strcmp(key, "graph_nodes") == 0)
+		return h->have_graph ? h->graph_count : NULL;
 	return NULL;
 }
 
@@ -1176,6 +1391,28 @@ static const struct tft_step *hd_step(void *impl, uint32_t i)
 	return i < h->nsteps ? &h->steps[i] : NULL;
 }
 
+/* The rows of DATA's "graph" named `name`, in insertion order (as the file's graph_nodes). */
+static int hd_graph_lookup(void *impl, const char *name, tft_graph_node_fn fn, void *ctx, struct tft_error *err)
+{
+	struct hd *h = impl;
+	size_t len = strlen(name);
+	uint64_t key = name_hash(name, len);
+	int n = 0;
+
+	if (!h->have_graph)
+		return 0;
+	for (uint32_t i = tft_hmap_get1(&h->gbyname, key, (uint32_t)tft_hash_u64(key)); i != TFT_HMAP_EMPTY;
+	     i = h->gnext[i]) {
+		const struct tft_graph_text *t = &h->gn[i].name;
+		if (t->len != len || (len && memcmp(t->p, name, len)))
+			continue;
+		n++;
+		if (fn(ctx, &h->gn[i], h->gid[i]))
+			break;
+	}
+	return n;
+}
+
 static const struct tft_session_ops hd_ops = {
 	.close = hd_close,
 	.refresh = hd_refresh,
@@ -1199,6 +1436,7 @@ static const struct tft_session_ops hd_ops = {
 	.chunk_stats = hd_chunk_stats,
 	.step_count = hd_step_count,
 	.step = hd_step,
+	.graph_lookup = hd_graph_lookup,
 };
 
 struct tft_session *tft_html_data_open(const char *json, size_t len, const char *name,

@@ -202,6 +202,13 @@ static const struct tft_step *v_step(void *impl, uint32_t i)
 	return i < v->job->nsteps ? &v->steps[i] : NULL;
 }
 
+/* A job directory holds no graph nodes of its own (each rank's stay in its file). */
+static int v_graph_lookup(void *impl, const char *name, tft_graph_node_fn fn, void *ctx,
+			  struct tft_error *err)
+{
+	return 0;
+}
+
 static void v_get_summary(void *impl, struct tft_session_summary *out)
 {
 	struct view *v = impl;
@@ -539,6 +546,7 @@ static const struct tft_session_ops view_ops = {
 	.chunk_stats = v_chunk_stats,
 	.step_count = v_step_count,
 	.step = v_step,
+	.graph_lookup = v_graph_lookup,
 };
 
 /* ---- making a view ------------------------------------------------------------------------- */

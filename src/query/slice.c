@@ -532,10 +532,10 @@ static const struct tft_step *step_at(struct tft_session *s, const struct tft_tr
 	return best;
 }
 
-static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
+static void write_graph(struct tft_json_writer *w, struct tft_session *s,
 			const struct tft_event *ev, const struct tft_step *st);
 
-static int write_slice(struct tft_json_writer *w, struct tft_session *s, const char *path,
+static int write_slice(struct tft_json_writer *w, struct tft_session *s,
 		       struct find *f, const struct tft_qry_flows *ix)
 {
 	const struct tft_track *tr = tft_session_track(s, f->ev.track);
@@ -619,7 +619,7 @@ static int write_slice(struct tft_json_writer *w, struct tft_session *s, const c
 	write_flows(w, s, f, ix, true);
 	tft_json_write_key(w, "flows_in");
 	write_flows(w, s, f, ix, false);
-	write_graph(w, s, path, &f->ev, st);
+	write_graph(w, s, &f->ev, st);
 	tft_json_write_end_object(w);
 	return w->status;
 }
@@ -688,7 +688,7 @@ static size_t node_part(const char *p, size_t len)
  * the same node names.
  * Written only when the session holds graph nodes; a failed lookup lists none.
  */
-static void write_graph(struct tft_json_writer *w, struct tft_session *s, const char *path,
+static void write_graph(struct tft_json_writer *w, struct tft_session *s,
 			const struct tft_event *ev, const struct tft_step *st)
 {
 	const char *m = tft_session_meta(s, "graph_nodes");
@@ -701,7 +701,7 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 	size_t len = 0;
 	const char *t;
 
-	if (!path || !m || !strcmp(m, "0"))
+	if (!m || !strcmp(m, "0"))
 		return;
 	if ((t = arg_text(s, ev, "node", &len)) && len)
 		key[nk].p = t, key[nk++].len = len;
@@ -729,7 +729,7 @@ static void write_graph(struct tft_json_writer *w, struct tft_session *s, const 
 		name[key[i].len] = '\0';
 		for (g.pass = 0; g.pass < (g.st ? 2 : 1) && g.n < SLICE_MAX_GRAPH_NODES; g.pass++) {
 			tft_error_clear(&err);
-			tft_graph_lookup(path, name, on_graph_node, &g, &err);
+			tft_session_graph_lookup(s, name, on_graph_node, &g, &err);
 		}
 	}
 	tft_json_write_end_array(w);
@@ -809,7 +809,7 @@ static int describe(struct tft_session *s, uint32_t track, const struct tft_trac
 }
 
 int tft_qry_slice(struct tft_session *s, tft_qry_flows_get_fn flows, void *flows_ctx,
-		  const char *graph_path, const struct tft_query *q, struct tft_json_writer *w,
+		  const struct tft_query *q, struct tft_json_writer *w,
 		  struct tft_qry_err *e)
 {
 	const struct tft_qry_flows *ix = NULL;
@@ -844,7 +844,7 @@ int tft_qry_slice(struct tft_session *s, tft_qry_flows_get_fn flows, void *flows
 	if (rc >= 0)
 		rc = describe(s, (uint32_t)track, tr, &f, ix, &err);
 	if (rc >= 0)
-		rc = write_slice(w, s, graph_path, &f, ix);
+		rc = write_slice(w, s, &f, ix);
 	free(f.args);
 	free(f.cover);
 	free(f.anc);

@@ -43,8 +43,8 @@ int tft_qry_slice_check(const struct tft_query *q, struct tft_qry_err *e);
 /*
  * Answer q (track, ts, depth, deepest, seq, nav) on s: the slice object is
  * appended to w and 0 returned, or e->status with e filled (w then holds a
- * partial answer: drop it). graph_path: the session file whose graph nodes
- * the slice joins (`graph`), NULL for none. Refusals, in this order: 400
+ * partial answer: drop it). The graph nodes the slice joins (`graph`) come
+ * from the session (tft_session_graph_lookup). Refusals, in this order: 400
  * "track and ts are required", 400 "track, ts and depth must be integers",
  * 400 "deepest must be 0 or 1", 400 "seq must be a non-negative integer",
  * 400 "nav must be next or prev", 400 "deepest=1 and nav exclude each
@@ -54,7 +54,6 @@ int tft_qry_slice_check(const struct tft_query *q, struct tft_qry_err *e);
  * (tft_qry_fail_status).
  */
 int tft_qry_slice(struct tft_session *s, tft_qry_flows_get_fn flows, void *flows_ctx,
-		  const char *graph_path, const struct tft_query *q, struct tft_json_writer *w,
-		  struct tft_qry_err *e);
+		  const struct tft_query *q, struct tft_json_writer *w, struct tft_qry_err *e);
 
 #endif /* TFT_QUERY_SLICE_H */

@@ -95,7 +95,7 @@ int tft_api_slice(struct tft_http_req *r)
 		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
 	use.gen = slot->gen;
 	tft_json_write_init_mem(&w);
-	rc = tft_qry_slice(slot->sess, flows_get, &use, srv->path, &r->query, &w, &e);
+	rc = tft_qry_slice(slot->sess, flows_get, &use, &r->query, &w, &e);
 	tft_pool_release(slot);
 	if (use.ref)
 		flows_put(srv, use.ref);

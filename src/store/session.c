@@ -129,6 +129,12 @@ const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i)
 	return s->ops->step(s->impl, i);
 }
 
+int tft_session_graph_lookup(struct tft_session *s, const char *name, tft_graph_node_fn fn, void *ctx,
+			     struct tft_error *err)
+{
+	return s->ops->graph_lookup(s->impl, name, fn, ctx, err);
+}
+
 void tft_session_set_cache_bytes(struct tft_session *s, size_t bytes)
 {
 	s->ops->set_cache_bytes(s->impl, bytes);

@@ -134,6 +134,17 @@ int tft_session_chunk_stats(struct tft_session *s, uint32_t track, tft_chunk_sta
 uint32_t tft_session_step_count(const struct tft_session *s);
 const struct tft_step *tft_session_step(const struct tft_session *s, uint32_t i);
 
+/*
+ * The graph nodes named `name` (store/graph.h: the graph_nodes rows as
+ * tft_graph_lookup returns them, in insertion order): fn(ctx, node,
+ * graph_id) for each until it returns non-zero. Returns the number visited
+ * (0: none, or no graph), or a negative status (err filled).
+ */
+struct tft_graph_node;
+typedef int (*tft_graph_node_fn)(void *ctx, const struct tft_graph_node *n, int64_t graph_id);
+int tft_session_graph_lookup(struct tft_session *s, const char *name, tft_graph_node_fn fn, void *ctx,
+			     struct tft_error *err);
+
 /* ---- sessions of another layer -------------------------------------------------- */
 
 /*
@@ -174,6 +185,8 @@ struct tft_session_ops {
 			   struct tft_error *err);
 	uint32_t (*step_count)(void *impl);
 	const struct tft_step *(*step)(void *impl, uint32_t i);
+	int (*graph_lookup)(void *impl, const char *name, tft_graph_node_fn fn, void *ctx,
+			    struct tft_error *err);
 };
 
 /*

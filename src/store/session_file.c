@@ -19,6 +19,7 @@
 #include "core/grow.h"
 #include "core/strtab.h"
 #include "store/chunk.h"
+#include "store/graph.h"
 #include "store/schema.h"
 #include "store/session.h"
 #include "store/session_int.h"
@@ -1239,6 +1240,12 @@ static int file_flows(void *impl, tft_flow_fn fn, void *ctx, struct tft_error *e
 	return cb ? cb : rc;
 }
 
+static int file_graph_lookup(void *impl, const char *name, tft_graph_node_fn fn, void *ctx,
+			     struct tft_error *err)
+{
+	return tft_graph_lookup(((struct tft_sess_file *)impl)->path, name, fn, ctx, err);
+}
+
 static const struct tft_session_ops file_ops = {
 	.close = file_close,
 	.refresh = file_refresh,
@@ -1262,4 +1269,5 @@ static const struct tft_session_ops file_ops = {
 	.chunk_stats = file_chunk_stats,
 	.step_count = file_step_count,
 	.step = file_step,
+	.graph_lookup = file_graph_lookup,
 };

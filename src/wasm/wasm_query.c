@@ -122,7 +122,7 @@ EXPORT(tft_wasm_query) int tft_wasm_query(const char *path, size_t plen, const c
 	if (IS("api/viewport"))
 		rc = tft_qry_viewport(g.s, g.vp, &g.q, &g.out, &g.e);
 	else if (IS("api/slice"))
-		rc = tft_qry_slice(g.s, tft_qry_flows_own, &g.flows, NULL, &g.q, &g.out, &g.e);
+		rc = tft_qry_slice(g.s, tft_qry_flows_own, &g.flows, &g.q, &g.out, &g.e);
 	else if (IS("api/search")) {
 		struct tft_error err;
 		tft_error_clear(&err);

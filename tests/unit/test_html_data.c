@@ -21,15 +21,22 @@
 #include "codec/json_write.h"
 #include "collect/ingest.h"
 #include "export/export_html.h"
+#include "export/export_summary.h"
 #include "export/html_data.h"
+#include "store/graph.h"
 #include "importfix.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/tft-htmld-XXXXXX";
 
+/* ctx: the paths to import into one session, NULL-terminated. */
 static int ingest(struct tft_writer *w, void *ctx, struct tft_error *err)
 {
-	return tft_ingest_file(w, ctx, NULL, err);
+	int rc = 0;
+
+	for (char **p = ctx; *p && !rc; p++)
+		rc = tft_ingest_file(w, *p, NULL, err);
+	return rc;
 }
 
 static bool same_str(struct tft_session *a, uint32_t ia, struct tft_session *b, uint32_t ib)
@@ -309,6 +316,78 @@ out:
 	return good;
 }
 
+/* ---- graph nodes ------------------------------------------------------------------------------ */
+
+struct grows {
+	struct tft_json_writer w;
+	int n;
+};
+
+static int on_row(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
+{
+	struct grows *g = ctx;
+
+	tft_export_graph_node(&g->w, n, graph_id);
+	g->n++;
+	return 0;
+}
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int on_name(void *ctx, const struct tft_graph_node *n, int64_t graph_id)
+{
+	struct names *l = ctx;
+
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = strndup(n->name.p ? n->name.p : "", n->name.len);
+	return 0;
+}
+
+/* Every node name of the file looked up in both: the same rows, serialised as the server does. */
+static bool same_graph(struct tft_session *fs, struct tft_session *ds, size_t *nrows, char *why, size_t wn)
+{
+	struct names l = { 0 };
+	struct tft_error err;
+	bool good = true;
+	const char *mf = tft_session_meta(fs, "graph_nodes"), *md = tft_session_meta(ds, "graph_nodes");
+
+	*nrows = 0;
+	if ((mf == NULL) != (md == NULL) || (mf && strcmp(mf, md))) {
+		snprintf(why, wn, "meta graph_nodes %s / %s", mf ? mf : "(none)", md ? md : "(none)");
+		return false;
+	}
+	tft_error_clear(&err);
+	tft_graph_each(tft_session_path(fs), on_name, &l, &err);
+	for (size_t i = 0; i < l.n; i++) {
+		struct grows a = { .n = 0 }, b = { .n = 0 };
+		size_t la = 0, lb = 0;
+		const char *pa, *pb;
+		tft_json_write_init_mem(&a.w);
+		tft_json_write_init_mem(&b.w);
+		tft_json_write_begin_array(&a.w);
+		tft_json_write_begin_array(&b.w);
+		tft_session_graph_lookup(fs, l.v[i], on_row, &a, &err);
+		tft_session_graph_lookup(ds, l.v[i], on_row, &b, &err);
+		tft_json_write_end_array(&a.w);
+		tft_json_write_end_array(&b.w);
+		pa = tft_json_write_data(&a.w, &la);
+		pb = tft_json_write_data(&b.w, &lb);
+		if (good && (a.n != b.n || la != lb || memcmp(pa, pb, la))) {
+			snprintf(why, wn, "graph rows of %s: %d vs %d", l.v[i], a.n, b.n);
+			good = false;
+		}
+		*nrows += (size_t)a.n;
+		tft_json_write_fini(&a.w);
+		tft_json_write_fini(&b.w);
+		free(l.v[i]);
+	}
+	free(l.v);
+	return good;
+}
+
 /* ---- one trace ------------------------------------------------------------------------------- */
 
 /* The page of s, and DATA in it as a padded, NUL-terminated copy. */
@@ -340,9 +419,9 @@ out:
 	return data;
 }
 
-static void check_trace(const char *rel)
+static void check_trace(const char *rel, const char *rel2)
 {
-	char path[1024], why[512] = "";
+	char path[1024], path2[1024], why[512] = "", *paths[3] = { path, rel2 ? path2 : NULL, NULL };
 	const char *root = getenv("TFT_DATA");
 	struct tft_session *fs, *ds = NULL;
 	struct tft_error err;
@@ -352,7 +431,9 @@ static void check_trace(const char *rel)
 	bool good = true;
 
 	snprintf(path, sizeof(path), "%s/%s", root ? root : "../shared/data", rel);
-	fs = tft_test_import(dir, ingest, path, &rc, &err);
+	if (rel2)
+		snprintf(path2, sizeof(path2), "%s/%s", root ? root : "../shared/data", rel2);
+	fs = tft_test_import(dir, ingest, paths, &rc, &err);
 	if (!fs) {
 		ok(0, "%s: import: %s", rel, err.msg);
 		return;
@@ -384,6 +465,12 @@ static void check_trace(const char *rel)
 	ok(good, "%s: the %zu flows as the file's %s", rel, nflows, why);
 	good = same_stats(fs, ds, why, sizeof(why));
 	ok(good, "%s: statistics by name as the file's (scanned) %s", rel, why);
+	{
+		size_t nrows = 0;
+		good = same_graph(fs, ds, &nrows, why, sizeof(why));
+		ok(good, "%s: the %zu graph rows a slice can join, looked up by every name, as the file's %s", rel,
+		   nrows, why);
+	}
 out:
 	tft_session_close(ds);
 	tft_session_close(fs);
@@ -471,7 +558,9 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++)
-		check_trace(traces[i]);
+		check_trace(traces[i], NULL);
+	/* a session with graph nodes: a tf.timeline and the GraphDef its ops come from */
+	check_trace("ikhlestov-tf-profiling/GPU/timeline_01.json", "tensorboard/graphdef/graphdef_mnist.pbtxt");
 	check_refusals();
 	{
 		char cmd[64];

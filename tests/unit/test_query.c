@@ -50,7 +50,7 @@ static int answer(int which, const char *qs, char **out)
 	tft_json_write_init_mem(&w);
 	switch (which) {
 	case VIEWPORT: rc = tft_qry_viewport(sess, vsc, &q, &w, &e); break;
-	case SLICE: rc = tft_qry_slice(sess, tft_qry_flows_own, &fx, NULL, &q, &w, &e); break;
+	case SLICE: rc = tft_qry_slice(sess, tft_qry_flows_own, &fx, &q, &w, &e); break;
 	case SEARCH: rc = tft_qry_search(sess, six, &q, &w, &e); break;
 	default: rc = tft_qry_stats(sess, &q, &w, &e); break;
 	}
