@@ -37,6 +37,36 @@ CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 
+# ---- the static export's query engine (WebAssembly) -------------------------
+# A standalone HTML export answers its page's queries with the server's own
+# code (docs/http-api.md "Static HTML export"): src/wasm/ and the files it
+# uses, compiled by clang for wasm32-wasi against Debian's wasi-libc (clang,
+# lld, wasi-libc, libclang-rt-14-dev-wasm32), linked into
+# $(O)/wasm/tftracer.wasm, which joins the embedded web UI (below).
+WASM_CC     ?= clang
+WASM        := $(O)/wasm/tftracer.wasm
+WASM_SRC    := $(filter-out src/core/workers.c,$(wildcard src/core/*.c)) \
+               src/codec/json_read.c src/codec/json_write.c src/codec/source.c \
+               src/store/session.c src/store/chunk_stats.c $(wildcard src/analyze/stats*.c) \
+               src/export/html_data.c src/export/export_summary.c \
+               $(wildcard src/query/*.c) $(wildcard src/wasm/*.c)
+WASM_OBJ    := $(WASM_SRC:%.c=$(O)/wasm/%.o)
+WASM_CFLAGS := --target=wasm32-wasi -std=c11 -D_GNU_SOURCE -D_WASI_EMULATED_MMAN -O2 $(WARN) \
+               -Iinclude -Isrc -MMD -MP
+
+$(O)/wasm/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $< (wasm)")
+	$(Q)$(WASM_CC) $(WASM_CFLAGS) -c $< -o $@
+
+$(WASM): $(WASM_OBJ)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(WASM_CC) --target=wasm32-wasi -nostartfiles -Wl,--no-entry -Wl,--strip-all -o $@.tmp \
+		$(WASM_OBJ) -lwasi-emulated-mman && mv $@.tmp $@
+
+wasm: $(WASM)
+-include $(WASM_OBJ:.o=.d)
+
 # ---- server ------------------------------------------------------------------
 # The HTTP server links libmicrohttpd. The web UI (every file under web/) is
 # embedded by tools/pack_assets into the generated $(O)/gen/assets.c (the
@@ -55,10 +85,10 @@ $(O)/tools/pack_assets: tools/pack_assets.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o $@ $< -lz
 
-$(ASSETS_C): $(O)/tools/pack_assets $(WEB_FILES) $(WEB_DIRS)
+$(ASSETS_C): $(O)/tools/pack_assets $(WEB_FILES) $(WEB_DIRS) $(WASM)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  GEN     $@")
-	$(Q)$(O)/tools/pack_assets web $@.tmp && mv $@.tmp $@
+	$(Q)$(O)/tools/pack_assets web $@.tmp $(WASM) && mv $@.tmp $@
 
 $(O)/gen/assets.o: $(ASSETS_C) src/export/web_assets.h
 	$(if $(Q),@echo "  CC      $<")
@@ -423,5 +453,5 @@ check-symbols: $(O)/libtftracer.a
 clean:
 	rm -rf $(O) build-asan build-fuzz
 
-.PHONY: all units fuzz fuzz-build deps test bench demo clean check-layers check-size check-symbols
+.PHONY: all units fuzz fuzz-build deps test bench demo clean check-layers check-size check-symbols wasm
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d)

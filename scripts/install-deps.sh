@@ -7,6 +7,7 @@ set -euo pipefail
 PKGS=(
 	build-essential pkg-config bc time
 	clang libclang-rt-14-dev          # libFuzzer + sanitizers
+	lld wasi-libc libclang-rt-14-dev-wasm32 # the static export's query engine (WebAssembly)
 	libsqlite3-dev sqlite3            # session file container
 	libzstd-dev zlib1g-dev            # chunk compression, gzip input
 	libmicrohttpd-dev libgnutls28-dev # HTTP(S) server

@@ -9,7 +9,7 @@
 # tests/run.sh (the test "layers").
 set -u
 cd "$(dirname "$0")/.." || exit 2
-order="core codec store collect runtime intercept job analyze export query server cli python"
+order="core codec store collect runtime intercept job analyze export query server cli python wasm"
 
 {
 	# folders that are no layer of the stack

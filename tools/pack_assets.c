@@ -311,13 +311,14 @@ static char *make_csp(const struct file *f)
  * "Static HTML export"): nothing from the network, inline scripts only by
  * their SHA-256 (index.html's, which the page keeps, and the boot script,
  * inlined whole), the UI's modules and worker as the blob: URLs the boot
- * script makes of their inlined texts. No frame-ancestors: a <meta> policy
+ * script makes of their inlined texts, and WebAssembly compiled from bytes
+ * ('wasm-unsafe-eval': the query engine, inlined; no eval of script text). No frame-ancestors: a <meta> policy
  * cannot carry it (the browser would log an error).
  */
 static char *make_static_csp(const struct file *index, const struct file *boot)
 {
 	static const char head[] = "default-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
-				   "script-src blob:";
+				   "script-src blob: 'wasm-unsafe-eval'";
 	static const char tail[] = "; worker-src blob:; connect-src blob: data:; object-src 'none'; "
 				   "base-uri 'none'; form-action 'none'";
 	char *page = make_csp(index), *out, *p, *q;

@@ -32,9 +32,54 @@ export function hasUnsafeInt(text) {
 	return false;
 }
 
-/* JSON.parse keeping integers beyond 2^53 exact (as BigInt). */
+/* Whether JSON.parse hands revivers the source text (Chromium 114+, Firefox 135+, node 21+). */
+let sourceAccess = null;
+function hasSourceAccess() {
+	if (sourceAccess === null) {
+		sourceAccess = false;
+		JSON.parse('1', (k, v, c) => { sourceAccess = !!(c && typeof c.source === 'string'); return v; });
+	}
+	return sourceAccess;
+}
+
+/*
+ * JSON.parse keeping integers beyond 2^53 exact (as BigInt). Where the reviver has no
+ * source text, the integers are found by a scan of the text outside strings, replaced
+ * by a marked string for the parse and revived from their digits.
+ */
 export function parseExact(text) {
-	return JSON.parse(text, exactReviver);
+	if (hasSourceAccess() || !hasUnsafeInt(text)) return JSON.parse(text, exactReviver);
+	const marks = [];
+	let out = '', last = 0;
+	for (let i = 0, n = text.length; i < n; i++) {
+		const c = text.charCodeAt(i);
+		if (c === 34) { // a string: to its closing quote
+			for (i++; i < n; i++) {
+				const d = text.charCodeAt(i);
+				if (d === 92) i++;
+				else if (d === 34) break;
+			}
+			continue;
+		}
+		if (c !== 45 && (c < 48 || c > 57)) continue;
+		let j = i + 1;
+		while (j < n && /[0-9.eE+-]/.test(text[j])) j++;
+		const num = text.slice(i, j);
+		if (/^-?\d{16,}$/.test(num) && !Number.isSafeInteger(Number(num))) {
+			out += text.slice(last, i) + `"\\u0000\\u0001${marks.length}"`;
+			marks.push(BigInt(num));
+			last = j;
+		}
+		i = j - 1;
+	}
+	out += text.slice(last);
+	return JSON.parse(out, (k, v) => {
+		if (typeof v === 'string' && v.charCodeAt(0) === 0 && v.charCodeAt(1) === 1) {
+			const m = marks[+v.slice(2)];
+			if (m !== undefined) return m;
+		}
+		return v;
+	});
 }
 
 /* JSON.stringify that writes BigInt as plain digits. */

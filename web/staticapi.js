@@ -1,23 +1,19 @@
 // SPDX-License-Identifier: MIT
 // Static mode: a standalone HTML export (`tftracer export -f html`, docs/http-api.md
-// "Static HTML export") inlines the session; this module answers the UI's API queries
-// (session, steps, viewport with per-pixel merging, slice, search, stats) in the page:
-// this file is the client (the data parsed, a worker or the main thread answering);
-// static-session.js the loaded session and the endpoints' dispatch, and one file per
-// endpoint as the server has (static-viewport.js, static-slice.js, static-search.js,
-// static-stats.js), their methods mixed into StaticSession here.
-// The data is parsed and queried in a Web Worker (this module and the modules it
+// "Static HTML export") inlines the session and the query engine (the server's C code
+// as WebAssembly); this module answers the UI's API queries in the page: this file is
+// the client (a worker or the main thread answering), static-session.js the session and
+// the endpoints' dispatch, static-engine.js the engine that answers viewport, slice,
+// search and stats exactly as the server does.
+// The data is opened and queried in a Web Worker (this module and the modules it
 // imports, taken from the page's inlined module texts and run as one classic worker
 // script, which file:// pages allow) so a big export never blocks drawing; failing
 // that, on the main thread. So this module and its imports declare plain functions,
 // classes and constants only, each top-level name once across them.
 import { decodeViewport } from './tiledata.js';
-import { exactReviver, hasUnsafeInt } from './bigjson.js';
+import { hasUnsafeInt, parseExact } from './bigjson.js';
 import { StaticSession, fail } from './static-session.js';
-import { StaticViewport } from './static-viewport.js';
-import { StaticSlice } from './static-slice.js';
-import { StaticSearch } from './static-search.js';
-import { StaticStats } from './static-stats.js';
+import { QueryEngine } from './static-engine.js';
 
 /*
  * [start, end) of the value of top-level key `key` in the JSON object `text`, or
@@ -78,23 +74,57 @@ function findTopLevel(text, key) {
 }
 
 /*
- * DATA parsed: fast (JSON.parse without a reviver), then the few top-level values that
- * may hold integers beyond 2^53 parsed again keeping them exact: "session" and "advise"
- * (absolute nanosecond times) always, "prof" (they follow "session", before the event
- * arrays) when it holds such an integer (hasUnsafeInt). The events' arguments, graph rows and flow
- * ids with such integers the exporter writes as their JSON text, parsed exactly when
- * asked for (static-session.js exactText).
+ * The values of DATA the page answers as they are, parsed: "session" and "advise"
+ * (absolute nanosecond times) keeping integers beyond 2^53 exact, "prof" too when it
+ * holds such an integer (hasUnsafeInt). They come before the event arrays, which only
+ * the engine reads.
  */
 function parseData(text) {
-	const data = JSON.parse(text);
+	const data = {};
 	for (const key of ['session', 'advise', 'prof']) {
 		const r = findTopLevel(text, key);
-		if (!r || !data || typeof data !== 'object') continue;
+		if (!r) {
+			if (key === 'session') throw new Error('no "session" object');
+			continue;
+		}
 		const part = text.slice(r[0], r[1]);
-		if (key === 'prof' && !hasUnsafeInt(part)) continue;
-		try { data[key] = JSON.parse(part, exactReviver); } catch { /* keep the rounded copy */ }
+		data[key] = key === 'prof' && !hasUnsafeInt(part) ? JSON.parse(part) : parseExact(part);
 	}
 	return data;
+}
+
+/* The session of DATA `text` with the engine `wasm` (bytes or base64), answering; or one
+ * that answers every query with the reason it could not open. */
+function openedSession(data, engine) {
+	data.start_ns = engine.meta('static_start_ns'); // exact, whatever this JSON.parse reads
+	data.truncated = Number(engine.meta('static_truncated')) || 0;
+	data.graph_truncated = Number(engine.meta('static_graph_truncated')) || 0;
+	return new StaticSession(data, engine, null);
+}
+
+function failedSession(e) {
+	const msg = String((e && e.message) || e);
+	return new StaticSession(null, null, /inlined session data/.test(msg) ? msg : `the inlined session data is damaged (${msg})`);
+}
+
+async function openSession(text, wasm) {
+	try {
+		if (!wasm) throw new Error('the query engine is not in the page (export it again)');
+		const data = parseData(text);
+		return openedSession(data, await QueryEngine.create(wasm, text));
+	} catch (e) {
+		return failedSession(e);
+	}
+}
+
+/* The same, synchronously (node: the tests load the page's modules this way). */
+function openSessionSync(text, wasm) {
+	try {
+		const data = parseData(text);
+		return openedSession(data, QueryEngine.createSync(wasm, text));
+	} catch (e) {
+		return failedSession(e);
+	}
 }
 
 /*
@@ -104,26 +134,21 @@ function parseData(text) {
  */
 export function staticSource() {
 	if (typeof window === 'undefined' || typeof document === 'undefined') return null;
-	const w = window.__TFT_STATIC__;
-	if (w && typeof w === 'object') return new LocalClient(new StaticSession(w, null));
 	const el = document.getElementById('tft-data');
 	if (!el) return null;
 	const text = el.textContent || '';
 	el.textContent = ''; // the worker (or the local session) keeps the only copy
+	const we = document.getElementById('tft-wasm');
+	const wasm = we ? we.textContent : null;
+	if (we) we.textContent = '';
 	const src = workerSource();
 	if (src) {
 		try {
 			const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
-			return new WorkerClient(new Worker(url, { name: 'tftracer-static' }), text);
+			return new WorkerClient(new Worker(url, { name: 'tftracer-static' }), text, wasm);
 		} catch { /* no workers here: answer on the main thread */ }
 	}
-	return localClient(text);
-}
-
-function localClient(text) {
-	let data = null, error = null;
-	try { data = parseData(text); } catch (e) { error = `the inlined session data is damaged (${e.message})`; }
-	return new LocalClient(new StaticSession(data, error));
+	return new LocalClient(openSession(text, wasm));
 }
 
 /*
@@ -148,13 +173,16 @@ function workerSource() {
 	return order.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '').replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
 }
 
-/* Queries answered on the main thread (no worker, or data given as an object). */
+/* Queries answered on the main thread (no worker): sess, a promise of the session. */
 class LocalClient {
-	constructor(sess) { this.sess = sess; this.ready = Promise.resolve(); }
-	info() { return this.sess.info(); }
-	async query(path, q) { await null; return this.sess.query(path, q); }
+	constructor(sess) {
+		this.sess = null;
+		this.ready = sess.then((s) => { this.sess = s; });
+	}
+	info() { return this.sess ? this.sess.info() : null; }
+	async query(path, q) { await this.ready; return this.sess.query(path, q); }
 	async tile(q, t0) {
-		await null;
+		await this.ready;
 		const d = decodeViewport(this.sess.query('api/viewport', q), t0);
 		delete d.transfer;
 		return d;
@@ -163,7 +191,7 @@ class LocalClient {
 
 /* Queries posted to the worker; answers come back by id (BigInt and typed arrays survive the copy). */
 class WorkerClient {
-	constructor(worker, text) {
+	constructor(worker, text, wasm) {
 		this.worker = worker;
 		this.pending = new Map();
 		this.nextId = 1;
@@ -171,7 +199,7 @@ class WorkerClient {
 		this.ready = new Promise((resolve) => { this.resolveReady = resolve; });
 		worker.onmessage = (ev) => {
 			const m = ev.data;
-			if (m.ready) { this.meta = m.info; this.text = null; this.resolveReady(); return; }
+			if (m.ready) { this.meta = m.info; this.text = this.wasm = null; this.resolveReady(); return; }
 			const p = this.pending.get(m.id);
 			if (!p) return;
 			this.pending.delete(m.id);
@@ -181,17 +209,17 @@ class WorkerClient {
 		worker.onerror = (e) => {
 			if (this.fallback === undefined && !this.meta) {
 				// the worker did not start: answer on the main thread instead
-				this.fallback = localClient(this.text);
-				this.meta = this.fallback.info();
-				this.resolveReady();
+				this.fallback = new LocalClient(openSession(this.text, this.wasm));
+				this.fallback.ready.then(() => { this.meta = this.fallback.info(); this.resolveReady(); });
 				return;
 			}
 			const err = fail(500, `the static viewer's worker failed: ${e.message || 'unknown error'}`);
 			for (const p of this.pending.values()) p.reject(err);
 			this.pending.clear();
 		};
-		this.text = text; // until the worker has it parsed
-		worker.postMessage({ init: text });
+		this.text = text; // until the worker has it open
+		this.wasm = wasm;
+		worker.postMessage({ init: text, wasm });
 	}
 
 	info() { return this.meta; }
@@ -212,12 +240,10 @@ class WorkerClient {
 /* The worker side: this module, loaded as a module worker by staticSource(). */
 if (typeof window === 'undefined' && typeof self !== 'undefined' && typeof self.postMessage === 'function' && typeof document === 'undefined') {
 	let sess = null;
-	self.onmessage = (ev) => {
+	self.onmessage = async (ev) => {
 		const m = ev.data;
 		if (m.init !== undefined) {
-			let data = null, error = null;
-			try { data = parseData(m.init); } catch (e) { error = `the inlined session data is damaged (${e.message})`; }
-			sess = new StaticSession(data, error);
+			sess = await openSession(m.init, m.wasm);
 			self.postMessage({ ready: true, info: sess.info() });
 			return;
 		}
@@ -234,13 +260,4 @@ if (typeof window === 'undefined' && typeof self !== 'undefined' && typeof self.
 			self.postMessage({ id: m.id, ok: false, status: e.status || 500, message: String((e && e.message) || e) });
 		}
 	};
-}
-
-/* Each endpoint's methods on StaticSession's prototype; a name defined twice is a mistake. */
-for (const Part of [StaticViewport, StaticSlice, StaticSearch, StaticStats]) {
-	for (const name of Object.getOwnPropertyNames(Part.prototype)) {
-		if (name === 'constructor') continue;
-		if (Object.prototype.hasOwnProperty.call(StaticSession.prototype, name)) throw new Error(`StaticSession.${name} is defined twice`);
-		Object.defineProperty(StaticSession.prototype, name, Object.getOwnPropertyDescriptor(Part.prototype, name));
-	}
 }

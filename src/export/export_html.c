@@ -87,6 +87,27 @@ static void raw_cstr(struct tft_json_writer *w, const char *s)
 	raw(w, s, strlen(s));
 }
 
+/* p[0 .. n) as standard base64 (RFC 4648, padded), in lines the HTML parser takes in stride. */
+static void raw_base64(struct tft_json_writer *w, const unsigned char *p, size_t n)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char line[77];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		line[k++] = abc[v >> 18 & 63];
+		line[k++] = abc[v >> 12 & 63];
+		line[k++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		line[k++] = i + 2 < n ? abc[v & 63] : '=';
+		if (k == 76 || i + 3 >= n) {
+			line[k++] = '\n';
+			raw(w, line, k);
+			k = 0;
+		}
+	}
+}
+
 /* ---- DATA ------------------------------------------------------------------ */
 
 /* The inner JSON writer's sink: every '<' becomes \u003c (legal JSON, inert HTML). */
@@ -695,7 +716,7 @@ static bool is_module(const char *name)
 int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 		    const struct tft_html_opts *o, struct tft_html_counts *n, struct tft_error *err)
 {
-	const struct tft_html_asset *index, *css, *boot;
+	const struct tft_html_asset *index, *css, *boot, *wasm;
 	const struct tft_html_asset **mods = NULL;
 	size_t nmods = 0, b0, b1, e0, e1, head_end;
 	int rc;
@@ -707,9 +728,10 @@ int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 	index = find_asset(o, "index.html");
 	css = find_asset(o, "style.css");
 	boot = find_asset(o, "static-boot.js");
-	if (!index || !css || !boot)
+	wasm = find_asset(o, "tftracer.wasm");
+	if (!index || !css || !boot || !wasm)
 		return tft_error_set(err, TFT_EINVAL, -1,
-				     "the embedded web UI lacks index.html, style.css or static-boot.js");
+				     "the embedded web UI lacks index.html, style.css, static-boot.js or tftracer.wasm");
 	if (!find_line(index->data, index->len, 0, mark_begin, &b0, &b1) ||
 	    !find_line(index->data, index->len, b1, mark_end, &e0, &e1))
 		return tft_error_set(err, TFT_EFORMAT, -1,
@@ -762,6 +784,10 @@ int tft_export_html(struct tft_session *s, struct tft_json_writer *w,
 		free(mods);
 		return rc;
 	}
+	raw_cstr(w, "</script>\n");
+	/* the query engine (src/wasm/): the page answers its queries with the server's code */
+	raw_cstr(w, "<script type=\"application/octet-stream\" id=\"tft-wasm\">\n");
+	raw_base64(w, wasm->data, wasm->len);
 	raw_cstr(w, "</script>\n");
 	for (size_t i = 0; i < nmods; i++) {
 		raw_cstr(w, "<script type=\"text/plain\" data-tft-module=\"");

@@ -64,6 +64,8 @@ struct hd {
 	size_t ngn, cap_gn;
 	bool have_graph;
 	char graph_count[24];   /* meta graph_nodes */
+	char truncated[24], graph_truncated[24]; /* meta static_truncated, static_graph_truncated */
+	char start[24];         /* meta static_start_ns: the origin of DATA's times */
 	struct tft_hmap gbyname;
 	struct tft_arena garena;
 };
@@ -503,6 +505,7 @@ static int read_session(struct rd *d, struct hd *h)
 	if (!h->ev)
 		return nomem(d);
 	h->origin = h->sum.start_ns;
+	snprintf(h->start, sizeof(h->start), "%lld", (long long)h->origin);
 	h->have_session = true;
 	return 0;
 }
@@ -1155,6 +1158,14 @@ static int read_document(struct rd *d, struct hd *h)
 			rc = read_flows(d, h);
 		else if (key_is(&k, "graph"))
 			rc = read_graph(d, h);
+		else if (key_is(&k, "truncated") || key_is(&k, "graph_truncated")) {
+			int64_t v;
+			if (!(rc = read_i64(d, &v, "a truncation count: expected an integer")) && v < 0)
+				return bad(d, "a truncation count: expected an integer >= 0");
+			if (!rc)
+				snprintf(k.len == 9 ? h->truncated : h->graph_truncated, sizeof(h->truncated), "%lld",
+					 (long long)v);
+		}
 		else
 			rc = tft_json_skip(&d->r, NULL, d->err); /* advise, prof, graph, truncated */
 		if (rc)
@@ -1249,6 +1260,13 @@ static const char *hd_meta(void *impl, const char *key)
 		return tft_strtab_get(h->strs, h->sum_producer, NULL);
 	if (strcmp(key, "graph_nodes") == 0)
 		return h->have_graph ? h->graph_count : NULL;
+	/* what the exporter's caps left out: events, graph rows (the page's banner) */
+	if (strcmp(key, "static_start_ns") == 0)
+		return h->start;
+	if (strcmp(key, "static_truncated") == 0)
+		return h->truncated[0] ? h->truncated : "0";
+	if (strcmp(key, "static_graph_truncated") == 0)
+		return h->graph_truncated[0] ? h->graph_truncated : "0";
 	return NULL;
 }
 

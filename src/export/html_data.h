@@ -5,7 +5,11 @@
  * answered through tft_session_ops, so that the code that answers the
  * server's queries (viewport, slice, search, statistics) answers the
  * exported page's over the same session API. Level 0 only (DATA holds raw
- * events, no summary levels, no chunk statistics); no graph nodes.
+ * events, no summary levels, no chunk statistics). Meta keys: format,
+ * producer, graph_nodes (the rows of DATA's "graph", which
+ * tft_session_graph_lookup finds by name), static_start_ns (session.start_ns,
+ * the origin of DATA's times), static_truncated and static_graph_truncated
+ * (DATA's "truncated" and "graph_truncated").
  * Everything is read at open and held in memory; the document is not kept.
  */
 #ifndef TFT_EXPORT_HTML_DATA_H

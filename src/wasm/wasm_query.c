@@ -17,6 +17,9 @@
  *                        string qs: the HTTP-like status (200, 400, 404 ...),
  *                        tft_wasm_body()/tft_wasm_body_len() the JSON answer
  *                        or, for another status, the refusal's message;
+ *   tft_wasm_meta(key)   a meta value of the session (a NUL-terminated key
+ *                        written at tft_wasm_alloc's room), or 0: e.g.
+ *                        static_truncated (export/html_data.h);
  *   tft_wasm_free(p)     free what tft_wasm_alloc gave (a path, a query).
  */
 #include <stdio.h>
@@ -34,6 +37,15 @@
 #include "query/viewport.h"
 
 #define EXPORT(name) __attribute__((export_name(#name), visibility("default")))
+
+/* The module's exports (above); the page calls them, nothing in C does. */
+void *tft_wasm_alloc(size_t n);
+void tft_wasm_free(void *p);
+const char *tft_wasm_body(void);
+size_t tft_wasm_body_len(void);
+int tft_wasm_open(char *data, size_t len);
+int tft_wasm_query(const char *path, size_t plen, const char *qs, size_t qlen);
+const char *tft_wasm_meta(const char *key);
 
 static struct {
 	struct tft_session *s;
@@ -142,4 +154,9 @@ EXPORT(tft_wasm_query) int tft_wasm_query(const char *path, size_t plen, const c
 		return say(503, "out of memory");
 	g.body = tft_json_write_data(&g.out, &g.body_len);
 	return 200;
+}
+
+EXPORT(tft_wasm_meta) const char *tft_wasm_meta(const char *key)
+{
+	return g.s ? tft_session_meta(g.s, key) : NULL;
 }

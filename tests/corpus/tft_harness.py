@@ -275,7 +275,8 @@ class Reporter:
 
 
 # A node script's start (node FILE PAGE.html QUERIES.json): it loads the standalone HTML
-# export's own JavaScript, so `sess.query(path, q)` answers as the offline page does;
+# export's own JavaScript and its query engine (WebAssembly), so `sess.query(path, q)`
+# answers as the offline page does;
 # `queries` and `startNs` come from QUERIES.json. Tests append what they ask.
 STATIC_SESSION_JS = r"""// The static export's own JavaScript (web/staticapi.js and the modules it imports, as
 // inlined in the page, loaded the way its worker loads them): `sess` answers the page's API.
@@ -289,6 +290,8 @@ const mod = (n) => {
 };
 const data = html.match(/<script type="application\/json" id="tft-data">([\s\S]*?)<\/script>/);
 if (!data) throw new Error('no data in the page');
+const wasm = html.match(/<script type="application\/octet-stream" id="tft-wasm">([\s\S]*?)<\/script>/);
+if (!wasm) throw new Error('no query engine in the page');
 // staticapi.js and the modules it imports, each once, dependencies first (its workerSource)
 const order = [], seen = new Set();
 const visit = (n) => {
@@ -301,7 +304,8 @@ const visit = (n) => {
 visit('staticapi.js');
 const src = order.map((t) => t.replace(/^import\s[^;]*;[ \t]*$/gm, '')
 	.replace(/^export\s+(?=(?:async\s+)?function\b|class\b|const\b|let\b)/gm, '')).join('\n;\n');
-const sess = new Function('text', src + '\n;return new StaticSession(parseData(text), null);')(data[1]);
+const sess = new Function('text', 'wasm', src + '\n;return openSessionSync(text, wasm);')(data[1], wasm[1]);
+if (sess.error) throw new Error(sess.error);
 """
 
 
