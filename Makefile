@@ -48,7 +48,7 @@ WASM        := $(O)/wasm/tftracer.wasm
 WASM_SRC    := $(filter-out src/core/workers.c,$(wildcard src/core/*.c)) \
                src/codec/json_read.c src/codec/json_write.c src/codec/source.c \
                src/store/session.c src/store/chunk_stats.c $(wildcard src/analyze/stats*.c) \
-               src/export/html_data.c src/export/export_summary.c \
+               $(wildcard src/export/html_data*.c) src/export/export_summary.c \
                $(wildcard src/query/*.c) $(wildcard src/wasm/*.c)
 WASM_OBJ    := $(WASM_SRC:%.c=$(O)/wasm/%.o)
 WASM_CFLAGS := --target=wasm32-wasi -std=c11 -D_GNU_SOURCE -D_WASI_EMULATED_MMAN -O2 $(WARN) \

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """`pip install .`: the tftracer Python module, built from the same C sources as `make`
-(every library layer of the Makefile's LAYERS, the web UI packed by tools/pack_assets,
-and python/tftracer/_tftracer.c, linked with the Makefile's LDLIBS). Needs a C11
-compiler and the Debian -dev packages the Makefile links (libsqlite3, libzstd, zlib,
+(every library layer of the Makefile's LAYERS, the web UI packed by tools/pack_assets
+with the static export's query engine, built to WebAssembly by the Makefile's rule, and
+python/tftracer/_tftracer.c, linked with the Makefile's LDLIBS). Needs a C11 compiler,
+make, clang with the wasm32 target (clang, lld, wasi-libc, libclang-rt-14-dev-wasm32)
+and the Debian -dev packages the Makefile links (libsqlite3, libzstd, zlib,
 libmicrohttpd, libbabeltrace2). Offline: pip install --no-build-isolation . (docs/packaging.md)."""
 import glob
 import os
@@ -82,8 +84,12 @@ class BuildExt(build_ext):
         cc = os.environ.get("CC", "cc")
         subprocess.check_call([cc, "-std=c11", "-D_GNU_SOURCE", "-O2", "-o", tool,
                                os.path.join(HERE, "tools", "pack_assets.c"), "-lz"])
+        # the static export's query engine (WebAssembly), by the Makefile's own rule
+        mk = os.path.join(os.path.abspath(self.build_temp), "mk")
+        wasm = os.path.join(mk, "wasm", "tftracer.wasm")
+        subprocess.check_call(["make", "-s", "-C", HERE, "-j2", "O=" + mk, wasm])
         out = os.path.join(gen, "assets.c")
-        subprocess.check_call([tool, os.path.join(HERE, "web"), out + ".tmp"])
+        subprocess.check_call([tool, os.path.join(HERE, "web"), out + ".tmp", wasm])
         os.replace(out + ".tmp", out)
         for ext in self.extensions:
             if out not in ext.sources:

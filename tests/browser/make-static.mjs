@@ -32,7 +32,7 @@ async function get(p, q) {
 	return { text, json: JSON.parse(exactText(text)) };
 }
 
-function assemble(webDirectory, data) {
+function assemble(webDirectory, data, wasm) {
 	const html = fs.readFileSync(path.join(webDirectory, 'index.html'), 'utf8');
 	const a = html.indexOf('<!--tft:assets-->'), b = html.indexOf('<!--/tft:assets-->');
 	if (a < 0 || b < a) throw new Error('index.html lacks the tft:assets markers');
@@ -45,6 +45,7 @@ function assemble(webDirectory, data) {
 	const parts = [
 		`<style>${read('style.css')}</style>`,
 		`<script type="application/json" id="tft-data">${data.replace(/</g, '\\u003c')}</script>`,
+		`<script type="application/octet-stream" id="tft-wasm">${wasm.toString('base64')}</script>`,
 		...js.map((f) => `<script type="text/plain" data-tft-module="${f}">${read(f)}</script>`),
 		`<script>${read('static-boot.js')}</script>`,
 	];
@@ -98,6 +99,9 @@ for (const t of sess.json.track_list) {
 	tracks.push(o);
 }
 const data = `{"tft_static": 1, "session": ${sess.text}, "strings": ${JSON.stringify(strings)}, "tracks": ${JSON.stringify(tracks)}, "flows": [], "truncated": 0}`;
-fs.writeFileSync(out, assemble(webDir, data));
+// the query engine, as the server serves it (an embedded asset)
+const wasmRes = await fetch(new URL('assets/tftracer.wasm', base));
+if (!wasmRes.ok) throw new Error(`assets/tftracer.wasm: ${wasmRes.status}`);
+fs.writeFileSync(out, assemble(webDir, data, Buffer.from(await wasmRes.arrayBuffer())));
 const n = tracks.reduce((a, t) => a + t.ts.length, 0);
 console.error(`# make-static: ${n} events on ${tracks.length} tracks, ${strings.length} strings, ${(fs.statSync(out).size / 1e6).toFixed(1)} MB -> ${out}`);

@@ -452,9 +452,11 @@ static void check_trace(const char *rel, const char *rel2)
 	ok(good, "%s: processes, tracks, steps and summary as the file's %s", rel, why);
 	for (uint32_t t = 0; t < tft_session_track_count(fs) && good; t++) {
 		const struct tft_track *tr = tft_session_track(fs, t);
-		int64_t lo = tr->min_ts_ns, hi = tr->max_ts_ns, span = hi - lo;
-		int64_t win[][2] = { { INT64_MIN, INT64_MAX }, { lo, lo + span / 3 }, { lo + span / 2, lo + span / 2 },
-				     { lo + span / 4, hi - span / 4 }, { hi, hi } };
+		int64_t lo = tr->min_ts_ns, hi = tr->max_ts_ns;
+		__int128 span = (__int128)hi - lo; /* (a track's times may span the whole range) */
+		int64_t win[][2] = { { INT64_MIN, INT64_MAX }, { lo, (int64_t)(lo + span / 3) },
+				     { (int64_t)(lo + span / 2), (int64_t)(lo + span / 2) },
+				     { (int64_t)(lo + span / 4), (int64_t)(hi - span / 4) }, { hi, hi } };
 		if (lo > hi)
 			continue;
 		for (size_t k = 0; k < sizeof(win) / sizeof(win[0]) && good; k++, windows++)
