@@ -33,7 +33,7 @@ SOURCES = [
     "tensorboard/run_metadata_run_step99_tag_train.pbtxt",
     "tracelens/jax_mi300/jax08_attention/tw003.xplane.pb",
     # a session with graph nodes: /api/slice lists the nodes a slice joins
-    ("ikhlestov-tf-profiling/GPU/timeline_01.json", "tensorboard/graphdef/graphdef_mnist.pbtxt"),
+    ("ikhlestov-tf-profiling/GPU/timeline_01.json", "tensorboard/graphdef/tf_graph_demo_graph.pbtxt"),
 ]
 
 
