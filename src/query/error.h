@@ -9,7 +9,8 @@
  * does not exist (a track, a slice), 503 out of memory or busy, 500 the
  * session could not be read. The message is fixed text or the library's
  * (struct tft_error: file offsets, ids), never request input; the texts are
- * part of the interface (docs/http-api.md, and web/static-*.js copy them).
+ * part of the interface (docs/http-api.md; the static export answers with
+ * this code too, src/wasm/).
  */
 #ifndef TFT_QUERY_ERROR_H
 #define TFT_QUERY_ERROR_H
