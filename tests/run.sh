@@ -86,7 +86,7 @@ fi
 # ---- unit tests (TAP, one test per binary) ------------------------------------
 # CPU-bound suites and unit binaries without timing or server ports run two at a
 # time first (tests/lib/runner.sh, prerun_*); the rest run alone after them.
-PAR_SUITES="bad_input roundtrip pickles accounting pip install ctf job stats_device tf_flows_oplog benchmarks"
+PAR_SUITES="bad_input roundtrip pickles accounting pip install ctf job stats_device tf_flows_oplog benchmarks advise torch"
 if [ "$JOBS" -gt 1 ]; then
 	# the TSan and fuzz builds, one core each, beside the first suites (their
 	# sections below then find them built)
@@ -187,23 +187,34 @@ if want fuzz; then
 	elif ! make -j"$JOBS" fuzz-build O="$BUILD" FUZZ_O="$FUZZD" >"$LOGDIR/fuzz-build.log" 2>&1; then
 		fail fuzz-build "make fuzz-build: $(grep -m1 -E 'error' "$LOGDIR/fuzz-build.log" | cut -c1-300)"
 	else
+		# each target FUZZ_SECS, TFT_JOBS at a time (independent processes: CPU only);
+		# the verdicts are then counted in the targets' order
 		for src in fuzz/fuzz_*.c; do
 			name=$(basename "$src" .c)
 			bin=$FUZZD/$name
-			if [ ! -x "$bin" ]; then
-				fail "fuzz/$name" "not built"
-				continue
-			fi
+			[ -x "$bin" ] || continue
 			work=$FUZZD/corpus/$name
 			art=$FUZZD/artifacts/$name
 			mkdir -p "$work" "$art"
 			seeds=()
 			[ -d "fuzz/corpus/$name" ] && seeds=("fuzz/corpus/$name")
 			log=$LOGDIR/fuzz-$name.log
-			timeout $((FUZZ_SECS + 120)) "$bin" -max_total_time="$FUZZ_SECS" -max_len=65536 \
+			rm -f "$log.rc"
+			prerun_slot
+			( timeout $((FUZZ_SECS + 120)) "$bin" -max_total_time="$FUZZ_SECS" -max_len=65536 \
 				-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$art/" \
 				"$work" "${seeds[@]}" >"$log" 2>&1
-			rc=$?
+			  echo $? >"$log.rc" ) &
+		done
+		wait
+		for src in fuzz/fuzz_*.c; do
+			name=$(basename "$src" .c)
+			if [ ! -x "$FUZZD/$name" ]; then
+				fail "fuzz/$name" "not built"
+				continue
+			fi
+			log=$LOGDIR/fuzz-$name.log
+			rc=$(cat "$log.rc" 2>/dev/null || echo 1)
 			if [ "$rc" -eq 0 ]; then
 				pass "fuzz/$name"
 			else
