@@ -22,7 +22,10 @@
 #   - /api/viewport's core on a generated 10M-event session (bench/bench_viewport.c:
 #     p50/p99 over windows from the whole trace down to 1 us, width 1500);
 #   - the runtime's ns per recorded event against a bare rdtsc + store loop and an
-#     enabled LTTng-UST tracepoint, and disabled calls (bench/bench_runtime.c).
+#     enabled LTTng-UST tracepoint, and disabled calls (bench/bench_runtime.c);
+#   - the standalone HTML export's query engine (the server's C code as WebAssembly,
+#     under node's V8 as the page runs it) against the server answering the same
+#     queries, on the real vLLM and ResNet-50 Kineto traces (bench/bench_static.mjs).
 #
 # Env: BENCH_SIZE_MB (1000: size of the generated trace), BENCH_REPS (3: best
 # of N import runs and of N json.load runs), BENCH_DIR (/tmp/tft-bench: inputs
@@ -52,7 +55,7 @@ SIZE_MB=${BENCH_SIZE_MB:-1000}
 REPS=${BENCH_REPS:-3}
 WORK=${BENCH_DIR:-/tmp/tft-bench}
 PY_MAX_MB=${BENCH_PY_MAX_MB:-1100}
-INPUTS=${BENCH_INPUTS:-mtia vllm sglang gen gen_stack xspace xspace_real runmeta store stats advise viewport runtime}
+INPUTS=${BENCH_INPUTS:-mtia vllm sglang gen gen_stack xspace xspace_real runmeta store stats advise viewport runtime static}
 ADVISE_EVENTS=${BENCH_ADVISE_EVENTS:-10000000}
 STATS_EVENTS=${BENCH_STATS_EVENTS:-10000000}
 STORE_SLICES=${BENCH_STORE_SLICES:-10000000}
@@ -267,6 +270,27 @@ bench_viewport() { # /api/viewport's core on a generated 10M-event session (benc
 	emit_lines "viewport_$VIEWPORT_EVENTS" "$WORK/cmd.out" '"bench":"viewport_(all|concurrency)"'
 }
 
+bench_static() { # the static export's engine against the server, same queries (bench/bench_static.mjs)
+	local label f s
+	for label in vllm_decode resnet50; do
+		case $label in
+		vllm_decode) f=$DATA/tracelens/inference/vllm_decode_full/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz ;;
+		resnet50) f=$DATA/kineto/tb_plugin_samples/resnet50_num_workers_0/worker0.pt.trace.json.gz ;;
+		esac
+		[ -f "$f" ] || { emit "\"input\":\"$label\",\"bench\":\"static_open\",\"error\":\"missing $f\""; continue; }
+		s=$WORK/static-$label.tft
+		[ -s "$s" ] || "$BIN" import "$f" -o "$s" -q >/dev/null
+		if ! node bench/bench_static.mjs "$BIN" "$s" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; then
+			emit "\"input\":\"$label\",\"bench\":\"static_open\",\"error\":\"$(errmsg)\""
+			continue
+		fi
+		while read -r line; do
+			line=${line#\{}
+			emit "\"input\":\"$label\",${line%\}}"
+		done <"$WORK/cmd.out"
+	done
+}
+
 bench_stats() { # stats by name on a generated 10M-event session: stored statistics vs a scan (bench/bench_stats.c)
 	local lib exe=$WORK/bench_stats session=$WORK/stats-$STATS_EVENTS.tft
 	lib=$(dirname "$BIN")/libtftracer.a
@@ -389,6 +413,7 @@ for what in $INPUTS; do
 	stats) bench_stats ;;
 	advise) bench_advise ;;
 	viewport) bench_viewport ;;
+	static) bench_static ;;
 	runtime) bench_runtime ;;
 	*) echo "bench: unknown input '$what'" >&2 ;;
 	esac
@@ -405,7 +430,8 @@ for r in rows:
                       "pan_p99_ms", "qps", "mode", "reps", "max_rss_mb", "ratio", "cpu_ratio",
                       "tft_bytes_per_slice", "bytes_per_slice", "events_per_s", "open_s",
                       "first_window_s", "overview_s", "full_scan_events_per_s",
-                      "json_bytes_per_slice", "slices", "events", "error", "skipped") if k in r)
+                      "json_bytes_per_slice", "slices", "events", "open_ms", "engine_p50_ms",
+                      "server_p50_ms", "differ", "error", "skipped") if k in r)
     mb = r.get("input_mb", r.get("output_mb", ""))
     print("%-16s %-18s %10s %10s %10s %10s %s" % (r.get("input", ""), r["bench"], mb,
                                                   r.get("seconds", ""), r.get("mb_per_s", ""),

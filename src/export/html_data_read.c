@@ -593,8 +593,14 @@ static int read_args_members(struct rd *d, struct hd *h, struct hd_events *e)
 	return rc ? ended(d, rc, "an args object: truncated") : 0;
 }
 
-/* An args object given as its JSON text (integers beyond 2^53): parsed on its own. */
-static int read_args_text(struct rd *d, struct hd *h, struct hd_events *e, const char *p, size_t len)
+/*
+ * A value DATA gives as its JSON text (an object holding an integer beyond
+ * 2^53: an event's args, a graph row): the text parsed on its own, its
+ * members through fn(sub, h, ctx). `what` names it in errors, which say where
+ * in the text it failed and point at the text in DATA.
+ */
+static int read_text_object(struct rd *d, struct hd *h, const char *p, size_t len, const char *what,
+			    int (*fn)(struct rd *sub, struct hd *h, void *ctx), void *ctx)
 {
 	struct rd sub = { .err = d->err, .name = d->name };
 	int rc;
@@ -604,21 +610,25 @@ static int read_args_text(struct rd *d, struct hd *h, struct hd_events *e, const
 	memcpy(h->argbuf, p, len);
 	memset(h->argbuf + len, 0, TFT_JSON_PAD + 1);
 	tft_json_reader_init_mem(&sub.r, h->argbuf, len, NULL, NULL);
-	rc = enter(&sub, TFT_JSON_OBJECT, "an args text: expected a JSON object");
+	rc = enter(&sub, TFT_JSON_OBJECT, "expected a JSON object");
 	if (!rc)
-		rc = read_args_members(&sub, h, e);
+		rc = fn(&sub, h, ctx);
 	if (!rc && (rc = tft_json_finish(&sub.r, d->err)) > 0)
-		rc = bad(&sub, "an args text: trailing bytes");
+		rc = bad(&sub, "trailing bytes");
 	tft_json_reader_fini(&sub.r);
 	if (rc) {
-		/* the error's offset is inside the text: say where the text is */
 		char why[sizeof(d->err->msg) + 64];
-		snprintf(why, sizeof(why), "an args text is not a JSON object (%s, at its byte %lld)",
-			 d->err->msg, (long long)d->err->offset);
+		snprintf(why, sizeof(why), "%s is not a JSON object (%s, at its byte %lld)", what, d->err->msg,
+			 (long long)d->err->offset);
 		tft_error_clear(d->err);
 		return bad(d, why);
 	}
 	return 0;
+}
+
+static int args_members(struct rd *sub, struct hd *h, void *e)
+{
+	return read_args_members(sub, h, e);
 }
 
 static int read_args(struct rd *d, struct hd *h, struct hd_events *e, uint32_t n)
@@ -643,7 +653,7 @@ static int read_args(struct rd *d, struct hd *h, struct hd_events *e, uint32_t n
 		if (v.type == TFT_JSON_OBJECT)
 			rc = read_args_members(d, h, e);
 		else if (v.type == TFT_JSON_STRING)
-			rc = read_args_text(d, h, e, v.ptr, v.len);
+			rc = read_text_object(d, h, v.ptr, v.len, "an args text", args_members, e);
 		else
 			rc = bad(d, "an event's args: expected an object, its JSON text or null");
 		if (rc)
@@ -972,31 +982,9 @@ static int graph_members(struct rd *d, struct hd *h)
 	return 0;
 }
 
-/* A row given as its JSON text (integers beyond 2^53): parsed on its own. */
-static int graph_row_text(struct rd *d, struct hd *h, const char *p, size_t len)
+static int graph_row_members(struct rd *sub, struct hd *h, void *ctx)
 {
-	struct rd sub = { .err = d->err, .name = d->name };
-	int rc;
-
-	if (tft_grow_size_ex((void **)&h->argbuf, &h->cap_argbuf, len + TFT_JSON_PAD + 1, 1, 256, 0))
-		return nomem(d);
-	memcpy(h->argbuf, p, len);
-	memset(h->argbuf + len, 0, TFT_JSON_PAD + 1);
-	tft_json_reader_init_mem(&sub.r, h->argbuf, len, NULL, NULL);
-	rc = enter(&sub, TFT_JSON_OBJECT, "a graph row's text: expected a JSON object");
-	if (!rc)
-		rc = graph_members(&sub, h);
-	if (!rc && (rc = tft_json_finish(&sub.r, d->err)) > 0)
-		rc = bad(&sub, "a graph row's text: trailing bytes");
-	tft_json_reader_fini(&sub.r);
-	if (rc) {
-		char why[sizeof(d->err->msg) + 64];
-		snprintf(why, sizeof(why), "a graph row's text is not a row (%s, at its byte %lld)", d->err->msg,
-			 (long long)d->err->offset);
-		tft_error_clear(d->err);
-		return bad(d, why);
-	}
-	return 0;
+	return graph_members(sub, h);
 }
 
 static int read_graph_row(struct rd *d, struct hd *h)
@@ -1018,7 +1006,7 @@ static int read_graph_row(struct rd *d, struct hd *h)
 	if (v.type == TFT_JSON_OBJECT)
 		return graph_members(d, h);
 	if (v.type == TFT_JSON_STRING)
-		return graph_row_text(d, h, v.ptr, v.len);
+		return read_text_object(d, h, v.ptr, v.len, "a graph row's text", graph_row_members, NULL);
 	return bad(d, "a graph row: expected an object or its JSON text");
 }
 
