@@ -116,6 +116,14 @@ export class QueryEngine {
 		}
 		const text = this.body();
 		if (status !== 200) throw fail(status, text);
+		if (path === 'api/viewport' && String(q && q.rel) === '1') {
+			// a tile (times from t0): parsed plainly, as the served tiles are (tileworker.js),
+			// which is 10x faster than the exact parse; its window exact all the same
+			const v = JSON.parse(text);
+			const m = /^\{"t0":(-?\d+),"t1":(-?\d+),/.exec(text);
+			if (m) { v.t0 = BigInt(m[1]); v.t1 = BigInt(m[2]); }
+			return v;
+		}
 		return parseExact(text);
 	}
 }
