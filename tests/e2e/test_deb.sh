@@ -189,6 +189,12 @@ if [ -f "$DATA/$TRACE_REL" ]; then
 	else
 		fail chroot-info "no '\"slices\": $want' (X events of the trace): $(last info 4)"
 	fi
+	# the standalone page carries the query engine the package built (WebAssembly, base64)
+	if in_chroot "$IC" html "cd /tmp/t && tftracer export run.tft -f html -o run.html -q && grep -c 'id=\"tft-wasm\">' run.html && sed -n '/id=\"tft-wasm\">/{n;p;q}' run.html | grep -q '^AGFzbQ'"; then
+		pass chroot-export-html
+	else
+		fail chroot-export-html "no query engine (a line of base64 starting AGFzbQ, the wasm magic) in the page: $(last html 4)"
+	fi
 else
 	fail chroot-import "missing $DATA/$TRACE_REL"
 fi
