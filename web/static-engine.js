@@ -59,8 +59,8 @@ export class QueryEngine {
 
 	static opened(exports, text) {
 		const e = new QueryEngine(exports);
-		const data = e.enc.encode(text);
-		const rc = e.x.tft_wasm_open(e.put(data), data.length);
+		const [p, n] = e.putText(text);
+		const rc = e.x.tft_wasm_open(p, n);
 		if (rc !== 0) throw new Error(`the inlined session data is not usable: ${e.body()}`);
 		return e;
 	}
@@ -92,6 +92,23 @@ export class QueryEngine {
 			return this.dec.decode(m.subarray(p, e));
 		} finally {
 			this.x.tft_wasm_free(kp);
+		}
+	}
+
+	/* text as UTF-8 straight into the module's memory (no copy of it in between): its
+	 * place and length. Room for one byte a character first, grown while some is left. */
+	putText(text) {
+		let cap = text.length + 16, p = this.x.tft_wasm_alloc(cap), read = 0, written = 0;
+		if (!p) throw fail(503, 'out of memory');
+		for (;;) {
+			const r = this.enc.encodeInto(read ? text.slice(read) : text, new Uint8Array(this.x.memory.buffer, p + written, cap - written));
+			read += r.read;
+			written += r.written;
+			if (read >= text.length) return [p, written];
+			cap = written + (text.length - read) * 3 + 16;
+			const q = this.x.tft_wasm_realloc(p, cap);
+			if (!q) { this.x.tft_wasm_free(p); throw fail(503, 'out of memory'); }
+			p = q;
 		}
 	}
 

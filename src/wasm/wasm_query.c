@@ -20,6 +20,8 @@
  *   tft_wasm_meta(key)   a meta value of the session (a NUL-terminated key
  *                        written at tft_wasm_alloc's room), or 0: e.g.
  *                        static_truncated (export/html_data.h);
+ *   tft_wasm_realloc(p, n)  the same room grown to n bytes (the caller
+ *                        writing DATA in pieces, not knowing its length);
  *   tft_wasm_free(p)     free what tft_wasm_alloc gave (a path, a query).
  */
 #include <stdio.h>
@@ -40,6 +42,7 @@
 
 /* The module's exports (above); the page calls them, nothing in C does. */
 void *tft_wasm_alloc(size_t n);
+void *tft_wasm_realloc(void *p, size_t n);
 void tft_wasm_free(void *p);
 const char *tft_wasm_body(void);
 size_t tft_wasm_body_len(void);
@@ -62,6 +65,11 @@ static struct {
 EXPORT(tft_wasm_alloc) void *tft_wasm_alloc(size_t n)
 {
 	return malloc(n + TFT_JSON_PAD + 1);
+}
+
+EXPORT(tft_wasm_realloc) void *tft_wasm_realloc(void *p, size_t n)
+{
+	return realloc(p, n + TFT_JSON_PAD + 1);
 }
 
 EXPORT(tft_wasm_free) void tft_wasm_free(void *p)
