@@ -36,8 +36,6 @@ int tft_api_stop(struct tft_http_req *r);          /* POST /api/stop */
 void tft_api_live_closing(struct tft_server *srv);
 
 /* Free an endpoint group's server-wide state (srv->ep[TFT_EP_*].p; NULL is a no-op). */
-void tft_api_search_state_free(void *p); /* TFT_EP_SEARCH */
-void tft_api_flows_state_free(void *p);  /* TFT_EP_FLOWS */
 void tft_api_ranks_state_free(void *p);  /* TFT_EP_RANKS */
 
 #endif /* TFT_SERVER_API_H */

@@ -10,78 +10,36 @@
 
 #include "query/search.h"
 #include "server/api.h"
+#include "server/ep_shared.h"
 
-/* srv->ep[TFT_EP_SEARCH].p: the search index of one generation of the data. */
-struct index_ref {
-	struct tft_qry_search_index *ix; /* owned */
-	uint64_t gen;                    /* pool generation it was built for */
-	unsigned refs;                   /* requests using it (guarded by ep[TFT_EP_SEARCH].lock) */
+/* srv->ep[TFT_EP_SEARCH]: the search index of one generation of the data (ep_shared.h). */
+struct search_use {
+	struct tft_session *s;
+	const struct tft_query *q;
 };
 
-static void ref_free(struct index_ref *ref)
+static void *index_build(void *ctx, struct tft_error *err)
 {
-	if (!ref)
-		return;
-	tft_qry_search_index_free(ref->ix);
-	free(ref);
+	return tft_qry_search_index_new(((struct search_use *)ctx)->s, err);
 }
 
-/*
- * The index of the data the slot's reader holds (its generation: the
- * server's may have moved on since the slot was taken), prepared for q (its
- * argument part when q asks for args); NULL + err on failure.
- */
-static struct index_ref *index_get(struct tft_server *srv, struct tft_pool_slot *slot,
-				   const struct tft_query *q, struct tft_error *err)
+/* Requests already holding the index read only its name part, never what this fills. */
+static int index_ready(void *ix, void *ctx, struct tft_error *err)
 {
-	struct tft_session *s = slot->sess;
-	uint64_t gen = slot->gen;
-	struct tft_ep_state *ep = &srv->ep[TFT_EP_SEARCH];
-	struct index_ref *ref;
+	struct search_use *u = ctx;
 
-	pthread_mutex_lock(&ep->lock);
-	ref = ep->p;
-	if (ref && ref->gen != gen) {
-		ep->p = NULL;
-		if (ref->refs == 0)
-			ref_free(ref);
-		ref = NULL;
-	}
-	if (!ref) {
-		ref = calloc(1, sizeof(*ref));
-		if (!ref)
-			tft_error_set(err, TFT_ENOMEM, -1, "out of memory");
-		else if (!(ref->ix = tft_qry_search_index_new(s, err))) {
-			free(ref);
-			ref = NULL;
-		} else {
-			ref->gen = gen;
-		}
-		ep->p = ref;
-	}
-	/* Requests already holding the index read only its name part, never what this fills. */
-	if (ref && tft_qry_search_prepare(ref->ix, s, q, err) != 0)
-		ref = NULL;
-	if (ref)
-		ref->refs++;
-	pthread_mutex_unlock(&ep->lock);
-	return ref;
+	return tft_qry_search_prepare(ix, u->s, u->q, err);
 }
 
-static void index_put(struct tft_server *srv, struct index_ref *ref)
+static void index_free(void *ix)
 {
-	struct tft_ep_state *ep = &srv->ep[TFT_EP_SEARCH];
-
-	pthread_mutex_lock(&ep->lock);
-	if (--ref->refs == 0 && ref != ep->p)
-		ref_free(ref);
-	pthread_mutex_unlock(&ep->lock);
+	tft_qry_search_index_free(ix);
 }
 
 int tft_api_search(struct tft_http_req *r)
 {
 	struct tft_server *srv = r->srv;
-	struct index_ref *ref;
+	struct tft_ep_shared *ref;
 	struct tft_pool_slot *slot;
 	struct tft_json_writer w;
 	struct tft_qry_err e;
@@ -94,23 +52,19 @@ int tft_api_search(struct tft_http_req *r)
 	slot = tft_pool_acquire(&srv->pool, &err);
 	if (!slot)
 		return tft_http_reply_status(r, err.code ? err.code : TFT_EIO, &err);
-	ref = index_get(srv, slot, &r->query, &err);
+	ref = tft_ep_shared_take(&srv->ep[TFT_EP_SEARCH], slot->gen, index_build, index_ready, index_free,
+				 &(struct search_use){ slot->sess, &r->query }, &err);
 	if (!ref) {
 		tft_pool_release(slot);
 		return tft_http_reply_status(r, err.code ? err.code : TFT_ENOMEM, &err);
 	}
 	tft_json_write_init_mem(&w);
-	rc = tft_qry_search(slot->sess, ref->ix, &r->query, &w, &e);
+	rc = tft_qry_search(slot->sess, ref->obj, &r->query, &w, &e);
 	tft_pool_release(slot);
-	index_put(srv, ref);
+	tft_ep_shared_put(&srv->ep[TFT_EP_SEARCH], ref);
 	if (rc != 0) {
 		tft_json_write_fini(&w);
 		return tft_http_reply_error(r, e.status, e.msg);
 	}
 	return tft_http_reply_json(r, 200, &w);
-}
-
-void tft_api_search_state_free(void *p)
-{
-	ref_free(p);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "server/api.h"
+#include "server/ep_shared.h"
 
 struct route {
 	const char *path;
@@ -69,8 +70,8 @@ struct ep_hooks {
 };
 
 static const struct ep_hooks hooks[] = {
-	{ NULL, TFT_EP_SEARCH, tft_api_search_state_free },
-	{ NULL, TFT_EP_FLOWS, tft_api_flows_state_free },
+	{ NULL, TFT_EP_SEARCH, tft_ep_shared_free },
+	{ NULL, TFT_EP_FLOWS, tft_ep_shared_free },
 	{ NULL, TFT_EP_RANKS, tft_api_ranks_state_free },
 	{ tft_api_live_closing, -1, NULL },
 };

@@ -92,8 +92,8 @@ bool tft_pool_set_raw(struct tft_pool *p, bool raw);
  * group frees its state through its hook in routes.c (tft_routes_free).
  */
 enum {
-	TFT_EP_SEARCH, /* the search index, struct tft_qry_search_index (api_search.c) */
-	TFT_EP_FLOWS,  /* the flow index, struct tft_qry_flows (api_slice.c) */
+	TFT_EP_SEARCH, /* the search index (api_search.c), a struct tft_ep_shared (ep_shared.h) */
+	TFT_EP_FLOWS,  /* the flow index (api_slice.c), a struct tft_ep_shared (ep_shared.h) */
 	TFT_EP_RANKS,  /* struct tft_ranks_cache (api_ranks.c) */
 	TFT_EP_COUNT
 };
