@@ -11,6 +11,7 @@
 
 #include "analyze/prof_json.h"
 #include "core/arena.h"
+#include "core/ascii.h"
 
 #define PJ_MAX_DEPTH 64
 
@@ -37,17 +38,6 @@ static void ws(struct parser *ps)
 {
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
 		ps->p++;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static char *put_utf8(char *o, uint32_t cp)
@@ -109,7 +99,7 @@ static const char *string(struct parser *ps, size_t *len)
 			if (ps->end - q < 5)
 				return NULL;
 			for (int i = 1; i <= 4; i++) {
-				int h = hexval(q[i]);
+				int h = tft_hexval(q[i]);
 				if (h < 0)
 					return NULL;
 				cp = cp << 4 | (uint32_t)h;
@@ -119,7 +109,7 @@ static const char *string(struct parser *ps, size_t *len)
 				uint32_t lo = 0;
 				int okp = 1;
 				for (int i = 3; i <= 6; i++) {
-					int h = hexval(q[i]);
+					int h = tft_hexval(q[i]);
 					if (h < 0)
 						okp = 0;
 					lo = lo << 4 | (uint32_t)(h < 0 ? 0 : h);

@@ -14,6 +14,7 @@
 #endif
 
 #include "codec/json_read.h"
+#include "core/ascii.h"
 
 /* The per-token paths are folded into each public entry point. */
 #define HOT static inline __attribute__((always_inline))
@@ -422,20 +423,10 @@ void tft_json_reader_fini(struct tft_json_reader *r)
 
 /* ---- tokens ------------------------------------------------------------- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static int hex4(const char *p)
 {
-	int a = hexval((unsigned char)p[0]), b = hexval((unsigned char)p[1]);
-	int c = hexval((unsigned char)p[2]), d = hexval((unsigned char)p[3]);
+	int a = tft_hexval((unsigned char)p[0]), b = tft_hexval((unsigned char)p[1]);
+	int c = tft_hexval((unsigned char)p[2]), d = tft_hexval((unsigned char)p[3]);
 
 	if ((a | b | c | d) < 0)
 		return -1;

@@ -10,6 +10,7 @@
 
 #include "codec/pb_text.h"
 #include "core/arena.h"
+#include "core/ascii.h"
 
 struct text_state {
 	struct tft_arena strs; /* the values' decoded strings */
@@ -144,17 +145,6 @@ static size_t read_number_token(struct lex *l, const uint8_t **start)
 	return (size_t)(p - *start);
 }
 
-static int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static size_t put_utf8(uint8_t *o, uint32_t cp)
 {
 	if (cp < 0x80) {
@@ -243,8 +233,8 @@ static long unescape(const uint8_t *s, size_t n, uint8_t *out, const uint8_t **b
 		case 'x': case 'X': {
 			int v = 0, k = 0;
 
-			while (k < 2 && i < n && hexval(s[i]) >= 0) {
-				v = v * 16 + hexval(s[i++]);
+			while (k < 2 && i < n && tft_hexval(s[i]) >= 0) {
+				v = v * 16 + tft_hexval(s[i++]);
 				k++;
 			}
 			if (!k)
@@ -257,9 +247,9 @@ static long unescape(const uint8_t *s, size_t n, uint8_t *out, const uint8_t **b
 			uint32_t cp = 0;
 
 			for (int k = 0; k < want; k++) {
-				if (i >= n || hexval(s[i]) < 0)
+				if (i >= n || tft_hexval(s[i]) < 0)
 					return -1;
-				cp = cp * 16 + (uint32_t)hexval(s[i++]);
+				cp = cp * 16 + (uint32_t)tft_hexval(s[i++]);
 			}
 			if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
 				return -1;
@@ -389,7 +379,7 @@ static int parse_int_token(const uint8_t *s, size_t n, int *neg, uint64_t *mag)
 		i++;
 	}
 	for (; i < n; i++) {
-		int dv = hexval(s[i]);
+		int dv = tft_hexval(s[i]);
 
 		if (dv < 0 || (unsigned)dv >= base)
 			return -1;

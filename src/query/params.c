@@ -11,19 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ascii.h"
 #include "core/status.h"
 #include "query/params.h"
-
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Decode s[0..len) into out (room for len bytes); returns the length or -1. */
 static long decode(char *out, const char *s, size_t len)
@@ -38,8 +28,8 @@ static long decode(char *out, const char *s, size_t len)
 			int hi, lo;
 			if (i + 2 >= len)
 				return -1;
-			hi = hexval((unsigned char)s[i + 1]);
-			lo = hexval((unsigned char)s[i + 2]);
+			hi = tft_hexval((unsigned char)s[i + 1]);
+			lo = tft_hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1;
 			out[n++] = (char)(hi << 4 | lo);

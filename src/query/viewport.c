@@ -226,34 +226,34 @@ static int cmp_item(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+/* ,"key":[expr, ...]: expr over arr[0 .. n), each element as `var` (w and n in scope). */
+#define COLUMN(key, arr, var, expr)                                        \
+	do {                                                               \
+		tft_json_write_raw(w, ",\"" key "\":[", sizeof(key) + 4);  \
+		for (size_t i = 0; i < n; i++) {                           \
+			const __typeof__(*(arr)) *var = &(arr)[i];         \
+			if (i)                                             \
+				tft_json_write_raw_char(w, ',');           \
+			expr;                                              \
+		}                                                          \
+		tft_json_write_raw_char(w, ']');                           \
+	} while (0)
+
 /* has_cat: some item has a category; otherwise the `cat` column is left out. */
 static void write_items(struct tft_json_writer *w, struct tft_qry_viewport_scratch *sc, int64_t base,
 			bool has_cat)
 {
 	size_t n = sc->nitems;
 
-#define COLUMN(key, expr)                                          \
-	do {                                                       \
-		tft_json_write_raw(w, ",\"" key "\":[", sizeof(key) + 4); \
-		for (size_t i = 0; i < n; i++) {                   \
-			const struct vp_item *it = &sc->items[i];  \
-			if (i)                                     \
-				tft_json_write_raw_char(w, ',');   \
-			expr;                                      \
-		}                                                  \
-		tft_json_write_raw_char(w, ']');                   \
-	} while (0)
-
-	COLUMN("ts", tft_json_write_raw_int(w, sat_sub(it->ts, base)));
-	COLUMN("dur", tft_json_write_raw_int(w, it->dur));
-	COLUMN("depth", tft_json_write_raw_uint(w, it->depth));
-	COLUMN("name", tft_json_write_raw_uint(w, it->name));
-	COLUMN("count", tft_json_write_raw_uint(w, it->count));
-	COLUMN("flags", tft_json_write_raw_uint(w, it->flags));
-	COLUMN("ekind", tft_json_write_raw_uint(w, it->ekind));
+	COLUMN("ts", sc->items, it, tft_json_write_raw_int(w, sat_sub(it->ts, base)));
+	COLUMN("dur", sc->items, it, tft_json_write_raw_int(w, it->dur));
+	COLUMN("depth", sc->items, it, tft_json_write_raw_uint(w, it->depth));
+	COLUMN("name", sc->items, it, tft_json_write_raw_uint(w, it->name));
+	COLUMN("count", sc->items, it, tft_json_write_raw_uint(w, it->count));
+	COLUMN("flags", sc->items, it, tft_json_write_raw_uint(w, it->flags));
+	COLUMN("ekind", sc->items, it, tft_json_write_raw_uint(w, it->ekind));
 	if (has_cat)
-		COLUMN("cat", tft_json_write_raw_uint(w, it->cat));
-#undef COLUMN
+		COLUMN("cat", sc->items, it, tft_json_write_raw_uint(w, it->cat));
 }
 
 /* ---- counter tracks ----------------------------------------------------- */
@@ -373,23 +373,10 @@ static void write_counters(struct tft_json_writer *w, struct tft_qry_viewport_sc
 {
 	size_t n = sc->nsamples;
 
-#define COLUMN(key, expr)                                                  \
-	do {                                                               \
-		tft_json_write_raw(w, ",\"" key "\":[", sizeof(key) + 4);  \
-		for (size_t i = 0; i < n; i++) {                           \
-			const struct vp_sample *sm = &sc->samples[i];      \
-			if (i)                                             \
-				tft_json_write_raw_char(w, ',');           \
-			expr;                                              \
-		}                                                          \
-		tft_json_write_raw_char(w, ']');                           \
-	} while (0)
-
-	COLUMN("ts", tft_json_write_raw_int(w, sat_sub(sm->ts, base)));
-	COLUMN("value", tft_json_write_raw_double(w, sm->last, false));
-	COLUMN("min", tft_json_write_raw_double(w, sm->min, false));
-	COLUMN("max", tft_json_write_raw_double(w, sm->max, false));
-#undef COLUMN
+	COLUMN("ts", sc->samples, sm, tft_json_write_raw_int(w, sat_sub(sm->ts, base)));
+	COLUMN("value", sc->samples, sm, tft_json_write_raw_double(w, sm->last, false));
+	COLUMN("min", sc->samples, sm, tft_json_write_raw_double(w, sm->min, false));
+	COLUMN("max", sc->samples, sm, tft_json_write_raw_double(w, sm->max, false));
 }
 
 /* ---- the response ------------------------------------------------------- */
